@@ -1,0 +1,50 @@
+# Every target bootstraps the local virtual environment (.venv) on first use: on a fresh machine
+# `make reproduce` and `make test` are all the set-up there is.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+OUT ?= out
+PYTEST_ARGS ?=
+
+.PHONY: reproduce test lab notebooks bench venv chromium clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+chromium:
+	@bash scripts/ensure-chromium.sh
+
+## make reproduce: all reproductions headless; scoreboard and figures in $(OUT)/
+reproduce: venv chromium
+	$(BIN)/workbench reproduce --out $(OUT)
+
+## make test: unit, property, reproduction and notebook (nbval) tests
+test: venv chromium
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests --nbval --nbval-current-env notebooks $(PYTEST_ARGS)
+
+## make lab: JupyterLab on the notebooks
+lab: venv
+	$(BIN)/jupyter lab notebooks
+
+## make notebooks [NB=notebooks/00_arrivals.py]: pair each .py with its .ipynb and execute it in place
+NB ?= $(wildcard notebooks/*.py)
+notebooks: venv
+	@for py in $(NB); do \
+	  echo "executing $$py"; \
+	  $(BIN)/jupytext --quiet --to ipynb --update "$$py" 2>/dev/null || $(BIN)/jupytext --quiet --to ipynb "$$py" || exit 1; \
+	  $(BIN)/jupyter nbconvert --log-level=WARN --to notebook --execute --inplace "$${py%.py}.ipynb" || exit 1; \
+	done
+
+## make bench: speed and memory targets, measured vs target
+bench: venv
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(OUT) .pytest_cache

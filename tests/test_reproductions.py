@@ -1,0 +1,111 @@
+"""Every registered claim reaches the verdict the registry expects (at the quick scale), and the machinery works."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench import reproductions as rep
+from workbench.cli import main
+from workbench.reproductions import AtLeast, AtMost, Check, InRange, Trend, Verdict, Within
+
+REGISTRY = rep.load_all()
+
+
+@pytest.mark.parametrize("key", list(REGISTRY.claims))
+def test_claim_reaches_expected_verdict(key):
+    claim = REGISTRY.claims[key]
+    result = rep.run_claim(claim, "quick")
+    assert not result.error, result.error
+    assert result.verdict == claim.expected, (
+        f"{key}: measured {result.measured.summary} -> {result.verdict.value}, registry expects {claim.expected.value}"
+    )
+    json.dumps(result.record())  # every record is serializable as it is
+
+
+def test_every_claim_has_text_and_paper_value():
+    for claim in REGISTRY.claims.values():
+        assert claim.text.strip().endswith("."), claim.key
+        assert claim.paper_value.strip(), claim.key
+        if claim.expected != Verdict.REPRODUCED:
+            assert claim.note, f"{claim.key} is expected {claim.expected.value} but has no note saying why"
+
+
+def test_within():
+    c = Within(4.5, rel=0.1, partial_rel=0.3)
+    assert c.verdict(4.6) == Verdict.REPRODUCED
+    assert c.verdict(3.5) == Verdict.PARTIAL
+    assert c.verdict(2.0) == Verdict.NOT_REPRODUCED
+    assert Within(0.0, abs=0.01).verdict(0.005) == Verdict.REPRODUCED
+    with pytest.raises(ValueError):
+        Within(1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        c.verdict(float("nan"))
+
+
+def test_ranges_and_bounds():
+    assert InRange(4, 5, partial_low=2).verdict(4.2) == Verdict.REPRODUCED
+    assert InRange(4, 5, partial_low=2).verdict(3.0) == Verdict.PARTIAL
+    assert InRange(4, 5, partial_low=2).verdict(6.0) == Verdict.NOT_REPRODUCED
+    assert AtLeast(2, partial=1).verdict(1.5) == Verdict.PARTIAL
+    assert AtMost(1).verdict(1.5) == Verdict.NOT_REPRODUCED
+    assert Check(lambda v: "partial" if v else "reproduced", "custom").verdict(1) == Verdict.PARTIAL
+
+
+def test_trend():
+    assert Trend("increasing").verdict([1, 2, 3]) == Verdict.REPRODUCED
+    assert Trend("increasing").verdict([1, 3, 2.5, 4]) == Verdict.PARTIAL
+    assert Trend("increasing", slack=0.2).verdict([1, 3, 2.5, 4]) == Verdict.REPRODUCED
+    assert Trend("decreasing").verdict([1, 2, 3]) == Verdict.NOT_REPRODUCED
+    assert Trend("flat", tolerance=0.1).verdict([1.0, 1.05, 0.98]) == Verdict.REPRODUCED
+    assert Trend("flat", tolerance=0.1, partial=0.5).verdict([1.0, 1.3]) == Verdict.PARTIAL
+    with pytest.raises(ValueError):
+        Trend("increasing").verdict([1.0])
+
+
+def test_registry_rejects_duplicates_and_unknown_papers():
+    reg = rep.Registry()
+    paper = rep.Paper("p", "T", "C")
+    claim = rep.Claim(paper, "x", "A claim.", "1", lambda s: rep.Measured(1.0, "1"), Within(1, abs=0))
+    reg.add_claim(claim)
+    with pytest.raises(ValueError, match="twice"):
+        reg.add_claim(claim)
+    with pytest.raises(ValueError, match="unknown paper"):
+        reg.select_claims("nope")
+
+
+def test_failing_measure_is_recorded_not_raised():
+    paper = rep.Paper("p", "T", "C")
+
+    def broken(scale):
+        raise RuntimeError("boom")
+
+    result = rep.run_claim(rep.Claim(paper, "x", "A claim.", "1", broken, Within(1, abs=0)), "quick")
+    assert result.verdict == Verdict.NOT_REPRODUCED and "boom" in result.error and not result.as_expected
+
+
+def test_scoreboard_files(tmp_path):
+    results = rep.run_claims("arrivals", "quick")
+    json_path, md_path = rep.write_scoreboard(results, tmp_path)
+    records = json.loads(json_path.read_text())
+    assert len(records) == len(results) > 0
+    for rec in records:
+        assert {"paper", "claim", "paper_value", "measured", "verdict"} <= rec.keys()
+        assert rec["verdict"] in {"reproduced", "partial", "not reproduced"}
+    assert "| paper | claim | paper says | measured | verdict |" in md_path.read_text()
+
+
+def test_cli_reproduce_quick(tmp_path, capsys):
+    code = main(["reproduce", "--paper", "arrivals", "--quick", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert (tmp_path / "scoreboard.json").exists() and (tmp_path / "scoreboard.md").exists()
+    html = sorted(p.name for p in (tmp_path / "figures" / "arrivals").glob("*.html"))
+    assert html, "no figures written"
+    assert "verdicts:" in out
+
+
+def test_cli_unknown_paper_is_a_clear_error(capsys):
+    assert main(["reproduce", "--paper", "nosuchpaper", "--no-figures"]) == 2
+    assert "unknown paper" in capsys.readouterr().err

@@ -1,0 +1,111 @@
+"""The ``workbench`` command.
+
+``workbench reproduce [--paper ID ...] [--out DIR] [--no-figures] [--quick]``
+    Run every registered claim headless with a progress bar, print the scoreboard, write ``DIR/scoreboard.json``,
+    ``DIR/scoreboard.md`` and every reproduction figure (HTML; PNG and SVG where Chromium is present). Exits 1 if a
+    claim errored or landed on a verdict other than the one the registry expects.
+``workbench list``
+    List the registered papers and claims.
+``workbench data path``
+    Show the data search path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from . import reproductions as rep
+    from .viz.export import write_figures
+
+    scale = "quick" if args.quick else "full"
+    registry = rep.load_all()
+    if args.paper:
+        registry.select_claims(args.paper)  # validates the ids
+    t0 = time.perf_counter()
+    results = rep.run_claims(args.paper, scale, progress=True)
+    frame = rep.scoreboard_frame(results)
+    with_pd_options(lambda: print("\n" + frame.to_string(index=False, max_colwidth=70) + "\n"))
+    out = Path(args.out)
+    json_path, md_path = rep.write_scoreboard(results, out)
+    print(f"scoreboard: {json_path}  {md_path}")
+    if not args.no_figures:
+        figs = rep.build_figures(args.paper, scale, progress=True)
+        report = write_figures(figs, out / "figures")
+        print(f"figures: {len(report.written)} files in {out / 'figures'}")
+        if report.skipped_reason:
+            print(report.skipped_reason)
+    counts = frame["verdict"].value_counts().to_dict()
+    print("verdicts: " + ", ".join(f"{k}: {v}" for k, v in counts.items()) + f"  ({time.perf_counter() - t0:.1f} s)")
+    bad = [r for r in results if not r.as_expected]
+    for r in bad:
+        what = f"error: {r.error}" if r.error else f"verdict {r.verdict.value!r}, registry expects {r.claim.expected.value!r}"
+        print(f"UNEXPECTED {r.claim.key}: {what}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def with_pd_options(fn):
+    import pandas as pd
+
+    with pd.option_context("display.width", 250, "display.max_rows", 500):
+        return fn()
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from . import reproductions as rep
+
+    registry = rep.load_all()
+    for paper in registry.papers.values():
+        print(f"{paper.id}: {paper.title} ({paper.citation})")
+        for c in registry.select_claims(paper.id):
+            print(f"  - {c.id}: {c.text} [expects {c.expected.value}]")
+    return 0
+
+
+def _cmd_data_path(args: argparse.Namespace) -> int:
+    from . import data
+
+    for d in data.search_path():
+        print(d)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="workbench", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("reproduce", help="run all reproductions headless: scoreboard and figures")
+    p.add_argument("--paper", action="append", help="only this paper id (repeatable); see `workbench list`")
+    p.add_argument("--out", default="out", help="output directory (default: out/)")
+    p.add_argument("--no-figures", action="store_true", help="skip writing figures")
+    p.add_argument("--quick", action="store_true", help="run the small configurations the test suite uses")
+    p.set_defaults(func=_cmd_reproduce)
+
+    p = sub.add_parser("list", help="list registered papers and claims")
+    p.set_defaults(func=_cmd_list)
+
+    p = sub.add_parser("data", help="data search path and datasets")
+    dsub = p.add_subparsers(dest="data_command", required=True)
+    dp = dsub.add_parser("path", help="print the data search path")
+    dp.set_defaults(func=_cmd_data_path)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"workbench: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""Plotly figure builders: functions of model outputs that do no computation of their own.
+
+Every figure has a title, axis titles with units, and the shared template below. :func:`style` applies them;
+:func:`setup_notebook` picks a renderer that keeps committed notebooks small (plotly.js from the CDN, not inlined).
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+__all__ = ["TEMPLATE", "COLORS", "style", "setup_notebook"]
+
+TEMPLATE = "plotly_white"
+#: Colour per recurring series, so the same thing has the same colour in every figure.
+COLORS = {
+    "poisson": "#1f77b4",
+    "gamma": "#d62728",
+    "weibull": "#2ca02c",
+    "theory": "#444444",
+    "ideal": "#2ca02c",
+    "ecmp": "#d62728",
+    "static": "#7f7f7f",
+    "pred": "#9467bd",
+}
+
+
+def style(
+    fig: go.Figure,
+    *,
+    title: str,
+    x_title: str | None = None,
+    y_title: str | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """Apply the workbench template, a title and axis titles (include units, e.g. ``"inter-arrival (s)"``)."""
+    fig.update_layout(template=TEMPLATE, title={"text": title, "x": 0.02}, margin={"t": 60, "r": 20})
+    if x_title is not None:
+        fig.update_xaxes(title_text=x_title)
+    if y_title is not None:
+        fig.update_yaxes(title_text=y_title)
+    if height is not None:
+        fig.update_layout(height=height)
+    return fig
+
+
+def setup_notebook(renderer: str = "plotly_mimetype+notebook_connected") -> None:
+    """Set plotly's default renderer for notebooks (JupyterLab mimetype plus a CDN-loaded fallback)."""
+    pio.renderers.default = renderer
+    pio.templates.default = TEMPLATE
