@@ -8,6 +8,11 @@
     List the registered papers and claims.
 ``workbench data path``
     Show the data search path.
+``workbench data list``
+    List the dataset registry: each dataset's files, where they are found on the search path, license and upstream.
+``workbench data fetch NAME [--file F ...] [--dest DIR] [--base-url URL] [--force] [--no-progress]``
+    Download a registered dataset from upstream with a progress bar, resuming a partial download, and verify its
+    sha256 (a mismatch deletes the partial file and says so).
 """
 
 from __future__ import annotations
@@ -76,6 +81,39 @@ def _cmd_data_path(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_data_list(args: argparse.Namespace) -> int:
+    from . import data
+
+    for ds in data.datasets():
+        print(f"{ds.name}: {ds.title}")
+        print(f"  license {ds.license}; upstream {ds.upstream}")
+        if ds.kind == "directory":
+            where = data.find(ds.directory)
+            print(f"  directory {ds.directory}/: {where if where else 'not on the search path'}")
+            continue
+        for f in ds.files:
+            where = data.find(ds.relpath(f.name))
+            check = f"sha256 {f.sha256[:12]}..." if f.sha256 else "no published checksum"
+            print(f"  - {f.name} ({check}): {where if where else 'not on the search path'}")
+    return 0
+
+
+def _cmd_data_fetch(args: argparse.Namespace) -> int:
+    from . import data
+
+    paths = data.fetch(
+        args.name,
+        args.file or None,
+        dest=args.dest,
+        base_url=args.base_url,
+        progress=not args.no_progress,
+        force=args.force,
+    )
+    for p in paths:
+        print(p)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -94,6 +132,16 @@ def build_parser() -> argparse.ArgumentParser:
     dsub = p.add_subparsers(dest="data_command", required=True)
     dp = dsub.add_parser("path", help="print the data search path")
     dp.set_defaults(func=_cmd_data_path)
+    dp = dsub.add_parser("list", help="list the dataset registry and where each file is found")
+    dp.set_defaults(func=_cmd_data_list)
+    dp = dsub.add_parser("fetch", help="download a registered dataset and verify its checksums")
+    dp.add_argument("name", help="dataset name (see `workbench data list`)")
+    dp.add_argument("--file", action="append", help="only this file of the dataset (repeatable)")
+    dp.add_argument("--dest", default=None, help="root directory (default: first $WORKBENCH_DATA dir or the cache)")
+    dp.add_argument("--base-url", default=None, help="mirror URL directory replacing the upstream one")
+    dp.add_argument("--force", action="store_true", help="download even if a verified copy exists")
+    dp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    dp.set_defaults(func=_cmd_data_fetch)
     return parser
 
 
@@ -102,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, ConnectionError) as exc:
         print(f"workbench: error: {exc}", file=sys.stderr)
         return 2
 
