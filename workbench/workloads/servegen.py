@@ -1,0 +1,259 @@
+"""ServeGen-style workload composition: a production-like request stream built client by client.
+
+ServeGen's observation (Xiang et al., arXiv 2505.09999) is that an LLM service's aggregate traffic is a mixture of
+heterogeneous clients: a few clients carry most of the requests, each client has its own burstiness (inter-arrival
+CV, Gamma- or Weibull-shaped), its own diurnal rate and its own token-length distributions, which shift over the day.
+Generating a workload from aggregate statistics (one Poisson process, one pooled length distribution) loses that
+structure, and the paper shows it misleads capacity planning.
+
+:func:`compose` re-builds a workload the ServeGen way from a :class:`~workbench.workloads.servegen_pool.ClientPool`:
+
+1. pick a span and a target aggregate rate curve (the data's own curve, scaled, or a constant or a curve you give,
+   one value per 600 s window);
+2. give each client, in each window, its share of the target rate (its share of the data's aggregate in that window);
+3. draw each (client, window) arrival process with that rate and the client's CV and family, all rows at once through
+   :func:`workbench.arrivals.piecewise_arrivals`;
+4. draw each request's lengths from its client's PMF of that 6-hour window (inverse CDF over concatenated PMFs, one
+   ``searchsorted`` for all requests). Fields are independent by default (the paper finds the input/output
+   correlation weak); ``correlation`` couples input and output through a Gaussian copula. Multimodal requests get an
+   image count and image tokens; reasoning requests split their output into reasoning and answer tokens from the
+   client's reasoning-ratio PMF.
+
+The result is a request table in the workbench schema (``client_id``, ``arrival_s``, ``input_tokens``,
+``output_tokens``, ...), ready for the exporters in :mod:`workbench.workloads.export`. :func:`naive_workload` builds
+the baseline the paper compares against: Poisson arrivals at the same mean rate with lengths drawn from the pooled
+distribution.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from .. import arrivals
+from .._rng import Seed, generator
+from .._validate import array_1d, finite, in_range, positive
+from .servegen_pool import (
+    FAMILIES,
+    FIELDS,
+    LENGTH_WINDOW_S,
+    MODELS,
+    WINDOW_S,
+    ClientPool,
+    PmfTable,
+    load_pool,
+    parse_pmf_literal,
+    weighted_quantile,
+)
+
+__all__ = [
+    "MODELS",
+    "FIELDS",
+    "WINDOW_S",
+    "LENGTH_WINDOW_S",
+    "ClientPool",
+    "PmfTable",
+    "load_pool",
+    "parse_pmf_literal",
+    "weighted_quantile",
+    "target_rates",
+    "compose",
+    "naive_workload",
+]
+
+
+def target_rates(pool: ClientPool, rate_rps: Any = None, *, rate_scale: float = 1.0) -> np.ndarray:
+    """Per-window target aggregate rate (req/s) over the pool's span.
+
+    ``rate_rps=None`` keeps the data's own aggregate curve; a scalar asks for a constant aggregate rate; an array gives
+    one value per 600 s window of the pool's span. The result is multiplied by ``rate_scale``.
+
+    Examples
+    --------
+    >>> pool = load_pool("deepseek-r1").select(0, 3600)
+    >>> target_rates(pool, 10.0).tolist()
+    [10.0, 10.0, 10.0, 10.0, 10.0, 10.0]
+    """
+    scale = positive("rate_scale", rate_scale)
+    if rate_rps is None:
+        curve = pool.rate_rps.sum(axis=0)
+    elif np.ndim(rate_rps) == 0:
+        curve = np.full(pool.n_windows, finite("rate_rps", rate_rps))
+        if curve[0] < 0:
+            raise ValueError(f"rate_rps must be >= 0, got {rate_rps}")
+    else:
+        curve = array_1d("rate_rps", rate_rps, low=0.0)
+        if curve.size != pool.n_windows:
+            raise ValueError(
+                f"rate_rps must have one value per {WINDOW_S:g} s window of the span ({pool.n_windows}), got {curve.size}"
+            )
+    return curve * scale
+
+
+def compose(
+    pool: ClientPool,
+    *,
+    start_s: float | None = None,
+    duration_s: float | None = None,
+    rate_rps: Any = None,
+    rate_scale: float = 1.0,
+    correlation: float = 0.0,
+    seed: Seed = None,
+) -> pd.DataFrame:
+    """Compose a per-client workload from a client pool.
+
+    Parameters
+    ----------
+    pool : ClientPool
+        From :func:`load_pool`, possibly filtered (``pool.filter(...)``).
+    start_s, duration_s : float, optional
+        Span in seconds from 00:00 of day 1 (default: the whole pool). Snapped outward to 600 s windows for the
+        statistics; arrivals are kept only inside ``[start_s, start_s + duration_s)``.
+    rate_rps : None, float or array
+        Target aggregate rate: ``None`` the data's own curve, a float a constant rate, an array one value per window.
+    rate_scale : float
+        Multiplies the target curve.
+    correlation : float in [-1, 1]
+        Gaussian-copula correlation between input and output lengths (0: independent, the paper's finding).
+    seed : int, Generator or None
+
+    Returns
+    -------
+    pandas.DataFrame
+        Sorted by ``arrival_s`` (seconds from the span start): ``client_id``, ``arrival_s``, ``input_tokens``,
+        ``output_tokens``; reasoning models add ``reasoning_tokens`` and ``answer_tokens``; multimodal models add
+        ``text_tokens``, ``image_count``, ``image_tokens`` (and audio/video columns when any is non-zero).
+        ``attrs`` records the model, span start and the source of the statistics.
+
+    Examples
+    --------
+    >>> pool = load_pool("m-large")
+    >>> df = compose(pool, start_s=12 * 3600, duration_s=600, rate_rps=20.0, seed=1)
+    >>> list(df.columns[:4]), 10000 < len(df) < 14000
+    (['client_id', 'arrival_s', 'input_tokens', 'output_tokens'], True)
+    """
+    if not isinstance(pool, ClientPool):
+        raise TypeError(f"pool must be a ClientPool (from load_pool), got {type(pool).__name__}")
+    rho = in_range("correlation", correlation, -1.0, 1.0)
+    start = pool.start_s if start_s is None else finite("start_s", start_s)
+    dur = pool.end_s - start if duration_s is None else positive("duration_s", duration_s)
+    span = pool.select(start, dur)
+    curve = target_rates(span, rate_rps, rate_scale=rate_scale)
+    rng = generator(seed)
+
+    agg = span.rate_rps.sum(axis=0)
+    dead = (curve > 0) & (agg <= 0)
+    if dead.any():
+        w = int(np.argmax(dead))
+        raise ValueError(f"no selected client is active in the window starting at {span.window_start_s[w]:g} s")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(agg > 0, span.rate_rps / agg, 0.0)
+    client_rate = share * curve[None, :]
+
+    # One row per active (client, window), clipped to the requested span.
+    c_idx, w_idx = np.nonzero(client_rate > 0)
+    w_start = span.window_start_s[w_idx]
+    lo = np.maximum(w_start, start)
+    hi = np.minimum(w_start + span.window_s, start + dur)
+    ok = hi > lo
+    c_idx, w_idx, lo, hi = c_idx[ok], w_idx[ok], lo[ok], hi[ok]
+    fam = np.asarray(FAMILIES, dtype=object)[span.family[c_idx, w_idx]].astype(str)
+    if c_idx.size:
+        times, row = arrivals.piecewise_arrivals(
+            lo, hi - lo, client_rate[c_idx, w_idx], span.cv[c_idx, w_idx], family=fam, seed=rng
+        )
+    else:
+        times, row = np.empty(0), np.empty(0, dtype=np.int64)
+    client = c_idx[row]
+    pmf = span.length_index[client, span.length_window_of(times)]
+
+    out: dict[str, np.ndarray] = {"client_id": span.client_ids[client], "arrival_s": times - start}
+    out.update(_sample_lengths(span, pmf, rho, rng))
+    frame = pd.DataFrame(out)
+    frame.attrs.update({"model": span.model, "start_s": float(start), "duration_s": float(dur), "source": span.source})
+    return frame
+
+
+def _uniform_pair(n: int, rho: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Two uniform vectors with Gaussian-copula correlation ``rho`` (independent when 0)."""
+    if rho == 0.0:
+        return rng.random(n), rng.random(n)
+    z1 = rng.standard_normal(n)
+    z2 = rho * z1 + np.sqrt(1 - rho * rho) * rng.standard_normal(n)
+    return special.ndtr(z1), special.ndtr(z2)
+
+
+def _draw(table: PmfTable, pmf: np.ndarray, u: np.ndarray) -> np.ndarray:
+    return table.sample(pmf, np.minimum(u, np.nextafter(1.0, 0.0)))
+
+
+def _sample_lengths(pool: ClientPool, pmf: np.ndarray, rho: float, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    n = pmf.size
+    t = pool.tables
+    out: dict[str, np.ndarray] = {}
+    if pool.category in ("language", "reason"):
+        u_in, u_out = _uniform_pair(n, rho, rng)
+        out["input_tokens"] = np.rint(_draw(t["input_tokens"], pmf, u_in)).astype(np.int64)
+        out["output_tokens"] = np.rint(_draw(t["output_tokens"], pmf, u_out)).astype(np.int64)
+        if pool.category == "reason":
+            ratio = np.clip(_draw(t["reason_ratio"], pmf, rng.random(n)), 0.0, 1.0)
+            reasoning = np.rint(out["output_tokens"] * ratio).astype(np.int64)
+            out["reasoning_tokens"] = reasoning
+            out["answer_tokens"] = out["output_tokens"] - reasoning
+        return out
+    # multimodal: every modality's token count and item count per request; input = text + media tokens.
+    u_in, u_out = _uniform_pair(n, rho, rng)
+    text = np.rint(_draw(t["text_tokens"], pmf, u_in)).astype(np.int64)
+    cols: dict[str, np.ndarray] = {"text_tokens": text}
+    total = text.copy()
+    for media in ("image", "audio", "video"):
+        count = np.rint(_draw(t[f"{media}_count"], pmf, rng.random(n))).astype(np.int64)
+        tokens = np.rint(_draw(t[f"{media}_tokens"], pmf, rng.random(n))).astype(np.int64)
+        tokens = np.where(count > 0, tokens, 0)  # no item, no media tokens
+        if media == "image" or count.any() or tokens.any():
+            cols[f"{media}_count"] = count
+            cols[f"{media}_tokens"] = tokens
+        total += tokens
+    out["input_tokens"] = total
+    out["output_tokens"] = np.rint(_draw(t["output_tokens"], pmf, u_out)).astype(np.int64)
+    out.update(cols)
+    return out
+
+
+def naive_workload(requests: pd.DataFrame, *, seed: Seed = None, duration_s: float | None = None) -> pd.DataFrame:
+    """The naive baseline of a composed workload: Poisson arrivals at the same mean rate, lengths pooled.
+
+    Arrivals are one Poisson process over ``[0, duration_s)`` (default: the span recorded in ``requests.attrs`` or
+    the last arrival) at the workload's mean rate; every request's lengths are drawn with replacement from all the
+    composed requests' lengths (the pooled distribution: no client identity, no time variation).
+
+    Examples
+    --------
+    >>> comp = compose(load_pool("deepseek-r1"), start_s=12 * 3600, duration_s=600, rate_rps=5.0, seed=0)
+    >>> naive = naive_workload(comp, seed=0)
+    >>> abs(len(naive) - len(comp)) < 300
+    True
+    """
+    if not isinstance(requests, pd.DataFrame) or "arrival_s" not in requests:
+        raise TypeError("requests must be a request DataFrame with an arrival_s column")
+    if len(requests) == 0:
+        raise ValueError("requests is empty: nothing to pool")
+    dur = duration_s if duration_s is not None else requests.attrs.get("duration_s")
+    if dur is None:
+        dur = float(requests["arrival_s"].max())
+    dur = positive("duration_s", dur)
+    rng = generator(seed)
+    rate = len(requests) / dur
+    times = arrivals.arrivals_until(arrivals.Poisson(rate), dur, seed=rng)
+    pick = rng.integers(0, len(requests), size=times.size)
+    cols = [c for c in requests.columns if c not in ("arrival_s", "client_id")]
+    out = {"client_id": np.full(times.size, -1, dtype=np.int64), "arrival_s": times}
+    for c in cols:
+        out[c] = requests[c].to_numpy()[pick]
+    frame = pd.DataFrame(out)
+    frame.attrs.update(dict(requests.attrs))
+    frame.attrs["naive"] = True
+    return frame
