@@ -1,0 +1,189 @@
+"""Arrival-process facts every LLM-serving benchmark relies on.
+
+vLLM's benchmark draws Gamma inter-arrivals with shape = burstiness; Vidur parameterizes the same Gamma by its CV.
+The claims here check the conventions (CV = 1/sqrt(burstiness)), a renewal-theory fact that characterization of
+real traces leans on (the index of dispersion of counts tends to CV^2 at long windows), and what burstiness does to
+queueing at the same throughput: a simulator finding that Gamma arrivals with CV 3 give 4-5x the p99 TTFT of
+Poisson, and that Kingman's approximation under-predicts that tail.
+
+The queue is a single FIFO server with exponential service at utilization 0.7, the setting fixed before measuring;
+the p99 ratio is nearly independent of utilization (4.77 at 0.5 to 4.95 at 0.9, exact GI/M/1), which the figure shows.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .. import arrivals as arr
+from .. import viz
+from .._rng import spawn
+from ..viz import arrivals as fig_arr
+from . import AtLeast, AtMost, InRange, Measured, Paper, Scale, claim, figure
+
+PAPER = Paper(
+    id="arrivals",
+    title="Arrival processes for LLM-serving benchmarks: vLLM and Vidur conventions, renewal theory, queueing",
+    citation="vLLM benchmark_serving (--burstiness); Agrawal et al., Vidur, MLSys 2024; Cox, Renewal Theory, 1962; "
+    "Kingman, 1961",
+    url="https://docs.vllm.ai/en/latest/cli/bench/serve.html",
+    notebook="notebooks/00_arrivals.ipynb",
+)
+
+BURSTINESS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 16.0)
+WINDOWS_MEAN_GAPS = (0.1, 1.0, 10.0, 100.0, 1000.0)
+UTILIZATION = 0.7
+CV_BURSTY = 3.0
+SEED = 20250101
+
+
+def _size(scale: Scale, full: int, quick: int) -> int:
+    return full if scale == "full" else quick
+
+
+@functools.cache
+def cv_sweep(scale: Scale) -> np.ndarray:
+    """Measured CV of Gamma gaps for each burstiness in :data:`BURSTINESS`."""
+    n = _size(scale, 2_000_000, 500_000)
+    rngs = spawn(SEED, len(BURSTINESS))
+    return np.array([arr.cv(arr.Gamma.from_burstiness(1.0, b).interarrivals(n, r)) for b, r in zip(BURSTINESS, rngs)])
+
+
+@functools.cache
+def idc_sweep(scale: Scale) -> dict[str, np.ndarray]:
+    """IDC at each window in :data:`WINDOWS_MEAN_GAPS` for Poisson, Gamma CV 2 and Weibull CV 2 (rate 1/s)."""
+    n = _size(scale, 10_000_000, 2_000_000)
+    processes = {"Poisson": arr.Poisson(1.0), "Gamma CV 2": arr.Gamma.from_cv(1.0, 2.0),
+                 "Weibull CV 2": arr.Weibull(1.0, 2.0)}
+    out = {}
+    for (name, p), rng in zip(processes.items(), spawn(SEED + 1, len(processes))):
+        t = arr.arrival_times(p, n, seed=rng)
+        out[name] = arr.index_of_dispersion(t, np.array(WINDOWS_MEAN_GAPS), start_s=0.0)
+    return out
+
+
+@functools.cache
+def bursty_waits(scale: Scale) -> dict[str, np.ndarray]:
+    """Waiting times in seconds (arrival rate 1/s, mean service 0.7 s), pooled over 4 independent runs per process."""
+    n = _size(scale, 2_000_000, 500_000)
+    processes = {"poisson": arr.Poisson(1.0), "gamma": arr.Gamma.from_cv(1.0, CV_BURSTY)}
+    out = {}
+    for (name, p), seq in zip(processes.items(), spawn(SEED + 2, len(processes))):
+        out[name] = np.concatenate([arr.queue_waits(p, UTILIZATION, n, seed=r) for r in spawn(seq, 4)])
+    return out
+
+
+@claim(
+    PAPER,
+    "cv-burstiness",
+    text="With vLLM's Gamma arrivals (shape = burstiness), the inter-arrival CV equals 1/sqrt(burstiness).",
+    paper_value="CV = 1/sqrt(burstiness); burstiness 1 is Poisson",
+    compare=AtMost(0.03, partial=0.1),
+)
+def _cv_burstiness(scale: Scale) -> Measured:
+    measured = cv_sweep(scale)
+    theory = 1 / np.sqrt(np.array(BURSTINESS))
+    rel = np.abs(measured / theory - 1)
+    worst = float(rel.max())
+    return Measured(worst, f"max |CV·√b − 1| = {worst:.2%} over b in {list(BURSTINESS)}",
+                    {"burstiness": list(BURSTINESS), "measured_cv": measured.round(4).tolist()})
+
+
+@claim(
+    PAPER,
+    "idc-renewal",
+    text="For a renewal process the index of dispersion of counts at long windows approaches CV², while Poisson "
+    "stays at 1.",
+    paper_value="IDC(window -> inf) = CV²",
+    compare=AtMost(0.1, partial=0.25),
+)
+def _idc(scale: Scale) -> Measured:
+    idc = idc_sweep(scale)
+    targets = {"Poisson": 1.0, "Gamma CV 2": 4.0, "Weibull CV 2": 4.0}
+    errs = {name: abs(float(v[-1]) / targets[name] - 1) for name, v in idc.items()}
+    worst = max(errs.values())
+    text = ", ".join(f"{k}: {float(idc[k][-1]):.2f} (CV² {targets[k]:g})" for k in idc)
+    return Measured(worst, f"IDC at {WINDOWS_MEAN_GAPS[-1]:g} mean gaps: {text}",
+                    {name: v.round(4).tolist() for name, v in idc.items()})
+
+
+@claim(
+    PAPER,
+    "cv3-p99-wait",
+    text="At the same throughput, Gamma arrivals with CV 3 give several times the p99 waiting time of Poisson "
+    "arrivals.",
+    paper_value="4-5x p99 TTFT (simulator finding)",
+    compare=InRange(4.0, 5.0, partial_low=2.0, partial_high=10.0),
+    note="Single FIFO server, exponential service, utilization 0.7; the exact GI/M/1 ratio is 4.86 and varies only "
+    "from 4.77 to 4.95 over utilization 0.5-0.9.",
+)
+def _p99_ratio(scale: Scale) -> Measured:
+    w = bursty_waits(scale)
+    p99 = {k: float(np.quantile(v, 0.99)) for k, v in w.items()}
+    ratio = p99["gamma"] / p99["poisson"]
+    exact = {k: float(arr.gim1_wait(p, UTILIZATION).quantile(0.99))
+             for k, p in {"poisson": arr.Poisson(1.0), "gamma": arr.Gamma.from_cv(1.0, CV_BURSTY)}.items()}
+    return Measured(ratio, f"{ratio:.2f}x (p99 {p99['gamma'] / UTILIZATION:.1f} vs {p99['poisson'] / UTILIZATION:.1f} mean service times; "
+                    f"exact GI/M/1 {exact['gamma'] / exact['poisson']:.2f}x)",
+                    {"sim_p99": p99, "exact_p99": exact, "utilization": UTILIZATION})
+
+
+@claim(
+    PAPER,
+    "kingman-underpredicts",
+    text="Kingman's heavy-traffic approximation under-predicts the p99 waiting time of Gamma CV-3 arrivals.",
+    paper_value="under-predicts",
+    compare=AtLeast(1.1, partial=1.0),
+)
+def _kingman(scale: Scale) -> Measured:
+    w = bursty_waits(scale)
+    sim = float(np.quantile(w["gamma"], 0.99))
+    kingman = arr.kingman_wait_quantile(0.99, UTILIZATION, CV_BURSTY**2, 1.0, UTILIZATION)
+    ratio = sim / kingman
+    return Measured(ratio, f"simulated p99 is {ratio:.2f}x Kingman's ({sim / UTILIZATION:.1f} vs {kingman / UTILIZATION:.1f} "
+                    "mean service times)",
+                    {"sim_p99": sim, "kingman_p99": kingman})
+
+
+@figure(PAPER, "cv_vs_burstiness")
+def _fig_cv(scale: Scale):
+    return fig_arr.cv_vs_burstiness(np.array(BURSTINESS), cv_sweep(scale))
+
+
+@figure(PAPER, "idc_vs_window")
+def _fig_idc(scale: Scale):
+    cv2 = {"Poisson": 1.0, "Gamma CV 2": 4.0, "Weibull CV 2": 4.0}
+    return fig_arr.idc_vs_window(np.array(WINDOWS_MEAN_GAPS), idc_sweep(scale), cv2)
+
+
+@figure(PAPER, "wait_ccdf")
+def _fig_ccdf(scale: Scale):
+    w = bursty_waits(scale)
+    sim = {k: arr.empirical_ccdf(v, points=150) for k, v in w.items()}
+    exact, kingman = {}, {}
+    for name, p in {"poisson": arr.Poisson(1.0), "gamma": arr.Gamma.from_cv(1.0, CV_BURSTY)}.items():
+        g = arr.gim1_wait(p, UTILIZATION)
+        x = np.linspace(0, float(sim[name][0].max()), 100)
+        exact[name] = (x, g.ccdf(x))
+        kingman[name] = arr.kingman_wait_quantile(0.99, UTILIZATION, p.cv**2, 1.0, UTILIZATION)
+    # waits are in seconds at rate 1/s; divide by the mean service time to express them in service times
+    scale_to_service = 1 / UTILIZATION
+    sim = {k: (x * scale_to_service, p) for k, (x, p) in sim.items()}
+    exact = {k: (x * scale_to_service, p) for k, (x, p) in exact.items()}
+    kingman = {k: v * scale_to_service for k, v in kingman.items()}
+    return fig_arr.wait_ccdf(sim, exact, kingman, utilization=UTILIZATION)
+
+
+@figure(PAPER, "p99_ratio_vs_utilization")
+def _fig_ratio(scale: Scale):
+    util = np.round(np.arange(0.1, 0.96, 0.05), 2)
+    ratio = np.array([
+        float(arr.gim1_wait(arr.Gamma.from_cv(1.0, CV_BURSTY), u).quantile(0.99))
+        / float(arr.gim1_wait(arr.Poisson(1.0), u).quantile(0.99))
+        for u in util
+    ])
+    return fig_arr.p99_ratio_vs_utilization(util, ratio)
+
+
+__all__ = ["PAPER", "cv_sweep", "idc_sweep", "bursty_waits", "viz"]
