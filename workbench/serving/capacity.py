@@ -1,0 +1,199 @@
+"""Capacity search: the highest request rate a deployment serves within an SLO.
+
+Given a workload (a request table), the search scales its *rate* by compressing time (arrival times divided by a scale
+``s``: the same requests, ``s`` times faster; per-client CVs, the length mix and the shape of the rate curve are
+unchanged) and finds by bisection on ``log s`` the largest scale at which the deployment still meets the SLO (e.g.
+p99 TTFT <= 2 s). Each seed's workload is searched separately (common random numbers across the bisection, so the
+SLO check is monotone in ``s`` up to the granularity of the simulation) and the capacities are averaged.
+
+Runs that are certainly failing stop early: once more requests than the SLO's quantile allows have waited longer than
+the TTFT target in the queue alone, the run cannot meet it, so an overloaded point costs little.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._validate import in_range, integer, positive
+from .simulator import ServerConfig, latency_summary, simulate
+
+__all__ = ["SLO", "CapacityResult", "meets_slo", "capacity_search"]
+
+
+@dataclass(frozen=True)
+class SLO:
+    """A latency objective: the ``quantile`` of TTFT within ``ttft_s`` (and of per-request TBT within ``tbt_s``).
+
+    Examples
+    --------
+    >>> SLO(ttft_s=2.0).describe()
+    'p99 TTFT <= 2 s'
+    """
+
+    ttft_s: float = 2.0
+    tbt_s: float | None = None
+    quantile: float = 0.99
+
+    def __post_init__(self) -> None:
+        positive("ttft_s", self.ttft_s)
+        if self.tbt_s is not None:
+            positive("tbt_s", self.tbt_s)
+        in_range("quantile", self.quantile, 0.5, 1.0, low_inclusive=True, high_inclusive=False)
+
+    def describe(self) -> str:
+        q = f"p{self.quantile * 100:g}"
+        text = f"{q} TTFT <= {self.ttft_s:g} s"
+        if self.tbt_s is not None:
+            text += f", {q} TBT <= {self.tbt_s * 1000:g} ms"
+        return text
+
+    def allowed_violations(self, n: int) -> int:
+        """How many of ``n`` requests may miss the TTFT target with the quantile still met."""
+        return int(math.floor((1 - self.quantile) * n + 1e-9))
+
+
+def meets_slo(metrics: pd.DataFrame | None, slo: SLO) -> bool:
+    """Whether a :func:`~workbench.serving.simulate` result meets ``slo`` (``None``, an early-stopped run, fails)."""
+    if metrics is None or len(metrics) == 0:
+        return metrics is not None
+    ttft = np.where(metrics["rejected"], np.inf, metrics["ttft_s"].to_numpy())
+    if np.sort(ttft)[max(0, math.ceil(slo.quantile * ttft.size) - 1)] > slo.ttft_s:
+        return False
+    if slo.tbt_s is not None:
+        tbt = metrics["tbt_s"].to_numpy()
+        tbt = tbt[np.isfinite(tbt)]
+        if tbt.size and np.sort(tbt)[max(0, math.ceil(slo.quantile * tbt.size) - 1)] > slo.tbt_s:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class CapacityResult:
+    """Outcome of :func:`capacity_search`: mean capacity over seeds and the per-seed values."""
+
+    capacity_rps: float
+    per_seed_rps: np.ndarray
+    base_rate_rps: np.ndarray
+    slo: SLO
+    n_instances: int
+    evaluations: int
+    details: dict = field(default_factory=dict)
+
+    @property
+    def per_instance_rps(self) -> float:
+        return self.capacity_rps / self.n_instances
+
+
+def _duration(req: pd.DataFrame) -> float:
+    d = req.attrs.get("duration_s")
+    return float(d) if d else float(req["arrival_s"].max())
+
+
+def capacity_search(
+    workloads: pd.DataFrame | list[pd.DataFrame],
+    config: ServerConfig = ServerConfig(),
+    slo: SLO = SLO(),
+    *,
+    n_instances: int = 1,
+    routing: str = "round_robin",
+    rel_tol: float = 0.03,
+    max_evaluations: int = 30,
+    seed: int = 0,
+) -> CapacityResult:
+    """Highest aggregate request rate (req/s) at which ``n_instances`` meet ``slo``, averaged over workloads.
+
+    Parameters
+    ----------
+    workloads : DataFrame or list of DataFrames
+        One request table per seed (``arrival_s``, ``input_tokens``, ``output_tokens``; ``attrs["duration_s"]``
+        gives the span, else the last arrival).
+    config : ServerConfig
+    slo : SLO
+    n_instances : int
+    routing : str
+    rel_tol : float
+        Bisection stops when the bracket's upper/lower ratio is below ``1 + rel_tol``.
+    max_evaluations : int
+        Simulations allowed per workload.
+    seed : int
+        For random routing.
+
+    Returns
+    -------
+    CapacityResult
+
+    Examples
+    --------
+    >>> from workbench.workloads.servegen import compose, load_pool
+    >>> w = compose(load_pool("m-small"), start_s=12 * 3600, duration_s=300, rate_rps=5.0, seed=0)
+    >>> res = capacity_search(w, slo=SLO(ttft_s=2.0))
+    >>> res.capacity_rps > 1
+    True
+    """
+    if isinstance(workloads, pd.DataFrame):
+        workloads = [workloads]
+    if not workloads:
+        raise ValueError("workloads is empty: give at least one request table")
+    if not isinstance(slo, SLO):
+        raise TypeError(f"slo must be an SLO, got {type(slo).__name__}")
+    in_range("rel_tol", rel_tol, 1e-4, 1.0)
+    max_evaluations = integer("max_evaluations", max_evaluations, minimum=2)
+    n_instances = integer("n_instances", n_instances, minimum=1)
+    caps, bases, evals = [], [], 0
+    for req in workloads:  # a loop over seeds (a handful)
+        if len(req) == 0:
+            raise ValueError("a workload is empty: no requests to scale")
+        base = len(req) / _duration(req)
+        allowed = slo.allowed_violations(len(req))
+
+        def ok(s: float) -> bool:
+            m = simulate(req, config, n_instances=n_instances, routing=routing, seed=seed, time_scale=s,
+                         ttft_limit_s=slo.ttft_s, max_violations=allowed)
+            return meets_slo(m, slo)
+
+        n_eval = 0
+        lo, hi = None, None
+        s = 1.0
+        while n_eval < max_evaluations and (lo is None or hi is None):  # bracket by doubling / halving
+            n_eval += 1
+            if ok(s):
+                lo = s
+                if hi is None:
+                    s *= 2.0
+            else:
+                hi = s
+                if lo is None:
+                    s /= 2.0
+            if lo is not None and hi is not None:
+                break
+        while lo is not None and hi is not None and hi / lo > 1 + rel_tol and n_eval < max_evaluations:
+            mid = math.sqrt(lo * hi)
+            n_eval += 1
+            if ok(mid):
+                lo = mid
+            else:
+                hi = mid
+        evals += n_eval
+        caps.append((lo if lo is not None else 0.0) * base)
+        bases.append(base)
+    return CapacityResult(
+        capacity_rps=float(np.mean(caps)),
+        per_seed_rps=np.array(caps),
+        base_rate_rps=np.array(bases),
+        slo=slo,
+        n_instances=n_instances,
+        evaluations=evals,
+    )
+
+
+def summarize_at(requests: pd.DataFrame, config: ServerConfig, *, rate_rps: float, n_instances: int = 1,
+                 routing: str = "round_robin") -> dict[str, float]:
+    """Latency summary of ``requests`` replayed at aggregate ``rate_rps`` (time-scaled)."""
+    rate = positive("rate_rps", rate_rps)
+    base = len(requests) / _duration(requests)
+    m = simulate(requests, config, n_instances=n_instances, routing=routing, time_scale=rate / base)
+    return latency_summary(m)

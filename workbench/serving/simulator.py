@@ -1,0 +1,367 @@
+"""A continuous-batching LLM server, simulated iteration by iteration (with jumps between events).
+
+The model follows how Orca/vLLM-style servers work. The server runs *iterations*; in each iteration every running
+request produces one token, and requests admitted at the iteration's start are prefilled in it (their prompt is
+processed and their first token produced). The iteration's duration comes from a linear cost model::
+
+    iteration_s = base_s + prefill_token_s * (prompt tokens prefilled) + decode_seq_s * (decoding requests)
+                  + kv_token_s * (KV-cache tokens resident in the decoding batch)
+
+Admission is FCFS at iteration boundaries: the head of the queue is admitted while the batch has fewer than
+``max_batch`` requests, the iteration's prompt tokens stay within ``max_prefill_tokens`` (the first admitted request
+is always allowed), and the KV cache can hold the request's full context: each admitted request *reserves*
+``input_tokens + output_tokens`` of the ``kv_budget_tokens`` budget until it finishes (no preemption; a request whose
+context alone exceeds the budget is rejected). Between events (an arrival that can be admitted, a completion) the
+batch is constant, so the simulator jumps over whole runs of decode iterations in closed form (the KV term grows by
+one token per request per iteration, so the run's duration is a quadratic in its length). The work is a loop over
+events, O(requests) in all, with no per-iteration Python work.
+
+Metrics per request: queueing delay (arrival to admission), time to first token (TTFT, arrival to the end of the
+prefill iteration), time between tokens (TBT, mean gap between output tokens after the first) and end-to-end latency.
+Several instances sit behind a load balancer that routes each request on arrival (round-robin or uniformly at
+random); instances are simulated independently (no work stealing).
+
+The default costs are illustrative (the order of magnitude of a 13B-parameter model on one 80 GB GPU); what the
+workbench compares is workloads on the same server, not absolute numbers.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._rng import Seed, generator
+from .._validate import integer, nonnegative, one_of, positive
+
+__all__ = ["ServerConfig", "simulate", "simulate_instance", "route", "latency_summary", "ROUTING"]
+
+ROUTING = ("round_robin", "random")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Cost model and limits of one serving instance.
+
+    Parameters
+    ----------
+    base_s : float
+        Fixed cost of one iteration (kernel launches, sampling, scheduling), seconds.
+    prefill_token_s : float
+        Seconds per prompt token prefilled in an iteration.
+    decode_seq_s : float
+        Seconds per decoding request in an iteration.
+    kv_token_s : float
+        Seconds per KV-cache token resident in the decoding batch (attention reads), per iteration.
+    kv_budget_tokens : int
+        KV-cache capacity in tokens; each running request reserves ``input + output`` tokens.
+    max_batch : int
+        Most requests running at once.
+    max_prefill_tokens : int
+        Prompt-token budget of one iteration (one request is always admitted if it fits the KV cache).
+
+    Examples
+    --------
+    >>> ServerConfig().iteration_s(prefill_tokens=1000, decode_seqs=10, kv_tokens=20000)
+    0.1316
+    """
+
+    base_s: float = 0.010
+    prefill_token_s: float = 1.2e-4
+    decode_seq_s: float = 2.5e-4
+    kv_token_s: float = 2.0e-8
+    kv_budget_tokens: int = 150_000
+    max_batch: int = 256
+    max_prefill_tokens: int = 16_384
+
+    def __post_init__(self) -> None:
+        positive("base_s", self.base_s)
+        nonnegative("prefill_token_s", self.prefill_token_s)
+        nonnegative("decode_seq_s", self.decode_seq_s)
+        nonnegative("kv_token_s", self.kv_token_s)
+        integer("kv_budget_tokens", self.kv_budget_tokens, minimum=1)
+        integer("max_batch", self.max_batch, minimum=1)
+        integer("max_prefill_tokens", self.max_prefill_tokens, minimum=1)
+
+    def iteration_s(self, prefill_tokens: float = 0, decode_seqs: float = 0, kv_tokens: float = 0) -> float:
+        """Duration of one iteration."""
+        return round(
+            self.base_s + self.prefill_token_s * prefill_tokens + self.decode_seq_s * decode_seqs
+            + self.kv_token_s * kv_tokens,
+            12,
+        )
+
+
+def _check_requests(arrival_s, input_tokens, output_tokens):
+    arr = np.asarray(arrival_s, dtype=float)
+    inp = np.asarray(input_tokens, dtype=np.int64)
+    out = np.asarray(output_tokens, dtype=np.int64)
+    if not (arr.ndim == inp.ndim == out.ndim == 1 and arr.size == inp.size == out.size):
+        raise ValueError(
+            f"arrival_s, input_tokens and output_tokens must be 1-D of one length, got {arr.shape}, {inp.shape}, "
+            f"{out.shape}"
+        )
+    if arr.size and (not np.isfinite(arr).all() or (arr < 0).any()):
+        raise ValueError("arrival_s must be finite and >= 0")
+    if arr.size and (np.diff(arr) < 0).any():
+        raise ValueError("arrival_s must be sorted (non-decreasing)")
+    if (inp < 0).any():
+        raise ValueError(f"input_tokens must be >= 0; element {int(np.argmax(inp < 0))} is {inp[inp < 0][0]}")
+    return arr, inp, np.maximum(out, 1)
+
+
+def simulate_instance(
+    arrival_s: np.ndarray,
+    input_tokens: np.ndarray,
+    output_tokens: np.ndarray,
+    config: ServerConfig = ServerConfig(),
+    *,
+    ttft_limit_s: float = math.inf,
+    max_violations: int | None = None,
+) -> dict[str, np.ndarray] | None:
+    """Simulate one instance serving requests (sorted by arrival); return per-request times.
+
+    ``output_tokens`` below 1 count as 1 (every request produces at least its first token).
+
+    Parameters
+    ----------
+    arrival_s, input_tokens, output_tokens : array
+    config : ServerConfig
+    ttft_limit_s, max_violations : optional early stop
+        When more than ``max_violations`` requests are certain to miss ``ttft_limit_s`` (their queueing delay alone
+        exceeds it, or they are rejected), stop and return ``None``: an SLO check has already failed.
+
+    Returns
+    -------
+    dict of arrays or None
+        ``admit_s``, ``first_token_s``, ``finish_s`` (NaN for rejected requests) and ``rejected`` (bool).
+
+    Examples
+    --------
+    >>> r = simulate_instance([0.0], [100], [3], ServerConfig(base_s=0.01, prefill_token_s=0.0, decode_seq_s=0.0,
+    ...                       kv_token_s=0.0))
+    >>> r["first_token_s"].tolist(), r["finish_s"].tolist()
+    ([0.01], [0.03])
+    """
+    arr, inp, out = _check_requests(arrival_s, input_tokens, output_tokens)
+    n = arr.size
+    base, pf, dec, kvs = config.base_s, config.prefill_token_s, config.decode_seq_s, config.kv_token_s
+    budget, max_batch, max_pf = config.kv_budget_tokens, config.max_batch, config.max_prefill_tokens
+    need = (inp + out).tolist()
+    arr_l, inp_l, out_l = arr.tolist(), inp.tolist(), out.tolist()
+    admit = [math.nan] * n
+    first = [math.nan] * n
+    finish = [math.nan] * n
+    rejected = [False] * n
+    limit = float(ttft_limit_s)
+    allowed = math.inf if max_violations is None else int(max_violations)
+    violations = 0
+
+    t = 0.0
+    T = 0  # iterations run so far (= tokens produced by a request running since the start)
+    heap: list[tuple[int, int]] = []  # (iteration count at which it finishes, request)
+    n_run = 0
+    kv_used = 0
+    S = 0  # sum over running of (input_tokens - admission count): resident KV = S + n_run * T
+    q = 0  # head of the FCFS queue (requests before q are admitted or rejected)
+    while q < n or heap:
+        # --- admission at this iteration boundary
+        prefill = 0
+        new = []
+        while q < n and arr_l[q] <= t:
+            nq = need[q]
+            if nq > budget:
+                rejected[q] = True
+                violations += 1
+                q += 1
+                continue
+            if n_run + len(new) >= max_batch or kv_used + nq > budget or (new and prefill + inp_l[q] > max_pf):
+                break
+            new.append(q)
+            kv_used += nq
+            prefill += inp_l[q]
+            admit[q] = t
+            if t - arr_l[q] > limit:
+                violations += 1
+            q += 1
+        if violations > allowed:
+            return None
+        if new:
+            dt = base + pf * prefill + dec * n_run + kvs * (S + n_run * T)
+            t += dt
+            for i in new:
+                first[i] = t
+                if out_l[i] == 1:
+                    finish[i] = t
+                    kv_used -= need[i]
+                else:
+                    heapq.heappush(heap, (T + out_l[i], i))
+                    S += inp_l[i] - T
+                    n_run += 1
+            T += 1
+        elif n_run == 0:
+            if q >= n:
+                break
+            t = max(t, arr_l[q])  # idle until the next arrival
+            continue
+        else:
+            # a run of pure decode iterations, until the next completion or the next admissible arrival
+            k = heap[0][0] - T
+            per = base + dec * n_run + kvs * (S + n_run * T)
+            inc = kvs * n_run
+            if q < n and n_run < max_batch and kv_used + need[q] <= budget:
+                gap = arr_l[q] - t
+                # smallest k >= 1 with k * per + inc * k (k - 1) / 2 >= gap
+                if inc > 0:
+                    b = per - inc / 2
+                    k_arr = math.ceil((-b + math.sqrt(b * b + 2 * inc * gap)) / inc - 1e-12)
+                else:
+                    k_arr = math.ceil(gap / per - 1e-12)
+                k = min(k, max(k_arr, 1))
+            t += k * per + inc * k * (k - 1) / 2
+            T += k
+        while heap and heap[0][0] <= T:
+            _, i = heapq.heappop(heap)
+            finish[i] = t
+            kv_used -= need[i]
+            S -= inp_l[i] - (T - out_l[i])
+            n_run -= 1
+    return {
+        "admit_s": np.array(admit),
+        "first_token_s": np.array(first),
+        "finish_s": np.array(finish),
+        "rejected": np.array(rejected, dtype=bool),
+    }
+
+
+def route(n: int, n_instances: int, routing: str = "round_robin", *, seed: Seed = None) -> np.ndarray:
+    """Instance of each of ``n`` requests (in arrival order) under a load-balancing policy.
+
+    Examples
+    --------
+    >>> route(5, 2).tolist()
+    [0, 1, 0, 1, 0]
+    """
+    n_instances = integer("n_instances", n_instances, minimum=1)
+    one_of("routing", routing, ROUTING)
+    if routing == "round_robin":
+        return np.arange(n) % n_instances
+    return generator(seed).integers(0, n_instances, size=n)
+
+
+def simulate(
+    requests: pd.DataFrame,
+    config: ServerConfig = ServerConfig(),
+    *,
+    n_instances: int = 1,
+    routing: str = "round_robin",
+    seed: Seed = None,
+    time_scale: float = 1.0,
+    ttft_limit_s: float = math.inf,
+    max_violations: int | None = None,
+) -> pd.DataFrame | None:
+    """Serve a request table on ``n_instances`` instances behind a load balancer; per-request metrics.
+
+    Parameters
+    ----------
+    requests : DataFrame
+        With ``arrival_s`` (sorted), ``input_tokens`` and ``output_tokens``.
+    config : ServerConfig
+    n_instances : int
+    routing : {"round_robin", "random"}
+    seed : int, Generator or None
+        For random routing.
+    time_scale : float
+        Arrival times are divided by it (2 doubles the request rate, same requests): how capacity search scales load.
+    ttft_limit_s, max_violations :
+        Early stop (returns ``None``) once more than ``max_violations`` requests in all are certain to miss
+        ``ttft_limit_s``.
+
+    Returns
+    -------
+    DataFrame or None
+        One row per request: ``arrival_s``, ``instance``, ``input_tokens``, ``output_tokens``, ``queue_s``,
+        ``ttft_s``, ``tbt_s`` (NaN for one-token outputs), ``e2e_s``, ``rejected``.
+
+    Examples
+    --------
+    >>> reqs = pd.DataFrame({"arrival_s": [0.0, 0.5, 1.0], "input_tokens": [500, 800, 100],
+    ...                      "output_tokens": [50, 20, 80]})
+    >>> m = simulate(reqs, n_instances=2)
+    >>> bool((m["ttft_s"] > 0).all()), m["instance"].tolist()
+    (True, [0, 1, 0])
+    """
+    if not isinstance(requests, pd.DataFrame):
+        raise TypeError(f"requests must be a DataFrame, got {type(requests).__name__}")
+    missing = {"arrival_s", "input_tokens", "output_tokens"} - set(requests.columns)
+    if missing:
+        raise ValueError(f"requests lacks column(s) {sorted(missing)}")
+    if not isinstance(config, ServerConfig):
+        raise TypeError(f"config must be a ServerConfig, got {type(config).__name__}")
+    scale = positive("time_scale", time_scale)
+    arr, inp, out = _check_requests(
+        requests["arrival_s"].to_numpy(dtype=float) / scale,
+        requests["input_tokens"].to_numpy(),
+        requests["output_tokens"].to_numpy(),
+    )
+    inst = route(arr.size, n_instances, routing, seed=seed)
+    admit = np.full(arr.size, np.nan)
+    first = np.full(arr.size, np.nan)
+    finish = np.full(arr.size, np.nan)
+    rejected = np.zeros(arr.size, dtype=bool)
+    budget = max_violations
+    for k in range(n_instances):  # a loop over instances (a handful)
+        sel = np.flatnonzero(inst == k)
+        res = simulate_instance(arr[sel], inp[sel], out[sel], config, ttft_limit_s=ttft_limit_s,
+                                max_violations=budget)
+        if res is None:
+            return None
+        admit[sel], first[sel], finish[sel], rejected[sel] = (
+            res["admit_s"], res["first_token_s"], res["finish_s"], res["rejected"])
+        if budget is not None:
+            viol = int(res["rejected"].sum() + ((res["admit_s"] - arr[sel]) > ttft_limit_s).sum())
+            budget -= viol
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tbt = np.where(out > 1, (finish - first) / (out - 1), np.nan)
+    return pd.DataFrame(
+        {
+            "arrival_s": arr,
+            "instance": inst,
+            "input_tokens": inp,
+            "output_tokens": out,
+            "queue_s": admit - arr,
+            "ttft_s": first - arr,
+            "tbt_s": tbt,
+            "e2e_s": finish - arr,
+            "rejected": rejected,
+        }
+    )
+
+
+def latency_summary(metrics: pd.DataFrame) -> dict[str, float]:
+    """Percentiles of a :func:`simulate` result: TTFT, TBT, end-to-end and queueing delay, plus throughput.
+
+    Rejected requests count as infinitely late in the TTFT percentiles.
+
+    Examples
+    --------
+    >>> reqs = pd.DataFrame({"arrival_s": [0.0, 1.0], "input_tokens": [10, 10], "output_tokens": [5, 5]})
+    >>> s = latency_summary(simulate(reqs))
+    >>> s["requests"], s["rejected_fraction"]
+    (2.0, 0.0)
+    """
+    ttft = np.where(metrics["rejected"], np.inf, metrics["ttft_s"].to_numpy())
+    done = ~metrics["rejected"].to_numpy()
+    span = float(np.nanmax(metrics["e2e_s"] + metrics["arrival_s"])) if done.any() else math.nan
+    out = {"requests": float(len(metrics)), "rejected_fraction": float((~done).mean()) if len(metrics) else 0.0}
+    for q in (50, 90, 99):
+        out[f"ttft_p{q}_s"] = float(np.percentile(ttft, q)) if ttft.size else math.nan
+        out[f"tbt_p{q}_s"] = float(np.nanpercentile(metrics["tbt_s"], q)) if metrics["tbt_s"].notna().any() else math.nan
+        out[f"e2e_p{q}_s"] = float(np.nanpercentile(metrics["e2e_s"], q)) if done.any() else math.nan
+        out[f"queue_p{q}_s"] = float(np.nanpercentile(metrics["queue_s"], q)) if done.any() else math.nan
+    out["throughput_rps"] = float(done.sum() / span) if span and span > 0 else math.nan
+    out["output_tokens_per_s"] = float(metrics["output_tokens"][done].sum() / span) if span and span > 0 else math.nan
+    return out
