@@ -1,8 +1,79 @@
 """Datacenter fabric models: leaf-spine topology, collectives, routing schemes, link loads and congestion.
 
-See :mod:`workbench.fabric.topology` for the link numbering that every fast-path computation uses.
+Layers, bottom up:
+
+- :mod:`~workbench.fabric.topology`: :func:`leaf_spine` and the compact directed-link numbering with
+  :func:`path_links` (flows -> link ids by integer arithmetic); a networkx view for inspection.
+- :mod:`~workbench.fabric.collectives`: :func:`collective_steps` (ring, halving-doubling, double binary tree,
+  all-to-all, permutation) as steps of equal-size flows; :func:`place_ranks`.
+- :mod:`~workbench.fabric.routing`: schemes ``ecmp``, ``mp-x``, ``spray``, ``minimal`` (the minimal splitting rule)
+  and ``planned`` (C4P-style); :func:`link_loads` with ``np.bincount``; :func:`connections_per_host`.
+- :mod:`~workbench.fabric.metrics`: :func:`max_congestion`, Monte-Carlo :func:`sample_max_congestion`,
+  :func:`congestion_ratio`, collective times.
+- :mod:`~workbench.fabric.ballsbins`: exact :func:`expected_max_load` of ``m`` flows hashed on ``n`` paths.
+- :mod:`~workbench.fabric.planning`: the C4 iteration-time model built on the congestion ratios.
 """
 
+from .ballsbins import (
+    expected_effective_bandwidth,
+    expected_max_load,
+    max_load_cdf,
+    max_load_pmf,
+    simulate_max_load,
+)
+from .collectives import COLLECTIVES, PLACEMENTS, Step, collective_steps, place_ranks
+from .metrics import (
+    collective_time_s,
+    collective_time_vs_size,
+    congestion_ratio,
+    link_times_s,
+    max_congestion,
+    sample_max_congestion,
+)
+from .planning import c4_gain_table, fabric_slowdown, iteration_gain, nic_bond_slowdown
+from .routing import (
+    SCHEMES,
+    as_host_step,
+    assign_paths,
+    connections_per_host,
+    link_loads,
+    min_split_pieces,
+    minimal_split_subflows,
+    parse_scheme,
+)
 from .topology import LINK_KINDS, LeafSpine, leaf_spine, path_links
 
-__all__ = ["LINK_KINDS", "LeafSpine", "leaf_spine", "path_links"]
+__all__ = [
+    "COLLECTIVES",
+    "LINK_KINDS",
+    "LeafSpine",
+    "PLACEMENTS",
+    "SCHEMES",
+    "Step",
+    "as_host_step",
+    "assign_paths",
+    "collective_steps",
+    "collective_time_s",
+    "collective_time_vs_size",
+    "congestion_ratio",
+    "connections_per_host",
+    "expected_effective_bandwidth",
+    "expected_max_load",
+    "fabric_slowdown",
+    "iteration_gain",
+    "c4_gain_table",
+    "nic_bond_slowdown",
+    "leaf_spine",
+    "link_loads",
+    "link_times_s",
+    "max_congestion",
+    "max_load_cdf",
+    "max_load_pmf",
+    "min_split_pieces",
+    "minimal_split_subflows",
+    "parse_scheme",
+    "path_links",
+    "place_ranks",
+    "sample_max_congestion",
+    "simulate_max_load",
+]

@@ -1,0 +1,220 @@
+"""Congestion and completion-time metrics over link loads.
+
+The fluid model: in a step all flows start together and every link drains its bytes at its capacity, so the step
+ends when the most loaded link (relative to its capacity) drains. That time is the step's *max congestion*
+
+    T = max over links of load_bytes * 8 / (capacity_gbps * 1e9)  seconds,
+
+which includes the NIC links (the NIC bound). Ideal packet spraying gives the smallest T any routing can reach in
+a leaf-spine with equal paths; a scheme's *congestion ratio* is its T over the sprayed T. A collective's time is
+``sum over steps of repeat * (T_step + latency_s)``. Hashing schemes are random; :func:`sample_max_congestion` draws
+many independent hashings at once (one ``bincount`` over ``samples x spine links``) so expectations over the hash
+are Monte-Carlo means. For a step whose leaves are independent balls-into-bins experiments the expectation is also
+exact, by :func:`workbench.fabric.expected_max_load` with ``groups``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._rng import Seed, generator, spawn
+from .._validate import integer, nonnegative
+from .collectives import Step, collective_steps, place_ranks
+from .routing import _hash_flows, as_host_step, link_loads, parse_scheme
+from .topology import LeafSpine
+
+__all__ = [
+    "link_times_s",
+    "max_congestion",
+    "sample_max_congestion",
+    "congestion_ratio",
+    "collective_time_s",
+    "collective_time_vs_size",
+]
+
+_BITS = 8.0 / 1e9  # bytes -> Gbit
+
+
+def link_times_s(topology: LeafSpine, loads: np.ndarray) -> np.ndarray:
+    """Seconds each link needs to drain its load (``inf`` for load on a failed link, 0 for an idle one).
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine
+    >>> topo = leaf_spine(1, 1, 2, host_gbps=8)
+    >>> link_times_s(topo, np.array([1e9, 0, 0, 1e9, 0, 0])).tolist()
+    [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    """
+    loads = np.asarray(loads, dtype=float)
+    if loads.shape != (topology.n_links,):
+        raise ValueError(f"loads must have shape ({topology.n_links},), got {loads.shape}")
+    if np.any(loads < 0) or not np.all(np.isfinite(loads)):
+        raise ValueError("loads must be finite and >= 0")
+    cap = topology.capacity_gbps
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(loads > 0, loads * _BITS / cap, 0.0)
+    return t
+
+
+def max_congestion(topology: LeafSpine, loads: np.ndarray) -> float:
+    """Max over links of load / capacity, in seconds: the fluid completion time of the step that made ``loads``.
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps, link_loads
+    >>> topo = leaf_spine(16, 16, 16, host_gbps=100)
+    >>> step = collective_steps("halving_doubling", 256, 2**30)[0]
+    >>> ideal = max_congestion(topo, link_loads(topo, step, "spray"))
+    >>> round(max_congestion(topo, link_loads(topo, step, "minimal")) / ideal, 12)
+    1.0
+    """
+    return float(link_times_s(topology, loads).max(initial=0.0))
+
+
+def sample_max_congestion(
+    topology: LeafSpine,
+    demand: Step,
+    scheme: str,
+    samples: int = 1000,
+    seed: Seed = None,
+    placement: Any = None,
+) -> np.ndarray:
+    """Max congestion (seconds) of ``samples`` independent hashings of ``demand`` (vectorized over samples).
+
+    Deterministic schemes (``spray``, ``minimal``, ``planned``) return the same value ``samples`` times.
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps
+    >>> topo = leaf_spine(16, 16, 16)
+    >>> step = collective_steps("halving_doubling", 256, 2**30)[0]
+    >>> t = sample_max_congestion(topo, step, "ecmp", samples=2000, seed=0)
+    >>> ideal = sample_max_congestion(topo, step, "spray", samples=1)[0]
+    >>> bool(4.3 < (t / ideal).mean() < 4.7)                                # exact: 4.514
+    True
+    """
+    kind, x = parse_scheme(scheme)
+    samples = integer("samples", samples, minimum=1)
+    step = as_host_step(topology, demand, placement, seed)
+    if kind not in ("ecmp", "mp"):
+        return np.full(samples, max_congestion(topology, link_loads(topology, step, scheme)))
+    rng = generator(seed)
+    n, s, ls = topology.n_hosts, topology.spines, topology.leaves * topology.spines
+    host = np.concatenate([np.bincount(step.src, weights=step.size_bytes, minlength=n),
+                           np.bincount(step.dst, weights=step.size_bytes, minlength=n)])
+    host_t = float((host * _BITS / topology.host_gbps).max(initial=0.0))
+    sl, dl = topology.host_leaf(step.src), topology.host_leaf(step.dst)
+    cross = sl != dl
+    csl, cdl, w = sl[cross], dl[cross], step.size_bytes[cross] / x
+    out = np.full(samples, host_t)
+    if csl.size == 0:
+        return out
+    cap = topology.capacity_gbps[2 * n :]
+    chunk = max(1, 4_000_000 // max(1, csl.size * x))
+    up_base = (csl * s)[:, None]
+    down_base = ls + (cdl * s)[:, None]
+    wb = np.broadcast_to(w[:, None], (csl.size, x))
+    for start in range(0, samples, chunk):
+        k = min(chunk, samples - start)
+        sp = _hash_flows(topology, csl, cdl, x, rng, samples=k)  # (k, F, x)
+        off = (np.arange(k) * 2 * ls)[:, None, None]
+        ww = np.broadcast_to(wb, sp.shape).ravel()
+        loads = np.bincount((off + up_base + sp).ravel(), weights=ww, minlength=2 * ls * k)
+        loads += np.bincount((off + down_base + sp).ravel(), weights=ww, minlength=2 * ls * k)
+        loads = loads.reshape(k, 2 * ls)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(loads > 0, loads * _BITS / cap, 0.0)
+        out[start : start + k] = np.maximum(host_t, t.max(axis=1))
+    return out
+
+
+def congestion_ratio(
+    topology: LeafSpine,
+    demand: Step,
+    scheme: str,
+    samples: int = 1000,
+    seed: Seed = None,
+    placement: Any = None,
+) -> float:
+    """Mean over hashings of the scheme's max congestion divided by ideal spraying's (1.0 means ideal).
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps
+    >>> topo = leaf_spine(16, 16, 16)
+    >>> ring = collective_steps("ring", 256, 2**30)[0]
+    >>> congestion_ratio(topo, ring, "ecmp", samples=100, seed=0)    # rank-ordered ring: ideal under any scheme
+    1.0
+    """
+    step = as_host_step(topology, demand, placement, seed)
+    ideal = max_congestion(topology, link_loads(topology, step, "spray"))
+    if ideal == 0:
+        return 1.0
+    return float(np.mean(sample_max_congestion(topology, step, scheme, samples, seed) / ideal))
+
+
+def collective_time_s(
+    topology: LeafSpine,
+    steps: Sequence[Step],
+    scheme: str,
+    seed: Seed = None,
+    latency_s: float = 5e-6,
+    placement: Any = None,
+) -> float:
+    """Fluid completion time of a collective: ``sum(repeat * (max congestion + latency_s))`` over its steps.
+
+    Each step is hashed independently (one draw per step; repeats keep their connections and hence their paths).
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps
+    >>> topo = leaf_spine(2, 2, 2, host_gbps=100)
+    >>> steps = collective_steps("ring", 4, 100_000_000)     # 6 steps of 25 MB at 100 Gb/s = 2 ms each
+    >>> round(collective_time_s(topo, steps, "spray", latency_s=0.0), 6)
+    0.012
+    """
+    latency_s = nonnegative("latency_s", latency_s)
+    steps = list(steps)
+    seeds = spawn(seed, len(steps) + 1)
+    hosts = placement
+    if isinstance(placement, str) and steps:
+        top = max(int(max(st.src.max(), st.dst.max())) for st in steps if st.n_flows)
+        hosts = place_ranks(topology, top + 1, placement, seed=seeds[-1])
+    total = 0.0
+    for st, rng in zip(steps, seeds):
+        loads = link_loads(topology, st, scheme, seed=rng, placement=hosts)
+        total += st.repeat * (max_congestion(topology, loads) + latency_s)
+    return total
+
+
+def collective_time_vs_size(
+    topology: LeafSpine,
+    name: str,
+    n_ranks: int,
+    sizes_bytes: Any,
+    scheme: str,
+    seed: Seed = None,
+    latency_s: float = 5e-6,
+    placement: Any = None,
+) -> np.ndarray:
+    """Collective time (seconds) at each message size, for one hashing (loads scale linearly with the size).
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine
+    >>> topo = leaf_spine(4, 4, 4)
+    >>> t = collective_time_vs_size(topo, "halving_doubling", 16, [2**20, 2**30], "spray")
+    >>> bool(t[1] > t[0])
+    True
+    """
+    from .._validate import array_1d
+
+    sizes = array_1d("sizes_bytes", sizes_bytes, min_size=1, low=1)
+    latency_s = nonnegative("latency_s", latency_s)
+    base = 2**20
+    steps = collective_steps(name, n_ranks, base, seed=seed)
+    per_byte = collective_time_s(topology, steps, scheme, seed=seed, latency_s=0.0, placement=placement) / base
+    hops = sum(st.repeat for st in steps)
+    return sizes * per_byte + hops * latency_s

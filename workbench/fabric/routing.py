@@ -1,0 +1,447 @@
+"""Routing schemes for a leaf-spine fabric and the per-link loads they produce, all as array operations.
+
+Schemes (Addanki, Goyal, Marinos 2024; Dong et al. 2024 for planned paths):
+
+- ``"ecmp"``: each flow is hashed uniformly to one live spine (one path, one connection).
+- ``"mp-x"`` (e.g. ``"mp-8"``): each flow is split into ``x`` equal subflows (``x`` connections), each hashed
+  independently, as multipath transports (MP-RDMA, MPTCP) do.
+- ``"spray"``: ideal packet spraying, fluid: each flow is spread in equal shares over all live paths of its leaf pair.
+- ``"minimal"``: the paper's minimal splitting rule. For the ``n`` equal flows (size ``f``) that one source host
+  sends to one destination leaf in a step, with ``s`` live paths, ``q = n div s``, ``r = n mod s``,
+  ``g = gcd(r, s)``: ``q`` whole flows go on every spine and each of the ``r`` leftover flows is split into ``s/g``
+  equal pieces, ``r/g`` pieces per spine (piece ``t`` of leftover flow ``j`` on spine ``(j*s/g + t) mod s``). Every
+  uplink and downlink then carries exactly what ideal spraying puts there, with ``n + r(s/g - 1)`` subflows, and
+  ``s/g`` is the smallest equal split that can do so (``r*k`` pieces spread evenly need ``s | r*k``).
+- ``"planned"``: C4P-style global planning of *unsplit* flows: a spine per flow that minimizes the most-loaded
+  uplink and downlink. For equal-size flows without failures it is optimal: ``floor(c/s)`` flows of each leaf pair
+  go on every spine and the leftovers are an equitable edge colouring of the bipartite (src leaf, dst leaf)
+  multigraph with ``s`` colours (split every vertex into copies of degree <= s, then Konig's alternating-path
+  colouring), so each uplink of leaf ``a`` carries ``ceil(U_a/s)`` or fewer flows (the lower bound). With failed
+  links it falls back to a greedy least-loaded assignment. The planner is a sequential combinatorial algorithm over
+  the leftover flows, run once per step like C4P's controller; it is not on the hot path of the load computation.
+
+Rack-local flows never touch a spine under any scheme. Failed cables: every scheme uses only live paths (routing has
+converged and withdrawn dead next hops); hashing schemes still hash uniformly over those, blind to the asymmetry the
+failure creates, while ``spray``/``minimal``/``planned`` spread or plan over them.
+
+Loads are bytes per directed link (see :mod:`workbench.fabric.topology` for the ids), computed with
+``np.bincount`` over flow -> link index arrays: host links from the flows themselves, spine links from the
+(subflow, spine) assignment.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from .._rng import Seed, generator
+from .._validate import one_of
+from .collectives import Step, place_ranks
+from .topology import LeafSpine
+
+__all__ = [
+    "SCHEMES",
+    "parse_scheme",
+    "as_host_step",
+    "assign_paths",
+    "link_loads",
+    "connections_per_host",
+    "minimal_split_subflows",
+    "min_split_pieces",
+]
+
+#: Schemes offered in menus; any ``"mp-x"`` with integer x >= 1 is accepted too.
+SCHEMES = ("ecmp", "mp-2", "mp-4", "mp-8", "spray", "minimal", "planned")
+_MP = re.compile(r"^mp-?(\d+)$")
+
+
+def parse_scheme(scheme: str) -> tuple[str, int]:
+    """``(kind, x)``: kind is ``ecmp``/``mp``/``spray``/``minimal``/``planned``; ``x`` the split factor for ``mp``.
+
+    Examples
+    --------
+    >>> parse_scheme("MP-8"), parse_scheme("ecmp")
+    (('mp', 8), ('ecmp', 1))
+    """
+    if not isinstance(scheme, str):
+        raise TypeError(f"scheme must be a str, got {type(scheme).__name__}")
+    s = scheme.strip().lower()
+    m = _MP.match(s)
+    if m:
+        x = int(m.group(1))
+        if x < 1:
+            raise ValueError(f"scheme {scheme!r}: the MP split factor must be >= 1")
+        return ("ecmp", 1) if x == 1 else ("mp", x)
+    one_of("scheme", s, ("ecmp", "spray", "minimal", "planned", "mp-x"))
+    return s, 1
+
+
+def as_host_step(topology: LeafSpine, demand: Step, placement: Any = None, seed: Seed = None) -> Step:
+    """Validate ``demand`` against ``topology`` and map its ranks to hosts.
+
+    ``placement`` is ``None`` (ids are host ids), ``"linear"``/``"strided"``/``"random"`` (see
+    :func:`~workbench.fabric.collectives.place_ranks`) or an array giving the host of each rank.
+    """
+    if not isinstance(topology, LeafSpine):
+        raise TypeError(f"topology must be a LeafSpine, got {type(topology).__name__}")
+    if not isinstance(demand, Step):
+        raise TypeError(f"demand must be a Step (from collective_steps or Step(...)), got {type(demand).__name__}")
+    if demand.src.shape != demand.dst.shape or demand.src.shape != demand.size_bytes.shape:
+        raise ValueError("demand.src, demand.dst and demand.size_bytes must have the same length")
+    if demand.n_flows:
+        if not np.all(np.isfinite(demand.size_bytes)) or demand.size_bytes.min() < 0:
+            raise ValueError("demand.size_bytes must be finite and >= 0")
+        top = int(max(demand.src.max(), demand.dst.max()))
+        if min(int(demand.src.min()), int(demand.dst.min())) < 0:
+            raise ValueError("demand rank/host ids must be >= 0")
+    else:
+        top = -1
+    if placement is None:
+        if top >= topology.n_hosts:
+            raise ValueError(
+                f"demand uses host/rank {top} but the topology has {topology.n_hosts} hosts (more ranks than hosts)"
+            )
+        step = demand
+    else:
+        if isinstance(placement, str):
+            hosts = place_ranks(topology, top + 1, placement, seed=seed)
+        else:
+            hosts = np.asarray(placement, dtype=np.int64)
+            if hosts.ndim != 1 or (hosts.size and (hosts.min() < 0 or hosts.max() >= topology.n_hosts)):
+                raise ValueError(f"placement must be a 1-D array of host ids in [0, {topology.n_hosts - 1}]")
+            if np.unique(hosts).size != hosts.size:
+                raise ValueError("placement must map ranks to distinct hosts")
+        step = demand.on_hosts(hosts)
+    if step.n_flows and np.any(step.src == step.dst):
+        raise ValueError("demand has a flow from a host to itself")
+    return step
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# path choice helpers
+
+
+def _live_order(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per flow: number of live spines and the live spine ids first (``(F,)``, ``(F, s)``)."""
+    pair = topology.live_paths(sl, dl)
+    count = pair.sum(axis=1)
+    if np.any(count == 0):
+        i = int(np.argmax(count == 0))
+        raise ValueError(f"no live path from leaf {int(sl[i])} to leaf {int(dl[i])} (all its spine links failed)")
+    order = np.argsort(~pair, axis=1, kind="stable").astype(np.int32)
+    return count, order
+
+
+def minimal_split_subflows(
+    topology: LeafSpine, src: np.ndarray, dst: np.ndarray, size_bytes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Subflows of the minimal splitting rule for cross-leaf flows: ``(flow index, spine, bytes)``.
+
+    All flows from one source host to one destination leaf must have the same size (the rule is for equal flows).
+    """
+    L = topology.leaves
+    sl, dl = topology.host_leaf(src), topology.host_leaf(dst)
+    F = src.size
+    if F == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, np.zeros(0)
+    key = src * L + dl
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+    counts = np.diff(np.r_[starts, F])
+    group = np.repeat(np.arange(starts.size), counts)
+    rank = np.arange(F) - starts[group]
+    size_sorted = size_bytes[order]
+    if np.any(size_sorted != size_sorted[starts][group]):
+        raise ValueError("minimal splitting needs equal-size flows from a source host to a destination leaf")
+    n = counts[group]
+    if topology.failed:
+        s_live, live_order = _live_order(topology, sl[order], dl[order])
+    else:
+        s_live = np.full(F, topology.spines, dtype=np.int64)
+        live_order = None
+    q, r = n // s_live, n % s_live
+    g = np.gcd(r, s_live)
+    whole = rank < q * s_live
+    pieces = np.where(whole, 1, s_live // np.where(g == 0, 1, g))  # r == 0 -> every flow whole
+    total = int(pieces.sum())
+    flow_rep = np.repeat(np.arange(F), pieces)
+    first = np.repeat(np.cumsum(pieces) - pieces, pieces)
+    t = np.arange(total) - first
+    j = (rank - q * s_live)[flow_rep]
+    k = pieces[flow_rep]
+    s_rep = s_live[flow_rep]
+    idx = np.where(whole[flow_rep], rank[flow_rep] % s_rep, (j * k + t) % s_rep)
+    spine = idx if live_order is None else live_order[flow_rep, idx].astype(np.int64)
+    nbytes = size_sorted[flow_rep] / k
+    return order[flow_rep], spine.astype(np.int64), nbytes
+
+
+def _koenig_colour(left: list[int], right: list[int], n_left: int, n_right: int, s: int) -> list[int]:
+    """Proper edge colouring with ``s`` colours of a bipartite multigraph of max degree <= s (Konig)."""
+    at_l = [[-1] * s for _ in range(n_left)]
+    at_r = [[-1] * s for _ in range(n_right)]
+    colour = [-1] * len(left)
+    for e in range(len(left)):
+        u, v = left[e], right[e]
+        a = at_l[u].index(-1)
+        if at_r[v][a] != -1:
+            b = at_r[v].index(-1)
+            path, w, on_right, cur = [], v, True, a
+            while True:
+                f = (at_r if on_right else at_l)[w][cur]
+                if f == -1:
+                    break
+                path.append(f)
+                w = left[f] if on_right else right[f]
+                on_right = not on_right
+                cur = b if cur == a else a
+            for f in path:
+                at_l[left[f]][colour[f]] = -1
+                at_r[right[f]][colour[f]] = -1
+            for f in path:
+                colour[f] = b if colour[f] == a else a
+                at_l[left[f]][colour[f]] = f
+                at_r[right[f]][colour[f]] = f
+        colour[e] = a
+        at_l[u][a] = e
+        at_r[v][a] = e
+    return colour
+
+
+def _planned_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
+    """Spine per cross-leaf flow for the planned scheme (see the module docstring)."""
+    F = sl.size
+    s, L = topology.spines, topology.leaves
+    spine = np.full(F, -1, dtype=np.int64)
+    if F == 0:
+        return spine
+    if topology.failed or np.any(size_bytes != size_bytes[0]):
+        return _greedy_spines(topology, sl, dl, size_bytes)
+    key = sl * L + dl
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+    counts = np.diff(np.r_[starts, F])
+    group = np.repeat(np.arange(starts.size), counts)
+    rank = np.arange(F) - starts[group]
+    q = counts[group] // s
+    even = rank < q * s
+    spine[order[even]] = rank[even] % s
+    left_flows = order[~even]
+    if left_flows.size:
+        a, b = sl[left_flows], dl[left_flows]
+        # split each leaf into copies of degree <= s: copy = (rank among this leaf's leftovers) // s
+        def copies(v: np.ndarray) -> np.ndarray:
+            o = np.argsort(v, kind="stable")
+            vs = v[o]
+            st = np.flatnonzero(np.r_[True, vs[1:] != vs[:-1]])
+            cnt = np.diff(np.r_[st, vs.size])
+            rk = np.arange(vs.size) - np.repeat(st, cnt)
+            cid = np.empty(v.size, dtype=np.int64)
+            cid[o] = vs * (v.size // s + 1) + rk // s
+            return np.unique(cid, return_inverse=True)[1]
+
+        lc, rc = copies(a), copies(b)
+        colour = _koenig_colour(lc.tolist(), rc.tolist(), int(lc.max()) + 1, int(rc.max()) + 1, s)
+        spine[left_flows] = np.asarray(colour, dtype=np.int64)
+    return spine
+
+
+def _greedy_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
+    """Greedy planned assignment: largest flows first, most constrained pairs first, onto the least-loaded path."""
+    s, L = topology.spines, topology.leaves
+    count, order = _live_order(topology, sl, dl)
+    cap = topology.uplink_gbps
+    up = np.zeros((L, s))
+    down = np.zeros((L, s))
+    spine = np.empty(sl.size, dtype=np.int64)
+    for i in np.lexsort((count, -size_bytes)):
+        cand = order[i, : count[i]]
+        cost = np.maximum(up[sl[i], cand], down[dl[i], cand]) + size_bytes[i] / cap
+        p = int(cand[np.argmin(cost)])
+        spine[i] = p
+        up[sl[i], p] += size_bytes[i] / cap
+        down[dl[i], p] += size_bytes[i] / cap
+    return spine
+
+
+def assign_paths(
+    topology: LeafSpine, demand: Step, scheme: str, seed: Seed = None, placement: Any = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The subflows a scheme creates for the cross-leaf flows: ``(flow index, spine, bytes)`` arrays.
+
+    ``flow index`` refers to the flows of ``demand`` (after placement). For ``"spray"`` every flow becomes one fluid
+    share per live spine. Rack-local flows are not listed (they use no spine).
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps
+    >>> topo = leaf_spine(2, 4, 4)
+    >>> step = collective_steps("halving_doubling", 8, 8_000_000)[0]   # crosses leaves
+    >>> flow, spine, nbytes = assign_paths(topo, step, "minimal")
+    >>> np.bincount(spine, weights=nbytes).tolist()                       # 8 flows of 4 MB over 4 spines
+    [8000000.0, 8000000.0, 8000000.0, 8000000.0]
+    """
+    kind, x = parse_scheme(scheme)
+    step = as_host_step(topology, demand, placement, seed)
+    sl, dl = topology.host_leaf(step.src), topology.host_leaf(step.dst)
+    cross = np.flatnonzero(sl != dl)
+    size = step.size_bytes[cross]
+    csl, cdl = sl[cross], dl[cross]
+    if kind == "minimal":
+        f, sp, b = minimal_split_subflows(topology, step.src[cross], step.dst[cross], size)
+        return cross[f], sp, b
+    if kind == "planned":
+        return cross, _planned_spines(topology, csl, cdl, size), size
+    if kind == "spray":
+        if topology.failed:
+            count, order = _live_order(topology, csl, cdl)
+        else:
+            count = np.full(cross.size, topology.spines)
+            order = np.broadcast_to(np.arange(topology.spines), (cross.size, topology.spines))
+        reps = np.repeat(np.arange(cross.size), count)
+        slot = np.arange(reps.size) - np.repeat(np.cumsum(count) - count, count)
+        return cross[reps], order[reps, slot].astype(np.int64), size[reps] / count[reps]
+    rng = generator(seed)
+    spines = _hash_flows(topology, csl, cdl, x, rng)
+    return np.repeat(cross, x), spines.ravel(), np.repeat(size / x, x)
+
+
+def _hash_flows(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, x: int, rng: np.random.Generator,
+                samples: int | None = None) -> np.ndarray:
+    """Hashed spines, shape ``(F, x)`` or ``(samples, F, x)``."""
+    shape = (sl.size, x) if samples is None else (samples, sl.size, x)
+    u = rng.random(shape)
+    if not topology.failed:
+        return (u * topology.spines).astype(np.int64)
+    count, order = _live_order(topology, sl, dl)
+    idx = (u * count[:, None]).astype(np.int64)
+    rows = np.arange(sl.size)[:, None]
+    return order[rows, idx].astype(np.int64)
+
+
+def link_loads(topology: LeafSpine, demand: Step, scheme: str, seed: Seed = None, placement: Any = None) -> np.ndarray:
+    """Bytes carried by every directed link when ``demand`` is routed with ``scheme``.
+
+    Parameters
+    ----------
+    topology : LeafSpine
+    demand : Step
+        Flows (one step of a collective, or any ``Step``).
+    scheme : str
+        ``"ecmp"``, ``"mp-x"``, ``"spray"``, ``"minimal"`` or ``"planned"`` (see the module docstring).
+    seed : int, Generator or None
+        Hashing randomness for ``ecmp``/``mp-x`` (and ``"random"`` placement).
+    placement : None, str or array
+        Rank -> host mapping (see :func:`as_host_step`).
+
+    Returns
+    -------
+    numpy.ndarray, shape ``(topology.n_links,)``
+        Bytes per link id. Every flow's bytes appear once on each link of its path(s).
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps
+    >>> topo = leaf_spine(2, 2, 2)
+    >>> step = collective_steps("permutation", 4, 1000, seed=0)[0]
+    >>> loads = link_loads(topo, step, "spray")
+    >>> float(loads[: topo.n_hosts].sum())          # each host sends 1000 bytes
+    4000.0
+    """
+    kind, x = parse_scheme(scheme)
+    step = as_host_step(topology, demand, placement, seed)
+    nl = topology.n_links
+    n = topology.n_hosts
+    loads = np.bincount(step.src, weights=step.size_bytes, minlength=n).astype(float)
+    loads = np.concatenate([loads, np.bincount(step.dst, weights=step.size_bytes, minlength=n)])
+    ls = topology.leaves * topology.spines
+    sl, dl = topology.host_leaf(step.src), topology.host_leaf(step.dst)
+    cross = sl != dl
+    if kind == "spray":
+        spine_part = _spray_spine_loads(topology, sl[cross], dl[cross], step.size_bytes[cross])
+    else:
+        if kind in ("ecmp", "mp"):
+            rng = generator(seed)
+            csl, cdl, csize = sl[cross], dl[cross], step.size_bytes[cross]
+            spines = _hash_flows(topology, csl, cdl, x, rng)
+            up = (csl * topology.spines)[:, None] + spines
+            down = ls + (cdl * topology.spines)[:, None] + spines
+            w = np.broadcast_to((csize / x)[:, None], spines.shape)
+            spine_part = np.bincount(up.ravel(), weights=w.ravel(), minlength=2 * ls).astype(float)
+            spine_part += np.bincount(down.ravel(), weights=w.ravel(), minlength=2 * ls)
+        else:
+            f, sp, b = assign_paths(topology, step, scheme)
+            up = sl[f] * topology.spines + sp
+            down = ls + dl[f] * topology.spines + sp
+            spine_part = (np.bincount(up, weights=b, minlength=2 * ls)
+                          + np.bincount(down, weights=b, minlength=2 * ls)).astype(float)
+    out = np.concatenate([loads, spine_part])
+    assert out.size == nl
+    return out
+
+
+def _spray_spine_loads(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """Fluid spraying on the spine links via the (src leaf, dst leaf) byte matrix: ``live * (W @ live)``."""
+    L, s = topology.leaves, topology.spines
+    pair = np.bincount(sl * L + dl, weights=size, minlength=L * L).astype(float).reshape(L, L)
+    live = topology.live.astype(float)
+    paths = live @ live.T  # live spines per leaf pair
+    used = pair > 0
+    if np.any(used & (paths == 0)):
+        a, b = np.argwhere(used & (paths == 0))[0]
+        raise ValueError(f"no live path from leaf {a} to leaf {b} (all its spine links failed)")
+    w = np.divide(pair, paths, out=np.zeros_like(pair), where=paths > 0)
+    up = live * (w @ live)
+    down = live * (w.T @ live)
+    return np.concatenate([up.ravel(), down.ravel()])
+
+
+def connections_per_host(topology: LeafSpine, demand: Step, scheme: str, placement: Any = None) -> np.ndarray:
+    """Connections (queue pairs) each host opens for ``demand`` under ``scheme``.
+
+    ``ecmp``, ``spray`` (the NIC sprays packets of one connection) and ``planned``: one per flow; ``mp-x``: ``x`` per
+    flow; ``minimal``: one per subflow of the rule, ``n + r(s/g - 1)`` per (source, destination leaf) group (rack-local
+    flows: one).
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps
+    >>> topo = leaf_spine(32, 16, 16)                                  # 512 GPUs
+    >>> a2a = collective_steps("all_to_all", 512, 2**20)[0]
+    >>> int(connections_per_host(topo, a2a, "mp-8").max()), int(connections_per_host(topo, a2a, "minimal").max())
+    (4088, 511)
+    """
+    kind, x = parse_scheme(scheme)
+    step = as_host_step(topology, demand, placement)
+    n = topology.n_hosts
+    per_flow = np.bincount(step.src, minlength=n)
+    if kind == "mp":
+        return per_flow * x
+    if kind != "minimal":
+        return per_flow
+    sl, dl = topology.host_leaf(step.src), topology.host_leaf(step.dst)
+    cross = sl != dl
+    f, _, _ = minimal_split_subflows(topology, step.src[cross], step.dst[cross], step.size_bytes[cross])
+    local = np.bincount(step.src[~cross], minlength=n)
+    return local + np.bincount(step.src[cross][f], minlength=n)
+
+
+def min_split_pieces(n: int, s: int) -> tuple[int, int]:
+    """``(pieces per leftover flow, total subflows)`` of the minimal splitting rule for ``n`` flows over ``s`` paths.
+
+    Examples
+    --------
+    >>> min_split_pieces(20, 16)      # q=1, r=4, g=4: each leftover flow in 4 pieces; 20 + 4*3 subflows
+    (4, 32)
+    """
+    r = n % s
+    if r == 0:
+        return 1, n
+    k = s // math.gcd(r, s)
+    return k, n + r * (k - 1)
