@@ -38,8 +38,8 @@ NB ?= $(wildcard notebooks/*.py)
 notebooks: venv
 	@for py in $(NB); do \
 	  echo "executing $$py"; \
-	  $(BIN)/jupytext --quiet --to ipynb --update "$$py" 2>/dev/null || $(BIN)/jupytext --quiet --to ipynb "$$py" || exit 1; \
-	  $(BIN)/jupyter nbconvert --log-level=WARN --to notebook --execute --inplace "$${py%.py}.ipynb" || exit 1; \
+	  $(BIN)/jupytext --quiet --to ipynb "$$py" || exit 1; \
+	  $(BIN)/jupyter nbconvert --log-level=WARN --to notebook --execute --inplace --ExecutePreprocessor.store_widget_state=False "$${py%.py}.ipynb" || exit 1; \
 	done
 
 ## make bench: speed and memory targets, measured vs target
