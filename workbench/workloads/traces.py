@@ -51,6 +51,7 @@ import pyarrow.parquet as pq
 
 from .. import data as _data
 from .._validate import one_of
+from .characterize import detect_resolution
 from .schema import standardize
 
 __all__ = [
@@ -80,7 +81,7 @@ BURSTGPT_V3_COLUMNS = (
 AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 MOONCAKE_FIELDS = ("timestamp", "input_length", "output_length")
 _LOG_TYPES = {"Conversation log": "conversation", "API log": "api"}
-_LOADER_VERSION = "1"
+_LOADER_VERSION = "2"
 _BLOCK_BYTES = 8 << 20
 _FORMATS = ("auto", "burstgpt", "azure", "mooncake")
 
@@ -412,7 +413,7 @@ def _parse_burstgpt(p: Path, allow_unsorted: bool) -> pd.DataFrame:
         "origin": "day 1 00:00 (local time)",
         "origin_s_of_day": 0.0,
         "origin_weekday": None,
-        "time_resolution_s": 1.0 if np.all(df["arrival_s"].to_numpy() % 1 == 0) else 0.0,
+        "time_resolution_s": detect_resolution(df["arrival_s"].to_numpy()),
     }
     return standardize(df)
 
@@ -635,7 +636,7 @@ def _parse_mooncake(p: Path, log_type: str, allow_unsorted: bool) -> pd.DataFram
         "origin": "trace start",
         "origin_s_of_day": None,
         "origin_weekday": None,
-        "time_resolution_s": 0.001 if np.all(ms % 1 == 0) else 0.0,
+        "time_resolution_s": detect_resolution(ms / 1000.0),
     }
     return standardize(df)
 
