@@ -29,6 +29,7 @@ from .metrics import (
     link_times_s,
     max_congestion,
     sample_max_congestion,
+    spine_link_matrix,
 )
 from .planning import c4_gain_table, fabric_slowdown, iteration_gain, nic_bond_slowdown
 from .routing import (
@@ -41,6 +42,7 @@ from .routing import (
     minimal_split_subflows,
     parse_scheme,
 )
+from .sweeps import ratio_vs_size
 from .topology import LINK_KINDS, LeafSpine, leaf_spine, path_links
 
 __all__ = [
@@ -74,6 +76,8 @@ __all__ = [
     "parse_scheme",
     "path_links",
     "place_ranks",
+    "ratio_vs_size",
     "sample_max_congestion",
     "simulate_max_load",
+    "spine_link_matrix",
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "congestion_ratio",
     "collective_time_s",
     "collective_time_vs_size",
+    "spine_link_matrix",
 ]
 
 _BITS = 8.0 / 1e9  # bytes -> Gbit
@@ -218,3 +219,24 @@ def collective_time_vs_size(
     per_byte = collective_time_s(topology, steps, scheme, seed=seed, latency_s=0.0, placement=placement) / base
     hops = sum(st.repeat for st in steps)
     return sizes * per_byte + hops * latency_s
+
+
+def spine_link_matrix(topology: LeafSpine, loads: np.ndarray, direction: str = "up") -> np.ndarray:
+    """Loads of the leaf->spine (``"up"``) or spine->leaf (``"down"``) links as a ``(leaves, spines)`` matrix.
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine
+    >>> topo = leaf_spine(2, 3, 1)
+    >>> spine_link_matrix(topo, np.arange(topo.n_links, dtype=float)).tolist()
+    [[4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]
+    """
+    from .._validate import one_of
+
+    one_of("direction", direction, ("up", "down"))
+    loads = np.asarray(loads, dtype=float)
+    if loads.shape != (topology.n_links,):
+        raise ValueError(f"loads must have shape ({topology.n_links},), got {loads.shape}")
+    base = topology.leaf_up_base if direction == "up" else topology.spine_down_base
+    ls = topology.leaves * topology.spines
+    return loads[base : base + ls].reshape(topology.leaves, topology.spines)

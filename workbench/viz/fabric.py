@@ -1,0 +1,117 @@
+"""Figures for the fabric notebooks (packet spraying, C4): functions of model outputs, no computation of their own."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from . import COLORS, style
+
+__all__ = [
+    "SCHEME_COLORS",
+    "ratio_vs_size",
+    "uplink_heatmaps",
+    "time_vs_size",
+    "connections_bar",
+    "slowdown_vs_gpus",
+    "gain_vs_share",
+    "bond_bandwidth",
+]
+
+#: One colour per routing scheme, the same in every fabric figure.
+SCHEME_COLORS = {
+    "ecmp": COLORS["ecmp"],
+    "mp-2": "#ff7f0e",
+    "mp-4": "#bcbd22",
+    "mp-8": "#8c564b",
+    "spray": COLORS["ideal"],
+    "minimal": "#1f77b4",
+    "planned": "#9467bd",
+}
+
+
+def _color(scheme: str) -> str:
+    return SCHEME_COLORS.get(scheme, "#444444")
+
+
+def ratio_vs_size(table: pd.DataFrame, title: str = "Max congestion vs ideal spraying") -> go.Figure:
+    """Lines of ``ratio`` vs ``gpus`` per ``scheme`` (a frame from :func:`workbench.fabric.ratio_vs_size`)."""
+    fig = go.Figure()
+    for scheme, part in table.groupby("scheme", sort=False):
+        fig.add_trace(go.Scatter(x=part["gpus"], y=part["ratio"], mode="lines+markers", name=scheme,
+                                 line={"color": _color(scheme)}))
+    fig.update_xaxes(type="log")
+    return style(fig, title=title, x_title="GPUs (hosts)", y_title="max congestion / ideal (x)")
+
+
+def uplink_heatmaps(topology, loads: Mapping[str, np.ndarray], title: str) -> go.Figure:
+    """One heatmap of leaf->spine link load (GB) per scheme; ``loads`` maps scheme -> per-link bytes."""
+    from ..fabric import spine_link_matrix
+
+    names = list(loads)
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.06)
+    mats = {k: spine_link_matrix(topology, v) / 1e9 for k, v in loads.items()}
+    zmax = max(float(m.max()) for m in mats.values()) or 1.0
+    for i, k in enumerate(names, start=1):
+        fig.add_trace(go.Heatmap(z=mats[k], zmin=0, zmax=zmax, colorscale="Viridis", showscale=i == len(names),
+                                 colorbar={"title": "GB"}), row=1, col=i)
+        fig.update_xaxes(title_text="spine", row=1, col=i)
+    fig.update_yaxes(title_text="leaf", row=1, col=1)
+    return style(fig, title=title)
+
+
+def time_vs_size(sizes_bytes: np.ndarray, curves: Mapping[str, np.ndarray], title: str) -> go.Figure:
+    """Collective completion time (s) vs message size (bytes) per scheme."""
+    fig = go.Figure()
+    for scheme, t in curves.items():
+        fig.add_trace(go.Scatter(x=sizes_bytes, y=t, mode="lines+markers", name=scheme,
+                                 line={"color": _color(scheme)}))
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return style(fig, title=title, x_title="message size (bytes)", y_title="completion time (s)")
+
+
+def connections_bar(counts: Mapping[str, int], title: str) -> go.Figure:
+    """Connections (queue pairs) per host for each scheme."""
+    fig = go.Figure(go.Bar(x=list(counts), y=list(counts.values()), marker_color=[_color(k) for k in counts],
+                           text=list(counts.values()), textposition="outside"))
+    return style(fig, title=title, x_title="scheme", y_title="connections per host (count)")
+
+
+def slowdown_vs_gpus(table: pd.DataFrame, title: str = "Communication slowdown of ECMP vs planned paths") -> go.Figure:
+    """``slowdown`` columns vs ``gpus`` (a frame with ``gpus`` and one column per curve, e.g. from c4_gain_table)."""
+    fig = go.Figure()
+    for col, name, color in (("nic_slowdown", "NIC bond (exact)", COLORS["ecmp"]),
+                             ("fabric_slowdown", "fabric (Monte-Carlo)", "#1f77b4"),
+                             ("slowdown", "combined", "#444444")):
+        if col in table:
+            part = table.drop_duplicates("gpus")
+            fig.add_trace(go.Scatter(x=part["gpus"], y=part[col], mode="lines+markers", name=name,
+                                     line={"color": color}))
+    fig.update_xaxes(type="log")
+    return style(fig, title=title, x_title="GPUs", y_title="communication time, ECMP / planned (x)")
+
+
+def gain_vs_share(table: pd.DataFrame, title: str = "Runtime gain of planned paths (C4P model)") -> go.Figure:
+    """Gain (%) vs communication share (%) with one line per GPU count; a band marks C4's reported ~15%."""
+    fig = go.Figure()
+    for gpus, part in table.groupby("gpus"):
+        fig.add_trace(go.Scatter(x=100 * part["comm_share"], y=100 * part["gain"], mode="lines",
+                                 name=f"{gpus} GPUs"))
+    fig.add_hrect(y0=12, y1=18, fillcolor=COLORS["ideal"], opacity=0.15, line_width=0,
+                  annotation_text="C4 reports ~15%", annotation_position="top left")
+    return style(fig, title=title, x_title="communication share of iteration time (%)",
+                 y_title="iteration throughput gain (%)")
+
+
+def bond_bandwidth(flows: np.ndarray, effective: np.ndarray, title: str) -> go.Figure:
+    """Expected effective bandwidth (fraction of ideal) vs long-lived flows per bonded NIC."""
+    fig = go.Figure(go.Scatter(x=flows, y=effective, mode="lines+markers", name="ECMP (exact)",
+                               line={"color": COLORS["ecmp"]}))
+    fig.add_trace(go.Scatter(x=flows, y=np.ones_like(effective), mode="lines", name="planned",
+                             line={"color": SCHEME_COLORS["planned"], "dash": "dash"}))
+    return style(fig, title=title, x_title="flows per NIC (count)", y_title="effective bandwidth (fraction of ideal)")
