@@ -1,0 +1,118 @@
+"""RED/ECN marking on a switch queue, in the classic and in PRED's parameterization.
+
+RED (Floyd and Jacobson, 1993) marks an arriving packet with a probability that rises linearly with the queue length
+between a minimum threshold ``min_k`` and a maximum threshold ``max_k``, where it reaches ``max_p``; datacenter
+switches configured for DCTCP mark every packet once the instantaneous queue is at or above ``max_k``. PRED (NSDI
+2025) describes the same ramp by its start point ``min_k`` and its slope ``lambda = max_p / (max_k - min_k)`` (marking
+probability per packet of queue), because its controllers move the slope and the start point independently. The two
+forms describe the same curve: :meth:`RedMarking.from_slope` builds the ramp that starts at ``min_k`` and reaches
+probability 1 at ``min_k + 1/lambda``.
+
+Queue lengths are in packets throughout (the unit PRED and switch ECN configurations use).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import nonnegative, positive, probability
+
+__all__ = ["RedMarking", "mark_probability"]
+
+
+@dataclass(frozen=True)
+class RedMarking:
+    """A RED/ECN marking ramp on the instantaneous queue length.
+
+    Parameters
+    ----------
+    min_k_pkts : float
+        Queue length (packets) below which nothing is marked; ``>= 0``.
+    max_k_pkts : float
+        Queue length (packets) at and above which every packet is marked; ``> min_k_pkts``.
+    max_p : float
+        Marking probability just below ``max_k_pkts``; in ``(0, 1]``.
+
+    Examples
+    --------
+    >>> m = RedMarking(20, 200, 0.1)
+    >>> round(m.slope_per_pkt, 6)
+    0.000556
+    >>> float(m.probability(110))
+    0.05
+    >>> RedMarking.from_slope(5, 0.05).max_k_pkts
+    25.0
+    """
+
+    min_k_pkts: float
+    max_k_pkts: float
+    max_p: float = 1.0
+
+    def __post_init__(self) -> None:
+        lo = nonnegative("min_k_pkts", self.min_k_pkts)
+        hi = positive("max_k_pkts", self.max_k_pkts)
+        p = probability("max_p", self.max_p)
+        if not lo < hi:
+            raise ValueError(f"min_k_pkts must be < max_k_pkts, got min_k_pkts={lo} and max_k_pkts={hi}")
+        if p <= 0:
+            raise ValueError(f"max_p must be in (0, 1], got {p}")
+        object.__setattr__(self, "min_k_pkts", lo)
+        object.__setattr__(self, "max_k_pkts", hi)
+        object.__setattr__(self, "max_p", p)
+
+    @classmethod
+    def from_slope(cls, min_k_pkts: float, slope_per_pkt: float) -> RedMarking:
+        """PRED's form: the ramp starting at ``min_k_pkts`` with slope ``slope_per_pkt`` up to probability 1."""
+        min_k = nonnegative("min_k_pkts", min_k_pkts)
+        slope = positive("slope_per_pkt", slope_per_pkt)
+        return cls(min_k, min_k + 1.0 / slope, 1.0)
+
+    @property
+    def slope_per_pkt(self) -> float:
+        """PRED's lambda: marking probability added per packet of queue above ``min_k_pkts``."""
+        return self.max_p / (self.max_k_pkts - self.min_k_pkts)
+
+    def probability(self, queue_pkts: float | np.ndarray) -> np.ndarray:
+        """Marking probability of a packet arriving to ``queue_pkts`` packets (vectorized)."""
+        return mark_probability(queue_pkts, self.min_k_pkts, self.max_k_pkts, self.max_p)
+
+    def scaled(self, factor: float) -> RedMarking:
+        """The ramp with the same start and ``factor`` times the slope (PRED's Flow Concurrent Stabilizer)."""
+        factor = positive("factor", factor)
+        return RedMarking(self.min_k_pkts, self.min_k_pkts + (self.max_k_pkts - self.min_k_pkts) / factor, self.max_p)
+
+
+def mark_probability(
+    queue_pkts: float | np.ndarray,
+    min_k_pkts: float | np.ndarray,
+    max_k_pkts: float | np.ndarray,
+    max_p: float | np.ndarray = 1.0,
+) -> np.ndarray:
+    """RED/ECN marking probability: 0 below ``min_k``, linear to ``max_p`` at ``max_k``, 1 at and above ``max_k``.
+
+    All arguments broadcast, so a sweep over queue lengths and over thresholds is one call. Inputs are not validated
+    here (this is the inner loop of the models); :class:`RedMarking` validates a configuration.
+
+    Examples
+    --------
+    >>> mark_probability([0, 20, 110, 200, 500], 20, 200, 0.1).round(3).tolist()
+    [0.0, 0.0, 0.05, 1.0, 1.0]
+    """
+    q = np.asarray(queue_pkts, dtype=float)
+    lo = np.asarray(min_k_pkts, dtype=float)
+    hi = np.asarray(max_k_pkts, dtype=float)
+    ramp = np.asarray(max_p, dtype=float) * np.clip((q - lo) / (hi - lo), 0.0, 1.0)
+    return np.where(q >= hi, 1.0, np.where(q < lo, 0.0, ramp))
+
+
+def _scalar_probability(q: float, lo: float, hi: float, max_p: float) -> float:
+    """Scalar fast path used inside the packet simulation."""
+    if q < lo:
+        return 0.0
+    if q >= hi:
+        return 1.0
+    return max_p * (q - lo) / (hi - lo)
+
+

@@ -1,0 +1,153 @@
+"""Flow-size distributions and Poisson flow arrivals at a chosen load.
+
+The web-search distribution is the flow-size CDF measured in a production web-search cluster and published with DCTCP
+(Alizadeh et al., SIGCOMM 2010); the piecewise-linear table below is the version that later datacenter transport
+papers (pFabric, HPCC, PRED) use in simulation. More than half of the flows are under 100 KB, but nearly all bytes
+belong to multi-megabyte flows, which is what makes the short-flow tail latency so sensitive to the queue the long
+flows build.
+
+Flows arrive as a Poisson process whose rate makes the offered load a chosen fraction of a link's capacity:
+``rate = load * capacity_bps / (8 * mean_size_bytes)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._rng import Seed, generator
+from .._validate import in_range, integer, positive
+
+__all__ = [
+    "WEB_SEARCH_CDF",
+    "FlowSizeCDF",
+    "web_search",
+    "poisson_flows",
+    "SIZE_CLASSES",
+    "size_class",
+]
+
+
+class FlowSizeCDF:
+    """A piecewise-linear flow-size CDF (sizes in bytes) that samples by inverse transform.
+
+    Parameters
+    ----------
+    size_bytes, cdf : array-like
+        Break points: increasing sizes and non-decreasing cumulative probabilities ending at 1.
+
+    Examples
+    --------
+    >>> d = web_search()
+    >>> round(d.mean_bytes / 1e6, 2)
+    1.71
+    >>> d.sample(3, seed=0).dtype
+    dtype('int64')
+    """
+
+    def __init__(self, size_bytes, cdf) -> None:
+        size = np.asarray(size_bytes, dtype=float)
+        prob = np.asarray(cdf, dtype=float)
+        if size.ndim != 1 or size.shape != prob.shape or size.size < 2:
+            raise ValueError("size_bytes and cdf must be 1-D arrays of the same length >= 2")
+        if (np.diff(size) <= 0).any() or size[0] < 0:
+            raise ValueError("size_bytes must be non-negative and strictly increasing")
+        if (np.diff(prob) < 0).any() or prob[0] < 0 or abs(prob[-1] - 1.0) > 1e-12:
+            raise ValueError("cdf must be non-decreasing from >= 0 to exactly 1")
+        self.size_bytes = size
+        self.cdf = prob
+        # mean of the piecewise-linear (uniform within a segment) distribution, plus the atom at size[0]
+        mids = 0.5 * (size[1:] + size[:-1])
+        self.mean_bytes = float(prob[0] * size[0] + np.sum(np.diff(prob) * mids))
+
+    def sample(self, n: int, seed: Seed = None) -> np.ndarray:
+        """``n`` flow sizes in bytes (at least 1 byte), by inverse transform of the piecewise-linear CDF."""
+        n = integer("n", n, minimum=0)
+        u = generator(seed).random(n)
+        return np.maximum(1, np.interp(u, self.cdf, self.size_bytes)).astype(np.int64)
+
+    def quantile(self, q) -> np.ndarray:
+        """Size in bytes at cumulative probability ``q``."""
+        return np.interp(np.asarray(q, dtype=float), self.cdf, self.size_bytes)
+
+
+#: DCTCP web-search flow-size CDF: (size in bytes, cumulative probability).
+WEB_SEARCH_CDF = (
+    (0, 0.0),
+    (10_000, 0.15),
+    (20_000, 0.20),
+    (30_000, 0.30),
+    (50_000, 0.40),
+    (80_000, 0.53),
+    (200_000, 0.60),
+    (1_000_000, 0.70),
+    (2_000_000, 0.80),
+    (5_000_000, 0.90),
+    (10_000_000, 0.97),
+    (30_000_000, 1.00),
+)
+
+
+def web_search() -> FlowSizeCDF:
+    """The DCTCP web-search flow-size distribution (mean about 1.7 MB)."""
+    table = np.asarray(WEB_SEARCH_CDF, dtype=float)
+    return FlowSizeCDF(table[:, 0], table[:, 1])
+
+
+#: Flow-size classes used for FCT breakdowns: (label, low bytes inclusive, high bytes exclusive).
+SIZE_CLASSES = (
+    ("small (<100KB)", 0, 100_000),
+    ("medium (100KB-10MB)", 100_000, 10_000_000),
+    ("large (>=10MB)", 10_000_000, np.inf),
+)
+
+
+def size_class(size_bytes) -> np.ndarray:
+    """Label of :data:`SIZE_CLASSES` for each flow size."""
+    size = np.asarray(size_bytes, dtype=float)
+    edges = np.array([c[1] for c in SIZE_CLASSES[1:]], dtype=float)
+    labels = np.array([c[0] for c in SIZE_CLASSES], dtype=object)
+    return labels[np.searchsorted(edges, size, side="right")]
+
+
+def poisson_flows(
+    load: float,
+    capacity_gbps: float,
+    duration_s: float,
+    *,
+    sizes: FlowSizeCDF | None = None,
+    seed: Seed = None,
+) -> pd.DataFrame:
+    """Poisson flow arrivals whose offered load is ``load`` times ``capacity_gbps`` over ``duration_s``.
+
+    Parameters
+    ----------
+    load : float
+        Offered load as a fraction of capacity, in ``(0, 1)`` (a steady state needs ``load < 1``).
+    capacity_gbps : float
+        Capacity the load refers to (one link, or the sum of host links for a fabric).
+    duration_s : float
+        Arrivals are generated in ``[0, duration_s)``.
+    sizes : FlowSizeCDF, optional
+        Flow-size distribution; default :func:`web_search`.
+    seed : int, Generator or None
+
+    Returns
+    -------
+    DataFrame with columns ``start_s`` (sorted) and ``size_bytes``.
+
+    Examples
+    --------
+    >>> f = poisson_flows(0.5, 10.0, 0.01, seed=1)
+    >>> list(f.columns)
+    ['start_s', 'size_bytes']
+    """
+    load = in_range("load", load, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+    capacity_gbps = positive("capacity_gbps", capacity_gbps)
+    duration_s = positive("duration_s", duration_s)
+    dist = web_search() if sizes is None else sizes
+    rng = generator(seed)
+    rate = load * capacity_gbps * 1e9 / (8.0 * dist.mean_bytes)
+    n = int(rng.poisson(rate * duration_s))
+    start = np.sort(rng.uniform(0.0, duration_s, n))
+    return pd.DataFrame({"start_s": start, "size_bytes": dist.sample(n, rng)})
