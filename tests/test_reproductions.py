@@ -13,7 +13,7 @@ from workbench.reproductions import AtLeast, AtMost, Check, InRange, Trend, Verd
 REGISTRY = rep.load_all()
 
 
-@pytest.mark.parametrize("key", list(REGISTRY.claims))
+@pytest.mark.parametrize("key", sorted(REGISTRY.claims))
 def test_claim_reaches_expected_verdict(key):
     claim = REGISTRY.claims[key]
     result = rep.run_claim(claim, "quick")
