@@ -143,3 +143,48 @@ def bimodality_coefficient(x: np.ndarray) -> float:
     k = ((d**4).mean() / m2**2 - 3.0)
     k = ((n + 1) * k + 6) * (n - 1) / ((n - 2) * (n - 3))
     return float((g * g + 1) / (k + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3))))
+
+
+def weighted_cdf(x: np.ndarray, w: np.ndarray, *, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """``(x_sorted, cumulative weight fraction)`` of weighted samples, thinned to about ``points`` for plotting.
+
+    Examples
+    --------
+    >>> weighted_cdf([3.0, 1.0, 2.0], [1.0, 1.0, 2.0])[1].tolist()
+    [0.25, 0.75, 1.0]
+    """
+    x = np.asarray(x, dtype=float)
+    w = np.asarray(w, dtype=float)
+    order = np.argsort(x, kind="stable")
+    xs, c = x[order], np.cumsum(w[order])
+    c = c / c[-1] if c.size and c[-1] > 0 else c
+    if xs.size > points:
+        keep = np.unique(np.linspace(0, xs.size - 1, points).astype(np.int64))
+        xs, c = xs[keep], c[keep]
+    return xs, c
+
+
+def pmf_ccdf(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, P(X > value))`` of a PMF, dropping the final zero (for log axes)."""
+    v = np.asarray(values, dtype=float)
+    p = np.asarray(probs, dtype=float)
+    order = np.argsort(v, kind="stable")
+    tail = 1.0 - np.cumsum(p[order]) / p.sum()
+    keep = tail > 1e-9
+    return v[order][keep], tail[keep]
+
+
+def ecdf(x: np.ndarray, *, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical CDF of ``x`` (NaN dropped; +inf kept at the top), thinned to about ``points``."""
+    x = np.asarray(x, dtype=float)
+    x = x[~np.isnan(x)]
+    return weighted_cdf(x, np.ones(x.size), points=points)
+
+
+def rate_timeline(arrival_s: np.ndarray, *, bin_s: float = 10.0, duration_s: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(bin_start_s, rate_rps)``: arrivals counted in ``bin_s`` bins."""
+    t = np.asarray(arrival_s, dtype=float)
+    end = duration_s if duration_s is not None else (t.max() if t.size else bin_s)
+    n = max(int(np.ceil(end / bin_s)), 1)
+    counts = np.bincount(np.minimum((t // bin_s).astype(np.int64), n - 1), minlength=n) if t.size else np.zeros(n)
+    return np.arange(n) * bin_s, counts / bin_s
