@@ -1,0 +1,251 @@
+"""Routing schemes and link loads: networkx cross-check, conservation, minimal splitting == spraying, planning."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.fabric import (
+    SCHEMES,
+    Step,
+    assign_paths,
+    collective_steps,
+    connections_per_host,
+    leaf_spine,
+    link_loads,
+    min_split_pieces,
+    minimal_split_subflows,
+    parse_scheme,
+)
+
+
+def nx_loads(topo, step, routes):
+    """Loads by walking networkx paths: routes maps flow -> list of (spine or None, bytes)."""
+    g = topo.to_networkx()
+    loads = np.zeros(topo.n_links)
+    for i, (s, d) in enumerate(zip(step.src.tolist(), step.dst.tolist())):
+        paths = {}
+        for p in nx.all_shortest_paths(g, ("host", s), ("host", d)):
+            sp = [n[1] for n in p if n[0] == "spine"]
+            paths[sp[0] if sp else None] = [g.edges[a, b]["link_id"] for a, b in zip(p, p[1:])]
+        for spine, nbytes in routes[i]:
+            for lid in paths[spine]:
+                loads[lid] += nbytes
+    return loads
+
+
+def nx_spray_routes(topo, step):
+    g = topo.to_networkx()
+    routes = {}
+    for i, (s, d) in enumerate(zip(step.src.tolist(), step.dst.tolist())):
+        ps = list(nx.all_shortest_paths(g, ("host", s), ("host", d)))
+        spines = [[n[1] for n in p if n[0] == "spine"] for p in ps]
+        routes[i] = [(sp[0] if sp else None, step.size_bytes[i] / len(ps)) for sp in spines]
+    return routes
+
+
+def routes_from_assignment(topo, step, scheme, seed=0):
+    routes = defaultdict(list)
+    f, sp, b = assign_paths(topo, step, scheme, seed=seed)
+    for i, p, nbytes in zip(f.tolist(), sp.tolist(), b.tolist()):
+        routes[i].append((p, nbytes))
+    local = topo.host_leaf(step.src) == topo.host_leaf(step.dst)
+    for i in np.flatnonzero(local).tolist():
+        routes[i].append((None, float(step.size_bytes[i])))
+    return routes
+
+
+FABRICS = [leaf_spine(3, 4, 3), leaf_spine(4, 3, 2, failed_links=[(0, 1), (2, 2)]), leaf_spine(2, 5, 4)]
+
+
+@pytest.mark.parametrize("topo", FABRICS, ids=["3x4x3", "failures", "2x5x4"])
+@pytest.mark.parametrize("name", ["all_to_all", "permutation", "double_binary_tree"])
+def test_spray_matches_networkx_path_enumeration(topo, name):
+    step = collective_steps(name, topo.n_hosts, 12_000, seed=3)[0]
+    assert np.allclose(link_loads(topo, step, "spray"), nx_loads(topo, step, nx_spray_routes(topo, step)))
+
+
+@pytest.mark.parametrize("topo", FABRICS, ids=["3x4x3", "failures", "2x5x4"])
+@pytest.mark.parametrize("scheme", ["ecmp", "mp-3", "minimal", "planned"])
+def test_schemes_match_networkx_walk_of_their_assignment(topo, scheme):
+    step = collective_steps("all_to_all", topo.n_hosts, 12_000)[0]
+    expected = nx_loads(topo, step, routes_from_assignment(topo, step, scheme, seed=5))
+    assert np.allclose(link_loads(topo, step, scheme, seed=5), expected)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_conservation_and_nonnegativity(scheme):
+    topo = leaf_spine(4, 4, 4, failed_links=[(3, 0)])
+    step = collective_steps("permutation", 16, 10_000, seed=2)[0]
+    loads = link_loads(topo, step, scheme, seed=1)
+    n = topo.n_hosts
+    cross = topo.host_leaf(step.src) != topo.host_leaf(step.dst)
+    assert np.all(loads >= 0)
+    assert loads[:n].sum() == pytest.approx(step.total_bytes) and loads[n : 2 * n].sum() == pytest.approx(step.total_bytes)
+    up = loads[topo.leaf_up_base : topo.spine_down_base]
+    down = loads[topo.spine_down_base :]
+    assert up.sum() == pytest.approx(step.size_bytes[cross].sum()) and down.sum() == pytest.approx(up.sum())
+    assert np.all(loads[topo.capacity_gbps == 0] == 0)  # nothing on a failed link
+    # per leaf: bytes leaving on uplinks == bytes of its cross-leaf flows
+    per_leaf = np.bincount(topo.host_leaf(step.src[cross]), weights=step.size_bytes[cross], minlength=4)
+    assert np.allclose(up.reshape(4, 4).sum(axis=1), per_leaf)
+
+
+def test_same_seed_same_bytes():
+    topo = leaf_spine(4, 4, 4)
+    step = collective_steps("all_to_all", 16, 10_000)[0]
+    a = link_loads(topo, step, "mp-4", seed=9)
+    assert np.array_equal(a, link_loads(topo, step, "mp-4", seed=9))
+    assert not np.array_equal(a, link_loads(topo, step, "mp-4", seed=10))
+
+
+@st.composite
+def equal_demands(draw):
+    leaves = draw(st.integers(2, 5))
+    spines = draw(st.integers(1, 12))
+    hosts = draw(st.integers(1, 6))
+    n_hosts = leaves * hosts
+    counts = draw(st.lists(st.integers(0, 3 * spines), min_size=n_hosts, max_size=n_hosts))
+    sizes = draw(st.lists(st.integers(1, 10**6), min_size=n_hosts, max_size=n_hosts))
+    fails = draw(st.lists(st.tuples(st.integers(0, leaves - 1), st.integers(0, spines - 1)), max_size=spines - 1))
+    seed = draw(st.integers(0, 2**16))
+    return leaves, spines, hosts, counts, sizes, fails, seed
+
+
+@settings(max_examples=60, deadline=None)
+@given(equal_demands())
+def test_minimal_splitting_equals_spraying_on_every_link(case):
+    leaves, spines, hosts, counts, sizes, fails, seed = case
+    topo = leaf_spine(leaves, spines, hosts)
+    # never isolate a leaf pair: keep spine 0 alive everywhere
+    topo = topo.with_failures([(a, b) for a, b in fails if b != 0])
+    rng = np.random.default_rng(seed)
+    n = topo.n_hosts
+    src = np.repeat(np.arange(n), counts)
+    if n < 2 or src.size == 0:
+        return
+    dst = (src + rng.integers(1, n, size=src.size)) % n
+    step = Step(src, dst, np.repeat(np.asarray(sizes, dtype=float), counts))
+    a, b = link_loads(topo, step, "minimal"), link_loads(topo, step, "spray")
+    assert np.allclose(a, b, rtol=1e-12, atol=1e-9 * max(1.0, b.max()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 100), s=st.integers(1, 40))
+def test_subflow_count_formula(n, s):
+    topo = leaf_spine(2, s, n)
+    src = np.zeros(n, dtype=np.int64)
+    dst = n + np.arange(n, dtype=np.int64)
+    f, sp, b = minimal_split_subflows(topo, src, dst, np.full(n, 6.0))
+    q, r = divmod(n, s)
+    g = math.gcd(r, s)
+    assert f.size == n + r * (s // g - 1) == min_split_pieces(n, s)[1]
+    assert np.allclose(np.bincount(sp, weights=b, minlength=s), n * 6.0 / s)
+    assert np.allclose(np.bincount(f, weights=b), 6.0)  # every flow delivered in full
+    if r:
+        pieces = np.bincount(f)
+        assert set(pieces.tolist()) <= {1, s // g}
+        # minimality: no k < s/g lets r flows in k equal pieces load every spine equally
+        for k in range(1, s // g):
+            assert (r * k) % s != 0
+
+
+def test_minimal_split_small_exhaustive_optimality():
+    """For tiny s, exhaustively check no assignment with fewer equal pieces balances the leftovers."""
+    import itertools
+
+    for s in range(1, 5):
+        for r in range(1, s):
+            k_min = min_split_pieces(r, s)[0]
+            for k in range(1, k_min):
+                ok = False
+                for assign in itertools.product(range(s), repeat=r * k):
+                    if len(set(np.bincount(assign, minlength=s).tolist())) == 1:
+                        ok = True
+                        break
+                assert not ok, (s, r, k)
+
+
+def test_minimal_needs_equal_sizes():
+    topo = leaf_spine(2, 2, 2)
+    step = Step(np.array([0, 0]), np.array([2, 3]), np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="equal-size"):
+        link_loads(topo, step, "minimal")
+
+
+@settings(max_examples=40, deadline=None)
+@given(equal_demands())
+def test_planned_meets_the_lower_bound_without_failures(case):
+    leaves, spines, hosts, counts, _, _, seed = case
+    topo = leaf_spine(leaves, spines, hosts)
+    rng = np.random.default_rng(seed)
+    n = topo.n_hosts
+    src = np.repeat(np.arange(n), counts)
+    if n < 2 or src.size == 0:
+        return
+    dst = (src + rng.integers(1, n, size=src.size)) % n
+    step = Step(src, dst, np.ones(src.size))
+    loads = link_loads(topo, step, "planned")
+    sl, dl = topo.host_leaf(src), topo.host_leaf(dst)
+    cross = sl != dl
+    up_flows = np.bincount(sl[cross], minlength=leaves)
+    down_flows = np.bincount(dl[cross], minlength=leaves)
+    up = loads[topo.leaf_up_base : topo.spine_down_base].reshape(leaves, spines)
+    down = loads[topo.spine_down_base :].reshape(leaves, spines)
+    assert np.all(up.max(axis=1) <= np.ceil(up_flows / spines) + 1e-9)
+    assert np.all(down.max(axis=1) <= np.ceil(down_flows / spines) + 1e-9)
+
+
+def test_connections_per_host():
+    topo = leaf_spine(4, 4, 4)
+    step = collective_steps("all_to_all", 16, 1600)[0]
+    assert np.all(connections_per_host(topo, step, "ecmp") == 15)
+    assert np.all(connections_per_host(topo, step, "mp-8") == 120)
+    assert np.all(connections_per_host(topo, step, "spray") == 15)
+    assert np.all(connections_per_host(topo, step, "minimal") == 15)  # 4 flows per leaf, 4 spines
+    topo6 = leaf_spine(4, 6, 4)  # n=4 flows per destination leaf on 6 spines: r=4, g=2, 3 pieces each
+    assert np.all(connections_per_host(topo6, step, "minimal") == 3 + 3 * 12)
+
+
+def test_parse_scheme_and_bad_input():
+    assert parse_scheme("mp1") == ("ecmp", 1)
+    assert parse_scheme(" Spray ") == ("spray", 1)
+    with pytest.raises(ValueError, match="scheme"):
+        parse_scheme("valiant")
+    with pytest.raises(TypeError, match="scheme"):
+        parse_scheme(8)
+    topo = leaf_spine(2, 2, 2)
+    step = collective_steps("ring", 8, 100)[0]
+    with pytest.raises(ValueError, match="more ranks than hosts"):
+        link_loads(topo, step, "ecmp")
+    with pytest.raises(TypeError, match="Step"):
+        link_loads(topo, [(0, 1)], "ecmp")
+    with pytest.raises(ValueError, match="itself"):
+        link_loads(topo, Step(np.array([1]), np.array([1]), np.array([1.0])), "ecmp")
+    with pytest.raises(ValueError, match="placement"):
+        link_loads(topo, collective_steps("ring", 4, 100)[0], "ecmp", placement=[0, 1, 1, 2])
+    cut = leaf_spine(2, 2, 2, failed_links=[(0, 0), (1, 1)])
+    with pytest.raises(ValueError, match="no live path"):
+        link_loads(cut, collective_steps("all_to_all", 4, 100)[0], "ecmp")
+    with pytest.raises(ValueError, match="no live path"):
+        link_loads(cut, collective_steps("all_to_all", 4, 100)[0], "spray")
+
+
+def test_failures_route_around_and_raise_congestion():
+    topo = leaf_spine(16, 16, 16)
+    failed = topo.with_failures([(0, s) for s in range(8)])  # leaf 0 keeps 8 of 16 uplinks
+    step = collective_steps("halving_doubling", 256, 2**20)[0]
+    for scheme in ("spray", "minimal", "planned", "ecmp"):
+        loads = link_loads(failed, step, scheme, seed=0)
+        assert np.all(loads[failed.capacity_gbps == 0] == 0)
+    sp = link_loads(failed, step, "spray")
+    assert np.allclose(sp, link_loads(failed, step, "minimal"))
+    # leaf 0's 16 flows now share 8 uplinks: 2 flows' worth each
+    up0 = sp[failed.leaf_up(0, np.arange(8, 16))]
+    assert np.allclose(up0, 2 * step.size_bytes[0])
