@@ -15,11 +15,17 @@ The two fidelities agree where they overlap (long flows on one bottleneck): see 
 
 from .fluid import DCTCP_G, FluidResult, bdp_pkts, simulate_fluid, steady_state
 from .packet import Network, PredConfig, SimResult, dumbbell, fct_summary, leaf_spine_fct
+from .experiments import PRED_DEFAULT, STATIC_DEFAULT, compare_schemes, concurrency_sweep, fabric_comparison
 from .red import RedMarking, mark_probability
 from .workload import SIZE_CLASSES, WEB_SEARCH_CDF, FlowSizeCDF, poisson_flows, size_class, web_search
 
 __all__ = [
     "DCTCP_G",
+    "PRED_DEFAULT",
+    "STATIC_DEFAULT",
+    "compare_schemes",
+    "concurrency_sweep",
+    "fabric_comparison",
     "FlowSizeCDF",
     "FluidResult",
     "Network",

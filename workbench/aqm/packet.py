@@ -32,8 +32,10 @@ On each marking queue, :class:`PredConfig` runs the paper's two control loops as
 * **Queue Length Adjuster (QLA)**: every ``qla_period_rtts`` (5 RTT) it scores the period with the utility
   ``U = 0.4 * throughput / capacity - 0.6 * mean queue / queue_ref`` and hill-climbs: one period at the current
   setting, one with the slope offset raised by ``slope_step`` (0.025), one with it lowered, then keeps the best of the
-  three. When the slope is below ``min_slope_for_slope_tuning`` (0.05) it tunes the start point ``min_k`` instead, in
-  5-packet steps.
+  three. When the FCS slope is below ``min_slope_for_slope_tuning`` (0.05) it tunes the start point ``min_k``
+  instead, in 5-packet steps (and drops its slope offset). The paper gives no bounds for these walks; here ``min_k``
+  stays within ``[0, 40]`` packets, the offset within ``+-0.25`` and the slope at or above one flow's slope, because
+  an unbounded hill climb on a noisy utility drifts.
 
 Static thresholds (a fixed :class:`~workbench.aqm.red.RedMarking`) are the baseline.
 """
@@ -90,6 +92,10 @@ class PredConfig:
         Below this slope QLA tunes ``min_k`` instead of the slope (paper: 0.05).
     queue_ref_pkts : float or None
         Queue length that costs a full unit of utility; default the link's bandwidth-delay product.
+    max_min_k_pkts, max_slope_offset : float
+        Bounds on what QLA may do (the paper does not give them): ``min_k`` stays in ``[0, max_min_k_pkts]`` and
+        QLA's offset to the FCS slope in ``[-max_slope_offset, max_slope_offset]``; the slope never drops below one
+        flow's ``unit_slope_per_pkt``.
 
     Examples
     --------
@@ -108,6 +114,8 @@ class PredConfig:
     min_k_step_pkts: float = 5.0
     min_slope_for_slope_tuning: float = 0.05
     queue_ref_pkts: float | None = None
+    max_min_k_pkts: float = 40.0
+    max_slope_offset: float = 0.25
 
     def __post_init__(self) -> None:
         positive("unit_slope_per_pkt", self.unit_slope_per_pkt)
@@ -120,6 +128,8 @@ class PredConfig:
         nonnegative("min_slope_for_slope_tuning", self.min_slope_for_slope_tuning)
         if self.queue_ref_pkts is not None:
             positive("queue_ref_pkts", self.queue_ref_pkts)
+        nonnegative("max_min_k_pkts", self.max_min_k_pkts)
+        nonnegative("max_slope_offset", self.max_slope_offset)
 
 
 class _Link:
@@ -483,7 +493,7 @@ class Network:
 
         def apply() -> float:
             slope = cfg.unit_slope_per_pkt * (n_flows if cfg.fcs else 1) + offset
-            slope = max(slope, 1e-4)
+            slope = max(slope, cfg.unit_slope_per_pkt)
             L.lo = min_k
             L.hi = min_k + 1.0 / slope
             L.maxp = 1.0
@@ -503,8 +513,10 @@ class Network:
                 served0, area0, t0 = L.served, L.area, now
                 utils[phase] = cfg.throughput_weight * util - (1.0 - cfg.throughput_weight) * qmean / qref
                 if phase == 0:
-                    slope_now = cfg.unit_slope_per_pkt * (n_flows if cfg.fcs else 1) + offset
-                    mode = "slope" if slope_now >= cfg.min_slope_for_slope_tuning + cfg.slope_step else "min_k"
+                    fcs_slope = cfg.unit_slope_per_pkt * (n_flows if cfg.fcs else 1)
+                    mode = "slope" if fcs_slope >= cfg.min_slope_for_slope_tuning else "min_k"
+                    if mode == "min_k":
+                        offset = 0.0
                     base_param = offset if mode == "slope" else min_k
                     phase = 1
                     step = +1
@@ -516,9 +528,10 @@ class Network:
                     step = (0, +1, -1)[best]
                     phase = 0
                 if mode == "slope":
-                    offset = base_param + step * cfg.slope_step
+                    offset = min(max(base_param + step * cfg.slope_step, -cfg.max_slope_offset),
+                                 cfg.max_slope_offset)
                 else:
-                    min_k = max(0.0, base_param + step * cfg.min_k_step_pkts)
+                    min_k = min(max(0.0, base_param + step * cfg.min_k_step_pkts), cfg.max_min_k_pkts)
             slope = apply()
             if monitored:
                 self.control.append((now, li, n_flows, slope, min_k))

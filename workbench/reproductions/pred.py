@@ -1,0 +1,205 @@
+"""PRED (NSDI 2025): adaptive RED/ECN that scales its marking slope with flow concurrency and tunes it by utility.
+
+Models: :mod:`workbench.aqm` (fluid steady state, simpy packet-level dumbbell and 128-host leaf-spine). The static
+baseline is ECN marking from 20 to 200 packets with probability up to 0.1; PRED uses a per-flow slope of 0.01 from
+``min_k = 5`` packets with both controllers on. Bottleneck 10 Gbit/s, base RTT 100 us (BDP 83 packets).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..aqm import PRED_DEFAULT, compare_schemes, concurrency_sweep, fabric_comparison
+from ..aqm.fluid import steady_state
+from ..aqm.red import RedMarking
+from ..viz import aqm as viz
+from . import Check, InRange, Measured, Paper, Trend, claim, figure
+
+PAPER = Paper(
+    "pred",
+    title="Performance-oriented Random Early Detection for Consistently Stable Performance in Datacenters",
+    citation="PRED, USENIX NSDI 2025",
+    url="https://www.usenix.org/conference/nsdi25",
+    notebook="notebooks/05_pred_aqm.ipynb",
+)
+
+N_FLOWS = (2, 4, 8, 16, 32)
+
+
+@functools.cache
+def sweep(scale: str):
+    """Queue vs concurrency, fluid and packet level (cached per scale)."""
+    return concurrency_sweep(N_FLOWS, duration_s=0.05 if scale == "full" else 0.02, seed=1)
+
+
+@functools.cache
+def mixed(scale: str):
+    """8 long flows plus web-search flows at 50% load on one bottleneck, static vs PRED."""
+    return compare_schemes(n_long_flows=8, load=0.5, duration_s=2.0 if scale == "full" else 0.5, seed=0)
+
+
+@functools.cache
+def fabric(scale: str):
+    """Web-search flows at 90% load on a leaf-spine, static vs PRED."""
+    from ..fabric.topology import leaf_spine
+
+    if scale == "full":
+        topo = leaf_spine(8, 4, 16, host_gbps=10.0, uplink_gbps=40.0)  # 128 hosts
+        return fabric_comparison(0.9, topology=topo, duration_s=0.05, seed=0)
+    topo = leaf_spine(4, 2, 8, host_gbps=10.0, uplink_gbps=40.0)  # 32 hosts
+    return fabric_comparison(0.9, topology=topo, duration_s=0.03, seed=0)
+
+
+def _packet(scale: str, scheme: str) -> np.ndarray:
+    df = sweep(scale)
+    return df[(df.model == "packet") & (df.scheme == scheme)].sort_values("n_flows")["queue_pkts"].to_numpy()
+
+
+@claim(
+    PAPER,
+    "static_queue_grows",
+    text="With static RED thresholds the standing queue grows with the number of concurrent long flows.",
+    paper_value="grows with concurrency",
+    compare=Trend("increasing", slack=0.05, min_change=1.0),
+)
+def _static_grows(scale):
+    q = _packet(scale, "static")
+    return Measured(q.tolist(), f"{q[0]:.0f} -> {q[-1]:.0f} pkts for {N_FLOWS[0]} -> {N_FLOWS[-1]} flows",
+                    {"n_flows": list(N_FLOWS), "queue_pkts": q.round(2).tolist()})
+
+
+def _flat_verdict(ratio: float) -> str:
+    return "reproduced" if ratio <= 0.1 else ("partial" if ratio <= 0.3 else "not reproduced")
+
+
+@claim(
+    PAPER,
+    "fcs_keeps_queue_flat",
+    text="Scaling the marking slope with the number of flows keeps the standing queue roughly flat as concurrency grows.",
+    paper_value="roughly flat (stable up to ~32 flows)",
+    compare=Check(_flat_verdict, "PRED's queue range <= 10% of the static queue's range over 2-32 flows"),
+)
+def _fcs_flat(scale):
+    qs, qp = _packet(scale, "static"), _packet(scale, "pred")
+    ratio = float(np.ptp(qp) / np.ptp(qs))
+    return Measured(ratio, f"PRED queue {qp.min():.1f}-{qp.max():.1f} pkts vs static {qs.min():.0f}-{qs.max():.0f} "
+                    f"(range ratio {ratio:.2f})", {"pred_queue_pkts": qp.round(2).tolist()})
+
+
+@claim(
+    PAPER,
+    "stability_limit",
+    text="With slope scaling the queue stays stable up to about 32 concurrent long flows.",
+    paper_value="about 32 flows",
+    compare=InRange(24, 40, partial_low=16, partial_high=64),
+    expected="partial",
+    note="In the fluid model the FCS queue is flat until DCTCP's two-packet minimum window forces q >= 2N - BDP; at "
+    "10 Gbit/s and 100 us (BDP 83 packets) that happens near 47 flows, so the limit scales with the BDP and the "
+    "paper's ~32 corresponds to a smaller BDP than ours.",
+)
+def _stability(scale):
+    n = np.arange(1, 129 if scale == "full" else 97)
+    marking = RedMarking.from_slope(PRED_DEFAULT.min_k_pkts, PRED_DEFAULT.unit_slope_per_pkt)
+    q = steady_state(n, marking, scale_with_flows=True)
+    limit = int(n[q <= 2 * q[0]].max())
+    return Measured(limit, f"flat up to {limit} flows (queue <= 2x the 1-flow queue)", {"queue_1_flow": float(q[0])})
+
+
+@claim(
+    PAPER,
+    "queue_66_lower",
+    text="PRED keeps a much lower switch queue than static thresholds.",
+    paper_value="66% lower queue",
+    compare=InRange(0.56, 0.76, partial_low=0.3, partial_high=1.0),
+    expected="partial",
+    note="Direction reproduced, magnitude larger: with 8 long flows the static ramp (20-200 packets, max p 0.1) sits "
+    "at ~130 packets while PRED's steep concurrency-scaled slope holds ~5, so the reduction (~96%) depends mostly on "
+    "how high the static baseline's thresholds are; the paper's baseline is not reproduced exactly.",
+)
+def _queue_lower(scale):
+    links = mixed(scale)[0].set_index("scheme")
+    red = 1 - links.loc["pred", "mean_queue_pkts"] / links.loc["static", "mean_queue_pkts"]
+    return Measured(float(red), f"{red:.0%} lower ({links.loc['static', 'mean_queue_pkts']:.0f} -> "
+                    f"{links.loc['pred', 'mean_queue_pkts']:.1f} pkts)")
+
+
+@claim(
+    PAPER,
+    "similar_throughput",
+    text="PRED lowers the queue at similar throughput.",
+    paper_value="similar throughput",
+    compare=InRange(0.9, 1.05, partial_low=0.8),
+)
+def _throughput(scale):
+    links = mixed(scale)[0].set_index("scheme")
+    ratio = links.loc["pred", "utilization"] / links.loc["static", "utilization"]
+    return Measured(float(ratio), f"utilization {links.loc['pred', 'utilization']:.3f} vs "
+                    f"{links.loc['static', 'utilization']:.3f} ({ratio:.3f}x)")
+
+
+@claim(
+    PAPER,
+    "fct_up_to_80_lower",
+    text="PRED lowers flow completion time on a bottleneck shared with long flows.",
+    paper_value="up to 80% lower FCT",
+    compare=InRange(0.6, 0.9, partial_low=0.3),
+    expected="partial",
+    note="On one 10 Gbit/s bottleneck with 8 long flows and 50% web-search load the best reduction (small flows) is "
+    "about 40-55%: short flows gain the ~120 packets of queue PRED removes (about 150 us) but their FCT also "
+    "includes slow start over a 100 us RTT, which PRED does not change.",
+)
+def _fct(scale):
+    fct = mixed(scale)[1]
+    s = fct[fct.scheme == "static"].set_index("size_class")
+    p = fct[fct.scheme == "pred"].set_index("size_class")
+    classes = [c for c in s.index if s.loc[c, "count"] >= 20]
+    red = {f"{c} {q}": float(1 - p.loc[c, q] / s.loc[c, q]) for c in classes for q in ("p50_s", "p99_s")}
+    best = max(red, key=red.get)
+    return Measured(red[best], f"best {red[best]:.0%} lower ({best})", {k: round(v, 3) for k, v in red.items()})
+
+
+@claim(
+    PAPER,
+    "small_flow_p99_leaf_spine",
+    text="In a leaf-spine fabric at 90% load PRED lowers the small-flow p99 FCT well below static ECN.",
+    paper_value="68-80% lower small-flow p99 FCT",
+    compare=InRange(0.68, 0.80, partial_low=0.3),
+    expected="not reproduced",
+    note="With web-search traffic only, the static ramp already keeps the fabric's queues short (mean ~4 packets), "
+    "so there is little queue for PRED to remove; its concurrency-scaled slope counts many short flows at each "
+    "port, marks hard and lowers utilization, which makes medium flows slower and leaves the small-flow p99 "
+    "unchanged or higher. The paper's leaf-spine setting (link speeds, buffer, static thresholds) is not "
+    "reproduced.",
+)
+def _fabric(scale):
+    fct = fabric(scale)[1]
+    small = fct[fct.size_class.str.startswith("small")].set_index("scheme")
+    red = 1 - small.loc["pred", "p99_s"] / small.loc["static", "p99_s"]
+    return Measured(float(red), f"{red:.0%} lower (p99 {small.loc['static', 'p99_s'] * 1e3:.2f}"
+                    f" -> {small.loc['pred', 'p99_s'] * 1e3:.2f} ms, {int(small.loc['pred', 'count'])} small flows)")
+
+
+@figure(PAPER, "queue_vs_concurrency")
+def _fig_sweep(scale):
+    return viz.queue_vs_concurrency(sweep(scale))
+
+
+@figure(PAPER, "queue_traces")
+def _fig_traces(scale):
+    res = mixed(scale)[2]
+    return viz.queue_traces({k: r.queue[r.queue.time_s <= 0.05] for k, r in res.items()},
+                            title="Bottleneck queue, 8 long flows + 50% web search")
+
+
+@figure(PAPER, "fct_by_class")
+def _fig_fct(scale):
+    return viz.fct_by_class(mixed(scale)[1], title="FCT by size class, one bottleneck")
+
+
+@figure(PAPER, "fabric_fct")
+def _fig_fabric(scale):
+    return viz.fct_by_class(fabric(scale)[1], title="FCT by size class, leaf-spine at 90% load")
+
+
