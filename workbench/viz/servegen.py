@@ -132,13 +132,12 @@ def ttft_cdf_figure(series: Mapping[str, tuple[np.ndarray, np.ndarray]], slo_s: 
     fig = fig if fig is not None else go.Figure()
     with fig.batch_update():
         fig.data = ()
-        fig.layout.shapes = ()
-        fig.layout.annotations = ()
         for i, (name, (x, y)) in enumerate(series.items()):
             color = COLORS["poisson"] if "naive" in name else _PALETTE[3]
             fig.add_scatter(x=np.maximum(x, 1e-3), y=y, mode="lines", name=name, line={"color": color})
         if slo_s is not None:
-            fig.add_vline(x=slo_s, line={"color": COLORS["theory"], "dash": "dash"}, annotation_text="SLO")
+            fig.add_scatter(x=[slo_s, slo_s], y=[0, 1], mode="lines", name="SLO",
+                            line={"color": COLORS["theory"], "dash": "dash"})
         fig.update_xaxes(type="log")
         style(fig, title="Time to first token", x_title="TTFT (s, log)", y_title="fraction of requests")
     return fig

@@ -1,0 +1,149 @@
+"""Panel for ServeGen: compose a per-client workload and its naive twin, serve both, compare TTFT and capacity.
+
+Controls: model, day and hour, span, aggregate rate, client filter (the busiest *k* clients), SLO and the server's
+cost parameters. Every change recomposes the workload (~10-50 ms), serves the composed and the naive workload on the
+simulated instance (a few hundred ms) and updates the two figures in place; the "capacity" button runs the capacity
+search for both workloads (about a second). Ranges are limited so that every setting is a valid model call (the day
+slider follows the model's number of days, the top-k slider its number of clients).
+"""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import plotly.graph_objects as go
+
+from ..serving import SLO, ServerConfig, capacity_search, latency_summary, simulate
+from ..serving.provisioning import server_for
+from ..viz import servegen as fig_sg
+from ..workloads import servegen as sg
+from ..workloads import servegen_stats as st
+
+__all__ = ["ServeGenPanel", "servegen_panel"]
+
+
+class ServeGenPanel:
+    """Controls wired to :func:`~workbench.workloads.servegen.compose` and :func:`~workbench.serving.simulate`."""
+
+    def __init__(self, model: str = "m-large", hour: int = 14, span_s: int = 1200, rate_rps: float = 3.0,
+                 ttft_slo_s: float = 2.0, seed: int = 0) -> None:
+        style = {"description_width": "130px"}
+        layout = W.Layout(width="400px")
+        self.seed = seed
+        self._syncing = False
+        self.model = W.Dropdown(options=list(sg.MODELS), value=model, description="model", style=style, layout=layout)
+        self.day = W.IntSlider(value=0, min=0, max=sg.MODELS[model][1] - 1, description="day", style=style,
+                               layout=layout)
+        self.hour = W.IntSlider(value=hour, min=0, max=23, description="hour of day", style=style, layout=layout)
+        self.span = W.Dropdown(options=[600, 1200, 1800, 3600], value=span_s, description="span (s)", style=style,
+                               layout=layout)
+        self.rate = W.FloatLogSlider(value=rate_rps, base=10, min=-0.5, max=1.5, step=0.05,
+                                     description="mean rate (req/s)", style=style, layout=layout)
+        self.top = W.IntSlider(value=1, min=1, max=1, description="busiest k clients", style=style, layout=layout)
+        self.slo = W.FloatLogSlider(value=ttft_slo_s, base=10, min=-0.7, max=1.3, step=0.05,
+                                    description="p99 TTFT SLO (s)", style=style, layout=layout)
+        cfg = server_for(model)
+        self.prefill = W.FloatLogSlider(value=cfg.prefill_token_s * 1e6, base=10, min=0.5, max=2.7, step=0.05,
+                                        description="prefill (us/token)", style=style, layout=layout)
+        self.decode = W.FloatLogSlider(value=cfg.decode_seq_s * 1e6, base=10, min=1.0, max=3.3, step=0.05,
+                                       description="decode (us/seq/iter)", style=style, layout=layout)
+        self.kv = W.IntSlider(value=cfg.kv_budget_tokens // 1000, min=20, max=1000, step=10,
+                              description="KV budget (k tokens)", style=style, layout=layout)
+        self.button = W.Button(description="search capacity")
+        self.stats = W.HTML()
+        self.capacity = W.HTML()
+        self.timeline = go.FigureWidget()
+        self.ttft = go.FigureWidget()
+        self._sync_model()
+        self.update()
+        for c in (self.day, self.hour, self.span, self.rate, self.top, self.slo, self.prefill, self.decode, self.kv):
+            c.observe(self._on_change, names="value")
+        self.model.observe(self._on_model, names="value")
+        self.button.on_click(self._on_capacity)
+        controls = W.VBox([self.model, self.day, self.hour, self.span, self.rate, self.top, self.slo, self.prefill,
+                           self.decode, self.kv, self.button, self.stats, self.capacity])
+        self.widget = W.HBox([controls, W.VBox([self.timeline, self.ttft])])
+
+    # ---- model calls
+    def _sync_model(self) -> None:
+        self._syncing = True
+        try:
+            self._sync_controls()
+        finally:
+            self._syncing = False
+
+    def _sync_controls(self) -> None:
+        pool = sg.load_pool(self.model.value)
+        self.day.max = sg.MODELS[self.model.value][1] - 1
+        self.top.max = pool.n_clients
+        self.top.value = pool.n_clients
+        cfg = server_for(self.model.value)
+        self.prefill.value = cfg.prefill_token_s * 1e6
+        self.decode.value = cfg.decode_seq_s * 1e6
+        self.kv.value = cfg.kv_budget_tokens // 1000
+
+    def config(self) -> ServerConfig:
+        base = server_for(self.model.value)
+        return ServerConfig(base_s=base.base_s, prefill_token_s=self.prefill.value * 1e-6,
+                            decode_seq_s=self.decode.value * 1e-6, kv_token_s=base.kv_token_s,
+                            kv_budget_tokens=self.kv.value * 1000, max_batch=base.max_batch,
+                            max_prefill_tokens=base.max_prefill_tokens)
+
+    def workloads(self):
+        """The composed workload of the current settings and its naive twin."""
+        start = self.day.value * 86400 + self.hour.value * 3600
+        pool = sg.load_pool(self.model.value).select(start, self.span.value).filter(top=self.top.value)
+        curve = pool.rate_rps.sum(axis=0)
+        scale = self.rate.value / max(curve.mean(), 1e-9)
+        comp = sg.compose(pool, start_s=start, duration_s=self.span.value, rate_scale=scale, seed=self.seed)
+        return comp, sg.naive_workload(comp, seed=self.seed)
+
+    def update(self) -> None:
+        try:
+            comp, naive = self.workloads()
+        except ValueError as exc:  # e.g. the selected clients are silent during the whole span
+            self.stats.value = f"<b>{exc}</b>"
+            return
+        cfg = self.config()
+        slo = SLO(ttft_s=self.slo.value)
+        rows, curves = [], {}
+        for name, w in (("composed", comp), ("naive", naive)):
+            m = simulate(w, cfg)
+            s = latency_summary(m)
+            curves[name] = st.ecdf(m["ttft_s"].where(~m["rejected"], float("inf")).to_numpy())
+            ok = "meets" if s["ttft_p99_s"] <= slo.ttft_s else "misses"
+            rows.append(f"<tr><td>{name}</td><td>{len(w)}</td><td>{s['ttft_p50_s']:.2f}</td>"
+                        f"<td>{s['ttft_p99_s']:.2f}</td><td>{1000 * s['tbt_p50_s']:.0f}</td><td>{ok}</td></tr>")
+        fig_sg.rate_timeline_figure(
+            {"composed": st.rate_timeline(comp["arrival_s"].to_numpy(), bin_s=10, duration_s=self.span.value),
+             "naive (Poisson)": st.rate_timeline(naive["arrival_s"].to_numpy(), bin_s=10, duration_s=self.span.value)},
+            fig=self.timeline)
+        fig_sg.ttft_cdf_figure(curves, slo_s=slo.ttft_s, fig=self.ttft)
+        self.stats.value = ("<table><tr><th>workload</th><th>requests</th><th>p50 TTFT (s)</th><th>p99 TTFT (s)</th>"
+                            "<th>p50 TBT (ms)</th><th>SLO</th></tr>" + "".join(rows) + "</table>")
+        self.capacity.value = ""
+
+    def search_capacity(self) -> tuple[float, float]:
+        """Capacity (req/s) of one instance under the composed and the naive workload."""
+        comp, naive = self.workloads()
+        cfg, slo = self.config(), SLO(ttft_s=self.slo.value)
+        return capacity_search(comp, cfg, slo).capacity_rps, capacity_search(naive, cfg, slo).capacity_rps
+
+    # ---- callbacks
+    def _on_change(self, change) -> None:
+        if not self._syncing:
+            self.update()
+
+    def _on_model(self, change) -> None:
+        self._sync_model()
+        self.update()
+
+    def _on_capacity(self, button) -> None:
+        c, n = self.search_capacity()
+        gap = 1 - c / n if n > 0 else float("nan")
+        self.capacity.value = (f"capacity: composed <b>{c:.2f}</b> req/s, naive <b>{n:.2f}</b> req/s; "
+                               f"naive plan under-provisions by <b>{gap:.0%}</b>")
+
+
+def servegen_panel(**kwargs) -> W.Widget:
+    """Build the ServeGen panel and return its top-level widget (see :class:`ServeGenPanel`)."""
+    return ServeGenPanel(**kwargs).widget
