@@ -361,10 +361,13 @@ def time_profile(
 
 
 def periodicity(df: pd.DataFrame, *, bin_s: float = 3600.0, period_s: float = 86400.0) -> float:
-    """Share of the variance of per-bin request counts explained by the position in the period (eta squared).
+    """Share of the variance of per-bin request counts explained by the position in the period.
 
     With hourly bins and a daily period: 1 means every day repeats the same hourly profile (diurnal), 0 means the
-    hour of day says nothing about the load (aperiodic). Needs at least two full periods (NaN otherwise).
+    hour of day says nothing about the load (aperiodic). The plain ratio (eta squared) of ``N`` bins over ``P``
+    phases is biased upwards by chance, by about ``(P - 1) / (N - 1)`` for aperiodic traffic (0.32 for three days
+    of hours), so the adjusted ratio ``1 - (1 - eta2) (N - 1) / (N - P)`` is returned (clipped at 0), the same
+    correction as adjusted R squared. Needs at least two full periods (NaN otherwise).
 
     Examples
     --------
@@ -391,7 +394,9 @@ def periodicity(df: pd.DataFrame, *, bin_s: float = 3600.0, period_s: float = 86
     if total_var == 0:
         return 0.0
     means = np.bincount(phase, weights=counts, minlength=per_period) / np.bincount(phase, minlength=per_period)
-    return float(np.var(means[phase]) / total_var)
+    eta2 = float(np.var(means[phase]) / total_var)
+    n = counts.size
+    return max(0.0, 1.0 - (1.0 - eta2) * (n - 1) / (n - per_period))
 
 
 # ------------------------------------------------------------------------------------------------------------------

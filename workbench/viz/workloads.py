@@ -1,0 +1,144 @@
+"""Figures for request traces: arrivals over time, hour-of-day profiles, per-window CV and Gamma shape, token-length
+distributions with fits, request vs response, and a side-by-side comparison of services.
+
+Each builder takes already-computed numbers (from :mod:`workbench.workloads.characterize`) keyed by trace name and
+does no computation of its own beyond laying them out. ``fig`` may be an existing figure (a ``go.FigureWidget`` in a
+panel) to draw into.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from . import style
+
+__all__ = [
+    "trace_colors",
+    "arrivals_over_time",
+    "hour_of_day",
+    "window_fits",
+    "length_ccdf",
+    "request_response",
+    "service_comparison",
+]
+
+_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+
+
+def trace_colors(names) -> dict[str, str]:
+    """A stable colour per trace name, in order."""
+    return {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(names)}
+
+
+def _new(fig: go.Figure | None) -> go.Figure:
+    return go.Figure() if fig is None else fig
+
+
+def arrivals_over_time(series: dict[str, pd.DataFrame], *, fig: go.Figure | None = None) -> go.Figure:
+    """Request rate over time: ``series[name]`` has ``start_s`` and ``rate_per_s`` (bins of any width)."""
+    fig = _new(fig)
+    colors = trace_colors(series)
+    for name, s in series.items():
+        hours = s["start_s"].to_numpy() / 3600.0
+        fig.add_trace(go.Scatter(x=hours, y=s["rate_per_s"], mode="lines", name=name, line={"color": colors[name]},
+                                 line_shape="hv"))
+    return style(fig, title="Arrivals over time", x_title="time from trace start (h)", y_title="request rate (req/s)")
+
+
+def hour_of_day(profiles: dict[str, pd.DataFrame], *, fig: go.Figure | None = None) -> go.Figure:
+    """Mean requests per hour of day: ``profiles[name]`` has ``hour`` and ``requests`` (per hour)."""
+    fig = _new(fig)
+    colors = trace_colors(profiles)
+    for name, p in profiles.items():
+        fig.add_trace(go.Scatter(x=p["hour"], y=p["requests"], mode="lines+markers", name=name,
+                                 line={"color": colors[name]}))
+    fig.update_xaxes(range=[-0.5, 23.5], dtick=3)
+    return style(fig, title="Requests per hour of day", x_title="hour of day (h)", y_title="requests per hour (req/h)")
+
+
+def window_fits(fits: dict[str, pd.DataFrame], *, fig: go.Figure | None = None) -> go.Figure:
+    """Per-window gap CV and fitted Gamma shape (``fits[name]`` from ``window_gamma_fits``), shape 1 = Poisson."""
+    if fig is None:
+        fig = make_subplots(rows=1, cols=2, subplot_titles=("inter-arrival CV per window", "Gamma shape per window"))
+    else:
+        fig.set_subplots(rows=1, cols=2, subplot_titles=("inter-arrival CV per window", "Gamma shape per window"))
+    colors = trace_colors(fits)
+    for name, f in fits.items():
+        h = f["start_s"].to_numpy() / 3600.0
+        fig.add_trace(go.Scatter(x=h, y=f["cv"], mode="markers", name=name, legendgroup=name,
+                                 marker={"color": colors[name], "size": 5}), row=1, col=1)
+        fig.add_trace(go.Scatter(x=h, y=f["shape"], mode="markers", name=name, legendgroup=name, showlegend=False,
+                                 marker={"color": colors[name], "size": 5}), row=1, col=2)
+    fig.add_hline(y=1.0, line={"dash": "dot", "color": "#444444"}, row=1, col=1)
+    fig.add_hline(y=1.0, line={"dash": "dot", "color": "#444444"}, row=1, col=2)
+    fig.update_yaxes(type="log", title_text="CV of gaps (1)", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="Gamma shape (1)", row=1, col=2)
+    fig.update_xaxes(title_text="window start (h)", row=1, col=1)
+    fig.update_xaxes(title_text="window start (h)", row=1, col=2)
+    window_s = next(iter(fits.values())).attrs.get("window_s", float("nan")) if fits else float("nan")
+    return style(fig, title=f"Burstiness per {window_s / 60:.0f}-minute window (dotted: Poisson)")
+
+
+def length_ccdf(curves: dict[str, dict], *, title: str = "Token lengths", fig: go.Figure | None = None) -> go.Figure:
+    """Empirical CCDF of lengths with fitted CCDFs on log-log axes (a Zipf law is a straight line).
+
+    ``curves[name]`` has ``values``, ``ccdf`` (empirical) and ``grid`` with ``fits`` (label -> CCDF on the grid).
+    """
+    fig = _new(fig)
+    colors = trace_colors(curves)
+    dashes = ["dash", "dot", "dashdot"]
+    for name, c in curves.items():
+        fig.add_trace(go.Scatter(x=c["values"], y=c["ccdf"], mode="lines", name=name, legendgroup=name,
+                                 line={"color": colors[name], "width": 2}))
+        for i, (label, y) in enumerate(c["fits"].items()):
+            fig.add_trace(go.Scatter(x=c["grid"], y=y, mode="lines", name=f"{name}: {label}", legendgroup=name,
+                                     line={"color": colors[name], "dash": dashes[i % 3], "width": 1}))
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return style(fig, title=title, x_title="length (tokens)", y_title="P(length >= x) (1)")
+
+
+def request_response(binned: dict[str, pd.DataFrame], *, fig: go.Figure | None = None) -> go.Figure:
+    """Mean response length per request-length bin with the 10-90% band (``request_response`` output per trace)."""
+    fig = _new(fig)
+    colors = trace_colors(binned)
+    for name, rr in binned.items():
+        c = colors[name]
+        x = rr["mean_input"].to_numpy()
+        fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[rr["q90_output"], rr["q10_output"][::-1]],
+                                 fill="toself", fillcolor=_fade(c), line={"width": 0}, hoverinfo="skip",
+                                 name=f"{name}: 10-90%", legendgroup=name, showlegend=False))
+        rho = rr.attrs.get("spearman", float("nan"))
+        fig.add_trace(go.Scatter(x=x, y=rr["mean_output"], mode="lines+markers", name=f"{name} (Spearman {rho:.2f})",
+                                 legendgroup=name, line={"color": c}))
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return style(fig, title="Response vs request length (mean, 10-90% band)", x_title="request length (tokens)",
+                 y_title="response length (tokens)")
+
+
+def _fade(hex_color: str, alpha: float = 0.15) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def service_comparison(table: pd.DataFrame, *, fig: go.Figure | None = None) -> go.Figure:
+    """Bars per trace: gap CV, median window Gamma shape, mean request and response lengths (``services_table``)."""
+    titles = ("gap CV (1)", "median Gamma shape (1)", "mean request (tokens)", "mean response (tokens)")
+    cols = ["gap_cv", "median_shape", "mean_input_tokens", "mean_output_tokens"]
+    if fig is None:
+        fig = make_subplots(rows=1, cols=4, subplot_titles=titles)
+    else:
+        fig.set_subplots(rows=1, cols=4, subplot_titles=titles)
+    colors = trace_colors(table.index)
+    for j, col in enumerate(cols, start=1):
+        for name in table.index:
+            fig.add_trace(go.Bar(x=[name], y=[table.loc[name, col]], name=name, legendgroup=name,
+                                 showlegend=j == 1, marker={"color": colors[name]}), row=1, col=j)
+        fig.update_xaxes(showticklabels=False, title_text="trace", row=1, col=j)
+        fig.update_yaxes(title_text=titles[j - 1], type="log" if j == 1 else None, row=1, col=j)
+    return style(fig, title="Services side by side")
