@@ -1,0 +1,94 @@
+"""SLO checks, capacity search (bracketing, bisection, seeds, instances) and the provisioning-gap use case."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench.serving import SLO, ServerConfig, capacity_search, meets_slo, simulate
+from workbench.serving.provisioning import provisioning_gap, server_for
+from workbench.workloads import servegen as sg
+
+
+def _poisson(n=3000, rate=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"arrival_s": np.cumsum(rng.exponential(1 / rate, n)), "input_tokens": rng.integers(100, 2000, n),
+                       "output_tokens": rng.integers(20, 400, n)})
+    df.attrs["duration_s"] = float(df["arrival_s"].iloc[-1])
+    return df
+
+
+def test_meets_slo_quantile_semantics():
+    m = pd.DataFrame({"ttft_s": np.r_[np.full(99, 0.1), 5.0], "tbt_s": np.full(100, 0.02),
+                      "rejected": np.zeros(100, dtype=bool)})
+    assert meets_slo(m, SLO(ttft_s=1.0, quantile=0.99))
+    assert not meets_slo(m, SLO(ttft_s=1.0, quantile=0.995))
+    assert not meets_slo(m, SLO(ttft_s=1.0, tbt_s=0.01))
+    m.loc[0, "rejected"] = True  # a rejected request is infinitely late
+    assert not meets_slo(m, SLO(ttft_s=1.0, quantile=0.99))
+    assert not meets_slo(None, SLO())
+    assert SLO(ttft_s=2, tbt_s=0.05).describe() == "p99 TTFT <= 2 s, p99 TBT <= 50 ms"
+    with pytest.raises(ValueError, match="quantile"):
+        SLO(quantile=1.0)
+
+
+def test_capacity_is_the_boundary_of_the_slo():
+    w = _poisson()
+    cfg, slo = ServerConfig(), SLO(ttft_s=2.0)
+    res = capacity_search(w, cfg, slo, rel_tol=0.02)
+    base = len(w) / w.attrs["duration_s"]
+    s = res.capacity_rps / base
+    assert meets_slo(simulate(w, cfg, time_scale=s), slo)
+    assert not meets_slo(simulate(w, cfg, time_scale=s * 1.05), slo)
+
+
+def test_capacity_grows_with_looser_slo_more_instances_and_faster_server():
+    w = [_poisson(seed=s) for s in range(2)]
+    cfg = ServerConfig()
+    strict = capacity_search(w, cfg, SLO(ttft_s=0.5))
+    loose = capacity_search(w, cfg, SLO(ttft_s=5.0))
+    assert strict.capacity_rps < loose.capacity_rps and strict.per_seed_rps.size == 2
+    assert strict.capacity_rps == pytest.approx(strict.per_seed_rps.mean())
+    two = capacity_search(w, cfg, SLO(ttft_s=2.0), n_instances=2)
+    one = capacity_search(w, cfg, SLO(ttft_s=2.0))
+    assert two.capacity_rps == pytest.approx(2 * one.capacity_rps, rel=0.25)
+    fast = capacity_search(w, ServerConfig(prefill_token_s=6e-5, decode_seq_s=1.2e-4), SLO(ttft_s=2.0))
+    assert fast.capacity_rps > one.capacity_rps
+
+
+def test_burstier_arrivals_lower_capacity():
+    rng = np.random.default_rng(3)
+    n = 4000
+    base = _poisson(n)
+    from workbench import arrivals
+
+    bursty = base.copy()
+    bursty["arrival_s"] = arrivals.arrival_times(arrivals.Gamma.from_cv(1.0, 4.0), n, seed=rng)
+    bursty.attrs["duration_s"] = float(bursty["arrival_s"].iloc[-1])
+    assert capacity_search(bursty).capacity_rps < 0.8 * capacity_search(base).capacity_rps
+
+
+def test_capacity_bad_input():
+    with pytest.raises(ValueError, match="workloads"):
+        capacity_search([])
+    with pytest.raises(TypeError, match="slo"):
+        capacity_search(_poisson(100), slo=2.0)
+    with pytest.raises(ValueError, match="rel_tol"):
+        capacity_search(_poisson(100), rel_tol=0)
+
+
+def test_provisioning_gap_runs_on_a_model_and_is_deterministic():
+    a = provisioning_gap("m-large", hours=[21], span_s=600, seeds=1)
+    b = provisioning_gap("m-large", hours=[21], span_s=600, seeds=1)
+    pd.testing.assert_frame_equal(a, b)
+    row = a.iloc[0]
+    assert row["composed_rps"] > 0 and row["naive_rps"] > 0
+    assert row["underprovision"] == pytest.approx(1 - row["composed_rps"] / row["naive_rps"])
+    assert server_for("deepseek-r1").kv_budget_tokens > server_for("m-large").kv_budget_tokens
+    with pytest.raises(ValueError, match="hour"):
+        provisioning_gap("m-large", hours=[24], span_s=600, seeds=1)
+    with pytest.raises(ValueError, match="model"):
+        provisioning_gap("nope", hours=[1])
+    pool = sg.load_pool("m-small")
+    assert pool.n_clients == 43
