@@ -1,0 +1,26 @@
+"""Serving targets: one capacity-search point (one model-hour, both seeds) and one hour of serving at 50 req/s."""
+
+from __future__ import annotations
+
+from workbench.serving import SLO, ServerConfig, capacity_search, simulate
+from workbench.workloads import servegen as sg
+
+from . import Benchmark, best_time
+
+
+def _capacity_point() -> float:
+    pool = sg.load_pool("m-large").select(14 * 3600, 1800)
+    scale = 4.0 / pool.rate_rps.sum(axis=0).mean()
+    workloads = [sg.compose(pool, rate_scale=scale, seed=s) for s in range(2)]
+    return best_time(lambda: capacity_search(workloads, ServerConfig(), SLO(ttft_s=2.0)), repeat=1)
+
+
+def _serve_hour() -> float:
+    w = sg.compose(sg.load_pool("m-large"), start_s=14 * 3600, duration_s=3600, rate_rps=50.0, seed=0)
+    return best_time(lambda: simulate(w, ServerConfig(), n_instances=12), repeat=1)
+
+
+BENCHMARKS = [
+    Benchmark("capacity search, one point (m-large 30 min, 2 seeds)", 10.0, "s", _capacity_point),
+    Benchmark("simulate 1 h of serving at 50 req/s (180k requests, 12 instances)", 30.0, "s", _serve_hour),
+]
