@@ -112,8 +112,8 @@ def knee_utilization(utilization, latency) -> float:
     Examples
     --------
     >>> u = np.linspace(0.05, 0.95, 19)
-    >>> round(knee_utilization(u, 1 / (1 - u)), 2)
-    0.75
+    >>> round(knee_utilization(u, 1 / (1 - u)), 2)   # M/M/1 latency over 5-95% utilization
+    0.8
     """
     u = array_1d("utilization", utilization, min_size=3)
     y = array_1d("latency", latency, min_size=3)

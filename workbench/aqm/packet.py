@@ -811,7 +811,8 @@ def fct_summary(flows: pd.DataFrame, quantiles=(0.5, 0.99), *, min_start_s: floa
     Examples
     --------
     >>> df = pd.DataFrame({"size_bytes": [1000, 2000, 5_000_000], "fct_s": [1e-4, 2e-4, 5e-3],
-    ...                    "finished": [True, True, True], "is_long": [False, False, False]})
+    ...                    "start_s": [0.0, 0.1, 0.2], "finished": [True, True, True],
+    ...                    "is_long": [False, False, False]})
     >>> fct_summary(df)["count"].tolist()
     [2, 1, 0]
     """

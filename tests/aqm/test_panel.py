@@ -1,0 +1,43 @@
+"""The PRED panel builds, redraws on a control change, and its slider ranges stay valid."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.widgets import aqm as A
+
+
+def _find(widget, description):
+    stack = [widget]
+    while stack:
+        w = stack.pop()
+        if getattr(w, "description", None) == description:
+            return w
+        stack.extend(getattr(w, "children", ()))
+    raise KeyError(description)
+
+
+def _figures(widget):
+    return [c for c in widget.children[1].children]
+
+
+def test_pred_panel_redraws():
+    panel = A.pred_panel()
+    fluid, trace = _figures(panel)
+    before = np.asarray(fluid.data[1].y).copy()
+    _find(panel, "long flows").value = 24
+    assert not np.array_equal(before, np.asarray(fluid.data[1].y))
+    assert len(trace.data[0].x) > 10
+
+
+def test_pred_panel_thresholds_stay_ordered():
+    panel = A.pred_panel()
+    min_k, max_k = _find(panel, "static minK"), _find(panel, "static maxK")
+    min_k.value = min_k.max
+    max_k.value = max_k.min
+    assert min_k.value < max_k.value
+
+
+def test_pred_panel_model_at_slider_extremes():
+    out = A.panel_model(64, 0.8, 400.0, 0.0, 160.0, 1.0, 10**-0.5, True, True, duration_s=0.005)
+    assert set(out["runs"]) == {"static", "pred"}
