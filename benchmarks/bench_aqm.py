@@ -1,0 +1,50 @@
+"""AQM targets from issue 6: fluid model for 64 concurrency points < 1 s; packet-level simulation >= 200,000 packets
+per second of wall time; the 128-host leaf-spine FCT experiment at one load < 60 s."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from benchmarks import Benchmark, best_time
+from workbench import aqm
+
+N64 = np.arange(1, 65)
+
+
+def _fluid_ode() -> float:
+    return best_time(lambda: aqm.simulate_fluid(N64, aqm.STATIC_DEFAULT), repeat=3)
+
+
+def _fluid_steady() -> float:
+    return best_time(lambda: aqm.steady_state(N64, aqm.STATIC_DEFAULT), repeat=5)
+
+
+def _packets_per_s(scheme) -> float:
+    def run() -> float:
+        best = 0.0
+        for seed in range(3):
+            t0 = time.perf_counter()
+            r = aqm.dumbbell(16, scheme, load=0.5, duration_s=0.1, seed=seed)
+            best = max(best, r.packets / (time.perf_counter() - t0))
+        return best
+
+    return run()
+
+
+def _fabric_one_load() -> float:
+    t0 = time.perf_counter()
+    aqm.leaf_spine_fct(0.9, aqm.PRED_DEFAULT, duration_s=0.05, seed=0)  # default topology: 128 hosts
+    return time.perf_counter() - t0
+
+
+BENCHMARKS = [
+    Benchmark("aqm fluid delay ODE, 64 concurrency points (300 RTTs)", 1.0, "s", _fluid_ode),
+    Benchmark("aqm fluid steady state, 64 concurrency points", 1.0, "s", _fluid_steady),
+    Benchmark("aqm packet sim, 16 long flows + 50% web search, static", 200_000, "packets/s",
+              lambda: _packets_per_s(aqm.STATIC_DEFAULT), higher=True),
+    Benchmark("aqm packet sim, 16 long flows + 50% web search, PRED", 200_000, "packets/s",
+              lambda: _packets_per_s(aqm.PRED_DEFAULT), higher=True),
+    Benchmark("aqm 128-host leaf-spine FCT, 90% load, 50 ms of arrivals, PRED", 60.0, "s", _fabric_one_load),
+]
