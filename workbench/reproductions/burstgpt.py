@@ -350,16 +350,60 @@ def _fig_services(scale: Scale):
     return fig_wl.service_comparison(services_table(scale))
 
 
+def length_curve(df: pd.DataFrame, column: str = "input_tokens") -> dict:
+    """Empirical CCDF of a length column (lengths >= 1) and the fitted Zipf and lognormal CCDFs on a log grid."""
+    x = df[column].to_numpy()
+    vals, ccdf = C.empirical_ccdf(x[x >= 1])
+    grid = np.unique(np.geomspace(1, vals.max(), 200).astype(int))
+    fits = {}
+    for fam, fit in (("Zipf", C.fit_zipf(x)), ("lognormal", C.fit_lognormal(x))):
+        fits[f"{fam} (KS {fit.ks:.2f})"] = 1.0 - fit.cdf(grid - 1)
+    return {"values": vals, "ccdf": ccdf, "grid": grid, "fits": fits}
+
+
 @functools.cache
 def length_curves(scale: Scale, column: str) -> dict[str, dict]:
-    """Empirical CCDF and fitted Zipf / lognormal CCDFs of a length column for every source."""
-    out = {}
-    for name, df in sources(scale).items():
-        x = df[column].to_numpy()
-        vals, ccdf = C.empirical_ccdf(x[x >= 1])
-        grid = np.unique(np.geomspace(1, vals.max(), 200).astype(int))
-        fits = {}
-        for fam, fit in (("Zipf", C.fit_zipf(x)), ("lognormal", C.fit_lognormal(x))):
-            fits[f"{fam} (KS {fit.ks:.2f})"] = 1.0 - fit.cdf(grid - 1)
-        out[name] = {"values": vals, "ccdf": ccdf, "grid": grid, "fits": fits}
+    """:func:`length_curve` for every source."""
+    return {name: length_curve(df, column) for name, df in sources(scale).items()}
+
+
+def select(df: pd.DataFrame, *, model: str | None = None, log_type: str | None = None) -> pd.DataFrame:
+    """Rows of one model and/or log type (``None`` keeps all), with the source's attrs."""
+    keep = np.ones(len(df), bool)
+    if model is not None:
+        keep &= (df["model"].astype("string") == model).fillna(False).to_numpy()
+    if log_type is not None:
+        keep &= (df["log_type"].astype("string") == log_type).fillna(False).to_numpy()
+    out = df[keep].reset_index(drop=True)
+    out.attrs = dict(df.attrs)
     return out
+
+
+def analyze(df: pd.DataFrame, *, window_s: float = WINDOW_S, rps_scale: float = 1.0, seed: int = SEED) -> dict:
+    """Everything the interactive panel shows for one trace: per-window fits, a BurstGPT-style regeneration at
+    ``rps_scale`` from the trace's own fit, arrival-rate series of both, length curves and request-response bins.
+
+    Examples
+    --------
+    >>> out = analyze(gen.stand_in(days=1.0, seed=1), window_s=1200.0, rps_scale=2.0)  # doctest: +SKIP
+    >>> sorted(out)  # doctest: +SKIP
+    ['fits', 'generated', 'length', 'model', 'request_response', 'series', 'summary']
+    """
+    if len(df) < 50:
+        raise ValueError(f"the selection has {len(df)} requests; at least 50 are needed")
+    r_fit, r_gen = spawn(seed, 2)
+    fits = C.window_gamma_fits(df, window_s, seed=r_fit)
+    model = gen.fit_model(df, window_s=window_s, seed=r_fit, min_gaps=5)
+    generated = gen.generate(model, rps_scale=rps_scale, seed=r_gen)
+    span = float(df["arrival_s"].iloc[-1])
+    bin_s = 3600.0 if span > 6 * 3600 else 60.0
+    series = {"trace": C.rate_series(df, bin_s), f"generated x{rps_scale:g}": C.rate_series(generated, bin_s)}
+    return {
+        "fits": fits,
+        "model": model,
+        "generated": generated,
+        "series": series,
+        "length": length_curve(df, "input_tokens"),
+        "request_response": C.request_response(df),
+        "summary": C.summarize(df, window_s=window_s, seed=seed),
+    }

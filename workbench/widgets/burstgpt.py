@@ -1,0 +1,114 @@
+"""Panel for the BurstGPT notebook: pick a trace, a model, a log type, a window length and an RPS scale; see the
+arrival rate (trace and its BurstGPT-style regeneration at that scale), per-window CV and Gamma shape, request-length
+distribution with fits, and response vs request length.
+
+Every control is constrained to valid values: the sources are those on this machine (BurstGPT or its labelled
+stand-in, Azure code and conversation, Mooncake conversation), the model and log-type menus list what the chosen
+trace has, and a selection too small to fit is reported in the status line instead of raising.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import plotly.graph_objects as go
+
+from ..reproductions import burstgpt as rep
+from ..viz import workloads as fig_wl
+
+__all__ = ["BurstGPTPanel", "burstgpt_panel"]
+
+_ALL = "(all)"
+
+
+class BurstGPTPanel:
+    """Controls wired to :func:`workbench.reproductions.burstgpt.analyze`; ``.widget`` is what a notebook shows."""
+
+    def __init__(self, scale: str = "quick", window_min: int = 20, rps_scale: float = 1.0, seed: int = 0) -> None:
+        self.scale = scale
+        self.seed = seed
+        self.traces = self._traces()
+        style = {"description_width": "100px"}
+        layout = W.Layout(width="380px")
+        self.source = W.Dropdown(options=list(self.traces), description="trace", style=style, layout=layout)
+        self.model = W.Dropdown(options=[_ALL], description="model", style=style, layout=layout)
+        self.log_type = W.Dropdown(options=[_ALL], description="log type", style=style, layout=layout)
+        self.window = W.IntSlider(value=window_min, min=5, max=60, step=5, description="window (min)", style=style,
+                                  layout=layout)
+        self.rps = W.FloatLogSlider(value=rps_scale, base=2, min=-2, max=3, step=0.25, description="RPS scale",
+                                    style=style, layout=layout)
+        self.status = W.HTML()
+        self.rate = go.FigureWidget()
+        self.windows = go.FigureWidget()
+        self.lengths = go.FigureWidget()
+        self.rr = go.FigureWidget()
+        self._refresh_menus()
+        self.update()
+        self.source.observe(self._on_source, names="value")
+        for c in (self.model, self.log_type, self.window, self.rps):
+            c.observe(lambda _change: self.update(), names="value")
+        controls = W.VBox([self.source, self.model, self.log_type, self.window, self.rps, self.status])
+        self.widget = W.VBox([W.HBox([controls, self.rate]), W.HBox([self.windows]), W.HBox([self.lengths, self.rr])])
+
+    def _traces(self) -> dict:
+        out = {rep.burstgpt_label(self.scale): rep.burstgpt_trace(self.scale)}
+        for name in rep.REAL_TRACES:
+            df = rep.real_trace(name)
+            if df is not None:
+                out[name] = df
+        return out
+
+    def _refresh_menus(self) -> None:
+        df = self.traces[self.source.value]
+        for control, col in ((self.model, "model"), (self.log_type, "log_type")):
+            values = sorted(map(str, df[col].dropna().unique()))
+            control.options = [_ALL] + values if len(values) > 1 else [_ALL]
+            control.value = _ALL
+
+    def _on_source(self, _change) -> None:
+        self._refresh_menus()
+        self.update()
+
+    def update(self) -> None:
+        """Recompute for the current controls and redraw the figures in place."""
+        df = rep.select(
+            self.traces[self.source.value],
+            model=None if self.model.value == _ALL else self.model.value,
+            log_type=None if self.log_type.value == _ALL else self.log_type.value,
+        )
+        try:
+            out = rep.analyze(df, window_s=60.0 * self.window.value, rps_scale=self.rps.value, seed=self.seed)
+        except ValueError as exc:
+            self.status.value = f"<b>cannot analyze this selection</b>: {exc}"
+            return
+        s, m = out["summary"], out["model"]
+        label = "<i>stand-in generated from the paper's parameters, not BurstGPT data</i><br>" if df.attrs.get(
+            "stand_in") else ""
+        self.status.value = (
+            f"{label}<b>{len(df):,}</b> requests, {s['rate_rps']:.3g} req/s; gap CV {s['gap_cv']:.2f}, "
+            f"IDC(60 s) {s['idc_60s']:.2f}<br>median Gamma shape {s['median_shape']:.2f} "
+            f"({s['share_windows_shape_lt_1']:.0%} of windows < 1, Gamma better in {s['share_gamma_better']:.0%})<br>"
+            f"Zipf exponent {s['zipf_alpha']:.2f}; response ~ request^{m.response_slope:.2f} "
+            f"(Spearman {s['spearman_in_out']:.2f})<br>generated x{self.rps.value:g}: {len(out['generated']):,} "
+            f"requests over {out['generated']['arrival_s'].iloc[-1] / 3600:.2f} h"
+        )
+        self._draw(self.rate, lambda f: fig_wl.arrivals_over_time(out["series"], fig=f), 560, 340)
+        self._draw(self.windows, lambda f: fig_wl.window_fits({self.source.value: out["fits"]}, fig=f), 1120, 340)
+        self._draw(self.lengths, lambda f: fig_wl.length_ccdf({self.source.value: out["length"]},
+                                                              title="Request lengths", fig=f), 560, 380)
+        self._draw(self.rr, lambda f: fig_wl.request_response({self.source.value: out["request_response"]}, fig=f),
+                   560, 380)
+
+    @staticmethod
+    def _draw(target: go.FigureWidget, build, width: int, height: int) -> None:
+        fresh = build(go.Figure())
+        with target.batch_update():
+            target.data = []
+            target.add_traces(fresh.data)
+            target.layout = fresh.layout
+            target.layout.width = width
+            target.layout.height = height
+
+
+def burstgpt_panel(**defaults) -> W.VBox:
+    """Build the BurstGPT panel and return its top-level widget (see :class:`BurstGPTPanel` for the defaults)."""
+    return BurstGPTPanel(**defaults).widget
