@@ -302,3 +302,13 @@ def test_compose_bad_input():
     if silent.rate_rps[0, 0] == 0:
         with pytest.raises(ValueError, match="no selected client is active"):
             sg.compose(silent, start_s=0, duration_s=600, rate_rps=5.0)
+
+
+@pytest.mark.parametrize("guide_size", [None, 1, 64, 4096])
+def test_guided_sampling_equals_binary_search(guide_size):
+    pool = sg.load_pool("deepseek-r1")
+    table = pool.tables["output_tokens"]
+    rng = np.random.default_rng(5)
+    idx = rng.integers(0, table.n, 50_000)
+    u = np.r_[rng.random(idx.size - 3), 0.0, 0.5, np.nextafter(1.0, 0.0)]
+    np.testing.assert_array_equal(table.sample_guided(idx, u, guide_size=guide_size), table.sample(idx, u))

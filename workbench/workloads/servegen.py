@@ -187,12 +187,33 @@ def _uniform_pair(n: int, rho: float, rng: np.random.Generator) -> tuple[np.ndar
 
 
 def _draw(table: PmfTable, pmf: np.ndarray, u: np.ndarray) -> np.ndarray:
-    return table.sample(pmf, np.minimum(u, np.nextafter(1.0, 0.0)))
+    if table.values.size == table.n:  # every PMF is a single value (e.g. no audio): no search needed
+        return table.values[pmf]
+    return table.sample_guided(pmf, np.minimum(u, np.nextafter(1.0, 0.0)))
+
+
+class _UsedTables:
+    """The pool's length tables restricted to the PMFs a workload uses (small arrays: cache-friendly sampling)."""
+
+    def __init__(self, pool: ClientPool, pmf: np.ndarray) -> None:
+        n_tab = pool.tables[pool.fields[0]].n
+        self.used = np.flatnonzero(np.bincount(pmf, minlength=n_tab) > 0)
+        remap = np.full(n_tab, -1, dtype=np.int64)
+        remap[self.used] = np.arange(self.used.size)
+        self.local = remap[pmf]
+        self.pool = pool
+        self._cache: dict[str, PmfTable] = {}
+
+    def __getitem__(self, field: str) -> PmfTable:
+        if field not in self._cache:
+            self._cache[field] = self.pool.tables[field].subset(self.used)
+        return self._cache[field]
 
 
 def _sample_lengths(pool: ClientPool, pmf: np.ndarray, rho: float, rng: np.random.Generator) -> dict[str, np.ndarray]:
     n = pmf.size
-    t = pool.tables
+    t = _UsedTables(pool, pmf)
+    pmf = t.local
     out: dict[str, np.ndarray] = {}
     if pool.category in ("language", "reason"):
         u_in, u_out = _uniform_pair(n, rho, rng)

@@ -210,6 +210,30 @@ class PmfTable:
         pos = np.clip(pos, self.offsets[pmf_index], self.offsets[pmf_index + 1] - 1)
         return self.values[pos]
 
+    def sample_guided(self, pmf_index: np.ndarray, u: np.ndarray, *, guide_size: int | None = None) -> np.ndarray:
+        """Same draws as :meth:`sample`, in O(1) expected time per draw (a guide table, Chen and Asau 1974).
+
+        For every PMF a guide of ``guide_size`` entries (default: about the mean PMF size) stores where its CDF first exceeds ``k / guide_size``; a
+        draw starts there and steps forward (vectorized) until the CDF exceeds ``u``. Exact, and several times
+        faster than a binary search when the tables are large and the queries unsorted.
+        """
+        pmf_index = np.asarray(pmf_index, dtype=np.int64)
+        u = np.asarray(u, dtype=np.float64)
+        if guide_size is None:  # about one atom per guide slot: O(1) steps per draw, guide no bigger than the table
+            guide_size = int(np.clip(2 ** np.ceil(np.log2(max(self.values.size / max(self.n, 1), 1.0))), 64, 4096))
+        g = int(guide_size)
+        grid = (np.repeat(np.arange(self.n, dtype=np.float64), g) + np.tile(np.arange(g) / g, self.n))
+        guide = np.searchsorted(self._key, grid, side="right")
+        q = pmf_index + u
+        pos = guide[pmf_index * g + np.minimum((u * g).astype(np.int64), g - 1)]
+        last = self.values.size - 1
+        idx = np.flatnonzero(self._key[np.minimum(pos, last)] <= q)
+        while idx.size:
+            pos[idx] += 1
+            idx = idx[self._key[np.minimum(pos[idx], last)] <= q[idx]]
+        pos = np.clip(pos, self.offsets[pmf_index], self.offsets[pmf_index + 1] - 1)
+        return self.values[pos]
+
     def means(self) -> np.ndarray:
         """Mean of every PMF."""
         which = np.repeat(np.arange(self.n), np.diff(self.offsets))
