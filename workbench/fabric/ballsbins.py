@@ -174,7 +174,7 @@ def expected_effective_bandwidth(m: int, n: int) -> float:
 def simulate_max_load(m: int, n: int, samples: int = 10_000, seed: Seed = None, groups: int = 1) -> np.ndarray:
     """Monte-Carlo maximum loads: ``samples`` draws of the max over ``groups`` experiments of ``m`` balls in ``n`` bins.
 
-    Vectorized: one ``bincount`` over ``samples * groups * n`` bins.
+    Vectorized: one ``bincount`` over ``samples * groups * n`` bins per chunk of about four million balls.
 
     Examples
     --------
@@ -184,10 +184,13 @@ def simulate_max_load(m: int, n: int, samples: int = 10_000, seed: Seed = None, 
     """
     m, n, groups = _check(m, n, groups)
     samples = integer("samples", samples, minimum=1)
-    if samples * groups * max(m, 1) > 50_000_000:
-        raise ValueError(f"samples * groups * m must be <= 5e7 to fit in memory, got {samples * groups * m}")
     rng = generator(seed)
-    rows = samples * groups
-    bins = rng.integers(0, n, size=(rows, m)) + (np.arange(rows) * n)[:, None]
-    loads = np.bincount(bins.ravel(), minlength=rows * n).reshape(samples, groups * n)
-    return loads.max(axis=1).astype(np.int64)
+    out = np.empty(samples, dtype=np.int64)
+    chunk = max(1, 4_000_000 // max(1, groups * m))  # bounded memory: chunks of about 4M balls
+    for start in range(0, samples, chunk):
+        k = min(chunk, samples - start)
+        rows = k * groups
+        bins = rng.integers(0, n, size=(rows, m)) + (np.arange(rows) * n)[:, None]
+        loads = np.bincount(bins.ravel(), minlength=rows * n).reshape(k, groups * n)
+        out[start : start + k] = loads.max(axis=1)
+    return out

@@ -29,7 +29,7 @@ PAPER = Paper(
 
 #: "moderate" communication share of the iteration time, chosen before measuring (see the notebook)
 MODERATE_SHARES = (0.1, 0.3)
-GPU_COUNTS = {"full": (16, 64, 256, 1024, 4096), "quick": (16, 64, 256)}
+GPU_COUNTS = {"full": (2, 4, 8, 16, 64, 256, 1024, 4096), "quick": (2, 4, 8, 16, 64, 256)}
 
 
 @claim(
@@ -153,6 +153,6 @@ def _fig_coll(scale):
 def _fig_bond(scale):
     from ..viz import fabric as vf
 
-    flows = np.arange(1, 17)
+    flows = np.arange(2, 17)
     eff = np.array([fb.expected_effective_bandwidth(int(m), 2) for m in flows])
     return vf.bond_bandwidth(flows, eff, title="Dual-port bonded NIC under ECMP (exact)")
