@@ -34,7 +34,9 @@ def ratio_vs_size(
     uplink_gbps: float | None = None,
     failed_links: Sequence[tuple[int, int]] = (),
 ) -> pd.DataFrame:
-    """Congestion ratio to ideal spraying per scheme for fabrics of ``leaves[i]`` leaves (one rank per host).
+    """Congestion ratio to ideal spraying per scheme for fabrics of ``leaves[i]`` leaves, one rank per host.
+
+    For ``halving_doubling`` the ranks are the largest power of two that fits, placed on the first hosts.
 
     With ``step`` an index, the ratio of that step's max congestion (Monte-Carlo mean); with ``step=None`` the
     ratio of the whole collective's bandwidth time (``fabric_slowdown`` with spraying as the baseline). Failed
@@ -61,6 +63,8 @@ def ratio_vs_size(
         topo = leaf_spine(n_leaves, spines, hosts_per_leaf, host_gbps=host_gbps, uplink_gbps=uplink_gbps,
                           failed_links=failed)
         n = topo.n_hosts
+        if collective == "halving_doubling":
+            n = 1 << (n.bit_length() - 1)  # largest power of two that fits, on the first hosts
         if n < 2:
             continue
         steps = collective_steps(collective, n, 2**30, seed=rng)
