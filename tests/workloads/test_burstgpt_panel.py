@@ -1,0 +1,36 @@
+"""The BurstGPT reproduction helpers and panel: source selection, analysis for the panel, controls wired to updates."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.reproductions import burstgpt as rep
+from workbench.workloads import burstgpt as gen
+
+
+def test_select_and_analyze_the_stand_in():
+    df = gen.stand_in(days=1.0, seed=2)
+    api = rep.select(df, log_type="api")
+    assert set(api["log_type"].astype(str)) == {"api"} and api.attrs["stand_in"]
+    gpt4 = rep.select(df, model="GPT-4", log_type="conversation")
+    assert len(gpt4) < len(df) and set(gpt4["model"].astype(str)) == {"GPT-4"}
+    out = rep.analyze(api, window_s=1200.0, rps_scale=2.0, seed=1)
+    assert set(out) >= {"fits", "generated", "series", "length", "request_response", "summary"}
+    assert out["generated"]["arrival_s"].iloc[-1] <= api["arrival_s"].iloc[-1] / 2 + 1200
+    with pytest.raises(ValueError, match="at least 50"):
+        rep.analyze(api.iloc[:10])
+
+
+def test_panel_builds_and_updates():
+    from workbench.widgets.burstgpt import BurstGPTPanel
+
+    panel = BurstGPTPanel(scale="quick")
+    assert "stand-in" in panel.status.value
+    before = len(panel.rate.data)
+    panel.log_type.value = "api"
+    panel.rps.value = 4.0
+    assert "x4" in panel.status.value and len(panel.rate.data) == before
+    for name in list(panel.traces)[1:]:
+        panel.source.value = name
+        assert panel.model.options == ("(all)",)
+        assert "requests" in panel.status.value
