@@ -45,6 +45,7 @@ __all__ = [
     "place",
     "placement_study",
     "tor_latency",
+    "latency_by_policy",
 ]
 
 
@@ -392,6 +393,33 @@ def tor_latency(utilization, curve: pd.DataFrame, column: str = "mean_latency_s"
     if column not in curve:
         raise ValueError(f"curve has no column {column!r}")
     return np.interp(u, curve["utilization"].to_numpy(), curve[column].to_numpy())
+
+
+def latency_by_policy(cluster: Cluster, placements: dict, curve: pd.DataFrame) -> pd.DataFrame:
+    """Per policy: hot ToRs and the queueing latency of tasks read off ``curve`` at their ToR's utilization.
+
+    ToRs beyond the curve's last utilization get its last value, so overloaded ToRs are understated.
+
+    Returns
+    -------
+    DataFrame ``policy, hot_tors, mean_latency_s, p99_latency_s, intensive_mean_latency_s``.
+
+    Examples
+    --------
+    >>> c = make_cluster(100, seed=0)
+    >>> curve = pd.DataFrame({"utilization": [0.0, 1.0], "mean_latency_s": [1.0, 2.0]})
+    >>> latency_by_policy(c, {"random": place(c, "random", seed=1)}, curve).columns.tolist()[:2]
+    ['policy', 'hot_tors']
+    """
+    if not isinstance(cluster, Cluster):
+        raise TypeError(f"cluster must be a Cluster, got {type(cluster).__name__}")
+    rows = []
+    for policy, p in placements.items():
+        lat = tor_latency(p.utilization, curve)[p.rack]
+        rows.append({"policy": policy, "hot_tors": p.hot_tors, "mean_latency_s": float(lat.mean()),
+                     "p99_latency_s": float(np.quantile(lat, 0.99)),
+                     "intensive_mean_latency_s": float(lat[cluster.intensive].mean())})
+    return pd.DataFrame(rows)
 
 
 def placement_study(

@@ -177,7 +177,8 @@ def _fabric(scale):
     fct = fabric(scale)[1]
     small = fct[fct.size_class.str.startswith("small")].set_index("scheme")
     red = 1 - small.loc["pred", "p99_s"] / small.loc["static", "p99_s"]
-    return Measured(float(red), f"{red:.0%} lower (p99 {small.loc['static', 'p99_s'] * 1e3:.2f}"
+    change = f"{red:.0%} lower" if red >= 0 else f"{-red:.0%} higher"
+    return Measured(float(red), f"{change} (p99 {small.loc['static', 'p99_s'] * 1e3:.2f}"
                     f" -> {small.loc['pred', 'p99_s'] * 1e3:.2f} ms, {int(small.loc['pred', 'count'])} small flows)")
 
 
