@@ -4,6 +4,7 @@ Layers, bottom up:
 
 - :mod:`~workbench.fabric.topology`: :func:`leaf_spine` and the compact directed-link numbering with
   :func:`path_links` (flows -> link ids by integer arithmetic); a networkx view for inspection.
+- :mod:`~workbench.fabric.fattree`: the 3-tier k-ary :func:`fat_tree` with the same schemes over path indices.
 - :mod:`~workbench.fabric.collectives`: :func:`collective_steps` (ring, halving-doubling, double binary tree,
   all-to-all, permutation) as steps of equal-size flows; :func:`place_ranks`.
 - :mod:`~workbench.fabric.routing`: schemes ``ecmp``, ``mp-x``, ``spray``, ``minimal`` (the minimal splitting rule)
@@ -22,6 +23,7 @@ from .ballsbins import (
     simulate_max_load,
 )
 from .collectives import COLLECTIVES, PLACEMENTS, Step, collective_steps, place_ranks
+from .fattree import FatTree, fat_tree, fat_tree_n_paths, fat_tree_path_links
 from .metrics import (
     collective_time_s,
     collective_time_vs_size,
@@ -61,6 +63,10 @@ __all__ = [
     "connections_per_host",
     "expected_effective_bandwidth",
     "expected_max_load",
+    "FatTree",
+    "fat_tree",
+    "fat_tree_n_paths",
+    "fat_tree_path_links",
     "fabric_slowdown",
     "iteration_gain",
     "c4_gain_table",

@@ -142,7 +142,8 @@ def place_ranks(topology: LeafSpine, n_ranks: int, placement: str = "linear", se
     """Host id of each rank.
 
     ``"linear"``: rank ``r`` on host ``r`` (consecutive ranks share a leaf); ``"strided"``: consecutive ranks on
-    consecutive leaves (rank ``r`` on leaf ``r mod L``), as when a scheduler scatters a job; ``"random"``: a random
+    consecutive leaves (rank ``r`` on leaf ``r mod L``; a fat-tree's leaves are its edge switches), as when a
+    scheduler scatters a job; ``"random"``: a random
     subset of hosts in random order.
 
     Examples
@@ -151,8 +152,10 @@ def place_ranks(topology: LeafSpine, n_ranks: int, placement: str = "linear", se
     >>> place_ranks(leaf_spine(2, 2, 2), 4, "strided").tolist()
     [0, 2, 1, 3]
     """
-    if not isinstance(topology, LeafSpine):
-        raise TypeError(f"topology must be a LeafSpine, got {type(topology).__name__}")
+    from .fattree import FatTree
+
+    if not isinstance(topology, (LeafSpine, FatTree)):
+        raise TypeError(f"topology must be a LeafSpine or FatTree, got {type(topology).__name__}")
     n = integer("n_ranks", n_ranks, minimum=1)
     placement = one_of("placement", placement, PLACEMENTS)
     if n > topology.n_hosts:

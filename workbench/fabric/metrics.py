@@ -23,6 +23,7 @@ from .._rng import Seed, generator, spawn
 from .._validate import integer, nonnegative
 from .collectives import Step, collective_steps, place_ranks
 from .routing import _hash_flows, as_host_step, link_loads, parse_scheme
+from .fattree import FatTree
 from .topology import LeafSpine
 
 __all__ = [
@@ -101,6 +102,9 @@ def sample_max_congestion(
     step = as_host_step(topology, demand, placement, seed)
     if kind not in ("ecmp", "mp"):
         return np.full(samples, max_congestion(topology, link_loads(topology, step, scheme)))
+    if isinstance(topology, FatTree):  # path-index routing: one link_loads per hashing (a loop over samples)
+        return np.array([max_congestion(topology, link_loads(topology, step, scheme, seed=r))
+                         for r in spawn(seed, samples)])
     rng = generator(seed)
     n, s, ls = topology.n_hosts, topology.spines, topology.leaves * topology.spines
     host = np.concatenate([np.bincount(step.src, weights=step.size_bytes, minlength=n),

@@ -40,6 +40,7 @@ import numpy as np
 from .._rng import Seed, generator
 from .._validate import one_of
 from .collectives import Step, place_ranks
+from .fattree import FatTree, fat_tree_connections, fat_tree_link_loads
 from .topology import LeafSpine
 
 __all__ = [
@@ -85,8 +86,8 @@ def as_host_step(topology: LeafSpine, demand: Step, placement: Any = None, seed:
     ``placement`` is ``None`` (ids are host ids), ``"linear"``/``"strided"``/``"random"`` (see
     :func:`~workbench.fabric.collectives.place_ranks`) or an array giving the host of each rank.
     """
-    if not isinstance(topology, LeafSpine):
-        raise TypeError(f"topology must be a LeafSpine, got {type(topology).__name__}")
+    if not isinstance(topology, (LeafSpine, FatTree)):
+        raise TypeError(f"topology must be a LeafSpine or FatTree, got {type(topology).__name__}")
     if not isinstance(demand, Step):
         raise TypeError(f"demand must be a Step (from collective_steps or Step(...)), got {type(demand).__name__}")
     if demand.src.shape != demand.dst.shape or demand.src.shape != demand.size_bytes.shape:
@@ -288,6 +289,8 @@ def assign_paths(
     [8000000.0, 8000000.0, 8000000.0, 8000000.0]
     """
     kind, x = parse_scheme(scheme)
+    if not isinstance(topology, LeafSpine):
+        raise TypeError(f"assign_paths needs a LeafSpine (use link_loads for a fat-tree), got {type(topology).__name__}")
     step = as_host_step(topology, demand, placement, seed)
     sl, dl = topology.host_leaf(step.src), topology.host_leaf(step.dst)
     cross = np.flatnonzero(sl != dl)
@@ -330,7 +333,7 @@ def link_loads(topology: LeafSpine, demand: Step, scheme: str, seed: Seed = None
 
     Parameters
     ----------
-    topology : LeafSpine
+    topology : LeafSpine or FatTree
     demand : Step
         Flows (one step of a collective, or any ``Step``).
     scheme : str
@@ -356,6 +359,8 @@ def link_loads(topology: LeafSpine, demand: Step, scheme: str, seed: Seed = None
     """
     kind, x = parse_scheme(scheme)
     step = as_host_step(topology, demand, placement, seed)
+    if isinstance(topology, FatTree):
+        return fat_tree_link_loads(topology, step.src, step.dst, step.size_bytes, kind, x, seed)
     nl = topology.n_links
     n = topology.n_hosts
     loads = np.bincount(step.src, weights=step.size_bytes, minlength=n).astype(float)
@@ -419,6 +424,8 @@ def connections_per_host(topology: LeafSpine, demand: Step, scheme: str, placeme
     """
     kind, x = parse_scheme(scheme)
     step = as_host_step(topology, demand, placement)
+    if isinstance(topology, FatTree):
+        return fat_tree_connections(topology, step.src, step.dst, step.size_bytes, kind, x)
     n = topology.n_hosts
     per_flow = np.bincount(step.src, minlength=n)
     if kind == "mp":

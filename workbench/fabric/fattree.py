@@ -1,0 +1,288 @@
+"""Three-tier k-ary fat-tree (Al-Fares et al. 2008): topology, compact link numbering and routing by path index.
+
+A k-ary fat-tree (k even) has ``k`` pods; each pod has ``k/2`` edge (top-of-rack) switches with ``k/2`` hosts each
+and ``k/2`` aggregation switches, every edge switch linked to every aggregation switch of its pod. There are
+``(k/2)^2`` core switches: core ``a*(k/2) + i`` links to aggregation switch ``a`` of every pod. Hosts: ``k^3/4``.
+
+Paths. A flow between two hosts under the same edge switch has 1 path; within a pod, ``k/2`` (one per aggregation
+switch); between pods, ``(k/2)^2``: path index ``p`` picks aggregation switch ``a = p div (k/2)`` in both pods and
+core ``a*(k/2) + p mod (k/2)``. Every scheme of :mod:`workbench.fabric.routing` is expressed over this path index:
+ECMP/MP-x hash it, spraying spreads over all of them, and the minimal splitting rule is applied per (source host,
+destination edge switch) group with ``s`` = the group's path count (all its flows share one path set, so equal
+pieces per path again equal spraying on every link). ``planned`` is a greedy least-congested assignment of unsplit
+flows (a sequential planner, like C4P's controller). Failures are not modelled on the fat-tree.
+
+Compact array form (``N`` hosts, ``h = k/2``, ``E = A = k^2/2`` edge and aggregation switches):
+
+============================  ======================================  =========
+link                          id                                      count
+============================  ======================================  =========
+host -> edge                  ``host``                                ``N``
+edge -> host                  ``N + host``                            ``N``
+edge e -> agg a (its pod)     ``2N + e*h + a``                        ``E*h``
+agg a -> edge e               ``2N + E*h + e*h + a``                  ``E*h``
+agg g -> core (g's row, i)    ``2N + 2E*h + g*h + i``                 ``A*h``
+core -> agg g                 ``2N + 2E*h + A*h + g*h + i``           ``A*h``
+============================  ======================================  =========
+
+Examples
+--------
+>>> from workbench.fabric import fat_tree
+>>> ft = fat_tree(4)
+>>> ft.n_hosts, ft.n_links, ft.n_core
+(16, 96, 4)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from .._rng import Seed, generator
+from .._validate import integer, positive
+
+__all__ = ["FatTree", "fat_tree", "fat_tree_path_links", "fat_tree_n_paths", "fat_tree_link_loads",
+           "fat_tree_connections"]
+
+
+@dataclass(frozen=True)
+class FatTree:
+    """A k-ary fat-tree; build it with :func:`fat_tree`."""
+
+    k: int
+    host_gbps: float
+    link_gbps: float
+
+    @property
+    def half(self) -> int:
+        return self.k // 2
+
+    @property
+    def n_hosts(self) -> int:
+        return self.k**3 // 4
+
+    @property
+    def n_edge(self) -> int:
+        return self.k * self.half
+
+    @property
+    def n_core(self) -> int:
+        return self.half**2
+
+    @property
+    def n_links(self) -> int:
+        return 2 * self.n_hosts + 4 * self.n_edge * self.half
+
+    @property
+    def leaves(self) -> int:
+        """Edge (top-of-rack) switches, the fat-tree's leaves."""
+        return self.n_edge
+
+    @property
+    def hosts_per_leaf(self) -> int:
+        return self.half
+
+    def host_leaf(self, hosts: Any) -> np.ndarray:
+        return self.host_edge(hosts)
+
+    @property
+    def hosts_per_pod(self) -> int:
+        return self.half**2
+
+    def host_edge(self, hosts: Any) -> np.ndarray:
+        return np.asarray(hosts, dtype=np.int64) // self.half
+
+    def host_pod(self, hosts: Any) -> np.ndarray:
+        return np.asarray(hosts, dtype=np.int64) // self.hosts_per_pod
+
+    @cached_property
+    def capacity_gbps(self) -> np.ndarray:
+        cap = np.full(self.n_links, self.link_gbps)
+        cap[: 2 * self.n_hosts] = self.host_gbps
+        cap.flags.writeable = False
+        return cap
+
+    @cached_property
+    def _bases(self) -> tuple[int, int, int, int]:
+        n, eh = self.n_hosts, self.n_edge * self.half
+        return 2 * n, 2 * n + eh, 2 * n + 2 * eh, 2 * n + 3 * eh
+
+    def to_networkx(self) -> "Any":
+        """``networkx.DiGraph`` with nodes ``("host", i)``, ``("edge", e)``, ``("agg", g)``, ``("core", c)``."""
+        import networkx as nx
+
+        g = nx.DiGraph()
+        n, h = self.n_hosts, self.half
+        eu, ad, ac, cd = self._bases
+        for host in range(n):
+            e = host // h
+            g.add_edge(("host", host), ("edge", e), link_id=host, capacity_gbps=self.host_gbps)
+            g.add_edge(("edge", e), ("host", host), link_id=n + host, capacity_gbps=self.host_gbps)
+        for e in range(self.n_edge):
+            pod = e // h
+            for a in range(h):
+                agg = pod * h + a
+                g.add_edge(("edge", e), ("agg", agg), link_id=eu + e * h + a, capacity_gbps=self.link_gbps)
+                g.add_edge(("agg", agg), ("edge", e), link_id=ad + e * h + a, capacity_gbps=self.link_gbps)
+        for agg in range(self.n_edge):
+            a = agg % h
+            for i in range(h):
+                core = a * h + i
+                g.add_edge(("agg", agg), ("core", core), link_id=ac + agg * h + i, capacity_gbps=self.link_gbps)
+                g.add_edge(("core", core), ("agg", agg), link_id=cd + agg * h + i, capacity_gbps=self.link_gbps)
+        return g
+
+
+def fat_tree(k: int, host_gbps: float = 100.0, link_gbps: float | None = None) -> FatTree:
+    """Build a k-ary fat-tree (``k`` even, >= 2); ``link_gbps`` (switch-to-switch) defaults to ``host_gbps``.
+
+    Examples
+    --------
+    >>> fat_tree(8).n_hosts
+    128
+    """
+    k = integer("k", k, minimum=2)
+    if k % 2:
+        raise ValueError(f"k must be even, got {k}")
+    host_gbps = positive("host_gbps", host_gbps)
+    link_gbps = host_gbps if link_gbps is None else positive("link_gbps", link_gbps)
+    return FatTree(k, host_gbps, link_gbps)
+
+
+def fat_tree_n_paths(topo: FatTree, src: Any, dst: Any) -> np.ndarray:
+    """Number of shortest paths of each flow: 1 (same edge), k/2 (same pod) or (k/2)^2 (across pods)."""
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    same_edge = topo.host_edge(src) == topo.host_edge(dst)
+    same_pod = topo.host_pod(src) == topo.host_pod(dst)
+    return np.where(same_edge, 1, np.where(same_pod, topo.half, topo.half**2)).astype(np.int64)
+
+
+def fat_tree_path_links(topo: FatTree, src: Any, dst: Any, path: Any) -> np.ndarray:
+    """Link ids of each flow on its path index ``path`` (``0 <= path < n_paths``), shape ``(F, 6)``, -1 padded.
+
+    Columns: host up, edge->agg, agg->core, core->agg, agg->edge, host down (unused hops are -1).
+
+    Examples
+    --------
+    >>> ft = fat_tree(4)
+    >>> fat_tree_path_links(ft, [0], [15], [3]).tolist()
+    [[0, 33, 67, 95, 63, 31]]
+    """
+    src = np.asarray(src, dtype=np.int64).ravel()
+    dst = np.asarray(dst, dtype=np.int64).ravel()
+    path = np.broadcast_to(np.asarray(path, dtype=np.int64), src.shape)
+    n, h = topo.n_hosts, topo.half
+    if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
+        raise ValueError(f"host ids must be in [0, {n - 1}]")
+    if np.any(src == dst):
+        raise ValueError("src and dst must differ for every flow")
+    npaths = fat_tree_n_paths(topo, src, dst)
+    if np.any((path < 0) | (path >= npaths)):
+        raise ValueError("path must be in [0, n_paths) for every flow")
+    eu, ad, ac, cd = topo._bases
+    se, de = topo.host_edge(src), topo.host_edge(dst)
+    sp, dp = topo.host_pod(src), topo.host_pod(dst)
+    inter = npaths == h * h
+    intra = npaths == h
+    a = np.where(inter, path // h, path)
+    i = path % h
+    out = np.full((src.size, 6), -1, dtype=np.int64)
+    out[:, 0] = src
+    out[:, 5] = n + dst
+    up_pod = inter | intra
+    out[:, 1] = np.where(up_pod, eu + se * h + a, -1)
+    out[:, 4] = np.where(up_pod, ad + de * h + a, -1)
+    out[:, 2] = np.where(inter, ac + (sp * h + a) * h + i, -1)
+    out[:, 3] = np.where(inter, cd + (dp * h + a) * h + i, -1)
+    return out
+
+
+def _bincount_paths(topo: FatTree, links: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+    w = np.broadcast_to(nbytes[:, None], links.shape)
+    ok = links >= 0
+    return np.bincount(links[ok], weights=w[ok], minlength=topo.n_links).astype(float)
+
+
+def _minimal_subflows(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray):
+    """Minimal splitting per (source host, destination edge) group over the group's paths: (flow, path, bytes)."""
+    F = src.size
+    key = src * topo.n_edge + topo.host_edge(dst)
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+    counts = np.diff(np.r_[starts, F])
+    group = np.repeat(np.arange(starts.size), counts)
+    rank = np.arange(F) - starts[group]
+    size_sorted = size[order]
+    if np.any(size_sorted != size_sorted[starts][group]):
+        raise ValueError("minimal splitting needs equal-size flows from a source host to a destination edge switch")
+    s = fat_tree_n_paths(topo, src[order], dst[order])
+    n = counts[group]
+    q, r = n // s, n % s
+    g = np.gcd(r, s)
+    whole = rank < q * s
+    pieces = np.where(whole, 1, s // np.where(g == 0, 1, g))
+    flow_rep = np.repeat(np.arange(F), pieces)
+    t = np.arange(flow_rep.size) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    k = pieces[flow_rep]
+    s_rep = s[flow_rep]
+    j = (rank - q * s)[flow_rep]
+    path = np.where(whole[flow_rep], rank[flow_rep] % s_rep, (j * k + t) % s_rep)
+    return order[flow_rep], path, size_sorted[flow_rep] / k
+
+
+def _greedy_paths(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """Planned: largest flows first, each on the path whose busiest link would be least loaded (relative)."""
+    npaths = fat_tree_n_paths(topo, src, dst)
+    cap = topo.capacity_gbps
+    load = np.zeros(topo.n_links)
+    out = np.zeros(src.size, dtype=np.int64)
+    for f in np.lexsort((-npaths, -size)):
+        cand = np.arange(npaths[f])
+        links = fat_tree_path_links(topo, np.full(cand.size, src[f]), np.full(cand.size, dst[f]), cand)[:, 1:5]
+        ok = links >= 0
+        cost = np.where(ok, (load[np.where(ok, links, 0)] + size[f]) / cap[np.where(ok, links, 0)], 0.0).max(axis=1)
+        best = int(np.argmin(cost))
+        out[f] = best
+        used = links[best][links[best] >= 0]
+        load[used] += size[f]
+    return out
+
+
+def fat_tree_link_loads(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, kind: str, x: int,
+                        seed: Seed = None) -> np.ndarray:
+    """Bytes per link of the flows under a parsed scheme (``kind``, ``x``) on a fat-tree (see the module docstring)."""
+    npaths = fat_tree_n_paths(topo, src, dst)
+    if kind in ("ecmp", "mp"):
+        u = generator(seed).random((src.size, x))
+        path = (u * npaths[:, None]).astype(np.int64)
+        links = fat_tree_path_links(topo, np.repeat(src, x), np.repeat(dst, x), path.ravel())
+        return _bincount_paths(topo, links, np.repeat(size / x, x))
+    if kind == "spray":
+        rep = np.repeat(np.arange(src.size), npaths)
+        path = np.arange(rep.size) - np.repeat(np.cumsum(npaths) - npaths, npaths)
+        links = fat_tree_path_links(topo, src[rep], dst[rep], path)
+        return _bincount_paths(topo, links, size[rep] / npaths[rep])
+    if kind == "minimal":
+        f, path, b = _minimal_subflows(topo, src, dst, size)
+        return _bincount_paths(topo, fat_tree_path_links(topo, src[f], dst[f], path), b)
+    if kind == "planned":
+        path = _greedy_paths(topo, src, dst, size)
+        return _bincount_paths(topo, fat_tree_path_links(topo, src, dst, path), size)
+    raise ValueError(f"unknown scheme kind {kind!r}")
+
+
+def fat_tree_connections(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, kind: str,
+                         x: int) -> np.ndarray:
+    """Connections per host (see :func:`workbench.fabric.connections_per_host`)."""
+    n = topo.n_hosts
+    per_flow = np.bincount(src, minlength=n)
+    if kind == "mp":
+        return per_flow * x
+    if kind != "minimal":
+        return per_flow
+    f, _, _ = _minimal_subflows(topo, src, dst, size)
+    return np.bincount(src[f], minlength=n)
