@@ -34,7 +34,6 @@ Examples
 from __future__ import annotations
 
 import csv
-import datetime as _dt
 import gzip
 import hashlib
 import io
@@ -55,6 +54,7 @@ from .characterize import detect_resolution
 from .schema import standardize
 
 __all__ = [
+    "TraceFormatError",
     "BURSTGPT_V1_COLUMNS",
     "BURSTGPT_V3_COLUMNS",
     "AZURE_COLUMNS",
@@ -683,6 +683,3 @@ def load_trace(
         return load_azure(p, log_type=log_type, cache=cache, allow_unsorted=allow_unsorted)
     return load_mooncake(p, log_type=log_type, cache=cache, allow_unsorted=allow_unsorted)
 
-
-def _weekday_name(i: int | None) -> str:  # pragma: no cover - tiny helper for reprs
-    return "" if i is None else _dt.date(2024, 1, 1 + i).strftime("%A")
