@@ -1,0 +1,119 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Hotspot-aware placement: hot ToRs, their latency cost, and placement that avoids them
+#
+# *Preventing Network Bottlenecks: Accelerating Datacenter Services with Hotspot-Aware Placement for Compute and
+# Storage* (Google, USENIX NSDI 2025) finds that ToR uplinks past a utilization knee (~75%) add queueing latency that
+# hurts the tasks behind them, that network-intensive tasks often land on those hot ToRs, and that placing tasks by
+# ToR utilization (and migrating the heaviest off hot ToRs) removes most hotspots. This notebook reproduces the
+# latency curve with bursty sources and the placement comparison in a synthetic cluster.
+
+# %%
+import pandas as pd
+
+from workbench import placement, viz
+from workbench.reproductions import build_figures, claims_table
+from workbench.reproductions import hotspots as rep
+from workbench.widgets.placement import hotspot_panel
+
+viz.setup_notebook()
+pd.set_option("display.width", 200)
+pd.set_option("display.max_colwidth", 80)
+
+# %% [markdown]
+# ## The claims
+#
+# Full-scale configuration; `workbench reproduce --paper hotspots` prints the same rows.
+
+# %%
+print(claims_table("hotspots", "full").to_string(index=False))
+
+# %% [markdown]
+# ## The model in a few sentences
+#
+# * **Latency vs utilization** (`placement.latency_vs_utilization`): one 10 Gbit/s link (1.2 us per 1500-B packet,
+#   exponential service) fed by Gamma-renewal arrivals (`workbench.arrivals`, CV 2 for bursty sources, CV 1 for
+#   Poisson), waiting times by the Lindley recursion. The knee (`placement.knee_utilization`) is the point of the
+#   normalized curve farthest below its chord.
+# * **Cluster** (`placement.make_cluster`): 1,000 racks x 40 slots, 80% full; ToR uplinks of 100/200/400 Gbit/s
+#   (30/40/30%); lognormal task demands (sigma 1.5) scaled to 40% mean uplink utilization; the scheduler sees a
+#   prediction, the realized demand is the prediction x lognormal noise (sigma 0.5). Network-intensive = top decile.
+# * **Placement** (`placement.place`): *random* slots, or *aware*: each task samples 4 racks with free slots and takes
+#   the one with the lowest ToR utilization as of its batch, then tasks of network-intensive size are migrated off
+#   ToRs above 75% realized utilization to the roomiest ToRs. Hot ToR: realized utilization above 75%.
+
+# %% [markdown]
+# ## Try it
+#
+# Source burstiness, mean utilization, demand tail, prediction noise, choices per task, the hot threshold and
+# migration. Left: latency vs utilization with its knee; right: ToR utilization across racks for both policies.
+
+# %% tags=["nbval-ignore-output"]
+hotspot_panel()
+
+# %% [markdown]
+# ## Latency vs utilization
+
+# %%
+curves = rep.curves("full")
+table = pd.concat({k: v.set_index("utilization")[["mean_latency_s", "tail_latency_s"]] * 1e6
+                   for k, v in curves.items()}, axis=1)
+print("latency in us")
+print(table.round(2).to_string())
+bursty = curves["bursty (CV 2)"]
+print("knee (bursty):", placement.knee_utilization(bursty.utilization, bursty.mean_latency_s))
+
+# %% tags=["nbval-ignore-output"]
+figs = build_figures("hotspots", "full")
+figs["hotspots/latency_vs_utilization"]
+
+# %% [markdown]
+# ## Random vs hotspot-aware placement
+#
+# Eight independent 1,000-rack clusters, each placed both ways.
+
+# %%
+study = rep.study("full")
+print(study.groupby("policy")[["hot_tors", "hot_fraction", "intensive_on_hot", "other_on_hot", "max_utilization",
+                               "migrated"]].mean().round(4).to_string())
+
+# %% tags=["nbval-ignore-output"]
+figs["hotspots/hot_tors"]
+
+# %% tags=["nbval-ignore-output"]
+figs["hotspots/tor_utilization"]
+
+# %% [markdown]
+# What the hot ToRs cost: each task's queueing latency read off the bursty latency curve at its ToR's utilization
+# (ToRs beyond the curve's 95% end get the 95% value, so overloaded ToRs are understated).
+
+# %%
+cluster, placed = rep.example("full")
+by_policy = placement.latency_by_policy(cluster, placed, bursty)
+print(by_policy.set_index(["policy", "hot_tors"]).mul(1e6).round(2).add_suffix(" (us)").reset_index()
+      .to_string(index=False))
+
+# %% [markdown]
+# ## What differs from the paper and why
+#
+# * **Knee and latency growth reproduce**: with CV-2 sources the latency curve bends at ~75% utilization and the
+#   mean latency at 90% is ~6x that at 50%. With Poisson sources the knee sits slightly further right; with burstier
+#   sources further left, so "75%" is a property of the traffic's burstiness as much as of the link.
+# * **Hot ToRs fall by ~80%, not 90%.** The scheduler places on predicted demand while realized demand differs
+#   (lognormal noise), and migration only moves network-intensive tasks, so racks made hot by many medium tasks stay
+#   hot. The production system has more levers (storage placement, continuous rebalancing) than this model.
+# * **Network-intensive tasks on hot ToRs: ~6x** more often under random placement, close to the paper's 7x.
+# * The cluster is synthetic (the paper's fleet data is not public): its parameters are stated above and in
+#   `workbench.placement`, and every number here moves with them in the panel.
