@@ -101,3 +101,19 @@ def test_export_rejects_bad_tables(tmp_path):
             pd.DataFrame({"arrival_s": [0.0], "input_tokens": [1], "output_tokens": [1], "model": ["a,b"]}),
             tmp_path / "x.csv",
         )
+
+
+def test_servegen_composer_output_exports(tmp_path):
+    servegen = pytest.importorskip("workbench.workloads.servegen")
+    try:
+        pool = servegen.load_pool("m-large")
+    except (FileNotFoundError, ValueError) as exc:  # neither the embedded summary nor the raw data is available
+        pytest.skip(f"ServeGen pool not available: {exc}")
+    df = servegen.compose(pool, start_s=12 * 3600, duration_s=120, rate_rps=5.0, seed=1)
+    m = traces.load_mooncake(export.to_mooncake_jsonl(df, tmp_path / "sg.jsonl"), cache=False)
+    assert len(m) == len(df)
+    np.testing.assert_array_equal(m["input_tokens"], df["input_tokens"])
+    b = traces.load_burstgpt(export.to_burstgpt_csv(df, tmp_path / "sg.csv", time_resolution_s=None), cache=False)
+    np.testing.assert_array_equal(b["output_tokens"], df["output_tokens"])
+    t = pd.read_csv(export.to_timestamped_csv(df, tmp_path / "sg_t.csv"))
+    assert list(t.columns) == list(df.columns)
