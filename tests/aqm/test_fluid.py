@@ -73,3 +73,14 @@ def test_invalid_inputs(kwargs, match):
 def test_marking_type_is_checked():
     with pytest.raises(TypeError, match="marking"):
         steady_state([1], (20, 200, 0.1))
+
+
+def test_sqrt_scaling_sits_between_static_and_linear():
+    n = np.array([1, 4, 16, 32])
+    lin = steady_state(n, PRED, scale_with_flows=True)
+    sq = steady_state(n, PRED, scale_with_flows=True, scaling="sqrt")
+    fixed = steady_state(n, PRED)
+    assert lin[0] == sq[0] == fixed[0]
+    assert (lin[1:] < sq[1:]).all() and (sq[1:] < fixed[1:]).all()
+    with pytest.raises(ValueError, match="scaling"):
+        steady_state(n, PRED, scale_with_flows=True, scaling="log")

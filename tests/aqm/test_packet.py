@@ -59,6 +59,12 @@ def test_fcs_counts_the_long_flows_and_scales_the_slope():
     assert (steady.min_k_pkts == cfg.min_k_pkts).all()
 
 
+def test_fcs_sqrt_scaling():
+    cfg = PredConfig(qla=False, fcs_scaling="sqrt")
+    r = dumbbell(9, cfg, duration_s=0.01, seed=4)
+    np.testing.assert_allclose(r.control.slope_per_pkt, 0.01 * np.sqrt(r.control.n_flows))
+
+
 def test_qla_moves_the_slope_in_steps_and_stays_in_bounds():
     cfg = PredConfig(fcs=True, qla=True)
     r = dumbbell(8, cfg, load=0.3, duration_s=0.05, seed=3)

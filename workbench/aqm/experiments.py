@@ -22,10 +22,10 @@ STATIC_DEFAULT = RedMarking(20.0, 200.0, 0.1)
 PRED_DEFAULT = PredConfig()
 
 
-def _fluid_marking(scheme) -> tuple[RedMarking, bool]:
+def _fluid_marking(scheme) -> tuple[RedMarking, bool, str]:
     if isinstance(scheme, PredConfig):
-        return RedMarking.from_slope(scheme.min_k_pkts, scheme.unit_slope_per_pkt), scheme.fcs
-    return scheme, False
+        return RedMarking.from_slope(scheme.min_k_pkts, scheme.unit_slope_per_pkt), scheme.fcs, scheme.fcs_scaling
+    return scheme, False, "linear"
 
 
 def concurrency_sweep(
@@ -65,8 +65,9 @@ def concurrency_sweep(
     schemes = {"static": STATIC_DEFAULT, "pred": PRED_DEFAULT} if schemes is None else schemes
     rows = []
     for name, scheme in schemes.items():
-        marking, scale = _fluid_marking(scheme)
-        q = steady_state(n, marking, capacity_gbps=capacity_gbps, rtt_s=rtt_s, scale_with_flows=scale)
+        marking, scale, scaling = _fluid_marking(scheme)
+        q = steady_state(n, marking, capacity_gbps=capacity_gbps, rtt_s=rtt_s, scale_with_flows=scale,
+                         scaling=scaling)
         rows += [(name, "fluid", int(k), float(v), 1.0) for k, v in zip(n, q)]
     if packet:
         rngs = spawn(seed, n.size)

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import array_1d, in_range, integer, positive
+from .._validate import array_1d, in_range, integer, one_of, positive
 from .red import RedMarking, mark_probability
 
-__all__ = ["bdp_pkts", "steady_state", "simulate_fluid", "FluidResult", "DCTCP_G"]
+__all__ = ["bdp_pkts", "steady_state", "simulate_fluid", "FluidResult", "DCTCP_G", "SCALINGS"]
 
 #: DCTCP's EWMA gain for alpha.
 DCTCP_G = 1.0 / 16.0
@@ -59,13 +59,19 @@ def bdp_pkts(capacity_gbps: float, rtt_s: float, packet_bytes: int = 1500) -> fl
     return capacity_gbps * 1e9 * rtt_s / (8.0 * packet_bytes)
 
 
-def _ramp_arrays(marking, n: np.ndarray, scale_with_flows: bool):
+#: How PRED's Flow Concurrent Stabilizer may scale the slope with the flow count N.
+SCALINGS = ("linear", "sqrt")
+
+
+def _ramp_arrays(marking, n: np.ndarray, scale_with_flows: bool, scaling: str = "linear"):
     """min_k, max_k, max_p arrays (one per concurrency point) for a marking, optionally FCS-scaled by N."""
     if not isinstance(marking, RedMarking):
         raise TypeError(f"marking must be a RedMarking, got {type(marking).__name__}")
+    one_of("scaling", scaling, SCALINGS)
     lo = np.full(n.shape, marking.min_k_pkts)
     width = marking.max_k_pkts - marking.min_k_pkts
-    hi = lo + (width / n if scale_with_flows else width)
+    factor = (n if scaling == "linear" else np.sqrt(n)) if scale_with_flows else 1.0
+    hi = lo + width / factor
     return lo, hi, np.full(n.shape, marking.max_p)
 
 
@@ -77,6 +83,7 @@ def steady_state(
     rtt_s: float = 100e-6,
     packet_bytes: int = 1500,
     scale_with_flows: bool = False,
+    scaling: str = "linear",
     buffer_pkts: float = np.inf,
 ) -> np.ndarray:
     """Standing queue (packets) of ``n_flows`` long DCTCP flows at equilibrium, one value per concurrency point.
@@ -90,7 +97,10 @@ def steady_state(
     capacity_gbps, rtt_s, packet_bytes : float
         Bottleneck capacity, base (propagation) round-trip time and packet size.
     scale_with_flows : bool
-        PRED's Flow Concurrent Stabilizer: multiply the slope by N (linear scaling).
+        PRED's Flow Concurrent Stabilizer: multiply the slope by N (or by sqrt(N), see ``scaling``).
+    scaling : {"linear", "sqrt"}
+        How the slope follows N; the paper settles on linear (the queue equation above shows why: only linear
+        scaling removes N from it).
     buffer_pkts : float
         Queue cap (tail drop); the result is clipped to it.
 
@@ -107,7 +117,7 @@ def steady_state(
     n = array_1d("n_flows", n_flows, min_size=1, low=1)
     bdp = bdp_pkts(capacity_gbps, rtt_s, packet_bytes)
     buffer_pkts = positive("buffer_pkts", buffer_pkts, allow_inf=True)
-    lo, hi, max_p = _ramp_arrays(marking, n, scale_with_flows)
+    lo, hi, max_p = _ramp_arrays(marking, n, scale_with_flows, scaling)
 
     def excess(q: np.ndarray) -> np.ndarray:
         w = (bdp + q) / n
@@ -157,6 +167,7 @@ def simulate_fluid(
     rtt_s: float = 100e-6,
     packet_bytes: int = 1500,
     scale_with_flows: bool = False,
+    scaling: str = "linear",
     buffer_pkts: float = 2000.0,
     duration_rtts: int = 300,
     steps_per_rtt: int = 20,
@@ -174,7 +185,8 @@ def simulate_fluid(
     capacity_gbps, rtt_s, packet_bytes : float
         Bottleneck capacity, propagation RTT, packet size.
     scale_with_flows : bool
-        PRED's Flow Concurrent Stabilizer (slope times N).
+        PRED's Flow Concurrent Stabilizer (slope times N, or sqrt(N) with ``scaling="sqrt"``).
+    scaling : {"linear", "sqrt"}
     buffer_pkts : float
         Queue cap.
     duration_rtts, steps_per_rtt : int
@@ -199,7 +211,7 @@ def simulate_fluid(
     steps_per_rtt = integer("steps_per_rtt", steps_per_rtt, minimum=4)
     g = in_range("g", g, 0.0, 1.0, low_inclusive=False)
     samples = integer("samples", samples, minimum=2)
-    lo, hi, max_p = _ramp_arrays(marking, n, scale_with_flows)
+    lo, hi, max_p = _ramp_arrays(marking, n, scale_with_flows, scaling)
 
     c = bdp / rtt_s  # packets per second
     dt = rtt_s / steps_per_rtt

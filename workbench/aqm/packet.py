@@ -82,6 +82,8 @@ class PredConfig:
         Initial start point of the marking ramp (packets).
     fcs, qla : bool
         Turn either controller off (``fcs=False`` keeps the slope at ``unit_slope_per_pkt``).
+    fcs_scaling : {"linear", "sqrt"}
+        Slope ``unit * N`` (the paper's choice) or ``unit * sqrt(N)``.
     fcs_period_rtts, qla_period_rtts : float
         Control periods in base RTTs (paper: about 1.25 and 5).
     throughput_weight : float
@@ -116,6 +118,7 @@ class PredConfig:
     queue_ref_pkts: float | None = None
     max_min_k_pkts: float = 40.0
     max_slope_offset: float = 0.25
+    fcs_scaling: str = "linear"
 
     def __post_init__(self) -> None:
         positive("unit_slope_per_pkt", self.unit_slope_per_pkt)
@@ -129,6 +132,7 @@ class PredConfig:
         if self.queue_ref_pkts is not None:
             positive("queue_ref_pkts", self.queue_ref_pkts)
         nonnegative("max_min_k_pkts", self.max_min_k_pkts)
+        one_of("fcs_scaling", self.fcs_scaling, ("linear", "sqrt"))
         nonnegative("max_slope_offset", self.max_slope_offset)
 
 
@@ -491,8 +495,13 @@ class Network:
         served0, area0, t0 = L.served, L.area, env.now
         monitored = li in self.monitor
 
+        def fcs_factor(n: int) -> float:
+            if not cfg.fcs:
+                return 1.0
+            return float(n) if cfg.fcs_scaling == "linear" else math.sqrt(n)
+
         def apply() -> float:
-            slope = cfg.unit_slope_per_pkt * (n_flows if cfg.fcs else 1) + offset
+            slope = cfg.unit_slope_per_pkt * fcs_factor(n_flows) + offset
             slope = max(slope, cfg.unit_slope_per_pkt)
             L.lo = min_k
             L.hi = min_k + 1.0 / slope
@@ -513,7 +522,7 @@ class Network:
                 served0, area0, t0 = L.served, L.area, now
                 utils[phase] = cfg.throughput_weight * util - (1.0 - cfg.throughput_weight) * qmean / qref
                 if phase == 0:
-                    fcs_slope = cfg.unit_slope_per_pkt * (n_flows if cfg.fcs else 1)
+                    fcs_slope = cfg.unit_slope_per_pkt * fcs_factor(n_flows)
                     mode = "slope" if fcs_slope >= cfg.min_slope_for_slope_tuning else "min_k"
                     if mode == "min_k":
                         offset = 0.0

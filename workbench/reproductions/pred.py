@@ -11,7 +11,7 @@ import functools
 
 import numpy as np
 
-from ..aqm import PRED_DEFAULT, compare_schemes, concurrency_sweep, fabric_comparison
+from ..aqm import PRED_DEFAULT, STATIC_DEFAULT, PredConfig, compare_schemes, concurrency_sweep, fabric_comparison
 from ..aqm.fluid import steady_state
 from ..aqm.red import RedMarking
 from ..viz import aqm as viz
@@ -86,6 +86,38 @@ def _fcs_flat(scale):
     ratio = float(np.ptp(qp) / np.ptp(qs))
     return Measured(ratio, f"PRED queue {qp.min():.1f}-{qp.max():.1f} pkts vs static {qs.min():.0f}-{qs.max():.0f} "
                     f"(range ratio {ratio:.2f})", {"pred_queue_pkts": qp.round(2).tolist()})
+
+
+@functools.cache
+def scaling_sweep(scale: str):
+    """Fluid steady state for static thresholds and FCS with square-root and linear slope scaling."""
+    schemes = {"static": STATIC_DEFAULT, "FCS sqrt(N)": PredConfig(fcs_scaling="sqrt"), "FCS linear": PRED_DEFAULT}
+    return concurrency_sweep(np.arange(1, 65), schemes, packet=False)
+
+
+def _scaling_verdict(value) -> str:
+    linear, sqrt = value
+    if linear <= 0.1 and sqrt >= 0.3:
+        return "reproduced"
+    return "partial" if linear < sqrt else "not reproduced"
+
+
+@claim(
+    PAPER,
+    "linear_over_sqrt",
+    text="Scaling the slope linearly with the flow count keeps the queue flat where square-root scaling does not.",
+    paper_value="linear scaling chosen over square root",
+    compare=Check(_scaling_verdict, "linear growth <= 10% and sqrt growth >= 30% over 1-32 flows"),
+)
+def _linear_over_sqrt(scale):
+    df = scaling_sweep(scale)
+    growth = {}
+    for name in ("FCS linear", "FCS sqrt(N)"):
+        q = df[(df.scheme == name) & (df.n_flows <= 32)].sort_values("n_flows").queue_pkts.to_numpy()
+        growth[name] = float(q.max() / q[0] - 1)
+    return Measured([growth["FCS linear"], growth["FCS sqrt(N)"]],
+                    f"queue growth 1 -> 32 flows: linear {growth['FCS linear']:+.0%}, sqrt {growth['FCS sqrt(N)']:+.0%}",
+                    growth)
 
 
 @claim(
@@ -185,6 +217,11 @@ def _fabric(scale):
 @figure(PAPER, "queue_vs_concurrency")
 def _fig_sweep(scale):
     return viz.queue_vs_concurrency(sweep(scale))
+
+
+@figure(PAPER, "slope_scaling")
+def _fig_scaling(scale):
+    return viz.queue_vs_concurrency(scaling_sweep(scale), title="Fluid standing queue: static vs FCS scalings")
 
 
 @figure(PAPER, "queue_traces")
