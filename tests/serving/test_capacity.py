@@ -92,3 +92,14 @@ def test_provisioning_gap_runs_on_a_model_and_is_deterministic():
         provisioning_gap("nope", hours=[1])
     pool = sg.load_pool("m-small")
     assert pool.n_clients == 43
+
+
+def test_infeasible_slo_gives_zero_capacity_quickly():
+    w = _poisson(500)
+    w["input_tokens"] = 30_000  # prefill alone takes 3.6 s > 2 s
+    res = capacity_search(w, ServerConfig(), SLO(ttft_s=2.0))
+    assert res.capacity_rps == 0 and res.details["infeasible_workloads"] == 1 and res.evaluations == 0
+    bursts = _poisson(1000)
+    bursts["arrival_s"] = np.repeat(np.arange(10) * 100.0, 100)  # 100 simultaneous requests every 100 s
+    res = capacity_search(bursts, ServerConfig(max_prefill_tokens=4096), SLO(ttft_s=1.0))
+    assert res.capacity_rps == 0 and res.details["infeasible_workloads"] == 1 and res.evaluations <= 12

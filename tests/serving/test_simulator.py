@@ -91,7 +91,7 @@ def test_late_arrival_joins_at_the_next_iteration_boundary():
     budget=hs.integers(200, 3000),
     kv_token_s=hs.sampled_from([0.0, 1e-5]),
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=300, deadline=None)
 def test_event_jumps_match_iteration_by_iteration_reference(n, seed, max_batch, budget, kv_token_s):
     rng = np.random.default_rng(seed)
     arr = np.sort(rng.exponential(0.05, n).cumsum())
@@ -174,3 +174,12 @@ def test_route_and_bad_input():
         simulate(pd.DataFrame({"arrival_s": [0.0]}))
     with pytest.raises(ValueError, match="time_scale"):
         simulate(pd.DataFrame({"arrival_s": [0.0], "input_tokens": [1], "output_tokens": [1]}), time_scale=0)
+
+
+def test_oversized_request_does_not_hold_up_the_queue():
+    # found by the reference comparison: a request that can never fit must be rejected on arrival, and the one
+    # behind it admitted at the next iteration boundary, not after the running request finishes
+    cfg = ServerConfig(base_s=0.01, **ONLY_BASE, kv_budget_tokens=200, max_batch=2)
+    r = simulate_instance([0.0, 0.02, 0.05], [76, 309, 12], [25, 25, 1], cfg)
+    assert r["rejected"].tolist() == [False, True, False]
+    assert r["admit_s"][2] == pytest.approx(0.05) and r["finish_s"][2] < r["finish_s"][0]

@@ -325,13 +325,15 @@ def _reasoning_lengths(scale: Scale) -> Measured:
 )
 def _underprovision(scale: Scale) -> Measured:
     u = usecase(scale)
-    v = float(np.median(u["underprovision"]))
+    v = float(np.nanmedian(u["underprovision"]))
     per = u.groupby("model", sort=False)["underprovision"].median()
     frac = float((u["underprovision"] > 0).mean())
+    n_inf = int((~u["feasible"]).sum())
+    burst = f" ({n_inf} where bursts miss the SLO at any rate: 100%)" if n_inf else ""
     return Measured(
         v,
-        f"median {v:.0%} over {len(u)} (model, hour) cells, naive optimistic in {frac:.0%} of them; per model "
-        + ", ".join(f"{m} {x:.0%}" for m, x in per.items()),
+        f"median {v:.0%} over {len(u)} (model, hour) cells{burst}, naive optimistic in {frac:.0%} of them; per "
+        "model " + ", ".join(f"{m} {x:.0%}" for m, x in per.items()),
         {"cells": u.round(4).to_dict("records")},
     )
 

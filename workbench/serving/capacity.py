@@ -93,6 +93,16 @@ def _duration(req: pd.DataFrame) -> float:
     return float(d) if d else float(req["arrival_s"].max())
 
 
+def _feasible(req: pd.DataFrame, config: ServerConfig, slo: SLO) -> bool:
+    """Whether ``slo``'s TTFT quantile is reachable at all: a request's TTFT is at least its own prefill iteration
+    (``base_s + prefill_token_s * input_tokens``), and a request that cannot fit the KV cache never starts."""
+    inp = req["input_tokens"].to_numpy(dtype=float)
+    out = np.maximum(req["output_tokens"].to_numpy(dtype=float), 1)
+    alone = config.base_s + config.prefill_token_s * inp
+    alone[inp + out > config.kv_budget_tokens] = np.inf
+    return np.sort(alone)[max(0, math.ceil(slo.quantile * alone.size) - 1)] <= slo.ttft_s
+
+
 def capacity_search(
     workloads: pd.DataFrame | list[pd.DataFrame],
     config: ServerConfig = ServerConfig(),
@@ -102,6 +112,7 @@ def capacity_search(
     routing: str = "round_robin",
     rel_tol: float = 0.03,
     max_evaluations: int = 30,
+    min_scale: float = 2.0**-10,
     seed: int = 0,
 ) -> CapacityResult:
     """Highest aggregate request rate (req/s) at which ``n_instances`` meet ``slo``, averaged over workloads.
@@ -119,12 +130,18 @@ def capacity_search(
         Bisection stops when the bracket's upper/lower ratio is below ``1 + rel_tol``.
     max_evaluations : int
         Simulations allowed per workload.
+    min_scale : float
+        Smallest rate scale tried; a workload failing there has capacity 0 (its bursts are so tight that even at
+        ``min_scale`` times its rate, simultaneous requests miss the target).
     seed : int
         For random routing.
 
     Returns
     -------
     CapacityResult
+        A workload whose TTFT target is out of reach at any rate (more than the allowed fraction of its requests
+        need a longer prefill than the target or cannot fit the KV cache, or it still fails at ``min_scale``) has
+        capacity 0 and is counted in ``details["infeasible_workloads"]``.
 
     Examples
     --------
@@ -142,13 +159,19 @@ def capacity_search(
         raise TypeError(f"slo must be an SLO, got {type(slo).__name__}")
     in_range("rel_tol", rel_tol, 1e-4, 1.0)
     max_evaluations = integer("max_evaluations", max_evaluations, minimum=2)
+    min_scale = positive("min_scale", min_scale)
     n_instances = integer("n_instances", n_instances, minimum=1)
-    caps, bases, evals = [], [], 0
+    caps, bases, evals, infeasible = [], [], 0, 0
     for req in workloads:  # a loop over seeds (a handful)
         if len(req) == 0:
             raise ValueError("a workload is empty: no requests to scale")
         base = len(req) / _duration(req)
         allowed = slo.allowed_violations(len(req))
+        if not _feasible(req, config, slo):  # even alone, too many requests miss the TTFT target: capacity 0
+            caps.append(0.0)
+            bases.append(base)
+            infeasible += 1
+            continue
 
         def ok(s: float) -> bool:
             m = simulate(req, config, n_instances=n_instances, routing=routing, seed=seed, time_scale=s,
@@ -167,9 +190,13 @@ def capacity_search(
             else:
                 hi = s
                 if lo is None:
+                    if s <= min_scale:  # fails even at a tiny fraction of the load: simultaneous bursts
+                        break
                     s /= 2.0
             if lo is not None and hi is not None:
                 break
+        if lo is None:
+            infeasible += 1
         while lo is not None and hi is not None and hi / lo > 1 + rel_tol and n_eval < max_evaluations:
             mid = math.sqrt(lo * hi)
             n_eval += 1
@@ -187,6 +214,7 @@ def capacity_search(
         slo=slo,
         n_instances=n_instances,
         evaluations=evals,
+        details={"infeasible_workloads": infeasible},
     )
 
 

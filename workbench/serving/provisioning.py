@@ -76,8 +76,9 @@ def provisioning_gap(
     Returns
     -------
     DataFrame
-        One row per hour: ``hour``, ``composed_rps``, ``naive_rps``, ``underprovision`` (1 - composed / naive),
-        ``requests`` and the composed span's rate-weighted median CV.
+        One row per hour: ``hour``, ``composed_rps``, ``naive_rps``, ``underprovision`` (1 - composed / naive, NaN
+        if the naive capacity is 0), ``feasible`` (False when some composed workload misses the SLO at any rate, so
+        its capacity is 0 and the under-provisioning 100%), ``requests`` and the span's rate-weighted median CV.
 
     Examples
     --------
@@ -107,12 +108,14 @@ def provisioning_gap(
         naive = [naive_workload(w, seed=g) for w, g in zip(comp, rng.spawn(seeds))]
         c = capacity_search(comp, config, slo, rel_tol=rel_tol)
         n = capacity_search(naive, config, slo, rel_tol=rel_tol)
+        feasible = c.details["infeasible_workloads"] == 0
         rows.append(
             {
                 "hour": h,
                 "composed_rps": c.capacity_rps,
                 "naive_rps": n.capacity_rps,
                 "underprovision": 1 - c.capacity_rps / n.capacity_rps if n.capacity_rps > 0 else np.nan,
+                "feasible": feasible,
                 "requests": int(np.mean([len(w) for w in comp])),
                 "cv_median": float(span_pool.weighted_cv_quantiles([0.5])[0]),
             }

@@ -66,7 +66,7 @@ class ServerConfig:
     Examples
     --------
     >>> ServerConfig().iteration_s(prefill_tokens=1000, decode_seqs=10, kv_tokens=20000)
-    0.1316
+    0.1329
     """
 
     base_s: float = 0.010
@@ -212,7 +212,9 @@ def simulate_instance(
             k = heap[0][0] - T
             per = base + dec * n_run + kvs * (S + n_run * T)
             inc = kvs * n_run
-            if q < n and n_run < max_batch and kv_used + need[q] <= budget:
+            # the next arrival matters if it can be admitted, or if it is oversized (it is rejected on arrival and
+            # must not hold up the queue behind it)
+            if q < n and (need[q] > budget or (n_run < max_batch and kv_used + need[q] <= budget)):
                 gap = arr_l[q] - t
                 # smallest k >= 1 with k * per + inc * k (k - 1) / 2 >= gap
                 if inc > 0:

@@ -164,14 +164,26 @@ def weighted_cdf(x: np.ndarray, w: np.ndarray, *, points: int = 400) -> tuple[np
     return xs, c
 
 
-def pmf_ccdf(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(values, P(X > value))`` of a PMF, dropping the final zero (for log axes)."""
+def pmf_ccdf(values: np.ndarray, probs: np.ndarray, *, points: int = 300) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, P(X > value))`` of a PMF at about ``points`` log-spaced values (for log-log plots).
+
+    Examples
+    --------
+    >>> pmf_ccdf([1.0, 2.0, 4.0], [0.5, 0.25, 0.25])[1].tolist()
+    [0.5, 0.25]
+    """
     v = np.asarray(values, dtype=float)
     p = np.asarray(probs, dtype=float)
     order = np.argsort(v, kind="stable")
+    v = v[order]
     tail = 1.0 - np.cumsum(p[order]) / p.sum()
     keep = tail > 1e-9
-    return v[order][keep], tail[keep]
+    v, tail = v[keep], tail[keep]
+    if v.size > points:
+        grid = np.geomspace(max(v[0], 1.0), v[-1], points)
+        idx = np.unique(np.minimum(np.searchsorted(v, grid, side="right") - 1, v.size - 1).clip(0))
+        v, tail = v[idx], tail[idx]
+    return v, tail
 
 
 def ecdf(x: np.ndarray, *, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
