@@ -61,10 +61,12 @@ def hour_of_day(profiles: dict[str, pd.DataFrame], *, fig: go.Figure | None = No
 
 def window_fits(fits: dict[str, pd.DataFrame], *, fig: go.Figure | None = None) -> go.Figure:
     """Per-window gap CV and fitted Gamma shape (``fits[name]`` from ``window_gamma_fits``), shape 1 = Poisson."""
+    grid = {"rows": 1, "cols": 2, "subplot_titles": ("inter-arrival CV per window", "Gamma shape per window"),
+            "horizontal_spacing": 0.14}
     if fig is None:
-        fig = make_subplots(rows=1, cols=2, subplot_titles=("inter-arrival CV per window", "Gamma shape per window"))
+        fig = make_subplots(**grid)
     else:
-        fig.set_subplots(rows=1, cols=2, subplot_titles=("inter-arrival CV per window", "Gamma shape per window"))
+        fig.set_subplots(**grid)
     colors = trace_colors(fits)
     for name, f in fits.items():
         h = f["start_s"].to_numpy() / 3600.0
@@ -128,17 +130,21 @@ def _fade(hex_color: str, alpha: float = 0.15) -> str:
 
 def service_comparison(table: pd.DataFrame, *, fig: go.Figure | None = None) -> go.Figure:
     """Bars per trace: gap CV, median window Gamma shape, mean request and response lengths (``services_table``)."""
-    titles = ("gap CV (1)", "median Gamma shape (1)", "mean request (tokens)", "mean response (tokens)")
+    titles = ("CV of all gaps", "median 20-min Gamma shape", "mean request length", "mean response length")
+    y_titles = ("gap CV (1)", "Gamma shape (1)", "request (tokens)", "response (tokens)")
     cols = ["gap_cv", "median_shape", "mean_input_tokens", "mean_output_tokens"]
+    grid = {"rows": 2, "cols": 2, "subplot_titles": titles, "horizontal_spacing": 0.14, "vertical_spacing": 0.16}
     if fig is None:
-        fig = make_subplots(rows=1, cols=4, subplot_titles=titles)
+        fig = make_subplots(**grid)
     else:
-        fig.set_subplots(rows=1, cols=4, subplot_titles=titles)
+        fig.set_subplots(**grid)
     colors = trace_colors(table.index)
-    for j, col in enumerate(cols, start=1):
+    for j, col in enumerate(cols):
+        r, c = j // 2 + 1, j % 2 + 1
         for name in table.index:
             fig.add_trace(go.Bar(x=[name], y=[table.loc[name, col]], name=name, legendgroup=name,
-                                 showlegend=j == 1, marker={"color": colors[name]}), row=1, col=j)
-        fig.update_xaxes(showticklabels=False, title_text="trace", row=1, col=j)
-        fig.update_yaxes(title_text=titles[j - 1], type="log" if j == 1 else None, row=1, col=j)
+                                 showlegend=j == 0, marker={"color": colors[name]}), row=r, col=c)
+        fig.update_xaxes(showticklabels=False, row=r, col=c)
+        fig.update_yaxes(title_text=y_titles[j], type="log" if j == 0 else None, row=r, col=c)
+    fig.update_layout(height=700)
     return style(fig, title="Services side by side")
