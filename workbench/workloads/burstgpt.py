@@ -316,7 +316,7 @@ def generate(model: BurstGPTModel, *, rps_scale: float = 1.0, seed: Seed = None)
     if not isinstance(model, BurstGPTModel):
         raise TypeError(f"model must be a BurstGPTModel, got {type(model).__name__}")
     rps_scale = V.positive("rps_scale", rps_scale)
-    r_arr, r_len, r_fail = spawn(seed if not isinstance(seed, np.random.Generator) else seed, 3)
+    r_arr, r_len, r_fail = spawn(seed, 3)
     starts = model.window_s * np.arange(model.n_windows)
     t, row = piecewise_arrivals(
         starts, model.window_s, model.rate_rps, 1.0 / np.sqrt(model.shape), family="gamma", seed=r_arr
