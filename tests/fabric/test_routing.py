@@ -249,3 +249,25 @@ def test_failures_route_around_and_raise_congestion():
     # leaf 0's 16 flows now share 8 uplinks: 2 flows' worth each
     up0 = sp[failed.leaf_up(0, np.arange(8, 16))]
     assert np.allclose(up0, 2 * step.size_bytes[0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    leaves=st.integers(2, 6),
+    spines=st.integers(1, 20),
+    hosts=st.integers(1, 8),
+    name=st.sampled_from(["ring", "halving_doubling", "double_binary_tree", "all_to_all", "permutation"]),
+    placement=st.sampled_from(["linear", "strided", "random"]),
+    seed=st.integers(0, 1000),
+)
+def test_minimal_equals_spraying_for_every_collective(leaves, spines, hosts, name, placement, seed):
+    topo = leaf_spine(leaves, spines, hosts)
+    n = topo.n_hosts
+    if name == "halving_doubling":
+        n = 1 << (n.bit_length() - 1)
+    if n < 2:
+        return
+    for step in collective_steps(name, n, 10**6, seed=seed):
+        a = link_loads(topo, step, "minimal", placement=placement, seed=seed)
+        b = link_loads(topo, step, "spray", placement=placement, seed=seed)
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-6)

@@ -9,8 +9,9 @@ switch); between pods, ``(k/2)^2``: path index ``p`` picks aggregation switch ``
 core ``a*(k/2) + p mod (k/2)``. Every scheme of :mod:`workbench.fabric.routing` is expressed over this path index:
 ECMP/MP-x hash it, spraying spreads over all of them, and the minimal splitting rule is applied per (source host,
 destination edge switch) group with ``s`` = the group's path count (all its flows share one path set, so equal
-pieces per path again equal spraying on every link). ``planned`` is a greedy least-congested assignment of unsplit
-flows (a sequential planner, like C4P's controller). Failures are not modelled on the fat-tree.
+pieces per path again equal spraying on every link). ``planned`` assigns unsplit flows by two levels of equitable
+edge colouring (aggregation switch, then core) for equal-size flows, and greedily (least-congested path, largest
+flows first) otherwise. Failures are not modelled on the fat-tree.
 
 Compact array form (``N`` hosts, ``h = k/2``, ``E = A = k^2/2`` edge and aggregation switches):
 
@@ -43,6 +44,7 @@ import numpy as np
 
 from .._rng import Seed, generator
 from .._validate import integer, positive
+from ._colouring import equitable_colours
 
 __all__ = ["FatTree", "fat_tree", "fat_tree_path_links", "fat_tree_n_paths", "fat_tree_link_loads",
            "fat_tree_connections"]
@@ -252,6 +254,32 @@ def _greedy_paths(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndar
     return out
 
 
+def _planned_paths(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """Planned path index per flow: two levels of equitable edge colouring for equal-size flows, else greedy.
+
+    Level 1 colours the (source edge, destination edge) multigraph of every flow that leaves its edge switch with
+    the ``k/2`` aggregation switches, balancing edge<->aggregation links; level 2 colours the (source aggregation,
+    destination aggregation) multigraph of the inter-pod flows with the ``k/2`` cores of that aggregation row.
+    """
+    if src.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if np.any(size != size[0]):
+        return _greedy_paths(topo, src, dst, size)
+    h = topo.half
+    npaths = fat_tree_n_paths(topo, src, dst)
+    path = np.zeros(src.size, dtype=np.int64)
+    up = np.flatnonzero(npaths > 1)
+    agg = equitable_colours(topo.host_edge(src[up]), topo.host_edge(dst[up]), h)
+    path[up] = agg
+    inter = npaths[up] == h * h
+    if inter.any():
+        iu = up[inter]
+        a = agg[inter]
+        core = equitable_colours(topo.host_pod(src[iu]) * h + a, topo.host_pod(dst[iu]) * h + a, h)
+        path[iu] = a * h + core
+    return path
+
+
 def fat_tree_link_loads(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, kind: str, x: int,
                         seed: Seed = None) -> np.ndarray:
     """Bytes per link of the flows under a parsed scheme (``kind``, ``x``) on a fat-tree (see the module docstring)."""
@@ -270,7 +298,7 @@ def fat_tree_link_loads(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: n
         f, path, b = _minimal_subflows(topo, src, dst, size)
         return _bincount_paths(topo, fat_tree_path_links(topo, src[f], dst[f], path), b)
     if kind == "planned":
-        path = _greedy_paths(topo, src, dst, size)
+        path = _planned_paths(topo, src, dst, size)
         return _bincount_paths(topo, fat_tree_path_links(topo, src, dst, path), size)
     raise ValueError(f"unknown scheme kind {kind!r}")
 

@@ -40,6 +40,7 @@ import numpy as np
 from .._rng import Seed, generator
 from .._validate import one_of
 from .collectives import Step, place_ranks
+from ._colouring import equitable_colours
 from .fattree import FatTree, fat_tree_connections, fat_tree_link_loads
 from .topology import LeafSpine
 
@@ -182,75 +183,13 @@ def minimal_split_subflows(
     return order[flow_rep], spine.astype(np.int64), nbytes
 
 
-def _koenig_colour(left: list[int], right: list[int], n_left: int, n_right: int, s: int) -> list[int]:
-    """Proper edge colouring with ``s`` colours of a bipartite multigraph of max degree <= s (Konig)."""
-    at_l = [[-1] * s for _ in range(n_left)]
-    at_r = [[-1] * s for _ in range(n_right)]
-    colour = [-1] * len(left)
-    for e in range(len(left)):
-        u, v = left[e], right[e]
-        a = at_l[u].index(-1)
-        if at_r[v][a] != -1:
-            b = at_r[v].index(-1)
-            path, w, on_right, cur = [], v, True, a
-            while True:
-                f = (at_r if on_right else at_l)[w][cur]
-                if f == -1:
-                    break
-                path.append(f)
-                w = left[f] if on_right else right[f]
-                on_right = not on_right
-                cur = b if cur == a else a
-            for f in path:
-                at_l[left[f]][colour[f]] = -1
-                at_r[right[f]][colour[f]] = -1
-            for f in path:
-                colour[f] = b if colour[f] == a else a
-                at_l[left[f]][colour[f]] = f
-                at_r[right[f]][colour[f]] = f
-        colour[e] = a
-        at_l[u][a] = e
-        at_r[v][a] = e
-    return colour
-
-
 def _planned_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
     """Spine per cross-leaf flow for the planned scheme (see the module docstring)."""
-    F = sl.size
-    s, L = topology.spines, topology.leaves
-    spine = np.full(F, -1, dtype=np.int64)
-    if F == 0:
-        return spine
+    if sl.size == 0:
+        return np.zeros(0, dtype=np.int64)
     if topology.failed or np.any(size_bytes != size_bytes[0]):
         return _greedy_spines(topology, sl, dl, size_bytes)
-    key = sl * L + dl
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
-    starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
-    counts = np.diff(np.r_[starts, F])
-    group = np.repeat(np.arange(starts.size), counts)
-    rank = np.arange(F) - starts[group]
-    q = counts[group] // s
-    even = rank < q * s
-    spine[order[even]] = rank[even] % s
-    left_flows = order[~even]
-    if left_flows.size:
-        a, b = sl[left_flows], dl[left_flows]
-        # split each leaf into copies of degree <= s: copy = (rank among this leaf's leftovers) // s
-        def copies(v: np.ndarray) -> np.ndarray:
-            o = np.argsort(v, kind="stable")
-            vs = v[o]
-            st = np.flatnonzero(np.r_[True, vs[1:] != vs[:-1]])
-            cnt = np.diff(np.r_[st, vs.size])
-            rk = np.arange(vs.size) - np.repeat(st, cnt)
-            cid = np.empty(v.size, dtype=np.int64)
-            cid[o] = vs * (v.size // s + 1) + rk // s
-            return np.unique(cid, return_inverse=True)[1]
-
-        lc, rc = copies(a), copies(b)
-        colour = _koenig_colour(lc.tolist(), rc.tolist(), int(lc.max()) + 1, int(rc.max()) + 1, s)
-        spine[left_flows] = np.asarray(colour, dtype=np.int64)
-    return spine
+    return equitable_colours(sl, dl, topology.spines)
 
 
 def _greedy_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
