@@ -8,7 +8,9 @@ Layers of the model, from fastest to most detailed:
 * :mod:`~workbench.aqm.packet` -- a simpy discrete-event simulation of DCTCP flows through one bottleneck or a
   leaf-spine fabric (from :mod:`workbench.fabric.topology`), with static thresholds or PRED's Flow Concurrent
   Stabilizer and Queue Length Adjuster; queue traces and flow completion times;
-* :mod:`~workbench.aqm.workload` -- the DCTCP web-search flow-size distribution and Poisson arrivals at a load.
+* :mod:`~workbench.aqm.workload` -- the DCTCP web-search flow-size distribution and Poisson arrivals at a load;
+* :mod:`~workbench.aqm.experiments` -- scheme comparisons (queue vs concurrency, one bottleneck, leaf-spine) shared
+  by the PRED reproduction, its notebook and its widget.
 
 The two fidelities agree where they overlap (long flows on one bottleneck): see ``tests/aqm``.
 """
