@@ -110,6 +110,19 @@ print(table[cols].round(3).T.to_string())
 # correlation below 0.1), and no request-length distribution is Zipf-like.
 
 # %% [markdown]
+# Failures (rows with zero response tokens, kept and flagged by the loader) by log type and model, and conversations
+# where the trace has session ids (BurstGPT v3 files only; the Azure and Mooncake traces record neither).
+
+# %%
+from workbench.workloads import characterize
+
+for by in ("log_type", "model"):
+    print(characterize.failure_rates(bg, by).round(4).to_string(index=False), end="\n\n")
+conv = characterize.conversation_stats(bg)
+print(f"sessions in the BurstGPT source: {conv['sessions']}"
+      + (f", mean turns {conv['mean_turns']:.2f}" if conv["sessions"] else " (no Session ID column: a v1 file or the stand-in)"))
+
+# %% [markdown]
 # ## Fit, generate, re-fit
 #
 # Each trace is fitted (5-minute windows for the one-hour real traces, 20-minute windows for the BurstGPT source),
