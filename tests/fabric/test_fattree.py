@@ -109,3 +109,22 @@ def test_bad_fat_tree_input():
         fat_tree_path_links(ft, [1], [1], [0])
     with pytest.raises(ValueError, match="more ranks than hosts"):
         link_loads(ft, collective_steps("ring", 32, 100)[0], "ecmp")
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.sampled_from([4, 6, 8]), seed=st.integers(0, 2**16), per_host=st.integers(1, 6))
+def test_planned_balances_edge_uplinks(k, seed, per_host):
+    ft = fat_tree(k)
+    rng = np.random.default_rng(seed)
+    n = ft.n_hosts
+    src = np.repeat(np.arange(n), per_host)
+    dst = (src + rng.integers(1, n, size=src.size)) % n
+    step = Step(src, dst, np.ones(src.size))
+    loads = link_loads(ft, step, "planned")
+    h = ft.half
+    leaves_edge = ft.host_edge(src) != ft.host_edge(dst)
+    up_flows = np.bincount(ft.host_edge(src[leaves_edge]), minlength=ft.n_edge)
+    base = 2 * n
+    edge_up = loads[base : base + ft.n_edge * h].reshape(ft.n_edge, h)
+    assert np.all(edge_up.max(axis=1) <= np.ceil(up_flows / h) + 1e-9)
+    assert np.allclose(loads[:n].sum(), src.size)

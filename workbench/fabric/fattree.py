@@ -155,7 +155,13 @@ def fat_tree(k: int, host_gbps: float = 100.0, link_gbps: float | None = None) -
 
 
 def fat_tree_n_paths(topo: FatTree, src: Any, dst: Any) -> np.ndarray:
-    """Number of shortest paths of each flow: 1 (same edge), k/2 (same pod) or (k/2)^2 (across pods)."""
+    """Number of shortest paths of each flow: 1 (same edge), k/2 (same pod) or (k/2)^2 (across pods).
+
+    Examples
+    --------
+    >>> fat_tree_n_paths(fat_tree(4), [0, 0, 0], [1, 2, 15]).tolist()
+    [1, 2, 4]
+    """
     src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     same_edge = topo.host_edge(src) == topo.host_edge(dst)
     same_pod = topo.host_pod(src) == topo.host_pod(dst)

@@ -86,6 +86,13 @@ def as_host_step(topology: LeafSpine, demand: Step, placement: Any = None, seed:
 
     ``placement`` is ``None`` (ids are host ids), ``"linear"``/``"strided"``/``"random"`` (see
     :func:`~workbench.fabric.collectives.place_ranks`) or an array giving the host of each rank.
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps
+    >>> ring = collective_steps("ring", 4, 400)[0]
+    >>> as_host_step(leaf_spine(2, 2, 2), ring, "strided").src.tolist()
+    [0, 2, 1, 3]
     """
     if not isinstance(topology, (LeafSpine, FatTree)):
         raise TypeError(f"topology must be a LeafSpine or FatTree, got {type(topology).__name__}")
@@ -143,6 +150,14 @@ def minimal_split_subflows(
     """Subflows of the minimal splitting rule for cross-leaf flows: ``(flow index, spine, bytes)``.
 
     All flows from one source host to one destination leaf must have the same size (the rule is for equal flows).
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine
+    >>> topo = leaf_spine(2, 4, 6)                      # host 0 sends 6 equal flows to leaf 1 over 4 spines
+    >>> f, spine, nbytes = minimal_split_subflows(topo, np.zeros(6, int), np.arange(6, 12), np.full(6, 8.0))
+    >>> f.size, np.bincount(spine, weights=nbytes).tolist()   # q=1, r=2, g=2: 2 leftovers in 2 pieces each
+    (8, [12.0, 12.0, 12.0, 12.0])
     """
     L = topology.leaves
     sl, dl = topology.host_leaf(src), topology.host_leaf(dst)
