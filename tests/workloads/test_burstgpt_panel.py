@@ -34,3 +34,23 @@ def test_panel_builds_and_updates():
         panel.source.value = name
         assert panel.model.options == ("(all)",)
         assert "requests" in panel.status.value
+
+
+def test_claims_keep_their_expected_verdicts_without_any_data(monkeypatch, tmp_path):
+    """On a fresh clone with no data on the search path every claim falls back to the stand-in, labelled partial."""
+    from workbench import data
+    from workbench.reproductions import run_claims
+
+    monkeypatch.setattr(data, "search_path", lambda: [tmp_path])
+    caches = [rep.burstgpt_trace, rep.real_trace, rep.services_table, rep.window_fits, rep.round_trips,
+              rep.length_curves]
+    for c in caches:
+        c.cache_clear()
+    try:
+        results = run_claims("burstgpt", "quick")
+        assert rep.real_trace("Azure code") is None
+        for r in results:
+            assert r.error is None and r.verdict == r.claim.expected, r.claim.id
+    finally:
+        for c in caches:
+            c.cache_clear()
