@@ -44,7 +44,8 @@ def ratio_vs_size(table: pd.DataFrame, title: str = "Max congestion vs ideal spr
     for scheme, part in table.groupby("scheme", sort=False):
         fig.add_trace(go.Scatter(x=part["gpus"], y=part["ratio"], mode="lines+markers", name=scheme,
                                  line={"color": _color(scheme)}))
-    fig.update_xaxes(type="log")
+    ticks = sorted(set(table["gpus"].tolist()))
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks])
     return style(fig, title=title, x_title="GPUs (hosts)", y_title="max congestion / ideal (x)")
 
 
@@ -92,7 +93,8 @@ def slowdown_vs_gpus(table: pd.DataFrame, title: str = "Communication slowdown o
             part = table.drop_duplicates("gpus")
             fig.add_trace(go.Scatter(x=part["gpus"], y=part[col], mode="lines+markers", name=name,
                                      line={"color": color}))
-    fig.update_xaxes(type="log")
+    ticks = sorted(set(table["gpus"].tolist()))
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks])
     return style(fig, title=title, x_title="GPUs", y_title="communication time, ECMP / planned (x)")
 
 
