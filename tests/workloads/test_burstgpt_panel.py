@@ -50,7 +50,7 @@ def test_claims_keep_their_expected_verdicts_without_any_data(monkeypatch, tmp_p
         results = run_claims("burstgpt", "quick")
         assert rep.real_trace("Azure code") is None
         for r in results:
-            assert r.error is None and r.verdict == r.claim.expected, r.claim.id
+            assert not r.error and r.verdict == r.claim.expected, r.claim.id
     finally:
         for c in caches:
             c.cache_clear()
