@@ -96,7 +96,12 @@ def test_effective_bandwidth():
 
 @pytest.mark.parametrize(
     "args, exc, match",
-    [((-1, 3), ValueError, "m"), ((3, 0), ValueError, "n"), ((2.5, 3), TypeError, "m"), ((3, 3, 0), ValueError, "groups")],
+    [
+        ((-1, 3), ValueError, "m"),
+        ((3, 0), ValueError, "n"),
+        ((2.5, 3), TypeError, "m"),
+        ((3, 3, 0), ValueError, "groups"),
+    ],
 )
 def test_bad_input(args, exc, match):
     with pytest.raises(exc, match=match):

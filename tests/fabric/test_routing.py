@@ -87,7 +87,8 @@ def test_conservation_and_nonnegativity(scheme):
     n = topo.n_hosts
     cross = topo.host_leaf(step.src) != topo.host_leaf(step.dst)
     assert np.all(loads >= 0)
-    assert loads[:n].sum() == pytest.approx(step.total_bytes) and loads[n : 2 * n].sum() == pytest.approx(step.total_bytes)
+    assert loads[:n].sum() == pytest.approx(step.total_bytes)
+    assert loads[n : 2 * n].sum() == pytest.approx(step.total_bytes)
     up = loads[topo.leaf_up_base : topo.spine_down_base]
     down = loads[topo.spine_down_base :]
     assert up.sum() == pytest.approx(step.size_bytes[cross].sum()) and down.sum() == pytest.approx(up.sum())

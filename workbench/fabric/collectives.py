@@ -66,7 +66,8 @@ class Step:
         """The same step with rank ``r`` replaced by host ``hosts[r]``."""
         hosts = np.asarray(hosts, dtype=np.int64)
         if self.n_flows and max(int(self.src.max()), int(self.dst.max())) >= hosts.size:
-            raise ValueError(f"placement maps {hosts.size} ranks but the step uses rank {max(self.src.max(), self.dst.max())}")
+            top = int(max(self.src.max(), self.dst.max()))
+            raise ValueError(f"placement maps {hosts.size} ranks but the step uses rank {top}")
         return Step(hosts[self.src], hosts[self.dst], self.size_bytes, self.repeat, self.label)
 
 

@@ -39,8 +39,8 @@ import numpy as np
 
 from .._rng import Seed, generator
 from .._validate import one_of
-from .collectives import Step, place_ranks
 from ._colouring import equitable_colours
+from .collectives import Step, place_ranks
 from .fattree import FatTree, fat_tree_connections, fat_tree_link_loads
 from .topology import LeafSpine
 
@@ -244,7 +244,9 @@ def assign_paths(
     """
     kind, x = parse_scheme(scheme)
     if not isinstance(topology, LeafSpine):
-        raise TypeError(f"assign_paths needs a LeafSpine (use link_loads for a fat-tree), got {type(topology).__name__}")
+        raise TypeError(
+            f"assign_paths needs a LeafSpine (use link_loads for a fat-tree), got {type(topology).__name__}"
+        )
     step = as_host_step(topology, demand, placement, seed)
     sl, dl = topology.host_leaf(step.src), topology.host_leaf(step.dst)
     cross = np.flatnonzero(sl != dl)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import fabric as fb
 from .._rng import spawn
-from . import AtMost, Check, Measured, Paper, Trend, Within, claim, figure
+from . import AtMost, Measured, Paper, Trend, Within, claim, figure
 
 PAPER = Paper(
     "spraying",
