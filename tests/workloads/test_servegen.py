@@ -312,3 +312,20 @@ def test_guided_sampling_equals_binary_search(guide_size):
     idx = rng.integers(0, table.n, 50_000)
     u = np.r_[rng.random(idx.size - 3), 0.0, 0.5, np.nextafter(1.0, 0.0)]
     np.testing.assert_array_equal(table.sample_guided(idx, u, guide_size=guide_size), table.sample(idx, u))
+
+
+def test_half_naive_workloads_for_ablation():
+    comp = sg.compose(sg.load_pool("m-small"), start_s=12 * 3600, duration_s=600, rate_rps=10.0, seed=2)
+    arr = sg.naive_workload(comp, seed=1, keep="arrivals")
+    np.testing.assert_array_equal(arr["arrival_s"], comp["arrival_s"])
+    np.testing.assert_array_equal(arr["client_id"], comp["client_id"])
+    assert not np.array_equal(arr["input_tokens"], comp["input_tokens"])
+    lens = sg.naive_workload(comp, seed=1, keep="lengths")
+    assert not np.array_equal(lens["arrival_s"], comp["arrival_s"])
+    # lengths keep their composed order: the first and last requests keep theirs
+    assert lens["input_tokens"].iloc[0] == comp["input_tokens"].iloc[0]
+    assert lens["input_tokens"].iloc[-1] == comp["input_tokens"].iloc[-1]
+    with pytest.raises(ValueError, match="keep"):
+        sg.naive_workload(comp, keep="clients")
+    with pytest.raises(ValueError, match="empty"):
+        sg.naive_workload(comp.iloc[:0])

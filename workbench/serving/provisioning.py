@@ -49,6 +49,7 @@ def provisioning_gap(
     config: ServerConfig | None = None,
     client_filter: dict | None = None,
     rel_tol: float = 0.03,
+    ablation: bool = False,
     seed: int = 0,
 ) -> pd.DataFrame:
     """Capacity under the composed and the naive workload, per hour of day; under-provisioning of the naive plan.
@@ -72,6 +73,10 @@ def provisioning_gap(
         ``config`` defaults to :func:`server_for`.
     client_filter : dict, optional
         Keyword arguments of :meth:`ClientPool.filter`.
+    ablation : bool
+        Also search the two half-naive workloads (:func:`naive_workload` with ``keep="arrivals"``: composed arrivals,
+        pooled lengths; ``keep="lengths"``: Poisson arrivals, composed lengths), in columns ``arrivals_only_rps``
+        and ``lengths_only_rps``: which half of the composition costs the capacity.
 
     Returns
     -------
@@ -109,6 +114,11 @@ def provisioning_gap(
         c = capacity_search(comp, config, slo, rel_tol=rel_tol)
         n = capacity_search(naive, config, slo, rel_tol=rel_tol)
         feasible = c.details["infeasible_workloads"] == 0
+        extra = {}
+        if ablation:
+            for keep in ("arrivals", "lengths"):
+                half = [naive_workload(w, seed=g, keep=keep) for w, g in zip(comp, rng.spawn(seeds))]
+                extra[f"{keep}_only_rps"] = capacity_search(half, config, slo, rel_tol=rel_tol).capacity_rps
         rows.append(
             {
                 "hour": h,
@@ -118,6 +128,7 @@ def provisioning_gap(
                 "feasible": feasible,
                 "requests": int(np.mean([len(w) for w in comp])),
                 "cv_median": float(span_pool.weighted_cv_quantiles([0.5])[0]),
+                **extra,
             }
         )
     out = pd.DataFrame(rows)

@@ -244,12 +244,18 @@ def _sample_lengths(pool: ClientPool, pmf: np.ndarray, rho: float, rng: np.rando
     return out
 
 
-def naive_workload(requests: pd.DataFrame, *, seed: Seed = None, duration_s: float | None = None) -> pd.DataFrame:
+def naive_workload(requests: pd.DataFrame, *, seed: Seed = None, duration_s: float | None = None,
+                   keep: str | None = None) -> pd.DataFrame:
     """The naive baseline of a composed workload: Poisson arrivals at the same mean rate, lengths pooled.
 
     Arrivals are one Poisson process over ``[0, duration_s)`` (default: the span recorded in ``requests.attrs`` or
     the last arrival) at the workload's mean rate; every request's lengths are drawn with replacement from all the
     composed requests' lengths (the pooled distribution: no client identity, no time variation).
+
+    ``keep`` builds the two halves of the baseline for ablations: ``"arrivals"`` keeps the composed arrival times
+    (and client ids) and pools only the lengths; ``"lengths"`` draws Poisson arrivals but keeps every request's
+    lengths in their composed order (so the drift and the clustering of lengths in time survive, the burstiness does
+    not).
 
     Examples
     --------
@@ -266,15 +272,25 @@ def naive_workload(requests: pd.DataFrame, *, seed: Seed = None, duration_s: flo
     if dur is None:
         dur = float(requests["arrival_s"].max())
     dur = positive("duration_s", dur)
+    if keep not in (None, "arrivals", "lengths"):
+        raise ValueError(f"keep must be None, 'arrivals' or 'lengths'; got {keep!r}")
     rng = generator(seed)
-    rate = len(requests) / dur
-    times = arrivals.arrivals_until(arrivals.Poisson(rate), dur, seed=rng)
-    pick = rng.integers(0, len(requests), size=times.size)
+    n = len(requests)
+    if keep == "arrivals":
+        times = requests["arrival_s"].to_numpy()
+        clients = requests["client_id"].to_numpy() if "client_id" in requests else np.full(n, -1, dtype=np.int64)
+    else:
+        times = arrivals.arrivals_until(arrivals.Poisson(n / dur), dur, seed=rng)
+        clients = np.full(times.size, -1, dtype=np.int64)
+    if keep == "lengths":  # the composed lengths in order, stretched over the Poisson arrivals
+        pick = np.minimum((np.arange(times.size) * n) // max(times.size, 1), n - 1)
+    else:
+        pick = rng.integers(0, n, size=times.size)
     cols = [c for c in requests.columns if c not in ("arrival_s", "client_id")]
-    out = {"client_id": np.full(times.size, -1, dtype=np.int64), "arrival_s": times}
+    out = {"client_id": clients, "arrival_s": times}
     for c in cols:
         out[c] = requests[c].to_numpy()[pick]
     frame = pd.DataFrame(out)
     frame.attrs.update(dict(requests.attrs))
-    frame.attrs["naive"] = True
+    frame.attrs["naive"] = keep or True
     return frame

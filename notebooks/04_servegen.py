@@ -1,0 +1,165 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # ServeGen: production LLM workloads, client by client, and what they mean for provisioning
+#
+# Xiang et al., *ServeGen: Workload Characterization of Large Language Model Serving in Production*
+# (Alibaba Cloud Model Studio), arXiv [2505.09999](https://arxiv.org/abs/2505.09999), 2025.
+#
+# The paper's thesis: the traffic of an LLM service is a **mixture of heterogeneous clients**. A few clients carry
+# most of the requests; each has its own burstiness (inter-arrival CV, Gamma- or Weibull-shaped), its own diurnal
+# rate and its own token-length distributions, which drift over the day. A benchmark built from aggregate
+# statistics (one Poisson process, one pooled length distribution) loses that structure and misleads capacity
+# planning. This notebook measures the paper's findings on the per-client statistics it released, composes
+# workloads client by client, and serves them on a simulated continuous-batching instance.
+
+# %%
+import pandas as pd
+from IPython.display import display
+
+from workbench import viz
+from workbench.reproductions import build_figures, claims_table
+from workbench.reproductions import servegen as rep
+from workbench.widgets.servegen import servegen_panel
+from workbench.workloads import servegen as sg
+
+viz.setup_notebook()
+pd.set_option("display.width", 220)
+pd.set_option("display.max_colwidth", 120)
+
+# %% [markdown]
+# ## The claims
+#
+# Each row is a registered claim: what the paper reports, what the workbench measures on the released data, and
+# the verdict. The table is the **quick** scale (the characterization claims are identical at both scales; the
+# capacity use case runs 4 hours x 15 minutes x 1 seed per model instead of 8 hours x 30 minutes x 2 seeds);
+# `workbench reproduce --paper servegen` runs the full scale (about 30 s) and reaches the same verdicts.
+
+# %%
+print(claims_table("servegen", "quick").to_string(index=False))
+
+# %% [markdown]
+# ## The data and the model in a few sentences
+#
+# * **Client pools.** For every released model the data gives, per client, each 600 s window's request rate,
+#   inter-arrival CV and best-fitting family (Gamma or Weibull), and each 6 h window's token-length PMFs. `load_pool`
+#   parses them (PMF literals with a small safe parser, never `eval`) into arrays and caches them; 55 upstream length
+#   files are missing, and those clients keep their arrivals and borrow the pooled PMF of their window. Without the
+#   raw data the pools come from a 2 MB summary committed in `datasets/servegen` (PMFs reduced to 64 quantile atoms).
+# * **Composition.** `compose` gives each client its share of a target aggregate rate in each window, draws every
+#   (client, window) renewal process at once (`workbench.arrivals.piecewise_arrivals`), and samples each request's
+#   lengths from its client's PMF of that window (input and output independent by default; an option correlates them).
+# * **Serving.** `workbench.serving` simulates a continuous-batching server: iterations whose duration is a linear
+#   cost of prefill tokens, decoding requests and resident KV tokens; FCFS admission under a KV-cache token budget
+#   and a batch limit. *Capacity* is the highest rate meeting p99 TTFT <= 2 s, found by bisection over a rate scale.
+# * **The use case.** For a model and an hour, capacity under the composed workload vs under its *naive twin*
+#   (Poisson arrivals at the same mean rate, lengths drawn from the pooled distribution). Planning with the naive
+#   capacity provisions `C_composed / C_naive` of the instances needed: the under-provisioning is `1 - C_composed / C_naive`.
+
+# %%
+pool = sg.load_pool("m-large")
+print(f"data source: {pool.source} ({'released files' if pool.source == 'raw' else 'embedded summary'})")
+stats = rep.characterization()
+cols = ["model", "clients", "clients_without_lengths", "top10_share", "top10_variance_share", "cv_median",
+        "weibull_fraction", "peak_hour", "trough_hour", "peak_trough_ratio"]
+print(stats[cols].round(3).to_string(index=False))
+
+# %% [markdown]
+# Composing one hour of m-large at 14:00 at 100 req/s (about 360,000 requests) takes a fraction of a second:
+
+# %%
+w = sg.compose(pool, start_s=14 * 3600, duration_s=3600, rate_rps=100.0, seed=0)
+print(f"{len(w)} requests from {w['client_id'].nunique()} clients")
+print(w.head().to_string(index=False))
+print(w[["input_tokens", "output_tokens"]].describe(percentiles=[0.5, 0.9, 0.99]).round(1).to_string())
+
+# %% [markdown]
+# ## Interactive panel
+#
+# Pick a model, a day and an hour, a span, the mean aggregate rate, how many of the busiest clients to keep, the SLO
+# and the server's costs. The panel composes the per-client workload and its naive twin, serves both on one
+# instance, and shows their arrivals and TTFT distributions; **search capacity** runs the bisection for both.
+
+# %% tags=["nbval-ignore-output"]
+servegen_panel(model="m-large", hour=20, span_s=1200, rate_rps=2.0)
+
+# %% [markdown]
+# ## Reproduction figures
+#
+# Client concentration (Lorenz curve), the rate-weighted distribution of per-client CVs (CV = 1 is Poisson), the
+# aggregate rate by hour of day, the pooled length distributions, and the naive plan's under-provisioning per model
+# and hour (quick scale).
+
+# %%
+figs = build_figures("servegen", "quick")
+
+# %% tags=["nbval-ignore-output"]
+figs["servegen/lorenz"]
+
+# %% tags=["nbval-ignore-output"]
+figs["servegen/cv_distribution"]
+
+# %% tags=["nbval-ignore-output"]
+figs["servegen/diurnal"]
+
+# %% tags=["nbval-ignore-output"]
+figs["servegen/lengths"]
+
+# %% tags=["nbval-ignore-output"]
+figs["servegen/capacity"]
+
+# %% [markdown]
+# The use-case cells behind the last figure (capacities in req/s for one instance):
+
+# %%
+cells = rep.usecase("quick")
+print(cells.round(3).to_string(index=False))
+print()
+print(cells.groupby("model", sort=False)["underprovision"].agg(["median", "min", "max"]).round(3).to_string())
+
+# %% [markdown]
+# **Which half of the composition costs the capacity?** Two half-naive workloads separate the ingredients:
+# the composed arrivals with pooled lengths ("arrivals only"), and Poisson arrivals carrying the composed lengths in
+# their original order ("lengths only"). Median capacity ratios to the naive workload (1 = no difference):
+
+# %%
+print(rep.usecase_summary("quick").round(3).to_string())
+
+# %% [markdown]
+# Per-client burstiness carries most of the gap: composed arrivals with pooled lengths lose about as much capacity
+# as the full composition (at the full scale, medians 0.66 and 0.73 of the naive capacity), while the time drift of
+# lengths under Poisson arrivals costs little (about 0.9). Where the two disagree (mm-image) the coupling matters:
+# its burstiest clients send short requests, and giving their bursts pooled (longer) lengths is worse still.
+#
+# ## What differs from the paper, and why
+#
+# * **Under-provisioning: partial.** The naive plan is optimistic in most (model, hour) cells (about 90% at full
+#   scale), so the paper's direction reproduces, but the median is about 25% at full scale (15-20% at the quick
+#   scale), not 50%, and it swings from slightly negative to over 90% between hours. Large gaps come from hours in
+#   which one busy client is very bursty (per-window CV 3-18, visible in the `cv_median` column); the reasoning model
+#   (near-Poisson clients) and m-small (one fairly steady dominant client) sit near zero. The paper measured real GPU
+#   deployments with its own SLOs; here the server is a linear iteration-cost model, the SLO is p99 TTFT only, and the
+#   released statistics are 10-minute (rate, CV) summaries: bursts inside a window follow a renewal process, and
+#   lengths are drawn independently of the arrival bursts, so any burst/length coupling in the real traffic is lost.
+# * **Diurnal: partial.** m-large, m-small and mm-image peak in the afternoon/evening and bottom in the early
+#   morning; m-mid peaks at 03:00 (one client carries over half of its requests) and deepseek-r1 (one day of data)
+#   bottoms at noon. The timestamps' time zone is not documented.
+# * **Length shapes: partial.** The paper fits service-wide distributions (Pareto-lognormal inputs, exponential
+#   outputs). The release only has per-client, per-window PMFs, which are spiky (templated prompts, capped outputs);
+#   outputs are closer to exponential than inputs for every language model, but not close in absolute terms.
+# * **Reasoning output bimodality: partial.** Reasoning tokens are about three quarters of the output, as the paper
+#   reports, but the composed day's log output length is broad and skewed rather than clearly two-peaked (Sarle's
+#   coefficient below 5/9).
+# * The embedded summary reproduces every verdict without the raw data; the full release is used when it is on the
+#   data search path (`workbench data path`).
