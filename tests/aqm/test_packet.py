@@ -21,13 +21,23 @@ from workbench.fabric.topology import leaf_spine
 
 def test_link_fluid_is_exact_for_paced_trains():
     link = _Link(1.0e6, 1000.0, None)  # 1 packet per us
-    link.rate = 2.0e6  # two packets per us arrive for 10 us
-    link.ends = [(10e-6, 2.0e6)]
+    link.add_train(0.0, 1.0e6, 10e-6)  # two trains of one packet per us each, for 10 us
+    link.add_train(0.0, 1.0e6, 10e-6)
     link.advance(30e-6)
     # queue grows 1/us for 10 us then drains 1/us: empty at 20 us; served = 10 + 10 packets
     assert link.q == 0.0
     assert link.served == pytest.approx(20.0)
     assert link.area * 1e6 == pytest.approx(100.0)  # two triangles of height 10, width 10 us
+    assert link.rate == 0.0 and not link.ends
+
+
+def test_link_schedules_future_trains():
+    link = _Link(1.0e6, 1000.0, None)
+    link.add_train(5e-6, 3.0e6, 10e-6)  # starts later: nothing happens before 5 us
+    link.advance(5e-6)
+    assert link.q == 0.0 and link.served == 0.0
+    link.advance(10e-6)
+    assert link.q == pytest.approx(10.0)  # 3 in, 1 out per us for 5 us
 
 
 def test_single_sender_cannot_queue_at_a_link_of_its_own_rate():

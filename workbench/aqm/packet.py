@@ -20,7 +20,9 @@ trains). A packet of a chunk sees the queue projected to its own arrival time at
 with the RED probability of that queue (one Bernoulli draw per packet) and leaves after the packets ahead of it
 (FIFO). The approximation is that a chunk's later packets do not see chunks that *start* while it is arriving: at most
 ``chunk_pkts`` packets of projection per flow. Downstream hops are booked when the chunk enters the fabric (cut-through
-at the first packet's departure), so a downstream queue's clock can run ahead of simpy's clock by one hop latency.
+at the first packet's departure from the previous hop): the chunk's rate is scheduled to start at its arrival there,
+and the queue it meets is the present queue projected to that time at the present net rate. Queue state never runs
+ahead of simpy's clock, so one delayed chunk cannot hold up the trains of other flows.
 
 PRED's controllers
 ------------------
@@ -196,14 +198,23 @@ class _Link:
         self.t = t
 
     def advance(self, t: float) -> None:
-        ends = self.ends
-        while ends and ends[0][0] <= t:
-            te, r = heapq.heappop(ends)
+        """Integrate to ``t``, applying the rate changes (train starts and ends) due before it in time order."""
+        events = self.ends
+        while events and events[0][0] <= t:
+            te, dr = heapq.heappop(events)
             self.integrate(te)
-            self.rate -= r
-        if not ends:
+            self.rate += dr
+        if not events:
             self.rate = 0.0
         self.integrate(t)
+
+    def add_train(self, t: float, rate: float, end: float) -> None:
+        """A paced train arriving at ``rate`` from ``t`` (now or later) until ``end``."""
+        if t <= self.t:
+            self.rate += rate
+        else:
+            heapq.heappush(self.ends, (t, rate))
+        heapq.heappush(self.ends, (end, -rate))
 
     def queue_at(self, t: float) -> float:
         self.advance(t)
@@ -340,12 +351,16 @@ class Network:
         marks = 0
         drops = 0
         links = self.links
+        now = self.env.now
         for li in path:
             L = links[li]
-            if t < L.t:
-                t = L.t
-            L.advance(t)
-            q0 = L.q
+            L.advance(now)
+            if t > L.t:
+                # a downstream hop (or a later sub-train): project the present queue to the arrival time
+                q0 = L.q + (L.rate - L.c) * (t - L.t)
+                q0 = 0.0 if q0 < 0.0 else (L.buffer if q0 > L.buffer else q0)
+            else:
+                q0 = L.q
             rin = 1.0 / g
             growth = (L.rate + rin - L.c) * g  # queue change per packet slot of this chunk
             q_last = q0 + growth * (c - 1)
@@ -370,8 +385,7 @@ class Network:
                 drops += d
             L.pkts += c
             L.flows.add(fid)
-            L.rate += rin
-            heapq.heappush(L.ends, (t + c * g, rin))
+            L.add_train(t, rin, t + c * g)
             s = L.s
             d_first = t + (q0 + 1.0) * s
             d_last = t + (c - 1) * g + (q_last + 1.0) * s
