@@ -159,12 +159,30 @@ def minimal_split_subflows(
     >>> f.size, np.bincount(spine, weights=nbytes).tolist()   # q=1, r=2, g=2: 2 leftovers in 2 pieces each
     (8, [12.0, 12.0, 12.0, 12.0])
     """
-    L = topology.leaves
-    sl, dl = topology.host_leaf(src), topology.host_leaf(dst)
-    F = src.size
+    order, slot0, pieces, s_live, piece_bytes, live_order = _minimal_plan(topology, src, dst, size_bytes)
+    F = order.size
     if F == 0:
         e = np.zeros(0, dtype=np.int64)
         return e, e, np.zeros(0)
+    flow_rep = np.repeat(np.arange(F), pieces)
+    slot = _slots(slot0, pieces, s_live if live_order is not None else topology.spines, flow_rep)
+    spine = slot if live_order is None else live_order[flow_rep, slot].astype(np.int64)
+    return order[flow_rep], spine, piece_bytes[flow_rep]
+
+
+def _minimal_plan(topology: LeafSpine, src: np.ndarray, dst: np.ndarray, size_bytes: np.ndarray):
+    """The minimal splitting rule per cross-leaf flow, in a compact form (flows sorted by group).
+
+    Returns ``order`` (flow indices in group order) and, per sorted flow, ``slot0`` (first path slot), ``pieces``
+    (the flow covers slots ``slot0 .. slot0 + pieces - 1`` modulo ``s``), ``s`` (live paths of its leaf pair),
+    ``piece_bytes``, and the live-spine table (``None`` without failures, where slot == spine).
+    """
+    L = topology.leaves
+    F = src.size
+    if F == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, e, e, np.zeros(0), None
+    dl = topology.host_leaf(dst)
     key = src * L + dl
     order = np.argsort(key, kind="stable")
     ks = key[order]
@@ -177,7 +195,7 @@ def minimal_split_subflows(
         raise ValueError("minimal splitting needs equal-size flows from a source host to a destination leaf")
     n = counts[group]
     if topology.failed:
-        s_live, live_order = _live_order(topology, sl[order], dl[order])
+        s_live, live_order = _live_order(topology, topology.host_leaf(src[order]), dl[order])
     else:
         s_live = np.full(F, topology.spines, dtype=np.int64)
         live_order = None
@@ -185,17 +203,18 @@ def minimal_split_subflows(
     g = np.gcd(r, s_live)
     whole = rank < q * s_live
     pieces = np.where(whole, 1, s_live // np.where(g == 0, 1, g))  # r == 0 -> every flow whole
-    total = int(pieces.sum())
-    flow_rep = np.repeat(np.arange(F), pieces)
-    first = np.repeat(np.cumsum(pieces) - pieces, pieces)
-    t = np.arange(total) - first
-    j = (rank - q * s_live)[flow_rep]
-    k = pieces[flow_rep]
-    s_rep = s_live[flow_rep]
-    idx = np.where(whole[flow_rep], rank[flow_rep] % s_rep, (j * k + t) % s_rep)
-    spine = idx if live_order is None else live_order[flow_rep, idx].astype(np.int64)
-    nbytes = size_sorted[flow_rep] / k
-    return order[flow_rep], spine.astype(np.int64), nbytes
+    # whole flow: slot rank mod s; leftover flow j = rank - q*s: pieces j*k .. j*k + k - 1 (mod s), k = s/g
+    slot0 = np.where(whole, rank % s_live, (rank - q * s_live) * pieces)
+    return order, slot0, pieces, s_live, size_sorted / pieces, live_order
+
+
+def _slots(slot0: np.ndarray, pieces: np.ndarray, s, flow_rep: np.ndarray | None = None) -> np.ndarray:
+    """Expand the compact plan: slot of every piece, ``(slot0 + t) mod s`` for ``t < pieces`` (one repeat)."""
+    start = np.cumsum(pieces) - pieces
+    slot = np.repeat(slot0 - start, pieces) + np.arange(int(start[-1] + pieces[-1]) if pieces.size else 0)
+    if np.ndim(s):
+        return slot % s[flow_rep]
+    return slot % s
 
 
 def _planned_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
@@ -336,6 +355,21 @@ def link_loads(topology: LeafSpine, demand: Step, scheme: str, seed: Seed = None
             w = np.broadcast_to((csize / x)[:, None], spines.shape)
             spine_part = np.bincount(up.ravel(), weights=w.ravel(), minlength=2 * ls).astype(float)
             spine_part += np.bincount(down.ravel(), weights=w.ravel(), minlength=2 * ls)
+        elif kind == "minimal" and not topology.failed:
+            # compact plan -> one slot per piece; no per-piece gathers (the hot path of the benchmark)
+            csrc, csl, cdl = step.src[cross], sl[cross], dl[cross]
+            order, slot0, pieces, _, piece_bytes, _ = _minimal_plan(topology, csrc, step.dst[cross],
+                                                                    step.size_bytes[cross])
+            s = topology.spines
+            if order.size:
+                slot = _slots(slot0, pieces, s)
+                w = np.repeat(piece_bytes, pieces)
+                up = np.repeat(csl[order] * s, pieces) + slot
+                down = np.repeat(ls + cdl[order] * s, pieces) + slot
+                spine_part = (np.bincount(up, weights=w, minlength=2 * ls)
+                              + np.bincount(down, weights=w, minlength=2 * ls)).astype(float)
+            else:
+                spine_part = np.zeros(2 * ls)
         else:
             f, sp, b = assign_paths(topology, step, scheme)
             up = sl[f] * topology.spines + sp
