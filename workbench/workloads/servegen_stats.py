@@ -177,7 +177,7 @@ def pmf_ccdf(values: np.ndarray, probs: np.ndarray, *, points: int = 300) -> tup
     order = np.argsort(v, kind="stable")
     v = v[order]
     tail = 1.0 - np.cumsum(p[order]) / p.sum()
-    keep = tail > 1e-9
+    keep = tail > 1e-6  # below one in a million the pooled tail is a handful of rare client-windows
     v, tail = v[keep], tail[keep]
     if v.size > points:
         grid = np.geomspace(max(v[0], 1.0), v[-1], points)
