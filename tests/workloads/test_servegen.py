@@ -329,3 +329,25 @@ def test_half_naive_workloads_for_ablation():
         sg.naive_workload(comp, keep="clients")
     with pytest.raises(ValueError, match="empty"):
         sg.naive_workload(comp.iloc[:0])
+
+
+def test_summary_manifest_checksums():
+    import hashlib
+
+    from workbench.data import PROJECT_ROOT
+
+    folder = PROJECT_ROOT / "datasets" / "servegen"
+    manifest = json.loads((folder / "MANIFEST.json").read_text())
+    assert manifest["license"].startswith("Apache-2.0") and (folder / "LICENSE").exists()
+    total = 0
+    for model, entry in manifest["models"].items():
+        path = folder / entry["summary"]
+        total += path.stat().st_size
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["summary_sha256"], model
+        assert sum(f.get("missing", False) for f in entry["source_files"]) == entry["clients_without_lengths"]
+    assert total < 5e6  # a few MB at most
+    # spot-check two source checksums against the raw files when they are present
+    raw = need_data("servegen/data/multimodal/mm-image/chunk-0-trace.csv")
+    for f in manifest["models"]["mm-image"]["source_files"][:2]:
+        data = (raw.parent / f["file"].rsplit("/", 1)[1]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == f["sha256"]
