@@ -361,7 +361,8 @@ def latency_summary(metrics: pd.DataFrame) -> dict[str, float]:
     out = {"requests": float(len(metrics)), "rejected_fraction": float((~done).mean()) if len(metrics) else 0.0}
     for q in (50, 90, 99):
         out[f"ttft_p{q}_s"] = float(np.percentile(ttft, q)) if ttft.size else math.nan
-        out[f"tbt_p{q}_s"] = float(np.nanpercentile(metrics["tbt_s"], q)) if metrics["tbt_s"].notna().any() else math.nan
+        has_tbt = metrics["tbt_s"].notna().any()
+        out[f"tbt_p{q}_s"] = float(np.nanpercentile(metrics["tbt_s"], q)) if has_tbt else math.nan
         out[f"e2e_p{q}_s"] = float(np.nanpercentile(metrics["e2e_s"], q)) if done.any() else math.nan
         out[f"queue_p{q}_s"] = float(np.nanpercentile(metrics["queue_s"], q)) if done.any() else math.nan
     out["throughput_rps"] = float(done.sum() / span) if span and span > 0 else math.nan

@@ -45,11 +45,11 @@ def _color(name: str, i: int) -> str:
 def lorenz_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
     """Cumulative share of requests against the share of clients (busiest first), one line per model."""
     fig = go.Figure()
-    fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", name="equal share", line={"color": COLORS["theory"], "dash": "dot"})
+    fig.add_scatter(x=[0, 100], y=[0, 100], mode="lines", name="equal share",
+                    line={"color": COLORS["theory"], "dash": "dot"})
     for i, (name, (x, y)) in enumerate(curves.items()):
         fig.add_scatter(x=100 * np.asarray(x), y=100 * np.asarray(y), mode="lines", name=name,
                         line={"color": _color(name, i)})
-    fig.data[0].update(x=[0, 100], y=[0, 100])
     return style(fig, title="Client concentration (Lorenz curve)", x_title="clients, busiest first (%)",
                  y_title="requests (%)")
 
@@ -114,7 +114,9 @@ def capacity_figure(cells: pd.DataFrame, paper_value: float = 0.5) -> go.Figure:
                  x_title="hour of day (h)", y_title="under-provisioning (%)")
 
 
-def rate_timeline_figure(series: Mapping[str, tuple[np.ndarray, np.ndarray]], *, fig: go.Figure | None = None) -> go.Figure:
+def rate_timeline_figure(
+    series: Mapping[str, tuple[np.ndarray, np.ndarray]], *, fig: go.Figure | None = None
+) -> go.Figure:
     """Request rate over time for several workloads (``name -> (bin_start_s, rate_rps)``); updates ``fig`` in place."""
     fig = fig if fig is not None else go.Figure()
     with fig.batch_update():

@@ -88,7 +88,8 @@ def target_rates(pool: ClientPool, rate_rps: Any = None, *, rate_scale: float = 
         curve = array_1d("rate_rps", rate_rps, low=0.0)
         if curve.size != pool.n_windows:
             raise ValueError(
-                f"rate_rps must have one value per {WINDOW_S:g} s window of the span ({pool.n_windows}), got {curve.size}"
+                f"rate_rps must have one value per {WINDOW_S:g} s window of the span ({pool.n_windows}), "
+                f"got {curve.size}"
             )
     return curve * scale
 

@@ -213,7 +213,8 @@ class PmfTable:
     def sample_guided(self, pmf_index: np.ndarray, u: np.ndarray, *, guide_size: int | None = None) -> np.ndarray:
         """Same draws as :meth:`sample`, in O(1) expected time per draw (a guide table, Chen and Asau 1974).
 
-        For every PMF a guide of ``guide_size`` entries (default: about the mean PMF size) stores where its CDF first exceeds ``k / guide_size``; a
+        For every PMF a guide of ``guide_size`` entries (default: about the mean PMF size) stores where its CDF
+        first exceeds ``k / guide_size``; a
         draw starts there and steps forward (vectorized) until the CDF exceeds ``u``. Exact, and several times
         faster than a binary search when the tables are large and the queries unsorted.
         """
@@ -604,15 +605,18 @@ def _read_trace(path: Path) -> np.ndarray:
         bad = ~np.isfinite(vals) | (vals < 0)
         if bad.any():
             line = int(np.argmax(bad)) + 1
-            raise ValueError(f"{path}:{line}: column {col!r} must be a finite number >= 0, got {frame[col].iloc[line - 1]!r}")
+            got = frame[col].iloc[line - 1]
+            raise ValueError(f"{path}:{line}: column {col!r} must be a finite number >= 0, got {got!r}")
         frame[col] = vals
     codes = frame["pattern"].map(_PATTERN_CODE)
     if codes.isna().any():
         line = int(np.argmax(codes.isna().to_numpy())) + 1
-        raise ValueError(f"{path}:{line}: pattern must be 'Gamma', 'Weibull' or empty, got {frame['pattern'].iloc[line - 1]!r}")
+        got = frame["pattern"].iloc[line - 1]
+        raise ValueError(f"{path}:{line}: pattern must be 'Gamma', 'Weibull' or empty, got {got!r}")
     t = frame["t"].to_numpy()
-    if t.size and ((np.abs(t / WINDOW_S - np.round(t / WINDOW_S)) > 1e-6).any() or (np.diff(t) <= 0).any()):
-        line = int(np.argmax((np.abs(t / WINDOW_S - np.round(t / WINDOW_S)) > 1e-6) | np.r_[False, np.diff(t) <= 0])) + 1
+    bad_t = (np.abs(t / WINDOW_S - np.round(t / WINDOW_S)) > 1e-6) | np.r_[False, np.diff(t) <= 0]
+    if bad_t.any():
+        line = int(np.argmax(bad_t)) + 1
         raise ValueError(f"{path}:{line}: timestamps must be increasing multiples of {WINDOW_S:g} s")
     active_bad = (frame["rate"].to_numpy() > 0) & ((codes.to_numpy() == 0) | (frame["cv"].to_numpy() <= 0))
     if active_bad.any():

@@ -193,7 +193,9 @@ def ecdf(x: np.ndarray, *, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
     return weighted_cdf(x, np.ones(x.size), points=points)
 
 
-def rate_timeline(arrival_s: np.ndarray, *, bin_s: float = 10.0, duration_s: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def rate_timeline(
+    arrival_s: np.ndarray, *, bin_s: float = 10.0, duration_s: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(bin_start_s, rate_rps)``: arrivals counted in ``bin_s`` bins."""
     t = np.asarray(arrival_s, dtype=float)
     end = duration_s if duration_s is not None else (t.max() if t.size else bin_s)
