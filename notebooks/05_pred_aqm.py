@@ -156,8 +156,10 @@ figs["pred/fabric_fct"]
 # * **FCT gains are smaller than "up to 80%"** on one bottleneck (~40-55% for small flows): PRED removes ~120 packets
 #   (~150 us) of queue, but short flows also spend several RTTs in slow start, which marking cannot change.
 # * **The leaf-spine small-flow p99 claim does not reproduce.** With web-search traffic alone the static ramp
-#   already keeps fabric queues at a few packets; PRED's concurrency-scaled slope counts many short flows per port,
-#   marks hard, and lowers utilization, which slows medium flows and leaves the small-flow tail unchanged or worse.
+#   already keeps fabric queues at a few packets, so there is little for PRED to remove: the small-flow p99 stays
+#   within a few percent of static, while PRED's concurrency-scaled slope (it counts many short flows per port) marks
+#   harder and makes medium flows slower. Other PRED settings (QLA off, `minK` 12, a 5x smaller slope per flow) and
+#   packet spraying instead of ECMP (`routing="spray"`) give the same picture in this model.
 # * **Model limits.** Windows are sent in trains of up to 16 packets per simulation event; a train does not see trains
 #   that start while it is arriving. PRED's QLA gets bounds the paper does not state (`minK` within 0-40 packets,
 #   slope offset within +-0.25, slope at least one flow's), because a hill climb on a noisy utility otherwise drifts.

@@ -199,10 +199,10 @@ def _fct(scale):
     paper_value="68-80% lower small-flow p99 FCT",
     compare=InRange(0.68, 0.80, partial_low=0.3),
     expected="not reproduced",
-    note="With web-search traffic only, the static ramp already keeps the fabric's queues short (mean ~4 packets), "
-    "so there is little queue for PRED to remove; its concurrency-scaled slope counts many short flows at each "
-    "port, marks hard and lowers utilization, which makes medium flows slower and leaves the small-flow p99 "
-    "unchanged or higher. The paper's leaf-spine setting (link speeds, buffer, static thresholds) is not "
+    note="With web-search traffic only, the static ramp already keeps the fabric's queues short (a few packets on "
+    "average), so there is little queue for PRED to remove: the small-flow p99 stays within a few percent of "
+    "static, while PRED's concurrency-scaled slope counts many short flows at each port, marks harder and makes "
+    "medium flows slower. The paper's leaf-spine setting (link speeds, buffers, static thresholds) is not "
     "reproduced.",
 )
 def _fabric(scale):
