@@ -77,7 +77,8 @@ def _flat_verdict(ratio: float) -> str:
 @claim(
     PAPER,
     "fcs_keeps_queue_flat",
-    text="Scaling the marking slope with the number of flows keeps the standing queue roughly flat as concurrency grows.",
+    text="Scaling the marking slope with the number of flows keeps the standing queue roughly flat as concurrency "
+    "grows.",
     paper_value="roughly flat (stable up to ~32 flows)",
     compare=Check(_flat_verdict, "PRED's queue range <= 10% of the static queue's range over 2-32 flows"),
 )
@@ -115,9 +116,8 @@ def _linear_over_sqrt(scale):
     for name in ("FCS linear", "FCS sqrt(N)"):
         q = df[(df.scheme == name) & (df.n_flows <= 32)].sort_values("n_flows").queue_pkts.to_numpy()
         growth[name] = float(q.max() / q[0] - 1)
-    return Measured([growth["FCS linear"], growth["FCS sqrt(N)"]],
-                    f"queue growth 1 -> 32 flows: linear {growth['FCS linear']:+.0%}, sqrt {growth['FCS sqrt(N)']:+.0%}",
-                    growth)
+    lin, sq = growth["FCS linear"], growth["FCS sqrt(N)"]
+    return Measured([lin, sq], f"queue growth 1 -> 32 flows: linear {lin:+.0%}, sqrt {sq:+.0%}", growth)
 
 
 @claim(

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from . import COLORS, style
 
-__all__ = ["queue_vs_concurrency", "queue_traces", "fct_by_class", "marking_ramp"]
+__all__ = ["queue_vs_concurrency", "queue_traces", "fct_by_class"]
 
 _SCHEME_COLORS = {"static": COLORS["static"], "pred": COLORS["pred"]}
 
@@ -57,11 +56,3 @@ def fct_by_class(summary: pd.DataFrame, *, title: str = "Flow completion time by
     fig.update_yaxes(type="log")
     return style(fig, title=title, x_title="flow size class", y_title="FCT (ms, log scale)")
 
-
-def marking_ramp(queue_pkts: np.ndarray, ramps: dict[str, np.ndarray], *, title: str = "Marking probability") -> go.Figure:
-    """Marking probability vs queue length, one line per named ramp."""
-    fig = go.Figure()
-    for name, p in ramps.items():
-        fig.add_trace(go.Scatter(x=queue_pkts, y=p, name=name, mode="lines",
-                                 line={"color": _SCHEME_COLORS.get(name.split()[0], None)}))
-    return style(fig, title=title, x_title="queue (packets)", y_title="marking probability")
