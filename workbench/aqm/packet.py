@@ -253,6 +253,9 @@ class SimResult:
 class Network:
     """A set of switch queues and the DCTCP flows crossing them (the simpy engine behind the experiments).
 
+    Build one per experiment and call :meth:`run` once (the simpy clock does not rewind); :func:`dumbbell` and
+    :func:`leaf_spine_fct` do both.
+
     Parameters
     ----------
     capacity_gbps : array-like
