@@ -115,6 +115,8 @@ def test_spraying_spreads_a_flow_over_all_spines():
     net.run(duration_s=0.01, short_starts_s=[0.0], short_sizes_bytes=[3_000_000], short_paths=[paths])
     used = [net.links[int(topo.leaf_up(0, p))].pkts for p in range(4)]
     assert min(used) > 0.2 * sum(used)
+    with pytest.raises(RuntimeError, match="runs once"):
+        net.run(duration_s=0.01)
 
 
 @pytest.mark.parametrize(

@@ -593,6 +593,8 @@ class Network:
         Long flows stop at ``duration_s``; short flows keep running until ``duration_s + drain_s``. Link statistics
         cover ``[warmup_s, duration_s]``.
         """
+        if self.env.now > 0 or self.records:
+            raise RuntimeError("a Network runs once; build a new one for another run")
         duration_s = positive("duration_s", duration_s)
         warmup_s = in_range("warmup_s", warmup_s, 0.0, duration_s, high_inclusive=False)
         drain_s = nonnegative("drain_s", drain_s)
