@@ -88,7 +88,7 @@ def _cmd_data_list(args: argparse.Namespace) -> int:
         print(f"{ds.name}: {ds.title}")
         print(f"  license {ds.license}; upstream {ds.upstream}")
         if ds.kind == "directory":
-            where = data.find(ds.directory)
+            where = ds.locate()
             print(f"  directory {ds.directory}/: {where if where else 'not on the search path'}")
             continue
         for f in ds.files:

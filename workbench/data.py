@@ -140,6 +140,13 @@ class Dataset:
         """Path of ``name`` relative to a search-path directory."""
         return f"{self.directory}/{self.file(name).name}"
 
+    def locate(self) -> Path | None:
+        """Where a directory dataset's raw data is on the search path (its ``extra["subdirectory"]`` must exist,
+        so a derived summary under ``datasets/<directory>/`` is not mistaken for the raw data), or ``None``."""
+        sub = self.extra.get("subdirectory", "")
+        found = find(f"{self.directory}/{sub}" if sub else self.directory)
+        return found.parent if (found is not None and sub) else found
+
 
 _BURSTGPT_CITE = (
     "Yuxin Wang, Yuhan Chen, Zeyu Li, Xueze Kang, Yuchu Fang, Yeju Zhou, Yang Zheng, Zhenheng Tang, Xin He, Rui Guo, "

@@ -58,3 +58,18 @@ def test_unknown_dataset_and_file():
         data.dataset("nope")
     with pytest.raises(ValueError, match="file must be one of"):
         data.dataset("burstgpt").file("nope.csv")
+
+
+def test_directory_dataset_is_located_by_its_raw_subdirectory(tmp_path, monkeypatch):
+    """A derived summary under datasets/servegen/ is not mistaken for the raw ServeGen data."""
+    from workbench import data
+
+    summary_only = tmp_path / "a"
+    (summary_only / "servegen" / "summary").mkdir(parents=True)
+    raw = tmp_path / "b"
+    (raw / "servegen" / "data").mkdir(parents=True)
+    ds = data.dataset("servegen")
+    monkeypatch.setattr(data, "search_path", lambda: [summary_only])
+    assert ds.locate() is None
+    monkeypatch.setattr(data, "search_path", lambda: [summary_only, raw])
+    assert ds.locate() == raw / "servegen"
