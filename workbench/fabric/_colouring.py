@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._groups import group_ranks
+
 __all__ = ["equitable_colours", "koenig_colour"]
 
 
@@ -75,12 +77,7 @@ def equitable_colours(left: np.ndarray, right: np.ndarray, s: int) -> np.ndarray
     if F == 0:
         return colour
     key = left * (int(right.max()) + 1) + right
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
-    starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
-    counts = np.diff(np.r_[starts, F])
-    group = np.repeat(np.arange(starts.size), counts)
-    rank = np.arange(F) - starts[group]
+    order, starts, counts, group, rank = group_ranks(key)
     even = rank < (counts[group] // s) * s
     colour[order[even]] = rank[even] % s
     rest = order[~even]

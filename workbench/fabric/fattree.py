@@ -45,6 +45,7 @@ import numpy as np
 from .._rng import Seed, generator
 from .._validate import integer, positive
 from ._colouring import equitable_colours
+from ._groups import group_ranks
 
 __all__ = ["FatTree", "fat_tree", "fat_tree_path_links", "fat_tree_n_paths", "fat_tree_link_loads",
            "fat_tree_connections"]
@@ -218,12 +219,7 @@ def _minimal_subflows(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.
     """Minimal splitting per (source host, destination edge) group over the group's paths: (flow, path, bytes)."""
     F = src.size
     key = src * topo.n_edge + topo.host_edge(dst)
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
-    starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
-    counts = np.diff(np.r_[starts, F])
-    group = np.repeat(np.arange(starts.size), counts)
-    rank = np.arange(F) - starts[group]
+    order, starts, counts, group, rank = group_ranks(key)
     size_sorted = size[order]
     if np.any(size_sorted != size_sorted[starts][group]):
         raise ValueError("minimal splitting needs equal-size flows from a source host to a destination edge switch")

@@ -40,6 +40,7 @@ import numpy as np
 from .._rng import Seed, generator
 from .._validate import one_of
 from ._colouring import equitable_colours
+from ._groups import group_ranks
 from .collectives import Step, place_ranks
 from .fattree import FatTree, fat_tree_connections, fat_tree_link_loads
 from .topology import LeafSpine
@@ -184,12 +185,7 @@ def _minimal_plan(topology: LeafSpine, src: np.ndarray, dst: np.ndarray, size_by
         return e, e, e, e, np.zeros(0), None
     dl = topology.host_leaf(dst)
     key = src * L + dl
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
-    starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
-    counts = np.diff(np.r_[starts, F])
-    group = np.repeat(np.arange(starts.size), counts)
-    rank = np.arange(F) - starts[group]
+    order, starts, counts, group, rank = group_ranks(key)
     size_sorted = size_bytes[order]
     if np.any(size_sorted != size_sorted[starts][group]):
         raise ValueError("minimal splitting needs equal-size flows from a source host to a destination leaf")
