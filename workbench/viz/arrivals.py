@@ -95,11 +95,10 @@ def p99_ratio_vs_utilization(
 
 
 def interarrival_histogram(
-    edges: np.ndarray, density: np.ndarray, pdf_x: np.ndarray | None = None, pdf_y: np.ndarray | None = None,
-    *, fig: go.Figure | None = None,
+    edges: np.ndarray, density: np.ndarray, pdf_x: np.ndarray | None = None, pdf_y: np.ndarray | None = None
 ) -> go.Figure:
     """Density histogram of gaps on log bins, with the model's density when given."""
-    fig = fig if fig is not None else go.Figure()
+    fig = go.Figure()
     centers = np.sqrt(edges[:-1] * edges[1:]) if edges[0] > 0 else 0.5 * (edges[:-1] + edges[1:])
     fig.add_bar(x=centers, y=density, width=np.diff(edges), name="sampled", marker={"color": COLORS["gamma"]},
                 opacity=0.6)
@@ -110,19 +109,18 @@ def interarrival_histogram(
     return style(fig, title="Inter-arrival gaps", x_title="inter-arrival gap (s)", y_title="density (1/s)")
 
 
-def counts_per_window(window_start_s: np.ndarray, counts: np.ndarray, window_s: float,
-                      *, fig: go.Figure | None = None) -> go.Figure:
+def counts_per_window(window_start_s: np.ndarray, counts: np.ndarray, window_s: float) -> go.Figure:
     """Arrivals per window over time, with the mean."""
-    fig = fig if fig is not None else go.Figure()
+    fig = go.Figure()
     fig.add_bar(x=window_start_s, y=counts, name="arrivals", marker={"color": COLORS["gamma"]})
     fig.add_scatter(x=[window_start_s[0], window_start_s[-1]], y=[float(np.mean(counts))] * 2, mode="lines",
                     name="mean", line={"color": COLORS["theory"], "dash": "dash"})
     return style(fig, title=f"Arrivals per {window_s:g}-s window", x_title="time (s)", y_title="arrivals per window")
 
 
-def wait_percentiles(frame: pd.DataFrame, *, fig: go.Figure | None = None) -> go.Figure:
+def wait_percentiles(frame: pd.DataFrame) -> go.Figure:
     """Simulated and exact waiting-time percentiles per arrival process (from :func:`arrivals.compare_waits`)."""
-    fig = fig if fig is not None else go.Figure()
+    fig = go.Figure()
     sim_cols = [c for c in frame.columns if c.startswith("sim_p")]
     labels = [c[len("sim_"):-len("_s")] for c in sim_cols]
     for i, name in enumerate(frame.index):

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from .. import arrivals as arr
 from ..viz import arrivals as fig_arr
+from . import redraw
 
 __all__ = ["ArrivalsPanel", "arrivals_panel"]
 
@@ -77,20 +78,10 @@ class ArrivalsPanel:
             f"<b>p99 wait</b>: Gamma {frame.loc['gamma', 'sim_p99_s']:.3g} s vs Poisson "
             f"{frame.loc['poisson', 'sim_p99_s']:.3g} s"
         )
-        self._draw(self.hist, lambda f: fig_arr.interarrival_histogram(edges, density, x, process.pdf(x), fig=f)
-                   if np.isfinite(process.shape) else fig_arr.interarrival_histogram(edges, density, fig=f))
-        self._draw(self.counts, lambda f: fig_arr.counts_per_window(starts, shown, self.window.value, fig=f))
-        self._draw(self.waits, lambda f: fig_arr.wait_percentiles(frame, fig=f))
-
-    @staticmethod
-    def _draw(target: go.FigureWidget, build) -> None:
-        fresh = build(go.Figure())
-        with target.batch_update():
-            target.data = []
-            target.add_traces(fresh.data)
-            target.layout = fresh.layout
-            target.layout.width = 560
-            target.layout.height = 380
+        pdf = (x, process.pdf(x)) if np.isfinite(process.shape) else (None, None)
+        redraw(self.hist, fig_arr.interarrival_histogram(edges, density, *pdf))
+        redraw(self.counts, fig_arr.counts_per_window(starts, shown, self.window.value))
+        redraw(self.waits, fig_arr.wait_percentiles(frame))
 
 
 def arrivals_panel(**defaults) -> W.VBox:

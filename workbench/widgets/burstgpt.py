@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from ..reproductions import burstgpt as rep
 from ..viz import workloads as fig_wl
+from . import redraw
 
 __all__ = ["BurstGPTPanel", "burstgpt_panel"]
 
@@ -100,13 +101,7 @@ class BurstGPTPanel:
 
     @staticmethod
     def _draw(target: go.FigureWidget, build, width: int, height: int) -> None:
-        fresh = build(go.Figure())
-        with target.batch_update():
-            target.data = []
-            target.add_traces(fresh.data)
-            target.layout = fresh.layout
-            target.layout.width = width
-            target.layout.height = height
+        redraw(target, build(go.Figure()), width=width, height=height)
 
 
 def burstgpt_panel(**defaults) -> W.VBox:

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from .. import fabric as fb
 from ..viz import fabric as vf
+from . import redraw
 
 __all__ = ["SprayingPanel", "spraying_panel", "C4Panel", "c4_panel"]
 
@@ -95,12 +96,7 @@ class SprayingPanel:
             (self.fig_qp, vf.connections_bar(qp, title="Connections per host (busiest step)")),
         ]
         for fw, fig in new:
-            with fw.batch_update():
-                fw.data = []
-                fw.add_traces(fig.data)
-                fw.layout = fig.layout
-                fw.layout.width = 560
-                fw.layout.height = 380
+            redraw(fw, fig)
         self.status.value = (f"{topo.n_hosts} hosts, {n} ranks, oversubscription {topo.oversubscription:.2f}, "
                              f"{len(topo.failed)} failed uplink(s); heatmap/connections for step '{step.label}'")
 
@@ -150,12 +146,7 @@ class C4Panel:
             (self.fig_slow, vf.slowdown_vs_gpus(table, title=f"{coll}: ECMP / planned communication time")),
         ]
         for fw, fig in figs:
-            with fw.batch_update():
-                fw.data = []
-                fw.add_traces(fig.data)
-                fw.layout = fig.layout
-                fw.layout.width = 560
-                fw.layout.height = 380
+            redraw(fw, fig)
         self.status.value = (f"{counts[-1]} GPUs: ECMP stretches communication {r:.2f}x; at a "
                              f"{self.share.value:.0%} communication share planning gains {gain:.1%}")
 
