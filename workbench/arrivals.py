@@ -78,6 +78,7 @@ __all__ = [
     "index_of_dispersion",
     "GammaFit",
     "fit_gamma",
+    "gamma_shape_mle",
     "density_histogram",
     "lindley_waits",
     "queue_waits",
@@ -629,6 +630,31 @@ class GammaFit:
         return self.p_value < 0.05 and self.ks_gamma < self.ks_exponential
 
 
+def gamma_shape_mle(log_mean_minus_mean_log: np.ndarray) -> np.ndarray:
+    """Maximum-likelihood Gamma shape for each entry of ``s = log(mean(x)) - mean(log(x))`` (``s > 0``).
+
+    Solves ``log k - digamma(k) = s`` by Newton steps from Minka's closed-form start, vectorized over entries (one
+    entry per window or group of gaps). :func:`fit_gamma` and per-window fits share it.
+
+    Examples
+    --------
+    >>> gamma_shape_mle(np.array([np.log(2.0) - special.digamma(2.0)])).round(6)
+    array([2.])
+    """
+    s = V.array_1d("log_mean_minus_mean_log", log_mean_minus_mean_log, low=0.0, low_inclusive=False)
+    k = (3 - s + np.sqrt((s - 3) ** 2 + 24 * s)) / (12 * s)
+    for _ in range(50):  # quadratic convergence: a handful of steps
+        f = np.log(k) - special.digamma(k) - s
+        fp = 1 / k - special.polygamma(1, k)
+        k_new = k - f / fp
+        k_new = np.where(k_new <= 0, k / 2, k_new)
+        done = np.all(np.abs(k_new - k) <= 1e-12 * k)
+        k = k_new
+        if done:
+            break
+    return k
+
+
 def fit_gamma(gaps_s: np.ndarray, *, ks_max_samples: int = 200_000) -> GammaFit:
     """Maximum-likelihood Gamma fit (shape, rate) of strictly positive gaps.
 
@@ -657,18 +683,7 @@ def fit_gamma(gaps_s: np.ndarray, *, ks_max_samples: int = 200_000) -> GammaFit:
     s = math.log(mean) - mean_log
     if s <= 1e-12:  # all gaps (nearly) equal: the fit degenerates to constant spacing
         raise ValueError("gaps_s are (nearly) constant: the Gamma shape is unbounded")
-    k = (3 - s + math.sqrt((s - 3) ** 2 + 24 * s)) / (12 * s)
-    for _ in range(50):
-        f = math.log(k) - special.digamma(k) - s
-        fp = 1 / k - special.polygamma(1, k)
-        step = f / fp
-        k_new = k - step
-        if k_new <= 0:
-            k_new = k / 2
-        if abs(k_new - k) <= 1e-12 * k:
-            k = k_new
-            break
-        k = k_new
+    k = float(gamma_shape_mle(np.array([s]))[0])
     rate = k / mean  # the Gamma's rate parameter beta; the mean arrival rate is 1/mean
     loglik = n * (k * math.log(rate) - special.gammaln(k)) + (k - 1) * n * mean_log - rate * n * mean
     loglik_exp = -n * math.log(mean) - n

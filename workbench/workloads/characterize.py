@@ -6,9 +6,9 @@ the widget and the generator's fit:
 * **Burstiness.** BurstGPT splits the trace into windows (20 minutes by default) and fits the inter-arrival gaps of
   each window with a Gamma distribution by maximum likelihood; a shape below 1 (CV above 1) is burstier than
   Poisson, and in such windows the Gamma fits much better than the exponential. :func:`window_gamma_fits` does every
-  window at once: gaps are grouped with ``bincount``, the shape is Minka's closed-form start refined by vectorized
-  Newton steps on ``log k - digamma(k) = log(mean) - mean(log x)`` (the same estimator as
-  :func:`workbench.arrivals.fit_gamma`, which tests check window by window), and the Kolmogorov-Smirnov distances of
+  window at once: gaps are grouped with ``bincount`` and every window's shape comes from one vectorized call of
+  :func:`workbench.arrivals.gamma_shape_mle` (the estimator :func:`workbench.arrivals.fit_gamma` uses, which tests
+  check window by window), and the Kolmogorov-Smirnov distances of
   the Gamma and exponential fits come from one lexsort. BurstGPT timestamps have 1-second resolution, so many gaps
   are zero and the Gamma likelihood is undefined; :func:`dequantize` spreads each arrival uniformly over its
   timestamp's resolution interval (the maximum-entropy reconstruction) before gaps are taken.
@@ -43,6 +43,7 @@ from scipy import optimize, special, stats
 
 from .. import _validate as V
 from .._rng import Seed, generator
+from ..arrivals import gamma_shape_mle
 from .schema import validate_requests
 
 __all__ = [
@@ -140,21 +141,6 @@ def _resolution_for(df_or_t, resolution_s: float | None) -> float:
     return detect_resolution(df_or_t)
 
 
-def _gamma_shape_mle(s: np.ndarray) -> np.ndarray:
-    """Solve ``log k - digamma(k) = s`` for every entry (s > 0): Minka's start plus Newton steps."""
-    k = (3 - s + np.sqrt((s - 3) ** 2 + 24 * s)) / (12 * s)
-    for _ in range(30):
-        f = np.log(k) - special.digamma(k) - s
-        fp = 1 / k - special.polygamma(1, k)
-        k_new = k - f / fp
-        k_new = np.where(k_new <= 0, k / 2, k_new)
-        if np.all(np.abs(k_new - k) <= 1e-12 * k):
-            k = k_new
-            break
-        k = k_new
-    return k
-
-
 def window_gamma_fits(
     arrival_s: np.ndarray | pd.DataFrame,
     window_s: float = 1200.0,
@@ -232,7 +218,7 @@ def window_gamma_fits(
         s = np.log(mean) - slog / n
     ok &= s > 1e-12
     shape = np.full(n_win, np.nan)
-    shape[ok] = _gamma_shape_mle(s[ok])
+    shape[ok] = gamma_shape_mle(s[ok])
     beta = shape / mean
     with np.errstate(divide="ignore", invalid="ignore"):
         loglik = n * (shape * np.log(beta) - special.gammaln(shape)) + (shape - 1) * slog - beta * s1
