@@ -374,20 +374,28 @@ def round_trip(
     nw = min(fit.n_windows, refit.n_windows)
     counts = refit.rate_rps[:nw] * window_s
     gaps = np.maximum(counts - 1, 1)
-    rows = []
     se_shape = _shape_se(refit.shape[:nw], gaps)
-    for i in range(nw):
-        if counts[i] >= min_gaps + 1:
-            rows.append(("shape", i, fit.shape[i], refit.shape[i], se_shape[i]))
-            rows.append(("rate_rps", i, fit.rate_rps[i], refit.rate_rps[i],
-                         math.sqrt(max(fit.rate_rps[i] * window_s, 1.0) * _count_dispersion(fit.shape[i])) / window_s))
+    win = np.flatnonzero(counts >= min_gaps + 1)
+    fit_rate, fit_shape = fit.rate_rps[:nw][win], fit.shape[:nw][win]
+    se_rate = np.sqrt(np.maximum(fit_rate * window_s, 1.0) * _count_dispersion(fit_shape)) / window_s
+    def pairs(shape_values, rate_values):  # window by window: shape then rate
+        return np.column_stack([shape_values, rate_values]).ravel()
+
+    per_window = pd.DataFrame({
+        "parameter": np.tile(np.array(["shape", "rate_rps"]), win.size),
+        "window": np.repeat(win, 2),
+        "fit": pairs(fit_shape, fit_rate),
+        "refit": pairs(refit.shape[:nw][win], refit.rate_rps[:nw][win]),
+        "se": pairs(se_shape[win], se_rate),
+    })
+    rows = []
     x = gen["input_tokens"].to_numpy(dtype=float)
     lx = np.log(x[x >= 1])
     # Zipf MLE standard error: 1 / sqrt(n * Var_model(log X)); use the sample variance of log X
     rows.append(("zipf_alpha", -1, fit.zipf_alpha, refit.zipf_alpha, 1.0 / math.sqrt(lx.size * lx.var())))
     rows.append(("response_slope", -1, fit.response_slope, refit.response_slope,
                  fit.response_sigma / math.sqrt(lx.size * max(lx.var(), 1e-12))))
-    out = pd.DataFrame(rows, columns=["parameter", "window", "fit", "refit", "se"])
+    out = pd.concat([per_window, pd.DataFrame(rows, columns=per_window.columns)], ignore_index=True)
     out["z"] = (out["refit"] - out["fit"]) / out["se"]
     out.attrs = {"fit": fit.summary(), "refit": refit.summary()}
     return out
