@@ -106,7 +106,7 @@ print(pd.DataFrame(rows, columns=["scheme", "ratio (Monte-Carlo)", "ratio (exact
 rows = []
 for name in fb.COLLECTIVES:
     steps = fb.collective_steps(name, 256, 2**30, seed=3)
-    rows.append((name, *(max(fb.congestion_ratio(topo, st, sc, samples=200, seed=5) for st in steps)
+    rows.append((name, *(fb.worst_step_ratio(topo, steps, sc, samples=200, seed=5)
                          for sc in ("ecmp", "mp-8", "minimal"))))
 print(pd.DataFrame(rows, columns=["collective", "ECMP", "MP-8", "minimal"]).round(3).to_string(index=False))
 

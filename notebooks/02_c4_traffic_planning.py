@@ -90,7 +90,7 @@ for gpus in (64, 256, 1024):
     for coll, placement in (("ring", "linear"), ("ring", "strided"), ("halving_doubling", "linear"),
                             ("permutation", "linear")):
         steps = fb.collective_steps(coll, gpus, 2**30, seed=1)
-        vals = [max(fb.congestion_ratio(topo, st, sc, samples=100, seed=4, placement=placement) for st in steps)
+        vals = [fb.worst_step_ratio(topo, steps, sc, samples=100, seed=4, placement=placement)
                 for sc in ("ecmp", "planned", "spray")]
         rows.append((gpus, f"{coll} ({placement})", *vals))
 print(pd.DataFrame(rows, columns=["GPUs", "collective", "ECMP", "planned", "spray"]).round(3).to_string(index=False))

@@ -107,3 +107,18 @@ def test_c4_model():
     assert t.loc[t.gpus == 4, "nic_slowdown"].iloc[0] < t.loc[t.gpus == 32, "nic_slowdown"].iloc[0]
     with pytest.raises(ValueError, match="multiples"):
         c4_gain_table([40], [0.1])
+
+
+def test_worst_step_ratio_is_the_limiting_step():
+    from workbench.fabric import collective_steps, congestion_ratio, leaf_spine, worst_step_ratio
+
+    topo = leaf_spine(8, 8, 8)
+    steps = collective_steps("halving_doubling", 64, 2**20)
+    per_step = [congestion_ratio(topo, st, "ecmp", samples=50, seed=3) for st in steps]
+    assert worst_step_ratio(topo, steps, "ecmp", samples=50, seed=3) == max(per_step)
+    assert max(per_step) > 1.5  # the cross-leaf steps collide under hashing
+    assert worst_step_ratio(topo, steps, "minimal", samples=50, seed=3) == pytest.approx(1.0)
+    ring = collective_steps("ring", 64, 2**20)
+    assert worst_step_ratio(topo, ring, "ecmp", samples=50, seed=3) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="at least one step"):
+        worst_step_ratio(topo, [], "ecmp")

@@ -32,6 +32,7 @@ from .metrics import (
     max_congestion,
     sample_max_congestion,
     spine_link_matrix,
+    worst_step_ratio,
 )
 from .planning import c4_gain_table, fabric_slowdown, iteration_gain, nic_bond_slowdown
 from .routing import (
@@ -60,6 +61,7 @@ __all__ = [
     "collective_time_s",
     "collective_time_vs_size",
     "congestion_ratio",
+    "worst_step_ratio",
     "connections_per_host",
     "expected_effective_bandwidth",
     "expected_max_load",

@@ -31,6 +31,7 @@ __all__ = [
     "max_congestion",
     "sample_max_congestion",
     "congestion_ratio",
+    "worst_step_ratio",
     "collective_time_s",
     "collective_time_vs_size",
     "spine_link_matrix",
@@ -158,6 +159,31 @@ def congestion_ratio(
     if ideal == 0:
         return 1.0
     return float(np.mean(sample_max_congestion(topology, step, scheme, samples, seed) / ideal))
+
+
+def worst_step_ratio(
+    topology: LeafSpine,
+    steps: Sequence[Step],
+    scheme: str,
+    samples: int = 1000,
+    seed: Seed = None,
+    placement: Any = None,
+) -> float:
+    """The collective's worst step: the largest :func:`congestion_ratio` over ``steps`` (1.0 means ideal).
+
+    ``seed`` is passed to every step as it is: an int gives each step the same hashing stream, a Generator is
+    consumed step after step.
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps
+    >>> topo = leaf_spine(4, 4, 4)
+    >>> worst_step_ratio(topo, collective_steps("halving_doubling", 16, 2**20), "minimal", samples=10, seed=0)
+    1.0
+    """
+    if len(steps) == 0:
+        raise ValueError("steps must hold at least one step of a collective")
+    return max(congestion_ratio(topology, st, scheme, samples, seed, placement) for st in steps)
 
 
 def collective_time_s(

@@ -61,11 +61,10 @@ def _planned_vs_ecmp(scale: str) -> dict[str, dict[str, float]]:
         topo = fb.leaf_spine(n // 16, 16, 16)
         for (coll, placement), r in zip(cases.items(), spawn(rng, len(cases))):
             steps = fb.collective_steps(coll, n, 2**30, seed=r)
-            ratios = {}
-            for sc in ("ecmp", "planned"):
-                ratios[sc] = max(fb.congestion_ratio(topo, st, sc, samples=100, seed=r, placement=placement)
-                                 for st in steps)
-            out[f"{coll}/{placement}/{n}"] = ratios
+            out[f"{coll}/{placement}/{n}"] = {
+                sc: fb.worst_step_ratio(topo, steps, sc, samples=100, seed=r, placement=placement)
+                for sc in ("ecmp", "planned")
+            }
     return out
 
 
