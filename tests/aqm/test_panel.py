@@ -4,17 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from workbench.testing import find_widget
 from workbench.widgets import aqm as A
-
-
-def _find(widget, description):
-    stack = [widget]
-    while stack:
-        w = stack.pop()
-        if getattr(w, "description", None) == description:
-            return w
-        stack.extend(getattr(w, "children", ()))
-    raise KeyError(description)
 
 
 def _figures(widget):
@@ -25,14 +16,14 @@ def test_pred_panel_redraws():
     panel = A.pred_panel()
     fluid, trace = _figures(panel)
     before = np.asarray(fluid.data[1].y).copy()
-    _find(panel, "long flows").value = 24
+    find_widget(panel, description="long flows").value = 24
     assert not np.array_equal(before, np.asarray(fluid.data[1].y))
     assert len(trace.data[0].x) > 10
 
 
 def test_pred_panel_thresholds_stay_ordered():
     panel = A.pred_panel()
-    min_k, max_k = _find(panel, "static minK"), _find(panel, "static maxK")
+    min_k, max_k = find_widget(panel, description="static minK"), find_widget(panel, description="static maxK")
     min_k.value = min_k.max
     max_k.value = max_k.min
     assert min_k.value < max_k.value

@@ -4,17 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from workbench.testing import find_widget
 from workbench.widgets import placement as B
-
-
-def _find(widget, description):
-    stack = [widget]
-    while stack:
-        w = stack.pop()
-        if getattr(w, "description", None) == description:
-            return w
-        stack.extend(getattr(w, "children", ()))
-    raise KeyError(description)
 
 
 def _figures(widget):
@@ -25,16 +16,7 @@ def test_hotspot_panel_redraws():
     panel = B.hotspot_panel()
     lat, cdf = _figures(panel)
     before = np.asarray(lat.data[0].y).copy()
-    _find(panel, "arrival CV").value = 4.0
+    find_widget(panel, description="arrival CV").value = 4.0
     assert not np.array_equal(before, np.asarray(lat.data[0].y))
-    assert "hot ToRs" in _find_html(panel)
+    assert "hot ToRs" in find_widget(panel, kind="HTML").value
 
-
-def _find_html(widget):
-    stack = [widget]
-    while stack:
-        w = stack.pop()
-        if type(w).__name__ == "HTML":
-            return w.value
-        stack.extend(getattr(w, "children", ()))
-    return ""

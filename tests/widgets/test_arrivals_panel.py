@@ -30,4 +30,4 @@ def test_every_slider_corner_is_valid():
         panel.utilization.value = util
         panel.window.value = 10**panel.window.max  # the largest window the rate allows
         panel.window.value = 10**panel.window.min
-    assert panel.counts.data[0].y is not None
+    assert len(panel.counts.data[0].y) >= 4  # the window limit leaves at least four complete windows
