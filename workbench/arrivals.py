@@ -100,14 +100,8 @@ _FAMILIES = ("gamma", "weibull")
 
 
 @dataclass(frozen=True)
-class Poisson:
-    """Poisson arrivals: exponential gaps with mean ``1/rate_rps``.
-
-    Examples
-    --------
-    >>> Poisson(2.0).interarrivals(3, seed=0).round(3)
-    array([0.34, 0.51, 0.01])
-    """
+class _Renewal:
+    """What every renewal process here shares: a validated mean rate and the mean gap."""
 
     rate_rps: float
 
@@ -117,6 +111,17 @@ class Poisson:
     @property
     def mean_s(self) -> float:
         return 1.0 / self.rate_rps
+
+
+@dataclass(frozen=True)
+class Poisson(_Renewal):
+    """Poisson arrivals: exponential gaps with mean ``1/rate_rps``.
+
+    Examples
+    --------
+    >>> Poisson(2.0).interarrivals(3, seed=0).round(3)
+    array([0.34, 0.51, 0.01])
+    """
 
     @property
     def cv(self) -> float:
@@ -133,7 +138,7 @@ class Poisson:
 
 
 @dataclass(frozen=True)
-class Gamma:
+class Gamma(_Renewal):
     """Gamma-renewal arrivals with mean rate ``rate_rps`` and shape ``shape`` (CV = 1/sqrt(shape)).
 
     ``shape = inf`` is constant spacing. Build it with :meth:`from_burstiness` (vLLM) or :meth:`from_cv` (Vidur).
@@ -147,11 +152,10 @@ class Gamma:
     0.25
     """
 
-    rate_rps: float
     shape: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rate_rps", V.positive("rate_rps", self.rate_rps))
+        super().__post_init__()
         object.__setattr__(self, "shape", V.positive("shape", self.shape, allow_inf=True))
 
     @classmethod
@@ -172,10 +176,6 @@ class Gamma:
     @property
     def scale_s(self) -> float:
         return 0.0 if math.isinf(self.shape) else 1.0 / (self.rate_rps * self.shape)
-
-    @property
-    def mean_s(self) -> float:
-        return 1.0 / self.rate_rps
 
     @property
     def cv(self) -> float:
@@ -223,7 +223,7 @@ def weibull_shape_from_cv(cv: float | np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Weibull:
+class Weibull(_Renewal):
     """Weibull-renewal arrivals with mean rate ``rate_rps`` and gap CV ``cv`` (shape from :func:`weibull_shape_from_cv`).
 
     Examples
@@ -233,11 +233,10 @@ class Weibull:
     (1.0, 0.1)
     """
 
-    rate_rps: float
     cv: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rate_rps", V.positive("rate_rps", self.rate_rps))
+        super().__post_init__()
         object.__setattr__(self, "cv", V.in_range("cv", self.cv, 1e-5, 1e4))
 
     @property
@@ -247,10 +246,6 @@ class Weibull:
     @property
     def scale_s(self) -> float:
         return self.mean_s / math.exp(special.gammaln(1 + 1 / self.shape))
-
-    @property
-    def mean_s(self) -> float:
-        return 1.0 / self.rate_rps
 
     def interarrivals(self, n: int, seed: Seed = None) -> np.ndarray:
         """``n`` i.i.d. gaps in seconds."""
@@ -263,17 +258,8 @@ class Weibull:
 
 
 @dataclass(frozen=True)
-class Deterministic:
+class Deterministic(_Renewal):
     """Constant spacing ``1/rate_rps`` (CV 0)."""
-
-    rate_rps: float
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "rate_rps", V.positive("rate_rps", self.rate_rps))
-
-    @property
-    def mean_s(self) -> float:
-        return 1.0 / self.rate_rps
 
     @property
     def cv(self) -> float:
