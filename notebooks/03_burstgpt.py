@@ -65,6 +65,7 @@ print(claims_table("burstgpt", "full").to_string(index=False))
 
 # %%
 bg = rep.burstgpt_trace("full")
+# Paths are printed relative to the data search path so the output is the same on every machine.
 print(f"BurstGPT file on the search path: {rep.burstgpt_path()}")
 print(f"BurstGPT source used here: {bg.attrs['source']}")
 if bg.attrs.get("stand_in"):
@@ -72,7 +73,7 @@ if bg.attrs.get("stand_in"):
     for key, value in gen.STAND_IN_ASSUMPTIONS.items():
         print(f"  {key}: {value}")
 for name, rel in rep.REAL_TRACES.items():
-    print(f"{name}: {data.find(rel)}")
+    print(f"{name}: {rel} ({'found' if data.find(rel) else 'absent'} on the data search path)")
 
 # %% [markdown]
 # ## Explore

@@ -1,0 +1,52 @@
+"""Committed notebook outputs must not depend on the machine that executed them.
+
+nbval compares every printed output that is not tagged ``nbval-ignore-output`` with the committed one, so an absolute
+path (the checkout, the data search path, a temporary directory) in such an output passes on the machine that ran
+``make notebooks`` and fails on any other, e.g. on CI where the checkout lives somewhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+# An absolute POSIX path with at least two components, at the start of a line or after a separator.
+ABSOLUTE_PATH = re.compile(r"(?:^|[\s'\"(=:,\[])(/[\w.-]+/[\w.-]+)", re.MULTILINE)
+
+
+def compared_text_outputs(nb_path: Path) -> list[tuple[int, str]]:
+    """(cell index, text) of every text output nbval compares in ``nb_path``."""
+    nb = json.loads(nb_path.read_text())
+    found = []
+    for index, cell in enumerate(nb["cells"]):
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell["cell_type"] != "code" or "nbval-ignore-output" in tags or "nbval-skip" in tags:
+            continue
+        for output in cell.get("outputs", []):
+            text = output.get("text") or output.get("data", {}).get("text/plain", "")
+            found.append((index, "".join(text)))
+    return found
+
+
+def test_notebooks_are_committed():
+    assert len(NOTEBOOKS) >= 7
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_compared_outputs_are_machine_independent(nb_path):
+    offending = [
+        f"cell {index}: {match.group(1)}"
+        for index, text in compared_text_outputs(nb_path)
+        for match in ABSOLUTE_PATH.finditer(text)
+    ]
+    assert not offending, f"{nb_path.name} prints absolute paths in compared outputs: {offending}"
+
+
+def test_absolute_path_pattern_flags_paths_but_not_units():
+    assert ABSOLUTE_PATH.search("Azure code: /check/work/shared/data/x.csv")
+    assert ABSOLUTE_PATH.search("'/tmp/abc/trace.csv'")
+    assert not ABSOLUTE_PATH.search("rate 12.5 req/s, 3.1 tokens/s/GPU, azure-llm-2023/code.csv")
