@@ -9,6 +9,11 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   workbench:
+#     requires_data:
+#     - azure-llm-2023/AzureLLMInferenceTrace_code.csv
+#     - azure-llm-2023/AzureLLMInferenceTrace_conv.csv
+#     - mooncake-fast25/conversation_trace.jsonl
 # ---
 
 # %% [markdown]
@@ -26,6 +31,7 @@
 # FAST 2025, Apache-2.0).
 
 # %%
+import numpy as np
 import pandas as pd
 from IPython.display import display
 
@@ -130,11 +136,13 @@ print(f"sessions in the BurstGPT source: {conv['sessions']}"
 # a workload is generated from the fit and fitted again; z is the difference in standard errors.
 
 # %%
-for name, rt in rep.round_trips("full").items():
+round_trips = rep.round_trips("full")
+for name, rt in round_trips.items():
     within = (rt["z"].abs() < 2).mean()
     print(f"{name:32s} {len(rt):4d} parameters, {within:.0%} within 2 SE, max |z| {rt['z'].abs().max():.2f}")
-print()
-print(rep.round_trips("full")["Azure code"].head(6).round(3).to_string(index=False))
+first = next(iter(round_trips))  # Azure code when the real traces are on the search path
+print(f"\n{first}, first parameters:")
+print(round_trips[first].head(6).round(3).to_string(index=False))
 
 # %% [markdown]
 # ## Export for serving benchmarks
@@ -152,16 +160,19 @@ from pathlib import Path
 
 from workbench.workloads import export, traces
 
+# Scale the Azure code trace 2x when it is on the data search path, else the BurstGPT source.
+source = rep.real_trace("Azure code")
+source, window_s = (bg, rep.WINDOW_S) if source is None else (source, rep.ROUND_TRIP_WINDOW_S)
+scaled = gen.generate(gen.fit_model(source, window_s=window_s, seed=1), rps_scale=2.0, seed=2)
 out = Path(tempfile.mkdtemp())
-scaled = gen.generate(gen.fit_model(rep.real_trace("Azure code"), window_s=300.0, seed=1), rps_scale=2.0, seed=2)
-csv_path = export.to_burstgpt_csv(scaled, out / "azure_code_x2.csv")
-jsonl_path = export.to_mooncake_jsonl(scaled, out / "azure_code_x2.jsonl")
+csv_path = export.to_burstgpt_csv(scaled, out / "scaled_x2.csv")
+jsonl_path = export.to_mooncake_jsonl(scaled, out / "scaled_x2.jsonl")
 print("\n".join(csv_path.read_text().splitlines()[:3]))
 print("\n".join(jsonl_path.read_text().splitlines()[:2]))
 back = traces.load_trace(jsonl_path, cache=False)
+source_rate = len(source) / np.ptp(source["arrival_s"].to_numpy())
 print(f"{len(scaled)} requests exported; reloaded {len(back)}, "
-      f"rate {len(back) / back['arrival_s'].iloc[-1]:.2f} req/s vs {len(rep.real_trace('Azure code')) / 3436:.2f} "
-      "req/s in the source")
+      f"rate {len(back) / np.ptp(back['arrival_s'].to_numpy()):.2f} req/s vs {source_rate:.2f} req/s in the source")
 
 # %% [markdown]
 # ## Reproduction figures

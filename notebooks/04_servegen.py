@@ -9,6 +9,13 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   workbench:
+#     requires_data:
+#     - servegen/data/language/m-large
+#     - servegen/data/language/m-mid
+#     - servegen/data/language/m-small
+#     - servegen/data/multimodal/mm-image
+#     - servegen/data/reason/deepseek-r1
 # ---
 
 # %% [markdown]

@@ -50,3 +50,25 @@ def test_absolute_path_pattern_flags_paths_but_not_units():
     assert ABSOLUTE_PATH.search("Azure code: /check/work/shared/data/x.csv")
     assert ABSOLUTE_PATH.search("'/tmp/abc/trace.csv'")
     assert not ABSOLUTE_PATH.search("rate 12.5 req/s, 3.1 tokens/s/GPU, azure-llm-2023/code.csv")
+
+
+def test_notebook_missing_data_reads_requires_data(tmp_path, monkeypatch):
+    from workbench.testing import notebook_missing_data
+
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path / "data"))
+    (tmp_path / "data" / "present").mkdir(parents=True)
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text(json.dumps({"metadata": {"workbench": {"requires_data": ["present", "absent/x.csv"]}}, "cells": []}))
+    assert notebook_missing_data(nb) == ["absent/x.csv"]
+    nb.write_text(json.dumps({"metadata": {}, "cells": []}))
+    assert notebook_missing_data(nb) == []
+    nb.write_text(json.dumps({"metadata": {"workbench": {"requires_data": "present"}}, "cells": []}))
+    with pytest.raises(ValueError, match="requires_data must be a list"):
+        notebook_missing_data(nb)
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_requires_data_metadata_is_valid(nb_path):
+    from workbench.testing import notebook_missing_data
+
+    notebook_missing_data(nb_path)  # raises on malformed metadata

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 from . import data
 
-__all__ = ["need_data", "find_widget"]
+__all__ = ["need_data", "find_widget", "notebook_missing_data"]
 
 
 def need_data(relpath: str) -> Path:
@@ -18,6 +20,24 @@ def need_data(relpath: str) -> Path:
         where = ", ".join(map(str, data.search_path())) or "no search-path directory exists"
         pytest.skip(f"real data {relpath!r} is not on the data search path ({where})")
     return found
+
+
+def notebook_missing_data(notebook: str | os.PathLike) -> list[str]:
+    """The files a notebook's printed outputs were computed from (its ``workbench.requires_data`` metadata, paths
+    relative to the data search path) that are not on the data search path here.
+
+    The committed outputs of such a notebook describe the real data; where the data is absent the notebook still runs
+    (on its stand-ins) but its outputs cannot match, so the test suite executes it without comparing outputs.
+    """
+    path = Path(notebook)
+    try:
+        metadata = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable notebook ({exc})") from exc
+    required = metadata.get("workbench", {}).get("requires_data", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise ValueError(f"{path}: metadata workbench.requires_data must be a list of relative paths, got {required!r}")
+    return [rel for rel in required if data.find(rel) is None]
 
 
 def find_widget(root, *, description: str | None = None, kind: str | None = None):
