@@ -41,15 +41,15 @@ def mixed(scale: str):
 
 
 @functools.cache
-def fabric(scale: str):
-    """Web-search flows at 90% load on a leaf-spine, static vs PRED."""
+def fabric(scale: str, routing: str = "ecmp"):
+    """Web-search flows at 90% load on a leaf-spine, static vs PRED, routed by ECMP or packet spraying."""
     from ..fabric.topology import leaf_spine
 
     if scale == "full":
         topo = leaf_spine(8, 4, 16, host_gbps=10.0, uplink_gbps=40.0)  # 128 hosts
-        return fabric_comparison(0.9, topology=topo, duration_s=0.05, seed=0)
+        return fabric_comparison(0.9, topology=topo, routing=routing, duration_s=0.05, seed=0)
     topo = leaf_spine(4, 2, 8, host_gbps=10.0, uplink_gbps=40.0)  # 32 hosts
-    return fabric_comparison(0.9, topology=topo, duration_s=0.03, seed=0)
+    return fabric_comparison(0.9, topology=topo, routing=routing, duration_s=0.03, seed=0)
 
 
 def _packet(scale: str, scheme: str) -> np.ndarray:
