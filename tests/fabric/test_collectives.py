@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.fabric import COLLECTIVES, Step, collective_steps, leaf_spine, place_ranks
+from workbench.fabric import COLLECTIVES, Step, collective_steps, leaf_spine, place_ranks, random_destinations
 
 
 def test_ring():
@@ -92,3 +92,30 @@ def test_every_collective_builds():
     for name in COLLECTIVES:
         steps = collective_steps(name, 8, 1024, seed=0)
         assert steps and all(isinstance(s, Step) and s.n_flows > 0 for s in steps)
+
+
+def test_random_destinations_are_uniform_over_the_other_hosts():
+    n = 8
+    src = np.repeat(np.arange(n), 20_000)
+    dst = random_destinations(src, n, seed=3)
+    assert (dst != src).all() and dst.min() >= 0 and dst.max() < n
+    counts = np.bincount(src * n + dst, minlength=n * n).reshape(n, n)
+    off = counts[~np.eye(n, dtype=bool)]
+    # each of the n-1 other hosts gets 1/(n-1) of a source's flows: 20000/7 = 2857 +- 4 sigma (about 190)
+    assert np.abs(off - 20_000 / (n - 1)).max() < 4 * np.sqrt(20_000 / (n - 1))
+    assert np.array_equal(dst, random_destinations(src, n, seed=3))
+
+
+@pytest.mark.parametrize(
+    "src, n_hosts, err, match",
+    [
+        ([0, 1], 1, ValueError, "n_hosts"),
+        ([0, 4], 4, ValueError, r"host ids in \[0, 3\]"),
+        ([-1], 4, ValueError, "host ids"),
+        ([0.5], 4, ValueError, "integer array"),
+        ([[0, 1]], 4, ValueError, "1-D"),
+    ],
+)
+def test_random_destinations_bad_input(src, n_hosts, err, match):
+    with pytest.raises(err, match=match):
+        random_destinations(np.asarray(src), n_hosts)

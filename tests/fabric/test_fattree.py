@@ -18,6 +18,7 @@ from workbench.fabric import (
     fat_tree_path_links,
     link_loads,
     place_ranks,
+    random_destinations,
 )
 
 
@@ -67,7 +68,7 @@ def test_minimal_equals_spray_and_conservation(k, seed, per_host):
     rng = np.random.default_rng(seed)
     n = ft.n_hosts
     src = np.repeat(np.arange(n), per_host)
-    dst = (src + rng.integers(1, n, size=src.size)) % n
+    dst = random_destinations(src, n, seed=rng)
     size = np.repeat(rng.integers(1, 1000, size=n).astype(float), per_host)
     step = Step(src, dst, size)
     sp = link_loads(ft, step, "spray")
@@ -115,10 +116,9 @@ def test_bad_fat_tree_input():
 @given(k=st.sampled_from([4, 6, 8]), seed=st.integers(0, 2**16), per_host=st.integers(1, 6))
 def test_planned_balances_edge_uplinks(k, seed, per_host):
     ft = fat_tree(k)
-    rng = np.random.default_rng(seed)
     n = ft.n_hosts
     src = np.repeat(np.arange(n), per_host)
-    dst = (src + rng.integers(1, n, size=src.size)) % n
+    dst = random_destinations(src, n, seed=seed)
     step = Step(src, dst, np.ones(src.size))
     loads = link_loads(ft, step, "planned")
     h = ft.half

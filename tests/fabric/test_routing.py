@@ -22,6 +22,7 @@ from workbench.fabric import (
     min_split_pieces,
     minimal_split_subflows,
     parse_scheme,
+    random_destinations,
 )
 
 
@@ -126,12 +127,11 @@ def test_minimal_splitting_equals_spraying_on_every_link(case):
     topo = leaf_spine(leaves, spines, hosts)
     # never isolate a leaf pair: keep spine 0 alive everywhere
     topo = topo.with_failures([(a, b) for a, b in fails if b != 0])
-    rng = np.random.default_rng(seed)
     n = topo.n_hosts
     src = np.repeat(np.arange(n), counts)
     if n < 2 or src.size == 0:
         return
-    dst = (src + rng.integers(1, n, size=src.size)) % n
+    dst = random_destinations(src, n, seed=seed)
     step = Step(src, dst, np.repeat(np.asarray(sizes, dtype=float), counts))
     a, b = link_loads(topo, step, "minimal"), link_loads(topo, step, "spray")
     assert np.allclose(a, b, rtol=1e-12, atol=1e-9 * max(1.0, b.max()))
@@ -185,12 +185,11 @@ def test_minimal_needs_equal_sizes():
 def test_planned_meets_the_lower_bound_without_failures(case):
     leaves, spines, hosts, counts, _, _, seed = case
     topo = leaf_spine(leaves, spines, hosts)
-    rng = np.random.default_rng(seed)
     n = topo.n_hosts
     src = np.repeat(np.arange(n), counts)
     if n < 2 or src.size == 0:
         return
-    dst = (src + rng.integers(1, n, size=src.size)) % n
+    dst = random_destinations(src, n, seed=seed)
     step = Step(src, dst, np.ones(src.size))
     loads = link_loads(topo, step, "planned")
     sl, dl = topo.host_leaf(src), topo.host_leaf(dst)

@@ -782,6 +782,7 @@ def leaf_spine_fct(
     >>> bool(r.flows.finished.any())
     True
     """
+    from ..fabric.collectives import random_destinations
     from ..fabric.topology import LeafSpine, leaf_spine, path_links
 
     load = in_range("load", load, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
@@ -799,7 +800,7 @@ def leaf_spine_fct(
     flows = poisson_flows(load, topo.host_gbps * n, duration_s, sizes=sizes, seed=rng)
     f = len(flows)
     src = rng.integers(0, n, f)
-    dst = (src + rng.integers(1, n, f)) % n
+    dst = random_destinations(src, n, seed=rng)
     cap = np.asarray(topo.capacity_gbps, dtype=float)
     marking = np.asarray(topo.link_kind) != 0  # every switch output marks; host NIC (host_up) does not
     if (cap <= 0).any():

@@ -22,7 +22,7 @@ from .ballsbins import (
     max_load_pmf,
     simulate_max_load,
 )
-from .collectives import COLLECTIVES, PLACEMENTS, Step, collective_steps, place_ranks
+from .collectives import COLLECTIVES, PLACEMENTS, Step, collective_steps, place_ranks, random_destinations
 from .fattree import FatTree, fat_tree, fat_tree_n_paths, fat_tree_path_links
 from .metrics import (
     collective_time_s,
@@ -84,6 +84,7 @@ __all__ = [
     "parse_scheme",
     "path_links",
     "place_ranks",
+    "random_destinations",
     "ratio_vs_size",
     "sample_max_congestion",
     "simulate_max_load",

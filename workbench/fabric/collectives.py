@@ -35,7 +35,7 @@ from .._rng import Seed, generator
 from .._validate import integer, one_of
 from .topology import LeafSpine
 
-__all__ = ["Step", "COLLECTIVES", "PLACEMENTS", "collective_steps", "place_ranks"]
+__all__ = ["Step", "COLLECTIVES", "PLACEMENTS", "collective_steps", "place_ranks", "random_destinations"]
 
 COLLECTIVES = ("ring", "halving_doubling", "double_binary_tree", "all_to_all", "permutation")
 PLACEMENTS = ("linear", "strided", "random")
@@ -75,6 +75,24 @@ def _step(src: np.ndarray, dst: np.ndarray, size: float, repeat: int = 1, label:
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     return Step(src, dst, np.full(src.size, float(size)), repeat, label)
+
+
+def random_destinations(src: Any, n_hosts: int, seed: Seed = None) -> np.ndarray:
+    """Uniform random traffic: for every flow source in ``src``, a destination drawn uniformly from the other
+    ``n_hosts - 1`` hosts (never the source itself).
+
+    Examples
+    --------
+    >>> src = np.repeat(np.arange(4), 1000)
+    >>> dst = random_destinations(src, 4, seed=0)
+    >>> bool((dst != src).all()), np.bincount(dst[src == 0], minlength=4).tolist()[0]
+    (True, 0)
+    """
+    n = integer("n_hosts", n_hosts, minimum=2)
+    src = np.asarray(src)
+    if src.ndim != 1 or not np.issubdtype(src.dtype, np.integer) or (src.size and (src.min() < 0 or src.max() >= n)):
+        raise ValueError(f"src must be a 1-D integer array of host ids in [0, {n - 1}]")
+    return (src + generator(seed).integers(1, n, size=src.size)) % n
 
 
 def collective_steps(name: str, n_ranks: int, size_bytes: int, seed: Seed = None) -> list[Step]:

@@ -63,7 +63,7 @@ def _random_equal_demand(rng: np.random.Generator, topo: fb.LeafSpine) -> fb.Ste
     n = topo.n_hosts
     counts = rng.integers(0, 3 * topo.spines + 1, size=n)
     src = np.repeat(np.arange(n), counts)
-    dst = (src + rng.integers(1, n, size=src.size)) % n if n > 1 else src
+    dst = fb.random_destinations(src, n, seed=rng)
     size = np.repeat(rng.integers(1, 10**6, size=n).astype(float), counts)
     return fb.Step(src, dst, size)
 
