@@ -147,15 +147,7 @@ figs["pred/fabric_fct"]
 # the load leave PRED more to gain for small flows?
 
 # %%
-rows = []
-for routing in ("ecmp", "spray"):
-    links_r, fct_r = rep.fabric("full", routing)
-    queue = links_r.set_index("scheme")["mean_queue_pkts"]
-    small_p99 = fct_r[fct_r["size_class"].str.startswith("small")].set_index("scheme")["p99_s"]
-    rows.append((routing, queue["static"], queue["pred"], small_p99["static"] * 1e3, small_p99["pred"] * 1e3,
-                 100 * (small_p99["pred"] / small_p99["static"] - 1)))
-print(pd.DataFrame(rows, columns=["routing", "static queue (pkts)", "PRED queue (pkts)", "static small p99 (ms)",
-                                  "PRED small p99 (ms)", "PRED vs static (%)"]).round(3).to_string(index=False))
+print(rep.routing_comparison("full").round(3).to_string(index=False))
 
 # %% [markdown]
 # ## What differs from the paper and why

@@ -109,3 +109,16 @@ def test_cli_reproduce_quick(tmp_path, capsys):
 def test_cli_unknown_paper_is_a_clear_error(capsys):
     assert main(["reproduce", "--paper", "nosuchpaper", "--no-figures"]) == 2
     assert "unknown paper" in capsys.readouterr().err
+
+
+def test_pred_routing_comparison_quick():
+    from workbench.reproductions import pred
+
+    table = pred.routing_comparison("quick")
+    assert table["routing"].tolist() == ["ecmp", "spray"]
+    # PRED marks from 5 packets with a per-flow slope: its standing queue stays below static's under both routings
+    assert (table["pred_queue_pkts"] < table["static_queue_pkts"]).all()
+    change = 100 * (table["pred_small_p99_ms"] / table["static_small_p99_ms"] - 1)
+    assert change.to_numpy() == pytest.approx(table["pred_vs_static_pct"].to_numpy())
+    ecmp = pred.small_flow_fct(pred.fabric("quick")[1])
+    assert table.loc[0, "static_small_p99_ms"] == pytest.approx(ecmp.loc["static", "p99_s"] * 1e3)

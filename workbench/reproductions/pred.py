@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pandas as pd
 
 from ..aqm import PRED_DEFAULT, STATIC_DEFAULT, PredConfig, compare_schemes, concurrency_sweep, fabric_comparison
 from ..aqm.fluid import steady_state
@@ -50,6 +51,26 @@ def fabric(scale: str, routing: str = "ecmp"):
         return fabric_comparison(0.9, topology=topo, routing=routing, duration_s=0.05, seed=0)
     topo = leaf_spine(4, 2, 8, host_gbps=10.0, uplink_gbps=40.0)  # 32 hosts
     return fabric_comparison(0.9, topology=topo, routing=routing, duration_s=0.03, seed=0)
+
+
+def small_flow_fct(fct: pd.DataFrame) -> pd.DataFrame:
+    """The small-flow rows (< 100 KB) of a :func:`workbench.aqm.fabric_comparison` FCT table, indexed by scheme."""
+    return fct[fct["size_class"].str.startswith("small")].set_index("scheme")
+
+
+@functools.cache
+def routing_comparison(scale: str) -> pd.DataFrame:
+    """Static vs PRED on the leaf-spine at 90% load (:func:`fabric`), routed by ECMP and by packet spraying: mean
+    switch queue (packets), small-flow p99 FCT (ms) and PRED's change of that p99 (percent, negative is lower)."""
+    rows = []
+    for routing in ("ecmp", "spray"):
+        links, fct = fabric(scale, routing)
+        queue = links.set_index("scheme")["mean_queue_pkts"]
+        p99_ms = small_flow_fct(fct)["p99_s"] * 1e3
+        rows.append({"routing": routing, "static_queue_pkts": queue["static"], "pred_queue_pkts": queue["pred"],
+                     "static_small_p99_ms": p99_ms["static"], "pred_small_p99_ms": p99_ms["pred"],
+                     "pred_vs_static_pct": 100 * (p99_ms["pred"] / p99_ms["static"] - 1)})
+    return pd.DataFrame(rows)
 
 
 def _packet(scale: str, scheme: str) -> np.ndarray:
@@ -206,8 +227,7 @@ def _fct(scale):
     "reproduced.",
 )
 def _fabric(scale):
-    fct = fabric(scale)[1]
-    small = fct[fct.size_class.str.startswith("small")].set_index("scheme")
+    small = small_flow_fct(fabric(scale)[1])
     red = 1 - small.loc["pred", "p99_s"] / small.loc["static", "p99_s"]
     change = f"{red:.0%} lower" if red >= 0 else f"{-red:.0%} higher"
     return Measured(float(red), f"{change} (p99 {small.loc['static', 'p99_s'] * 1e3:.2f}"
