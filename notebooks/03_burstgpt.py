@@ -71,13 +71,13 @@ print(claims_table("burstgpt", "full").to_string(index=False))
 
 # %%
 bg = rep.burstgpt_trace("full")
-# Paths are printed relative to the data search path so the output is the same on every machine.
 print(f"BurstGPT file on the search path: {rep.burstgpt_path()}")
 print(f"BurstGPT source used here: {bg.attrs['source']}")
 if bg.attrs.get("stand_in"):
     print("\nStand-in assumptions (beyond the paper's Gamma shape 0.5 and Zipf 1.1):")
     for key, value in gen.STAND_IN_ASSUMPTIONS.items():
         print(f"  {key}: {value}")
+# Paths are printed relative to the data search path so the output is the same on every machine.
 for name, rel in rep.REAL_TRACES.items():
     print(f"{name}: {rel} ({'found' if data.find(rel) else 'absent'} on the data search path)")
 
