@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 OUT ?= out
 PYTEST_ARGS ?=
 
-.PHONY: reproduce test lab notebooks bench venv chromium clean
+.PHONY: reproduce test lint lab notebooks bench venv chromium clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,9 +29,18 @@ reproduce: venv chromium
 test: venv chromium
 	$(BIN)/python -m pytest -n 2 --dist loadfile tests --nbval --nbval-current-env notebooks $(PYTEST_ARGS)
 
-## make lab: JupyterLab on the notebooks
+## make lint: ruff (lint rules and format check) and mypy over the package
+LINT_PATHS := workbench tests benchmarks scripts conftest.py
+lint: venv
+	$(BIN)/ruff check $(LINT_PATHS) notebooks
+	$(BIN)/ruff format --check $(LINT_PATHS)
+	$(BIN)/mypy
+
+## make lab [LAB_ARGS="--ip 0.0.0.0 --port 8889 --IdentityProvider.token=..."]: JupyterLab on the notebooks
+## (as root it adds --allow-root, which JupyterLab otherwise refuses)
+LAB_ARGS ?=
 lab: venv
-	$(BIN)/jupyter lab notebooks
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) notebooks
 
 ## make notebooks [NB=notebooks/00_arrivals.py]: pair each .py with its .ipynb and execute it in place
 NB ?= $(wildcard notebooks/*.py)
