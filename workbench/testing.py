@@ -8,7 +8,28 @@ from pathlib import Path
 
 from . import data
 
-__all__ = ["need_data", "find_widget", "notebook_missing_data"]
+__all__ = ["requires_data", "data_file", "find_widget", "notebook_missing_data"]
+
+
+def _missing_reason(missing: list[str]) -> str:
+    where = ", ".join(map(str, data.search_path())) or "no search-path directory exists"
+    return f"real data not on the data search path ({where}): {', '.join(missing)}"
+
+
+def requires_data(*relpaths: str):
+    """A pytest mark that skips the test, naming what is missing, unless every file in ``relpaths`` (paths relative
+    to the data search path) is on the data search path. Use it on tests that read real traces::
+
+        @requires_data("azure-llm-2023/AzureLLMInferenceTrace_code.csv")
+        def test_load_azure():
+            df = load_trace(data_file("azure-llm-2023/AzureLLMInferenceTrace_code.csv"))
+    """
+    import pytest
+
+    if not relpaths:
+        raise ValueError("requires_data needs at least one relative path")
+    missing = [rel for rel in relpaths if data.find(rel) is None]
+    return pytest.mark.skipif(bool(missing), reason=_missing_reason(missing) if missing else "")
 
 
 def need_data(relpath: str) -> Path:
@@ -17,8 +38,16 @@ def need_data(relpath: str) -> Path:
 
     found = data.find(relpath)
     if found is None:
-        where = ", ".join(map(str, data.search_path())) or "no search-path directory exists"
-        pytest.skip(f"real data {relpath!r} is not on the data search path ({where})")
+        pytest.skip(_missing_reason([relpath]))
+    return found
+
+
+def data_file(relpath: str) -> Path:
+    """The path of ``relpath`` on the data search path, for a test marked with :func:`requires_data`
+    (``FileNotFoundError`` naming the search path if the mark is missing and so is the file)."""
+    found = data.find(relpath)
+    if found is None:
+        raise FileNotFoundError(_missing_reason([relpath]) + " (mark the test with workbench.testing.requires_data)")
     return found
 
 

@@ -1,4 +1,8 @@
-"""Plotly figure builders: functions of model outputs that do no computation of their own.
+"""Plotly figure builders: functions of model outputs.
+
+A builder turns a model's result (a tidy DataFrame, arrays, a record) into a figure. It may reshape what it is given
+for display (pick columns, normalise to a percentage, place labels), but model logic (a statistic, a fit, a
+simulation) belongs in a model package, where it is tested and shared with the CLI and the reproductions.
 
 Every figure has a title, axis titles with units, and the shared template below. :func:`style` applies them;
 :func:`setup_notebook` picks a renderer that keeps committed notebooks small (plotly.js from the CDN, not inlined).

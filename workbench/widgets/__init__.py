@@ -1,7 +1,9 @@
-"""ipywidgets panels: controls wired to a model call and a plotly FigureWidget, nothing else.
+"""ipywidgets panels: controls wired to a model call and plotly FigureWidgets, nothing else.
 
-Each panel constrains its controls to valid ranges so a user cannot reach an invalid model call, and updates its
-figures in place with :func:`redraw` when a control changes.
+Every panel follows one pattern: its controls are constrained to valid ranges so that a user cannot reach an invalid
+model call; a change calls one model function that returns a tidy result (a DataFrame or a record); the figures are
+built from that result by :mod:`workbench.viz` builders and put in place with :func:`redraw`. A panel computes
+nothing itself and never imports a reproduction: analysis that a panel needs lives in a model package.
 """
 
 from __future__ import annotations
