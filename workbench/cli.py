@@ -2,7 +2,8 @@
 
 ``workbench reproduce [--paper ID ...] [--out DIR] [--no-figures] [--quick]``
     Run every registered claim headless with a progress bar, print the scoreboard, write ``DIR/scoreboard.json``,
-    ``DIR/scoreboard.md`` and every reproduction figure (HTML; PNG and SVG where Chromium is present). Exits 1 if a
+    ``DIR/scoreboard.md``, ``DIR/scoreboard.html`` (claims tables and figures, self-contained) and every reproduction
+    figure (HTML; PNG and SVG where Chromium is present). Exits 1 if a
     claim errored or landed on a verdict other than the one the registry expects.
 ``workbench list``
     List the registered papers and claims.
@@ -40,12 +41,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     out = Path(args.out)
     json_path, md_path = rep.write_scoreboard(results, out)
     print(f"scoreboard: {json_path}  {md_path}")
+    figs = {}
     if not args.no_figures:
         figs = rep.build_figures(args.paper, scale, progress=True)
         report = write_figures(figs, out / "figures")
         print(f"figures: {len(report.written)} files in {out / 'figures'}")
         if report.skipped_reason:
             print(report.skipped_reason)
+    html_path = rep.write_report(results, figs, out / "scoreboard.html")
+    print(f"report: {html_path} (self-contained, opens offline)")
     counts = frame["verdict"].value_counts().to_dict()
     print("verdicts: " + ", ".join(f"{k}: {v}" for k, v in counts.items()) + f"  ({time.perf_counter() - t0:.1f} s)")
     bad = [r for r in results if not r.as_expected]

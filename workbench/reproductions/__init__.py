@@ -59,6 +59,7 @@ from ._core import (
     Verdict,
     Within,
 )
+from ._report import ClaimsTable, claims_html, write_report
 
 __all__ = [
     "AtLeast",
@@ -66,6 +67,7 @@ __all__ = [
     "Check",
     "Claim",
     "ClaimResult",
+    "ClaimsTable",
     "Comparison",
     "FigureSpec",
     "InRange",
@@ -79,12 +81,15 @@ __all__ = [
     "Within",
     "build_figures",
     "claim",
+    "claims_html",
     "claims_table",
+    "show_claims",
     "figure",
     "load_all",
     "run_claim",
     "run_claims",
     "scoreboard_frame",
+    "write_report",
     "write_scoreboard",
 ]
 
@@ -246,6 +251,12 @@ def claims_table(paper: str, scale: Scale = "full") -> pd.DataFrame:
     """Run one paper's claims and return the table a notebook shows (claim, paper says, measured, verdict)."""
     frame = scoreboard_frame(run_claims(paper, scale))
     return frame.drop(columns=["paper"])
+
+
+def show_claims(paper: str, scale: Scale = "full") -> ClaimsTable:
+    """Run one paper's claims and return them for display: an HTML table with verdict badges in a notebook,
+    word-wrapped text in a terminal (see :class:`ClaimsTable`)."""
+    return ClaimsTable(run_claims(paper, scale))
 
 
 def _md_cell(text: str) -> str:

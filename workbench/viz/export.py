@@ -73,6 +73,12 @@ def write_figures(
     out = Path(out_dir)
     report = ExportReport()
     static_jobs = []
+    plotly_js = out / "plotly.min.js"
+    if "html" in formats and figures and not plotly_js.exists():
+        from plotly.offline import get_plotlyjs
+
+        out.mkdir(parents=True, exist_ok=True)
+        plotly_js.write_text(get_plotlyjs(), encoding="utf-8")
     for name, fig in figures.items():
         if not isinstance(fig, go.Figure):
             raise TypeError(f"figure {name!r} must be a plotly Figure, got {type(fig).__name__}")
@@ -80,7 +86,8 @@ def write_figures(
         base.parent.mkdir(parents=True, exist_ok=True)
         if "html" in formats:
             path = base.with_suffix(".html")
-            fig.write_html(path, include_plotlyjs="cdn", full_html=True)
+            src = os.path.relpath(plotly_js, path.parent).replace(os.sep, "/")
+            fig.write_html(path, include_plotlyjs=src, full_html=True)
             report.written.append(path)
         for fmt in formats:
             if fmt in STATIC_FORMATS:

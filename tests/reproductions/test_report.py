@@ -1,0 +1,44 @@
+"""The claims table as people read it, and the self-contained scoreboard report."""
+
+from __future__ import annotations
+
+import re
+
+import plotly.graph_objects as go
+
+from workbench.reproductions import ClaimsTable, Verdict, run_claims, write_report
+
+
+def _results():
+    return run_claims("arrivals", "quick")
+
+
+def test_claims_table_html_has_badges_and_escapes_text():
+    results = _results()
+    page = ClaimsTable(results)._repr_html_()
+    assert page.count('class="wb-badge"') == len(results)
+    assert page.count("<tr") == len(results) + 1 + sum(bool(r.claim.note) for r in results)
+    for r in results:
+        assert r.verdict.value in page
+    assert "<script" not in page  # nothing executable in a notebook output
+
+
+def test_claims_table_text_never_breaks_a_word():
+    results = _results()
+    text = repr(ClaimsTable(results, width=40))
+    words = set(re.findall(r"[A-Za-z]{4,}", " ".join(r.claim.text for r in results)))
+    printed = set(re.findall(r"[A-Za-z]{4,}", text))
+    assert words <= printed, words - printed
+    assert all(len(line) <= 40 or " " not in line.strip() for line in text.splitlines())
+    assert repr(ClaimsTable(results, width=40)) == text  # byte-stable for nbval
+
+
+def test_report_is_self_contained(tmp_path):
+    results = _results()
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    path = write_report(results, {"arrivals/demo": fig}, tmp_path / "scoreboard.html")
+    page = path.read_text(encoding="utf-8")
+    assert "<script src=" not in page and "<script type=\"text/javascript\" src=" not in page  # plotly.js inline
+    assert page.count("Plotly.newPlot") == 1
+    assert all(v.value in page for v in Verdict)
+    assert not list(tmp_path.glob(".*.tmp"))

@@ -1,0 +1,185 @@
+"""Claims as people read them: an HTML table for notebooks and a self-contained ``scoreboard.html`` report.
+
+:class:`ClaimsTable` is what a notebook shows for a paper's claims. In a browser it renders as a table with wrapped
+text, aligned columns and the verdict as a coloured badge, with the note in a detail row beneath its claim; its
+plain-text form (what nbval compares where no HTML is shown, and what a terminal prints) is one block per claim,
+wrapped at word boundaries, so it never breaks a word in two. Both forms depend only on the claims' results, so
+they are byte-stable for the same measurements.
+
+:func:`write_report` writes ``scoreboard.html``: every paper's claims table followed by its figures, with plotly.js
+embedded once, so the file works offline and can be attached to a mail or a pull request.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._core import Verdict
+
+if TYPE_CHECKING:  # pragma: no cover
+    from . import ClaimResult
+
+__all__ = ["ClaimsTable", "VERDICT_COLORS", "claims_html", "write_report"]
+
+#: Badge colour per verdict (background, text).
+VERDICT_COLORS = {
+    Verdict.REPRODUCED: ("#1a7f37", "#ffffff"),
+    Verdict.PARTIAL: ("#9a6700", "#ffffff"),
+    Verdict.NOT_REPRODUCED: ("#cf222e", "#ffffff"),
+}
+
+_CSS = """
+<style>
+table.wb-claims {border-collapse: collapse; width: 100%; max-width: 1100px; table-layout: fixed;
+  font-family: system-ui, -apple-system, "Segoe UI", sans-serif; font-size: 13px; line-height: 1.35;}
+table.wb-claims th, table.wb-claims td {text-align: left; vertical-align: top; padding: 6px 8px;
+  border-bottom: 1px solid #d0d7de; white-space: normal; overflow-wrap: normal; word-break: normal;}
+table.wb-claims th {background: #f6f8fa; font-weight: 600;}
+table.wb-claims col.claim {width: 42%;} table.wb-claims col.says {width: 20%;}
+table.wb-claims col.measured {width: 26%;} table.wb-claims col.verdict {width: 12%;}
+table.wb-claims tr.note td {color: #57606a; font-size: 12px; border-bottom: 1px solid #d0d7de; padding-top: 0;}
+table.wb-claims tr.has-note td {border-bottom: none;}
+span.wb-badge {display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600;
+  white-space: nowrap;}
+</style>
+"""
+
+
+def _badge(verdict: Verdict, error: str = "") -> str:
+    bg, fg = VERDICT_COLORS[verdict]
+    label = "error" if error else verdict.value
+    return f'<span class="wb-badge" style="background:{bg};color:{fg}">{html.escape(label)}</span>'
+
+
+@dataclass(frozen=True)
+class _Row:
+    claim: str
+    paper_says: str
+    measured: str
+    verdict: Verdict
+    note: str
+    error: str
+
+    @classmethod
+    def of(cls, r: ClaimResult) -> _Row:
+        measured = r.measured.summary if r.measured else f"error: {r.error}"
+        return cls(r.claim.text, r.claim.paper_value, measured, r.verdict, r.claim.note, r.error)
+
+
+def claims_html(results: Sequence[ClaimResult], *, with_css: bool = True) -> str:
+    """The claims of ``results`` as an HTML table (claim, paper says, measured, verdict badge, note row)."""
+    rows = [_Row.of(r) for r in results]
+    out = [_CSS if with_css else "", '<table class="wb-claims">',
+           '<colgroup><col class="claim"><col class="says"><col class="measured"><col class="verdict"></colgroup>',
+           "<thead><tr><th>claim</th><th>paper says</th><th>measured</th><th>verdict</th></tr></thead><tbody>"]
+    for row in rows:
+        cls = ' class="has-note"' if row.note else ""
+        out.append(
+            f"<tr{cls}><td>{html.escape(row.claim)}</td><td>{html.escape(row.paper_says)}</td>"
+            f"<td>{html.escape(row.measured)}</td><td>{_badge(row.verdict, row.error)}</td></tr>"
+        )
+        if row.note:
+            out.append(f'<tr class="note"><td colspan="4">Note: {html.escape(row.note)}</td></tr>')
+    out.append("</tbody></table>")
+    return "\n".join(s for s in out if s)
+
+
+class ClaimsTable:
+    """A paper's claims for display: HTML in a notebook, word-wrapped blocks as plain text.
+
+    Parameters
+    ----------
+    results : sequence of ClaimResult
+        From :func:`workbench.reproductions.run_claims`.
+    width : int
+        Line width of the plain-text form.
+
+    Examples
+    --------
+    >>> from workbench.reproductions import run_claims
+    >>> table = ClaimsTable(run_claims("arrivals", "quick")[:1])
+    >>> print(repr(table).splitlines()[0][:10])
+    [reproduce
+    """
+
+    def __init__(self, results: Sequence[ClaimResult], *, width: int = 100) -> None:
+        self.results = list(results)
+        self.width = int(width)
+
+    def _repr_html_(self) -> str:
+        return claims_html(self.results)
+
+    def __repr__(self) -> str:
+        blocks = []
+        for row in map(_Row.of, self.results):
+            label = "error" if row.error else row.verdict.value
+            lines = textwrap.wrap(f"[{label}] {row.claim}", self.width, break_long_words=False, break_on_hyphens=False)
+            for head, text in (("paper says", row.paper_says), ("measured", row.measured), ("note", row.note)):
+                if text:
+                    lines += textwrap.wrap(f"{head}: {text}", self.width, initial_indent="    ",
+                                           subsequent_indent="      ", break_long_words=False, break_on_hyphens=False)
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
+
+    @property
+    def verdicts(self) -> list[str]:
+        """The verdict of every claim, in order."""
+        return [r.verdict.value for r in self.results]
+
+
+def write_report(
+    results: Sequence[ClaimResult],
+    figures: Mapping[str, Any],
+    path: str | os.PathLike,
+    *,
+    title: str = "Reproduction scoreboard",
+) -> Path:
+    """Write a self-contained HTML report: per paper, its claims table and its figures (``<paper>/<name>`` keys).
+
+    plotly.js is embedded once in the page, so the report opens offline. The file is written atomically.
+    """
+    import plotly.graph_objects as go
+    from plotly.offline import get_plotlyjs
+
+    by_paper: dict[str, list[ClaimResult]] = {}
+    for r in results:
+        by_paper.setdefault(r.claim.paper.id, []).append(r)
+    for key in figures:
+        by_paper.setdefault(key.split("/", 1)[0], [])
+    counts = {v: sum(r.verdict == v for r in results) for v in Verdict}
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+        f"<title>{html.escape(title)}</title>",
+        f"<script type='text/javascript'>{get_plotlyjs()}</script>",
+        _CSS,
+        "<style>body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1140px;padding:0 12px;}"
+        "h2{margin-top:40px;border-bottom:1px solid #d0d7de;} .wb-fig{margin:16px 0;}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        "<p>" + " ".join(f"{_badge(v)} {counts[v]}" for v in Verdict) + "</p>",
+    ]
+    for paper_id, rows in by_paper.items():
+        paper = rows[0].claim.paper if rows else None
+        heading = f"{paper.title} ({paper.citation})" if paper else paper_id
+        parts.append(f"<h2 id='{html.escape(paper_id)}'>{html.escape(heading)}</h2>")
+        if rows:
+            parts.append(claims_html(rows, with_css=False))
+        for key, fig in figures.items():
+            if key.split("/", 1)[0] != paper_id:
+                continue
+            if not isinstance(fig, go.Figure):
+                raise TypeError(f"figure {key!r} must be a plotly Figure, got {type(fig).__name__}")
+            div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=key.replace("/", "-"))
+            parts.append(f"<div class='wb-fig'>{div}</div>")
+    parts.append("</body></html>")
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text("\n".join(parts), encoding="utf-8")
+    os.replace(tmp, out)
+    return out
