@@ -5,7 +5,8 @@ for display (pick columns, normalise to a percentage, place labels), but model l
 simulation) belongs in a model package, where it is tested and shared with the CLI and the reproductions.
 
 Every figure has a title, axis titles with units, and the shared template below. :func:`style` applies them;
-:func:`setup_notebook` picks a renderer that keeps committed notebooks small (plotly.js from the CDN, not inlined).
+:func:`setup_notebook` picks plotly's JupyterLab mimetype renderer: committed notebooks stay small (no inlined
+plotly.js) and nothing is fetched from a CDN, so notebooks and dashboards work offline.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def style(
     return fig
 
 
-def setup_notebook(renderer: str = "plotly_mimetype+notebook_connected") -> None:
-    """Set plotly's default renderer for notebooks (JupyterLab mimetype plus a CDN-loaded fallback)."""
+def setup_notebook(renderer: str = "plotly_mimetype") -> None:
+    """Set plotly's default renderer for notebooks: the JupyterLab/Voilà mimetype renderer (the ``jupyterlab-plotly``
+    extension installed with plotly draws it offline; no CDN request)."""
     pio.renderers.default = renderer
     pio.templates.default = TEMPLATE
