@@ -7,6 +7,9 @@
     claim errored or landed on a verdict other than the one the registry expects.
 ``workbench list``
     List the registered papers and claims.
+``workbench dashboard [--port P] [--dir DIR] [--scoreboard FILE] [--build-only]``
+    Build one Voilà app per paper (its panel, no code) and a landing page with verdict counts, and serve them on
+    127.0.0.1.
 ``workbench data path``
     Show the data search path.
 ``workbench data list``
@@ -118,6 +121,29 @@ def _cmd_data_fetch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_dashboard(args: argparse.Namespace) -> int:
+    import os
+    import subprocess
+
+    from . import dashboards
+
+    out = Path(args.dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--dir {out}: exists and is not a directory")
+    scoreboard = Path(args.scoreboard) if args.scoreboard else None
+    paths = dashboards.build(out, scoreboard=scoreboard)
+    print(f"dashboards: {len(paths)} notebooks in {out}")
+    if args.build_only:
+        return 0
+    cmd = [sys.executable, "-m", "voila", "--no-browser", f"--port={args.port}", "--Voila.ip=127.0.0.1",
+           str(out)]
+    print(f"serving on http://127.0.0.1:{args.port}/voila/render/index.ipynb (Ctrl+C stops)")
+    try:
+        return subprocess.call(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    except KeyboardInterrupt:
+        return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -128,6 +154,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-figures", action="store_true", help="skip writing figures")
     p.add_argument("--quick", action="store_true", help="run the small configurations the test suite uses")
     p.set_defaults(func=_cmd_reproduce)
+
+    p = sub.add_parser("dashboard", help="serve one Voilà app per paper and a landing page on 127.0.0.1")
+    p.add_argument("--port", type=int, default=8866, help="port on 127.0.0.1 (default 8866)")
+    p.add_argument("--dir", default="out/dashboards", help="where the dashboard notebooks are written")
+    p.add_argument("--scoreboard", default=None, help="scoreboard.json whose verdicts the landing page shows")
+    p.add_argument("--build-only", action="store_true", help="write the notebooks, do not serve")
+    p.set_defaults(func=_cmd_dashboard)
 
     p = sub.add_parser("list", help="list registered papers and claims")
     p.set_defaults(func=_cmd_list)

@@ -59,7 +59,7 @@ from ._core import (
     Verdict,
     Within,
 )
-from ._report import ClaimsTable, claims_html, write_report
+from ._report import VERDICT_COLORS, ClaimsTable, claims_html, write_report
 
 __all__ = [
     "AtLeast",
@@ -77,6 +77,7 @@ __all__ = [
     "Registry",
     "Scale",
     "Trend",
+    "VERDICT_COLORS",
     "Verdict",
     "Within",
     "build_figures",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import plotly.io as pio
 
-__all__ = ["TEMPLATE", "COLORS", "style", "setup_notebook"]
+__all__ = ["TEMPLATE", "COLORS", "style", "tidy_axes", "setup_notebook"]
 
 TEMPLATE = "plotly_white"
 #: Colour per recurring series, so the same thing has the same colour in every figure.
@@ -38,14 +38,40 @@ def style(
     y_title: str | None = None,
     height: int | None = None,
 ) -> go.Figure:
-    """Apply the workbench template, a title and axis titles (include units, e.g. ``"inter-arrival (s)"``)."""
-    fig.update_layout(template=TEMPLATE, title={"text": title, "x": 0.02}, margin={"t": 60, "r": 20})
+    """Apply the workbench template, a title and axis titles (include units, e.g. ``"inter-arrival (s)"``).
+
+    The legend goes horizontally below the plot area (anchored to the bottom of the figure, with the margin it needs),
+    so a narrow figure keeps its full plot width and no legend entry is cut.
+    """
+    fig.update_layout(
+        template=TEMPLATE,
+        title={"text": title, "x": 0.02},
+        margin={"t": 60, "r": 20},
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0, "xanchor": "left"},
+    )
+    tidy_axes(fig)
     if x_title is not None:
         fig.update_xaxes(title_text=x_title)
     if y_title is not None:
         fig.update_yaxes(title_text=y_title)
     if height is not None:
         fig.update_layout(height=height)
+    return fig
+
+
+def tidy_axes(fig: go.Figure) -> go.Figure:
+    """Number formats people read without a legend: powers of ten on log axes (``10^-6``, not ``1μ``) and no SI
+    suffixes on linear axes (``0.0001`` or ``1e-4``, never ``100μ``). Idempotent; :func:`style` and the panels'
+    redraw call it, so axes set to log after :func:`style` are covered too.
+
+    Examples
+    --------
+    >>> f = tidy_axes(go.Figure(layout={"yaxis": {"type": "log"}}))
+    >>> f.layout.yaxis.exponentformat, f.layout.xaxis.exponentformat
+    ('power', 'e')
+    """
+    fig.for_each_xaxis(lambda ax: ax.update(exponentformat="power" if ax.type == "log" else "e"))
+    fig.for_each_yaxis(lambda ax: ax.update(exponentformat="power" if ax.type == "log" else "e"))
     return fig
 
 

@@ -4,20 +4,87 @@ Every panel follows one pattern: its controls are constrained to valid ranges so
 model call; a change calls one model function that returns a tidy result (a DataFrame or a record); the figures are
 built from that result by :mod:`workbench.viz` builders and put in place with :func:`redraw`. A panel computes
 nothing itself and never imports a reproduction: analysis that a panel needs lives in a model package.
+
+Layout is shared so that every panel fits a 1366x768 window with JupyterLab's file browser open and still uses a
+1920x1080 one: :func:`panel` puts the controls in a grid above the figures (as many columns as fit), descriptions at
+their natural width (never truncated), and the figures in a grid whose cells are at least :data:`FIGURE_MIN_PX` wide,
+each figure filling its cell (``autosize``; no fixed pixel width anywhere).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import ipywidgets as W
 import plotly.graph_objects as go
 
-__all__ = ["redraw"]
+from ..viz import tidy_axes
+
+__all__ = ["redraw", "panel", "controls_grid", "figures_grid", "FIGURE_MIN_PX", "CONTROL_MIN_PX"]
+
+#: Narrowest a figure cell gets before the figures wrap onto another row (two side by side need ~900 px).
+FIGURE_MIN_PX = 440
+#: Narrowest a control cell gets before the controls wrap.
+CONTROL_MIN_PX = 300
 
 
-def redraw(target: go.FigureWidget, fresh: go.Figure, *, width: int = 560, height: int = 380) -> None:
-    """Replace ``target``'s traces and layout with those of ``fresh`` in one update, at a fixed panel size."""
+def redraw(target: go.FigureWidget, fresh: go.Figure, *, height: int = 380) -> None:
+    """Replace ``target``'s traces and layout with those of ``fresh`` in one update.
+
+    The figure fills the width of its cell (``autosize``, no fixed width), so it never runs past the output area.
+    """
     with target.batch_update():
         target.data = []
         target.add_traces(fresh.data)
         target.layout = fresh.layout
-        target.layout.width = width
+        tidy_axes(target)
+        target.layout.width = None
+        target.layout.autosize = True
         target.layout.height = height
+
+
+def _fit(control: W.Widget) -> W.Widget:
+    """Let a control fill its grid cell and show its whole description."""
+    if hasattr(control, "style") and hasattr(control.style, "description_width"):
+        control.style.description_width = "initial"
+    control.layout.width = "auto"
+    control.layout.min_width = "0"
+    return control
+
+
+def controls_grid(controls: Sequence[W.Widget], *, min_px: int = CONTROL_MIN_PX) -> W.GridBox:
+    """Controls in as many columns as fit (each at least ``min_px`` wide), descriptions never truncated."""
+    return W.GridBox(
+        [_fit(c) for c in controls],
+        layout=W.Layout(
+            grid_template_columns=f"repeat(auto-fill, minmax({int(min_px)}px, 1fr))",
+            grid_gap="4px 16px",
+            width="100%",
+        ),
+    )
+
+
+def figures_grid(figures: Sequence[W.Widget], *, min_px: int = FIGURE_MIN_PX) -> W.GridBox:
+    """Figures side by side while each gets ``min_px``, stacked otherwise; each fills its cell."""
+    for fig in figures:
+        fig.layout.width = "100%" if not isinstance(fig, go.FigureWidget) else None
+        if isinstance(fig, go.FigureWidget):
+            fig.layout.autosize = True
+            fig.layout.width = None
+    return W.GridBox(
+        list(figures),
+        layout=W.Layout(
+            grid_template_columns=f"repeat(auto-fit, minmax({int(min_px)}px, 1fr))",
+            grid_gap="8px",
+            width="100%",
+        ),
+    )
+
+
+def panel(controls: Sequence[W.Widget], figures: Sequence[W.Widget], *, info: W.Widget | None = None) -> W.VBox:
+    """The standard panel: a controls grid, an optional info line or table, then the figures grid."""
+    parts: list[W.Widget] = [controls_grid(controls)]
+    if info is not None:
+        parts.append(info)
+    parts.append(figures_grid(figures))
+    return W.VBox(parts, layout=W.Layout(width="100%", overflow="hidden"))

@@ -1,0 +1,159 @@
+"""Fixtures for the browser tests: a JupyterLab (and Voilà) server on a free loopback port, and Playwright driving
+the Debian ``chromium`` binary through ``executable_path`` (never a downloaded browser).
+
+Servers run from a temporary copy of ``notebooks/`` so that nothing a test does (running cells, saving) can touch
+the repository; every server a test starts is stopped when the session ends. Screenshots go to
+``out/screenshots/`` (``$WORKBENCH_SCREENSHOTS`` overrides).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from workbench.viz.export import chromium_path
+
+ROOT = Path(__file__).resolve().parents[2]
+VIEWPORT = {"width": 1366, "height": 768}
+TOKEN = "workbench-browser-test"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_http(url: str, proc: subprocess.Popen, log: Path, timeout_s: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"server at {url} did not answer in {timeout_s:.0f} s:\n{log.read_text()[-3000:]}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def screenshots_dir() -> Path:
+    d = Path(os.environ.get("WORKBENCH_SCREENSHOTS", ROOT / "out" / "screenshots"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@pytest.fixture(scope="session")
+def browser():
+    exe = chromium_path()
+    if exe is None:
+        pytest.skip("no Chromium on this machine (the project's install step installs Debian's chromium as root)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory) -> Path:
+    """A copy of the notebooks (with the jupytext config) for the servers to run from."""
+    d = tmp_path_factory.mktemp("lab")
+    shutil.copytree(ROOT / "notebooks", d / "notebooks")
+    shutil.copy(ROOT / "pyproject.toml", d / "pyproject.toml")  # jupytext's pairing config
+    return d
+
+
+@pytest.fixture(scope="session")
+def lab(workdir, tmp_path_factory):
+    """A JupyterLab on a free loopback port: no autosave, every cell in the DOM, the app object exposed."""
+    settings = tmp_path_factory.mktemp("lab-settings")
+    (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        json.dumps({"windowingMode": "none"})
+    )
+    (settings / "@jupyterlab" / "docmanager-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "docmanager-extension" / "plugin.jupyterlab-settings").write_text(
+        json.dumps({"autosave": False})
+    )
+    (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+    port = _free_port()
+    log = workdir / "lab.log"
+    cmd = [
+        sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+        f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={workdir}", "--LabApp.expose_app_in_browser=True",
+        f"--LabApp.user_settings_dir={settings}", "--LabApp.news_url=None", "--LabApp.check_for_updates_class="
+        "jupyterlab.NeverCheckForUpdate",
+    ]
+    if hasattr(os, "getuid") and os.getuid() == 0:
+        cmd.append("--allow-root")
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=workdir)
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/api/status?token={TOKEN}", proc, log)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture(scope="session")
+def viewport() -> dict[str, int]:
+    return dict(VIEWPORT)
+
+
+@pytest.fixture(scope="session")
+def token() -> str:
+    return TOKEN
+
+
+@pytest.fixture(scope="session")
+def voila(tmp_path_factory):
+    """``workbench dashboard`` (Voilà) on a free loopback port, serving freshly built dashboards."""
+    d = tmp_path_factory.mktemp("dashboards")
+    port = _free_port()
+    log = d / "voila.log"
+    cmd = [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port), "--dir", str(d / "apps")]
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=d, start_new_session=True)
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/voila/render/index.ipynb", proc, log, timeout_s=120)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        os.killpg(proc.pid, 15)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait(timeout=10)

@@ -1,0 +1,142 @@
+"""Dashboards: one Voilà app per paper (its panel, no code) and a landing page listing the papers and verdicts.
+
+A dashboard is a tiny generated notebook that imports the paper's panel from :mod:`workbench.widgets` and displays
+it, so there is no second copy of panel code: a fix to a panel is a fix to its dashboard. :func:`build` writes the
+notebooks; ``workbench dashboard`` builds them and serves them with Voilà on 127.0.0.1 (``make dashboard``).
+
+The landing page shows each paper's verdict counts: measured ones from ``scoreboard.json`` when ``workbench
+reproduce`` has written it, otherwise the verdicts the registry expects (which the test suite asserts), labelled as
+such.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Dashboard", "DASHBOARDS", "build", "landing_html"]
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    """One paper's app: the paper id (as in ``workbench list``), a title and the panel factory ``module:function``."""
+
+    paper: str
+    title: str
+    panel: str
+
+    @property
+    def filename(self) -> str:
+        return f"{self.paper}.ipynb"
+
+
+#: Every paper that has an interactive panel.
+DASHBOARDS: tuple[Dashboard, ...] = (
+    Dashboard("arrivals", "Arrival processes and burstiness", "workbench.widgets.arrivals:arrivals_panel"),
+    Dashboard("spraying", "Packet spraying vs ECMP on leaf-spine fabrics", "workbench.widgets.fabric:spraying_panel"),
+    Dashboard("c4", "C4 traffic planning", "workbench.widgets.fabric:c4_panel"),
+    Dashboard("burstgpt", "BurstGPT workload characterization", "workbench.widgets.burstgpt:burstgpt_panel"),
+    Dashboard("servegen", "ServeGen per-client workloads", "workbench.widgets.servegen:servegen_panel"),
+    Dashboard("pred", "PRED adaptive ECN marking", "workbench.widgets.aqm:pred_panel"),
+    Dashboard("hotspots", "Hotspot-aware placement", "workbench.widgets.placement:hotspot_panel"),
+)
+
+
+def _notebook(cells: list[tuple[str, str]]) -> dict:
+    return {
+        "cells": [
+            {"id": f"cell-{i}", "cell_type": kind, "metadata": {}, "source": source,
+             **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+            for i, (kind, source) in enumerate(cells)
+        ],
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def _verdicts(scoreboard: Path | None) -> tuple[dict[str, dict[str, int]], str]:
+    from .reproductions import load_all
+
+    counts: dict[str, dict[str, int]] = {}
+    if scoreboard is not None and scoreboard.is_file():
+        for rec in json.loads(scoreboard.read_text(encoding="utf-8")):
+            paper = counts.setdefault(rec["paper"], {})
+            paper[rec["verdict"]] = paper.get(rec["verdict"], 0) + 1
+        return counts, f"measured ({scoreboard.name})"
+    for claim in load_all().claims.values():
+        paper = counts.setdefault(claim.paper.id, {})
+        paper[claim.expected.value] = paper.get(claim.expected.value, 0) + 1
+    return counts, "expected by the registry (run `make reproduce` for measured verdicts)"
+
+
+def landing_html(scoreboard: Path | None = None) -> str:
+    """The landing page's table: one row per dashboard with its paper, citation and verdict counts."""
+    import html
+
+    from .reproductions import VERDICT_COLORS, Verdict, load_all
+
+    registry = load_all()
+    counts, source = _verdicts(scoreboard)
+    rows = []
+    for d in DASHBOARDS:
+        paper = registry.papers[d.paper]
+        badges = " ".join(
+            f'<span style="background:{VERDICT_COLORS[v][0]};color:#fff;border-radius:10px;padding:1px 8px;'
+            f'font-size:12px">{v.value} {counts.get(d.paper, {}).get(v.value, 0)}</span>'
+            for v in Verdict
+        )
+        rows.append(
+            f'<tr><td><a href="{html.escape(d.filename)}">{html.escape(d.title)}</a></td>'
+            f"<td>{html.escape(paper.citation)}</td><td>{badges}</td></tr>"
+        )
+    return (
+        '<table style="border-collapse:collapse;font-family:system-ui,sans-serif;font-size:14px;width:100%">'
+        "<thead><tr><th align=left>dashboard</th><th align=left>paper</th><th align=left>verdicts</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table><p style='color:#57606a'>Verdicts: {html.escape(source)}.</p>"
+    )
+
+
+def build(out_dir: str | os.PathLike, *, scoreboard: str | os.PathLike | None = None) -> list[Path]:
+    """Write ``index.ipynb`` (landing page) and one ``<paper>.ipynb`` per dashboard into ``out_dir``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> sorted(p.name for p in build(tempfile.mkdtemp()))[:2]
+    ['arrivals.ipynb', 'burstgpt.ipynb']
+    """
+    from .reproductions import load_all
+
+    registry = load_all()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for d in DASHBOARDS:
+        if d.paper not in registry.papers:
+            raise ValueError(f"dashboard {d.paper!r}: no such paper in the registry ({sorted(registry.papers)})")
+        module, function = d.panel.split(":")
+        paper = registry.papers[d.paper]
+        nb = _notebook([
+            ("markdown", f"# {d.title}\n\n{paper.citation}. [Back to all dashboards](./index.ipynb)"),
+            ("code", f"from workbench import viz\nfrom {module} import {function}\n\nviz.setup_notebook()\n"
+                     f"{function}()"),
+        ])
+        path = out / d.filename
+        path.write_text(json.dumps(nb, indent=1) + "\n", encoding="utf-8")
+        written.append(path)
+    board = None if scoreboard is None else Path(scoreboard)
+    index = _notebook([
+        ("markdown", "# workbench dashboards\n\nOne app per paper: its interactive panel, no code."),
+        ("code", "from pathlib import Path\nfrom IPython.display import HTML\nfrom workbench.dashboards import "
+                 f"landing_html\n\nHTML(landing_html({None if board is None else repr(str(board.resolve()))}))"),
+    ])
+    path = out / "index.ipynb"
+    path.write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+    written.append(path)
+    return written
