@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 from workbench import arrivals as arr
+from workbench.distributions import ccdf
 
 # ---------------------------------------------------------------------------------------------------------------------
 # conventions
@@ -247,8 +248,8 @@ def test_compare_waits_table():
     assert df.loc["gamma", "cv"] == pytest.approx(3.0)
 
 
-def test_empirical_ccdf_is_monotone():
-    x, p = arr.empirical_ccdf(arr.Poisson(1.0).interarrivals(10_000, seed=0))
+def test_ccdf_is_monotone():
+    x, p = ccdf(arr.Poisson(1.0).interarrivals(10_000, seed=0))
     assert np.all(np.diff(x) >= 0) and np.all(np.diff(p) <= 0)
 
 

@@ -22,6 +22,7 @@ import pandas as pd
 
 from .. import data
 from .._rng import spawn
+from ..distributions import survival_at_values
 from ..viz import workloads as fig_wl
 from ..workloads import burstgpt as gen
 from ..workloads import characterize as C
@@ -353,7 +354,7 @@ def _fig_services(scale: Scale):
 def length_curve(df: pd.DataFrame, column: str = "input_tokens") -> dict:
     """Empirical CCDF of a length column (lengths >= 1) and the fitted Zipf and lognormal CCDFs on a log grid."""
     x = df[column].to_numpy()
-    vals, ccdf = C.empirical_ccdf(x[x >= 1])
+    vals, ccdf = survival_at_values(x[x >= 1])
     grid = np.unique(np.geomspace(1, vals.max(), 200).astype(int))
     fits = {}
     for fam, fit in (("Zipf", C.fit_zipf(x)), ("lognormal", C.fit_lognormal(x))):

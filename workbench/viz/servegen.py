@@ -1,6 +1,6 @@
 """Figures for ServeGen: client concentration, burstiness, diurnal load, lengths and the capacity use case.
 
-Builders take arrays prepared by :mod:`workbench.workloads.servegen_stats` and :mod:`workbench.serving` and only
+Builders take arrays prepared by :mod:`workbench.workloads.servegen.stats` and :mod:`workbench.serving` and only
 draw them.
 """
 
@@ -57,10 +57,10 @@ def lorenz_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Fig
 def cv_cdf_figure(samples: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
     """Rate-weighted CDF of per-client-window inter-arrival CV, one line per model; CV = 1 is Poisson.
 
-    ``samples`` maps a name to ``(cv_sorted, cumulative_fraction)`` (see ``servegen_stats.weighted_cdf``) or to the
+    ``samples`` maps a name to ``(cv_sorted, cumulative_fraction)`` (see :func:`workbench.distributions.weighted_cdf`) or to the
     raw ``(cv, weight)`` pair of ``ClientPool.cv_distribution``, which is sorted here for drawing only.
     """
-    from ..workloads.servegen_stats import weighted_cdf
+    from ..distributions import weighted_cdf
 
     fig = go.Figure()
     for i, (name, (x, w)) in enumerate(samples.items()):
@@ -84,7 +84,7 @@ def diurnal_figure(profiles: Mapping[str, pd.Series]) -> go.Figure:
 
 def length_ccdf_figure(pmfs: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
     """Complementary CDF of pooled token-length distributions on log-log axes (inputs solid, outputs dashed)."""
-    from ..workloads.servegen_stats import pmf_ccdf
+    from ..distributions import pmf_ccdf
 
     fig = go.Figure()
     for i, (name, (v, p)) in enumerate(pmfs.items()):

@@ -59,7 +59,6 @@ __all__ = [
     "fit_exponential",
     "fit_lengths",
     "zipf_cdf",
-    "empirical_ccdf",
     "request_response",
     "conversation_stats",
     "failure_rates",
@@ -537,21 +536,6 @@ def fit_lengths(x, *, x_max: int | None = None) -> pd.DataFrame:
         for f in fits
     ]
     return pd.DataFrame(rows).sort_values("ks", ignore_index=True)
-
-
-def empirical_ccdf(x) -> tuple[np.ndarray, np.ndarray]:
-    """Unique values and ``P(X >= value)``; plotted on log-log axes a Zipf law is a straight line.
-
-    Examples
-    --------
-    >>> v, c = empirical_ccdf(np.array([1, 1, 2, 4]))
-    >>> v.tolist(), c.tolist()
-    ([1.0, 2.0, 4.0], [1.0, 0.5, 0.25])
-    """
-    a = V.array_1d("x", x)
-    vals, cnt = np.unique(a, return_counts=True)
-    ccdf = 1.0 - np.concatenate([[0.0], np.cumsum(cnt)[:-1]]) / a.size
-    return vals.astype(float), ccdf
 
 
 def request_response(df: pd.DataFrame, *, bins: int = 20, quantiles=(0.1, 0.5, 0.9)) -> pd.DataFrame:
