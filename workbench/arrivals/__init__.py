@@ -57,6 +57,7 @@ Examples
 from ..distributions import counts_per_window, density_histogram
 from .fitting import GammaFit, fit_gamma, gamma_shape_mle
 from .processes import (  # noqa: F401 (Family is a public type alias)
+    MAX_CV,
     Deterministic,
     Family,
     Gamma,
@@ -89,6 +90,7 @@ __all__ = [
     "Process",
     "renewal",
     "weibull_shape_from_cv",
+    "MAX_CV",
     "arrival_times",
     "arrivals_until",
     "piecewise_arrivals",

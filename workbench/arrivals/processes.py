@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 Family = Literal["gamma", "weibull"]
 _FAMILIES = ("gamma", "weibull")
+#: Largest gap CV a process accepts (ServeGen's client-windows reach about 1e3). A Gamma gap of shape 1/cv^2 is below
+#: the smallest double with probability about exp(-744 / cv^2): above cv ~ 30 most gaps are 0 s, harmless while a
+#: few long gaps carry the span, but at cv = 1e6 every gap of any practical sample is 0 s and the rate is lost.
+MAX_CV = 1e4
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,13 @@ class Gamma(_Renewal):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "shape", V.positive("shape", self.shape, allow_inf=True))
+        shape = V.positive("shape", self.shape, allow_inf=True)
+        if shape < MAX_CV**-2:
+            raise ValueError(
+                f"shape must be >= {MAX_CV**-2:g} (gap CV <= {MAX_CV:g}), got {shape:g}: below it float64 gaps "
+                "underflow to 0 s and the process cannot realize its rate"
+            )
+        object.__setattr__(self, "shape", shape)
 
     @classmethod
     def from_burstiness(cls, rate_rps: float, burstiness: float) -> Gamma:
@@ -92,7 +102,7 @@ class Gamma(_Renewal):
     @classmethod
     def from_cv(cls, rate_rps: float, cv: float) -> Gamma:
         """Vidur's convention: shape = 1/cv^2 (``cv = 0`` is constant spacing)."""
-        cv = V.nonnegative("cv", cv)
+        cv = V.in_range("cv", cv, 0.0, MAX_CV)
         return cls(rate_rps, math.inf if cv == 0 else 1.0 / cv**2)
 
     @property
@@ -133,8 +143,8 @@ def weibull_shape_from_cv(cv: float | np.ndarray) -> np.ndarray:
     array([1.    , 2.1013])
     """
     cvs = V.array_1d("cv", cv, low=1e-5)
-    if (cvs > 1e4).any():
-        raise ValueError(f"cv must be <= 1e4 for a Weibull process, got {cvs.max()}")
+    if (cvs > MAX_CV).any():
+        raise ValueError(f"cv must be <= {MAX_CV:g} for a Weibull process, got {cvs.max()}")
     target = np.log(cvs)
     lo = np.full(cvs.shape, math.log(0.02))  # cv(0.02) ~ 3e14
     hi = np.full(cvs.shape, math.log(2e5))  # cv(2e5) ~ 6e-6
@@ -163,7 +173,7 @@ class Weibull(_Renewal):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "cv", V.in_range("cv", self.cv, 1e-5, 1e4))
+        object.__setattr__(self, "cv", V.in_range("cv", self.cv, 1e-5, MAX_CV))
 
     @property
     def shape(self) -> float:
@@ -210,7 +220,7 @@ def renewal(rate_rps: float, cv: float, family: Family = "gamma") -> Process:
     Gamma(rate_rps=5.0, shape=4.0)
     """
     V.one_of("family", family, _FAMILIES)
-    cv = V.nonnegative("cv", cv)
+    cv = V.in_range("cv", cv, 0.0, MAX_CV)
     if cv == 0:
         return Deterministic(rate_rps)
     return Gamma.from_cv(rate_rps, cv) if family == "gamma" else Weibull(rate_rps, cv)
@@ -248,6 +258,11 @@ def arrival_times(
     start_s = V.finite("start_s", start_s)
     times = np.cumsum(process.interarrivals(n, seed))
     if normalize:
+        if times[-1] <= 0:
+            raise ValueError(
+                f"all {n} gaps of {process} underflowed to 0 s (gap CV {process.cv:g}): normalize=True needs a "
+                "positive span; draw more arrivals or use a smaller CV"
+            )
         times *= (n / process.rate_rps) / times[-1]
     return times + start_s if start_s else times
 
@@ -308,7 +323,8 @@ def piecewise_arrivals(
     Parameters
     ----------
     start_s, duration_s, rate_rps, cv : float or array
-        Broadcast to a common length ``R``; ``duration_s > 0``, ``rate_rps >= 0``, ``cv >= 0``, all finite.
+        Scalars or arrays of one common length ``R`` (scalars are repeated); ``duration_s > 0``, ``rate_rps >= 0``,
+        ``0 <= cv <= MAX_CV``, all finite.
     family : str or array of str
         ``"gamma"`` (default) or ``"weibull"``, per row or for all.
     seed : int, Generator or None
@@ -330,12 +346,19 @@ def piecewise_arrivals(
     >>> bool(np.all(np.diff(t) >= 0))
     True
     """
-    start, dur, rate, cvs = np.broadcast_arrays(
-        V.array_1d("start_s", start_s),
-        V.array_1d("duration_s", duration_s, low=0.0, low_inclusive=False),
-        V.array_1d("rate_rps", rate_rps, low=0.0),
-        V.array_1d("cv", cv, low=0.0, high=1e4),
-    )
+    columns = {
+        "start_s": V.array_1d("start_s", start_s),
+        "duration_s": V.array_1d("duration_s", duration_s, low=0.0, low_inclusive=False),
+        "rate_rps": V.array_1d("rate_rps", rate_rps, low=0.0),
+        "cv": V.array_1d("cv", cv, low=0.0, high=MAX_CV),
+    }
+    lengths = {name: a.size for name, a in columns.items()}
+    if len({size for size in lengths.values() if size != 1}) > 1:
+        raise ValueError(
+            "start_s, duration_s, rate_rps and cv must each be a scalar or have one entry per row; got lengths "
+            + ", ".join(f"{name}={size}" for name, size in lengths.items())
+        )
+    start, dur, rate, cvs = np.broadcast_arrays(*columns.values())
     R = start.size
     fam = np.asarray(family)
     if fam.ndim == 0:
