@@ -94,6 +94,9 @@ def weighted_quantile(x: np.ndarray, w: np.ndarray, q: Any) -> np.ndarray:
 def ccdf(values: np.ndarray, *, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
     """``(x, P(X > x))`` at ``points`` quantiles spaced log-uniformly in the tail probability (compact for plots).
 
+    For samples without ties (continuous quantities such as waiting times); with ties the probability is the
+    rank-based tail. Use :func:`survival_at_values` for integer data.
+
     Examples
     --------
     >>> x, p = ccdf(np.arange(1000.0), points=3)

@@ -1,6 +1,7 @@
 """Panel for ServeGen: compose a per-client workload and its naive twin, serve both, compare TTFT and capacity.
 
-Controls: model, day and hour, span, aggregate rate, client filter (the busiest *k* clients), SLO and the server's
+Controls: model, day and hour, span, mean aggregate rate (the data's own rate curve over the span, scaled to that
+mean: ``compose(mean_rate_rps=...)``), client filter (the busiest *k* clients), SLO and the server's
 cost parameters. Every change recomposes the workload (~10-50 ms), serves the composed and the naive workload on the
 simulated instance (a few hundred ms) and updates the two figures in place; the "capacity" button runs the capacity
 search for both workloads (about a second). Ranges are limited so that every setting is a valid model call (the day
@@ -56,7 +57,8 @@ class ServeGenPanel:
         self.ttft = go.FigureWidget()
         self._sync_model()
         self.update()
-        for c in (self.day, self.hour, self.span, self.mean_rate, self.top, self.slo, self.prefill, self.decode, self.kv):
+        for c in (self.day, self.hour, self.span, self.mean_rate, self.top, self.slo, self.prefill, self.decode,
+                  self.kv):
             c.observe(self._on_change, names="value")
         self.model.observe(self._on_model, names="value")
         self.button.on_click(self._on_capacity)

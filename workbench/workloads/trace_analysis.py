@@ -169,7 +169,9 @@ class TraceAnalysis:
     summary: dict
 
 
-def analyze(df: pd.DataFrame, *, window_s: float = WINDOW_S, rate_scale: float = 1.0, seed: int = SEED) -> TraceAnalysis:
+def analyze(
+    df: pd.DataFrame, *, window_s: float = WINDOW_S, rate_scale: float = 1.0, seed: int = SEED
+) -> TraceAnalysis:
     """Everything the interactive panel shows for one trace: per-window fits, a BurstGPT-style regeneration at
     ``rate_scale`` times the rate from the trace's own fit, arrival-rate series of both, length curves and
     request-response bins.

@@ -12,7 +12,8 @@ and releases, for each client of five models, two kinds of statistics:
 
 A :class:`ClientPool` holds one model's clients as dense arrays (``rate_rps[client, window]``, ...) and every PMF
 concatenated into one :class:`PmfTable` per length field, so that selecting a time span, filtering clients,
-summarizing and sampling lengths are array operations. Pools come from three places, all giving the same object:
+summarizing and sampling lengths are array operations. Pools come from two places, both giving the same object
+(:func:`~workbench.workloads.servegen.load_pool`, in :mod:`~workbench.workloads.servegen.load`):
 
 * the raw files on the data search path (``servegen/data/<category>/<model>/chunk-<id>-{trace.csv,dataset.json}``),
   parsed once (the PMF literals with a small safe parser, never ``eval``) and then cached as ``.npz`` under
