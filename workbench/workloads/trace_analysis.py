@@ -126,7 +126,7 @@ def length_curve(df: pd.DataFrame, column: str = "input_tokens") -> dict:
     --------
     >>> df = pd.DataFrame({"input_tokens": np.arange(1, 1001)})
     >>> c = length_curve(df)
-    >>> c["ccdf"][0], sorted(c) == ["ccdf", "fits", "grid", "values"]
+    >>> float(c["ccdf"][0]), sorted(c) == ["ccdf", "fits", "grid", "values"]
     (1.0, True)
     """
     x = df[column].to_numpy()
