@@ -337,9 +337,5 @@ class ClientPool:
     def length_percentiles(self, q: Any = (0.5, 0.9, 0.99)) -> pd.DataFrame:
         """Percentiles of every length field of the pooled (request-weighted) distribution."""
         q = array_1d("q", q, low=0.0, high=1.0, min_size=1)
-        rows = {}
-        for f in self.fields:
-            v, p = self.pooled_pmf(f)
-            c = np.cumsum(p)
-            rows[f] = v[np.minimum(np.searchsorted(c, q * c[-1], side="left"), v.size - 1)]
+        rows = {f: weighted_quantile(*self.pooled_pmf(f), q) for f in self.fields}
         return pd.DataFrame(rows, index=pd.Index(q, name="quantile")).T
