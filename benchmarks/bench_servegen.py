@@ -4,22 +4,22 @@
 from __future__ import annotations
 
 from workbench.workloads import servegen as sg
-from workbench.workloads import servegen_pool as sp
+from workbench.workloads.servegen import load as sg_load
 
 from . import Benchmark, best_time
 
 
 def _load_cold() -> float:
-    directory = sp.raw_model_dir("m-large")
+    directory = sg_load.raw_model_dir("m-large")
     if directory is None:
         raise RuntimeError("the ServeGen raw data is not on the data search path")
-    return best_time(lambda: sp._load_raw("m-large", directory, cache=False), repeat=1)
+    return best_time(lambda: sg_load._load_raw("m-large", directory, cache=False), repeat=1)
 
 
 def _load_cached() -> float:
-    directory = sp.raw_model_dir("m-large")
-    sp._load_raw("m-large", directory, cache=True)  # make sure the cache exists
-    return best_time(lambda: sp._load_raw("m-large", directory, cache=True), repeat=3)
+    directory = sg_load.raw_model_dir("m-large")
+    sg_load._load_raw("m-large", directory, cache=True)  # make sure the cache exists
+    return best_time(lambda: sg_load._load_raw("m-large", directory, cache=True), repeat=3)
 
 
 def _compose(model: str):

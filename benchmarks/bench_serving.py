@@ -10,8 +10,7 @@ from . import Benchmark, best_time
 
 def _capacity_point() -> float:
     pool = sg.load_pool("m-large").select(14 * 3600, 1800)
-    scale = 4.0 / pool.rate_rps.sum(axis=0).mean()
-    workloads = [sg.compose(pool, rate_scale=scale, seed=s) for s in range(2)]
+    workloads = [sg.compose(pool, mean_rate_rps=4.0, seed=s) for s in range(2)]
     return best_time(lambda: capacity_search(workloads, ServerConfig(), SLO(ttft_s=2.0)), repeat=1)
 
 

@@ -39,6 +39,7 @@ from workbench import data, viz
 from workbench.reproductions import build_figures, claims_table
 from workbench.reproductions import burstgpt as rep
 from workbench.workloads import burstgpt as gen
+from workbench.workloads import trace_analysis as ta
 
 viz.setup_notebook()
 pd.set_option("display.width", 200)
@@ -66,26 +67,26 @@ print(claims_table("burstgpt", "full").to_string(index=False))
 #   exponential, compared by KS distance over the integers; the response is modeled as
 #   log(response) = a + b log(request) + noise.
 # * **Generator** ("modeled scaling"): a piecewise Gamma process with each window's fitted (shape, rate), Zipf
-#   requests, conditional responses and Bernoulli failures per window; RPS scaling divides the time axis, which keeps
+#   requests, conditional responses and Bernoulli failures per window; rate scaling divides the time axis, which keeps
 #   every window's CV.
 
 # %%
-bg = rep.burstgpt_trace("full")
-print(f"BurstGPT file on the search path: {rep.burstgpt_path()}")
+bg = ta.burstgpt_trace("full")
+print(f"BurstGPT file on the search path: {ta.burstgpt_path()}")
 print(f"BurstGPT source used here: {bg.attrs['source']}")
 if bg.attrs.get("stand_in"):
     print("\nStand-in assumptions (beyond the paper's Gamma shape 0.5 and Zipf 1.1):")
     for key, value in gen.STAND_IN_ASSUMPTIONS.items():
         print(f"  {key}: {value}")
 # Paths are printed relative to the data search path so the output is the same on every machine.
-for name, rel in rep.REAL_TRACES.items():
+for name, rel in ta.REAL_TRACES.items():
     print(f"{name}: {rel} ({'found' if data.find(rel) else 'absent'} on the data search path)")
 
 # %% [markdown]
 # ## Explore
 #
 # Choose a trace (the stand-in, Azure code, Azure conversation or Mooncake conversation), a model and a log type
-# where the trace has them, the window length and an RPS scale. The top figure shows the trace's request rate and
+# where the trace has them, the window length and a rate multiplier. The top figure shows the trace's request rate and
 # a BurstGPT-style regeneration from the trace's own fit at the chosen scale; below: per-window CV and Gamma shape,
 # the request-length distribution with Zipf and lognormal fits, and response vs request length.
 
@@ -137,9 +138,9 @@ print(f"sessions in the BurstGPT source: {conv['sessions']}"
 
 # %%
 round_trips = rep.round_trips("full")
-for name, rt in round_trips.items():
-    within = (rt["z"].abs() < 2).mean()
-    print(f"{name:32s} {len(rt):4d} parameters, {within:.0%} within 2 SE, max |z| {rt['z'].abs().max():.2f}")
+for r in gen.round_trip_summary(round_trips).itertuples():
+    print(f"{r.trace:32s} {r.parameters:4d} parameters, {r.share_within_2se:.0%} within 2 SE, "
+          f"max |z| {r.max_abs_z:.2f}")
 first = next(iter(round_trips))  # Azure code when the real traces are on the search path
 print(f"\n{first}, first parameters:")
 print(round_trips[first].head(6).round(3).to_string(index=False))
@@ -161,9 +162,9 @@ from pathlib import Path
 from workbench.workloads import export, traces
 
 # Scale the Azure code trace 2x when it is on the data search path, else the BurstGPT source.
-source = rep.real_trace("Azure code")
-source, window_s = (bg, rep.WINDOW_S) if source is None else (source, rep.ROUND_TRIP_WINDOW_S)
-scaled = gen.generate(gen.fit_model(source, window_s=window_s, seed=1), rps_scale=2.0, seed=2)
+source = ta.real_trace("Azure code")
+source, window_s = (bg, ta.WINDOW_S) if source is None else (source, rep.ROUND_TRIP_WINDOW_S)
+scaled = gen.generate(gen.fit_model(source, window_s=window_s, seed=1), rate_scale=2.0, seed=2)
 out = Path(tempfile.mkdtemp())
 csv_path = export.to_burstgpt_csv(scaled, out / "scaled_x2.csv")
 jsonl_path = export.to_mooncake_jsonl(scaled, out / "scaled_x2.jsonl")

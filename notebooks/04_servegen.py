@@ -99,7 +99,7 @@ print(w[["input_tokens", "output_tokens"]].describe(percentiles=[0.5, 0.9, 0.99]
 # instance, and shows their arrivals and TTFT distributions; **search capacity** runs the bisection for both.
 
 # %% tags=["nbval-ignore-output"]
-servegen_panel(model="m-large", hour=20, span_s=1200, rate_rps=2.0)
+servegen_panel(model="m-large", hour=20, span_s=1200, mean_rate_rps=2.0)
 
 # %% [markdown]
 # ## Reproduction figures

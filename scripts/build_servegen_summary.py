@@ -29,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from workbench.workloads import servegen_pool as sp  # noqa: E402
+from workbench.workloads.servegen import load as sg_load  # noqa: E402
 
 UPSTREAM = "https://github.com/alibaba/ServeGen"
 COMMIT = "f891d1189eb32b3868dfc443800c4150548c282a"
@@ -44,10 +44,10 @@ def sha256(path: Path) -> str:
 
 
 def summarize(model: str, atoms: int) -> tuple[dict[str, np.ndarray], list[dict]]:
-    directory = sp.raw_model_dir(model)
+    directory = sg_load.raw_model_dir(model)
     if directory is None:
         raise SystemExit(f"raw ServeGen data for {model} is not on the data search path")
-    pool = sp.load_pool(model, source="raw", cache=False)
+    pool = sg_load.load_pool(model, source="raw", cache=False)
     levels = (np.arange(atoms) + 0.5) / atoms
     arrays: dict[str, np.ndarray] = {
         "model": np.array(model),
@@ -62,9 +62,9 @@ def summarize(model: str, atoms: int) -> tuple[dict[str, np.ndarray], list[dict]
     for f, table in pool.tables.items():
         arrays[f"{f}__atoms"] = table.quantiles(levels).astype(np.float32)
     files = []
-    for _, trace, lengths in sp._client_files(directory):
+    for _, trace, lengths in sg_load._client_files(directory):
         for p in (trace, lengths):
-            rel = f"data/{sp.MODELS[model][0]}/{model}/{p.name}"
+            rel = f"data/{sg_load.MODELS[model][0]}/{model}/{p.name}"
             if p.exists():
                 files.append({"file": rel, "bytes": p.stat().st_size, "sha256": sha256(p)})
             else:
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         "atoms_per_pmf": args.atoms,
         "models": {},
     }
-    for model in sp.MODELS:
+    for model in sg_load.MODELS:
         arrays, files = summarize(model, args.atoms)
         target = out / "summary" / f"{model}.npz"
         np.savez_compressed(target, **arrays)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 from workbench import arrivals as arr
+from workbench.distributions import ccdf
 
 # ---------------------------------------------------------------------------------------------------------------------
 # conventions
@@ -247,8 +248,8 @@ def test_compare_waits_table():
     assert df.loc["gamma", "cv"] == pytest.approx(3.0)
 
 
-def test_empirical_ccdf_is_monotone():
-    x, p = arr.empirical_ccdf(arr.Poisson(1.0).interarrivals(10_000, seed=0))
+def test_ccdf_is_monotone():
+    x, p = ccdf(arr.Poisson(1.0).interarrivals(10_000, seed=0))
     assert np.all(np.diff(x) >= 0) and np.all(np.diff(p) <= 0)
 
 
@@ -264,7 +265,14 @@ def test_empirical_ccdf_is_monotone():
         (lambda: arr.Poisson(float("nan")), "rate_rps must be a number"),
         (lambda: arr.Gamma.from_burstiness(1.0, 0.0), "burstiness"),
         (lambda: arr.Gamma.from_burstiness(1.0, -2.0), "burstiness"),
-        (lambda: arr.Gamma.from_cv(1.0, -0.5), "cv must satisfy 0 <= value"),
+        (lambda: arr.Gamma.from_cv(1.0, -0.5), r"cv must be in \[0.0, 10000.0\]"),
+        (lambda: arr.Gamma.from_cv(1.0, 1e6), r"cv must be in \[0.0, 10000.0\], got 1000000.0"),
+        (
+            lambda: arr.Gamma(1.0, shape=1e-12),
+            r"shape must be >= 1e-08 \(gap CV <= 10000\), got 1e-12: below it float64 gaps underflow",
+        ),
+        (lambda: arr.renewal(1.0, 1e6), r"cv must be in \[0.0, 10000.0\]"),
+        (lambda: arr.arrival_times(arr.Gamma.from_cv(1.0, 1e4), 10, seed=0, normalize=True), "underflowed to 0 s"),
         (lambda: arr.Weibull(1.0, -1.0), "cv must be in"),
         (lambda: arr.renewal(1.0, 1.0, "lognormal"), "family must be one of"),
         (lambda: arr.arrival_times(arr.Poisson(1.0), 0), "n must be >= 1"),
@@ -273,6 +281,10 @@ def test_empirical_ccdf_is_monotone():
         (lambda: arr.piecewise_arrivals(0, 1.0, -1.0, 1.0), "rate_rps must be >= 0"),
         (lambda: arr.piecewise_arrivals(0, 1.0, 1.0, float("nan")), "cv must be finite"),
         (lambda: arr.piecewise_arrivals([], 1.0, 1.0, 1.0), None),
+        (
+            lambda: arr.piecewise_arrivals([0.0, 1.0, 2.0], [1.0, 1.0], 1.0, 1.0),
+            "scalar or have one entry per row; got lengths start_s=3, duration_s=2, rate_rps=1, cv=1",
+        ),
         (lambda: arr.piecewise_arrivals([0, 1], 1.0, 1.0, 1.0, family=["gamma", "pareto"]), "row 1"),
         (lambda: arr.counts_per_window(np.array([0.0, 1.0]), 5.0), "no complete window"),
         (lambda: arr.index_of_dispersion(np.array([0.0, 1.0, 2.0]), 1.5), "need at least 2"),

@@ -36,7 +36,7 @@ def test_same_seed_same_bytes_and_different_seed_differs():
 
 def test_rps_scaling_divides_time_and_keeps_cv():
     m = B.from_params(6 * 1200.0, 1.0, shape=0.4)
-    base, fast = B.generate(m, seed=5), B.generate(m, rps_scale=4.0, seed=5)
+    base, fast = B.generate(m, seed=5), B.generate(m, rate_scale=4.0, seed=5)
     np.testing.assert_allclose(fast["arrival_s"], base["arrival_s"] / 4.0)
     gb = np.diff(base["arrival_s"].to_numpy())
     gf = np.diff(fast["arrival_s"].to_numpy())
@@ -70,7 +70,10 @@ def test_round_trip_within_sampling_error():
     rt = B.round_trip(df, seed=0)
     assert set(rt["parameter"]) == {"shape", "rate_rps", "zipf_alpha", "response_slope"}
     assert (rt["z"].abs() < 4).all()
-    assert (rt["z"].abs() < 2).mean() >= 0.8
+    summary = B.round_trip_summary({"a": rt, "b": rt.iloc[:3]})
+    assert summary["trace"].tolist() == ["a", "b"] and summary["parameters"].tolist() == [len(rt), 3]
+    assert summary["share_within_2se"].iloc[0] == (rt["z"].abs() < 2).mean() >= 0.8
+    assert summary["max_abs_z"].iloc[0] == rt["z"].abs().max()
 
 
 def test_round_trip_on_real_azure_code():
@@ -98,7 +101,7 @@ def test_validation_errors_name_the_parameter():
         B.from_params(3600.0, 1.0, shape=0.0)
     with pytest.raises(ValueError, match="one value per window"):
         B.from_params(3600.0, [1.0, 2.0], window_s=600.0)
-    with pytest.raises(ValueError, match="rps_scale"):
-        B.generate(B.from_params(60.0, 1.0), rps_scale=0)
+    with pytest.raises(ValueError, match="rate_scale"):
+        B.generate(B.from_params(60.0, 1.0), rate_scale=0)
     with pytest.raises(TypeError, match="BurstGPTModel"):
         B.generate({"rate": 1})

@@ -1,4 +1,4 @@
-"""The BurstGPT reproduction helpers and panel: source selection, analysis for the panel, controls wired to updates."""
+"""The BurstGPT trace analysis and panel: source selection, analysis for the panel, controls wired to updates."""
 
 from __future__ import annotations
 
@@ -6,19 +6,20 @@ import pytest
 
 from workbench.reproductions import burstgpt as rep
 from workbench.workloads import burstgpt as gen
+from workbench.workloads import trace_analysis as ta
 
 
 def test_select_and_analyze_the_stand_in():
     df = gen.stand_in(days=1.0, seed=2)
-    api = rep.select(df, log_type="api")
+    api = ta.select(df, log_type="api")
     assert set(api["log_type"].astype(str)) == {"api"} and api.attrs["stand_in"]
-    gpt4 = rep.select(df, model="GPT-4", log_type="conversation")
+    gpt4 = ta.select(df, model="GPT-4", log_type="conversation")
     assert len(gpt4) < len(df) and set(gpt4["model"].astype(str)) == {"GPT-4"}
-    out = rep.analyze(api, window_s=1200.0, rps_scale=2.0, seed=1)
-    assert set(out) >= {"fits", "generated", "series", "length", "request_response", "summary"}
-    assert out["generated"]["arrival_s"].iloc[-1] <= api["arrival_s"].iloc[-1] / 2 + 1200
+    out = ta.analyze(api, window_s=1200.0, rate_scale=2.0, seed=1)
+    assert list(out.series) == ["trace", "generated x2"] and out.summary["requests"] == len(api)
+    assert out.generated["arrival_s"].iloc[-1] <= api["arrival_s"].iloc[-1] / 2 + 1200
     with pytest.raises(ValueError, match="at least 50"):
-        rep.analyze(api.iloc[:10])
+        ta.analyze(api.iloc[:10])
 
 
 def test_panel_builds_and_updates():
@@ -28,7 +29,7 @@ def test_panel_builds_and_updates():
     assert "stand-in" in panel.status.value
     before = len(panel.rate.data)
     panel.log_type.value = "api"
-    panel.rps.value = 4.0
+    panel.rate_scale.value = 4.0
     assert "x4" in panel.status.value and len(panel.rate.data) == before
     for name in list(panel.traces)[1:]:
         panel.source.value = name
@@ -42,13 +43,13 @@ def test_claims_keep_their_expected_verdicts_without_any_data(monkeypatch, tmp_p
     from workbench.reproductions import run_claims
 
     monkeypatch.setattr(data, "search_path", lambda: [tmp_path])
-    caches = [rep.burstgpt_trace, rep.real_trace, rep.services_table, rep.window_fits, rep.round_trips,
+    caches = [ta.burstgpt_trace, ta.real_trace, rep.services_table, rep.window_fits, rep.round_trips,
               rep.length_curves]
     for c in caches:
         c.cache_clear()
     try:
         results = run_claims("burstgpt", "quick")
-        assert rep.real_trace("Azure code") is None
+        assert ta.real_trace("Azure code") is None
         for r in results:
             assert not r.error and r.verdict == r.claim.expected, r.claim.id
     finally:

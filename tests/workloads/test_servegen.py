@@ -15,8 +15,8 @@ from hypothesis import strategies as hs
 from workbench.testing import need_data
 from workbench.workloads import schema
 from workbench.workloads import servegen as sg
-from workbench.workloads import servegen_pool as sp
-from workbench.workloads import servegen_stats as st
+from workbench.workloads.servegen import load as sg_load
+from workbench.workloads.servegen import stats as st
 
 RAW = "servegen/data/language/m-large/chunk-0-trace.csv"
 
@@ -28,7 +28,7 @@ def test_parser_agrees_with_literal_eval(d):
     total = sum(d.values())
     d = {k: v / total for k, v in d.items()}
     text = repr(d)
-    v, p = sp.parse_pmf_literal(text)
+    v, p = sg.parse_pmf_literal(text)
     ref = ast.literal_eval(text)
     keys = sorted(ref)
     assert v.tolist() == [float(k) for k in keys]
@@ -36,9 +36,9 @@ def test_parser_agrees_with_literal_eval(d):
 
 
 def test_parser_float_keys_and_zero_probabilities():
-    v, p = sp.parse_pmf_literal("{0.0: 0.0, 0.5: 0.25, 1.0: 0.75}")
+    v, p = sg.parse_pmf_literal("{0.0: 0.0, 0.5: 0.25, 1.0: 0.75}")
     assert v.tolist() == [0.5, 1.0] and p.tolist() == [0.25, 0.75]
-    v, p = sp.parse_pmf_literal("{}")
+    v, p = sg.parse_pmf_literal("{}")
     assert v.size == 0 and p.size == 0
 
 
@@ -57,11 +57,11 @@ def test_parser_float_keys_and_zero_probabilities():
 )
 def test_parser_rejects_malformed(text):
     with pytest.raises(ValueError, match="PMF literal"):
-        sp.parse_pmf_literal(text, where="f.json")
+        sg.parse_pmf_literal(text, where="f.json")
 
 
 def test_pmf_table_sampling_matches_probabilities():
-    table = sp.PmfTable.from_pmfs([(np.array([1.0, 5.0]), np.array([0.2, 0.8])), (np.array([7.0]), np.array([1.0]))])
+    table = sg.PmfTable.from_pmfs([(np.array([1.0, 5.0]), np.array([0.2, 0.8])), (np.array([7.0]), np.array([1.0]))])
     rng = np.random.default_rng(0)
     idx = rng.integers(0, 2, 200_000)
     x = table.sample(idx, rng.random(idx.size))
@@ -85,7 +85,7 @@ def test_summary_pool_loads_without_raw_data():
         pool = sg.load_pool(model, source="summary")
         assert pool.source == "summary" and pool.n_windows == days * 144
         assert pool.length_index.shape == (pool.n_clients, days * 4)
-        assert set(pool.tables) == set(sp.FIELDS[category])
+        assert set(pool.tables) == set(sg.FIELDS[category])
         assert (pool.rate_rps >= 0).all() and ((pool.family > 0) == (pool.rate_rps > 0)).all()
 
 
@@ -115,8 +115,8 @@ def test_cache_round_trip_is_identical(tmp_path, monkeypatch):
     need_data("servegen/data/reason/deepseek-r1/chunk-0-trace.csv")
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
     a = sg.load_pool("deepseek-r1", cache=False)
-    b = sp._load_raw("deepseek-r1", sp.raw_model_dir("deepseek-r1"), cache=True)  # builds the cache
-    c = sp._load_raw("deepseek-r1", sp.raw_model_dir("deepseek-r1"), cache=True)  # reads it
+    b = sg_load._load_raw("deepseek-r1", sg_load.raw_model_dir("deepseek-r1"), cache=True)  # builds the cache
+    c = sg_load._load_raw("deepseek-r1", sg_load.raw_model_dir("deepseek-r1"), cache=True)  # reads it
     assert list((tmp_path / "servegen").glob("deepseek-r1-*.npz"))
     for x in (b, c):
         np.testing.assert_array_equal(a.rate_rps, x.rate_rps)
@@ -136,15 +136,15 @@ def test_malformed_files_name_file_and_line(tmp_path):
     rows = ["0,1.0,1.0,Gamma,1.0,1.0", "600,oops,1.0,Gamma,1.0,1.0"]
     d = _tiny_model_dir(tmp_path, rows, None)
     with pytest.raises(ValueError, match=r"chunk-0-trace.csv:2: column 'rate'"):
-        sp._build_from_raw("deepseek-r1", sp._client_files(d))
+        sg_load._build_from_raw("deepseek-r1", sg_load._client_files(d))
     (d / "chunk-0-trace.csv").write_text("0,1.0,1.0,Poisson,1.0,1.0\n")
     with pytest.raises(ValueError, match=r"chunk-0-trace.csv:1: pattern"):
-        sp._build_from_raw("deepseek-r1", sp._client_files(d))
+        sg_load._build_from_raw("deepseek-r1", sg_load._client_files(d))
     (d / "chunk-0-trace.csv").write_text("0,1.0,1.0,Gamma,1.0,1.0\n")
     bad = json.dumps({"0": {"input_tokens": "{1: 1.0}", "output_tokens": "{2: oops}", "reason_ratio": "{0.5: 1.0}"}})
     (d / "chunk-0-dataset.json").write_text(bad)
     with pytest.raises(ValueError, match=r"chunk-0-dataset.json:1: window 0, field output_tokens"):
-        sp._build_from_raw("deepseek-r1", sp._client_files(d))
+        sg_load._build_from_raw("deepseek-r1", sg_load._client_files(d))
 
 
 def test_tiny_pool_without_length_file_uses_pooled_fallback(tmp_path):
@@ -154,8 +154,8 @@ def test_tiny_pool_without_length_file_uses_pooled_fallback(tmp_path):
     (d / "chunk-1-dataset.json").write_text(
         json.dumps({"0": {"input_tokens": "{10: 1.0}", "output_tokens": "{20: 1.0}", "reason_ratio": "{0.5: 1.0}"},
                     "21600": "{}"}))
-    arrays = sp._build_from_raw("deepseek-r1", sp._client_files(d))
-    pool = sp._pool_from_arrays(arrays, "raw")
+    arrays = sg_load._build_from_raw("deepseek-r1", sg_load._client_files(d))
+    pool = sg_load._pool_from_arrays(arrays, "raw")
     assert pool.has_lengths.tolist() == [False, True]
     w = sg.compose(pool, start_s=0, duration_s=600, seed=1)
     assert set(w["client_id"]) == {0, 1}

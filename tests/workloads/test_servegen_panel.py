@@ -8,12 +8,12 @@ from workbench.widgets.servegen import ServeGenPanel, servegen_panel
 
 
 def test_panel_builds_and_updates():
-    p = ServeGenPanel(model="deepseek-r1", hour=12, span_s=600, rate_rps=1.0)
+    p = ServeGenPanel(model="deepseek-r1", hour=12, span_s=600, mean_rate_rps=1.0)
     assert isinstance(p.widget, W.HBox) and "p99 TTFT" in p.stats.value
     assert len(p.timeline.data) == 2 and len(p.ttft.data) == 3  # composed, naive, SLO line
     assert p.day.max == 0 and p.top.max == 73
     before = p.stats.value
-    p.rate.value = 3.0
+    p.mean_rate.value = 3.0
     assert p.stats.value != before
     p.model.value = "m-small"
     assert p.day.max == 13 and p.top.max == 43 and p.top.value == 43
@@ -23,4 +23,4 @@ def test_panel_builds_and_updates():
 
 
 def test_panel_function_returns_widget():
-    assert isinstance(servegen_panel(model="mm-image", span_s=600, rate_rps=1.0), W.Widget)
+    assert isinstance(servegen_panel(model="mm-image", span_s=600, mean_rate_rps=1.0), W.Widget)

@@ -19,6 +19,7 @@ import numpy as np
 from .. import arrivals as arr
 from .. import viz
 from .._rng import spawn
+from ..distributions import ccdf
 from ..viz import arrivals as fig_arr
 from . import AtLeast, AtMost, InRange, Measured, Paper, Scale, claim, figure
 
@@ -160,7 +161,7 @@ def _fig_idc(scale: Scale):
 @figure(PAPER, "wait_ccdf")
 def _fig_ccdf(scale: Scale):
     w = bursty_waits(scale)
-    sim = {k: arr.empirical_ccdf(v, points=150) for k, v in w.items()}
+    sim = {k: ccdf(v, points=150) for k, v in w.items()}
     exact, kingman = {}, {}
     for name, p in {"poisson": arr.Poisson(1.0), "gamma": arr.Gamma.from_cv(1.0, CV_BURSTY)}.items():
         g = arr.gim1_wait(p, UTILIZATION)

@@ -20,12 +20,19 @@ import functools
 import numpy as np
 import pandas as pd
 
-from .. import data
 from .._rng import spawn
 from ..viz import workloads as fig_wl
 from ..workloads import burstgpt as gen
 from ..workloads import characterize as C
-from ..workloads import traces
+from ..workloads.trace_analysis import (
+    REAL_TRACES,
+    SEED,
+    WINDOW_S,
+    burstgpt_label,
+    burstgpt_trace,
+    length_curve,
+    real_trace,
+)
 from . import AtLeast, Check, Measured, Paper, Scale, Verdict, claim, figure
 
 PAPER = Paper(
@@ -36,48 +43,11 @@ PAPER = Paper(
     notebook="notebooks/03_burstgpt.ipynb",
 )
 
-SEED = 20240127
-WINDOW_S = 1200.0  # BurstGPT's 20-minute windows
 ROUND_TRIP_WINDOW_S = 300.0  # the real traces are one hour long: 12 windows of 5 minutes for the round trip
-BURSTGPT_FILES = ("burstgpt/BurstGPT_1.csv", "burstgpt/BurstGPT_2.csv", "burstgpt/BurstGPT_3.csv")
-REAL_TRACES = {
-    "Azure code": "azure-llm-2023/AzureLLMInferenceTrace_code.csv",
-    "Azure conversation": "azure-llm-2023/AzureLLMInferenceTrace_conv.csv",
-    "Mooncake conversation": "mooncake-fast25/conversation_trace.jsonl",
-}
-STAND_IN_DAYS = {"full": 7.0, "quick": 3.0}
-
-
-def burstgpt_path() -> str | None:
-    """The first BurstGPT file on the data search path, or None."""
-    for rel in BURSTGPT_FILES:
-        if data.find(rel) is not None:
-            return rel
-    return None
-
-
-@functools.cache
-def burstgpt_trace(scale: Scale) -> pd.DataFrame:
-    """The BurstGPT trace if present on the search path, else the labelled stand-in (``attrs["stand_in"]``)."""
-    rel = burstgpt_path()
-    if rel is not None:
-        return traces.load_trace(rel)
-    return gen.stand_in(days=STAND_IN_DAYS[scale], seed=SEED)
-
-
-def burstgpt_label(scale: Scale = "full") -> str:
-    return "BurstGPT stand-in (generated)" if burstgpt_trace(scale).attrs.get("stand_in") else "BurstGPT"
 
 
 def is_stand_in(scale: Scale) -> bool:
     return bool(burstgpt_trace(scale).attrs.get("stand_in"))
-
-
-@functools.cache
-def real_trace(name: str) -> pd.DataFrame | None:
-    """A real production trace by display name (see :data:`REAL_TRACES`), or None when not on the search path."""
-    rel = REAL_TRACES[name]
-    return traces.load_trace(rel) if data.find(rel) is not None else None
 
 
 def sources(scale: Scale = "full") -> dict[str, pd.DataFrame]:
@@ -300,13 +270,15 @@ def round_trips(scale: Scale) -> dict[str, pd.DataFrame]:
 )
 def _round_trip(scale: Scale) -> Measured:
     rts = round_trips(scale)
-    allz = pd.concat([rt["z"] for rt in rts.values()])
-    share = float((allz.abs() < 2).mean())
+    per_trace = gen.round_trip_summary(rts)
+    pooled = gen.round_trip_summary({"all": pd.concat(list(rts.values()))}).iloc[0]
+    share = float(pooled["share_within_2se"])
     return Measured(
         share,
-        f"{share:.0%} of {len(allz)} re-fitted parameters within 2 standard errors (max |z| {allz.abs().max():.1f})",
-        details={name: {"n": int(len(rt)), "share_within_2se": float((rt["z"].abs() < 2).mean()),
-                        "max_abs_z": float(rt["z"].abs().max())} for name, rt in rts.items()},
+        f"{share:.0%} of {pooled['parameters']} re-fitted parameters within 2 standard errors "
+        f"(max |z| {pooled['max_abs_z']:.1f})",
+        details={r.trace: {"n": int(r.parameters), "share_within_2se": float(r.share_within_2se),
+                           "max_abs_z": float(r.max_abs_z)} for r in per_trace.itertuples()},
     )
 
 
@@ -350,60 +322,7 @@ def _fig_services(scale: Scale):
     return fig_wl.service_comparison(services_table(scale))
 
 
-def length_curve(df: pd.DataFrame, column: str = "input_tokens") -> dict:
-    """Empirical CCDF of a length column (lengths >= 1) and the fitted Zipf and lognormal CCDFs on a log grid."""
-    x = df[column].to_numpy()
-    vals, ccdf = C.empirical_ccdf(x[x >= 1])
-    grid = np.unique(np.geomspace(1, vals.max(), 200).astype(int))
-    fits = {}
-    for fam, fit in (("Zipf", C.fit_zipf(x)), ("lognormal", C.fit_lognormal(x))):
-        fits[f"{fam} (KS {fit.ks:.2f})"] = 1.0 - fit.cdf(grid - 1)
-    return {"values": vals, "ccdf": ccdf, "grid": grid, "fits": fits}
-
-
 @functools.cache
 def length_curves(scale: Scale, column: str) -> dict[str, dict]:
     """:func:`length_curve` for every source."""
     return {name: length_curve(df, column) for name, df in sources(scale).items()}
-
-
-def select(df: pd.DataFrame, *, model: str | None = None, log_type: str | None = None) -> pd.DataFrame:
-    """Rows of one model and/or log type (``None`` keeps all), with the source's attrs."""
-    keep = np.ones(len(df), bool)
-    if model is not None:
-        keep &= (df["model"].astype("string") == model).fillna(False).to_numpy()
-    if log_type is not None:
-        keep &= (df["log_type"].astype("string") == log_type).fillna(False).to_numpy()
-    out = df[keep].reset_index(drop=True)
-    out.attrs = dict(df.attrs)
-    return out
-
-
-def analyze(df: pd.DataFrame, *, window_s: float = WINDOW_S, rps_scale: float = 1.0, seed: int = SEED) -> dict:
-    """Everything the interactive panel shows for one trace: per-window fits, a BurstGPT-style regeneration at
-    ``rps_scale`` from the trace's own fit, arrival-rate series of both, length curves and request-response bins.
-
-    Examples
-    --------
-    >>> out = analyze(gen.stand_in(days=1.0, seed=1), window_s=1200.0, rps_scale=2.0)  # doctest: +SKIP
-    >>> sorted(out)  # doctest: +SKIP
-    ['fits', 'generated', 'length', 'model', 'request_response', 'series', 'summary']
-    """
-    if len(df) < 50:
-        raise ValueError(f"the selection has {len(df)} requests; at least 50 are needed")
-    r_fit, r_gen = spawn(seed, 2)
-    fits = C.window_gamma_fits(df, window_s, seed=r_fit)
-    model = gen.fit_model(df, window_s=window_s, seed=r_fit, min_gaps=5)
-    generated = gen.generate(model, rps_scale=rps_scale, seed=r_gen)
-    span = float(df["arrival_s"].iloc[-1])
-    bin_s = 3600.0 if span > 6 * 3600 else 60.0
-    series = {"trace": C.rate_series(df, bin_s), f"generated x{rps_scale:g}": C.rate_series(generated, bin_s)}
-    return {
-        "fits": fits,
-        "model": model,
-        "generated": generated,
-        "series": series,
-        "length": length_curve(df, "input_tokens"),
-        "request_response": C.request_response(df),
-        "summary": C.summarize(df, window_s=window_s, seed=seed),
-    }

@@ -27,7 +27,7 @@ import pandas as pd
 from ..serving.provisioning import provisioning_gap
 from ..viz import servegen as fig
 from ..workloads import servegen as sg
-from ..workloads import servegen_stats as st
+from ..workloads.servegen import stats as st
 from . import AtLeast, Check, InRange, Measured, Paper, Scale, claim, figure
 
 PAPER = Paper(
@@ -89,8 +89,7 @@ def characterization() -> pd.DataFrame:
 def composed_day(model: str, scale: Scale) -> pd.DataFrame:
     """The model's first day composed at its own rate curve, scaled to a mean of ``LENGTH_RATE[scale]`` req/s."""
     p = _pool(model).select(0, 86400)
-    mean = p.rate_rps.sum(axis=0).mean()
-    return sg.compose(p, rate_scale=LENGTH_RATE[scale] / mean, seed=SEED)
+    return sg.compose(p, mean_rate_rps=LENGTH_RATE[scale], seed=SEED)
 
 
 @functools.cache

@@ -105,11 +105,9 @@ def provisioning_gap(
         h = integer("hour", h, minimum=0, maximum=23)
         start = day * 86400 + h * 3600
         span_pool = pool.select(start, span)
-        curve = span_pool.rate_rps.sum(axis=0)
-        if curve.sum() <= 0:
-            raise ValueError(f"no traffic for {model} in the span starting at hour {h} of day {day}")
-        scale = target / curve.mean()
-        comp = [compose(span_pool, start_s=start, duration_s=span, rate_scale=scale, seed=g) for g in rng.spawn(seeds)]
+        comp = [
+            compose(span_pool, start_s=start, duration_s=span, mean_rate_rps=target, seed=g) for g in rng.spawn(seeds)
+        ]
         naive = [naive_workload(w, seed=g) for w, g in zip(comp, rng.spawn(seeds))]
         c = capacity_search(comp, config, slo, rel_tol=rel_tol)
         n = capacity_search(naive, config, slo, rel_tol=rel_tol)

@@ -16,7 +16,7 @@ __all__ = [
     "wait_ccdf",
     "p99_ratio_vs_utilization",
     "interarrival_histogram",
-    "counts_per_window",
+    "counts_per_window_figure",
     "wait_percentiles",
 ]
 
@@ -109,7 +109,7 @@ def interarrival_histogram(
     return style(fig, title="Inter-arrival gaps", x_title="inter-arrival gap (s)", y_title="density (1/s)")
 
 
-def counts_per_window(window_start_s: np.ndarray, counts: np.ndarray, window_s: float) -> go.Figure:
+def counts_per_window_figure(window_start_s: np.ndarray, counts: np.ndarray, window_s: float) -> go.Figure:
     """Arrivals per window over time, with the mean."""
     fig = go.Figure()
     fig.add_bar(x=window_start_s, y=counts, name="arrivals", marker={"color": COLORS["gamma"]})

@@ -1,7 +1,8 @@
 """Figures for ServeGen: client concentration, burstiness, diurnal load, lengths and the capacity use case.
 
-Builders take arrays prepared by :mod:`workbench.workloads.servegen_stats` and :mod:`workbench.serving` and only
-draw them.
+Builders take arrays prepared by :mod:`workbench.workloads.servegen.stats` and :mod:`workbench.serving`. Two reduce
+their input to the plotted points first, with :mod:`workbench.distributions`: :func:`cv_cdf_figure` turns raw
+``(cv, weight)`` pairs into a weighted CDF and :func:`length_ccdf_figure` turns PMFs into tail probabilities.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..distributions import pmf_ccdf, weighted_cdf
 from . import COLORS, style
 
 __all__ = [
@@ -57,11 +59,9 @@ def lorenz_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Fig
 def cv_cdf_figure(samples: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
     """Rate-weighted CDF of per-client-window inter-arrival CV, one line per model; CV = 1 is Poisson.
 
-    ``samples`` maps a name to ``(cv_sorted, cumulative_fraction)`` (see ``servegen_stats.weighted_cdf``) or to the
-    raw ``(cv, weight)`` pair of ``ClientPool.cv_distribution``, which is sorted here for drawing only.
+    ``samples`` maps a name to the raw ``(cv, weight)`` pair of ``ClientPool.cv_distribution`` (or already a
+    ``(cv_sorted, cumulative_fraction)`` pair), reduced here with :func:`workbench.distributions.weighted_cdf`.
     """
-    from ..workloads.servegen_stats import weighted_cdf
-
     fig = go.Figure()
     for i, (name, (x, w)) in enumerate(samples.items()):
         xs, c = weighted_cdf(x, w)
@@ -83,9 +83,11 @@ def diurnal_figure(profiles: Mapping[str, pd.Series]) -> go.Figure:
 
 
 def length_ccdf_figure(pmfs: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
-    """Complementary CDF of pooled token-length distributions on log-log axes (inputs solid, outputs dashed)."""
-    from ..workloads.servegen_stats import pmf_ccdf
+    """Complementary CDF of pooled token-length distributions on log-log axes (inputs solid, outputs dashed).
 
+    ``pmfs`` maps a name to a ``(values, probabilities)`` PMF, reduced here with
+    :func:`workbench.distributions.pmf_ccdf`.
+    """
     fig = go.Figure()
     for i, (name, (v, p)) in enumerate(pmfs.items()):
         x, y = pmf_ccdf(v, p)

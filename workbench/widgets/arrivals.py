@@ -80,7 +80,7 @@ class ArrivalsPanel:
         )
         pdf = (x, process.pdf(x)) if np.isfinite(process.shape) else (None, None)
         redraw(self.hist, fig_arr.interarrival_histogram(edges, density, *pdf))
-        redraw(self.counts, fig_arr.counts_per_window(starts, shown, self.window.value))
+        redraw(self.counts, fig_arr.counts_per_window_figure(starts, shown, self.window.value))
         redraw(self.waits, fig_arr.wait_percentiles(frame))
 
 

@@ -1,4 +1,4 @@
-"""Panel for the BurstGPT notebook: pick a trace, a model, a log type, a window length and an RPS scale; see the
+"""Panel for the BurstGPT notebook: pick a trace, a model, a log type, a window length and a rate multiplier; see the
 arrival rate (trace and its BurstGPT-style regeneration at that scale), per-window CV and Gamma shape, request-length
 distribution with fits, and response vs request length.
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from ..reproductions import burstgpt as rep
 from ..viz import workloads as fig_wl
+from ..workloads import trace_analysis as ta
 from . import redraw
 
 __all__ = ["BurstGPTPanel", "burstgpt_panel"]
@@ -22,9 +22,9 @@ _ALL = "(all)"
 
 
 class BurstGPTPanel:
-    """Controls wired to :func:`workbench.reproductions.burstgpt.analyze`; ``.widget`` is what a notebook shows."""
+    """Controls wired to :func:`workbench.workloads.trace_analysis.analyze`; ``.widget`` is what a notebook shows."""
 
-    def __init__(self, scale: str = "quick", window_min: int = 20, rps_scale: float = 1.0, seed: int = 0) -> None:
+    def __init__(self, scale: str = "quick", window_min: int = 20, rate_scale: float = 1.0, seed: int = 0) -> None:
         self.scale = scale
         self.seed = seed
         self.traces = self._traces()
@@ -35,7 +35,7 @@ class BurstGPTPanel:
         self.log_type = W.Dropdown(options=[_ALL], description="log type", style=style, layout=layout)
         self.window = W.IntSlider(value=window_min, min=5, max=60, step=5, description="window (min)", style=style,
                                   layout=layout)
-        self.rps = W.FloatLogSlider(value=rps_scale, base=2, min=-2, max=3, step=0.25, description="RPS scale",
+        self.rate_scale = W.FloatLogSlider(value=rate_scale, base=2, min=-2, max=3, step=0.25, description="rate scale",
                                     style=style, layout=layout)
         self.status = W.HTML()
         self.rate = go.FigureWidget()
@@ -45,15 +45,15 @@ class BurstGPTPanel:
         self._refresh_menus()
         self.update()
         self.source.observe(self._on_source, names="value")
-        for c in (self.model, self.log_type, self.window, self.rps):
+        for c in (self.model, self.log_type, self.window, self.rate_scale):
             c.observe(lambda _change: self.update(), names="value")
-        controls = W.VBox([self.source, self.model, self.log_type, self.window, self.rps, self.status])
+        controls = W.VBox([self.source, self.model, self.log_type, self.window, self.rate_scale, self.status])
         self.widget = W.VBox([W.HBox([controls, self.rate]), W.HBox([self.windows]), W.HBox([self.lengths, self.rr])])
 
     def _traces(self) -> dict:
-        out = {rep.burstgpt_label(self.scale): rep.burstgpt_trace(self.scale)}
-        for name in rep.REAL_TRACES:
-            df = rep.real_trace(name)
+        out = {ta.burstgpt_label(self.scale): ta.burstgpt_trace(self.scale)}
+        for name in ta.REAL_TRACES:
+            df = ta.real_trace(name)
             if df is not None:
                 out[name] = df
         return out
@@ -71,17 +71,17 @@ class BurstGPTPanel:
 
     def update(self) -> None:
         """Recompute for the current controls and redraw the figures in place."""
-        df = rep.select(
+        df = ta.select(
             self.traces[self.source.value],
             model=None if self.model.value == _ALL else self.model.value,
             log_type=None if self.log_type.value == _ALL else self.log_type.value,
         )
         try:
-            out = rep.analyze(df, window_s=60.0 * self.window.value, rps_scale=self.rps.value, seed=self.seed)
+            out = ta.analyze(df, window_s=60.0 * self.window.value, rate_scale=self.rate_scale.value, seed=self.seed)
         except ValueError as exc:
             self.status.value = f"<b>cannot analyze this selection</b>: {exc}"
             return
-        s, m = out["summary"], out["model"]
+        s, m = out.summary, out.model
         label = "<i>stand-in generated from the paper's parameters, not BurstGPT data</i><br>" if df.attrs.get(
             "stand_in") else ""
         self.status.value = (
@@ -89,14 +89,14 @@ class BurstGPTPanel:
             f"IDC(60 s) {s['idc_60s']:.2f}<br>median Gamma shape {s['median_shape']:.2f} "
             f"({s['share_windows_shape_lt_1']:.0%} of windows < 1, Gamma better in {s['share_gamma_better']:.0%})<br>"
             f"Zipf exponent {s['zipf_alpha']:.2f}; response ~ request^{m.response_slope:.2f} "
-            f"(Spearman {s['spearman_in_out']:.2f})<br>generated x{self.rps.value:g}: {len(out['generated']):,} "
-            f"requests over {out['generated']['arrival_s'].iloc[-1] / 3600:.2f} h"
+            f"(Spearman {s['spearman_in_out']:.2f})<br>generated x{self.rate_scale.value:g}: {len(out.generated):,} "
+            f"requests over {out.generated['arrival_s'].iloc[-1] / 3600:.2f} h"
         )
-        self._draw(self.rate, lambda f: fig_wl.arrivals_over_time(out["series"], fig=f), 560, 340)
-        self._draw(self.windows, lambda f: fig_wl.window_fits({self.source.value: out["fits"]}, fig=f), 1120, 340)
-        self._draw(self.lengths, lambda f: fig_wl.length_ccdf({self.source.value: out["length"]},
+        self._draw(self.rate, lambda f: fig_wl.arrivals_over_time(out.series, fig=f), 560, 340)
+        self._draw(self.windows, lambda f: fig_wl.window_fits({self.source.value: out.fits}, fig=f), 1120, 340)
+        self._draw(self.lengths, lambda f: fig_wl.length_ccdf({self.source.value: out.length},
                                                               title="Request lengths", fig=f), 560, 380)
-        self._draw(self.rr, lambda f: fig_wl.request_response({self.source.value: out["request_response"]}, fig=f),
+        self._draw(self.rr, lambda f: fig_wl.request_response({self.source.value: out.request_response}, fig=f),
                    560, 380)
 
     @staticmethod

@@ -1,6 +1,7 @@
 """Panel for ServeGen: compose a per-client workload and its naive twin, serve both, compare TTFT and capacity.
 
-Controls: model, day and hour, span, aggregate rate, client filter (the busiest *k* clients), SLO and the server's
+Controls: model, day and hour, span, mean aggregate rate (the data's own rate curve over the span, scaled to that
+mean: ``compose(mean_rate_rps=...)``), client filter (the busiest *k* clients), SLO and the server's
 cost parameters. Every change recomposes the workload (~10-50 ms), serves the composed and the naive workload on the
 simulated instance (a few hundred ms) and updates the two figures in place; the "capacity" button runs the capacity
 search for both workloads (about a second). Ranges are limited so that every setting is a valid model call (the day
@@ -12,11 +13,12 @@ from __future__ import annotations
 import ipywidgets as W
 import plotly.graph_objects as go
 
+from ..distributions import ecdf
 from ..serving import SLO, ServerConfig, capacity_search, latency_summary, simulate
 from ..serving.provisioning import server_for
 from ..viz import servegen as fig_sg
 from ..workloads import servegen as sg
-from ..workloads import servegen_stats as st
+from ..workloads.servegen import stats as st
 
 __all__ = ["ServeGenPanel", "servegen_panel"]
 
@@ -24,7 +26,7 @@ __all__ = ["ServeGenPanel", "servegen_panel"]
 class ServeGenPanel:
     """Controls wired to :func:`~workbench.workloads.servegen.compose` and :func:`~workbench.serving.simulate`."""
 
-    def __init__(self, model: str = "m-large", hour: int = 14, span_s: int = 1200, rate_rps: float = 3.0,
+    def __init__(self, model: str = "m-large", hour: int = 14, span_s: int = 1200, mean_rate_rps: float = 3.0,
                  ttft_slo_s: float = 2.0, seed: int = 0) -> None:
         style = {"description_width": "130px"}
         layout = W.Layout(width="400px")
@@ -36,7 +38,7 @@ class ServeGenPanel:
         self.hour = W.IntSlider(value=hour, min=0, max=23, description="hour of day", style=style, layout=layout)
         self.span = W.Dropdown(options=[600, 1200, 1800, 3600], value=span_s, description="span (s)", style=style,
                                layout=layout)
-        self.rate = W.FloatLogSlider(value=rate_rps, base=10, min=-0.5, max=1.5, step=0.05,
+        self.mean_rate = W.FloatLogSlider(value=mean_rate_rps, base=10, min=-0.5, max=1.5, step=0.05,
                                      description="mean rate (req/s)", style=style, layout=layout)
         self.top = W.IntSlider(value=1, min=1, max=1, description="busiest k clients", style=style, layout=layout)
         self.slo = W.FloatLogSlider(value=ttft_slo_s, base=10, min=-0.7, max=1.3, step=0.05,
@@ -55,11 +57,12 @@ class ServeGenPanel:
         self.ttft = go.FigureWidget()
         self._sync_model()
         self.update()
-        for c in (self.day, self.hour, self.span, self.rate, self.top, self.slo, self.prefill, self.decode, self.kv):
+        for c in (self.day, self.hour, self.span, self.mean_rate, self.top, self.slo, self.prefill, self.decode,
+                  self.kv):
             c.observe(self._on_change, names="value")
         self.model.observe(self._on_model, names="value")
         self.button.on_click(self._on_capacity)
-        controls = W.VBox([self.model, self.day, self.hour, self.span, self.rate, self.top, self.slo, self.prefill,
+        controls = W.VBox([self.model, self.day, self.hour, self.span, self.mean_rate, self.top, self.slo, self.prefill,
                            self.decode, self.kv, self.button, self.stats, self.capacity])
         self.widget = W.HBox([controls, W.VBox([self.timeline, self.ttft])])
 
@@ -92,9 +95,8 @@ class ServeGenPanel:
         """The composed workload of the current settings and its naive twin."""
         start = self.day.value * 86400 + self.hour.value * 3600
         pool = sg.load_pool(self.model.value).select(start, self.span.value).filter(top=self.top.value)
-        curve = pool.rate_rps.sum(axis=0)
-        scale = self.rate.value / max(curve.mean(), 1e-9)
-        comp = sg.compose(pool, start_s=start, duration_s=self.span.value, rate_scale=scale, seed=self.seed)
+        comp = sg.compose(pool, start_s=start, duration_s=self.span.value, mean_rate_rps=self.mean_rate.value,
+                          seed=self.seed)
         return comp, sg.naive_workload(comp, seed=self.seed)
 
     def update(self) -> None:
@@ -109,7 +111,7 @@ class ServeGenPanel:
         for name, w in (("composed", comp), ("naive", naive)):
             m = simulate(w, cfg)
             s = latency_summary(m)
-            curves[name] = st.ecdf(m["ttft_s"].where(~m["rejected"], float("inf")).to_numpy())
+            curves[name] = ecdf(m["ttft_s"].where(~m["rejected"], float("inf")).to_numpy())
             ok = "meets" if s["ttft_p99_s"] <= slo.ttft_s else "misses"
             rows.append(f"<tr><td>{name}</td><td>{len(w)}</td><td>{s['ttft_p50_s']:.2f}</td>"
                         f"<td>{s['ttft_p99_s']:.2f}</td><td>{1000 * s['tbt_p50_s']:.0f}</td><td>{ok}</td></tr>")

@@ -15,9 +15,10 @@ exponent 1.1):
 * **Failures**: Bernoulli per window with that window's failure share; a failed request has zero response tokens,
   as in BurstGPT.
 
-**RPS scaling** divides the time axis by ``rps_scale``: the same sequence of windows, compressed, so every window's
+**Rate scaling** divides the time axis by ``rate_scale``: the same sequence of windows, compressed, so every window's
 rate is multiplied and its CV (burstiness) is kept. A round trip (fit, generate, re-fit) recovers the parameters
-within sampling error (:func:`round_trip`), which the tests and the notebook check.
+within sampling error (:func:`round_trip`; :func:`round_trip_summary` gives the share of parameters within two
+standard errors), which the tests and the notebook check.
 
 :func:`stand_in` builds the clearly labelled stand-in the notebook uses when the BurstGPT files are not on the data
 search path: the paper's Gamma shape 0.5 and Zipf 1.1, with the other ingredients (rates, diurnal profile, response
@@ -53,6 +54,7 @@ __all__ = [
     "generate",
     "sample_requests",
     "round_trip",
+    "round_trip_summary",
     "stand_in",
     "STAND_IN_ASSUMPTIONS",
 ]
@@ -289,15 +291,15 @@ def sample_requests(
     return req, resp
 
 
-def generate(model: BurstGPTModel, *, rps_scale: float = 1.0, seed: Seed = None) -> pd.DataFrame:
+def generate(model: BurstGPTModel, *, rate_scale: float = 1.0, seed: Seed = None) -> pd.DataFrame:
     """Generate a request table from the model.
 
     Parameters
     ----------
     model : BurstGPTModel
-    rps_scale : float
-        Divide the time axis by this factor: ``rps_scale`` times the request rate in every window, same CV, the
-        whole trace ``rps_scale`` times shorter.
+    rate_scale : float
+        Divide the time axis by this factor: ``rate_scale`` times the request rate in every window, same CV, the
+        whole trace ``rate_scale`` times shorter.
     seed : int, Generator or None
 
     Returns
@@ -309,13 +311,13 @@ def generate(model: BurstGPTModel, *, rps_scale: float = 1.0, seed: Seed = None)
     Examples
     --------
     >>> m = from_params(3600.0, 1.0)
-    >>> a, b = generate(m, seed=3), generate(m, rps_scale=2.0, seed=3)
+    >>> a, b = generate(m, seed=3), generate(m, rate_scale=2.0, seed=3)
     >>> len(a) == len(b), float(b["arrival_s"].max()) <= 1800.0
     (True, True)
     """
     if not isinstance(model, BurstGPTModel):
         raise TypeError(f"model must be a BurstGPTModel, got {type(model).__name__}")
-    rps_scale = V.positive("rps_scale", rps_scale)
+    rate_scale = V.positive("rate_scale", rate_scale)
     r_arr, r_len, r_fail = spawn(seed, 3)
     starts = model.window_s * np.arange(model.n_windows)
     t, row = piecewise_arrivals(
@@ -324,7 +326,7 @@ def generate(model: BurstGPTModel, *, rps_scale: float = 1.0, seed: Seed = None)
     req, resp = sample_requests(model, t.size, seed=r_len)
     failed = r_fail.random(t.size) < model.failure_prob[row]
     resp = np.where(failed, 0, resp)
-    df = pd.DataFrame({"arrival_s": t / rps_scale, "input_tokens": req, "output_tokens": resp})
+    df = pd.DataFrame({"arrival_s": t / rate_scale, "input_tokens": req, "output_tokens": resp})
     n = len(df)
     if model.model is not None:
         df["model"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[model.model])
@@ -339,7 +341,7 @@ def generate(model: BurstGPTModel, *, rps_scale: float = 1.0, seed: Seed = None)
         "origin_s_of_day": None,
         "origin_weekday": None,
         "time_resolution_s": 0.0,
-        "generator": {**model.summary(), "rps_scale": rps_scale},
+        "generator": {**model.summary(), "rate_scale": rate_scale},
     }
     return out
 
@@ -399,6 +401,25 @@ def round_trip(
     out["z"] = (out["refit"] - out["fit"]) / out["se"]
     out.attrs = {"fit": fit.summary(), "refit": refit.summary()}
     return out
+
+
+def round_trip_summary(round_trips: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per round trip (:func:`round_trip` tables by trace name): ``trace``, ``parameters``,
+    ``share_within_2se`` (the share of parameters with ``|z| < 2``; about 95% when only sampling error separates the
+    fit from the re-fit) and ``max_abs_z``.
+
+    Examples
+    --------
+    >>> rt = pd.DataFrame({"z": [0.5, -1.0, 3.0, 1.9]})
+    >>> round_trip_summary({"t": rt}).to_dict("records")
+    [{'trace': 't', 'parameters': 4, 'share_within_2se': 0.75, 'max_abs_z': 3.0}]
+    """
+    rows = [
+        {"trace": name, "parameters": int(len(rt)), "share_within_2se": float((rt["z"].abs() < 2).mean()),
+         "max_abs_z": float(rt["z"].abs().max())}
+        for name, rt in round_trips.items()
+    ]
+    return pd.DataFrame(rows, columns=["trace", "parameters", "share_within_2se", "max_abs_z"])
 
 
 def _count_dispersion(shape: float) -> float:

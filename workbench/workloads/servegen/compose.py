@@ -6,10 +6,10 @@ CV, Gamma- or Weibull-shaped), its own diurnal rate and its own token-length dis
 Generating a workload from aggregate statistics (one Poisson process, one pooled length distribution) loses that
 structure, and the paper shows it misleads capacity planning.
 
-:func:`compose` re-builds a workload the ServeGen way from a :class:`~workbench.workloads.servegen_pool.ClientPool`:
+:func:`compose` re-builds a workload the ServeGen way from a :class:`~workbench.workloads.servegen.ClientPool`:
 
-1. pick a span and a target aggregate rate curve (the data's own curve, scaled, or a constant or a curve you give,
-   one value per 600 s window);
+1. pick a span and a target aggregate rate curve (:func:`target_rates`: the data's own curve, optionally scaled to a
+   given mean rate, or a constant or a curve you give, one value per 600 s window);
 2. give each client, in each window, its share of the target rate (its share of the data's aggregate in that window);
 3. draw each (client, window) arrival process with that rate and the client's CV and family, all rows at once through
    :func:`workbench.arrivals.piecewise_arrivals`;
@@ -33,53 +33,57 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from .. import arrivals
-from .._rng import Seed, generator
-from .._validate import array_1d, finite, in_range, positive
-from .servegen_pool import (
-    FAMILIES,
-    FIELDS,
-    LENGTH_WINDOW_S,
-    MODELS,
-    WINDOW_S,
-    ClientPool,
-    PmfTable,
-    load_pool,
-    parse_pmf_literal,
-    weighted_quantile,
-)
+from ... import arrivals
+from ..._rng import Seed, generator
+from ..._validate import array_1d, finite, in_range, positive
+from .pmf import PmfTable
+from .pool import FAMILIES, WINDOW_S, ClientPool
 
-__all__ = [
-    "MODELS",
-    "FIELDS",
-    "WINDOW_S",
-    "LENGTH_WINDOW_S",
-    "ClientPool",
-    "PmfTable",
-    "load_pool",
-    "parse_pmf_literal",
-    "weighted_quantile",
-    "target_rates",
-    "compose",
-    "naive_workload",
-]
+__all__ = ["target_rates", "compose", "naive_workload"]
 
 
-def target_rates(pool: ClientPool, rate_rps: Any = None, *, rate_scale: float = 1.0) -> np.ndarray:
+def target_rates(
+    pool: ClientPool, rate_rps: Any = None, *, mean_rate_rps: float | None = None, rate_scale: float = 1.0
+) -> np.ndarray:
     """Per-window target aggregate rate (req/s) over the pool's span.
 
-    ``rate_rps=None`` keeps the data's own aggregate curve; a scalar asks for a constant aggregate rate; an array gives
-    one value per 600 s window of the pool's span. The result is multiplied by ``rate_scale``.
+    ``rate_rps=None`` keeps the data's own aggregate curve (:meth:`ClientPool.aggregate_rate`); a scalar asks for a
+    constant aggregate rate; an array gives one value per 600 s window of the pool's span. ``mean_rate_rps`` (only
+    with ``rate_rps=None``) scales the data's own curve so that its mean over the span is ``mean_rate_rps``: the
+    shape of the day is kept, the level is chosen. The result is multiplied by ``rate_scale``.
+
+    Raises
+    ------
+    ValueError
+        If ``mean_rate_rps`` is given together with ``rate_rps``, or the span has no traffic to scale.
 
     Examples
     --------
+
+    >>> from workbench.workloads.servegen import load_pool
     >>> pool = load_pool("deepseek-r1").select(0, 3600)
     >>> target_rates(pool, 10.0).tolist()
     [10.0, 10.0, 10.0, 10.0, 10.0, 10.0]
+    >>> round(float(target_rates(pool, mean_rate_rps=4.0).mean()), 9)
+    4.0
     """
     scale = positive("rate_scale", rate_scale)
-    if rate_rps is None:
-        curve = pool.rate_rps.sum(axis=0)
+    if mean_rate_rps is not None:
+        if rate_rps is not None:
+            raise ValueError(
+                f"give either rate_rps (a rate) or mean_rate_rps (the data's curve scaled to this mean), not both; "
+                f"got rate_rps={rate_rps!r}, mean_rate_rps={mean_rate_rps!r}"
+            )
+        target = positive("mean_rate_rps", mean_rate_rps)
+        own = pool.aggregate_rate().to_numpy()
+        if own.sum() <= 0:
+            raise ValueError(
+                f"{pool.model} has no traffic in the span starting at {pool.start_s:g} s: its rate curve cannot be "
+                f"scaled to mean_rate_rps={target:g}"
+            )
+        curve = own * (target / own.mean())
+    elif rate_rps is None:
+        curve = pool.aggregate_rate().to_numpy()
     elif np.ndim(rate_rps) == 0:
         curve = np.full(pool.n_windows, finite("rate_rps", rate_rps))
         if curve[0] < 0:
@@ -100,6 +104,7 @@ def compose(
     start_s: float | None = None,
     duration_s: float | None = None,
     rate_rps: Any = None,
+    mean_rate_rps: float | None = None,
     rate_scale: float = 1.0,
     correlation: float = 0.0,
     seed: Seed = None,
@@ -115,6 +120,9 @@ def compose(
         statistics; arrivals are kept only inside ``[start_s, start_s + duration_s)``.
     rate_rps : None, float or array
         Target aggregate rate: ``None`` the data's own curve, a float a constant rate, an array one value per window.
+    mean_rate_rps : float, optional
+        With ``rate_rps=None``: the data's own curve over the span, scaled so that its mean is this rate (see
+        :func:`target_rates`).
     rate_scale : float
         Multiplies the target curve.
     correlation : float in [-1, 1]
@@ -131,6 +139,8 @@ def compose(
 
     Examples
     --------
+
+    >>> from workbench.workloads.servegen import load_pool
     >>> pool = load_pool("m-large")
     >>> df = compose(pool, start_s=12 * 3600, duration_s=600, rate_rps=20.0, seed=1)
     >>> list(df.columns[:4]), 10000 < len(df) < 14000
@@ -142,10 +152,10 @@ def compose(
     start = pool.start_s if start_s is None else finite("start_s", start_s)
     dur = pool.end_s - start if duration_s is None else positive("duration_s", duration_s)
     span = pool.select(start, dur)
-    curve = target_rates(span, rate_rps, rate_scale=rate_scale)
+    curve = target_rates(span, rate_rps, mean_rate_rps=mean_rate_rps, rate_scale=rate_scale)
     rng = generator(seed)
 
-    agg = span.rate_rps.sum(axis=0)
+    agg = span.aggregate_rate().to_numpy()
     dead = (curve > 0) & (agg <= 0)
     if dead.any():
         w = int(np.argmax(dead))
@@ -260,6 +270,8 @@ def naive_workload(requests: pd.DataFrame, *, seed: Seed = None, duration_s: flo
 
     Examples
     --------
+
+    >>> from workbench.workloads.servegen import load_pool
     >>> comp = compose(load_pool("deepseek-r1"), start_s=12 * 3600, duration_s=600, rate_rps=5.0, seed=0)
     >>> naive = naive_workload(comp, seed=0)
     >>> abs(len(naive) - len(comp)) < 300

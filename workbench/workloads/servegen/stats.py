@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._validate import integer, one_of
-from .servegen_pool import ClientPool, weighted_quantile
+from ..._validate import integer, one_of
+from ...distributions import weighted_quantile
+from .pool import ClientPool
 
 __all__ = [
     "lorenz_curve",
@@ -76,7 +77,7 @@ def burstiness(pool: ClientPool) -> dict[str, float]:
 def diurnal_profile(pool: ClientPool) -> pd.Series:
     """Mean aggregate rate (req/s) per hour of day (0-23) over the pool's span; hours with no data are NaN."""
     hours = ((pool.window_start_s % 86400) // 3600).astype(np.int64)
-    agg = pool.rate_rps.sum(axis=0)
+    agg = pool.aggregate_rate().to_numpy()
     cnt = np.bincount(hours, minlength=24)
     with np.errstate(invalid="ignore", divide="ignore"):
         prof = np.bincount(hours, weights=agg, minlength=24) / cnt
@@ -143,54 +144,6 @@ def bimodality_coefficient(x: np.ndarray) -> float:
     k = ((d**4).mean() / m2**2 - 3.0)
     k = ((n + 1) * k + 6) * (n - 1) / ((n - 2) * (n - 3))
     return float((g * g + 1) / (k + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3))))
-
-
-def weighted_cdf(x: np.ndarray, w: np.ndarray, *, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
-    """``(x_sorted, cumulative weight fraction)`` of weighted samples, thinned to about ``points`` for plotting.
-
-    Examples
-    --------
-    >>> weighted_cdf([3.0, 1.0, 2.0], [1.0, 1.0, 2.0])[1].tolist()
-    [0.25, 0.75, 1.0]
-    """
-    x = np.asarray(x, dtype=float)
-    w = np.asarray(w, dtype=float)
-    order = np.argsort(x, kind="stable")
-    xs, c = x[order], np.cumsum(w[order])
-    c = c / c[-1] if c.size and c[-1] > 0 else c
-    if xs.size > points:
-        keep = np.unique(np.linspace(0, xs.size - 1, points).astype(np.int64))
-        xs, c = xs[keep], c[keep]
-    return xs, c
-
-
-def pmf_ccdf(values: np.ndarray, probs: np.ndarray, *, points: int = 300) -> tuple[np.ndarray, np.ndarray]:
-    """``(values, P(X > value))`` of a PMF at about ``points`` log-spaced values (for log-log plots).
-
-    Examples
-    --------
-    >>> pmf_ccdf([1.0, 2.0, 4.0], [0.5, 0.25, 0.25])[1].tolist()
-    [0.5, 0.25]
-    """
-    v = np.asarray(values, dtype=float)
-    p = np.asarray(probs, dtype=float)
-    order = np.argsort(v, kind="stable")
-    v = v[order]
-    tail = 1.0 - np.cumsum(p[order]) / p.sum()
-    keep = tail > 1e-6  # below one in a million the pooled tail is a handful of rare client-windows
-    v, tail = v[keep], tail[keep]
-    if v.size > points:
-        grid = np.geomspace(max(v[0], 1.0), v[-1], points)
-        idx = np.unique(np.minimum(np.searchsorted(v, grid, side="right") - 1, v.size - 1).clip(0))
-        v, tail = v[idx], tail[idx]
-    return v, tail
-
-
-def ecdf(x: np.ndarray, *, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
-    """Empirical CDF of ``x`` (NaN dropped; +inf kept at the top), thinned to about ``points``."""
-    x = np.asarray(x, dtype=float)
-    x = x[~np.isnan(x)]
-    return weighted_cdf(x, np.ones(x.size), points=points)
 
 
 def rate_timeline(

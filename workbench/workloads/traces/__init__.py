@@ -1,0 +1,60 @@
+"""Trace loaders: BurstGPT, Azure LLM inference (2023, 2024) and Mooncake into one request schema.
+
+Every loader returns the table of :mod:`workbench.workloads.schema` (``arrival_s``, ``input_tokens``,
+``output_tokens``, ``model``, ``log_type``, ``session_id``, ``failed`` and source-specific extras), reading columns by
+name, never by position:
+
+* **BurstGPT** (Wang et al., KDD 2025). v1 files (``BurstGPT_1.csv``, ``_2``) have the header
+  ``Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type``; v3 files (``_3``) add ``Session ID`` and
+  ``Elapsed time``. The layout is detected from the header. ``Timestamp`` is whole seconds from 00:00 of day 1, so
+  ``arrival_s`` keeps it as is (origin = midnight of day 1) and ``time_resolution_s`` is 1. A failed request has zero
+  response tokens: it is kept and flagged ``failed=True``, never dropped (about 3% of rows are exact duplicates at
+  1-second resolution; they are legitimate and kept too). ``Log Type`` becomes ``conversation`` or ``api``.
+* **Azure LLM inference traces** (Splitwise 2023, DynamoLLM 2024): ``TIMESTAMP,ContextTokens,GeneratedTokens`` with
+  wall-clock timestamps (7 fractional digits in 2023, a ``+00:00`` offset in 2024). ``arrival_s`` counts from the
+  first request; the wall-clock origin is kept in ``df.attrs`` for hour-of-day profiles. ``log_type`` is ``code`` or
+  ``conversation`` from the file name (or the ``log_type`` argument).
+* **Mooncake** FAST'25 JSONL: ``{"timestamp": ms, "input_length", "output_length", "hash_ids": [...]}``. ``hash_ids``
+  (512-token prefix blocks; equal ids mean a reusable KV block) are kept as a list column for cache studies.
+
+Large files are streamed in blocks with pyarrow (memory bounded by the block size plus the compact result), and the
+parsed table is cached as parquet next to the source when that directory is writable, else in
+``workbench.data.cache_dir()/traces``; the cache is keyed on the source's path, size and modification time and is
+rebuilt when they change. A malformed file raises ValueError naming the file and line: wrong or missing columns, a
+field that is not a number, negative tokens, timestamps that go backwards, an empty file, a ``.gz`` that is not gzip.
+JSON is parsed with a JSON parser and nothing is ever ``eval``-ed.
+
+The shared file handling is in :mod:`~workbench.workloads.traces.files`, the loaders in
+:mod:`~workbench.workloads.traces.formats`; every public name is importable from ``workbench.workloads.traces``.
+
+Examples
+--------
+>>> from workbench.workloads import traces
+>>> df = traces.load_trace("azure-llm-2023/AzureLLMInferenceTrace_code.csv")  # doctest: +SKIP
+>>> df[["arrival_s", "input_tokens", "output_tokens"]].head(2)  # doctest: +SKIP
+"""
+
+from .files import (
+    AZURE_COLUMNS,
+    BURSTGPT_V1_COLUMNS,
+    BURSTGPT_V3_COLUMNS,
+    MOONCAKE_FIELDS,
+    TraceFormatError,
+    cache_path,
+    detect_format,
+)
+from .formats import load_azure, load_burstgpt, load_mooncake, load_trace
+
+__all__ = [
+    "TraceFormatError",
+    "BURSTGPT_V1_COLUMNS",
+    "BURSTGPT_V3_COLUMNS",
+    "AZURE_COLUMNS",
+    "MOONCAKE_FIELDS",
+    "detect_format",
+    "load_trace",
+    "load_burstgpt",
+    "load_azure",
+    "load_mooncake",
+    "cache_path",
+]
