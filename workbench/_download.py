@@ -51,9 +51,12 @@ def _range_total(headers) -> tuple[int | None, int | None]:
     return first, int(m.group(2)) if m.group(2) != "*" else None
 
 
-def _attempt(url: str, part: Path, *, timeout_s: float, progress: bool, label: str) -> tuple[int | None, str]:
+def _attempt(url: str, part: Path, *, timeout_s: float, progress: bool, label: str, expected_size: int | None,
+             log: list[str]) -> int | None:
     """One request: append to ``part`` from its size with a Range request (restart from zero when the server sends
-    the whole file). Returns (total size the server announced or ``None``, how). ``timeout_s`` bounds every read."""
+    the whole file; ``log`` gets "resumed", "restarted" or "new"). Returns the total size the server announced, or
+    ``None``. ``timeout_s`` bounds every read; a body shorter than ``Content-Length`` (or, without one, than
+    ``expected_size``) is a drop."""
     from tqdm.auto import tqdm
 
     have = _size(part)
@@ -66,7 +69,7 @@ def _attempt(url: str, part: Path, *, timeout_s: float, progress: bool, label: s
         if exc.code == 416 and have:
             _, total = _range_total(exc.headers)
             if total == have:
-                return total, "complete"
+                return total
             part.unlink()  # the partial file is longer than the file upstream: start over
             raise _Dropped(f"the partial file ({have} bytes) is longer than the file upstream ({total})") from None
         if exc.code in _RETRYABLE_HTTP:
@@ -84,9 +87,11 @@ def _attempt(url: str, part: Path, *, timeout_s: float, progress: bool, label: s
             if first != have:
                 part.unlink()
                 raise _Dropped(f"the server answered a Range request from byte {have} with bytes from {first}")
-            mode, how = "ab", "resumed"
+            mode = "ab"
+            log.append("resumed")
         else:
-            mode, how = "wb", ("restarted" if have else "new")
+            mode = "wb"
+            log.append("restarted" if have else "new")
             have, total = 0, length
         got = 0
         with (
@@ -96,7 +101,7 @@ def _attempt(url: str, part: Path, *, timeout_s: float, progress: bool, label: s
         ):
             while True:
                 try:
-                    block = resp.read(1 << 16)
+                    block = resp.read1(1 << 16)  # what has arrived, so a stall keeps every byte received
                 except TimeoutError:
                     raise _Dropped(f"no data for {timeout_s:g} s after {have + got} bytes") from None
                 except (OSError, http.client.HTTPException) as exc:
@@ -114,24 +119,26 @@ def _attempt(url: str, part: Path, *, timeout_s: float, progress: bool, label: s
                 bar.update(len(block))
         if length is not None and got < length:
             raise _Dropped(f"connection closed after {have + got} of {have + length} bytes")
-    return total, how
+        if length is None and expected_size is not None and have + got < expected_size:
+            raise _Dropped(f"connection closed after {have + got} of {expected_size} bytes (no Content-Length)")
+    return total
 
 
-def download(url: str, part: Path, *, label: str, timeout_s: float, retries: int, backoff_s: float,
-              progress: bool, quiet: bool) -> tuple[int | None, str]:
-    """Download into ``part`` with up to ``retries`` consecutive attempts that make no progress, waiting
-    ``backoff_s * 2**k`` (at most 30 s) between them. Raises :class:`DownloadError` naming the URL."""
+def download(url: str, part: Path, *, label: str, expected_size: int | None, timeout_s: float, retries: int,
+             backoff_s: float, progress: bool, quiet: bool) -> tuple[int | None, list[str]]:
+    """Download into ``part``, allowing ``retries`` consecutive attempts that make no progress and waiting
+    ``backoff_s * 2**k`` (at most 30 s) before each. Returns (announced total size or ``None``, what each attempt
+    did: "new", "resumed", "restarted"). Raises :class:`DownloadError` naming the URL."""
     failures = 0
-    hows = []
+    log: list[str] = []
     while True:
         before = _size(part)
         try:
-            total, how = _attempt(url, part, timeout_s=timeout_s, progress=progress, label=label)
-            hows.append(how)
-            return total, ("resumed" if "resumed" in hows else hows[0] if how == "complete" else how)
+            total = _attempt(url, part, timeout_s=timeout_s, progress=progress, label=label,
+                             expected_size=expected_size, log=log)
+            return total, log
         except _Dropped as exc:
             after = _size(part)
-            hows.append("resumed" if after else "new")
             failures = 0 if after > before else failures + 1
             if failures > retries:
                 if part.exists() and after == 0:

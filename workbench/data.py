@@ -512,10 +512,11 @@ def fetch(
         if target.exists() and not force:
             out.append(_already_present(target, f, quiet))
             continue
-        total, how = download(url, part, label=f.name, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s,
-                               progress=progress, quiet=quiet)
-        if how in ("resumed", "restarted"):
-            say(f"{f.name}: {how} the partial download {part}", quiet)
+        total, log = download(url, part, label=f.name, expected_size=f.size_bytes, timeout_s=timeout_s,
+                              retries=retries, backoff_s=backoff_s, progress=progress, quiet=quiet)
+        for how in ("resumed", "restarted"):
+            if how in log:
+                say(f"{f.name}: {how} the partial download {part}", quiet)
         got = check_complete(part, url, total, size_bytes=f.size_bytes, sha256=f.sha256)
         recorded = recorded_sha256(target) if f.sha256 is None else None
         if recorded is not None and recorded != got:
