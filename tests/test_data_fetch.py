@@ -1,5 +1,6 @@
 """``workbench.data.fetch`` against a local HTTP server on 127.0.0.1 (loopback only): a good file, a corrupted one,
-resume with HTTP Range, restart when the server ignores Range, and the registry's checksums against the shared data."""
+resume with HTTP Range, restart when the server ignores Range, the trust-on-first-use record, and the registry's
+checksums against the shared data. Fault injection with real dataset bytes is in ``tests/faults/``."""
 
 from __future__ import annotations
 
@@ -185,3 +186,21 @@ def test_registry_checksums_match_shared_copies(name):
         path = need_data(ds.relpath(f.name))
         assert path.stat().st_size == f.size_bytes
         assert data.sha256_file(path) == f.sha256
+
+
+def test_trust_on_first_use_record_is_shown_in_data_list(server, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    monkeypatch.setitem(data.REGISTRY, "loopback", _dataset(server))
+    sha = hashlib.sha256(GOOD).hexdigest()
+    assert cli_main(["data", "list"]) == 0
+    assert "unpublished.bin (no published checksum; sha256 recorded on first fetch" in capsys.readouterr().out
+    (path,) = data.fetch("loopback", ["unpublished.bin"], progress=False, quiet=True)
+    assert data.sidecar_path(path).read_text() == f"{sha}  unpublished.bin\n"
+    assert cli_main(["data", "list"]) == 0
+    assert f"unpublished.bin (no published checksum; sha256 {sha[:12]}... recorded on first fetch" in (
+        capsys.readouterr().out
+    )
+    data.sidecar_path(path).unlink()  # a copy placed by hand gets its record on the next fetch, without a download
+    n = len(_Handler.requests)
+    data.fetch("loopback", ["unpublished.bin"], progress=False, quiet=True)
+    assert len(_Handler.requests) == n and data.recorded_sha256(path) == sha
