@@ -193,7 +193,9 @@ def test_trust_on_first_use_record_is_shown_in_data_list(server, tmp_path, monke
     monkeypatch.setitem(data.REGISTRY, "loopback", _dataset(server))
     sha = hashlib.sha256(GOOD).hexdigest()
     assert cli_main(["data", "list"]) == 0
-    assert "unpublished.bin (no published checksum; sha256 recorded on first fetch" in capsys.readouterr().out
+    assert "unpublished.bin (no published checksum, none recorded yet: fetch records one, trust on first use)" in (
+        capsys.readouterr().out
+    )
     (path,) = data.fetch("loopback", ["unpublished.bin"], progress=False, quiet=True)
     assert data.sidecar_path(path).read_text() == f"{sha}  unpublished.bin\n"
     assert cli_main(["data", "list"]) == 0

@@ -387,12 +387,12 @@ def registry_file(path: str | os.PathLike) -> DatasetFile | None:
 
 
 def verify_file(path: str | os.PathLike) -> str:
-    """Check ``path`` against its registry sha256 and size, or else against the sha256 recorded on its first
-    download; return its sha256. Raises :class:`ChecksumError` naming the file on a mismatch.
+    """Check ``path`` against its registry sha256, or else against the sha256 recorded on its first download;
+    return its sha256. Raises :class:`ChecksumError` naming the file on a mismatch.
 
-    Loaders call this on every use, so a file that changed after it was fetched is an error rather than silently
-    different data. The hash is :func:`workbench.cache.fingerprint` (computed once per process for an unchanged
-    file; the parquet cache needs it anyway).
+    Made for loaders to call on every use, so that a file that changed after it was fetched is an error rather than
+    silently different data. The hash is :func:`workbench.cache.fingerprint` (computed once per process for an
+    unchanged file; the cache key needs it anyway).
 
     Examples
     --------
@@ -421,11 +421,11 @@ def verify_file(path: str | os.PathLike) -> str:
 def checksum_status(f: DatasetFile, where: Path | None) -> str:
     """How ``f`` is verified, for ``workbench data list``: published sha256, recorded on first use, or neither yet."""
     if f.sha256:
-        return f"sha256 {f.sha256[:12]}... (published)"
+        return f"published sha256 {f.sha256[:12]}..."
     recorded = recorded_sha256(where) if where is not None else None
     if recorded is None:
-        return "no published checksum; sha256 recorded on first fetch (trust on first use)"
-    return f"no published checksum; sha256 {recorded[:12]}... recorded on first fetch (trust on first use)"
+        return "no published checksum, none recorded yet: fetch records one, trust on first use"
+    return f"no published checksum; sha256 {recorded[:12]}... recorded on first fetch, trust on first use"
 
 
 # ----------------------------------------------------------------------------------------------------------------------
