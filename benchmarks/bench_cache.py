@@ -67,8 +67,9 @@ def _servegen_warm() -> float:
 
 def _hit() -> float:
     os.environ.setdefault("WORKBENCH_CACHE", str(Path(_TMP.name) / "cache"))
-    src = export.to_burstgpt_csv(gen.stand_in(days=55.0, seed=1), Path(_TMP.name) / "BurstGPT_bench.csv",
-                                 overwrite=True)
+    src = export.to_burstgpt_csv(
+        gen.stand_in(days=55.0, seed=1), Path(_TMP.name) / "BurstGPT_bench.csv", overwrite=True
+    )
     cache.cached_frame(src, "bench", lambda: traces.load_burstgpt(src, cache=False))
     return best_time(lambda: cache.cached_frame(src, "bench", lambda: 1 / 0), repeat=3)
 

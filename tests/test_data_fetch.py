@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -18,11 +19,11 @@ CORRUPT = GOOD[:5000] + b"X" + GOOD[5001:]
 
 
 class _Handler(BaseHTTPRequestHandler):
-    files: dict[str, bytes] = {}
+    files: ClassVar[dict[str, bytes]] = {}
     honour_range = True
-    requests: list[tuple[str, str | None]] = []
+    requests: ClassVar[list[tuple[str, str | None]]] = []
 
-    def do_GET(self):  # noqa: N802 - http.server API
+    def do_GET(self):
         name = self.path.lstrip("/").split("/")[-1]
         type(self).requests.append((name, self.headers.get("Range")))
         body = self.files.get(name)
@@ -94,7 +95,7 @@ def test_fetch_good_file_verifies(server, tmp_path):
 
 
 def test_fetch_corrupt_file_deletes_partial_and_says_so(server, tmp_path):
-    with pytest.raises(data.ChecksumError, match="bad.bin from .*sha256 mismatch.*deleted the partial file"):
+    with pytest.raises(data.ChecksumError, match=r"bad\.bin from .*sha256 mismatch.*deleted the partial file"):
         data.fetch(_dataset(server), ["bad.bin"], dest=tmp_path, progress=False)
     assert not (tmp_path / "loop" / "bad.bin.part").exists()
     assert not (tmp_path / "loop" / "bad.bin").exists()

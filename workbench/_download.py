@@ -51,8 +51,9 @@ def _range_total(headers) -> tuple[int | None, int | None]:
     return first, int(m.group(2)) if m.group(2) != "*" else None
 
 
-def _attempt(url: str, part: Path, *, timeout_s: float, progress: bool, label: str, expected_size: int | None,
-             log: list[str]) -> int | None:
+def _attempt(
+    url: str, part: Path, *, timeout_s: float, progress: bool, label: str, expected_size: int | None, log: list[str]
+) -> int | None:
     """One request: append to ``part`` from its size with a Range request (restart from zero when the server sends
     the whole file; ``log`` gets "resumed", "restarted" or "new"). Returns the total size the server announced, or
     ``None``. ``timeout_s`` bounds every read; a body shorter than ``Content-Length`` (or, without one, than
@@ -64,7 +65,7 @@ def _attempt(url: str, part: Path, *, timeout_s: float, progress: bool, label: s
     if have:
         req.add_header("Range", f"bytes={have}-")
     try:
-        resp = urllib.request.urlopen(req, timeout=timeout_s)  # noqa: S310 - URLs come from the registry or the user
+        resp = urllib.request.urlopen(req, timeout=timeout_s)  # URLs come from the registry or the user
     except urllib.error.HTTPError as exc:
         if exc.code == 416 and have:
             _, total = _range_total(exc.headers)
@@ -96,8 +97,16 @@ def _attempt(url: str, part: Path, *, timeout_s: float, progress: bool, label: s
         got = 0
         with (
             open(part, mode) as out,
-            tqdm(total=total, initial=have, unit="B", unit_scale=True, unit_divisor=1024, desc=label,
-                 disable=not progress, file=sys.stderr) as bar,
+            tqdm(
+                total=total,
+                initial=have,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                desc=label,
+                disable=not progress,
+                file=sys.stderr,
+            ) as bar,
         ):
             while True:
                 try:
@@ -112,8 +121,9 @@ def _attempt(url: str, part: Path, *, timeout_s: float, progress: bool, label: s
                     out.write(block)
                 except OSError as exc:
                     raise OSError(
-                        exc.errno, f"writing {part} failed ({exc.strerror}); the partial download is kept "
-                        "and the next fetch resumes it"
+                        exc.errno,
+                        f"writing {part} failed ({exc.strerror}); the partial download is kept "
+                        "and the next fetch resumes it",
                     ) from None
                 got += len(block)
                 bar.update(len(block))
@@ -124,8 +134,18 @@ def _attempt(url: str, part: Path, *, timeout_s: float, progress: bool, label: s
     return total
 
 
-def download(url: str, part: Path, *, label: str, expected_size: int | None, timeout_s: float, retries: int,
-             backoff_s: float, progress: bool, quiet: bool) -> tuple[int | None, list[str]]:
+def download(
+    url: str,
+    part: Path,
+    *,
+    label: str,
+    expected_size: int | None,
+    timeout_s: float,
+    retries: int,
+    backoff_s: float,
+    progress: bool,
+    quiet: bool,
+) -> tuple[int | None, list[str]]:
     """Download into ``part``, allowing ``retries`` consecutive attempts that make no progress and waiting
     ``backoff_s * 2**k`` (at most 30 s) before each. Returns (announced total size or ``None``, what each attempt
     did: "new", "resumed", "restarted"). Raises :class:`DownloadError` naming the URL."""
@@ -134,8 +154,9 @@ def download(url: str, part: Path, *, label: str, expected_size: int | None, tim
     while True:
         before = _size(part)
         try:
-            total = _attempt(url, part, timeout_s=timeout_s, progress=progress, label=label,
-                             expected_size=expected_size, log=log)
+            total = _attempt(
+                url, part, timeout_s=timeout_s, progress=progress, label=label, expected_size=expected_size, log=log
+            )
             return total, log
         except _Dropped as exc:
             after = _size(part)
@@ -143,8 +164,12 @@ def download(url: str, part: Path, *, label: str, expected_size: int | None, tim
             if failures > retries:
                 if part.exists() and after == 0:
                     part.unlink()
-                kept = f"; the partial file {part} ({after} bytes) is kept and the next fetch resumes it" if after else ""
-                raise DownloadError(f"download of {url} failed: {exc} (gave up after {retries} retries){kept}") from None
+                kept = (
+                    f"; the partial file {part} ({after} bytes) is kept and the next fetch resumes it" if after else ""
+                )
+                raise DownloadError(
+                    f"download of {url} failed: {exc} (gave up after {retries} retries){kept}"
+                ) from None
             wait = min(30.0, backoff_s * 2 ** max(failures - 1, 0))
             say(f"{label}: {exc}; retrying in {wait:g} s with {after} bytes kept", quiet)
             time.sleep(wait)

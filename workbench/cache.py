@@ -236,8 +236,9 @@ def _verified(entry: Path, source: str) -> bool:
     if recorded == actual:
         return True
     why = "has no checksum sidecar" if recorded is None else f"sha256 {actual[:12]}... != recorded {recorded[:12]}..."
-    warnings.warn(f"cache file {entry} for {source} failed verification ({why}); rebuilding it", CacheWarning,
-                  stacklevel=4)
+    warnings.warn(
+        f"cache file {entry} for {source} failed verification ({why}); rebuilding it", CacheWarning, stacklevel=4
+    )
     with contextlib.suppress(OSError):
         entry.unlink(missing_ok=True)
         side.unlink(missing_ok=True)
@@ -346,8 +347,9 @@ def cached_arrays(
         raise TypeError(f"build_fn must return a dict of numpy arrays, got {type(arrays).__name__}")
 
     def write(tmp: Path) -> None:
+        named: dict[str, Any] = arrays
         with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
+            np.savez(fh, **named)
 
     _store(entry, write)
     return arrays

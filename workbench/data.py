@@ -8,6 +8,9 @@ Data files are looked up, in order, in
 
 Upstream traces are never committed to the repository; they are read in place from the search path.
 
+The module is longer than ~500 lines only because of the registry's entries (data, not logic); the HTTP transfer
+behind :func:`fetch` is in :mod:`workbench._download` and the caches in :mod:`workbench.cache`.
+
 Examples
 --------
 >>> from workbench import data

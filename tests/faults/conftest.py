@@ -32,7 +32,7 @@ class FaultServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - http.server API
+            def do_GET(self):
                 server.handle(self)
 
             def log_message(self, *args):
@@ -58,7 +58,7 @@ class FaultServer:
             return
         if "corrupt" in opts:
             k = int(opts["corrupt"])
-            body = body[:k] + bytes([body[k] ^ 0xFF]) + body[k + 1:]
+            body = body[:k] + bytes([body[k] ^ 0xFF]) + body[k + 1 :]
         start = 0
         if rng and "norange" not in opts:
             start = int(rng.split("=")[1].split("-")[0])

@@ -34,6 +34,7 @@ def test_reproduce_out_under_a_file_fails_before_any_work(tmp_path, no_work, cap
 def test_fetch_dest_that_is_a_file_fails_before_any_download(tmp_path, capsys):
     dest = tmp_path / "dest"
     dest.write_text("x")
-    rc = cli_main(["data", "fetch", "azure-llm-2023", "--dest", str(dest), "--base-url", "http://127.0.0.1:9/",
-                   "--no-progress"])
+    rc = cli_main(
+        ["data", "fetch", "azure-llm-2023", "--dest", str(dest), "--base-url", "http://127.0.0.1:9/", "--no-progress"]
+    )
     assert rc == 2 and "--dest" in capsys.readouterr().err and dest.read_text() == "x"

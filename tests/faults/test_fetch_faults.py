@@ -18,8 +18,9 @@ FAST = {"progress": False, "quiet": True, "backoff_s": 0.0}
 
 def _unpublished(ds: data.Dataset, f: data.DatasetFile) -> data.Dataset:
     """The same file as if upstream published neither size nor checksum (in a directory of its own)."""
-    return dataclasses.replace(ds, directory="unpublished",
-                               files=(dataclasses.replace(f, sha256=None, size_bytes=None),))
+    return dataclasses.replace(
+        ds, directory="unpublished", files=(dataclasses.replace(f, sha256=None, size_bytes=None),)
+    )
 
 
 def _folder(tmp_path, ds):
@@ -74,8 +75,7 @@ def test_stall_is_one_line_naming_the_url_and_keeps_the_partial(real_file, fault
 
 def test_stall_once_then_resume(real_file, fault_server, tmp_path):
     ds, f, body = real_file
-    (path,) = data.fetch(ds, [f.name], dest=tmp_path, base_url=fault_server.url("stall1-64000"), timeout_s=0.3,
-                         **FAST)
+    (path,) = data.fetch(ds, [f.name], dest=tmp_path, base_url=fault_server.url("stall1-64000"), timeout_s=0.3, **FAST)
     assert path.read_bytes() == body
 
 
@@ -130,7 +130,7 @@ def test_full_disk_keeps_the_partial_and_resumes(real_file, fault_server, full_d
     code = textwrap.dedent(f"""
         from workbench.cli import main
         raise SystemExit(main(["data", "fetch", "azure-llm-2023", "--file", "{f.name}", "--dest", "{tmp_path}",
-                               "--base-url", "{fault_server.url('ok')}", "--no-progress"]))
+                               "--base-url", "{fault_server.url("ok")}", "--no-progress"]))
     """)
     proc = full_disk(code, 300_000)
     assert proc.returncode == 2
@@ -143,8 +143,20 @@ def test_full_disk_keeps_the_partial_and_resumes(real_file, fault_server, full_d
 
 
 def test_cli_network_error_is_one_line(real_file, fault_server, tmp_path, capsys):
-    ds, f, _ = real_file
-    rc = cli_main(["data", "fetch", "azure-llm-2023", "--file", f.name, "--dest", str(tmp_path), "--base-url",
-                   fault_server.url("status-404"), "--no-progress"])
+    _, f, _ = real_file
+    rc = cli_main(
+        [
+            "data",
+            "fetch",
+            "azure-llm-2023",
+            "--file",
+            f.name,
+            "--dest",
+            str(tmp_path),
+            "--base-url",
+            fault_server.url("status-404"),
+            "--no-progress",
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert rc == 2 and err.count("\n") == 0 and "HTTP 404" in err and fault_server.base in err

@@ -45,8 +45,9 @@ def test_mooncake_jsonl_round_trip_with_hash_ids(tmp_path):
     df = traces.load_trace(need_data("mooncake-fast25/conversation_trace.jsonl"))
     p = export.to_mooncake_jsonl(df, tmp_path / "mc.jsonl")
     back = traces.load_mooncake(p, cache=False, log_type="conversation")
-    pd.testing.assert_frame_equal(back[["arrival_s", "input_tokens", "output_tokens"]],
-                                  df[["arrival_s", "input_tokens", "output_tokens"]])
+    pd.testing.assert_frame_equal(
+        back[["arrival_s", "input_tokens", "output_tokens"]], df[["arrival_s", "input_tokens", "output_tokens"]]
+    )
     assert [list(h) for h in back["hash_ids"][:50]] == [list(h) for h in df["hash_ids"][:50]]
     src = need_data("mooncake-fast25/conversation_trace.jsonl")
     first_src = json.loads(src.read_text().splitlines()[0])
@@ -58,12 +59,14 @@ def test_servegen_like_table_exports_through_every_format(tmp_path):
     # the ServeGen composer's output: client_id, arrival_s, input/output tokens, no model or log type
     rng = np.random.default_rng(0)
     n = 500
-    df = pd.DataFrame({
-        "client_id": rng.integers(0, 5, n),
-        "arrival_s": np.sort(rng.random(n) * 600),
-        "input_tokens": rng.integers(1, 4000, n),
-        "output_tokens": rng.integers(0, 500, n),
-    })
+    df = pd.DataFrame(
+        {
+            "client_id": rng.integers(0, 5, n),
+            "arrival_s": np.sort(rng.random(n) * 600),
+            "input_tokens": rng.integers(1, 4000, n),
+            "output_tokens": rng.integers(0, 500, n),
+        }
+    )
     b = traces.load_burstgpt(export.to_burstgpt_csv(df, tmp_path / "sg.csv", time_resolution_s=None), cache=False)
     np.testing.assert_allclose(b["arrival_s"], np.round(df["arrival_s"], 3))
     assert set(b["model"].astype(str)) == {"GPT-4"} and set(b["log_type"].astype(str)) == {"api"}
@@ -122,11 +125,13 @@ def test_servegen_composer_output_exports(tmp_path):
 
 def _poisson(rate_rps: float, n: int, seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "arrival_s": np.cumsum(rng.exponential(1.0 / rate_rps, n)),
-        "input_tokens": rng.integers(1, 4000, n),
-        "output_tokens": rng.integers(1, 500, n),
-    })
+    return pd.DataFrame(
+        {
+            "arrival_s": np.cumsum(rng.exponential(1.0 / rate_rps, n)),
+            "input_tokens": rng.integers(1, 4000, n),
+            "output_tokens": rng.integers(1, 500, n),
+        }
+    )
 
 
 def test_burstgpt_csv_keeps_sub_second_times_by_default(tmp_path):
@@ -195,8 +200,12 @@ def test_export_range_checks_before_writing(tmp_path, column, value, message):
 
 def test_export_refuses_to_overwrite_unless_asked(tmp_path):
     df = _poisson(1.0, 10, seed=6)
-    for write in (export.to_burstgpt_csv, export.to_mooncake_jsonl, export.to_timestamped_csv,
-                  export.to_timestamped_jsonl):
+    for write in (
+        export.to_burstgpt_csv,
+        export.to_mooncake_jsonl,
+        export.to_timestamped_csv,
+        export.to_timestamped_jsonl,
+    ):
         target = tmp_path / f"{write.__name__}.out"
         target.write_text("the user's file\n")
         with pytest.raises(FileExistsError, match="overwrite=True"):

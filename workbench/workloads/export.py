@@ -86,7 +86,9 @@ def _prepare(df: pd.DataFrame, path: str | os.PathLike, overwrite: bool) -> Path
         v = df[col].to_numpy(dtype=float)
         if (v > MAX_TOKENS).any():
             i = _first_bad(v > MAX_TOKENS)
-            raise ValueError(f"df.{col} must be at most 2**53 ({MAX_TOKENS}) to be written exactly; row {i} is {v[i]!r}")
+            raise ValueError(
+                f"df.{col} must be at most 2**53 ({MAX_TOKENS}) to be written exactly; row {i} is {v[i]!r}"
+            )
     if not isinstance(overwrite, bool):
         raise TypeError(f"overwrite must be a bool, got {type(overwrite).__name__}")
     p = Path(path).expanduser()
@@ -353,9 +355,7 @@ def to_timestamped_jsonl(df: pd.DataFrame, path: str | os.PathLike, *, overwrite
     p = _prepare(df, path, overwrite)
     out = _plain(df)
     for c in out.columns:
-        if isinstance(out[c].dtype, pd.CategoricalDtype) or out[c].dtype == "string":
-            out[c] = out[c].astype(object).where(out[c].notna(), None)
-        elif out[c].dtype == "boolean":
+        if isinstance(out[c].dtype, pd.CategoricalDtype) or out[c].dtype in ("string", "boolean"):
             out[c] = out[c].astype(object).where(out[c].notna(), None)
     with atomic_path(p, overwrite=overwrite) as tmp:
         out.to_json(tmp, orient="records", lines=True)
