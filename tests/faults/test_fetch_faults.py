@@ -160,3 +160,10 @@ def test_cli_network_error_is_one_line(real_file, fault_server, tmp_path, capsys
     )
     err = capsys.readouterr().err.strip()
     assert rc == 2 and err.count("\n") == 0 and "HTTP 404" in err and fault_server.base in err
+
+
+def test_stall_before_any_byte_leaves_no_empty_partial(real_file, fault_server, tmp_path):
+    ds, f, _ = real_file
+    with pytest.raises(data.DownloadError, match="no data for 0.3 s after 0 bytes"):
+        data.fetch(ds, [f.name], dest=tmp_path, base_url=fault_server.url("stall-0"), timeout_s=0.3, retries=0, **FAST)
+    assert list(_folder(tmp_path, ds).iterdir()) == []  # before: a 0-byte .part after a raw TimeoutError
