@@ -1,11 +1,13 @@
 """``workbench.data.fetch`` against a local HTTP server on 127.0.0.1 (loopback only): a good file, a corrupted one,
-resume with HTTP Range, restart when the server ignores Range, and the registry's checksums against the shared data."""
+resume with HTTP Range, restart when the server ignores Range, the trust-on-first-use record, and the registry's
+checksums against the shared data. Fault injection with real dataset bytes is in ``tests/faults/``."""
 
 from __future__ import annotations
 
 import hashlib
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -17,11 +19,11 @@ CORRUPT = GOOD[:5000] + b"X" + GOOD[5001:]
 
 
 class _Handler(BaseHTTPRequestHandler):
-    files: dict[str, bytes] = {}
+    files: ClassVar[dict[str, bytes]] = {}
     honour_range = True
-    requests: list[tuple[str, str | None]] = []
+    requests: ClassVar[list[tuple[str, str | None]]] = []
 
-    def do_GET(self):  # noqa: N802 - http.server API
+    def do_GET(self):
         name = self.path.lstrip("/").split("/")[-1]
         type(self).requests.append((name, self.headers.get("Range")))
         body = self.files.get(name)
@@ -92,12 +94,11 @@ def test_fetch_good_file_verifies(server, tmp_path):
     assert len(_Handler.requests) == n
 
 
-def test_fetch_corrupt_file_deletes_partial_and_says_so(server, tmp_path, capsys):
-    with pytest.raises(data.ChecksumError, match="deleted the partial file"):
+def test_fetch_corrupt_file_deletes_partial_and_says_so(server, tmp_path):
+    with pytest.raises(data.ChecksumError, match=r"bad\.bin from .*sha256 mismatch.*deleted the partial file"):
         data.fetch(_dataset(server), ["bad.bin"], dest=tmp_path, progress=False)
     assert not (tmp_path / "loop" / "bad.bin.part").exists()
     assert not (tmp_path / "loop" / "bad.bin").exists()
-    assert "sha256 mismatch for bad.bin" in capsys.readouterr().err
 
 
 def test_fetch_resumes_with_range(server, tmp_path, capsys):
@@ -186,3 +187,23 @@ def test_registry_checksums_match_shared_copies(name):
         path = need_data(ds.relpath(f.name))
         assert path.stat().st_size == f.size_bytes
         assert data.sha256_file(path) == f.sha256
+
+
+def test_trust_on_first_use_record_is_shown_in_data_list(server, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    monkeypatch.setitem(data.REGISTRY, "loopback", _dataset(server))
+    sha = hashlib.sha256(GOOD).hexdigest()
+    assert cli_main(["data", "list"]) == 0
+    assert "unpublished.bin (no published checksum, none recorded yet: fetch records one, trust on first use)" in (
+        capsys.readouterr().out
+    )
+    (path,) = data.fetch("loopback", ["unpublished.bin"], progress=False, quiet=True)
+    assert data.sidecar_path(path).read_text() == f"{sha}  unpublished.bin\n"
+    assert cli_main(["data", "list"]) == 0
+    assert f"unpublished.bin (no published checksum; sha256 {sha[:12]}... recorded on first fetch" in (
+        capsys.readouterr().out
+    )
+    data.sidecar_path(path).unlink()  # a copy placed by hand gets its record on the next fetch, without a download
+    n = len(_Handler.requests)
+    data.fetch("loopback", ["unpublished.bin"], progress=False, quiet=True)
+    assert len(_Handler.requests) == n and data.recorded_sha256(path) == sha

@@ -14,14 +14,19 @@
     Show the data search path.
 ``workbench data list``
     List the dataset registry: each dataset's files, where they are found on the search path, license and upstream.
-``workbench data fetch NAME [--file F ...] [--dest DIR] [--base-url URL] [--force] [--no-progress]``
-    Download a registered dataset from upstream with a progress bar, resuming a partial download, and verify its
-    sha256 (a mismatch deletes the partial file and says so).
+``workbench data fetch NAME [--file F ...] [--dest DIR] [--base-url URL] [--force] [--no-progress] [--timeout S]``
+    Download a registered dataset from upstream with a progress bar, resuming a dropped or stalled download, and
+    verify its size and sha256 (a mismatch deletes the partial file and says so); files with no published checksum
+    get a trust-on-first-use sha256 record.
+
+Path arguments are checked before any work starts; errors (bad arguments, network failures, a full disk) are one
+line on stderr and exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -29,10 +34,26 @@ from pathlib import Path
 __all__ = ["main"]
 
 
+def _out_dir(option: str, value: str) -> Path:
+    """Check that ``value`` can be an output directory (an existing directory, or creatable) before any work."""
+    p = Path(value).expanduser()
+    if p.exists() and not p.is_dir():
+        raise NotADirectoryError(f"{option} {value!r} exists and is not a directory")
+    parent = p
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise NotADirectoryError(f"{option} {value!r}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PermissionError(f"{option} {value!r}: {parent} is not writable")
+    return p
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from . import reproductions as rep
     from .viz.export import write_figures
 
+    out = _out_dir("--out", args.out)
     scale = "quick" if args.quick else "full"
     registry = rep.load_all()
     if args.paper:
@@ -41,7 +62,6 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     results = rep.run_claims(args.paper, scale, progress=True)
     frame = rep.scoreboard_frame(results)
     with_pd_options(lambda: print("\n" + frame.to_string(index=False, max_colwidth=70) + "\n"))
-    out = Path(args.out)
     json_path, md_path = rep.write_scoreboard(results, out)
     print(f"scoreboard: {json_path}  {md_path}")
     figs = {}
@@ -100,21 +120,22 @@ def _cmd_data_list(args: argparse.Namespace) -> int:
             continue
         for f in ds.files:
             where = data.find(ds.relpath(f.name))
-            check = f"sha256 {f.sha256[:12]}..." if f.sha256 else "no published checksum"
-            print(f"  - {f.name} ({check}): {where if where else 'not on the search path'}")
+            print(f"  - {f.name} ({data.checksum_status(f, where)}): {where if where else 'not on the search path'}")
     return 0
 
 
 def _cmd_data_fetch(args: argparse.Namespace) -> int:
     from . import data
 
+    dest = _out_dir("--dest", args.dest) if args.dest is not None else None
     paths = data.fetch(
         args.name,
         args.file or None,
-        dest=args.dest,
+        dest=dest,
         base_url=args.base_url,
         progress=not args.no_progress,
         force=args.force,
+        timeout_s=args.timeout,
     )
     for p in paths:
         print(p)
@@ -176,7 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     dp.add_argument("--file", action="append", help="only this file of the dataset (repeatable)")
     dp.add_argument("--dest", default=None, help="root directory (default: first $WORKBENCH_DATA dir or the cache)")
     dp.add_argument("--base-url", default=None, help="mirror URL directory replacing the upstream one")
-    dp.add_argument("--force", action="store_true", help="download even if a verified copy exists")
+    dp.add_argument("--force", action="store_true", help="download again even if a verified copy exists")
+    dp.add_argument("--timeout", type=float, default=60.0, help="seconds without data before a retry (default 60)")
     dp.add_argument("--no-progress", action="store_true", help="no progress bar")
     dp.set_defaults(func=_cmd_data_fetch)
     return parser
@@ -187,9 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError, ConnectionError) as exc:
-        print(f"workbench: error: {exc}", file=sys.stderr)
+    except (ValueError, OSError) as exc:  # OSError: network (ConnectionError), paths, a full disk
+        print(f"workbench: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("workbench: interrupted (a partial download is kept and resumed by the next fetch)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,6 +8,9 @@ Data files are looked up, in order, in
 
 Upstream traces are never committed to the repository; they are read in place from the search path.
 
+The module is longer than ~500 lines only because of the registry's entries (data, not logic); the HTTP transfer
+behind :func:`fetch` is in :mod:`workbench._download` and the caches in :mod:`workbench.cache`.
+
 Examples
 --------
 >>> from workbench import data
@@ -19,13 +22,13 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import os
-import sys
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import _validate as V
+from . import cache as _cache
+from ._download import ChecksumError, DownloadError, check_complete, download, say
 
 __all__ = [
     "PROJECT_ROOT",
@@ -41,7 +44,13 @@ __all__ = [
     "fetch",
     "data_home",
     "sha256_file",
+    "sidecar_path",
+    "recorded_sha256",
+    "registry_file",
+    "verify_file",
+    "checksum_status",
     "ChecksumError",
+    "DownloadError",
 ]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -85,11 +94,9 @@ def require(relpath: str | os.PathLike, *, hint: str = "") -> Path:
 
 
 def cache_dir() -> Path:
-    """Directory for derived caches (parquet copies of parsed traces, ...): ``$WORKBENCH_CACHE`` or
-    ``~/.cache/workbench``. Created on first use."""
-    d = Path(os.environ.get("WORKBENCH_CACHE", Path.home() / ".cache" / "workbench")).expanduser()
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    """Directory for derived caches: ``$WORKBENCH_CACHE`` or ``~/.cache/workbench`` (:func:`workbench.cache.cache_dir`,
+    where every cache lives). Created on first use."""
+    return _cache.cache_dir()
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -332,10 +339,6 @@ def dataset(name: str) -> Dataset:
     return REGISTRY[name]
 
 
-class ChecksumError(ValueError):
-    """A downloaded file does not match its registered sha256 (the partial file has been deleted)."""
-
-
 def data_home() -> Path:
     """Where :func:`fetch` writes by default: the first ``$WORKBENCH_DATA`` directory, else
     ``cache_dir()/"data"`` (add that to ``WORKBENCH_DATA`` to put it on the search path)."""
@@ -345,63 +348,92 @@ def data_home() -> Path:
     return d
 
 
-def sha256_file(path: str | os.PathLike, chunk_bytes: int = 1 << 20) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk_bytes):
-            h.update(block)
-    return h.hexdigest()
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file (remembered while the file is unchanged: :func:`workbench.cache.fingerprint`)."""
+    return _cache.fingerprint(path)
 
 
-def _say(msg: str, quiet: bool) -> None:
-    if not quiet:
-        print(msg, file=sys.stderr)
+# ----------------------------------------------------------------------------------------------------------------------
+# Trust on first use: a sha256 sidecar for files whose upstream publishes no checksum
+# ----------------------------------------------------------------------------------------------------------------------
 
 
-def _download(url: str, part: Path, *, expected_size: int | None, progress: bool, timeout_s: float, label: str) -> str:
-    """Download ``url`` into ``part``, resuming from its current size with an HTTP Range request when the server
-    honours it (206) and restarting from zero when it does not (200). Returns ``"resumed"`` or ``"restarted"`` or
-    ``"complete"`` (the server said the range is past the end: the partial file is already whole)."""
-    from tqdm.auto import tqdm
+def sidecar_path(path: str | os.PathLike) -> Path:
+    """The trust-on-first-use record of ``path``: ``<path>.sha256`` in ``sha256sum`` format."""
+    p = Path(path)
+    return p.with_name(p.name + ".sha256")
 
-    have = part.stat().st_size if part.exists() else 0
-    req = urllib.request.Request(url, headers={"User-Agent": "workbench-data-fetch"})
-    if have:
-        req.add_header("Range", f"bytes={have}-")
+
+def recorded_sha256(path: str | os.PathLike) -> str | None:
+    """The sha256 recorded for ``path`` on its first download (``None`` when there is no record)."""
     try:
-        resp = urllib.request.urlopen(req, timeout=timeout_s)  # noqa: S310 - URLs come from the registry or the user
-    except urllib.error.HTTPError as exc:
-        if exc.code == 416 and have:
-            return "complete"
-        raise ConnectionError(f"download of {url} failed: HTTP {exc.code} {exc.reason}") from None
-    except urllib.error.URLError as exc:
-        raise ConnectionError(f"download of {url} failed: {exc.reason}") from None
-    with resp:
-        status = getattr(resp, "status", 200)
-        if status == 206 and have:
-            mode, how = "ab", "resumed"
-        else:
-            mode, how, have = "wb", "restarted" if have else "new", 0
-        length = resp.headers.get("Content-Length")
-        total = have + int(length) if length is not None else expected_size
-        with (
-            open(part, mode) as out,
-            tqdm(
-                total=total,
-                initial=have,
-                unit="B",
-                unit_scale=True,
-                unit_divisor=1024,
-                desc=label,
-                disable=not progress,
-                file=sys.stderr,
-            ) as bar,
-        ):
-            while block := resp.read(1 << 16):
-                out.write(block)
-                bar.update(len(block))
-    return how
+        words = sidecar_path(path).read_text().split()
+    except OSError:
+        return None
+    return words[0].lower() if words and len(words[0]) == 64 else None
+
+
+def _record_sha256(path: Path, digest: str) -> None:
+    with _cache.atomic_path(sidecar_path(path)) as tmp:
+        tmp.write_text(f"{digest}  {path.name}\n")
+
+
+def registry_file(path: str | os.PathLike) -> DatasetFile | None:
+    """The registry entry of a file found as ``<search dir>/<dataset directory>/<name>``, or ``None``."""
+    p = Path(path)
+    for ds in REGISTRY.values():
+        if ds.kind == "files" and p.parent.name == Path(ds.directory).name:
+            for f in ds.files:
+                if f.name == p.name:
+                    return f
+    return None
+
+
+def verify_file(path: str | os.PathLike) -> str:
+    """Check ``path`` against its registry sha256, or else against the sha256 recorded on its first download;
+    return its sha256. Raises :class:`ChecksumError` naming the file on a mismatch.
+
+    Made for loaders to call on every use, so that a file that changed after it was fetched is an error rather than
+    silently different data. The hash is :func:`workbench.cache.fingerprint` (computed once per process for an
+    unchanged file; the cache key needs it anyway).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
+    >>> _ = p.write_bytes(b"a")
+    >>> verify_file(p)[:12]
+    'ca978112ca1b'
+    """
+    p = Path(path)
+    digest = _cache.fingerprint(p)
+    f = registry_file(p)
+    if f is not None and f.sha256 is not None:
+        if digest != f.sha256:
+            raise ChecksumError(f"{p} does not match the registry: sha256 {digest}, expected {f.sha256}")
+        return digest
+    recorded = recorded_sha256(p)
+    if recorded is not None and recorded != digest:
+        raise ChecksumError(
+            f"{p} changed since it was downloaded: sha256 {digest}, recorded {recorded} in {sidecar_path(p)} "
+            "(trust on first use); fetch it again with --force, or delete the record to accept the new contents"
+        )
+    return digest
+
+
+def checksum_status(f: DatasetFile, where: Path | None) -> str:
+    """How ``f`` is verified, for ``workbench data list``: published sha256, recorded on first use, or neither yet."""
+    if f.sha256:
+        return f"published sha256 {f.sha256[:12]}..."
+    recorded = recorded_sha256(where) if where is not None else None
+    if recorded is None:
+        return "no published checksum, none recorded yet: fetch records one, trust on first use"
+    return f"no published checksum; sha256 {recorded[:12]}... recorded on first fetch, trust on first use"
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Fetch
+# ----------------------------------------------------------------------------------------------------------------------
 
 
 def fetch(
@@ -413,15 +445,22 @@ def fetch(
     progress: bool = True,
     force: bool = False,
     timeout_s: float = 60.0,
+    retries: int = 5,
+    backoff_s: float = 1.0,
     quiet: bool = False,
 ) -> list[Path]:
-    """Download a registered dataset from its upstream location and verify each file's sha256.
+    """Download a registered dataset from its upstream location, verify it, and record what it was.
 
-    Each file is written to ``<dest>/<directory>/<file>.part`` and renamed when complete and verified. An interrupted
-    download resumes from the partial file (HTTP Range) when the server allows it and restarts cleanly when it does
-    not. A checksum mismatch deletes the partial file, says so, and raises :class:`ChecksumError`; running ``fetch``
-    again starts over. A file already present and verified is not downloaded again (``force=True`` does).
-    Files whose upstream publishes no checksum are downloaded and their sha256 is printed, marked unverified.
+    Each file is written to ``<dest>/<directory>/<file>.part`` and renamed into place only when complete and
+    verified, so an existing file is never replaced by a worse one. Verification: the byte count against the
+    server's ``Content-Length`` and the registry's ``size_bytes``, then the registry's sha256. A connection that
+    drops or stalls (no data for ``timeout_s``) keeps the ``.part`` and resumes it with an HTTP Range request, with
+    bounded retries and exponential backoff; a server that ignores Range restarts it from zero. Wrong bytes (size or
+    checksum mismatch once complete) delete the ``.part`` and raise :class:`ChecksumError`.
+
+    Files whose upstream publishes no checksum get a *trust on first use* record: the sha256 of the first download
+    is written to ``<file>.sha256`` and every later ``fetch`` (and :func:`verify_file`, which loaders call) checks
+    the file against it. ``workbench data list`` shows which files are verified which way.
 
     Parameters
     ----------
@@ -436,9 +475,13 @@ def fetch(
     progress : bool
         Show a progress bar (tqdm, on stderr).
     force : bool
-        Download even if a verified copy exists.
+        Download even if a verified copy exists (the copy is replaced only once the new one is verified).
     timeout_s : float
-        Socket timeout in seconds.
+        Longest wait for the server to answer or send the next block, in seconds.
+    retries : int
+        Consecutive attempts without progress allowed after a drop, stall or HTTP 5xx before giving up.
+    backoff_s : float
+        Wait before the first retry; doubled for each further one (at most 30 s).
     quiet : bool
         Do not print status lines.
 
@@ -458,6 +501,9 @@ def fetch(
             f"dataset {ds.name!r} is a directory of {ds.upstream} and is not fetched file by file: {ds.notes}"
         )
     wanted = list(ds.files) if files is None else [ds.file(f) for f in files]
+    timeout_s = V.positive("timeout_s", timeout_s)
+    retries = V.integer("retries", retries, minimum=0)
+    backoff_s = V.nonnegative("backoff_s", backoff_s)
     root = Path(dest).expanduser() if dest is not None else data_home()
     folder = root / ds.directory
     folder.mkdir(parents=True, exist_ok=True)
@@ -467,35 +513,58 @@ def fetch(
         target = folder / f.name
         part = folder / (f.name + ".part")
         if target.exists() and not force:
-            if f.sha256 is None or sha256_file(target) == f.sha256:
-                _say(f"{target}: already present" + ("" if f.sha256 else " (no published checksum)"), quiet)
-                out.append(target)
-                continue
-            raise ChecksumError(
-                f"{target} exists but its sha256 does not match the registry ({f.sha256}); "
-                "delete it or fetch with force=True (`workbench data fetch --force`)"
-            )
-        if force and target.exists():
-            target.unlink()
-        how = _download(url, part, expected_size=f.size_bytes, progress=progress, timeout_s=timeout_s, label=f.name)
-        if how in ("resumed", "restarted"):
-            _say(f"{f.name}: {how} the partial download {part}", quiet)
-        got = sha256_file(part)
-        if f.sha256 is not None and got != f.sha256:
-            size = part.stat().st_size
+            out.append(_already_present(target, f, quiet))
+            continue
+        total, log = download(url, part, label=f.name, expected_size=f.size_bytes, timeout_s=timeout_s,
+                              retries=retries, backoff_s=backoff_s, progress=progress, quiet=quiet)
+        for how in ("resumed", "restarted"):
+            if how in log:
+                say(f"{f.name}: {how} the partial download {part}", quiet)
+        got = check_complete(part, url, total, size_bytes=f.size_bytes, sha256=f.sha256)
+        recorded = recorded_sha256(target) if f.sha256 is None else None
+        if recorded is not None and recorded != got:
             part.unlink()
-            msg = (
-                f"sha256 mismatch for {f.name} from {url}: expected {f.sha256}, got {got} ({size} bytes); "
-                f"deleted the partial file {part}. Run fetch again to restart the download."
+            raise ChecksumError(
+                f"{f.name} from {url} changed upstream since its first download: sha256 {got}, recorded {recorded} "
+                f"in {sidecar_path(target)}; kept {target} as it was and deleted the new download. Delete the record "
+                "to accept the new contents."
             )
-            _say(msg, quiet)
-            raise ChecksumError(msg)
-        part.replace(target)
+        with open(part, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(part, target)
         if f.sha256 is None:
-            _say(f"{target}: downloaded, sha256 {got} (unverified: upstream publishes no checksum)", quiet)
+            _record_sha256(target, got)
+            say(f"{target}: downloaded ({target.stat().st_size} bytes), sha256 {got} recorded in "
+                 f"{sidecar_path(target).name} (no published checksum: trust on first use)", quiet)
         else:
-            _say(f"{target}: downloaded and verified (sha256 {got[:12]}...)", quiet)
+            say(f"{target}: downloaded and verified (sha256 {got[:12]}...)", quiet)
         out.append(target)
     if dest is None and not any(root.resolve() == d for d in search_path()):
-        _say(f"note: {root} is not on the data search path; export WORKBENCH_DATA={root}", quiet)
+        say(f"note: {root} is not on the data search path; export WORKBENCH_DATA={root}", quiet)
     return out
+
+
+def _already_present(target: Path, f: DatasetFile, quiet: bool) -> Path:
+    """Verify a file already at ``target`` (published sha256 and size, else the first-use record, which is written
+    now if missing) without downloading it again."""
+    got = _cache.fingerprint(target)
+    if f.sha256 is not None:
+        if got != f.sha256 or (f.size_bytes is not None and target.stat().st_size != f.size_bytes):
+            raise ChecksumError(
+                f"{target} exists but does not match the registry (sha256 {f.sha256}); "
+                "delete it or fetch with force=True (`workbench data fetch --force`)"
+            )
+        say(f"{target}: already present and verified", quiet)
+        return target
+    recorded = recorded_sha256(target)
+    if recorded is None:
+        _record_sha256(target, got)
+        say(f"{target}: already present; sha256 {got} recorded (no published checksum: trust on first use)", quiet)
+    elif recorded != got:
+        raise ChecksumError(
+            f"{target} changed since its first download: sha256 {got}, recorded {recorded} in {sidecar_path(target)}; "
+            "fetch with force=True to download it again, or delete the record to accept the new contents"
+        )
+    else:
+        say(f"{target}: already present (sha256 matches the record from its first download)", quiet)
+    return target

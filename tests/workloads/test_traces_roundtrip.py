@@ -1,5 +1,5 @@
-"""Property tests: any valid request table survives export -> load unchanged (BurstGPT CSV at 1 s resolution,
-Mooncake JSONL at 1 ms), and any single corrupted row is reported at its line."""
+"""Property tests: any valid request table survives export -> load unchanged (BurstGPT CSV at 1 ms by default and
+floored to 1 s when asked, Mooncake JSONL at 1 ms), and any single corrupted row is reported at its line."""
 
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ def tables(draw):
 def test_burstgpt_csv_round_trip(df):
     with tempfile.TemporaryDirectory() as d:
         back = traces.load_burstgpt(export.to_burstgpt_csv(df, Path(d) / "b.csv"), cache=False)
-    np.testing.assert_array_equal(back["arrival_s"], np.floor(df["arrival_s"]))
+        whole = traces.load_burstgpt(export.to_burstgpt_csv(df, Path(d) / "s.csv", time_resolution_s=1.0), cache=False)
+    np.testing.assert_allclose(back["arrival_s"], df["arrival_s"], atol=1e-9)
+    np.testing.assert_array_equal(whole["arrival_s"], np.floor(df["arrival_s"]))
     np.testing.assert_array_equal(back["input_tokens"], df["input_tokens"])
     np.testing.assert_array_equal(back["failed"].to_numpy(dtype=bool), df["output_tokens"].to_numpy() == 0)
     assert back["model"].astype(str).tolist() == df["model"].tolist()

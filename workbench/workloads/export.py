@@ -9,12 +9,20 @@ a loaded trace, the BurstGPT-style generator or the ServeGen composer (``client_
   Type``). vLLM's ``vllm bench serve --dataset-name burstgpt`` takes its request/response lengths from this file
   (its loader keeps only ``Model == "GPT-4"`` rows with positive response tokens and samples them, and arrival times
   come from ``--request-rate`` and ``--burstiness``, not from the timestamps); AIPerf's ``burst_gpt_trace`` dataset
-  type replays the ``Timestamp`` column.
+  type replays the ``Timestamp`` column (in seconds, multiplied by 1000; so sub-second times are kept by default).
 * :func:`to_mooncake_jsonl` -- Mooncake-style JSONL (``timestamp`` in integer milliseconds, ``input_length``,
-  ``output_length`` and, when present, ``hash_ids``): AIPerf's ``--custom-dataset-type mooncake_trace`` with
-  ``--fixed-schedule`` sends each request at its timestamp.
+  ``output_length`` and ``hash_ids``, the table's own or synthetic prefix blocks with ``hash_block_tokens``):
+  AIPerf's ``--custom-dataset-type mooncake_trace`` with ``--fixed-schedule`` sends each request at its timestamp;
+  vLLM's timed-trace loader builds each prompt from its ``hash_ids`` (without them the prompts are empty), replayed
+  with ``--timed-trace-chunk-hash-size 512 --timed-trace-sec-multiplier 0.001`` for 512-token blocks and
+  millisecond timestamps.
 * :func:`to_timestamped_csv` / :func:`to_timestamped_jsonl` -- every schema column (times in seconds), for the
   workbench's own round trips and for tools that take a plain table.
+
+Every exporter checks the table before writing (schema, arrival times in ``[0, MAX_ARRIVAL_S]``, token counts at
+most :data:`MAX_TOKENS`, so no integer conversion can wrap), refuses to replace an existing file unless
+``overwrite=True``, and writes atomically (a temporary file in the destination directory, flushed, fsynced and
+renamed): a failure mid-write (a full disk) leaves the previous file untouched and no partial file behind.
 
 Examples
 --------
@@ -33,20 +41,61 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .. import _validate as V
+from ..cache import atomic_path
 from .schema import validate_requests
 
-__all__ = ["to_burstgpt_csv", "to_mooncake_jsonl", "to_timestamped_csv", "to_timestamped_jsonl"]
+__all__ = [
+    "MAX_ARRIVAL_S",
+    "MAX_TOKENS",
+    "to_burstgpt_csv",
+    "to_mooncake_jsonl",
+    "to_timestamped_csv",
+    "to_timestamped_jsonl",
+    "synthetic_hash_ids",
+]
+
+#: Largest arrival time written: integer milliseconds stay exact in a float64 up to 2**53.
+MAX_ARRIVAL_S = 2.0**53 / 1000.0
+#: Largest token count written (exact as float64; a sum of two stays far from the int64 limit).
+MAX_TOKENS = 2**53
 
 _LOG_TYPE_NAMES = {"conversation": "Conversation log", "api": "API log"}
 
 
-def _prepare(df: pd.DataFrame, path: str | os.PathLike) -> Path:
+def _first_bad(mask: np.ndarray) -> int:
+    return int(np.argmax(mask))
+
+
+def _prepare(df: pd.DataFrame, path: str | os.PathLike, overwrite: bool) -> Path:
+    """Validate ``df`` and ``path`` before any work: schema, value ranges, and an existing file."""
     validate_requests(df)
     if len(df) == 0:
         raise ValueError("df must have at least one request to export")
+    t = df["arrival_s"].to_numpy(dtype=float)
+    bad = (t < 0) | (t > MAX_ARRIVAL_S)
+    if bad.any():
+        i = _first_bad(bad)
+        raise ValueError(
+            f"df.arrival_s must be in [0, {MAX_ARRIVAL_S:.6g}] s to be written exactly; row {i} is {t[i]!r} "
+            "(shift the table so that it starts at 0)"
+        )
+    for col in ("input_tokens", "output_tokens"):
+        v = df[col].to_numpy(dtype=float)
+        if (v > MAX_TOKENS).any():
+            i = _first_bad(v > MAX_TOKENS)
+            raise ValueError(
+                f"df.{col} must be at most 2**53 ({MAX_TOKENS}) to be written exactly; row {i} is {v[i]!r}"
+            )
+    if not isinstance(overwrite, bool):
+        raise TypeError(f"overwrite must be a bool, got {type(overwrite).__name__}")
     p = Path(path).expanduser()
+    if p.is_dir():
+        raise IsADirectoryError(f"path {str(p)!r} is a directory; give a file name")
+    if p.exists() and not overwrite:
+        raise FileExistsError(f"{p} exists; pass overwrite=True (CLI: --force) to replace it")
     p.parent.mkdir(parents=True, exist_ok=True)
     return p
 
@@ -66,14 +115,20 @@ def _labels(df: pd.DataFrame, col: str, fill: str, mapping: dict | None = None) 
     return s.to_numpy(dtype=object)
 
 
+def _seconds_text(t: np.ndarray) -> np.ndarray:
+    """Seconds with millisecond precision and no trailing zeros (``5``, ``5.25``, ``5.001``)."""
+    return pd.Series(np.round(t, 3)).map("{:.3f}".format).str.rstrip("0").str.rstrip(".").to_numpy(dtype=object)
+
+
 def to_burstgpt_csv(
     df: pd.DataFrame,
     path: str | os.PathLike,
     *,
-    time_resolution_s: float | None = 1.0,
+    time_resolution_s: float | None = None,
     model: str = "GPT-4",
     log_type: str = "API log",
     line_terminator: str = "\n",
+    overwrite: bool = False,
 ) -> Path:
     """Write ``df`` as a BurstGPT v1 CSV.
 
@@ -82,14 +137,19 @@ def to_burstgpt_csv(
     df : DataFrame
         A request table (any source).
     path : path
+        The file to write (its directory is created).
     time_resolution_s : float or None
-        Floor timestamps to this resolution (1.0: whole seconds, as BurstGPT; the integer form is written). ``None``
-        writes seconds with millisecond precision (AIPerf reads fractional seconds).
+        ``None`` (default) writes seconds with millisecond precision, trailing zeros dropped (``5``, ``5.25``):
+        AIPerf's ``burst_gpt_trace`` multiplies the column by 1000, so floored times would replay a 100 req/s
+        stream as one burst per second. A number floors timestamps to that resolution; ``1.0`` writes integer
+        seconds, as the release files do.
     model, log_type : str
         Fill for rows or tables without ``model`` / ``log_type``. ``"GPT-4"`` is the default because vLLM's BurstGPT
         loader keeps only GPT-4 rows; workbench labels ``conversation``/``api`` become ``Conversation log``/``API log``.
     line_terminator : str
         ``"\\n"`` or ``"\\r\\n"`` (the release files use CRLF).
+    overwrite : bool
+        Replace an existing file (otherwise :class:`FileExistsError`).
 
     Returns
     -------
@@ -98,27 +158,29 @@ def to_burstgpt_csv(
     Examples
     --------
     >>> import pandas as pd, tempfile, pathlib
-    >>> df = pd.DataFrame({"arrival_s": [5.7, 45.2], "input_tokens": [472, 1087], "output_tokens": [18, 0]})
+    >>> df = pd.DataFrame({"arrival_s": [5.7, 45.25], "input_tokens": [472, 1087], "output_tokens": [18, 0]})
     >>> p = to_burstgpt_csv(df, pathlib.Path(tempfile.mkdtemp()) / "b.csv")
     >>> print(p.read_text(), end="")
     Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type
+    5.7,GPT-4,472,18,490,API log
+    45.25,GPT-4,1087,0,1087,API log
+    >>> print(to_burstgpt_csv(df, p, time_resolution_s=1.0, overwrite=True).read_text().splitlines()[1])
     5,GPT-4,472,18,490,API log
-    45,GPT-4,1087,0,1087,API log
     """
-    p = _prepare(df, path)
+    p = _prepare(df, path, overwrite)
     V.one_of("line_terminator", line_terminator, ("\n", "\r\n"))
     t = df["arrival_s"].to_numpy(dtype=float)
     if time_resolution_s is None:
-        ts = pd.Series(np.round(t, 3)).map("{:.3f}".format)
+        ts = _seconds_text(t)
     else:
         r = V.positive("time_resolution_s", time_resolution_s)
         q = np.floor(t / r + 1e-9) * r
-        ts = pd.Series(q.astype(np.int64)) if r == 1.0 else pd.Series(np.round(q, 6))
+        ts = q.astype(np.int64) if r == 1.0 else _seconds_text(q)
     req = df["input_tokens"].to_numpy(dtype=np.int64)
     resp = df["output_tokens"].to_numpy(dtype=np.int64)
     out = pd.DataFrame(
         {
-            "Timestamp": ts.to_numpy(),
+            "Timestamp": ts,
             "Model": _labels(df, "model", model),
             "Request tokens": req,
             "Response tokens": resp,
@@ -126,24 +188,102 @@ def to_burstgpt_csv(
             "Log Type": _labels(df, "log_type", log_type, _LOG_TYPE_NAMES),
         }
     )
-    out.to_csv(p, index=False, lineterminator=line_terminator)
+    with atomic_path(p, overwrite=overwrite) as tmp:
+        out.to_csv(tmp, index=False, lineterminator=line_terminator)
     return p
 
 
-def to_mooncake_jsonl(df: pd.DataFrame, path: str | os.PathLike, *, hash_ids: bool = True) -> Path:
-    """Write ``df`` as Mooncake-style JSONL: ``timestamp`` (ms, integer), ``input_length``, ``output_length``.
+def synthetic_hash_ids(
+    input_tokens: np.ndarray, block_tokens: int = 512, session: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Prefix-block ids for requests that have none: ``ceil(input_tokens / block_tokens)`` ids per request.
 
-    ``hash_ids`` (prefix-block hashes) are written when the table has them and ``hash_ids=True``. The file loads in
-    :func:`workbench.workloads.traces.load_mooncake` and in AIPerf (``--custom-dataset-type mooncake_trace``).
+    Without ``session`` every block is unique (no two requests share a prefix). With ``session`` (one label per
+    request, NA for none), consecutive requests of a session are taken to share their common prefix, as turns of a
+    conversation do: request *k* reuses the first ``floor(min(input_k-1, input_k) / block_tokens)`` block ids of
+    the previous request of its session (only whole blocks are reusable), and gets new ids for the rest.
+
+    Returns
+    -------
+    offsets, ids : ndarray of int64
+        Request ``i``'s ids are ``ids[offsets[i]:offsets[i + 1]]``.
+
+    Examples
+    --------
+    >>> off, ids = synthetic_hash_ids(np.array([1000, 1500, 10]), 512, session=np.array(["a", "a", None], object))
+    >>> [ids[off[i]:off[i + 1]].tolist() for i in range(3)]
+    [[0, 1], [0, 3, 4], [5]]
+    """
+    block_tokens = V.integer("block_tokens", block_tokens, minimum=1)
+    tokens = np.asarray(input_tokens, dtype=np.int64)
+    n = -(-tokens // block_tokens)
+    offsets = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
+    if session is None:
+        return offsets, np.arange(offsets[-1], dtype=np.int64)
+    codes = pd.factorize(pd.Series(session, dtype=object), use_na_sentinel=True)[0]
+    if len(codes) != len(tokens):
+        raise ValueError(f"session must have one label per request ({len(tokens)}), got {len(codes)}")
+    # Sessions as contiguous runs (stable: arrival order within a session); NA sessions are runs of one.
+    key = np.where(codes >= 0, codes, np.arange(len(codes)) + codes.max() + 1)
+    order = np.argsort(key, kind="stable")
+    k, nt, ns = key[order], tokens[order], n[order]
+    first = np.r_[True, k[1:] != k[:-1]]
+    shared = np.where(first, 0, np.minimum(np.r_[0, nt[:-1]], nt) // block_tokens)
+    base = offsets[order]  # each request's own block slots: [base, base + n)
+    ids_sorted = np.empty(offsets[-1], dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum(ns)])[:-1]
+    pos = np.arange(len(order))
+    for j in range(int(ns.max(initial=0))):  # one pass per block position, vectorized over requests
+        # origin of block j: the last request of the chain that did not inherit it (first of session or shared <= j)
+        origin = np.maximum.accumulate(np.where(shared <= j, pos, -1))
+        has = ns > j
+        ids_sorted[start[has] + j] = base[origin[has]] + j
+    # back to request order
+    q = np.repeat(pos, ns)
+    ids = np.empty_like(ids_sorted)
+    ids[offsets[order[q]] + np.arange(offsets[-1]) - start[q]] = ids_sorted
+    return offsets, ids
+
+
+def to_mooncake_jsonl(
+    df: pd.DataFrame,
+    path: str | os.PathLike,
+    *,
+    hash_ids: bool = True,
+    hash_block_tokens: int | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Write ``df`` as Mooncake-style JSONL: ``timestamp`` (ms, integer), ``input_length``, ``output_length`` and
+    ``hash_ids``.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A request table (any source).
+    path : path
+    hash_ids : bool
+        Write the table's own ``hash_ids`` column when it has one (Mooncake traces: 512-token blocks).
+    hash_block_tokens : int, optional
+        For a table without ``hash_ids``: write synthetic prefix blocks of this many tokens
+        (:func:`synthetic_hash_ids`): unique ids per request, ``ceil(input_tokens / hash_block_tokens)`` of them,
+        shared between consecutive requests of a ``session_id`` where the table has one. vLLM's timed-trace loader
+        builds prompts from ``hash_ids`` only; use 512 with ``--timed-trace-chunk-hash-size 512``.
+    overwrite : bool
+        Replace an existing file (otherwise :class:`FileExistsError`).
+
+    The file loads in :func:`workbench.workloads.traces.load_mooncake` and in AIPerf (``--custom-dataset-type
+    mooncake_trace``).
 
     Examples
     --------
     >>> import pandas as pd, tempfile, pathlib
-    >>> df = pd.DataFrame({"arrival_s": [0.0], "input_tokens": [1], "output_tokens": [2]})
-    >>> to_mooncake_jsonl(df, pathlib.Path(tempfile.mkdtemp()) / "m.jsonl").read_text()
-    '{"timestamp":0,"input_length":1,"output_length":2}\\n'
+    >>> df = pd.DataFrame({"arrival_s": [0.0, 0.25], "input_tokens": [600, 100], "output_tokens": [5, 7]})
+    >>> p = to_mooncake_jsonl(df, pathlib.Path(tempfile.mkdtemp()) / "m.jsonl", hash_block_tokens=512)
+    >>> print(p.read_text(), end="")
+    {"timestamp":0,"input_length":600,"output_length":5,"hash_ids":[0,1]}
+    {"timestamp":250,"input_length":100,"output_length":7,"hash_ids":[2]}
     """
-    p = _prepare(df, path)
+    p = _prepare(df, path, overwrite)
     out = pd.DataFrame(
         {
             "timestamp": np.rint(df["arrival_s"].to_numpy(dtype=float) * 1000.0).astype(np.int64),
@@ -152,8 +292,18 @@ def to_mooncake_jsonl(df: pd.DataFrame, path: str | os.PathLike, *, hash_ids: bo
         }
     )
     if hash_ids and "hash_ids" in df:
+        if hash_block_tokens not in (None, 512):
+            raise ValueError(
+                f"hash_block_tokens must be None or 512 for a table with its own hash_ids (Mooncake's 512-token "
+                f"blocks); got {hash_block_tokens!r}. Drop the hash_ids column to synthesize other blocks."
+            )
         out["hash_ids"] = _lists(df["hash_ids"])
-    out.to_json(p, orient="records", lines=True)
+    elif hash_block_tokens is not None:
+        session = df["session_id"].to_numpy(dtype=object) if "session_id" in df else None
+        offsets, ids = synthetic_hash_ids(out["input_length"].to_numpy(), hash_block_tokens, session)
+        out["hash_ids"] = pa.ListArray.from_arrays(offsets, ids).to_pylist()
+    with atomic_path(p, overwrite=overwrite) as tmp:
+        out.to_json(tmp, orient="records", lines=True)
     return p
 
 
@@ -169,8 +319,10 @@ def _plain(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def to_timestamped_csv(df: pd.DataFrame, path: str | os.PathLike) -> Path:
+def to_timestamped_csv(df: pd.DataFrame, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Write every schema column as CSV with a header (``arrival_s`` in seconds; ``hash_ids`` as a JSON list).
+
+    ``overwrite`` replaces an existing file (otherwise :class:`FileExistsError`).
 
     Examples
     --------
@@ -179,16 +331,19 @@ def to_timestamped_csv(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     >>> to_timestamped_csv(df, pathlib.Path(tempfile.mkdtemp()) / "t.csv").read_text().splitlines()
     ['arrival_s,input_tokens,output_tokens,client_id', '0.5,1,2,7']
     """
-    p = _prepare(df, path)
+    p = _prepare(df, path, overwrite)
     out = _plain(df)
     if "hash_ids" in out:
         out["hash_ids"] = ["[" + ",".join(map(str, v)) + "]" for v in out["hash_ids"]]
-    out.to_csv(p, index=False)
+    with atomic_path(p, overwrite=overwrite) as tmp:
+        out.to_csv(tmp, index=False)
     return p
 
 
-def to_timestamped_jsonl(df: pd.DataFrame, path: str | os.PathLike) -> Path:
+def to_timestamped_jsonl(df: pd.DataFrame, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Write every schema column as JSON lines (``arrival_s`` in seconds, NA as null).
+
+    ``overwrite`` replaces an existing file (otherwise :class:`FileExistsError`).
 
     Examples
     --------
@@ -197,12 +352,11 @@ def to_timestamped_jsonl(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     >>> to_timestamped_jsonl(df, pathlib.Path(tempfile.mkdtemp()) / "t.jsonl").read_text()
     '{"arrival_s":0.5,"input_tokens":1,"output_tokens":2}\\n'
     """
-    p = _prepare(df, path)
+    p = _prepare(df, path, overwrite)
     out = _plain(df)
     for c in out.columns:
-        if isinstance(out[c].dtype, pd.CategoricalDtype) or out[c].dtype == "string":
+        if isinstance(out[c].dtype, pd.CategoricalDtype) or out[c].dtype in ("string", "boolean"):
             out[c] = out[c].astype(object).where(out[c].notna(), None)
-        elif out[c].dtype == "boolean":
-            out[c] = out[c].astype(object).where(out[c].notna(), None)
-    out.to_json(p, orient="records", lines=True)
+    with atomic_path(p, overwrite=overwrite) as tmp:
+        out.to_json(tmp, orient="records", lines=True)
     return p

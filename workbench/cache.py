@@ -1,0 +1,400 @@
+"""The one cache facility: derived files under ``$WORKBENCH_CACHE``, keyed by what the source *contains*.
+
+Every cache the workbench keeps (parquet copies of parsed traces, ``.npz`` arrays of parsed ServeGen pools, in-memory
+memos of either) goes through this module, which guarantees four things:
+
+* **Location.** Cache files live only under :func:`cache_dir` (``$WORKBENCH_CACHE``, default
+  ``~/.cache/workbench``), never beside the source data, whatever that directory's permissions: a shared data
+  directory stays exactly as it was published.
+* **Key.** A cache entry is keyed by the content fingerprint of every source file (:func:`fingerprint`: sha256 of
+  the whole file) plus the parser version. An edit that keeps the size and the modification time still changes the
+  key. sha256 is what ``fetch`` verifies and records, so one hash serves both; its cost is measured in
+  ``benchmarks/bench_cache.py``.
+* **Integrity.** Each cache file has a sidecar ``<file>.sha256`` holding its own sha256. A read verifies it; on any
+  mismatch (a flipped byte, a truncated file, a missing sidecar) the entry is rebuilt with a :class:`CacheWarning`
+  that names the cache file and the source.
+* **Atomicity.** Files are written to a temporary file in the destination directory, flushed, fsynced and renamed
+  over the target (:func:`atomic_path`), so a reader never sees half a file and a failed write leaves the old one.
+
+Within one process the fingerprint of an unchanged file is remembered (keyed by device, inode, size, modification
+and change time); a file whose change time is within :data:`RACY_WINDOW_S` of when it was hashed is always hashed
+again, so an edit made in the same clock tick as the hash is not missed (the "racy" case git guards against too).
+
+Examples
+--------
+>>> import pandas as pd, tempfile, pathlib
+>>> src = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+>>> _ = src.write_text("a,b\\n1,2\\n")
+>>> df = cached_frame(src, 1, lambda: pd.read_csv(src))
+>>> cached_frame(src, 1, lambda: 1 / 0).equals(df)  # served from the cache: build is not called
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "CacheWarning",
+    "RACY_WINDOW_S",
+    "cache_dir",
+    "fingerprint",
+    "cache_key",
+    "atomic_path",
+    "cached_frame",
+    "cached_arrays",
+    "memo",
+    "clear_memo",
+]
+
+#: A file changed less than this long before it was hashed is re-hashed on every use (see the module notes).
+RACY_WINDOW_S = 2.0
+
+_CHUNK_BYTES = 1 << 20
+
+
+class CacheWarning(UserWarning):
+    """A cache entry failed verification and is being rebuilt (the message names the cache file and the source)."""
+
+
+def cache_dir(*parts: str) -> Path:
+    """``$WORKBENCH_CACHE`` (default ``~/.cache/workbench``), or a sub-directory of it; created on first use.
+
+    Examples
+    --------
+    >>> cache_dir("traces").name
+    'traces'
+    """
+    d = Path(os.environ.get("WORKBENCH_CACHE", Path.home() / ".cache" / "workbench")).expanduser()
+    for part in parts:
+        d = d / part
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Content fingerprints
+# ----------------------------------------------------------------------------------------------------------------------
+
+_fp_lock = threading.Lock()
+_fp_memo: dict[tuple[int, int], tuple[tuple[int, int, int], int, str]] = {}
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(_CHUNK_BYTES):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fingerprint(path: str | os.PathLike) -> str:
+    """Hex sha256 of the whole file ``path`` (remembered while the file is unchanged, see the module notes).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x"
+    >>> _ = p.write_bytes(b"abc")
+    >>> fingerprint(p)[:16]
+    'ba7816bf8f01cfea'
+    """
+    p = Path(path)
+    st = p.stat()
+    ident = (st.st_dev, st.st_ino)
+    sig = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    with _fp_lock:
+        known = _fp_memo.get(ident)
+    if known is not None and known[0] == sig and st.st_ctime_ns < known[1] - int(RACY_WINDOW_S * 1e9):
+        return known[2]
+    hashed_at_ns = time.time_ns()
+    digest = _sha256_file(p)
+    after = p.stat()
+    if (after.st_size, after.st_mtime_ns, after.st_ctime_ns) == sig:  # not modified while we read it
+        with _fp_lock:
+            _fp_memo[ident] = (sig, hashed_at_ns, digest)
+    return digest
+
+
+def cache_key(sources: str | os.PathLike | Sequence[str | os.PathLike], parser_version: Any, kind: str = "") -> str:
+    """A 24-hex-digit key from the content of every source file, the parser version and ``kind``.
+
+    The source files' names are part of the key (a renamed file parses to a different ``attrs["source"]``), their
+    directories are not (the same bytes found through another search-path directory share the entry).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x"
+    >>> _ = p.write_bytes(b"abc")
+    >>> cache_key(p, 1) != cache_key(p, 2)
+    True
+    """
+    paths = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    h = hashlib.sha256(json.dumps({"version": str(parser_version), "kind": kind}).encode())
+    for p in paths:
+        h.update(f"{Path(p).name}\0{fingerprint(p)}\0".encode())
+    return h.hexdigest()[:24]
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Atomic writes
+# ----------------------------------------------------------------------------------------------------------------------
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some filesystems refuse fsync on directories
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, *, overwrite: bool = True) -> Iterator[Path]:
+    """Context manager yielding a temporary path in ``path``'s directory; on success the file is fsynced and renamed
+    over ``path``, on any error it is deleted and ``path`` is left as it was.
+
+    ``overwrite=False`` raises :class:`FileExistsError` (before anything is written, and again before the rename)
+    when ``path`` exists. The temporary file is created with the process umask, like a plain ``open``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
+    >>> with atomic_path(target) as tmp:
+    ...     _ = tmp.write_text("done")
+    >>> target.read_text(), sorted(p.name for p in target.parent.iterdir())
+    ('done', ['out.txt'])
+    """
+    target = Path(path)
+    if not overwrite and target.exists():
+        raise FileExistsError(f"{target} exists; pass overwrite=True (CLI: --force) to replace it")
+    directory = target.parent
+    tmp = None
+    for _ in range(100):
+        candidate = directory / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        try:
+            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:  # pragma: no cover - 32 random bits collided
+            continue
+        os.close(fd)
+        tmp = candidate
+        break
+    if tmp is None:  # pragma: no cover
+        raise FileExistsError(f"could not create a temporary file beside {target}")
+    try:
+        yield tmp
+        with open(tmp, "rb+") as fh:
+            fh.flush()
+            os.fsync(fh.fileno())
+        if not overwrite and target.exists():
+            raise FileExistsError(f"{target} appeared while it was being written; pass overwrite=True to replace it")
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(directory)
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Verified cache entries
+# ----------------------------------------------------------------------------------------------------------------------
+
+
+def _sidecar(entry: Path) -> Path:
+    return entry.with_name(entry.name + ".sha256")
+
+
+def _verified(entry: Path, source: str) -> bool:
+    """True if ``entry`` exists and matches its sidecar; warn (naming both paths) and drop it when it does not."""
+    if not entry.exists():
+        return False
+    side = _sidecar(entry)
+    try:
+        recorded = side.read_text().split()[0]
+    except (OSError, IndexError):
+        recorded = None
+    actual = _sha256_file(entry)
+    if recorded == actual:
+        return True
+    why = "has no checksum sidecar" if recorded is None else f"sha256 {actual[:12]}... != recorded {recorded[:12]}..."
+    warnings.warn(
+        f"cache file {entry} for {source} failed verification ({why}); rebuilding it", CacheWarning, stacklevel=4
+    )
+    with contextlib.suppress(OSError):
+        entry.unlink(missing_ok=True)
+        side.unlink(missing_ok=True)
+    return False
+
+
+def _store(entry: Path, write: Callable[[Path], None]) -> None:
+    """Write ``entry`` atomically with ``write(tmp_path)``, then its sidecar. A failure to write leaves no entry."""
+    try:
+        with atomic_path(entry) as tmp:
+            write(tmp)
+        digest = _sha256_file(entry)
+        with atomic_path(_sidecar(entry)) as tmp:
+            tmp.write_text(f"{digest}  {entry.name}\n")
+    except OSError as exc:  # a full or read-only cache is not fatal: the result is still returned
+        entry.unlink(missing_ok=True)
+        warnings.warn(f"could not write cache file {entry}: {exc}", CacheWarning, stacklevel=4)
+
+
+def _entry(namespace: str, sources, parser_version: Any, kind: str, suffix: str) -> tuple[Path, str]:
+    paths = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    if not paths:
+        raise ValueError("sources must name at least one file")
+    key = cache_key(paths, parser_version, kind)
+    stem = Path(paths[0]).name if len(paths) == 1 else f"{Path(paths[0]).parent.name}-{len(paths)}files"
+    label = str(Path(paths[0]).resolve()) if len(paths) == 1 else f"{len(paths)} files in {Path(paths[0]).parent}"
+    return cache_dir(namespace) / f"{stem}{'.' + kind if kind else ''}-{key}{suffix}", label
+
+
+def cached_frame(
+    source_path: str | os.PathLike,
+    parser_version: Any,
+    build_fn: Callable[[], pd.DataFrame],
+    *,
+    kind: str = "",
+    namespace: str = "traces",
+) -> pd.DataFrame:
+    """``build_fn()``, cached as verified parquet under ``cache_dir(namespace)``, keyed by the content of
+    ``source_path``, ``parser_version`` and ``kind``.
+
+    Column dtypes (categories, nullable strings and booleans, pyarrow list columns) and ``df.attrs`` survive the
+    round trip. A corrupt or unverifiable entry is rebuilt with a :class:`CacheWarning`; an unwritable cache
+    directory only warns.
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, pathlib
+    >>> src = pathlib.Path(tempfile.mkdtemp()) / "s.txt"
+    >>> _ = src.write_text("1 2 3")
+    >>> cached_frame(src, "v1", lambda: pd.DataFrame({"x": [1, 2, 3]}))["x"].tolist()
+    [1, 2, 3]
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    entry, label = _entry(namespace, source_path, parser_version, kind, ".parquet")
+    if _verified(entry, label):
+        table = pq.read_table(entry)
+        meta = json.loads((table.schema.metadata or {}).get(b"workbench", b"{}"))
+        df = table.to_pandas(types_mapper=lambda t: pd.ArrowDtype(t) if pa.types.is_list(t) else None)
+        for col, dtype in meta.get("dtypes", {}).items():  # e.g. an all-NA category column comes back as object
+            if str(df[col].dtype) != dtype:
+                df[col] = df[col].astype(dtype)
+        df.attrs = meta.get("attrs", {})
+        return df
+    df = build_fn()
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"build_fn must return a pandas DataFrame, got {type(df).__name__}")
+
+    def write(tmp: Path) -> None:
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        meta = dict(table.schema.metadata or {})
+        dtypes = {str(c): str(t) for c, t in df.dtypes.items()}
+        meta[b"workbench"] = json.dumps({"attrs": df.attrs, "dtypes": dtypes}, default=str).encode()
+        pq.write_table(table.replace_schema_metadata(meta), tmp, use_compliant_nested_type=False)
+
+    _store(entry, write)
+    return df
+
+
+def cached_arrays(
+    source_paths: str | os.PathLike | Sequence[str | os.PathLike],
+    parser_version: Any,
+    build_fn: Callable[[], dict[str, np.ndarray]],
+    *,
+    kind: str = "",
+    namespace: str = "arrays",
+) -> dict[str, np.ndarray]:
+    """``build_fn()`` (a dict of numpy arrays), cached as a verified ``.npz`` under ``cache_dir(namespace)``, keyed
+    by the content of every file in ``source_paths``, ``parser_version`` and ``kind``.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, pathlib
+    >>> src = pathlib.Path(tempfile.mkdtemp()) / "s.txt"
+    >>> _ = src.write_text("1 2 3")
+    >>> cached_arrays([src], 1, lambda: {"x": np.arange(3)})["x"].tolist()
+    [0, 1, 2]
+    """
+    entry, label = _entry(namespace, source_paths, parser_version, kind, ".npz")
+    if _verified(entry, label):
+        with np.load(entry, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    arrays = build_fn()
+    if not isinstance(arrays, dict):
+        raise TypeError(f"build_fn must return a dict of numpy arrays, got {type(arrays).__name__}")
+
+    def write(tmp: Path) -> None:
+        named: dict[str, Any] = arrays
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **named)
+
+    _store(entry, write)
+    return arrays
+
+
+_memo_lock = threading.Lock()
+_memo: dict[tuple[str, str], Any] = {}
+_MEMO_MAX = 16
+
+
+def memo(
+    source_paths: str | os.PathLike | Sequence[str | os.PathLike],
+    parser_version: Any,
+    build_fn: Callable[[], Any],
+    *,
+    kind: str = "",
+) -> Any:
+    """``build_fn()`` remembered in memory under the content key of ``source_paths`` (:func:`cache_key`): an edited
+    source gives a new key, so the stale value is never returned. Holds the 16 most recent values.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> src = pathlib.Path(tempfile.mkdtemp()) / "s.txt"
+    >>> _ = src.write_text("1")
+    >>> memo(src, 1, lambda: [1]) is memo(src, 1, lambda: [2])
+    True
+    """
+    paths = [source_paths] if isinstance(source_paths, (str, os.PathLike)) else list(source_paths)
+    key = (kind, cache_key(paths, parser_version, kind))
+    with _memo_lock:
+        if key in _memo:
+            _memo[key] = _memo.pop(key)  # most recently used last
+            return _memo[key]
+    value = build_fn()
+    with _memo_lock:
+        _memo[key] = value
+        while len(_memo) > _MEMO_MAX:
+            _memo.pop(next(iter(_memo)))
+    return value
+
+
+def clear_memo() -> None:
+    """Forget every in-memory value and remembered fingerprint (the on-disk cache is kept)."""
+    with _memo_lock:
+        _memo.clear()
+    with _fp_lock:
+        _fp_memo.clear()
