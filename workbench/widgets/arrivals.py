@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from .. import arrivals as arr
 from ..viz import arrivals as fig_arr
-from . import redraw
+from . import panel, redraw
 
 __all__ = ["ArrivalsPanel", "arrivals_panel"]
 
@@ -24,16 +24,14 @@ class ArrivalsPanel:
 
     def __init__(self, rate_rps: float = 10.0, burstiness: float = 0.25, window_s: float = 10.0,
                  utilization: float = 0.7, seed: int = 0) -> None:
-        style = {"description_width": "110px"}
-        layout = W.Layout(width="420px")
         self.rate = W.FloatLogSlider(value=rate_rps, base=10, min=-1, max=3, step=0.05,
-                                     description="rate (req/s)", style=style, layout=layout)
+                                     description="rate (req/s)")
         self.burstiness = W.FloatLogSlider(value=burstiness, base=10, min=-1.7, max=1.8, step=0.05,
-                                           description="burstiness", style=style, layout=layout)
+                                           description="burstiness")
         self.window = W.FloatLogSlider(value=window_s, base=10, min=-2, max=3, step=0.05,
-                                       description="window (s)", style=style, layout=layout)
+                                       description="window (s)")
         self.utilization = W.FloatSlider(value=utilization, min=0.05, max=0.95, step=0.05,
-                                         description="utilization", style=style, layout=layout)
+                                         description="utilization")
         self.seed = seed
         self.stats = W.HTML()
         self.hist = go.FigureWidget()
@@ -43,8 +41,8 @@ class ArrivalsPanel:
         self.update()
         for control in (self.rate, self.burstiness, self.window, self.utilization):
             control.observe(self._on_change, names="value")
-        controls = W.VBox([self.rate, self.burstiness, self.window, self.utilization, self.stats])
-        self.widget = W.VBox([W.HBox([controls, self.hist]), W.HBox([self.counts, self.waits])])
+        self.widget = panel([self.rate, self.burstiness, self.window, self.utilization],
+                            [self.hist, self.counts, self.waits], info=self.stats)
 
     def _limit_window(self) -> None:
         span_s = _N / self.rate.value

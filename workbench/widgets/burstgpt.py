@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from ..viz import workloads as fig_wl
 from ..workloads import trace_analysis as ta
-from . import redraw
+from . import panel, redraw
 
 __all__ = ["BurstGPTPanel", "burstgpt_panel"]
 
@@ -28,15 +28,12 @@ class BurstGPTPanel:
         self.scale = scale
         self.seed = seed
         self.traces = self._traces()
-        style = {"description_width": "100px"}
-        layout = W.Layout(width="380px")
-        self.source = W.Dropdown(options=list(self.traces), description="trace", style=style, layout=layout)
-        self.model = W.Dropdown(options=[_ALL], description="model", style=style, layout=layout)
-        self.log_type = W.Dropdown(options=[_ALL], description="log type", style=style, layout=layout)
-        self.window = W.IntSlider(value=window_min, min=5, max=60, step=5, description="window (min)", style=style,
-                                  layout=layout)
-        self.rate_scale = W.FloatLogSlider(value=rate_scale, base=2, min=-2, max=3, step=0.25, description="rate scale",
-                                    style=style, layout=layout)
+        self.source = W.Dropdown(options=list(self.traces), description="trace")
+        self.model = W.Dropdown(options=[_ALL], description="model")
+        self.log_type = W.Dropdown(options=[_ALL], description="log type")
+        self.window = W.IntSlider(value=window_min, min=5, max=60, step=5, description="window (min)")
+        self.rate_scale = W.FloatLogSlider(value=rate_scale, base=2, min=-2, max=3, step=0.25,
+                                           description="rate scale")
         self.status = W.HTML()
         self.rate = go.FigureWidget()
         self.windows = go.FigureWidget()
@@ -47,8 +44,8 @@ class BurstGPTPanel:
         self.source.observe(self._on_source, names="value")
         for c in (self.model, self.log_type, self.window, self.rate_scale):
             c.observe(lambda _change: self.update(), names="value")
-        controls = W.VBox([self.source, self.model, self.log_type, self.window, self.rate_scale, self.status])
-        self.widget = W.VBox([W.HBox([controls, self.rate]), W.HBox([self.windows]), W.HBox([self.lengths, self.rr])])
+        self.widget = panel([self.source, self.model, self.log_type, self.window, self.rate_scale],
+                            [self.rate, self.windows, self.lengths, self.rr], info=self.status)
 
     def _traces(self) -> dict:
         out = {ta.burstgpt_label(self.scale): ta.burstgpt_trace(self.scale)}
@@ -92,16 +89,11 @@ class BurstGPTPanel:
             f"(Spearman {s['spearman_in_out']:.2f})<br>generated x{self.rate_scale.value:g}: {len(out.generated):,} "
             f"requests over {out.generated['arrival_s'].iloc[-1] / 3600:.2f} h"
         )
-        self._draw(self.rate, lambda f: fig_wl.arrivals_over_time(out.series, fig=f), 560, 340)
-        self._draw(self.windows, lambda f: fig_wl.window_fits({self.source.value: out.fits}, fig=f), 1120, 340)
-        self._draw(self.lengths, lambda f: fig_wl.length_ccdf({self.source.value: out.length},
-                                                              title="Request lengths", fig=f), 560, 380)
-        self._draw(self.rr, lambda f: fig_wl.request_response({self.source.value: out.request_response}, fig=f),
-                   560, 380)
-
-    @staticmethod
-    def _draw(target: go.FigureWidget, build, width: int, height: int) -> None:
-        redraw(target, build(go.Figure()), width=width, height=height)
+        redraw(self.rate, fig_wl.arrivals_over_time(out.series, fig=go.Figure()), height=340)
+        redraw(self.windows, fig_wl.window_fits({self.source.value: out.fits}, fig=go.Figure()), height=340)
+        redraw(self.lengths, fig_wl.length_ccdf({self.source.value: out.length}, title="Request lengths",
+                                                fig=go.Figure()))
+        redraw(self.rr, fig_wl.request_response({self.source.value: out.request_response}, fig=go.Figure()))
 
 
 def burstgpt_panel(**defaults) -> W.VBox:
