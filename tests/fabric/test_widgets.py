@@ -20,7 +20,7 @@ def test_spraying_panel_corners():
     p.failed.value = 5
     p.oversub.value = 4.0
     assert "5 failed" in p.status.value and "oversubscription 4.00" in p.status.value
-    p.schemes.value = ()
+    p.routings.value = ()
     assert len(p.fig_qp.data) == 1
     p.leaves.value, p.hosts.value = 2, 1
     assert "2 hosts" in p.status.value
