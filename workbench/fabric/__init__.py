@@ -10,7 +10,8 @@ Layers, bottom up:
 - :mod:`~workbench.fabric.routing`: routings ``ecmp``, ``mp-x``, ``spray``, ``minimal`` (the minimal splitting rule)
   and ``planned`` (C4P-style), parsed once into a :class:`Routing` record by :func:`parse_routing`;
   :func:`assign_paths` (flow -> spine subflows), :func:`hash_spines` (the ECMP/MP-x draw), :func:`link_loads` with
-  ``np.bincount``; :func:`connections_per_host`.
+  ``np.bincount``; :func:`connections_per_host`; the minimal splitting rule itself (:func:`minimal_split_subflows`,
+  :func:`min_split_pieces`) lives in the private ``_splitting`` module.
 - :mod:`~workbench.fabric.metrics`: :func:`max_congestion`, Monte-Carlo :func:`sample_max_congestion`,
   :func:`congestion_ratio`, its exact balls-into-bins form :func:`exact_congestion_ratio`, collective times,
   :func:`uplink_load_table` (leaf->spine loads as a tidy table).
@@ -47,6 +48,7 @@ from .metrics import (
     sample_max_congestion,
     busiest_step,
     exact_congestion_ratio,
+    has_exact_ratio,
     spine_link_matrix,
     uplink_load_table,
     worst_step_ratio,
@@ -58,10 +60,10 @@ from .routing import (
     as_host_step,
     assign_paths,
     connections_per_host,
+    hash_spines,
     link_loads,
     min_split_pieces,
     minimal_split_subflows,
-    hash_spines,
     parse_routing,
 )
 from .sweeps import (
@@ -121,6 +123,7 @@ __all__ = [
     "spine_link_matrix",
     "uplink_load_table",
     "exact_congestion_ratio",
+    "has_exact_ratio",
     "max_load_table",
     "routing_table",
     "worst_step_table",

@@ -37,6 +37,7 @@ __all__ = [
     "collective_time_s",
     "collective_time_vs_size",
     "exact_congestion_ratio",
+    "has_exact_ratio",
     "busiest_step",
     "spine_link_matrix",
     "uplink_load_table",
@@ -183,6 +184,22 @@ def _leaf_matching(topology: LeafSpine, step: Step) -> tuple[int, int, float] | 
     if np.unique(a).size != a.size or np.unique(b).size != b.size or np.any(counts != counts[0]):
         return None
     return int(counts[0]), int(pairs.size), float(size[0])
+
+
+def has_exact_ratio(topology: LeafSpine, demand: Step, routing: str | Routing, placement: Any = None) -> bool:
+    """Whether :func:`exact_congestion_ratio` applies: a deterministic routing, or a hashed one on a step whose
+    cross-leaf flows pair the leaves of a leaf-spine without failures.
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps
+    >>> topo = leaf_spine(4, 4, 4)
+    >>> [has_exact_ratio(topo, collective_steps(c, 16, 1)[0], "ecmp") for c in ("halving_doubling", "all_to_all")]
+    [True, False]
+    """
+    if not parse_routing(routing).hashed:
+        return True
+    return _leaf_matching(topology, as_host_step(topology, demand, placement)) is not None
 
 
 def exact_congestion_ratio(

@@ -23,7 +23,7 @@ from .._rng import Seed, spawn
 from .._validate import integer, positive
 from .ballsbins import expected_max_load, simulate_max_load
 from .collectives import COLLECTIVES, Step, collective_steps, ranks_that_fit
-from .metrics import (_leaf_matching, collective_time_vs_size, congestion_ratio, exact_congestion_ratio,
+from .metrics import (collective_time_vs_size, congestion_ratio, exact_congestion_ratio, has_exact_ratio,
                       max_congestion, sample_max_congestion, worst_step_ratio)
 from .planning import fabric_slowdown
 from .routing import Routing, as_host_step, connections_per_host, link_loads, parse_routing
@@ -138,10 +138,9 @@ def routing_table(
     rows = []
     for label, step in named.items():
         host_step = as_host_step(topology, step)
-        exact_hashed = _leaf_matching(topology, host_step) is not None
         for routing in parsed:
             exact = (exact_congestion_ratio(topology, host_step, routing)
-                     if exact_hashed or not routing.hashed else np.nan)
+                     if has_exact_ratio(topology, host_step, routing) else np.nan)
             rows.append((label, str(routing), congestion_ratio(topology, host_step, routing, samples, seed), exact,
                          int(connections_per_host(topology, host_step, routing).max())))
     return pd.DataFrame(rows, columns=["step", "routing", "ratio_monte_carlo", "ratio_exact", "connections_per_host"])
