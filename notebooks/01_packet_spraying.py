@@ -23,11 +23,10 @@
 # %%
 import numpy as np
 import pandas as pd
-from IPython.display import display
 
 from workbench import fabric as fb
 from workbench import viz
-from workbench.reproductions import REGISTRY, claims_table
+from workbench.reproductions import build_figures, claims_table
 from workbench.widgets.fabric import spraying_panel
 
 viz.setup_notebook()
@@ -51,23 +50,23 @@ print(table.to_string(index=False))
 # * **Collectives** are steps of equal-size flows that start together (ring, halving-doubling, double binary tree,
 #   all-to-all, permutation). A step ends when its most loaded link drains (fluid model): its time is the *max
 #   congestion*, max over links of load / capacity, NIC links included.
-# * **Schemes.** ECMP hashes each flow to one spine; MP-*x* splits it into *x* hashed subflows; ideal spraying
+# * **Routings.** ECMP hashes each flow to one spine; MP-*x* splits it into *x* hashed subflows; ideal spraying
 #   spreads every flow over all spines; the **minimal splitting rule** sends *q = n div s* whole flows per spine
 #   and splits each of the *r = n mod s* leftovers into *s/gcd(r, s)* pieces; *planned* assigns unsplit flows
 #   globally (C4P-style). Loads are one `np.bincount` over flow -> link ids.
 # * **Balls into bins.** With ECMP, a leaf's *m* flows land on its *s* uplinks like balls in bins; the expected
 #   maximum is computed exactly (Poissonization + an FFT convolution at a single point), not sampled.
+#
+# The tables below come from the sweeps of `workbench.fabric.sweeps`, each a tidy DataFrame.
 
 # %%
-rows = [(m, n, fb.expected_max_load(m, n), fb.simulate_max_load(m, n, samples=100_000, seed=1).mean())
-        for m, n in [(8, 8), (16, 16), (64, 16), (256, 16), (1024, 1024)]]
-print(pd.DataFrame(rows, columns=["flows m", "paths n", "E[max] exact", "E[max] Monte-Carlo"]).round(3)
-      .to_string(index=False))
+cases = [(8, 8), (16, 16), (64, 16), (256, 16), (1024, 1024)]
+print(fb.max_load_table(cases, samples=100_000, seed=1).round(3).to_string(index=False))
 
 # %% [markdown]
 # ## Try it
 #
-# Pick a fabric, an oversubscription, a collective, a message size, the schemes, and fail some of leaf 0's uplinks.
+# Pick a fabric, an oversubscription, a collective, a message size, the routings, and fail some of leaf 0's uplinks.
 # Top left: the collective's bandwidth time relative to ideal spraying as the fabric grows (Monte-Carlo mean over
 # hashings); top right: leaf->spine loads for the step with the most cross-leaf bytes; bottom: collective time vs
 # message size (fluid, 5 us per step) and connections per host.
@@ -80,18 +79,15 @@ spraying_panel()
 #
 # 16 leaves x 16 hosts, 16 spines, all links 400 Gb/s. In the first reduce-scatter step rank *r* exchanges with
 # *r* XOR 128, so each leaf sends its 16 flows to one other leaf: every leaf's uplinks are an independent
-# 16-balls-in-16-bins experiment (and the downlinks mirror them), hence the exact value is E[max over 16 leaves].
+# 16-balls-in-16-bins experiment (and the downlinks mirror them), hence the exact value is E[max over 16 leaves]
+# (`fb.exact_congestion_ratio`).
 
 # %%
 topo = fb.leaf_spine(16, 16, 16, host_gbps=400, uplink_gbps=400)
 step = fb.collective_steps("halving_doubling", 256, 2**30)[0]
-rows = []
-for scheme, x in [("ecmp", 1), ("mp-2", 2), ("mp-4", 4), ("mp-8", 8), ("minimal", None), ("planned", None)]:
-    mc = fb.congestion_ratio(topo, step, scheme, samples=4000, seed=7)
-    exact = fb.expected_max_load(16 * x, 16, groups=16) / x if x else 1.0
-    rows.append((scheme, mc, exact, int(fb.connections_per_host(topo, step, scheme).max())))
-print(pd.DataFrame(rows, columns=["scheme", "ratio (Monte-Carlo)", "ratio (exact)", "connections/host"])
-      .round(3).to_string(index=False))
+routings = ("ecmp", "mp-2", "mp-4", "mp-8", "minimal", "planned")
+table = fb.routing_table(topo, step, routings, samples=4000, seed=7)
+print(table.drop(columns="step").round(3).to_string(index=False))
 
 # %% [markdown]
 # The splitting rule is not free in connections when a source sends fewer flows to a leaf than there are spines:
@@ -103,49 +99,47 @@ print(pd.DataFrame(rows, columns=["scheme", "ratio (Monte-Carlo)", "ratio (exact
 # out; trees and permutations sit in between.
 
 # %%
-rows = []
-for name in fb.COLLECTIVES:
-    steps = fb.collective_steps(name, 256, 2**30, seed=3)
-    rows.append((name, *(fb.worst_step_ratio(topo, steps, sc, samples=200, seed=5)
-                         for sc in ("ecmp", "mp-8", "minimal"))))
-print(pd.DataFrame(rows, columns=["collective", "ECMP", "MP-8", "minimal"]).round(3).to_string(index=False))
+routings = ["ecmp", "mp-8", "minimal"]
+worst = fb.worst_step_table(topo, 256, 2**30, fb.COLLECTIVES, routings, samples=200, seed=5, steps_seed=3)
+print(worst.pivot(index="collective", columns="routing", values="worst_step_ratio")
+      .loc[list(fb.COLLECTIVES), routings].round(3).to_string())
 
 # %% [markdown]
-# **Failures.** Fail 4 of leaf 0's 16 uplinks. Every scheme routes around the dead links; the splitting rule (applied
+# **Failures.** Fail 4 of leaf 0's 16 uplinks. Every routing routes around the dead links; the splitting rule (applied
 # over the 12 live paths of each affected leaf pair) still equals spraying on every link, and both are limited by the
 # 16 flows sharing 12 uplinks (16/12 = 1.33x). Planned paths keep flows whole, so some live uplink of leaf 0 must
 # carry 2 flows (2x): with failures, splitting beats any unsplit plan.
 
 # %%
-failed = topo.with_failures([(0, p) for p in range(4)])
-ideal = fb.max_congestion(topo, fb.link_loads(topo, step, "spray"))
-for scheme in ("ecmp", "mp-8", "spray", "minimal", "planned"):
-    t = fb.sample_max_congestion(failed, step, scheme, samples=1000, seed=2).mean()
-    print(f"{scheme:8s} {t / ideal:.3f}x the no-failure ideal")
+failed_links = [(0, p) for p in range(4)]
+routings = ("ecmp", "mp-8", "spray", "minimal", "planned")
+print(fb.failure_table(topo, failed_links, step, routings, samples=1000, seed=2).round(3).to_string(index=False))
+failed = topo.with_failures(failed_links)
 print("minimal == spray on every link:", np.allclose(fb.link_loads(failed, step, "minimal"),
                                                     fb.link_loads(failed, step, "spray")))
 
 # %% [markdown]
-# **Three tiers.** The same schemes on a k = 8 fat-tree (128 hosts, 16 core switches, all links equal), over the
+# **Three tiers.** The same routings on a k = 8 fat-tree (128 hosts, 16 core switches, all links equal), over the
 # path index: a halving-doubling step across pods has 16 paths per flow, so ECMP collides even more; the splitting
 # rule, applied per (source host, destination edge switch) over the group's paths, is again exactly ideal.
 
 # %%
 ft = fb.fat_tree(8)
-rows = []
-for name, idx in (("halving_doubling", 0), ("all_to_all", 0), ("permutation", 0)):
-    st = fb.collective_steps(name, 128, 2**30, seed=1)[idx]
-    rows.append((f"{name} ({st.label})", *(fb.congestion_ratio(ft, st, sc, samples=200, seed=6)
-                                           for sc in ("ecmp", "mp-8", "minimal", "planned"))))
-print(pd.DataFrame(rows, columns=["fat-tree k=8 step", "ECMP", "MP-8", "minimal", "planned"]).round(3)
-      .to_string(index=False))
+first = {name: fb.collective_steps(name, 128, 2**30, seed=1)[0] for name in ("halving_doubling", "all_to_all",
+                                                                               "permutation")}
+steps = {f"{name} ({st.label})": st for name, st in first.items()}
+routings = ["ecmp", "mp-8", "minimal", "planned"]
+ft_table = fb.routing_table(ft, steps, routings, samples=200, seed=6)
+print(ft_table.pivot(index="step", columns="routing", values="ratio_monte_carlo")
+      .loc[list(steps), routings].round(3).to_string())
 
 # %% [markdown]
 # ## Reproduction figures
 
 # %% tags=["nbval-ignore-output"]
-for name in ("ratio_vs_size", "link_heatmap", "time_vs_size", "connections"):
-    REGISTRY.figures[f"spraying/{name}"].build("full").show()
+figs = build_figures("spraying", "full")
+for fig in figs.values():
+    fig.show()
 
 # %% [markdown]
 # ## What differs from the paper and why
@@ -158,7 +152,7 @@ for name in ("ratio_vs_size", "link_heatmap", "time_vs_size", "connections"):
 #   128); every crossing step of this algorithm on this fabric has the same structure.
 # * **All-to-all "about 1.2x".** Over all links (NICs included) we measure about 1.12x at 256 GPUs, because the
 #   ideal is NIC-bound (255 flows per NIC vs 240 per uplink); over the spine links alone it is 1.20x.
-# * **Failures** are modelled as dead cables withdrawn from routing; hashing schemes still hash uniformly over the
+# * **Failures** are modelled as dead cables withdrawn from routing; hashing routings still hash uniformly over the
 #   live paths. The paper's v2 (Ethereal) treats asymmetric failures in more depth.
-# * The fat-tree's *planned* scheme colours flows level by level (aggregation switch, then core); it reaches the
+# * The fat-tree's *planned* routing colours flows level by level (aggregation switch, then core); it reaches the
 #   ideal in these steps but is not proven optimal for every demand. Failures are modelled on the leaf-spine only.

@@ -25,7 +25,7 @@ import pandas as pd
 
 from workbench import fabric as fb
 from workbench import viz
-from workbench.reproductions import REGISTRY, claims_table
+from workbench.reproductions import build_figures, claims_table
 from workbench.reproductions.c4 import gain_table
 from workbench.widgets.fabric import c4_panel
 
@@ -84,16 +84,11 @@ c4_panel()
 # halving-doubling are not, and planned paths bring every case back to the ideal.
 
 # %%
-rows = []
-for gpus in (64, 256, 1024):
-    topo = fb.leaf_spine(gpus // 16, 16, 16)
-    for coll, placement in (("ring", "linear"), ("ring", "strided"), ("halving_doubling", "linear"),
-                            ("permutation", "linear")):
-        steps = fb.collective_steps(coll, gpus, 2**30, seed=1)
-        vals = [fb.worst_step_ratio(topo, steps, sc, samples=100, seed=4, placement=placement)
-                for sc in ("ecmp", "planned", "spray")]
-        rows.append((gpus, f"{coll} ({placement})", *vals))
-print(pd.DataFrame(rows, columns=["GPUs", "collective", "ECMP", "planned", "spray"]).round(3).to_string(index=False))
+cases = [("ring", "linear"), ("ring", "strided"), ("halving_doubling", "linear"), ("permutation", "linear")]
+routings = ["ecmp", "planned", "spray"]
+worst = fb.worst_step_vs_gpus([64, 256, 1024], cases, routings, samples=100, seed=4, steps_seed=1)
+print(worst.pivot_table(index=["gpus", "collective", "placement"], columns="routing", values="worst_step_ratio",
+                        sort=False)[routings].round(3).to_string())
 
 # %% [markdown]
 # ## Iteration-time gain vs communication share and GPU count
@@ -115,8 +110,9 @@ print(hd.round(3).to_string(index=False))
 # ## Reproduction figures
 
 # %% tags=["nbval-ignore-output"]
-for name in ("gain_vs_share", "slowdown_vs_gpus", "collectives_vs_gpus", "bond_bandwidth"):
-    REGISTRY.figures[f"c4/{name}"].build("full").show()
+figs = build_figures("c4", "full")
+for fig in figs.values():
+    fig.show()
 
 # %% [markdown]
 # ## What differs from the paper and why

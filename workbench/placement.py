@@ -43,6 +43,7 @@ __all__ = [
     "Placement",
     "make_cluster",
     "place",
+    "placement_summary",
     "placement_study",
     "tor_latency",
     "latency_by_policy",
@@ -422,6 +423,31 @@ def latency_by_policy(cluster: Cluster, placements: dict, curve: pd.DataFrame) -
     return pd.DataFrame(rows)
 
 
+def placement_summary(cluster: Cluster, placements: dict[str, Placement]) -> pd.DataFrame:
+    """Per policy: hot ToRs, where network-intensive and other tasks land, peak utilization, migrations.
+
+    Returns
+    -------
+    DataFrame ``policy, hot_tors, hot_fraction, intensive_on_hot`` (fraction of network-intensive tasks on hot
+    ToRs), ``other_on_hot, max_utilization, migrated``.
+
+    Examples
+    --------
+    >>> c = make_cluster(100, seed=0)
+    >>> placement_summary(c, {"random": place(c, "random", seed=1)}).columns.tolist()[:3]
+    ['policy', 'hot_tors', 'hot_fraction']
+    """
+    if not isinstance(cluster, Cluster):
+        raise TypeError(f"cluster must be a Cluster, got {type(cluster).__name__}")
+    rows = []
+    for policy, p in placements.items():
+        on_hot = p.hot[p.rack]
+        rows.append((policy, p.hot_tors, p.hot_tors / cluster.racks, float(on_hot[cluster.intensive].mean()),
+                     float(on_hot[~cluster.intensive].mean()), float(p.utilization.max()), p.migrated))
+    return pd.DataFrame(rows, columns=["policy", "hot_tors", "hot_fraction", "intensive_on_hot", "other_on_hot",
+                                       "max_utilization", "migrated"])
+
+
 def placement_study(
     racks: int = 1000,
     *,
@@ -446,22 +472,11 @@ def placement_study(
     ['aware', 'random']
     """
     seeds = integer("seeds", seeds, minimum=1)
-    rows = []
+    frames = []
     for i, rng in enumerate(spawn(seed, seeds)):
         cluster = make_cluster(racks, seed=rng, **(cluster_kwargs or {}))
-        for policy in ("random", "aware"):
-            p = place(cluster, policy, hot_threshold=hot_threshold, seed=rng, **(place_kwargs or {}))
-            on_hot = p.hot[p.rack]
-            rows.append(
-                {
-                    "replica": i,
-                    "policy": policy,
-                    "hot_tors": p.hot_tors,
-                    "hot_fraction": p.hot_tors / cluster.racks,
-                    "intensive_on_hot": float(on_hot[cluster.intensive].mean()),
-                    "other_on_hot": float(on_hot[~cluster.intensive].mean()),
-                    "max_utilization": float(p.utilization.max()),
-                    "migrated": p.migrated,
-                }
-            )
-    return pd.DataFrame(rows)
+        placed = {policy: place(cluster, policy, hot_threshold=hot_threshold, seed=rng, **(place_kwargs or {}))
+                  for policy in ("random", "aware")}
+        frames.append(placement_summary(cluster, placed).assign(replica=i))
+    table = pd.concat(frames, ignore_index=True)
+    return table[["replica", *table.columns[:-1]]]

@@ -113,3 +113,18 @@ def test_bad_simulation_input():
         simulate_max_load(3, 3, samples=0)
     with pytest.raises(ValueError, match="1"):
         expected_effective_bandwidth(0, 2)
+
+
+def test_large_sizes_switch_to_the_normal_form_which_agrees_with_the_exact_one():
+    for m, n, rel in ((10**4, 10**4, 5e-5), (10**4, 100, 2e-5), (2000, 2000, 2e-4)):
+        exact = expected_max_load(m, n, method="exact")
+        assert expected_max_load(m, n, method="normal") == pytest.approx(exact, rel=rel)
+        assert expected_max_load(m, n) == exact  # "auto" is exact at these sizes
+    big = expected_max_load(10**6, 10**6)  # normal form, milliseconds; ln n / ln ln n grows to ~8.8
+    assert big == expected_max_load(10**6, 10**6, method="normal") and 8.5 < big < 9.1
+    x = simulate_max_load(10**5, 10**5, samples=40, seed=0)
+    assert abs(x.mean() - expected_max_load(10**5, 10**5)) < 4 * max(x.std(ddof=1), 0.3) / math.sqrt(x.size)
+    with pytest.raises(ValueError, match="FFT points"):
+        expected_max_load(10**6, 10**6, method="exact")
+    with pytest.raises(ValueError, match="method"):
+        expected_max_load(4, 4, method="fast")

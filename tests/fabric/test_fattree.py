@@ -73,8 +73,8 @@ def test_minimal_equals_spray_and_conservation(k, seed, per_host):
     step = Step(src, dst, size)
     sp = link_loads(ft, step, "spray")
     assert np.allclose(link_loads(ft, step, "minimal"), sp, rtol=1e-12, atol=1e-9)
-    for scheme in ("ecmp", "mp-4", "planned"):
-        loads = link_loads(ft, step, scheme, seed=seed)
+    for routing in ("ecmp", "mp-4", "planned"):
+        loads = link_loads(ft, step, routing, seed=seed)
         assert np.all(loads >= 0)
         assert loads[:n].sum() == pytest.approx(size.sum())
         # bytes climbing to the core equal bytes descending from it

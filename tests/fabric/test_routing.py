@@ -1,4 +1,4 @@
-"""Routing schemes and link loads: networkx cross-check, conservation, minimal splitting == spraying, planning."""
+"""Routings and link loads: networkx cross-check, conservation, minimal splitting == spraying, planning."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from collections import defaultdict
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from workbench.fabric import (
-    SCHEMES,
+    ROUTINGS,
     Step,
     assign_paths,
     collective_steps,
@@ -21,7 +21,9 @@ from workbench.fabric import (
     link_loads,
     min_split_pieces,
     minimal_split_subflows,
-    parse_scheme,
+    Routing,
+    hash_spines,
+    parse_routing,
     random_destinations,
 )
 
@@ -51,9 +53,9 @@ def nx_spray_routes(topo, step):
     return routes
 
 
-def routes_from_assignment(topo, step, scheme, seed=0):
+def routes_from_assignment(topo, step, routing, seed=0):
     routes = defaultdict(list)
-    f, sp, b = assign_paths(topo, step, scheme, seed=seed)
+    f, sp, b = assign_paths(topo, step, routing, seed=seed)
     for i, p, nbytes in zip(f.tolist(), sp.tolist(), b.tolist()):
         routes[i].append((p, nbytes))
     local = topo.host_leaf(step.src) == topo.host_leaf(step.dst)
@@ -73,18 +75,18 @@ def test_spray_matches_networkx_path_enumeration(topo, name):
 
 
 @pytest.mark.parametrize("topo", FABRICS, ids=["3x4x3", "failures", "2x5x4"])
-@pytest.mark.parametrize("scheme", ["ecmp", "mp-3", "minimal", "planned"])
-def test_schemes_match_networkx_walk_of_their_assignment(topo, scheme):
+@pytest.mark.parametrize("routing", ["ecmp", "mp-3", "minimal", "planned"])
+def test_routings_match_networkx_walk_of_their_assignment(topo, routing):
     step = collective_steps("all_to_all", topo.n_hosts, 12_000)[0]
-    expected = nx_loads(topo, step, routes_from_assignment(topo, step, scheme, seed=5))
-    assert np.allclose(link_loads(topo, step, scheme, seed=5), expected)
+    expected = nx_loads(topo, step, routes_from_assignment(topo, step, routing, seed=5))
+    assert np.allclose(link_loads(topo, step, routing, seed=5), expected)
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_conservation_and_nonnegativity(scheme):
+@pytest.mark.parametrize("routing", ROUTINGS)
+def test_conservation_and_nonnegativity(routing):
     topo = leaf_spine(4, 4, 4, failed_links=[(3, 0)])
     step = collective_steps("permutation", 16, 10_000, seed=2)[0]
-    loads = link_loads(topo, step, scheme, seed=1)
+    loads = link_loads(topo, step, routing, seed=1)
     n = topo.n_hosts
     cross = topo.host_leaf(step.src) != topo.host_leaf(step.dst)
     assert np.all(loads >= 0)
@@ -129,8 +131,7 @@ def test_minimal_splitting_equals_spraying_on_every_link(case):
     topo = topo.with_failures([(a, b) for a, b in fails if b != 0])
     n = topo.n_hosts
     src = np.repeat(np.arange(n), counts)
-    if n < 2 or src.size == 0:
-        return
+    assume(n >= 2 and src.size > 0)
     dst = random_destinations(src, n, seed=seed)
     step = Step(src, dst, np.repeat(np.asarray(sizes, dtype=float), counts))
     a, b = link_loads(topo, step, "minimal"), link_loads(topo, step, "spray")
@@ -187,8 +188,7 @@ def test_planned_meets_the_lower_bound_without_failures(case):
     topo = leaf_spine(leaves, spines, hosts)
     n = topo.n_hosts
     src = np.repeat(np.arange(n), counts)
-    if n < 2 or src.size == 0:
-        return
+    assume(n >= 2 and src.size > 0)
     dst = random_destinations(src, n, seed=seed)
     step = Step(src, dst, np.ones(src.size))
     loads = link_loads(topo, step, "planned")
@@ -213,13 +213,25 @@ def test_connections_per_host():
     assert np.all(connections_per_host(topo6, step, "minimal") == 3 + 3 * 12)
 
 
-def test_parse_scheme_and_bad_input():
-    assert parse_scheme("mp1") == ("ecmp", 1)
-    assert parse_scheme(" Spray ") == ("spray", 1)
-    with pytest.raises(ValueError, match="scheme"):
-        parse_scheme("valiant")
-    with pytest.raises(TypeError, match="scheme"):
-        parse_scheme(8)
+def test_parse_routing_and_bad_input():
+    assert parse_routing("mp1") == Routing("ecmp") and parse_routing(" Spray ") == Routing("spray")
+    assert parse_routing("MP-8") == Routing("mp", 8) and str(parse_routing("mp8")) == "mp-8"
+    r = Routing("mp", 4)
+    assert parse_routing(r) is r and r.hashed and not Routing("minimal").hashed
+    assert [str(parse_routing(x)) for x in ROUTINGS] == list(ROUTINGS)
+    with pytest.raises(ValueError, match="routing"):
+        parse_routing("valiant")
+    with pytest.raises(TypeError, match="routing"):
+        parse_routing(8)
+    with pytest.raises(ValueError, match="split"):
+        Routing("mp", 1)
+    with pytest.raises(ValueError, match="split"):
+        Routing("ecmp", 2)
+    with pytest.raises(ValueError, match="routing kind"):
+        Routing("valiant")
+
+
+def test_bad_demand():
     topo = leaf_spine(2, 2, 2)
     step = collective_steps("ring", 8, 100)[0]
     with pytest.raises(ValueError, match="more ranks than hosts"):
@@ -241,8 +253,8 @@ def test_failures_route_around_and_raise_congestion():
     topo = leaf_spine(16, 16, 16)
     failed = topo.with_failures([(0, s) for s in range(8)])  # leaf 0 keeps 8 of 16 uplinks
     step = collective_steps("halving_doubling", 256, 2**20)[0]
-    for scheme in ("spray", "minimal", "planned", "ecmp"):
-        loads = link_loads(failed, step, scheme, seed=0)
+    for routing in ("spray", "minimal", "planned", "ecmp"):
+        loads = link_loads(failed, step, routing, seed=0)
         assert np.all(loads[failed.capacity_gbps == 0] == 0)
     sp = link_loads(failed, step, "spray")
     assert np.allclose(sp, link_loads(failed, step, "minimal"))
@@ -265,9 +277,29 @@ def test_minimal_equals_spraying_for_every_collective(leaves, spines, hosts, nam
     n = topo.n_hosts
     if name == "halving_doubling":
         n = 1 << (n.bit_length() - 1)
-    if n < 2:
-        return
+    assume(n >= 2)
     for step in collective_steps(name, n, 10**6, seed=seed):
         a = link_loads(topo, step, "minimal", placement=placement, seed=seed)
         b = link_loads(topo, step, "spray", placement=placement, seed=seed)
         assert np.allclose(a, b, rtol=1e-12, atol=1e-6)
+
+
+def test_hash_spines_uses_live_paths_and_shapes():
+    topo = leaf_spine(3, 4, 1, failed_links=[(0, 1)])
+    sl, dl = np.array([0, 0, 1]), np.array([1, 2, 2])
+    sp = hash_spines(topo, sl, dl, split=2, seed=3, samples=500)
+    assert sp.shape == (500, 3, 2)
+    assert not np.any(sp[:, :2] == 1) and set(np.unique(sp[:, 2]).tolist()) == {0, 1, 2, 3}
+    assert np.array_equal(hash_spines(topo, sl, dl, seed=4), hash_spines(topo, sl, dl, seed=4))
+    with pytest.raises(ValueError, match="leaf ids"):
+        hash_spines(topo, [0], [3])
+    with pytest.raises(ValueError, match="split"):
+        hash_spines(topo, sl, dl, split=0)
+
+
+def test_min_split_pieces_rejects_bad_arguments():
+    assert min_split_pieces(0, 4) == (1, 0) and min_split_pieces(6, 4) == (2, 8)
+    with pytest.raises(ValueError, match="s must be >= 1"):
+        min_split_pieces(5, 0)
+    with pytest.raises(ValueError, match="n must be >= 0"):
+        min_split_pieces(-1, 2)

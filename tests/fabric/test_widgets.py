@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import ipywidgets as W
+import dataclasses
 
-from workbench.widgets.fabric import C4Panel, SprayingPanel, c4_panel, spraying_panel
+import ipywidgets as W
+import pandas as pd
+import pytest
+
+from workbench import fabric as fb
+from workbench.widgets.fabric import C4Panel, SprayingPanel, c4_model, c4_panel, spraying_model, spraying_panel
 
 
 def test_spraying_panel_corners():
@@ -20,7 +25,7 @@ def test_spraying_panel_corners():
     p.failed.value = 5
     p.oversub.value = 4.0
     assert "5 failed" in p.status.value and "oversubscription 4.00" in p.status.value
-    p.schemes.value = ()
+    p.routings.value = ()
     assert len(p.fig_qp.data) == 1
     p.leaves.value, p.hosts.value = 2, 1
     assert "2 hosts" in p.status.value
@@ -38,3 +43,15 @@ def test_c4_panel_corners():
     p.conns.value, p.ports.value = 1, 4
     assert len(p.fig_gain.data) >= 1 and len(p.fig_slow.data) == 3
     assert isinstance(c4_panel(), W.Box)
+
+
+def test_panel_models_return_frozen_views_of_tidy_tables():
+    v = spraying_model(fb.leaf_spine(4, 2, 2), "halving_doubling", 2**20, ["ecmp", "minimal"])
+    assert v.n_ranks == 8 and v.step_label == "reduce-scatter d=4"  # the step that crosses leaves
+    assert list(v.connections.columns) == ["routing", "connections_per_host"]
+    assert set(v.uplink.routing) == {"ecmp", "minimal"} and set(v.times.routing) == {"ecmp", "minimal"}
+    assert all(isinstance(t, pd.DataFrame) for t in (v.ratio, v.uplink, v.times, v.connections))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        v.n_ranks = 4
+    c = c4_model(4096, "all_to_all", 2, 2, 0.2)
+    assert c.gpus == 512 and c.gain == pytest.approx(0.2 * (c.slowdown - 1))

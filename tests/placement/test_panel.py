@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 
 from workbench.testing import find_widget
 from workbench.widgets import placement as B
@@ -20,3 +23,11 @@ def test_hotspot_panel_redraws():
     assert not np.array_equal(before, np.asarray(lat.data[0].y))
     assert "hot ToRs" in find_widget(panel, kind="HTML").value
 
+
+
+def test_panel_model_is_a_frozen_view_of_tidy_tables():
+    v = B.panel_model(2.0, 0.4, 1.5, 0.5, 4, 0.75, True, racks=100)
+    assert v.policies.policy.tolist() == ["random", "aware"] and set(v.utilization) == {"random", "aware"}
+    assert v.policies.hot_tors.tolist() == [int((v.utilization[p] > 0.75).sum()) for p in ("random", "aware")]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        v.knee = 0.5

@@ -1,18 +1,25 @@
-"""Datacenter fabric models: leaf-spine topology, collectives, routing schemes, link loads and congestion.
+"""Datacenter fabric models: leaf-spine topology, collectives, routing, link loads and congestion.
 
 Layers, bottom up:
 
 - :mod:`~workbench.fabric.topology`: :func:`leaf_spine` and the compact directed-link numbering with
   :func:`path_links` (flows -> link ids by integer arithmetic); a networkx view for inspection.
-- :mod:`~workbench.fabric.fattree`: the 3-tier k-ary :func:`fat_tree` with the same schemes over path indices.
+- :mod:`~workbench.fabric.fattree`: the 3-tier k-ary :func:`fat_tree` with the same routings over path indices.
 - :mod:`~workbench.fabric.collectives`: :func:`collective_steps` (ring, halving-doubling, double binary tree,
   all-to-all, permutation) as steps of equal-size flows; :func:`place_ranks`.
-- :mod:`~workbench.fabric.routing`: schemes ``ecmp``, ``mp-x``, ``spray``, ``minimal`` (the minimal splitting rule)
-  and ``planned`` (C4P-style); :func:`link_loads` with ``np.bincount``; :func:`connections_per_host`.
+- :mod:`~workbench.fabric.routing`: routings ``ecmp``, ``mp-x``, ``spray``, ``minimal`` (the minimal splitting rule)
+  and ``planned`` (C4P-style), parsed once into a :class:`Routing` record by :func:`parse_routing`;
+  :func:`assign_paths` (flow -> spine subflows), :func:`hash_spines` (the ECMP/MP-x draw), :func:`link_loads` with
+  ``np.bincount``; :func:`connections_per_host`; the minimal splitting rule itself (:func:`minimal_split_subflows`,
+  :func:`min_split_pieces`) lives in the private ``_splitting`` module.
 - :mod:`~workbench.fabric.metrics`: :func:`max_congestion`, Monte-Carlo :func:`sample_max_congestion`,
-  :func:`congestion_ratio`, collective times.
+  :func:`congestion_ratio`, its exact balls-into-bins form :func:`exact_congestion_ratio`, collective times,
+  :func:`uplink_load_table` (leaf->spine loads as a tidy table).
 - :mod:`~workbench.fabric.ballsbins`: exact :func:`expected_max_load` of ``m`` flows hashed on ``n`` paths.
 - :mod:`~workbench.fabric.planning`: the C4 iteration-time model built on the congestion ratios.
+- :mod:`~workbench.fabric.sweeps`: tidy-DataFrame sweeps for the reproductions, panels and notebooks
+  (:func:`ratio_vs_size`, :func:`max_load_table`, :func:`routing_table`, :func:`worst_step_table`,
+  :func:`failure_table`, :func:`time_vs_size_table`, :func:`connections_table`, :func:`worst_step_vs_gpus`).
 """
 
 from .ballsbins import (
@@ -22,7 +29,15 @@ from .ballsbins import (
     max_load_pmf,
     simulate_max_load,
 )
-from .collectives import COLLECTIVES, PLACEMENTS, Step, collective_steps, place_ranks, random_destinations
+from .collectives import (
+    COLLECTIVES,
+    PLACEMENTS,
+    Step,
+    collective_steps,
+    place_ranks,
+    random_destinations,
+    ranks_that_fit,
+)
 from .fattree import FatTree, fat_tree, fat_tree_n_paths, fat_tree_path_links
 from .metrics import (
     collective_time_s,
@@ -31,21 +46,36 @@ from .metrics import (
     link_times_s,
     max_congestion,
     sample_max_congestion,
+    busiest_step,
+    exact_congestion_ratio,
+    has_exact_ratio,
     spine_link_matrix,
+    uplink_load_table,
     worst_step_ratio,
 )
 from .planning import c4_gain_table, fabric_slowdown, iteration_gain, nic_bond_slowdown
 from .routing import (
-    SCHEMES,
+    ROUTINGS,
+    Routing,
     as_host_step,
     assign_paths,
     connections_per_host,
+    hash_spines,
     link_loads,
     min_split_pieces,
     minimal_split_subflows,
-    parse_scheme,
+    parse_routing,
 )
-from .sweeps import ratio_vs_size
+from .sweeps import (
+    connections_table,
+    failure_table,
+    max_load_table,
+    ratio_vs_size,
+    routing_table,
+    time_vs_size_table,
+    worst_step_table,
+    worst_step_vs_gpus,
+)
 from .topology import LINK_KINDS, LeafSpine, leaf_spine, path_links
 
 __all__ = [
@@ -53,7 +83,8 @@ __all__ = [
     "LINK_KINDS",
     "LeafSpine",
     "PLACEMENTS",
-    "SCHEMES",
+    "ROUTINGS",
+    "Routing",
     "Step",
     "as_host_step",
     "assign_paths",
@@ -81,7 +112,8 @@ __all__ = [
     "max_load_pmf",
     "min_split_pieces",
     "minimal_split_subflows",
-    "parse_scheme",
+    "parse_routing",
+    "hash_spines",
     "path_links",
     "place_ranks",
     "random_destinations",
@@ -89,4 +121,16 @@ __all__ = [
     "sample_max_congestion",
     "simulate_max_load",
     "spine_link_matrix",
+    "uplink_load_table",
+    "exact_congestion_ratio",
+    "has_exact_ratio",
+    "max_load_table",
+    "routing_table",
+    "worst_step_table",
+    "failure_table",
+    "time_vs_size_table",
+    "connections_table",
+    "worst_step_vs_gpus",
+    "busiest_step",
+    "ranks_that_fit",
 ]

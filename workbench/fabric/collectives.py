@@ -35,7 +35,8 @@ from .._rng import Seed, generator
 from .._validate import integer, one_of
 from .topology import LeafSpine
 
-__all__ = ["Step", "COLLECTIVES", "PLACEMENTS", "collective_steps", "place_ranks", "random_destinations"]
+__all__ = ["Step", "COLLECTIVES", "PLACEMENTS", "collective_steps", "ranks_that_fit", "place_ranks",
+           "random_destinations"]
 
 COLLECTIVES = ("ring", "halving_doubling", "double_binary_tree", "all_to_all", "permutation")
 PLACEMENTS = ("linear", "strided", "random")
@@ -155,6 +156,20 @@ def collective_steps(name: str, n_ranks: int, size_bytes: int, seed: Seed = None
     dst = np.empty(n, dtype=np.int64)
     dst[order] = np.roll(order, -1)
     return [_step(r, dst, size, label="permutation")]
+
+
+def ranks_that_fit(collective: str, n_hosts: int) -> int:
+    """Ranks of ``collective`` on ``n_hosts`` hosts, one per host: all of them, or for ``halving_doubling`` the
+    largest power of two that fits.
+
+    Examples
+    --------
+    >>> ranks_that_fit("halving_doubling", 24), ranks_that_fit("ring", 24)
+    (16, 24)
+    """
+    one_of("collective", collective, COLLECTIVES)
+    n_hosts = integer("n_hosts", n_hosts, minimum=1)
+    return 1 << (n_hosts.bit_length() - 1) if collective == "halving_doubling" else n_hosts
 
 
 def place_ranks(topology: LeafSpine, n_ranks: int, placement: str = "linear", seed: Seed = None) -> np.ndarray:

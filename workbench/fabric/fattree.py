@@ -6,7 +6,7 @@ and ``k/2`` aggregation switches, every edge switch linked to every aggregation 
 
 Paths. A flow between two hosts under the same edge switch has 1 path; within a pod, ``k/2`` (one per aggregation
 switch); between pods, ``(k/2)^2``: path index ``p`` picks aggregation switch ``a = p div (k/2)`` in both pods and
-core ``a*(k/2) + p mod (k/2)``. Every scheme of :mod:`workbench.fabric.routing` is expressed over this path index:
+core ``a*(k/2) + p mod (k/2)``. Every routing of :mod:`workbench.fabric.routing` is expressed over this path index:
 ECMP/MP-x hash it, spraying spreads over all of them, and the minimal splitting rule is applied per (source host,
 destination edge switch) group with ``s`` = the group's path count (all its flows share one path set, so equal
 pieces per path again equal spraying on every link). ``planned`` assigns unsplit flows by two levels of equitable
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,6 +46,9 @@ from .._rng import Seed, generator
 from .._validate import integer, positive
 from ._colouring import equitable_colours
 from ._groups import group_ranks
+
+if TYPE_CHECKING:
+    from .routing import Routing
 
 __all__ = ["FatTree", "fat_tree", "fat_tree_path_links", "fat_tree_n_paths", "fat_tree_link_loads",
            "fat_tree_connections"]
@@ -282,11 +285,12 @@ def _planned_paths(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.nda
     return path
 
 
-def fat_tree_link_loads(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, kind: str, x: int,
+def fat_tree_link_loads(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, routing: Routing,
                         seed: Seed = None) -> np.ndarray:
-    """Bytes per link of the flows under a parsed scheme (``kind``, ``x``) on a fat-tree (see the module docstring)."""
+    """Bytes per link of the flows under a parsed ``routing`` on a fat-tree (see the module docstring)."""
     npaths = fat_tree_n_paths(topo, src, dst)
-    if kind in ("ecmp", "mp"):
+    kind, x = routing.kind, routing.split
+    if routing.hashed:
         u = generator(seed).random((src.size, x))
         path = (u * npaths[:, None]).astype(np.int64)
         links = fat_tree_path_links(topo, np.repeat(src, x), np.repeat(dst, x), path.ravel())
@@ -302,17 +306,17 @@ def fat_tree_link_loads(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: n
     if kind == "planned":
         path = _planned_paths(topo, src, dst, size)
         return _bincount_paths(topo, fat_tree_path_links(topo, src, dst, path), size)
-    raise ValueError(f"unknown scheme kind {kind!r}")
+    raise ValueError(f"unknown routing kind {kind!r}")
 
 
-def fat_tree_connections(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, kind: str,
-                         x: int) -> np.ndarray:
-    """Connections per host (see :func:`workbench.fabric.connections_per_host`)."""
+def fat_tree_connections(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray,
+                         routing: Routing) -> np.ndarray:
+    """Connections per host under a parsed ``routing`` (see :func:`workbench.fabric.connections_per_host`)."""
     n = topo.n_hosts
     per_flow = np.bincount(src, minlength=n)
-    if kind == "mp":
-        return per_flow * x
-    if kind != "minimal":
+    if routing.kind == "mp":
+        return per_flow * routing.split
+    if routing.kind != "minimal":
         return per_flow
     f, _, _ = _minimal_subflows(topo, src, dst, size)
     return np.bincount(src[f], minlength=n)

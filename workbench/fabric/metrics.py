@@ -6,23 +6,25 @@ ends when the most loaded link (relative to its capacity) drains. That time is t
     T = max over links of load_bytes * 8 / (capacity_gbps * 1e9)  seconds,
 
 which includes the NIC links (the NIC bound). Ideal packet spraying gives the smallest T any routing can reach in
-a leaf-spine with equal paths; a scheme's *congestion ratio* is its T over the sprayed T. A collective's time is
-``sum over steps of repeat * (T_step + latency_s)``. Hashing schemes are random; :func:`sample_max_congestion` draws
+a leaf-spine with equal paths; a routing's *congestion ratio* is its T over the sprayed T. A collective's time is
+``sum over steps of repeat * (T_step + latency_s)``. Hashing routings are random; :func:`sample_max_congestion` draws
 many independent hashings at once (one ``bincount`` over ``samples x spine links``) so expectations over the hash
 are Monte-Carlo means. For a step whose leaves are independent balls-into-bins experiments the expectation is also
-exact, by :func:`workbench.fabric.expected_max_load` with ``groups``.
+exact, by :func:`workbench.fabric.expected_max_load` with ``groups`` (:func:`exact_congestion_ratio`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 from .._rng import Seed, generator, spawn
 from .._validate import integer, nonnegative
+from .ballsbins import max_load_cdf
 from .collectives import Step, collective_steps, place_ranks
-from .routing import _hash_flows, as_host_step, link_loads, parse_scheme
+from .routing import Routing, as_host_step, hash_spines, link_loads, parse_routing
 from .fattree import FatTree
 from .topology import LeafSpine
 
@@ -34,7 +36,11 @@ __all__ = [
     "worst_step_ratio",
     "collective_time_s",
     "collective_time_vs_size",
+    "exact_congestion_ratio",
+    "has_exact_ratio",
+    "busiest_step",
     "spine_link_matrix",
+    "uplink_load_table",
 ]
 
 _BITS = 8.0 / 1e9  # bytes -> Gbit
@@ -79,14 +85,14 @@ def max_congestion(topology: LeafSpine, loads: np.ndarray) -> float:
 def sample_max_congestion(
     topology: LeafSpine,
     demand: Step,
-    scheme: str,
+    routing: str | Routing,
     samples: int = 1000,
     seed: Seed = None,
     placement: Any = None,
 ) -> np.ndarray:
     """Max congestion (seconds) of ``samples`` independent hashings of ``demand`` (vectorized over samples).
 
-    Deterministic schemes (``spray``, ``minimal``, ``planned``) return the same value ``samples`` times.
+    Deterministic routings (``spray``, ``minimal``, ``planned``) return the same value ``samples`` times.
 
     Examples
     --------
@@ -98,13 +104,14 @@ def sample_max_congestion(
     >>> bool(4.3 < (t / ideal).mean() < 4.7)                                # exact: 4.514
     True
     """
-    kind, x = parse_scheme(scheme)
+    routing = parse_routing(routing)
+    x = routing.split
     samples = integer("samples", samples, minimum=1)
     step = as_host_step(topology, demand, placement, seed)
-    if kind not in ("ecmp", "mp"):
-        return np.full(samples, max_congestion(topology, link_loads(topology, step, scheme)))
+    if not routing.hashed:
+        return np.full(samples, max_congestion(topology, link_loads(topology, step, routing)))
     if isinstance(topology, FatTree):  # path-index routing: one link_loads per hashing (a loop over samples)
-        return np.array([max_congestion(topology, link_loads(topology, step, scheme, seed=r))
+        return np.array([max_congestion(topology, link_loads(topology, step, routing, seed=r))
                          for r in spawn(seed, samples)])
     rng = generator(seed)
     n, s, ls = topology.n_hosts, topology.spines, topology.leaves * topology.spines
@@ -124,7 +131,7 @@ def sample_max_congestion(
     wb = np.broadcast_to(w[:, None], (csl.size, x))
     for start in range(0, samples, chunk):
         k = min(chunk, samples - start)
-        sp = _hash_flows(topology, csl, cdl, x, rng, samples=k)  # (k, F, x)
+        sp = hash_spines(topology, csl, cdl, x, rng, samples=k)  # (k, F, x)
         off = (np.arange(k) * 2 * ls)[:, None, None]
         ww = np.broadcast_to(wb, sp.shape).ravel()
         loads = np.bincount((off + up_base + sp).ravel(), weights=ww, minlength=2 * ls * k)
@@ -139,32 +146,108 @@ def sample_max_congestion(
 def congestion_ratio(
     topology: LeafSpine,
     demand: Step,
-    scheme: str,
+    routing: str | Routing,
     samples: int = 1000,
     seed: Seed = None,
     placement: Any = None,
 ) -> float:
-    """Mean over hashings of the scheme's max congestion divided by ideal spraying's (1.0 means ideal).
+    """Mean over hashings of the routing's max congestion divided by ideal spraying's (1.0 means ideal).
 
     Examples
     --------
     >>> from workbench.fabric import leaf_spine, collective_steps
     >>> topo = leaf_spine(16, 16, 16)
     >>> ring = collective_steps("ring", 256, 2**30)[0]
-    >>> congestion_ratio(topo, ring, "ecmp", samples=100, seed=0)    # rank-ordered ring: ideal under any scheme
+    >>> congestion_ratio(topo, ring, "ecmp", samples=100, seed=0)    # rank-ordered ring: ideal under any routing
     1.0
     """
     step = as_host_step(topology, demand, placement, seed)
     ideal = max_congestion(topology, link_loads(topology, step, "spray"))
     if ideal == 0:
         return 1.0
-    return float(np.mean(sample_max_congestion(topology, step, scheme, samples, seed) / ideal))
+    return float(np.mean(sample_max_congestion(topology, step, routing, samples, seed) / ideal))
+
+
+def _leaf_matching(topology: LeafSpine, step: Step) -> tuple[int, int, float] | None:
+    """``(flows per leaf pair, leaf pairs, flow bytes)`` when ``step``'s cross-leaf flows pair the leaves (every
+    sending leaf sends all of them to one leaf, every receiving leaf hears from one leaf, equal counts and sizes) on a
+    leaf-spine without failures; otherwise ``None``."""
+    if isinstance(topology, FatTree) or topology.failed:
+        return None
+    sl, dl = topology.host_leaf(step.src), topology.host_leaf(step.dst)
+    cross = sl != dl
+    size = step.size_bytes[cross]
+    if size.size == 0 or np.any(size != size[0]):
+        return None
+    pairs, counts = np.unique(sl[cross] * topology.leaves + dl[cross], return_counts=True)
+    a, b = pairs // topology.leaves, pairs % topology.leaves
+    if np.unique(a).size != a.size or np.unique(b).size != b.size or np.any(counts != counts[0]):
+        return None
+    return int(counts[0]), int(pairs.size), float(size[0])
+
+
+def has_exact_ratio(topology: LeafSpine, demand: Step, routing: str | Routing, placement: Any = None) -> bool:
+    """Whether :func:`exact_congestion_ratio` applies: a deterministic routing, or a hashed one on a step whose
+    cross-leaf flows pair the leaves of a leaf-spine without failures.
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps
+    >>> topo = leaf_spine(4, 4, 4)
+    >>> [has_exact_ratio(topo, collective_steps(c, 16, 1)[0], "ecmp") for c in ("halving_doubling", "all_to_all")]
+    [True, False]
+    """
+    if not parse_routing(routing).hashed:
+        return True
+    return _leaf_matching(topology, as_host_step(topology, demand, placement)) is not None
+
+
+def exact_congestion_ratio(
+    topology: LeafSpine, demand: Step, routing: str | Routing, placement: Any = None
+) -> float:
+    """The expectation over hashings that :func:`congestion_ratio` estimates, exactly (balls into bins).
+
+    Deterministic routings (``spray``, ``minimal``, ``planned``) have one value, returned as it is. For ``ecmp`` and
+    ``mp-x`` the step's cross-leaf flows must pair the leaves (each sending leaf sends its ``m`` equal flows to one
+    other leaf, each receiving leaf hears from one leaf, e.g. a crossing halving-doubling step) on a leaf-spine
+    without failures: then every pair's uplinks (and the mirrored downlinks) are an independent experiment of
+    ``m*x`` subflows on ``s`` spines, the max over ``G`` pairs has ``P(max <= k) = max_load_cdf(m*x, s)[k]^G``, and
+    ``E[max(host time, k/x * flow time)] / ideal`` is summed over that law. Other steps raise ``ValueError``.
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps, expected_max_load
+    >>> topo = leaf_spine(16, 16, 16)
+    >>> step = collective_steps("halving_doubling", 256, 2**30)[0]     # leaf a <-> leaf a XOR 8, 16 flows each
+    >>> round(exact_congestion_ratio(topo, step, "ecmp"), 3), round(expected_max_load(16, 16, groups=16), 3)
+    (4.514, 4.514)
+    """
+    routing = parse_routing(routing)
+    step = as_host_step(topology, demand, placement)
+    ideal = max_congestion(topology, link_loads(topology, step, "spray"))
+    if not routing.hashed:
+        return max_congestion(topology, link_loads(topology, step, routing)) / ideal if ideal > 0 else 1.0
+    match = _leaf_matching(topology, step)
+    if match is None:
+        raise ValueError(
+            f"exact_congestion_ratio for routing {str(routing)!r} needs a step whose cross-leaf flows pair the leaves "
+            "with equal counts and sizes on a leaf-spine without failures"
+        )
+    m, pairs, flow_bytes = match
+    x = routing.split
+    n = topology.n_hosts
+    host = np.concatenate([np.bincount(step.src, weights=step.size_bytes, minlength=n),
+                           np.bincount(step.dst, weights=step.size_bytes, minlength=n)])
+    host_t = float((host * _BITS / topology.host_gbps).max(initial=0.0))
+    pmf = np.diff(max_load_cdf(m * x, topology.spines) ** pairs, prepend=0.0)
+    spine_t = np.arange(pmf.size) / x * (flow_bytes * _BITS / topology.uplink_gbps)
+    return float(np.sum(pmf * np.maximum(host_t, spine_t))) / ideal
 
 
 def worst_step_ratio(
     topology: LeafSpine,
     steps: Sequence[Step],
-    scheme: str,
+    routing: str | Routing,
     samples: int = 1000,
     seed: Seed = None,
     placement: Any = None,
@@ -183,13 +266,14 @@ def worst_step_ratio(
     """
     if len(steps) == 0:
         raise ValueError("steps must hold at least one step of a collective")
-    return max(congestion_ratio(topology, st, scheme, samples, seed, placement) for st in steps)
+    routing = parse_routing(routing)
+    return max(congestion_ratio(topology, st, routing, samples, seed, placement) for st in steps)
 
 
 def collective_time_s(
     topology: LeafSpine,
     steps: Sequence[Step],
-    scheme: str,
+    routing: str | Routing,
     seed: Seed = None,
     latency_s: float = 5e-6,
     placement: Any = None,
@@ -207,6 +291,7 @@ def collective_time_s(
     0.012
     """
     latency_s = nonnegative("latency_s", latency_s)
+    routing = parse_routing(routing)
     steps = list(steps)
     seeds = spawn(seed, len(steps) + 1)
     hosts = placement
@@ -215,7 +300,7 @@ def collective_time_s(
         hosts = place_ranks(topology, top + 1, placement, seed=seeds[-1])
     total = 0.0
     for st, rng in zip(steps, seeds):
-        loads = link_loads(topology, st, scheme, seed=rng, placement=hosts)
+        loads = link_loads(topology, st, routing, seed=rng, placement=hosts)
         total += st.repeat * (max_congestion(topology, loads) + latency_s)
     return total
 
@@ -225,7 +310,7 @@ def collective_time_vs_size(
     name: str,
     n_ranks: int,
     sizes_bytes: Any,
-    scheme: str,
+    routing: str | Routing,
     seed: Seed = None,
     latency_s: float = 5e-6,
     placement: Any = None,
@@ -246,7 +331,7 @@ def collective_time_vs_size(
     latency_s = nonnegative("latency_s", latency_s)
     base = 2**20
     steps = collective_steps(name, n_ranks, base, seed=seed)
-    per_byte = collective_time_s(topology, steps, scheme, seed=seed, latency_s=0.0, placement=placement) / base
+    per_byte = collective_time_s(topology, steps, routing, seed=seed, latency_s=0.0, placement=placement) / base
     hops = sum(st.repeat for st in steps)
     return sizes * per_byte + hops * latency_s
 
@@ -270,3 +355,42 @@ def spine_link_matrix(topology: LeafSpine, loads: np.ndarray, direction: str = "
     base = topology.leaf_up_base if direction == "up" else topology.spine_down_base
     ls = topology.leaves * topology.spines
     return loads[base : base + ls].reshape(topology.leaves, topology.spines)
+
+
+def uplink_load_table(topology: LeafSpine, loads: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """Leaf->spine link loads of several routings as a tidy table (one row per routing, leaf and spine).
+
+    ``loads`` maps a routing name to its per-link bytes (from :func:`~workbench.fabric.link_loads`).
+
+    Returns
+    -------
+    pandas.DataFrame with columns ``routing, leaf, spine, load_bytes``.
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine
+    >>> topo = leaf_spine(2, 3, 1)
+    >>> uplink_load_table(topo, {"x": np.arange(topo.n_links, dtype=float)}).load_bytes.tolist()
+    [4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+    """
+    leaf, spine = np.divmod(np.arange(topology.leaves * topology.spines), topology.spines)
+    frames = [pd.DataFrame({"routing": name, "leaf": leaf, "spine": spine,
+                            "load_bytes": spine_link_matrix(topology, v, "up").ravel()}) for name, v in loads.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
+def busiest_step(topology: LeafSpine, steps: Sequence[Step]) -> Step:
+    """The step with the most cross-leaf bytes (the one whose balance across spines matters most); the first wins
+    ties.
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps
+    >>> busiest_step(leaf_spine(2, 2, 2), collective_steps("halving_doubling", 4, 2**20)).label
+    'reduce-scatter d=2'
+    """
+    steps = list(steps)
+    if not steps:
+        raise ValueError("steps must hold at least one step")
+    cross = [float(st.size_bytes[topology.host_leaf(st.src) != topology.host_leaf(st.dst)].sum()) for st in steps]
+    return steps[int(np.argmax(cross))]

@@ -35,7 +35,7 @@ from .._validate import array_1d, integer, one_of
 from .ballsbins import expected_max_load
 from .collectives import COLLECTIVES, collective_steps
 from .metrics import max_congestion, sample_max_congestion
-from .routing import as_host_step, link_loads
+from .routing import Routing, as_host_step, link_loads, parse_routing
 from .topology import LeafSpine, leaf_spine
 
 __all__ = ["nic_bond_slowdown", "fabric_slowdown", "iteration_gain", "c4_gain_table"]
@@ -70,14 +70,16 @@ def fabric_slowdown(
     topology: LeafSpine,
     collective: str,
     n_ranks: int,
-    scheme: str = "ecmp",
-    baseline: str = "planned",
+    routing: str | Routing = "ecmp",
+    baseline: str | Routing = "planned",
     samples: int = 200,
     seed: Seed = None,
     placement: Any = None,
     size_bytes: int = 2**30,
 ) -> float:
-    """``E[sum over steps of repeat * T_step(scheme)] / sum of repeat * T_step(baseline)`` (latency ignored).
+    """``E[sum over steps of repeat * T_step(routing)] / sum of repeat * T_step(baseline)`` (latency ignored).
+
+    ``baseline`` is another routing (``"planned"``, or ``"spray"`` for the ideal).
 
     Examples
     --------
@@ -89,12 +91,13 @@ def fabric_slowdown(
     """
     one_of("collective", collective, COLLECTIVES)
     samples = integer("samples", samples, minimum=1)
+    routing, baseline = parse_routing(routing), parse_routing(baseline)
     steps = collective_steps(collective, n_ranks, size_bytes, seed=seed)
     rngs = spawn(seed, len(steps))
     num = den = 0.0
     for st, rng in zip(steps, rngs):
         host_step = as_host_step(topology, st, placement, seed=seed)
-        num += st.repeat * float(np.mean(sample_max_congestion(topology, host_step, scheme, samples, rng)))
+        num += st.repeat * float(np.mean(sample_max_congestion(topology, host_step, routing, samples, rng)))
         den += st.repeat * max_congestion(topology, link_loads(topology, host_step, baseline, seed=rng))
     return num / den if den > 0 else 1.0
 

@@ -1,6 +1,7 @@
-"""Routing schemes for a leaf-spine fabric and the per-link loads they produce, all as array operations.
+"""Routing in a leaf-spine fabric (how each flow's paths are chosen) and the per-link loads it produces, as arrays.
 
-Schemes (Addanki, Goyal, Marinos 2024; Dong et al. 2024 for planned paths):
+Routings (Addanki, Goyal, Marinos 2024; Dong et al. 2024 for planned paths), named by the strings of
+:data:`ROUTINGS` and parsed once by :func:`parse_routing` into a :class:`Routing` record:
 
 - ``"ecmp"``: each flow is hashed uniformly to one live spine (one path, one connection).
 - ``"mp-x"`` (e.g. ``"mp-8"``): each flow is split into ``x`` equal subflows (``x`` connections), each hashed
@@ -20,9 +21,10 @@ Schemes (Addanki, Goyal, Marinos 2024; Dong et al. 2024 for planned paths):
   links it falls back to a greedy least-loaded assignment. The planner is a sequential combinatorial algorithm over
   the leftover flows, run once per step like C4P's controller; it is not on the hot path of the load computation.
 
-Rack-local flows never touch a spine under any scheme. Failed cables: every scheme uses only live paths (routing has
-converged and withdrawn dead next hops); hashing schemes still hash uniformly over those, blind to the asymmetry the
-failure creates, while ``spray``/``minimal``/``planned`` spread or plan over them.
+Rack-local flows never touch a spine under any routing. Failed cables: every routing uses only live paths (routing
+has converged and withdrawn dead next hops); hashing routings still hash uniformly over those
+(:func:`hash_spines`), blind to the asymmetry the failure creates, while ``spray``/``minimal``/``planned`` spread or
+plan over them.
 
 Loads are bytes per directed link (see :mod:`workbench.fabric.topology` for the ids), computed with
 ``np.bincount`` over flow -> link index arrays: host links from the flows themselves, spine links from the
@@ -31,55 +33,93 @@ Loads are bytes per directed link (see :mod:`workbench.fabric.topology` for the 
 
 from __future__ import annotations
 
-import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._rng import Seed, generator
-from .._validate import one_of
+from .._validate import integer, one_of
 from ._colouring import equitable_colours
-from ._groups import group_ranks
 from .collectives import Step, place_ranks
 from .fattree import FatTree, fat_tree_connections, fat_tree_link_loads
+from ._splitting import expand_slots, live_spines, min_split_pieces, minimal_plan, minimal_split_subflows
 from .topology import LeafSpine
 
 __all__ = [
-    "SCHEMES",
-    "parse_scheme",
+    "ROUTINGS",
+    "Routing",
+    "parse_routing",
     "as_host_step",
     "assign_paths",
+    "hash_spines",
     "link_loads",
     "connections_per_host",
     "minimal_split_subflows",
     "min_split_pieces",
 ]
 
-#: Schemes offered in menus; any ``"mp-x"`` with integer x >= 1 is accepted too.
-SCHEMES = ("ecmp", "mp-2", "mp-4", "mp-8", "spray", "minimal", "planned")
+#: Routings offered in menus; any ``"mp-x"`` with integer x >= 1 is accepted too.
+ROUTINGS = ("ecmp", "mp-2", "mp-4", "mp-8", "spray", "minimal", "planned")
+_KINDS = ("ecmp", "mp", "spray", "minimal", "planned")
 _MP = re.compile(r"^mp-?(\d+)$")
 
 
-def parse_scheme(scheme: str) -> tuple[str, int]:
-    """``(kind, x)``: kind is ``ecmp``/``mp``/``spray``/``minimal``/``planned``; ``x`` the split factor for ``mp``.
+@dataclass(frozen=True)
+class Routing:
+    """A parsed routing: ``kind`` (``ecmp``/``mp``/``spray``/``minimal``/``planned``) and ``split``, the hashed
+    subflows per flow (``x`` for ``mp-x``, 1 otherwise). Build it with :func:`parse_routing`; ``str()`` gives the
+    canonical string back.
 
     Examples
     --------
-    >>> parse_scheme("MP-8"), parse_scheme("ecmp")
-    (('mp', 8), ('ecmp', 1))
+    >>> r = Routing("mp", 8)
+    >>> str(r), r.hashed
+    ('mp-8', True)
     """
-    if not isinstance(scheme, str):
-        raise TypeError(f"scheme must be a str, got {type(scheme).__name__}")
-    s = scheme.strip().lower()
+
+    kind: str
+    split: int = 1
+
+    def __post_init__(self) -> None:
+        one_of("routing kind", self.kind, _KINDS)
+        low = 2 if self.kind == "mp" else 1
+        high = None if self.kind == "mp" else 1
+        integer(f"split of routing kind {self.kind!r}", self.split, minimum=low, maximum=high)
+
+    def __str__(self) -> str:
+        return f"mp-{self.split}" if self.kind == "mp" else self.kind
+
+    @property
+    def hashed(self) -> bool:
+        """Whether paths are drawn by hashing (``ecmp``, ``mp-x``), i.e. random."""
+        return self.kind in ("ecmp", "mp")
+
+
+def parse_routing(routing: str | Routing) -> Routing:
+    """The :class:`Routing` record of a routing string (a :class:`Routing` is returned as it is).
+
+    Case and surrounding blanks are ignored; ``"mp-1"`` is ECMP.
+
+    Examples
+    --------
+    >>> parse_routing("MP-8"), parse_routing("ecmp")
+    (Routing(kind='mp', split=8), Routing(kind='ecmp', split=1))
+    """
+    if isinstance(routing, Routing):
+        return routing
+    if not isinstance(routing, str):
+        raise TypeError(f"routing must be a str or Routing, got {type(routing).__name__}")
+    s = routing.strip().lower()
     m = _MP.match(s)
     if m:
         x = int(m.group(1))
         if x < 1:
-            raise ValueError(f"scheme {scheme!r}: the MP split factor must be >= 1")
-        return ("ecmp", 1) if x == 1 else ("mp", x)
-    one_of("scheme", s, ("ecmp", "spray", "minimal", "planned", "mp-x"))
-    return s, 1
+            raise ValueError(f"routing {routing!r}: the MP split factor must be >= 1")
+        return Routing("ecmp") if x == 1 else Routing("mp", x)
+    one_of("routing", s, ("ecmp", "spray", "minimal", "planned", "mp-x"))
+    return Routing(s)
 
 
 def as_host_step(topology: LeafSpine, demand: Step, placement: Any = None, seed: Seed = None) -> Step:
@@ -134,87 +174,8 @@ def as_host_step(topology: LeafSpine, demand: Step, placement: Any = None, seed:
 # path choice helpers
 
 
-def _live_order(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per flow: number of live spines and the live spine ids first (``(F,)``, ``(F, s)``)."""
-    pair = topology.live_paths(sl, dl)
-    count = pair.sum(axis=1)
-    if np.any(count == 0):
-        i = int(np.argmax(count == 0))
-        raise ValueError(f"no live path from leaf {int(sl[i])} to leaf {int(dl[i])} (all its spine links failed)")
-    order = np.argsort(~pair, axis=1, kind="stable").astype(np.int32)
-    return count, order
-
-
-def minimal_split_subflows(
-    topology: LeafSpine, src: np.ndarray, dst: np.ndarray, size_bytes: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Subflows of the minimal splitting rule for cross-leaf flows: ``(flow index, spine, bytes)``.
-
-    All flows from one source host to one destination leaf must have the same size (the rule is for equal flows).
-
-    Examples
-    --------
-    >>> from workbench.fabric import leaf_spine
-    >>> topo = leaf_spine(2, 4, 6)                      # host 0 sends 6 equal flows to leaf 1 over 4 spines
-    >>> f, spine, nbytes = minimal_split_subflows(topo, np.zeros(6, int), np.arange(6, 12), np.full(6, 8.0))
-    >>> f.size, np.bincount(spine, weights=nbytes).tolist()   # q=1, r=2, g=2: 2 leftovers in 2 pieces each
-    (8, [12.0, 12.0, 12.0, 12.0])
-    """
-    order, slot0, pieces, s_live, piece_bytes, live_order = _minimal_plan(topology, src, dst, size_bytes)
-    F = order.size
-    if F == 0:
-        e = np.zeros(0, dtype=np.int64)
-        return e, e, np.zeros(0)
-    flow_rep = np.repeat(np.arange(F), pieces)
-    slot = _slots(slot0, pieces, s_live if live_order is not None else topology.spines, flow_rep)
-    spine = slot if live_order is None else live_order[flow_rep, slot].astype(np.int64)
-    return order[flow_rep], spine, piece_bytes[flow_rep]
-
-
-def _minimal_plan(topology: LeafSpine, src: np.ndarray, dst: np.ndarray, size_bytes: np.ndarray):
-    """The minimal splitting rule per cross-leaf flow, in a compact form (flows sorted by group).
-
-    Returns ``order`` (flow indices in group order) and, per sorted flow, ``slot0`` (first path slot), ``pieces``
-    (the flow covers slots ``slot0 .. slot0 + pieces - 1`` modulo ``s``), ``s`` (live paths of its leaf pair),
-    ``piece_bytes``, and the live-spine table (``None`` without failures, where slot == spine).
-    """
-    L = topology.leaves
-    F = src.size
-    if F == 0:
-        e = np.zeros(0, dtype=np.int64)
-        return e, e, e, e, np.zeros(0), None
-    dl = topology.host_leaf(dst)
-    key = src * L + dl
-    order, starts, counts, group, rank = group_ranks(key)
-    size_sorted = size_bytes[order]
-    if np.any(size_sorted != size_sorted[starts][group]):
-        raise ValueError("minimal splitting needs equal-size flows from a source host to a destination leaf")
-    n = counts[group]
-    if topology.failed:
-        s_live, live_order = _live_order(topology, topology.host_leaf(src[order]), dl[order])
-    else:
-        s_live = np.full(F, topology.spines, dtype=np.int64)
-        live_order = None
-    q, r = n // s_live, n % s_live
-    g = np.gcd(r, s_live)
-    whole = rank < q * s_live
-    pieces = np.where(whole, 1, s_live // np.where(g == 0, 1, g))  # r == 0 -> every flow whole
-    # whole flow: slot rank mod s; leftover flow j = rank - q*s: pieces j*k .. j*k + k - 1 (mod s), k = s/g
-    slot0 = np.where(whole, rank % s_live, (rank - q * s_live) * pieces)
-    return order, slot0, pieces, s_live, size_sorted / pieces, live_order
-
-
-def _slots(slot0: np.ndarray, pieces: np.ndarray, s, flow_rep: np.ndarray | None = None) -> np.ndarray:
-    """Expand the compact plan: slot of every piece, ``(slot0 + t) mod s`` for ``t < pieces`` (one repeat)."""
-    start = np.cumsum(pieces) - pieces
-    slot = np.repeat(slot0 - start, pieces) + np.arange(int(start[-1] + pieces[-1]) if pieces.size else 0)
-    if np.ndim(s):
-        return slot % s[flow_rep]
-    return slot % s
-
-
 def _planned_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
-    """Spine per cross-leaf flow for the planned scheme (see the module docstring)."""
+    """Spine per cross-leaf flow for the planned routing (see the module docstring)."""
     if sl.size == 0:
         return np.zeros(0, dtype=np.int64)
     if topology.failed or np.any(size_bytes != size_bytes[0]):
@@ -225,7 +186,7 @@ def _planned_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_by
 def _greedy_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
     """Greedy planned assignment: largest flows first, most constrained pairs first, onto the least-loaded path."""
     s, L = topology.spines, topology.leaves
-    count, order = _live_order(topology, sl, dl)
+    count, order = live_spines(topology, sl, dl)
     cap = topology.uplink_gbps
     up = np.zeros((L, s))
     down = np.zeros((L, s))
@@ -241,12 +202,15 @@ def _greedy_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_byt
 
 
 def assign_paths(
-    topology: LeafSpine, demand: Step, scheme: str, seed: Seed = None, placement: Any = None
+    topology: LeafSpine, demand: Step, routing: str | Routing, seed: Seed = None, placement: Any = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The subflows a scheme creates for the cross-leaf flows: ``(flow index, spine, bytes)`` arrays.
+    """The subflows a routing creates for the cross-leaf flows: ``(flow index, spine, bytes)`` arrays.
 
-    ``flow index`` refers to the flows of ``demand`` (after placement). For ``"spray"`` every flow becomes one fluid
-    share per live spine. Rack-local flows are not listed (they use no spine).
+    ``flow index`` refers to the flows of ``demand`` (after placement). ``ecmp`` gives one subflow per flow on its
+    hashed spine, ``mp-x`` ``x`` hashed subflows of ``1/x`` the bytes, ``spray`` one fluid share per live spine,
+    ``minimal`` the pieces of the splitting rule and ``planned`` one subflow per flow on its planned spine.
+    Rack-local flows are not listed (they use no spine). ``seed`` drives the hashing (and a ``"random"``
+    placement).
 
     Examples
     --------
@@ -257,7 +221,8 @@ def assign_paths(
     >>> np.bincount(spine, weights=nbytes).tolist()                       # 8 flows of 4 MB over 4 spines
     [8000000.0, 8000000.0, 8000000.0, 8000000.0]
     """
-    kind, x = parse_scheme(scheme)
+    routing = parse_routing(routing)
+    kind, x = routing.kind, routing.split
     if not isinstance(topology, LeafSpine):
         raise TypeError(
             f"assign_paths needs a LeafSpine (use link_loads for a fat-tree), got {type(topology).__name__}"
@@ -274,40 +239,64 @@ def assign_paths(
         return cross, _planned_spines(topology, csl, cdl, size), size
     if kind == "spray":
         if topology.failed:
-            count, order = _live_order(topology, csl, cdl)
+            count, order = live_spines(topology, csl, cdl)
         else:
             count = np.full(cross.size, topology.spines)
             order = np.broadcast_to(np.arange(topology.spines), (cross.size, topology.spines))
         reps = np.repeat(np.arange(cross.size), count)
         slot = np.arange(reps.size) - np.repeat(np.cumsum(count) - count, count)
         return cross[reps], order[reps, slot].astype(np.int64), size[reps] / count[reps]
-    rng = generator(seed)
-    spines = _hash_flows(topology, csl, cdl, x, rng)
+    spines = hash_spines(topology, csl, cdl, x, seed)
     return np.repeat(cross, x), spines.ravel(), np.repeat(size / x, x)
 
 
-def _hash_flows(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, x: int, rng: np.random.Generator,
+def hash_spines(topology: LeafSpine, src_leaf: Any, dst_leaf: Any, split: int = 1, seed: Seed = None,
                 samples: int | None = None) -> np.ndarray:
-    """Hashed spines, shape ``(F, x)`` or ``(samples, F, x)``."""
-    shape = (sl.size, x) if samples is None else (samples, sl.size, x)
-    u = rng.random(shape)
+    """Spines drawn by hashing: each of ``split`` subflows of every flow uniformly on one live path of its leaf pair.
+
+    This is the path choice of ``ecmp`` (``split=1``) and ``mp-x`` (``split=x``), shared by :func:`assign_paths`,
+    :func:`link_loads` and :func:`~workbench.fabric.sample_max_congestion` (which draws ``samples`` independent
+    hashings at once).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Shape ``(F, split)``, or ``(samples, F, split)`` when ``samples`` is given.
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine
+    >>> topo = leaf_spine(2, 4, 1, failed_links=[(0, 0), (0, 1)])
+    >>> sorted(set(hash_spines(topo, np.zeros(100, int), np.ones(100, int), seed=0).ravel().tolist()))
+    [2, 3]
+    """
+    sl = np.asarray(src_leaf, dtype=np.int64)
+    dl = np.asarray(dst_leaf, dtype=np.int64)
+    if sl.ndim != 1 or sl.shape != dl.shape:
+        raise ValueError(f"src_leaf and dst_leaf must be 1-D of equal length, got shapes {sl.shape} and {dl.shape}")
+    if sl.size and (min(sl.min(), dl.min()) < 0 or max(sl.max(), dl.max()) >= topology.leaves):
+        raise ValueError(f"src_leaf and dst_leaf must be leaf ids in [0, {topology.leaves - 1}]")
+    split = integer("split", split, minimum=1)
+    shape = (sl.size, split) if samples is None else (integer("samples", samples, minimum=1), sl.size, split)
+    u = generator(seed).random(shape)
     if not topology.failed:
         return (u * topology.spines).astype(np.int64)
-    count, order = _live_order(topology, sl, dl)
+    count, order = live_spines(topology, sl, dl)
     idx = (u * count[:, None]).astype(np.int64)
     rows = np.arange(sl.size)[:, None]
     return order[rows, idx].astype(np.int64)
 
 
-def link_loads(topology: LeafSpine, demand: Step, scheme: str, seed: Seed = None, placement: Any = None) -> np.ndarray:
-    """Bytes carried by every directed link when ``demand`` is routed with ``scheme``.
+def link_loads(topology: LeafSpine, demand: Step, routing: str | Routing, seed: Seed = None,
+               placement: Any = None) -> np.ndarray:
+    """Bytes carried by every directed link when ``demand`` is routed with ``routing``.
 
     Parameters
     ----------
     topology : LeafSpine or FatTree
     demand : Step
         Flows (one step of a collective, or any ``Step``).
-    scheme : str
+    routing : str or Routing
         ``"ecmp"``, ``"mp-x"``, ``"spray"``, ``"minimal"`` or ``"planned"`` (see the module docstring).
     seed : int, Generator or None
         Hashing randomness for ``ecmp``/``mp-x`` (and ``"random"`` placement).
@@ -328,10 +317,11 @@ def link_loads(topology: LeafSpine, demand: Step, scheme: str, seed: Seed = None
     >>> float(loads[: topo.n_hosts].sum())          # each host sends 1000 bytes
     4000.0
     """
-    kind, x = parse_scheme(scheme)
+    routing = parse_routing(routing)
+    kind, x = routing.kind, routing.split
     step = as_host_step(topology, demand, placement, seed)
     if isinstance(topology, FatTree):
-        return fat_tree_link_loads(topology, step.src, step.dst, step.size_bytes, kind, x, seed)
+        return fat_tree_link_loads(topology, step.src, step.dst, step.size_bytes, routing, seed)
     nl = topology.n_links
     n = topology.n_hosts
     loads = np.bincount(step.src, weights=step.size_bytes, minlength=n).astype(float)
@@ -342,10 +332,9 @@ def link_loads(topology: LeafSpine, demand: Step, scheme: str, seed: Seed = None
     if kind == "spray":
         spine_part = _spray_spine_loads(topology, sl[cross], dl[cross], step.size_bytes[cross])
     else:
-        if kind in ("ecmp", "mp"):
-            rng = generator(seed)
+        if routing.hashed:
             csl, cdl, csize = sl[cross], dl[cross], step.size_bytes[cross]
-            spines = _hash_flows(topology, csl, cdl, x, rng)
+            spines = hash_spines(topology, csl, cdl, x, seed)
             up = (csl * topology.spines)[:, None] + spines
             down = ls + (cdl * topology.spines)[:, None] + spines
             w = np.broadcast_to((csize / x)[:, None], spines.shape)
@@ -354,11 +343,11 @@ def link_loads(topology: LeafSpine, demand: Step, scheme: str, seed: Seed = None
         elif kind == "minimal" and not topology.failed:
             # compact plan -> one slot per piece; no per-piece gathers (the hot path of the benchmark)
             csrc, csl, cdl = step.src[cross], sl[cross], dl[cross]
-            order, slot0, pieces, _, piece_bytes, _ = _minimal_plan(topology, csrc, step.dst[cross],
+            order, slot0, pieces, _, piece_bytes, _ = minimal_plan(topology, csrc, step.dst[cross],
                                                                     step.size_bytes[cross])
             s = topology.spines
             if order.size:
-                slot = _slots(slot0, pieces, s)
+                slot = expand_slots(slot0, pieces, s)
                 w = np.repeat(piece_bytes, pieces)
                 up = np.repeat(csl[order] * s, pieces) + slot
                 down = np.repeat(ls + cdl[order] * s, pieces) + slot
@@ -367,7 +356,7 @@ def link_loads(topology: LeafSpine, demand: Step, scheme: str, seed: Seed = None
             else:
                 spine_part = np.zeros(2 * ls)
         else:
-            f, sp, b = assign_paths(topology, step, scheme)
+            f, sp, b = assign_paths(topology, step, routing)
             up = sl[f] * topology.spines + sp
             down = ls + dl[f] * topology.spines + sp
             spine_part = (np.bincount(up, weights=b, minlength=2 * ls)
@@ -393,8 +382,9 @@ def _spray_spine_loads(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size
     return np.concatenate([up.ravel(), down.ravel()])
 
 
-def connections_per_host(topology: LeafSpine, demand: Step, scheme: str, placement: Any = None) -> np.ndarray:
-    """Connections (queue pairs) each host opens for ``demand`` under ``scheme``.
+def connections_per_host(topology: LeafSpine, demand: Step, routing: str | Routing,
+                         placement: Any = None) -> np.ndarray:
+    """Connections (queue pairs) each host opens for ``demand`` under ``routing``.
 
     ``ecmp``, ``spray`` (the NIC sprays packets of one connection) and ``planned``: one per flow; ``mp-x``: ``x`` per
     flow; ``minimal``: one per subflow of the rule, ``n + r(s/g - 1)`` per (source, destination leaf) group (rack-local
@@ -408,10 +398,11 @@ def connections_per_host(topology: LeafSpine, demand: Step, scheme: str, placeme
     >>> int(connections_per_host(topo, a2a, "mp-8").max()), int(connections_per_host(topo, a2a, "minimal").max())
     (4088, 511)
     """
-    kind, x = parse_scheme(scheme)
+    routing = parse_routing(routing)
+    kind, x = routing.kind, routing.split
     step = as_host_step(topology, demand, placement)
     if isinstance(topology, FatTree):
-        return fat_tree_connections(topology, step.src, step.dst, step.size_bytes, kind, x)
+        return fat_tree_connections(topology, step.src, step.dst, step.size_bytes, routing)
     n = topology.n_hosts
     per_flow = np.bincount(step.src, minlength=n)
     if kind == "mp":
@@ -423,18 +414,3 @@ def connections_per_host(topology: LeafSpine, demand: Step, scheme: str, placeme
     f, _, _ = minimal_split_subflows(topology, step.src[cross], step.dst[cross], step.size_bytes[cross])
     local = np.bincount(step.src[~cross], minlength=n)
     return local + np.bincount(step.src[cross][f], minlength=n)
-
-
-def min_split_pieces(n: int, s: int) -> tuple[int, int]:
-    """``(pieces per leftover flow, total subflows)`` of the minimal splitting rule for ``n`` flows over ``s`` paths.
-
-    Examples
-    --------
-    >>> min_split_pieces(20, 16)      # q=1, r=4, g=4: each leftover flow in 4 pieces; 20 + 4*3 subflows
-    (4, 32)
-    """
-    r = n % s
-    if r == 0:
-        return 1, n
-    k = s // math.gcd(r, s)
-    return k, n + r * (k - 1)

@@ -62,8 +62,8 @@ def _planned_vs_ecmp(scale: str) -> dict[str, dict[str, float]]:
         for (coll, placement), r in zip(cases.items(), spawn(rng, len(cases))):
             steps = fb.collective_steps(coll, n, 2**30, seed=r)
             out[f"{coll}/{placement}/{n}"] = {
-                sc: fb.worst_step_ratio(topo, steps, sc, samples=100, seed=r, placement=placement)
-                for sc in ("ecmp", "planned")
+                routing: fb.worst_step_ratio(topo, steps, routing, samples=100, seed=r, placement=placement)
+                for routing in ("ecmp", "planned")
             }
     return out
 
@@ -108,7 +108,7 @@ def _in_c4_range(v) -> Verdict:
     paper_value="about 15% for applications with moderate communication costs",
     compare=Check(_in_c4_range, "15% lies within the model's gain range for comm share 10-30%"),
     note="Model, not a replay of C4's testbed: ring all-reduce in rank order (the fabric is then ideal under any "
-    "scheme), 2 long-lived connections per dual-port bonded NIC, and the step waits for the slowest NIC, so at 256+ "
+    "routing), 2 long-lived connections per dual-port bonded NIC, and the step waits for the slowest NIC, so at 256+ "
     "GPUs some NIC almost surely collides and R is about 2; the gain is then about equal to the communication share.",
 )
 def _gain(scale):

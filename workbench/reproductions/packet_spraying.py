@@ -45,14 +45,14 @@ def _hd_ratios(scale: str) -> dict[str, float]:
     topo, step = _topo256(), _hd_cross_step()
     rngs = spawn(20240700, 5)
     return {
-        sc: fb.congestion_ratio(topo, step, sc, samples=_SAMPLES[scale], seed=rng)
-        for sc, rng in zip(("ecmp", "mp-2", "mp-4", "mp-8", "minimal"), rngs)
+        routing: fb.congestion_ratio(topo, step, routing, samples=_SAMPLES[scale], seed=rng)
+        for routing, rng in zip(("ecmp", "mp-2", "mp-4", "mp-8", "minimal"), rngs)
     }
 
 
-def _hd_exact(x: int) -> float:
-    # 16 leaves, each sends 16 flows (16x subflows of 1/x) over 16 spines; downlinks mirror uplinks in this step
-    return fb.expected_max_load(16 * x, 16, groups=16) / x
+def _hd_exact(routing: str) -> float:
+    """The balls-into-bins expectation: the 16 leaves pair up, each sending 16 flows over 16 spines."""
+    return fb.exact_congestion_ratio(_topo256(), _hd_cross_step(), routing)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -187,7 +187,7 @@ def _emax_mc(scale):
 )
 def _hd_ecmp(scale):
     r = _hd_ratios(scale)["ecmp"]
-    exact = _hd_exact(1)
+    exact = _hd_exact("ecmp")
     return Measured(r, f"{r:.2f}x ideal (Monte-Carlo, {_SAMPLES[scale]} hashings; exact {exact:.3f}x)",
                     {"exact": exact, "step": _hd_cross_step().label})
 
@@ -204,7 +204,7 @@ def _hd_mp(scale):
     r = _hd_ratios(scale)
     paper = {"mp-2": 3.35, "mp-4": 2.59, "mp-8": 2.08}
     err = max(abs(r[k] / v - 1) for k, v in paper.items())
-    exact = {k: _hd_exact(int(k[3:])) for k in paper}
+    exact = {k: _hd_exact(k) for k in paper}
     return Measured(err, ", ".join(f"{k.upper()} {r[k]:.2f}x" for k in paper) + f" (max rel. error {err:.1%})",
                     {"monte_carlo": {k: r[k] for k in paper}, "exact": exact})
 
@@ -223,18 +223,18 @@ def _hd_minimal(scale):
 
 @claim(
     PAPER,
-    "ring-any-scheme",
-    text="A rank-ordered ring all-reduce runs at ideal under every load-balancing scheme.",
+    "ring-any-routing",
+    text="A rank-ordered ring all-reduce runs at ideal under every routing (load balancing).",
     paper_value="ring performs the same under any load balancing",
     compare=AtMost(1.0 + 1e-9),
 )
 def _ring(scale):
     topo = _topo256()
     step = fb.collective_steps("ring", 256, _SIZE)[0]
-    ratios = {sc: fb.congestion_ratio(topo, step, sc, samples=_SAMPLES[scale] // 4, seed=3)
-              for sc in fb.SCHEMES}
+    ratios = {routing: fb.congestion_ratio(topo, step, routing, samples=_SAMPLES[scale] // 4, seed=3)
+              for routing in fb.ROUTINGS}
     worst = max(ratios.values())
-    return Measured(worst, f"worst scheme {worst:.3f}x ideal over {', '.join(fb.SCHEMES)}", ratios)
+    return Measured(worst, f"worst routing {worst:.3f}x ideal over {', '.join(fb.ROUTINGS)}", ratios)
 
 
 def _a2a_ratios(sizes: tuple[int, ...], samples: int) -> list[float]:
@@ -333,12 +333,12 @@ def _fig_ratio(scale):
 
 @functools.cache
 def congestion_vs_size(scale: str = "quick"):
-    """Congestion ratio of the crossing halving-doubling step per scheme on k x k x k fabrics (k leaves = spines =
+    """Congestion ratio of the crossing halving-doubling step per routing on k x k x k fabrics (k leaves = spines =
     hosts per leaf)."""
     import pandas as pd
 
     ks = (4, 8, 16, 32) if scale == "full" else (4, 8, 16)
-    frames = [fb.ratio_vs_size([k], k, k, "halving_doubling", fb.SCHEMES, step=0, samples=300, seed=k) for k in ks]
+    frames = [fb.ratio_vs_size([k], k, k, "halving_doubling", fb.ROUTINGS, step=0, samples=300, seed=k) for k in ks]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -347,7 +347,8 @@ def _fig_heat(scale):
     from ..viz import fabric as vf
 
     topo, step = _topo256(), _hd_cross_step()
-    return vf.uplink_heatmaps(topo, {sc: fb.link_loads(topo, step, sc, seed=1) for sc in ("ecmp", "mp-8", "minimal")},
+    loads = {routing: fb.link_loads(topo, step, routing, seed=1) for routing in ("ecmp", "mp-8", "minimal")}
+    return vf.uplink_heatmaps(fb.uplink_load_table(topo, loads),
                               title="Leaf->spine load, halving-doubling step d=128, 256 GPUs")
 
 
@@ -357,9 +358,8 @@ def _fig_time(scale):
 
     topo = _topo256()
     sizes = np.logspace(16, 31, 16, base=2)
-    curves = {sc: fb.collective_time_vs_size(topo, "halving_doubling", 256, sizes, sc, seed=2)
-              for sc in ("ecmp", "mp-4", "minimal", "spray")}
-    return vf.time_vs_size(sizes, curves, title="Halving-doubling all-reduce, 256 GPUs")
+    table = fb.time_vs_size_table(topo, "halving_doubling", 256, sizes, ("ecmp", "mp-4", "minimal", "spray"), seed=2)
+    return vf.time_vs_size(table, title="Halving-doubling all-reduce, 256 GPUs")
 
 
 @figure(PAPER, "connections")
@@ -368,5 +368,5 @@ def _fig_qp(scale):
 
     topo = fb.leaf_spine(32, 16, 16)
     step = fb.collective_steps("all_to_all", 512, _SIZE)[0]
-    return vf.connections_bar({sc: int(fb.connections_per_host(topo, step, sc).max()) for sc in fb.SCHEMES},
+    return vf.connections_bar(fb.connections_table(topo, step, fb.ROUTINGS),
                               title="Connections per host, all-to-all on 512 GPUs")

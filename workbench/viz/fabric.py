@@ -1,8 +1,10 @@
-"""Figures for the fabric notebooks (packet spraying, C4): functions of model outputs, no computation of their own."""
+"""Figures for the fabric notebooks (packet spraying, C4).
+
+Each builder takes model outputs (tidy tables from :mod:`workbench.fabric` or arrays) and only selects, pivots and
+converts units; the numbers themselves come from the models.
+"""
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -12,7 +14,7 @@ from plotly.subplots import make_subplots
 from . import COLORS, style
 
 __all__ = [
-    "SCHEME_COLORS",
+    "ROUTING_COLORS",
     "ratio_vs_size",
     "uplink_heatmaps",
     "time_vs_size",
@@ -22,8 +24,8 @@ __all__ = [
     "bond_bandwidth",
 ]
 
-#: One colour per routing scheme, the same in every fabric figure.
-SCHEME_COLORS = {
+#: One colour per routing, the same in every fabric figure.
+ROUTING_COLORS = {
     "ecmp": COLORS["ecmp"],
     "mp-2": "#ff7f0e",
     "mp-4": "#bcbd22",
@@ -34,28 +36,27 @@ SCHEME_COLORS = {
 }
 
 
-def _color(scheme: str) -> str:
-    return SCHEME_COLORS.get(scheme, "#444444")
+def _color(routing: str) -> str:
+    return ROUTING_COLORS.get(routing, "#444444")
 
 
 def ratio_vs_size(table: pd.DataFrame, title: str = "Max congestion vs ideal spraying") -> go.Figure:
-    """Lines of ``ratio`` vs ``gpus`` per ``scheme`` (a frame from :func:`workbench.fabric.ratio_vs_size`)."""
+    """Lines of ``ratio`` vs ``gpus`` per ``routing`` (a frame from :func:`workbench.fabric.ratio_vs_size`)."""
     fig = go.Figure()
-    for scheme, part in table.groupby("scheme", sort=False):
-        fig.add_trace(go.Scatter(x=part["gpus"], y=part["ratio"], mode="lines+markers", name=scheme,
-                                 line={"color": _color(scheme)}))
+    for routing, part in table.groupby("routing", sort=False):
+        fig.add_trace(go.Scatter(x=part["gpus"], y=part["ratio"], mode="lines+markers", name=routing,
+                                 line={"color": _color(routing)}))
     ticks = sorted(set(table["gpus"].tolist()))
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks])
     return style(fig, title=title, x_title="GPUs (hosts)", y_title="max congestion / ideal (x)")
 
 
-def uplink_heatmaps(topology, loads: Mapping[str, np.ndarray], title: str) -> go.Figure:
-    """One heatmap of leaf->spine link load (GB) per scheme; ``loads`` maps scheme -> per-link bytes."""
-    from ..fabric import spine_link_matrix
-
-    names = list(loads)
+def uplink_heatmaps(table: pd.DataFrame, title: str) -> go.Figure:
+    """One heatmap of leaf->spine link load (GB) per routing, from :func:`workbench.fabric.uplink_load_table`."""
+    names = list(dict.fromkeys(table["routing"]))
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.06)
-    mats = {k: spine_link_matrix(topology, v) / 1e9 for k, v in loads.items()}
+    mats = {k: part.pivot(index="leaf", columns="spine", values="load_bytes").to_numpy() / 1e9
+            for k, part in table.groupby("routing", sort=False)}
     zmax = max(float(m.max()) for m in mats.values()) or 1.0
     for i, k in enumerate(names, start=1):
         fig.add_trace(go.Heatmap(z=mats[k], zmin=0, zmax=zmax, colorscale="Viridis", showscale=i == len(names),
@@ -65,22 +66,24 @@ def uplink_heatmaps(topology, loads: Mapping[str, np.ndarray], title: str) -> go
     return style(fig, title=title)
 
 
-def time_vs_size(sizes_bytes: np.ndarray, curves: Mapping[str, np.ndarray], title: str) -> go.Figure:
-    """Collective completion time (s) vs message size (bytes) per scheme."""
+def time_vs_size(table: pd.DataFrame, title: str) -> go.Figure:
+    """Collective completion time (s) vs message size (bytes) per routing, from
+    :func:`workbench.fabric.time_vs_size_table`."""
     fig = go.Figure()
-    for scheme, t in curves.items():
-        fig.add_trace(go.Scatter(x=sizes_bytes, y=t, mode="lines+markers", name=scheme,
-                                 line={"color": _color(scheme)}))
+    for routing, part in table.groupby("routing", sort=False):
+        fig.add_trace(go.Scatter(x=part["size_bytes"], y=part["time_s"], mode="lines+markers", name=routing,
+                                 line={"color": _color(routing)}))
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")
     return style(fig, title=title, x_title="message size (bytes)", y_title="completion time (s)")
 
 
-def connections_bar(counts: Mapping[str, int], title: str) -> go.Figure:
-    """Connections (queue pairs) per host for each scheme."""
-    fig = go.Figure(go.Bar(x=list(counts), y=list(counts.values()), marker_color=[_color(k) for k in counts],
-                           text=list(counts.values()), textposition="outside"))
-    return style(fig, title=title, x_title="scheme", y_title="connections per host (count)")
+def connections_bar(table: pd.DataFrame, title: str) -> go.Figure:
+    """Connections (queue pairs) of the busiest host per routing, from :func:`workbench.fabric.connections_table`."""
+    counts = table["connections_per_host"].tolist()
+    fig = go.Figure(go.Bar(x=table["routing"].tolist(), y=counts, marker_color=[_color(k) for k in table["routing"]],
+                           text=counts, textposition="outside"))
+    return style(fig, title=title, x_title="routing", y_title="connections per host (count)")
 
 
 def slowdown_vs_gpus(table: pd.DataFrame, title: str = "Communication slowdown of ECMP vs planned paths") -> go.Figure:
@@ -115,5 +118,5 @@ def bond_bandwidth(flows: np.ndarray, effective: np.ndarray, title: str) -> go.F
     fig = go.Figure(go.Scatter(x=flows, y=effective, mode="lines+markers", name="ECMP (exact)",
                                line={"color": COLORS["ecmp"]}))
     fig.add_trace(go.Scatter(x=flows, y=np.ones_like(effective), mode="lines", name="planned",
-                             line={"color": SCHEME_COLORS["planned"], "dash": "dash"}))
+                             line={"color": ROUTING_COLORS["planned"], "dash": "dash"}))
     return style(fig, title=title, x_title="flows per NIC (count)", y_title="effective bandwidth (fraction of ideal)")

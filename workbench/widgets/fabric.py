@@ -1,32 +1,66 @@
 """Interactive panels for the fabric notebooks: packet spraying (01) and C4 traffic planning (02).
 
-Each control is constrained to a range the model accepts, so no setting reaches an invalid call; every update calls
-the vectorized model in :mod:`workbench.fabric` (well under a second at the panel's sizes) and refreshes the
-FigureWidgets in place.
+Each panel follows the package pattern: one model call (:func:`spraying_model`, :func:`c4_model`) turns the control
+values into a frozen record of tidy tables from :mod:`workbench.fabric`, the :mod:`workbench.viz.fabric` builders
+turn those into figures, and :func:`~workbench.widgets.redraw` swaps them into the FigureWidgets. Each control is
+constrained to a range the model accepts, so no setting reaches an invalid call; an update takes well under a second
+at the panel's sizes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import ipywidgets as w
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from .. import fabric as fb
 from ..viz import fabric as vf
 from . import redraw
 
-__all__ = ["SprayingPanel", "spraying_panel", "C4Panel", "c4_panel"]
+__all__ = ["SprayingView", "spraying_model", "SprayingPanel", "spraying_panel", "C4View", "c4_model", "C4Panel",
+           "c4_panel"]
 
 
-def _ranks(collective: str, n_hosts: int) -> int:
-    """Ranks for a collective on ``n_hosts`` hosts: all of them, or the largest power of two for halving-doubling."""
-    if collective == "halving_doubling":
-        return 1 << (n_hosts.bit_length() - 1)
-    return n_hosts
+@dataclass(frozen=True)
+class SprayingView:
+    """What the spraying panel shows for one setting (tables from :mod:`workbench.fabric.sweeps`)."""
+
+    n_ranks: int
+    step_label: str
+    ratio: pd.DataFrame  #: ratio_vs_size: leaves, gpus, routing, ratio
+    uplink: pd.DataFrame  #: uplink_load_table of the busiest step (first three routings)
+    times: pd.DataFrame  #: time_vs_size_table: routing, size_bytes, time_s
+    connections: pd.DataFrame  #: connections_table of the busiest step
+
+
+def spraying_model(topology: fb.LeafSpine, collective: str, size_bytes: int, routings: Sequence[str]) -> SprayingView:
+    """The spraying panel's model call: collective ``collective`` on one rank per host of ``topology``.
+
+    Examples
+    --------
+    >>> v = spraying_model(fb.leaf_spine(2, 2, 2), "ring", 2**20, ["ecmp", "minimal"])
+    >>> v.n_ranks, v.connections.connections_per_host.tolist()
+    (4, [1, 2])
+    """
+    n = fb.ranks_that_fit(collective, topology.n_hosts)
+    steps = fb.collective_steps(collective, n, size_bytes, seed=0)
+    step = fb.busiest_step(topology, steps)
+    sizes_leaves = sorted({2, 4, 8, 16} & set(range(2, topology.leaves + 1)) | {topology.leaves})
+    ratio = fb.ratio_vs_size(sizes_leaves, topology.spines, topology.hosts_per_leaf, collective, routings, step=None,
+                             samples=20, seed=0, host_gbps=topology.host_gbps, uplink_gbps=topology.uplink_gbps,
+                             failed_links=topology.failed)
+    loads = {r: fb.link_loads(topology, step, r, seed=1) for r in routings[:3]}
+    times = fb.time_vs_size_table(topology, collective, n, np.logspace(16, 34, 10, base=2), routings, seed=2)
+    return SprayingView(n, step.label, ratio, fb.uplink_load_table(topology, loads), times,
+                        fb.connections_table(topology, step, routings))
 
 
 class SprayingPanel:
-    """Leaf-spine size, oversubscription, collective, message size, schemes and failed uplinks -> four figures."""
+    """Leaf-spine size, oversubscription, collective, message size, routings and failed uplinks -> four figures."""
 
     def __init__(self) -> None:
         style = {"description_width": "150px"}
@@ -38,20 +72,20 @@ class SprayingPanel:
         self.collective = w.Dropdown(options=list(fb.COLLECTIVES), value="halving_doubling",
                                      description="collective", style=style)
         self.size_exp = w.IntSlider(26, min=16, max=34, description="message 2^x bytes", style=style)
-        self.schemes = w.SelectMultiple(options=list(fb.SCHEMES), value=("ecmp", "mp-8", "minimal", "planned"),
-                                        description="schemes", rows=7, style=style)
+        self.routings = w.SelectMultiple(options=list(fb.ROUTINGS), value=("ecmp", "mp-8", "minimal", "planned"),
+                                         description="routings", rows=7, style=style)
         self.failed = w.IntSlider(0, min=0, max=15, description="failed uplinks (leaf 0)", style=style)
         self.status = w.HTML()
-        self.fig_ratio = go.FigureWidget(vf.ratio_vs_size(fb.ratio_vs_size([2], 2, 2, samples=1)))
+        self.fig_ratio = go.FigureWidget()
         self.fig_heat = go.FigureWidget()
         self.fig_time = go.FigureWidget()
         self.fig_qp = go.FigureWidget()
-        for c in (self.leaves, self.spines, self.hosts, self.oversub, self.collective, self.size_exp, self.schemes,
+        for c in (self.leaves, self.spines, self.hosts, self.oversub, self.collective, self.size_exp, self.routings,
                   self.failed):
             c.observe(self._on_change, names="value")
         self.widget = w.VBox([
             w.HBox([w.VBox([self.leaves, self.spines, self.hosts, self.oversub]),
-                    w.VBox([self.collective, self.size_exp, self.failed]), self.schemes]),
+                    w.VBox([self.collective, self.size_exp, self.failed]), self.routings]),
             self.status,
             w.HBox([self.fig_ratio, self.fig_heat]),
             w.HBox([self.fig_time, self.fig_qp]),
@@ -70,40 +104,55 @@ class SprayingPanel:
 
     def update(self) -> None:
         topo = self.topology()
-        schemes = list(self.schemes.value) or ["ecmp"]
         coll = self.collective.value
-        n = _ranks(coll, topo.n_hosts)
-        if n < 2:
+        if fb.ranks_that_fit(coll, topo.n_hosts) < 2:
             self.status.value = "<b>Need at least 2 hosts.</b>"
             return
-        size = 2 ** self.size_exp.value
-        steps = fb.collective_steps(coll, n, size, seed=0)
-        # the step with the most cross-leaf bytes is the one whose balance matters most
-        cross = [float(st.size_bytes[topo.host_leaf(st.src) != topo.host_leaf(st.dst)].sum()) for st in steps]
-        step = steps[int(np.argmax(cross))]
-        sizes_leaves = sorted({2, 4, 8, 16} & set(range(2, self.leaves.value + 1)) | {self.leaves.value})
-        table = fb.ratio_vs_size(sizes_leaves, topo.spines, topo.hosts_per_leaf, coll, schemes, step=None,
-                                 samples=20, seed=0, host_gbps=100.0, uplink_gbps=topo.uplink_gbps,
-                                 failed_links=topo.failed)
-        loads = {sc: fb.link_loads(topo, step, sc, seed=1) for sc in schemes[:3]}
-        msizes = np.logspace(16, 34, 10, base=2)
-        curves = {sc: fb.collective_time_vs_size(topo, coll, n, msizes, sc, seed=2) for sc in schemes}
-        qp = {sc: int(fb.connections_per_host(topo, step, sc).max()) for sc in schemes}
+        view = spraying_model(topo, coll, 2**self.size_exp.value, list(self.routings.value) or ["ecmp"])
         new = [
-            (self.fig_ratio, vf.ratio_vs_size(table, title=f"{coll}: time vs ideal spraying")),
-            (self.fig_heat, vf.uplink_heatmaps(topo, loads, title=f"Leaf->spine load, step '{step.label}'")),
-            (self.fig_time, vf.time_vs_size(msizes, curves, title=f"{coll} on {n} GPUs")),
-            (self.fig_qp, vf.connections_bar(qp, title="Connections per host (busiest step)")),
+            (self.fig_ratio, vf.ratio_vs_size(view.ratio, title=f"{coll}: time vs ideal spraying")),
+            (self.fig_heat, vf.uplink_heatmaps(view.uplink, title=f"Leaf->spine load, step '{view.step_label}'")),
+            (self.fig_time, vf.time_vs_size(view.times, title=f"{coll} on {view.n_ranks} GPUs")),
+            (self.fig_qp, vf.connections_bar(view.connections, title="Connections per host (busiest step)")),
         ]
         for fw, fig in new:
             redraw(fw, fig)
-        self.status.value = (f"{topo.n_hosts} hosts, {n} ranks, oversubscription {topo.oversubscription:.2f}, "
-                             f"{len(topo.failed)} failed uplink(s); heatmap/connections for step '{step.label}'")
+        self.status.value = (f"{topo.n_hosts} hosts, {view.n_ranks} ranks, oversubscription "
+                             f"{topo.oversubscription:.2f}, {len(topo.failed)} failed uplink(s); heatmap/connections "
+                             f"for step '{view.step_label}'")
 
 
 def spraying_panel() -> w.Widget:
     """Build the packet-spraying panel and return its top-level widget."""
     return SprayingPanel().widget
+
+
+@dataclass(frozen=True)
+class C4View:
+    """What the C4 panel shows for one setting."""
+
+    table: pd.DataFrame  #: c4_gain_table: gpus, comm_share, nic_slowdown, fabric_slowdown, slowdown, gain
+    gpus: int  #: the largest GPU count swept (all-to-all is capped at 512 to stay interactive)
+    slowdown: float  #: ECMP / planned communication time at ``gpus``
+    gain: float  #: iteration gain of planning at the chosen communication share
+
+
+def c4_model(gpus: int, collective: str, connections_per_nic: int, ports: int, comm_share: float,
+             gpu_options: Sequence[int] = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)) -> C4View:
+    """The C4 panel's model call: the C4 gain table over the GPU counts up to ``gpus``.
+
+    Examples
+    --------
+    >>> v = c4_model(64, "ring", 2, 2, 0.3)
+    >>> v.gpus, round(v.slowdown, 3), round(v.gain, 3)
+    (64, 2.0, 0.3)
+    """
+    counts = [g for g in gpu_options if g <= gpus and (collective != "all_to_all" or g <= 512)]
+    shares = np.round(np.linspace(0.0, 0.8, 17), 3)
+    table = fb.c4_gain_table(counts, shares, collective=collective, connections_per_nic=connections_per_nic,
+                             ports=ports, samples=10, seed=0)
+    r = float(table[table.gpus == counts[-1]].slowdown.iloc[0])
+    return C4View(table, counts[-1], r, float(fb.iteration_gain(comm_share, r)))
 
 
 class C4Panel:
@@ -132,23 +181,18 @@ class C4Panel:
         self.update()
 
     def update(self) -> None:
-        n = self.gpus.value
         coll = self.collective.value
-        counts = [g for g in self.gpus.options if g <= n and (coll != "all_to_all" or g <= 512)]
-        shares = np.round(np.linspace(0.0, 0.8, 17), 3)
-        table = fb.c4_gain_table(counts, shares, collective=coll, connections_per_nic=self.conns.value,
-                                 ports=self.ports.value, samples=10, seed=0)
-        at = table[table.gpus == counts[-1]]
-        r = float(at.slowdown.iloc[0])
-        gain = float(fb.iteration_gain(self.share.value, r))
+        view = c4_model(self.gpus.value, coll, self.conns.value, self.ports.value, self.share.value,
+                        self.gpus.options)
+        t = view.table
         figs = [
-            (self.fig_gain, vf.gain_vs_share(table[table.gpus.isin([counts[0], counts[-1]])])),
-            (self.fig_slow, vf.slowdown_vs_gpus(table, title=f"{coll}: ECMP / planned communication time")),
+            (self.fig_gain, vf.gain_vs_share(t[t.gpus.isin([t.gpus.min(), view.gpus])])),
+            (self.fig_slow, vf.slowdown_vs_gpus(t, title=f"{coll}: ECMP / planned communication time")),
         ]
         for fw, fig in figs:
             redraw(fw, fig)
-        self.status.value = (f"{counts[-1]} GPUs: ECMP stretches communication {r:.2f}x; at a "
-                             f"{self.share.value:.0%} communication share planning gains {gain:.1%}")
+        self.status.value = (f"{view.gpus} GPUs: ECMP stretches communication {view.slowdown:.2f}x; at a "
+                             f"{self.share.value:.0%} communication share planning gains {view.gain:.1%}")
 
 
 def c4_panel() -> w.Widget:

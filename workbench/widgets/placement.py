@@ -1,28 +1,54 @@
-"""Hotspot panel: source burstiness and cluster parameters -> latency curve and ToR utilization, random vs aware."""
+"""Hotspot panel: source burstiness and cluster parameters -> latency curve and ToR utilization, random vs aware.
+
+The package pattern: :func:`panel_model` turns the control values into a frozen :class:`HotspotView` (tidy tables
+from :mod:`workbench.placement`), the :mod:`workbench.viz.placement` builders make the figures and
+:func:`~workbench.widgets.redraw` swaps them in.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import ipywidgets as W
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from .. import placement as P
-from ..viz import COLORS, style
+from ..viz import placement as vp
+from . import redraw
 
-__all__ = ["hotspot_panel", "panel_model"]
+__all__ = ["HotspotView", "hotspot_panel", "panel_model"]
+
+
+@dataclass(frozen=True)
+class HotspotView:
+    """What the hotspot panel shows for one setting."""
+
+    curve: pd.DataFrame  #: latency_vs_utilization: utilization, mean_latency_s, tail_latency_s, mean_wait_s
+    knee: float  #: knee utilization of the mean latency curve
+    policies: pd.DataFrame  #: placement_summary of the random and aware placements
+    utilization: dict[str, np.ndarray]  #: ToR utilization per policy
 
 
 def panel_model(cv: float, mean_utilization: float, demand_sigma: float, noise_sigma: float, choices: int,
-                hot_threshold: float, migrate: bool, racks: int = 400, seed: int = 0) -> dict:
-    """The panel's model call (well under a second)."""
+                hot_threshold: float, migrate: bool, racks: int = 400, seed: int = 0) -> HotspotView:
+    """The panel's model call (well under a second).
+
+    Examples
+    --------
+    >>> v = panel_model(2.0, 0.4, 1.5, 0.5, 4, 0.75, True, racks=50)
+    >>> v.policies.policy.tolist(), bool(0 < v.knee < 1)
+    (['random', 'aware'], True)
+    """
     u = np.round(np.arange(0.05, 0.951, 0.05), 2)
     curve = P.latency_vs_utilization(u, cv=cv, n=50_000, seed=seed)
     cluster = P.make_cluster(racks, mean_utilization=mean_utilization, demand_sigma=demand_sigma,
                              noise_sigma=noise_sigma, seed=seed)
     placed = {policy: P.place(cluster, policy, choices=choices, hot_threshold=hot_threshold, migrate=migrate,
                               seed=seed + 1) for policy in ("random", "aware")}
-    return {"curve": curve, "knee": P.knee_utilization(curve.utilization, curve.mean_latency_s),
-            "cluster": cluster, "placed": placed}
+    return HotspotView(curve, P.knee_utilization(curve.utilization, curve.mean_latency_s),
+                       P.placement_summary(cluster, placed), {k: p.utilization for k, p in placed.items()})
 
 
 def hotspot_panel() -> W.Widget:
@@ -36,37 +62,17 @@ def hotspot_panel() -> W.Widget:
     migrate = W.Checkbox(value=True, description="migrate heavy tasks")
     info = W.HTML()
     fig_lat = go.FigureWidget()
-    fig_lat.add_scatter(name="mean", mode="lines+markers", line={"color": COLORS["gamma"]})
-    fig_lat.add_scatter(name="p99", mode="lines", line={"color": COLORS["gamma"], "dash": "dot"})
-    fig_lat.add_scatter(name="knee", mode="markers", marker={"size": 14, "symbol": "x", "color": COLORS["theory"]})
-    fig_lat.update_yaxes(type="log")
-    style(fig_lat, title="Latency vs link utilization", x_title="link utilization", y_title="latency (us, log)",
-          height=360)
     fig_cdf = go.FigureWidget()
-    for policy, color in (("random", COLORS["static"]), ("aware", COLORS["pred"])):
-        fig_cdf.add_scatter(name=policy, mode="lines", line={"color": color})
-    style(fig_cdf, title="ToR uplink utilization across racks", x_title="ToR utilization",
-          y_title="fraction of ToRs", height=360)
 
     def update(*_):
-        out = panel_model(cv.value, mean_u.value, sigma.value, noise.value, choices.value, hot.value, migrate.value)
-        c = out["curve"]
-        knee_row = c.iloc[(c.utilization - out["knee"]).abs().argmin()]
-        rows = []
-        with fig_lat.batch_update(), fig_cdf.batch_update():
-            fig_lat.data[0].x, fig_lat.data[0].y = c.utilization, c.mean_latency_s * 1e6
-            fig_lat.data[1].x, fig_lat.data[1].y = c.utilization, c.tail_latency_s * 1e6
-            fig_lat.data[2].x, fig_lat.data[2].y = [out["knee"]], [knee_row.mean_latency_s * 1e6]
-            for i, policy in enumerate(("random", "aware")):
-                p = out["placed"][policy]
-                x = np.sort(p.utilization)
-                fig_cdf.data[i].x, fig_cdf.data[i].y = x, np.arange(1, x.size + 1) / x.size
-                on_hot = p.hot[p.rack][out["cluster"].intensive].mean()
-                rows.append(f"<tr><td>{policy}</td><td>{p.hot_tors}</td><td>{on_hot:.1%}</td>"
-                            f"<td>{p.migrated}</td></tr>")
-        info.value = (f"knee at {out['knee']:.0%} utilization<table><tr><th>policy</th><th>hot ToRs</th>"
-                      "<th>network-intensive tasks on hot ToRs</th><th>migrated</th></tr>" + "".join(rows)
-                      + "</table>")
+        view = panel_model(cv.value, mean_u.value, sigma.value, noise.value, choices.value, hot.value, migrate.value)
+        redraw(fig_lat, vp.latency_curve({f"CV {cv.value:g}": view.curve}, knee=view.knee,
+                                         title="Latency vs link utilization"), height=360)
+        redraw(fig_cdf, vp.utilization_cdf(view.utilization, threshold=hot.value), height=360)
+        rows = "".join(f"<tr><td>{r.policy}</td><td>{r.hot_tors}</td><td>{r.intensive_on_hot:.1%}</td>"
+                       f"<td>{r.migrated}</td></tr>" for r in view.policies.itertuples())
+        info.value = (f"knee at {view.knee:.0%} utilization<table><tr><th>policy</th><th>hot ToRs</th>"
+                      "<th>network-intensive tasks on hot ToRs</th><th>migrated</th></tr>" + rows + "</table>")
 
     for w in (cv, mean_u, sigma, noise, choices, hot, migrate):
         w.continuous_update = False

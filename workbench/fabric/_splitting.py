@@ -1,0 +1,120 @@
+"""The minimal splitting rule of Addanki, Goyal and Marinos (2024) over the live paths of a leaf-spine.
+
+For the ``n`` equal flows that one source host sends to one destination leaf in a step, with ``s`` live paths,
+``q = n div s``, ``r = n mod s``, ``g = gcd(r, s)``: ``q`` whole flows go on every spine and each of the ``r``
+leftover flows is split into ``s/g`` equal pieces, ``r/g`` pieces per spine. :func:`minimal_split_subflows` gives the
+(flow, spine, bytes) pieces, :func:`min_split_pieces` the piece and subflow counts (both re-exported by
+:mod:`workbench.fabric.routing` and :mod:`workbench.fabric`); :mod:`workbench.fabric.routing` uses the compact
+:func:`minimal_plan` on its hot path (see its docstring for the rule's properties). :func:`live_spines` is the live
+path table every routing over failed links uses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validate import integer
+from ._groups import group_ranks
+from .topology import LeafSpine
+
+__all__ = ["live_spines", "minimal_plan", "expand_slots", "minimal_split_subflows", "min_split_pieces"]
+
+
+def live_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per flow: number of live spines and the live spine ids first (``(F,)``, ``(F, s)``)."""
+    pair = topology.live_paths(sl, dl)
+    count = pair.sum(axis=1)
+    if np.any(count == 0):
+        i = int(np.argmax(count == 0))
+        raise ValueError(f"no live path from leaf {int(sl[i])} to leaf {int(dl[i])} (all its spine links failed)")
+    order = np.argsort(~pair, axis=1, kind="stable").astype(np.int32)
+    return count, order
+
+
+def minimal_split_subflows(
+    topology: LeafSpine, src: np.ndarray, dst: np.ndarray, size_bytes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Subflows of the minimal splitting rule for cross-leaf flows: ``(flow index, spine, bytes)``.
+
+    All flows from one source host to one destination leaf must have the same size (the rule is for equal flows).
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine
+    >>> topo = leaf_spine(2, 4, 6)                      # host 0 sends 6 equal flows to leaf 1 over 4 spines
+    >>> f, spine, nbytes = minimal_split_subflows(topo, np.zeros(6, int), np.arange(6, 12), np.full(6, 8.0))
+    >>> f.size, np.bincount(spine, weights=nbytes).tolist()   # q=1, r=2, g=2: 2 leftovers in 2 pieces each
+    (8, [12.0, 12.0, 12.0, 12.0])
+    """
+    order, slot0, pieces, s_live, piece_bytes, live_order = minimal_plan(topology, src, dst, size_bytes)
+    F = order.size
+    if F == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, np.zeros(0)
+    flow_rep = np.repeat(np.arange(F), pieces)
+    slot = expand_slots(slot0, pieces, s_live if live_order is not None else topology.spines, flow_rep)
+    spine = slot if live_order is None else live_order[flow_rep, slot].astype(np.int64)
+    return order[flow_rep], spine, piece_bytes[flow_rep]
+
+
+def minimal_plan(topology: LeafSpine, src: np.ndarray, dst: np.ndarray, size_bytes: np.ndarray):
+    """The minimal splitting rule per cross-leaf flow, in a compact form (flows sorted by group).
+
+    Returns ``order`` (flow indices in group order) and, per sorted flow, ``slot0`` (first path slot), ``pieces``
+    (the flow covers slots ``slot0 .. slot0 + pieces - 1`` modulo ``s``), ``s`` (live paths of its leaf pair),
+    ``piece_bytes``, and the live-spine table (``None`` without failures, where slot == spine).
+    """
+    L = topology.leaves
+    F = src.size
+    if F == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, e, e, np.zeros(0), None
+    dl = topology.host_leaf(dst)
+    key = src * L + dl
+    order, starts, counts, group, rank = group_ranks(key)
+    size_sorted = size_bytes[order]
+    if np.any(size_sorted != size_sorted[starts][group]):
+        raise ValueError("minimal splitting needs equal-size flows from a source host to a destination leaf")
+    n = counts[group]
+    if topology.failed:
+        s_live, live_order = live_spines(topology, topology.host_leaf(src[order]), dl[order])
+    else:
+        s_live = np.full(F, topology.spines, dtype=np.int64)
+        live_order = None
+    q, r = n // s_live, n % s_live
+    g = np.gcd(r, s_live)
+    whole = rank < q * s_live
+    pieces = np.where(whole, 1, s_live // np.where(g == 0, 1, g))  # r == 0 -> every flow whole
+    # whole flow: slot rank mod s; leftover flow j = rank - q*s: pieces j*k .. j*k + k - 1 (mod s), k = s/g
+    slot0 = np.where(whole, rank % s_live, (rank - q * s_live) * pieces)
+    return order, slot0, pieces, s_live, size_sorted / pieces, live_order
+
+
+def expand_slots(slot0: np.ndarray, pieces: np.ndarray, s, flow_rep: np.ndarray | None = None) -> np.ndarray:
+    """Expand the compact plan: slot of every piece, ``(slot0 + t) mod s`` for ``t < pieces`` (one repeat)."""
+    start = np.cumsum(pieces) - pieces
+    slot = np.repeat(slot0 - start, pieces) + np.arange(int(start[-1] + pieces[-1]) if pieces.size else 0)
+    if np.ndim(s):
+        return slot % s[flow_rep]
+    return slot % s
+
+
+def min_split_pieces(n: int, s: int) -> tuple[int, int]:
+    """``(pieces per leftover flow, total subflows)`` of the minimal splitting rule for ``n`` flows over ``s`` paths.
+
+    ``n`` >= 0 flows, ``s`` >= 1 paths; a ``ValueError`` names the argument out of range.
+
+    Examples
+    --------
+    >>> min_split_pieces(20, 16)      # q=1, r=4, g=4: each leftover flow in 4 pieces; 20 + 4*3 subflows
+    (4, 32)
+    """
+    n = integer("n", n, minimum=0)
+    s = integer("s", s, minimum=1)
+    r = n % s
+    if r == 0:
+        return 1, n
+    k = s // math.gcd(r, s)
+    return k, n + r * (k - 1)
