@@ -26,6 +26,7 @@ import pandas as pd
 from ..._rng import Seed, generator, spawn
 from ..._validate import in_range, integer, one_of
 from . import c4d, holmes, minder, naive
+from .cost import gpu_hours_lost
 from .faults import FAULT_KINDS, Fault
 from .signals import COLLECTIVES, JobSpec, Noise, Signals, simulate
 
@@ -104,7 +105,7 @@ def score_suspects(signals: Signals, suspects: pd.DataFrame) -> dict[str, float 
     top3 = bool(in_time and np.isin(machines[:3], truth).any())
     return {"alarm": alarm, "correct": top1, "top1": top1, "top3": top3,
             "delay_s": alarm_s - onset if top1 else np.nan,
-            "gpu_hours": (alarm_s - onset) * signals.ranks / 3600 if top1 else np.nan}
+            "gpu_hours": float(gpu_hours_lost(alarm_s - onset, signals.ranks)) if top1 else np.nan}
 
 
 def run_scenario(scenario: Scenario, detectors: Sequence[str] = tuple(DETECTORS)) -> list[dict]:
