@@ -15,8 +15,8 @@ import functools
 import numpy as np
 
 from ..training import diagnosis as dg
-from . import AtLeast, Check, Measured, Paper, Verdict, claim
-from ._diagnosis import quality_results
+from . import AtLeast, Check, Measured, Paper, Verdict, claim, figure
+from ._diagnosis import quality, quality_results
 
 PAPER = Paper(
     "c4d",
@@ -95,3 +95,10 @@ def _delay(scale):
     ratio = naive_s / c4d_s if np.isfinite(naive_s) else np.inf
     return Measured([c4d_s, ratio], f"C4D median {c4d_s:.1f} s; naive {naive_s:.0f} s ({ratio:.0f}x), naive finds "
                     f"the right machine in {naive_recall:.0%} of jobs", {"naive_recall": naive_recall})
+
+
+@figure(PAPER, "delay_vs_size")
+def _fig_delay(scale):
+    from ..viz import diagnosis as vd
+
+    return vd.delay_vs_size(quality(scale, by=("detector", "ranks")))

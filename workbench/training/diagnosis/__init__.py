@@ -10,20 +10,21 @@ the mechanism instead:
 * :mod:`.faults` injects the faults those papers describe, each with an onset and a ground-truth location;
 * :mod:`.c4d`, :mod:`.minder`, :mod:`.holmes` and :mod:`.naive` are detectors with one interface:
   ``detect(signals, ...) -> DataFrame`` of ranked suspects (``rank, machine, score, alarm_iteration, alarm_s``);
-* :mod:`.evaluate` scores them: precision, recall, F1, top-1/top-3 localization, detection delay.
+* :mod:`.evaluate` scores them: precision, recall, F1, top-1/top-3 localization, detection delay, precision/recall
+  curves; :mod:`.cost` turns delays into GPU-hours and compares failures with irregular iterations.
 """
 
 from __future__ import annotations
 
-from . import c4d, holmes, minder, naive
-from .evaluate import DETECTORS, Scenario, evaluate, quality_table, run_scenario, scenario_grid
-
+from . import c4d, cost, holmes, minder, naive
+from .evaluate import (DETECTORS, THRESHOLDS, Scenario, evaluate, quality_table, run_scenario, scenario_grid,
+                       score_suspects, threshold_sweep)
 from .faults import FAULT_KINDS, Fault, fault_effects
 from .metrics import METRICS
 from .signals import COLLECTIVES, JobSpec, Noise, Signals, check_signals, simulate, with_gaps
 
 __all__ = [
-    "COLLECTIVES", "DETECTORS", "FAULT_KINDS", "METRICS", "Fault", "JobSpec", "Noise", "Scenario", "Signals",
-    "c4d", "check_signals", "evaluate", "fault_effects", "holmes", "minder", "naive", "quality_table",
-    "run_scenario", "scenario_grid", "simulate", "with_gaps",
+    "COLLECTIVES", "DETECTORS", "FAULT_KINDS", "METRICS", "THRESHOLDS", "Fault", "JobSpec", "Noise", "Scenario",
+    "Signals", "c4d", "check_signals", "cost", "evaluate", "fault_effects", "holmes", "minder", "naive",
+    "quality_table", "run_scenario", "scenario_grid", "score_suspects", "simulate", "threshold_sweep", "with_gaps",
 ]

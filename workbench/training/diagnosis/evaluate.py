@@ -30,11 +30,19 @@ from .cost import gpu_hours_lost
 from .faults import FAULT_KINDS, Fault
 from .signals import COLLECTIVES, JobSpec, Noise, Signals, simulate
 
-__all__ = ["DETECTORS", "Scenario", "score_suspects", "run_scenario", "evaluate", "quality_table", "scenario_grid"]
+__all__ = ["DETECTORS", "THRESHOLDS", "Scenario", "score_suspects", "run_scenario", "evaluate", "quality_table",
+           "scenario_grid", "threshold_sweep"]
 
 #: The detectors, by name, each ``detect(signals) -> suspects``.
 DETECTORS: dict[str, Callable[[Signals], pd.DataFrame]] = {
     "naive": naive.detect, "c4d": c4d.detect, "minder": minder.detect, "holmes": holmes.detect,
+}
+#: Each detector's alarm threshold and the values a precision/recall curve sweeps (its default in the middle).
+THRESHOLDS: dict[str, tuple[str, tuple[float, ...]]] = {
+    "naive": ("threshold", (1.05, 1.1, 1.2, 1.35, 1.5, 2.0, 3.0)),
+    "c4d": ("z_threshold", (2.0, 3.0, 4.0, 6.0, 10.0, 20.0, 50.0)),
+    "minder": ("threshold", (1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 64.0)),
+    "holmes": ("irregular_factor", (1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)),
 }
 #: Intermittent kinds get this duty cycle (fraction of iterations after onset that are affected).
 DUTY = {"flapping_link": 0.3, "straggler": 0.3, "irregular": 0.05}
@@ -130,8 +138,9 @@ def evaluate(scenarios: Iterable[Scenario], detectors: Sequence[str] = tuple(DET
 def quality_table(results: pd.DataFrame, by: Sequence[str] = ("detector", "kind")) -> pd.DataFrame:
     """Precision, recall, F1, top-1, top-3 and median delay per group of :func:`evaluate`'s rows.
 
-    Healthy scenarios (``kind == "none"``) add false alarms to every group of their detector, so precision counts
-    them; recall, top-k and delay are over fault scenarios only.
+    Healthy scenarios (``kind == "none"``) add their false alarms to every group they match on the grouping
+    columns other than ``kind`` and ``severity``, so precision counts them; recall, top-k and delay are over fault
+    scenarios only.
 
     Examples
     --------
@@ -145,10 +154,11 @@ def quality_table(results: pd.DataFrame, by: Sequence[str] = ("detector", "kind"
     rows = []
     for key, g in faulty.groupby(by, sort=True):
         key = key if isinstance(key, tuple) else (key,)
-        false_alarms = 0
-        if "detector" in by:
-            h = healthy[healthy.detector == key[by.index("detector")]]
-            false_alarms = int(h.alarm.sum())
+        h = healthy
+        for col, value in zip(by, key):
+            if col not in ("kind", "severity"):
+                h = h[h[col] == value]
+        false_alarms = int(h.alarm.sum())
         alarms = int(g.alarm.sum()) + false_alarms
         correct = int(g.correct.sum())
         precision = correct / alarms if alarms else np.nan
@@ -176,3 +186,30 @@ def scenario_grid(kinds: Sequence[str] = tuple(FAULT_KINDS), ranks: Sequence[int
     points += [("none", n, 1.0, nl) for n, nl in product(ranks, noise_levels) for _ in range(healthy)]
     return [Scenario(k, n, sev, nl, seed=i * seeds + j, **fields)
             for i, (k, n, sev, nl) in enumerate(points) for j in range(seeds)]
+
+
+def threshold_sweep(scenarios: Iterable[Scenario], detectors: Sequence[str] = tuple(DETECTORS)) -> pd.DataFrame:
+    """Precision and recall of each detector at each value of its threshold (:data:`THRESHOLDS`).
+
+    Each scenario is simulated once and every detector is run at every threshold on it. Returns one row per
+    (detector, threshold) with ``precision``, ``recall`` and ``f1`` (healthy scenarios count as false alarms).
+
+    Examples
+    --------
+    >>> sc = [Scenario("nic_degraded", ranks=64, iterations=200, onset_iteration=50), Scenario("none", ranks=64)]
+    >>> t = threshold_sweep(sc, ["c4d"])
+    >>> t.columns.tolist()[:3], len(t)
+    (['detector', 'threshold', 'precision'], 7)
+    """
+    rows = []
+    for sc in scenarios:
+        s = sc.signals()
+        for name in detectors:
+            param, values = THRESHOLDS[one_of("detector", name, DETECTORS)]
+            for v in values:
+                rows.append({"detector": name, "threshold": v, "kind": sc.kind,
+                             **score_suspects(s, DETECTORS[name](s, **{param: v}))})
+    frame = pd.DataFrame(rows)
+    q = quality_table(frame.rename(columns={"threshold": "value"}).assign(
+        kind=np.where(frame.kind == "none", "none", "fault")), by=("detector", "value"))
+    return q.rename(columns={"value": "threshold"})[["detector", "threshold", "precision", "recall", "f1"]]

@@ -5,9 +5,10 @@ iteration", cost LLM training more than failures, and localizes them from commun
 operator detection model, a communication operator graph to trace the delay to its source, and cross-iteration
 analysis. Here:
 
-* **irregular iteration**: iteration time above ``irregular_factor`` x the median iteration time;
+* **irregular iteration**: iteration time above ``irregular_factor`` x the normal one, the median over the first
+  ``baseline_iterations`` (a persistent slowdown stays irregular instead of becoming the new normal);
 * **abnormal operators**: an all-reduce operator (wait + transmit on one rank) is abnormal above
-  ``irregular_factor`` x the median operator time. An irregular iteration in which fewer than half the operators
+  ``irregular_factor`` x the median operator time of the baseline iterations. An irregular iteration in which fewer than half the operators
   are abnormal is not a communication irregularity (every rank slowed together: a checkpoint stall) and is left
   unattributed (``root_rank`` -1);
 * **operator graph**: each blocked operator depends on the peer it was receiving from when it blocked: its ring
@@ -47,7 +48,8 @@ def _predecessor(signals: Signals, rows: np.ndarray) -> np.ndarray:
     return np.where(waiting, parent, r[None, :])
 
 
-def localize_iterations(signals: Signals, *, irregular_factor: float = 2.0) -> pd.DataFrame:
+def localize_iterations(signals: Signals, *, irregular_factor: float = 2.0, baseline_iterations: int = 50
+                        ) -> pd.DataFrame:
     """Irregular iterations and the root rank the operator graph traces each to.
 
     Returns a DataFrame with ``iteration``, ``iteration_s``, ``root_rank`` (-1 when the irregularity is not in
@@ -63,12 +65,13 @@ def localize_iterations(signals: Signals, *, irregular_factor: float = 2.0) -> p
     """
     check_signals(signals)
     irregular_factor = in_range("irregular_factor", irregular_factor, 1.0, 1e6, low_inclusive=False)
+    baseline_iterations = integer("baseline_iterations", baseline_iterations, minimum=1)
     t = signals.iteration_time_s
-    normal = float(np.nanmedian(t))
+    base = slice(0, baseline_iterations)
+    normal = float(np.nanmedian(t[base]))
     rows = np.flatnonzero(t > irregular_factor * normal)
     op = signals.wait_s[rows] + signals.busy_s[rows]
-    done = ~np.isnan(signals.iteration_end_s)
-    normal_op = float(np.nanmedian(median(signals.wait_s[done] + signals.busy_s[done], 1)))
+    normal_op = float(np.nanmedian(median(signals.wait_s[base] + signals.busy_s[base], 1)))
     communication = np.nanmean(op > irregular_factor * normal_op, axis=1) >= 0.5
     n = signals.ranks
     if rows.size == 0:
@@ -85,7 +88,8 @@ def localize_iterations(signals: Signals, *, irregular_factor: float = 2.0) -> p
                          "root_share": counts.max(axis=1) / n})
 
 
-def detect(signals: Signals, *, irregular_factor: float = 2.0, min_votes: int = 2) -> pd.DataFrame:
+def detect(signals: Signals, *, irregular_factor: float = 2.0, min_votes: int = 2, baseline_iterations: int = 50
+           ) -> pd.DataFrame:
     """Ranked suspect ranks, by votes across irregular iterations.
 
     Examples
@@ -96,9 +100,9 @@ def detect(signals: Signals, *, irregular_factor: float = 2.0, min_votes: int = 
     33
     """
     min_votes = integer("min_votes", min_votes, minimum=1)
-    loc = localize_iterations(signals, irregular_factor=irregular_factor)
+    loc = localize_iterations(signals, irregular_factor=irregular_factor, baseline_iterations=baseline_iterations)
     rpm = signals.job.ranks_per_machine
-    normal = float(np.nanmedian(signals.iteration_time_s))
+    normal = float(np.nanmedian(signals.iteration_time_s[:baseline_iterations]))
     missing, h, hang_s = hang(signals, irregular_factor * normal)
     ranks, score, alarm_it = [missing], [np.full(missing.size, float(signals.iterations))], [np.full(missing.size, h)]
     alarm_s = [np.full(missing.size, hang_s)]
