@@ -63,7 +63,7 @@ def dissimilarity(signals: Signals, *, smooth_samples: int = 5, window_samples: 
     med = median(x, 2)
     scale = np.maximum(1.4826 * median(np.abs(x - med), 2), floor * np.abs(med) + 1e-6)
     z2 = np.square((x - med) / scale)
-    d = np.sqrt(_moving_mean(z2, window_samples))
+    d = np.sqrt(np.maximum(_moving_mean(z2, window_samples), 0.0))  # a running mean can round below 0
     return np.nan_to_num(d, nan=0.0).max(axis=1)
 
 
