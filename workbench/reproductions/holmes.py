@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
 import pandas as pd
 
 from ..training import diagnosis as dg
@@ -139,5 +138,5 @@ def _costlier(value) -> Verdict:
 def _cost(scale):
     c = cost_comparison(scale)
     return Measured([c["irregular_fraction"], c["failure_fraction"]],
-                    f"{c['irregular_fraction']:.1%} of time lost to irregular iterations vs {c['failure_fraction']:.1%} "
-                    f"to failures; break-even at {c['break_even_share']:.1%} of iterations irregular", c)
+                    f"{c['irregular_fraction']:.1%} of time lost to irregular iterations vs "
+                    f"{c['failure_fraction']:.1%} to failures; break-even at {c['break_even_share']:.1%} of iterations irregular", c)

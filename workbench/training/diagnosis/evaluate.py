@@ -172,8 +172,8 @@ def quality_table(results: pd.DataFrame, by: Sequence[str] = ("detector", "kind"
 def scenario_grid(kinds: Sequence[str] = tuple(FAULT_KINDS), ranks: Sequence[int] = (512,),
                   severities: Sequence[float] = (2.0,), noise_levels: Sequence[float] = (1.0,),
                   seeds: int = 1, healthy: int = 0, **fields) -> list[Scenario]:
-    """Every combination of the given kinds, sizes, severities and noise levels, ``seeds`` times each (seed = the
-    point's index), plus ``healthy`` fault-free jobs per size.
+    """Every combination of the given kinds, sizes, severities and noise levels, ``seeds`` jobs each, plus ``healthy``
+    fault-free jobs per size and noise level; job ``i`` of the list has seed ``i``.
 
     Examples
     --------
@@ -182,10 +182,9 @@ def scenario_grid(kinds: Sequence[str] = tuple(FAULT_KINDS), ranks: Sequence[int
     """
     seeds = integer("seeds", seeds, minimum=1)
     healthy = integer("healthy", healthy, minimum=0)
-    points = [(k, n, sev, nl) for k, n, sev, nl in product(kinds, ranks, severities, noise_levels)]
+    points = [p for p in product(kinds, ranks, severities, noise_levels) for _ in range(seeds)]
     points += [("none", n, 1.0, nl) for n, nl in product(ranks, noise_levels) for _ in range(healthy)]
-    return [Scenario(k, n, sev, nl, seed=i * seeds + j, **fields)
-            for i, (k, n, sev, nl) in enumerate(points) for j in range(seeds)]
+    return [Scenario(k, n, sev, nl, seed=i, **fields) for i, (k, n, sev, nl) in enumerate(points)]
 
 
 def threshold_sweep(scenarios: Iterable[Scenario], detectors: Sequence[str] = tuple(DETECTORS)) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._rng import Seed, generator
-from ..._validate import in_range, integer, one_of, positive
+from ..._validate import in_range, integer, one_of
 
 __all__ = ["FAULT_KINDS", "Fault", "FaultEffects", "fault_effects"]
 

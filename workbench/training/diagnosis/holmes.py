@@ -8,9 +8,9 @@ analysis. Here:
 * **irregular iteration**: iteration time above ``irregular_factor`` x the normal one, the median over the first
   ``baseline_iterations`` (a persistent slowdown stays irregular instead of becoming the new normal);
 * **abnormal operators**: an all-reduce operator (wait + transmit on one rank) is abnormal above
-  ``irregular_factor`` x the median operator time of the baseline iterations. An irregular iteration in which fewer than half the operators
-  are abnormal is not a communication irregularity (every rank slowed together: a checkpoint stall) and is left
-  unattributed (``root_rank`` -1);
+  ``irregular_factor`` x the median operator time of the baseline iterations. An irregular iteration in which
+  fewer than half the operators are abnormal is not a communication irregularity (every rank slowed together: a
+  checkpoint stall) and is left unattributed (``root_rank`` -1);
 * **operator graph**: each blocked operator depends on the peer it was receiving from when it blocked: its ring
   predecessor, or in halving-doubling its partner at the step it blocked (``r xor 2^(k-1)``, the step ``k`` read
   from when it blocked). Pointer jumping follows every chain to an operator that did not block: the source. The

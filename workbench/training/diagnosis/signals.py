@@ -238,7 +238,8 @@ def simulate(job: JobSpec, iterations: int = 1000, faults: Fault | tuple[Fault, 
     if noise.checkpoint_every:
         compute[noise.checkpoint_every - 1::noise.checkpoint_every] += np.float32(noise.checkpoint_s)
 
-    effects: list[FaultEffects] = [fault_effects(f, iterations, r) for f, r in zip(faults, spawn(rng_fault, len(faults)))]
+    streams = spawn(rng_fault, len(faults))
+    effects: list[FaultEffects] = [fault_effects(f, iterations, r) for f, r in zip(faults, streams)]
     halt = iterations
     for f, fx in zip(faults, effects):
         cols = _fault_ranks(job, f)
@@ -265,7 +266,8 @@ def simulate(job: JobSpec, iterations: int = 1000, faults: Fault | tuple[Fault, 
     start = np.concatenate([[0.0], np.cumsum(duration)[:-1]])
     end = start + duration
     if halt < iterations:
-        dead = np.concatenate([_fault_ranks(job, f) for f in faults if f.kind == "fail_stop" and f.onset_iteration == halt])
+        dead = np.concatenate([_fault_ranks(job, f) for f in faults
+                               if f.kind == "fail_stop" and f.onset_iteration == halt])
         end[halt:] = np.nan
         start[halt + 1:] = np.nan
         for a in (compute, busy, wait, blocked):
