@@ -121,7 +121,7 @@ table = quality_sweep.quality("full", by=("detector", "kind", "ranks"))
 for metric in ("f1", "top1", "median_delay_s"):
     print(metric)
     print(table.pivot_table(index=["detector", "kind"], columns="ranks", values=metric, dropna=False)
-          .round(2).fillna("-").to_string(), "\n")
+          .round(2).to_string(na_rep="-"), "\n")
 
 # %%
 overall = quality_sweep.quality("full", by=("detector",))

@@ -48,6 +48,12 @@ def iteration_accuracy(scale: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _accuracy(scale: str) -> tuple[float, int]:
+    """Share of irregular iterations traced to the faulty rank, and how many there were."""
+    t = iteration_accuracy(scale)
+    return float(t.correct.sum() / t.irregular.sum()), int(t.irregular.sum())
+
+
 @claim(
     PAPER,
     "operator-graph",
@@ -60,10 +66,9 @@ def iteration_accuracy(scale: str) -> pd.DataFrame:
     "pointer jumping follows the chains to the operator that did not block.",
 )
 def _graph(scale):
-    t = iteration_accuracy(scale)
-    acc = float(t.correct.sum() / t.irregular.sum())
-    return Measured(acc, f"{acc:.3f} of {int(t.irregular.sum())} irregular iterations traced to the faulty rank",
-                    {"by_case": t.to_dict("records")})
+    acc, n = _accuracy(scale)
+    return Measured(acc, f"{acc:.3f} of {n} irregular iterations traced to the faulty rank",
+                    {"by_case": iteration_accuracy(scale).to_dict("records")})
 
 
 @claim(
@@ -78,8 +83,7 @@ def _graph(scale):
     "clean cause, so near-perfect accuracy says nothing about those traces.",
 )
 def _acc97(scale):
-    t = iteration_accuracy(scale)
-    acc = float(t.correct.sum() / t.irregular.sum())
+    acc, _ = _accuracy(scale)
     return Measured(acc, f"{acc:.1%} on synthetic single-cause irregular iterations (not comparable)")
 
 

@@ -32,6 +32,7 @@ import numpy as np
 from ..._rng import Seed, generator, spawn
 from ..._validate import in_range, integer, nonnegative, one_of, positive, probability
 from .faults import FAULT_KINDS, Fault, FaultEffects, fault_effects
+from .metrics import machine_metrics
 
 __all__ = ["COLLECTIVES", "JobSpec", "Noise", "Signals", "simulate", "with_gaps", "check_signals"]
 
@@ -209,8 +210,6 @@ def simulate(job: JobSpec, iterations: int = 1000, faults: Fault | tuple[Fault, 
     >>> s.compute_s.shape, bool(s.wait_s[30, 9] < s.wait_s[30, 0])
     ((50, 64), True)
     """
-    from .metrics import machine_metrics
-
     if not isinstance(job, JobSpec):
         raise TypeError(f"job must be a JobSpec, got {type(job).__name__}")
     iterations = integer("iterations", iterations, minimum=2)
