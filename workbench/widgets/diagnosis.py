@@ -56,8 +56,8 @@ def fault_panel() -> W.Widget:
 
     def update(*_):
         out = panel_model(kind.value, severity.value, ranks.value, noise.value, collective.value, detector.value)
-        redraw(heat, vd.timing_heatmap(out["signals"], out["suspects"]), width=680, height=420)
-        redraw(curves, vd.pr_curves(out["sweep"]), width=480, height=420)
+        redraw(heat, vd.timing_heatmap(out["signals"], out["suspects"]), width=620, height=420)
+        redraw(curves, vd.pr_curves(out["sweep"]), width=440, height=420)  # both fit 1366 px beside the file browser
         f = out["signals"].faults[0]
         rows = "".join(
             f"<tr><td>{n}</td><td>{'yes' if r.alarm else 'no'}</td><td>{'yes' if r.top1 else 'no'}</td>"
