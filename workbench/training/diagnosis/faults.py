@@ -1,0 +1,123 @@
+"""Faults injected into a synthetic training job, each with an onset and a ground-truth location.
+
+The kinds follow what the diagnosis papers describe: a GPU slowed by thermal throttling, a NIC or link whose
+bandwidth drops by a factor, a link that flaps, host CPU contention, a straggler that comes and goes, a fail-stop
+(the job hangs in the next collective; C4's "communication hang"), and Holmes' irregular iterations (a component
+slow enough that the whole iteration takes more than twice its normal time, in episodes). A :class:`Fault` turns into
+per-iteration multipliers on compute and transmit time with :func:`fault_effects`.
+
+References: C4 (Dong et al., arXiv:2406.04594, HPCA 2025) section on C4D's hang/slow classes; Minder (Deng et al.,
+NSDI 2025, arXiv:2411.01791); Holmes (Yao et al., NSDI 2025).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..._rng import Seed, generator
+from ..._validate import in_range, integer, one_of
+
+__all__ = ["FAULT_KINDS", "Fault", "FaultEffects", "fault_effects"]
+
+#: Fault kinds and what each slows: "compute" (one rank), "machine" (every rank of the machine), "link" (the rank's
+#: outgoing link) or "halt".
+FAULT_KINDS: dict[str, str] = {
+    "slow_gpu": "compute",
+    "nic_degraded": "link",
+    "flapping_link": "link",
+    "cpu_contention": "machine",
+    "straggler": "compute",
+    "fail_stop": "halt",
+    "irregular": "link",
+}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault: what, where, when and how bad.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`FAULT_KINDS`.
+    rank : int
+        The faulty rank (for ``cpu_contention`` any rank of the faulty machine).
+    onset_iteration : int
+        First iteration the fault affects (>= 1, so that every job has a clean first iteration).
+    severity : float
+        Slow-down factor >= 1: compute time x severity (GPU, CPU, straggler), link bandwidth / severity (NIC,
+        flapping link); for ``irregular`` the iteration takes about ``severity`` x its normal time. Ignored by
+        ``fail_stop``.
+    duty : float
+        Fraction of iterations after onset that are affected, for the intermittent kinds (``flapping_link``,
+        ``straggler``, ``irregular``); the others are always on after onset.
+    period_iterations : int
+        Length of one on/off cycle of a flapping link, in iterations.
+
+    Examples
+    --------
+    >>> Fault("nic_degraded", rank=5, onset_iteration=100, severity=4.0).kind
+    'nic_degraded'
+    """
+
+    kind: str
+    rank: int
+    onset_iteration: int
+    severity: float = 2.0
+    duty: float = 0.3
+    period_iterations: int = 20
+
+    def __post_init__(self) -> None:
+        one_of("kind", self.kind, FAULT_KINDS)
+        integer("rank", self.rank, minimum=0)
+        integer("onset_iteration", self.onset_iteration, minimum=1)
+        in_range("severity", self.severity, 1.0, 1e6)
+        in_range("duty", self.duty, 0.0, 1.0, low_inclusive=False)
+        integer("period_iterations", self.period_iterations, minimum=2)
+
+    def machine(self, ranks_per_machine: int) -> int:
+        """The machine holding the faulty rank."""
+        return self.rank // ranks_per_machine
+
+
+@dataclass(frozen=True)
+class FaultEffects:
+    """Per-iteration effects of one fault on the job (arrays of length ``iterations``)."""
+
+    active: np.ndarray  #: bool, the fault slows this iteration
+    compute_factor: np.ndarray  #: multiplier on the faulty rank's (or machine's) compute time
+    link_factor: np.ndarray  #: multiplier on the faulty rank's transmit time
+    irregular_extra: np.ndarray  #: bool, iteration-level Holmes irregularity (extra transmit time set by the job)
+
+
+def fault_effects(fault: Fault, iterations: int, seed: Seed = None) -> FaultEffects:
+    """Where in time ``fault`` acts and by how much.
+
+    Examples
+    --------
+    >>> fx = fault_effects(Fault("slow_gpu", 0, onset_iteration=3, severity=1.5), iterations=5, seed=0)
+    >>> fx.compute_factor.tolist()
+    [1.0, 1.0, 1.0, 1.5, 1.5]
+    """
+    iterations = integer("iterations", iterations, minimum=1)
+    if fault.onset_iteration >= iterations:
+        raise ValueError(f"fault onset_iteration must be < iterations ({iterations}), got {fault.onset_iteration}")
+    rng = generator(seed)
+    after = np.arange(iterations) >= fault.onset_iteration
+    if fault.kind == "flapping_link":
+        on = max(1, round(fault.duty * fault.period_iterations))
+        phase = (np.arange(iterations) - fault.onset_iteration) % fault.period_iterations
+        active = after & (phase < on)
+    elif fault.kind in ("straggler", "irregular"):
+        active = after & (rng.random(iterations) < fault.duty)
+        active[fault.onset_iteration] = True  # the onset iteration is the first affected one
+    else:
+        active = after
+    ones = np.ones(iterations)
+    kind = FAULT_KINDS[fault.kind]
+    compute = np.where(active, fault.severity, 1.0) if kind in ("compute", "machine") else ones
+    link = np.where(active, fault.severity, 1.0) if fault.kind in ("nic_degraded", "flapping_link") else ones
+    irregular = active if fault.kind == "irregular" else np.zeros(iterations, bool)
+    return FaultEffects(active, compute, link, irregular)

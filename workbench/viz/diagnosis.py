@@ -1,0 +1,127 @@
+"""Figures for fault localization: the timing heat map with ground truth and suspects, precision/recall curves,
+and detection delay against job size (functions of :mod:`workbench.training.diagnosis` outputs)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from . import style
+
+__all__ = ["DETECTOR_COLORS", "timing_heatmap", "pr_curves", "delay_vs_size"]
+
+DETECTOR_COLORS = {"naive": "#7f7f7f", "c4d": "#d62728", "minder": "#1f77b4", "holmes": "#2ca02c"}
+_SYMBOLS = {"naive": "x", "c4d": "diamond", "minder": "square", "holmes": "triangle-up"}
+_LEGEND = {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0}
+
+
+def _drawn_rank(frame: pd.DataFrame, ranks_per_machine: int) -> np.ndarray:
+    """The row a suspect is drawn on: its rank, or its machine's first rank for a machine-level suspect."""
+    return np.where(frame["rank"] >= 0, frame["rank"], frame["machine"] * ranks_per_machine).astype(int)
+
+
+def _shown_ranks(signals, suspects: Mapping[str, pd.DataFrame], max_ranks: int) -> np.ndarray:
+    """At most ``max_ranks`` evenly spread ranks, always including the faulty ones and the suspects' top three."""
+    n = signals.ranks
+    keep = [np.linspace(0, n - 1, min(n, max_ranks)).astype(int)]
+    keep += [np.array([f.rank for f in signals.faults], int)]
+    rpm = signals.job.ranks_per_machine
+    keep += [_drawn_rank(frame.head(3), rpm) for frame in suspects.values()]
+    return np.unique(np.concatenate(keep))
+
+
+def timing_heatmap(signals, suspects: Mapping[str, pd.DataFrame] | None = None, *, max_ranks: int = 96,
+                   max_iterations: int = 400) -> go.Figure:
+    """Each rank's excess time per iteration (compute + transmit minus the iteration's median), with the fault's
+    ground truth (onset and rank) and each detector's top suspects at their alarm iteration marked.
+
+    Rows are a spread of ranks (the faulty and suspected ones always included); machine-level suspects are drawn
+    on their machine's first rank.
+
+    Examples
+    --------
+    >>> from workbench.training.diagnosis import Fault, JobSpec, simulate, c4d
+    >>> s = simulate(JobSpec(ranks=64), 100, Fault("slow_gpu", 9, 40), seed=0)
+    >>> len(timing_heatmap(s, {"c4d": c4d.detect(s)}).data)
+    3
+    """
+    suspects = dict(suspects or {})
+    ranks = _shown_ranks(signals, suspects, max_ranks)
+    step = max(1, -(-signals.iterations // max_iterations))
+    its = np.arange(0, signals.iterations, step)
+    own = signals.compute_s[::step] + signals.busy_s[::step]
+    excess = own[:, ranks] - np.nanmedian(own, axis=1, keepdims=True)
+    labels = [str(r) for r in ranks]
+    fig = go.Figure(go.Heatmap(x=its, y=labels, z=excess.T, colorscale="Viridis", zmin=0,
+                               zmax=float(np.nanpercentile(excess, 99.9)) or 1.0,
+                               colorbar={"title": {"text": "excess (s)"}}, name="excess time",
+                               hovertemplate="iteration %{x}<br>rank %{y}<br>%{z:.3f} s<extra></extra>"))
+    for f in signals.faults:
+        fig.add_scatter(x=[f.onset_iteration], y=[str(f.rank)], mode="markers", name=f"fault: {f.kind}",
+                        marker={"symbol": "star", "size": 16, "color": "white", "line": {"color": "black",
+                                                                                           "width": 1.5}})
+    rpm = signals.job.ranks_per_machine
+    for name, frame in suspects.items():
+        top = frame.head(3)
+        if top.empty:
+            continue
+        y = [str(r) for r in _drawn_rank(top, rpm)]
+        fig.add_scatter(x=top.alarm_iteration, y=y, mode="markers", name=f"{name} suspects",
+                        marker={"symbol": _SYMBOLS.get(name, "circle"), "size": 12, "color":
+                                DETECTOR_COLORS.get(name, "black"), "line": {"color": "white", "width": 1}})
+    style(fig, title="Per-rank excess time (compute + transmit over the iteration median)", x_title="iteration",
+          y_title="rank (a spread of ranks)", height=420)
+    fig.update_layout(legend=_LEGEND)
+    fig.update_yaxes(type="category", showticklabels=len(ranks) <= 40)
+    return fig
+
+
+def pr_curves(sweep: pd.DataFrame) -> go.Figure:
+    """Precision against recall for each detector as its threshold sweeps (:func:`~workbench.training.diagnosis.
+    evaluate.threshold_sweep`); a threshold with no alarm has no precision and is not drawn.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"detector": ["c4d"] * 2, "threshold": [3.0, 6.0], "precision": [0.5, 1.0],
+    ...                   "recall": [1.0, 0.9], "f1": [0.67, 0.95]})
+    >>> len(pr_curves(t).data)
+    1
+    """
+    fig = go.Figure()
+    for name, g in sweep.groupby("detector", sort=False):
+        g = g.dropna(subset=["precision"]).sort_values("recall")
+        fig.add_scatter(x=g.recall, y=g.precision, mode="lines+markers", name=name,
+                        line={"color": DETECTOR_COLORS.get(name)}, text=[f"threshold {v:g}" for v in g.threshold],
+                        hovertemplate="%{text}<br>recall %{x:.2f}<br>precision %{y:.2f}<extra></extra>")
+    style(fig, title="Precision vs recall as each detector's threshold sweeps", x_title="recall",
+          y_title="precision", height=420)
+    fig.update_xaxes(range=[-0.02, 1.02])
+    fig.update_yaxes(range=[-0.02, 1.02])
+    fig.update_layout(legend=_LEGEND)
+    return fig
+
+
+def delay_vs_size(quality: pd.DataFrame) -> go.Figure:
+    """Median onset-to-alarm delay against job size per detector, from ``quality_table(..., by=("detector",
+    "ranks"))``.
+
+    Examples
+    --------
+    >>> q = pd.DataFrame({"detector": ["c4d", "c4d"], "ranks": [64, 1024], "median_delay_s": [5.0, 6.0]})
+    >>> len(delay_vs_size(q).data)
+    1
+    """
+    fig = go.Figure()
+    for name, g in quality.groupby("detector", sort=False):
+        g = g.sort_values("ranks")
+        fig.add_scatter(x=g.ranks, y=g.median_delay_s, mode="lines+markers", name=name,
+                        line={"color": DETECTOR_COLORS.get(name)})
+    style(fig, title="Detection delay vs job size (correct alarms, median over fault kinds)", x_title="ranks (GPUs)",
+          y_title="onset to alarm (s)", height=380)
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    fig.update_layout(legend=_LEGEND)
+    return fig

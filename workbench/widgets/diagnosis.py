@@ -1,0 +1,77 @@
+"""Fault-localization panel: fault kind, severity, job size, noise and detector -> the timing heat map with ground
+truth and suspects marked, precision/recall curves, and each detector's verdict on this job."""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import plotly.graph_objects as go
+import pandas as pd
+
+from ..training import diagnosis as dg
+from ..viz import diagnosis as vd
+from . import redraw
+
+__all__ = ["fault_panel", "panel_model"]
+
+SIZES = (64, 256, 1024, 4096, 16384)
+#: Precision/recall curves are swept on jobs of at most this many ranks, so the panel answers in a few seconds.
+PR_MAX_RANKS = 1024
+
+
+def panel_model(kind: str, severity: float, ranks: int, noise_level: float, collective: str = "ring",
+                detector: str = "all", seed: int = 0, pr_jobs: int = 2) -> dict:
+    """The panel's model call: one job with its suspects per detector, and the threshold sweep behind the curves.
+
+    Examples
+    --------
+    >>> out = panel_model("nic_degraded", 2.0, 64, 1.0, pr_jobs=1)
+    >>> sorted(out["suspects"]), out["scores"].loc["c4d", "top1"]
+    (['c4d', 'holmes', 'minder', 'naive'], True)
+    """
+    names = list(dg.DETECTORS) if detector == "all" else [detector]
+    sc = dg.Scenario(kind, ranks, severity, noise_level, collective, iterations=300, onset_iteration=100, seed=seed)
+    signals = sc.signals()
+    suspects = {n: dg.DETECTORS[n](signals) for n in names}
+    scores = pd.DataFrame({n: dg.score_suspects(signals, s) for n, s in suspects.items()}).T
+    pr_ranks = min(ranks, PR_MAX_RANKS)
+    jobs = [dg.Scenario(kind, pr_ranks, severity, noise_level, collective, 300, 100, seed=seed + 1 + i)
+            for i in range(pr_jobs)]
+    jobs += [dg.Scenario("none", pr_ranks, 1.0, noise_level, collective, 300, 100, seed=seed + 101 + i)
+             for i in range(pr_jobs)]
+    return {"signals": signals, "suspects": suspects, "scores": scores, "sweep": dg.threshold_sweep(jobs, names),
+            "pr_ranks": pr_ranks}
+
+
+def fault_panel() -> W.Widget:
+    """Build the panel and return its top-level widget."""
+    kind = W.Dropdown(options=[k for k in dg.FAULT_KINDS], value="nic_degraded", description="fault")
+    severity = W.FloatSlider(value=2.0, min=1.2, max=4.0, step=0.1, description="severity")
+    ranks = W.Dropdown(options=list(SIZES), value=256, description="ranks")
+    noise = W.FloatSlider(value=1.0, min=0.0, max=3.0, step=0.25, description="noise x")
+    collective = W.Dropdown(options=list(dg.COLLECTIVES), value="ring", description="collective")
+    detector = W.Dropdown(options=["all", *dg.DETECTORS], value="all", description="detector")
+    info = W.HTML()
+    heat = go.FigureWidget()
+    curves = go.FigureWidget()
+
+    def update(*_):
+        out = panel_model(kind.value, severity.value, ranks.value, noise.value, collective.value, detector.value)
+        redraw(heat, vd.timing_heatmap(out["signals"], out["suspects"]), width=620, height=420)
+        redraw(curves, vd.pr_curves(out["sweep"]), width=440, height=420)  # both fit 1366 px beside the file browser
+        f = out["signals"].faults[0]
+        rows = "".join(
+            f"<tr><td>{n}</td><td>{'yes' if r.alarm else 'no'}</td><td>{'yes' if r.top1 else 'no'}</td>"
+            f"<td>{'yes' if r.top3 else 'no'}</td><td>{'' if pd.isna(r.delay_s) else f'{r.delay_s:.1f}'}</td></tr>"
+            for n, r in out["scores"].iterrows())
+        info.value = (f"fault on rank {f.rank} (machine {f.machine(out['signals'].job.ranks_per_machine)}) from "
+                      f"iteration {f.onset_iteration}; "
+                      f"curves over {out['pr_ranks']}-rank jobs"
+                      "<table><tr><th>detector</th><th>alarm</th><th>top-1</th><th>top-3</th><th>delay (s)</th></tr>"
+                      + rows + "</table>")
+
+    for w in (kind, severity, ranks, noise, collective, detector):
+        w.continuous_update = False
+        w.observe(update, "value")
+    update()
+    controls = W.VBox([W.HBox([kind, severity, ranks]), W.HBox([noise, collective, detector]), info])
+    return W.VBox([controls, W.HBox([heat, curves])])
