@@ -5,6 +5,11 @@ model call; a change calls one model function that returns a tidy result (a Data
 built from that result by :mod:`workbench.viz` builders and put in place with :func:`redraw`. A panel computes
 nothing itself and never imports a reproduction: analysis that a panel needs lives in a model package.
 
+Figures are shown in :class:`FigurePane` widgets: an output area that renders the figure with plotly's mimetype
+renderer (the ``jupyterlab-plotly`` extension draws it offline). Unlike ``plotly.graph_objects.FigureWidget`` it
+renders in Voilà dashboards as well as in JupyterLab: Voilà 0.5 cannot create the anywidget model behind
+``FigureWidget``.
+
 Layout is shared so that every panel fits a 1366x768 window with JupyterLab's file browser open and still uses a
 1920x1080 one: :func:`panel` puts the controls in a grid above the figures (as many columns as fit), descriptions at
 their natural width (never truncated), and the figures in a grid whose cells are at least :data:`FIGURE_MIN_PX` wide,
@@ -20,7 +25,8 @@ import plotly.graph_objects as go
 
 from ..viz import tidy_axes
 
-__all__ = ["redraw", "panel", "controls_grid", "figures_grid", "FIGURE_MIN_PX", "CONTROL_MIN_PX"]
+__all__ = ["FigurePane", "Panel", "redraw", "panel", "controls_grid", "figures_grid", "FIGURE_MIN_PX",
+           "CONTROL_MIN_PX"]
 
 #: Narrowest a figure cell gets before the figures wrap onto another row (two side by side need ~900 px).
 FIGURE_MIN_PX = 440
@@ -28,11 +34,64 @@ FIGURE_MIN_PX = 440
 CONTROL_MIN_PX = 300
 
 
-def redraw(target: go.FigureWidget, fresh: go.Figure, *, height: int = 380) -> None:
-    """Replace ``target``'s traces and layout with those of ``fresh`` in one update.
+class FigurePane(W.Output):
+    """A figure in a panel: shows the last figure given to :func:`redraw`, filling the width of its cell.
+
+    ``pane.figure`` is that figure (a ``plotly.graph_objects.Figure``); ``pane.data`` and ``pane.layout_figure``
+    are its traces and layout, for tests and for code that reads what is shown.
+
+    Examples
+    --------
+    >>> pane = FigurePane()
+    >>> redraw(pane, go.Figure(go.Scatter(y=[1, 2])))
+    >>> len(pane.data), pane.figure.layout.autosize
+    (1, True)
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.figure = go.Figure()
+        self.layout.width = "100%"
+        self.layout.min_width = "0"
+
+    @property
+    def data(self) -> tuple:
+        return self.figure.data
+
+    @property
+    def layout_figure(self) -> go.Layout:
+        return self.figure.layout
+
+    def show(self, fig: go.Figure) -> None:
+        """Render ``fig`` in place of what the pane shows."""
+        from IPython.display import display
+
+        self.figure = fig
+        bundle = fig.to_plotly_json()
+        with self:
+            self.clear_output(wait=True)
+            display({"application/vnd.plotly.v1+json": {**bundle, "config": {"responsive": True}},
+                     "text/plain": f"<{fig.layout.title.text or 'figure'}>"}, raw=True)
+
+
+class Panel(W.VBox):
+    """A panel's top-level widget; before its notebook runs, it reads as a hint instead of a widget repr."""
+
+    def __repr__(self) -> str:
+        return "Interactive panel: run the notebook (or this cell) to use it."
+
+
+def redraw(target: go.FigureWidget | FigurePane, fresh: go.Figure, *, height: int = 380) -> None:
+    """Replace what ``target`` shows with ``fresh``.
 
     The figure fills the width of its cell (``autosize``, no fixed width), so it never runs past the output area.
     """
+    if isinstance(target, FigurePane):
+        fig = go.Figure(fresh)
+        tidy_axes(fig)
+        fig.update_layout(width=None, autosize=True, height=height)
+        target.show(fig)
+        return
     with target.batch_update():
         target.data = []
         target.add_traces(fresh.data)
@@ -67,10 +126,11 @@ def controls_grid(controls: Sequence[W.Widget], *, min_px: int = CONTROL_MIN_PX)
 def figures_grid(figures: Sequence[W.Widget], *, min_px: int = FIGURE_MIN_PX) -> W.GridBox:
     """Figures side by side while each gets ``min_px``, stacked otherwise; each fills its cell."""
     for fig in figures:
-        fig.layout.width = "100%" if not isinstance(fig, go.FigureWidget) else None
         if isinstance(fig, go.FigureWidget):
             fig.layout.autosize = True
             fig.layout.width = None
+        else:
+            fig.layout.width = "100%"
     return W.GridBox(
         list(figures),
         layout=W.Layout(
@@ -81,10 +141,10 @@ def figures_grid(figures: Sequence[W.Widget], *, min_px: int = FIGURE_MIN_PX) ->
     )
 
 
-def panel(controls: Sequence[W.Widget], figures: Sequence[W.Widget], *, info: W.Widget | None = None) -> W.VBox:
+def panel(controls: Sequence[W.Widget], figures: Sequence[W.Widget], *, info: W.Widget | None = None) -> Panel:
     """The standard panel: a controls grid, an optional info line or table, then the figures grid."""
     parts: list[W.Widget] = [controls_grid(controls)]
     if info is not None:
         parts.append(info)
     parts.append(figures_grid(figures))
-    return W.VBox(parts, layout=W.Layout(width="100%", overflow="hidden"))
+    return Panel(parts, layout=W.Layout(width="100%", overflow="hidden"))

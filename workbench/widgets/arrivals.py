@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from .. import arrivals as arr
 from ..viz import arrivals as fig_arr
-from . import panel, redraw
+from . import FigurePane, panel, redraw
 
 __all__ = ["ArrivalsPanel", "arrivals_panel"]
 
@@ -34,9 +34,9 @@ class ArrivalsPanel:
                                          description="utilization")
         self.seed = seed
         self.stats = W.HTML()
-        self.hist = go.FigureWidget()
-        self.counts = go.FigureWidget()
-        self.waits = go.FigureWidget()
+        self.hist = FigurePane()
+        self.counts = FigurePane()
+        self.waits = FigurePane()
         self._limit_window()
         self.update()
         for control in (self.rate, self.burstiness, self.window, self.utilization):

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from ..viz import workloads as fig_wl
 from ..workloads import trace_analysis as ta
-from . import panel, redraw
+from . import FigurePane, panel, redraw
 
 __all__ = ["BurstGPTPanel", "burstgpt_panel"]
 
@@ -35,10 +35,10 @@ class BurstGPTPanel:
         self.rate_scale = W.FloatLogSlider(value=rate_scale, base=2, min=-2, max=3, step=0.25,
                                            description="rate scale")
         self.status = W.HTML()
-        self.rate = go.FigureWidget()
-        self.windows = go.FigureWidget()
-        self.lengths = go.FigureWidget()
-        self.rr = go.FigureWidget()
+        self.rate = FigurePane()
+        self.windows = FigurePane()
+        self.lengths = FigurePane()
+        self.rr = FigurePane()
         self._refresh_menus()
         self.update()
         self.source.observe(self._on_source, names="value")
