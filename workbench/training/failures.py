@@ -34,7 +34,8 @@ from .._rng import Seed, generator
 from .._validate import integer, nonnegative, one_of, positive
 
 __all__ = ["LLAMA3_RATES", "LLAMA3_PLANNED_PER_HOST_HOUR", "Recovery", "job_rates_per_s", "ettr", "simulate",
-           "young_daly_s", "optimal_interval_s", "gpu_hours_lost_per_day", "LOSS_PARTS"]
+           "young_daly_s", "optimal_interval_s", "interval_curve", "gpu_hours_lost_per_day",
+           "LOSS_PARTS"]
 
 _HOURS = 54 * 24.0
 #: Per-component failure rates (per component-hour) from Llama 3 Table 5 (419 unexpected interruptions in 54 days on
@@ -254,6 +255,28 @@ def optimal_interval_s(failure_rate_per_s: float, recovery: Recovery, planned_ra
         else:
             a = c1
     return float(np.exp((a + b) / 2))
+
+
+def interval_curve(failure_rate_per_s: float, recovery: Recovery, intervals_s, planned_rate_per_s: float = 0.0,
+                   replicas: int = 200, seed: Seed = None) -> pd.DataFrame:
+    """ETTR vs checkpoint interval, closed form and Monte-Carlo (a month per replica), one row per interval.
+
+    Examples
+    --------
+    >>> t = interval_curve(1 / 3600, Recovery(), [600, 1200], replicas=50, seed=0)
+    >>> list(t.columns)
+    ['interval_s', 'ettr', 'mc_ettr', 'mc_se']
+    """
+    from .._rng import spawn
+    from .._validate import array_1d
+
+    iv = array_1d("intervals_s", intervals_s, min_size=1, low=0.0, low_inclusive=False)
+    rows = []
+    for tau, rng in zip(iv, spawn(seed, iv.size)):
+        rec = replace(recovery, interval_s=float(tau))
+        mc = simulate(failure_rate_per_s, rec, planned_rate_per_s, replicas=replicas, seed=rng)
+        rows.append((float(tau), ettr(failure_rate_per_s, rec, planned_rate_per_s)["ettr"], mc["ettr"], mc["ettr_se"]))
+    return pd.DataFrame(rows, columns=["interval_s", "ettr", "mc_ettr", "mc_se"])
 
 
 def gpu_hours_lost_per_day(n_gpus: int, recovery: Recovery, rates_per_hour: dict[str, float] | None = None,
