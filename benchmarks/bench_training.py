@@ -43,7 +43,7 @@ def _many_plans() -> float:
 
 def _month_mc() -> float:
     lf = sum(tf.job_rates_per_s(100_000).values())
-    lp = tf.LLAMA3_PLANNED_PER_HOST_HOUR * 100_000 / 8 / 3600
+    lp = tf.planned_rate_per_s(100_000)
     return best_time(lambda: tf.simulate(lf, tf.Recovery(), lp, replicas=1000, seed=0), repeat=3)
 
 

@@ -80,7 +80,7 @@ for n in (1024, 16384, 100_000):
 rows = []
 for n in (1024, 16384, 100_000):
     lf = sum(tf.job_rates_per_s(n).values())
-    lp = tf.LLAMA3_PLANNED_PER_HOST_HOUR * n / 8 / 3600
+    lp = tf.planned_rate_per_s(n)
     for mode in ("checkpoint", "live"):
         rec = tf.Recovery(mode=mode, interval_s=tf.young_daly_s(60.0, 1 / lf))
         exact, mc = tf.ettr(lf, rec, lp), tf.simulate(lf, rec, lp, replicas=1000, seed=n)

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from workbench.training.failures import (LLAMA3_PLANNED_PER_HOST_HOUR, LOSS_PARTS, Recovery, ettr,
+from workbench.training.failures import (LOSS_PARTS, planned_rate_per_s, Recovery, ettr,
                                          gpu_hours_lost_per_day, job_rates_per_s, optimal_interval_s, simulate,
                                          young_daly_s)
 
@@ -21,7 +21,7 @@ def test_llama3_rates_reproduce_the_snapshot():
 @pytest.mark.parametrize("n_gpus", [4096, 100_000])
 def test_closed_form_and_monte_carlo_agree_within_standard_errors(mode, n_gpus):
     lf = sum(job_rates_per_s(n_gpus).values())
-    lp = LLAMA3_PLANNED_PER_HOST_HOUR * n_gpus / 8 / 3600
+    lp = planned_rate_per_s(n_gpus)
     rec = Recovery(mode=mode, interval_s=1200, checkpoint_s=45)
     exact = ettr(lf, rec, lp)
     mc = simulate(lf, rec, lp, replicas=400, seed=n_gpus)

@@ -22,6 +22,7 @@ from ..training import GPUS, MODELS
 from ..training import failures as tf
 from ..training.scaling import plan_grid, routing_comparison, weak_scaling
 from . import Check, Measured, Paper, Trend, Verdict, Within, claim, figure
+from .c4 import _in_c4_range
 
 PAPER = Paper(
     "c4-training",
@@ -53,15 +54,6 @@ def gain_sweep() -> pd.DataFrame:
         t = routing_comparison(MODELS[name], plans, gpu, topo, ("ecmp", "spray", "planned"), seeds=4)
         frames.append(t.assign(model=name))
     return pd.concat(frames, ignore_index=True)
-
-
-def _in_c4_range(v) -> Verdict:
-    lo, hi = v
-    if lo <= 0.15 <= hi:
-        return Verdict.REPRODUCED
-    if lo <= 0.30 and hi >= 0.075:
-        return Verdict.PARTIAL
-    return Verdict.NOT_REPRODUCED
 
 
 @claim(

@@ -58,7 +58,7 @@ def ettr_vs_size(scale: str = "quick") -> pd.DataFrame:
     rows = []
     for n in JOB_GPUS[scale]:
         lf = sum(tf.job_rates_per_s(n).values())
-        lp = tf.LLAMA3_PLANNED_PER_HOST_HOUR * n / 8 / 3600
+        lp = tf.planned_rate_per_s(n)
         for mode in ("checkpoint", "live"):
             rec = tf.Recovery(mode=mode, detect_s=DETECT_S, isolate_s=ISOLATE_S)
             rec = replace(rec, interval_s=tf.young_daly_s(rec.checkpoint_s, 1 / lf))

@@ -5,7 +5,10 @@ faulty machine or the irregular iteration (:mod:`workbench.training.diagnosis`).
   (:data:`MODELS`), :class:`Plan`, memory per GPU and :func:`check_plan` (named :class:`PlanError`).
 - :mod:`~workbench.training.iteration`: :func:`iteration_table` (vectorized over plans) and :func:`iteration_time`,
   with the data-parallel collective routed on a :mod:`workbench.fabric` topology.
+- :mod:`~workbench.training.scaling`: plan grids, routing comparisons (ECMP vs planned per plan) and weak scaling.
 - :mod:`~workbench.training.validation`: published measurements and the model's error on each.
+- :mod:`~workbench.training.failures`: failure rates per component class (Llama 3), checkpoint-restart vs live
+  migration, ETTR in closed form (renewal-reward) and by Monte-Carlo, Young/Daly, GPU-hours lost.
 
 Like every model package it imports nothing from ``viz``, ``experiments``, ``reproductions`` or ``widgets``.
 """

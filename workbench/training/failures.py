@@ -34,7 +34,7 @@ from .._rng import Seed, generator
 from .._validate import integer, nonnegative, one_of, positive
 
 __all__ = ["LLAMA3_RATES", "LLAMA3_PLANNED_PER_HOST_HOUR", "Recovery", "job_rates_per_s", "ettr", "simulate",
-           "young_daly_s", "optimal_interval_s", "interval_curve", "gpu_hours_lost_per_day",
+           "planned_rate_per_s", "young_daly_s", "optimal_interval_s", "interval_curve", "gpu_hours_lost_per_day",
            "LOSS_PARTS"]
 
 _HOURS = 54 * 24.0
@@ -124,6 +124,19 @@ def job_rates_per_s(n_gpus: int, gpus_per_host: int = 8, rates_per_hour: dict[st
         nonnegative(f"rates_per_hour[{k!r}]", v)
     count = {"gpu": n, "nic": n, "network": n, "host": n / g, "software": n / g}
     return {k: v * count.get(k, n) * rate_scale / 3600.0 for k, v in rates.items()}
+
+
+def planned_rate_per_s(n_gpus: int, gpus_per_host: int = 8, rate_scale: float = 1.0) -> float:
+    """Planned interruptions (maintenance, rebalancing) per second for a job of ``n_gpus``, at Llama 3's rate per host.
+
+    Examples
+    --------
+    >>> round(planned_rate_per_s(16384) * 86400 * 54)          # Llama 3's 47 planned interruptions in 54 days
+    47
+    """
+    n = integer("n_gpus", n_gpus, minimum=1)
+    g = integer("gpus_per_host", gpus_per_host, minimum=1)
+    return LLAMA3_PLANNED_PER_HOST_HOUR * n / g / 3600 * nonnegative("rate_scale", rate_scale)
 
 
 def _moments(lam: float, tau: float, c: float) -> tuple[float, float]:
@@ -290,7 +303,7 @@ def gpu_hours_lost_per_day(n_gpus: int, recovery: Recovery, rates_per_hour: dict
     (['category', 'fraction', 'gpu_hours_per_day'], True)
     """
     lf = sum(job_rates_per_s(n_gpus, rates_per_hour=rates_per_hour, rate_scale=rate_scale).values())
-    lp = LLAMA3_PLANNED_PER_HOST_HOUR * n_gpus / 8 / 3600 * rate_scale if planned else 0.0
+    lp = planned_rate_per_s(n_gpus, rate_scale=rate_scale) if planned else 0.0
     out = ettr(lf, recovery, lp)
     frac = np.array([out[k] for k in LOSS_PARTS])
     return pd.DataFrame({"category": LOSS_PARTS, "fraction": frac, "gpu_hours_per_day": frac * n_gpus * 24})

@@ -117,7 +117,7 @@ class FailuresPanel:
     def update(self) -> None:
         n = self.gpus.value
         lf = sum(tf.job_rates_per_s(n, rate_scale=self.rate.value).values())
-        lp = tf.LLAMA3_PLANNED_PER_HOST_HOUR * n / 8 / 3600 * self.rate.value
+        lp = tf.planned_rate_per_s(n, rate_scale=self.rate.value)
         base = tf.Recovery(detect_s=self.detect.value, isolate_s=self.isolate.value, restart_s=self.restart.value,
                            checkpoint_s=self.ckpt.value)
         yd = tf.young_daly_s(base.checkpoint_s, 1 / lf)
