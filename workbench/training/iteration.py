@@ -42,7 +42,7 @@ import pandas as pd
 from .. import fabric as fb
 from .._rng import spawn
 from .._validate import in_range, integer, nonnegative, one_of
-from .specs import GPU, Model, Plan, PlanError, check_plan, memory_bytes
+from .specs import GPU, Model, Plan, PlanError, check_plan, memory_arrays
 
 __all__ = ["Breakdown", "group_seconds_per_byte", "iteration_table", "iteration_time", "COMPONENTS"]
 
@@ -244,7 +244,7 @@ def iteration_table(model: Model, plans: Plan | Sequence[Plan] | pd.DataFrame, g
     out["mfu"] = out.model_tflops_per_gpu / gpu.peak_tflops
     out["bubble_fraction"] = bubble / (m * t_mb + bubble)
     out["comm_share"] = (m * (t_tp + t_pp + t_a2a) + exposed) / it
-    mem = np.array([memory_bytes(model, Plan(**r))["total"] for r in df[list(_PLAN_FIELDS)].to_dict("records")])
+    mem = memory_arrays(model, tp, pp, dp, ep, b, m, v, full, df.distributed_optimizer.to_numpy(bool))["total"]
     out["memory_gib"] = mem / 2**30
     out["fits"] = mem <= gpu.hbm_bytes
     return out

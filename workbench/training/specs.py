@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from .._validate import integer, one_of, positive, in_range
+import numpy as np
 
-__all__ = ["GPU", "GPUS", "Model", "MODELS", "Plan", "memory_bytes", "check_plan", "PlanError"]
+from .._validate import in_range, integer, one_of, positive
+
+__all__ = ["GPU", "GPUS", "Model", "MODELS", "Plan", "memory_bytes", "memory_arrays", "check_plan", "PlanError"]
 
 GIB = 2.0**30
 
@@ -214,21 +216,29 @@ def memory_bytes(model: Model, plan: Plan) -> dict[str, float]:
     >>> round(mem["total"] / 2**30, 1) < 80
     True
     """
+    parts = memory_arrays(model, plan.tp, plan.pp, plan.dp, plan.ep, plan.micro_batch, plan.micro_batches,
+                          plan.virtual_stages, plan.recompute == "full", plan.distributed_optimizer)
+    return {k: float(v) for k, v in parts.items()}
+
+
+def memory_arrays(model: Model, tp, pp, dp, ep, micro_batch, micro_batches, virtual_stages, full,
+                  distributed_optimizer) -> dict[str, np.ndarray]:
+    """:func:`memory_bytes` over arrays of plan fields (broadcasting), for sweeps."""
+    tp, pp, dp, ep, v = (np.asarray(x, dtype=float) for x in (tp, pp, dp, ep, virtual_stages))
+    b, m = np.asarray(micro_batch, dtype=float), np.asarray(micro_batches, dtype=float)
     dense = model.params - model.expert_params
-    per_gpu = dense / (plan.tp * plan.pp) + model.expert_params / (plan.tp * plan.pp * plan.ep)
-    opt_shards = plan.dp if plan.distributed_optimizer else 1
-    s, b, h = model.seq_len, plan.micro_batch, model.hidden
-    layers = -(-model.layers // plan.pp)
-    in_flight = min(plan.pp, plan.micro_batches) if plan.pp > 1 else 1
-    if plan.virtual_stages > 1:  # interleaving keeps (1 + (p-1)/(p v)) times more (Korthikanti et al., eq. 6)
-        in_flight *= 1 + (plan.pp - 1) / (plan.pp * plan.virtual_stages)
-    full_layer = 34.0 * s * b * h / plan.tp
-    if plan.recompute == "full":
-        act = in_flight * layers * 2.0 * s * b * h / plan.tp + full_layer
-    else:
-        act = in_flight * layers * full_layer
-    out = {"weights_grads": 4.0 * per_gpu, "optimizer": 12.0 * per_gpu / opt_shards, "activations": act}
-    out["total"] = sum(out.values())
+    per_gpu = dense / (tp * pp) + model.expert_params / (tp * pp * ep)
+    shards = np.where(np.asarray(distributed_optimizer, dtype=bool), dp, 1.0)
+    s, h = model.seq_len, model.hidden
+    layers = np.ceil(model.layers / pp)
+    in_flight = np.where(pp > 1, np.minimum(pp, m), 1.0)
+    # interleaving keeps (1 + (p-1)/(p v)) times more (Korthikanti et al., eq. 6)
+    in_flight = in_flight * np.where(v > 1, 1 + (pp - 1) / (pp * v), 1.0)
+    full_layer = 34.0 * s * b * h / tp
+    act = np.where(np.asarray(full, dtype=bool), in_flight * layers * 2.0 * s * b * h / tp + full_layer,
+                   in_flight * layers * full_layer)
+    out = {"weights_grads": 4.0 * per_gpu, "optimizer": 12.0 * per_gpu / shards, "activations": act}
+    out["total"] = out["weights_grads"] + out["optimizer"] + out["activations"]
     return out
 
 
