@@ -70,3 +70,16 @@ def test_bad_batch_and_fabric_too_small():
         Plan(1, 1, 48, 64)
     with pytest.raises(PlanError, match="short by 448"):
         iteration_time(GPT, Plan(8, 8, 8, 512, recompute="full"), GPUS["A100"], fb.leaf_spine(4, 4, 16), "ecmp")
+
+
+def test_fat_tree_and_failed_links_are_fabrics_too():
+    plan = Plan(8, 1, 16, 128)
+    ft = fb.fat_tree(8, host_gbps=400)
+    t = {r: iteration_table(MODELS["gpt-18b"], [plan], GPUS["H100"], ft, r, seed=0).dp_comm_s.iloc[0]
+         for r in ("ecmp", "spray")}
+    assert t["ecmp"] > t["spray"] > 0
+    dead = [(leaf, spine) for leaf in range(8) for spine in range(12)]  # 4 live uplinks for 8 crossing flows
+    ok, cut = fb.leaf_spine(8, 16, 16, host_gbps=400), fb.leaf_spine(8, 16, 16, host_gbps=400, failed_links=dead)
+    spray = [iteration_table(MODELS["gpt-18b"], [plan], GPUS["H100"], topo, "spray", latency_s=0.0).dp_comm_s.iloc[0]
+             for topo in (ok, cut)]
+    assert spray[1] == pytest.approx(2 * spray[0], rel=1e-9)
