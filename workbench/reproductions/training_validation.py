@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .._rng import generator
 from ..training import failures as tf
 from ..training.validation import validation_table
 from . import AtMost, Measured, Paper, Within, claim, figure
@@ -92,10 +93,11 @@ def _llama_mfu(scale):
 def _interruptions(scale):
     rates = tf.job_rates_per_s(16384)
     expected = sum(rates.values()) * 54 * 86400
-    draws = np.random.default_rng(54).poisson(expected, size=2000 if scale == "full" else 200)
+    draws = generator(54).poisson(expected, size=2000 if scale == "full" else 200)
     hw = 1 - rates["software"] / sum(rates.values())
     return Measured(expected, f"{expected:.0f} expected (Monte-Carlo {draws.mean():.0f} +- {draws.std():.0f}); "
-                    f"{hw:.0%} non-software (the paper: 78% confirmed or suspected hardware)", {"non_software_share": hw})
+                    f"{hw:.0%} non-software (the paper: 78% confirmed or suspected hardware)",
+                    {"non_software_share": hw})
 
 
 @claim(

@@ -184,7 +184,8 @@ def iteration_table(model: Model, plans: Plan | Sequence[Plan] | pd.DataFrame, g
     if not isinstance(model, Model) or not isinstance(gpu, GPU):
         raise TypeError("model must be a Model and gpu a GPU")
     one_of("collective", collective, _DP_COLLECTIVES)
-    fb.parse_scheme(routing)
+    if not isinstance(routing, str):
+        raise TypeError(f"routing must be a str, got {type(routing).__name__}")
     latency_s = nonnegative("latency_s", latency_s)
     dp_overlap = in_range("dp_overlap", dp_overlap, 0.0, 1.0)
     df = _plans_frame(plans)

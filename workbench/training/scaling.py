@@ -83,8 +83,8 @@ def routing_comparison(model: Model, plans: Sequence[Plan], gpu: GPU, topology,
     plans = list(plans)
     frames = []
     for r in dict.fromkeys([*routings, baseline]):
-        kind, _ = fb.parse_scheme(r)
-        draws = range(seeds) if kind in ("ecmp", "mp") else range(1)
+        hashed = r.strip().lower().startswith(("ecmp", "mp"))  # ecmp and mp-x hash; the others are deterministic
+        draws = range(seeds) if hashed else range(1)
         tabs = [iteration_table(model, plans, gpu, topology, r, seed=s, **kwargs) for s in draws]
         t = tabs[0].copy()
         for col in ("iteration_s", "mfu", "dp_exposed_s"):
