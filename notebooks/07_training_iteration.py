@@ -115,6 +115,16 @@ print(e.sort_values("gain", ascending=False).head(5)[["model", "tp", "pp", "dp",
       .round(3).to_string(index=False))
 
 # %% [markdown]
+# Notebook 02's shortcut, gain = share x (R - 1) with R the DP collective's ECMP slowdown, against the gain
+# computed through the iteration: the shortcut is close at small shares and under-estimates at moderate ones,
+# because the backward-overlap window hides part of the planned DP time but none of ECMP's extra time.
+
+# %%
+e["shortcut error"] = e.shortcut_gain - e.gain
+print(e.groupby("share band", observed=True)["shortcut error"].describe()[["count", "min", "50%", "max"]]
+      .round(3).to_string())
+
+# %% [markdown]
 # ## Iteration time vs GPU count
 #
 # GPT-3 175B, TP 8, PP 8, 16 sequences per replica, 32 GPUs per leaf: ECMP's penalty grows with the job.

@@ -5,7 +5,7 @@ scaling on a leaf-spine sized to the job.
 - :func:`routing_comparison`: iteration time of each plan under each routing (ECMP averaged over independent
   hashings, one per job), the gain of a baseline routing over each, and the fabric share of the iteration (exposed
   DP communication under the baseline) — the quantity the "gain = communication share x (R - 1)" shortcut of
-  :func:`workbench.fabric.iteration_gain` takes as input.
+  :func:`workbench.fabric.iteration_gain` takes as input, and what that shortcut predicts for each plan.
 - :func:`weak_scaling`: iteration time vs GPU count at a fixed per-replica batch, on a leaf-spine of
   ``hosts_per_leaf`` GPUs per leaf and as many spines (non-blocking), one NIC per GPU.
 """
@@ -69,7 +69,9 @@ def routing_comparison(model: Model, plans: Sequence[Plan], gpu: GPU, topology,
     -------
     pandas.DataFrame
         One row per plan and routing: ``plan, tp, pp, dp, routing, iteration_s, mfu, fabric_share`` (exposed DP
-        share of the baseline's iteration) and ``gain`` (``iteration_s / baseline iteration_s - 1``).
+        share of the baseline's iteration), ``gain`` (``iteration_s / baseline iteration_s - 1``) and
+        ``shortcut_gain``: what :func:`workbench.fabric.iteration_gain` predicts from the fabric share and the DP
+        collective's slowdown, ``fabric_share * (dp time / baseline dp time - 1)``.
 
     Examples
     --------
@@ -87,7 +89,7 @@ def routing_comparison(model: Model, plans: Sequence[Plan], gpu: GPU, topology,
         draws = range(seeds) if hashed else range(1)
         tabs = [iteration_table(model, plans, gpu, topology, r, seed=s, **kwargs) for s in draws]
         t = tabs[0].copy()
-        for col in ("iteration_s", "mfu", "dp_exposed_s"):
+        for col in ("iteration_s", "mfu", "dp_exposed_s", "dp_comm_s"):
             t[col] = np.mean([x[col].to_numpy() for x in tabs], axis=0)
         t["routing"], t["plan"] = r, np.arange(len(plans))
         frames.append(t)
@@ -95,9 +97,12 @@ def routing_comparison(model: Model, plans: Sequence[Plan], gpu: GPU, topology,
     base = out[out.routing == baseline].set_index("plan")
     out["fabric_share"] = out.plan.map(base.dp_exposed_s / base.iteration_s)
     out["gain"] = out.iteration_s / out.plan.map(base.iteration_s) - 1.0
+    slowdown = np.divide(out.dp_comm_s, out.plan.map(base.dp_comm_s), out=np.ones(len(out)),
+                         where=out.plan.map(base.dp_comm_s).to_numpy() > 0)
+    out["shortcut_gain"] = out.fabric_share * (slowdown - 1.0)
     out = out[out.routing.isin(list(routings))]
-    return out[["plan", "tp", "pp", "dp", "routing", "iteration_s", "mfu", "fabric_share", "gain"]].reset_index(
-        drop=True)
+    return out[["plan", "tp", "pp", "dp", "routing", "iteration_s", "mfu", "fabric_share", "gain",
+                "shortcut_gain"]].reset_index(drop=True)
 
 
 def weak_scaling(model: Model, gpu: GPU, gpu_counts, tp: int, pp: int, batch_per_replica: int,
