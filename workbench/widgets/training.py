@@ -16,8 +16,8 @@ import plotly.graph_objects as go
 from .. import fabric as fb
 from ..training import GPUS, MODELS, Plan, PlanError, check_plan
 from ..training import failures as tf
-from ..training.scaling import weak_scaling
 from ..training.iteration import iteration_table
+from ..training.scaling import weak_scaling
 from ..viz import training as vt
 from . import redraw
 
