@@ -1,5 +1,33 @@
 """Training-cluster models: iteration time on the fabric, effective training time under failures, and finding the
 faulty machine or the irregular iteration (:mod:`workbench.training.diagnosis`).
 
+- :mod:`~workbench.training.specs`: :class:`GPU` (spec table :data:`GPUS` with sources), :class:`Model`
+  (:data:`MODELS`), :class:`Plan`, memory per GPU and :func:`check_plan` (named :class:`PlanError`).
+- :mod:`~workbench.training.iteration`: :func:`iteration_table` (vectorized over plans) and :func:`iteration_time`,
+  with the data-parallel collective routed on a :mod:`workbench.fabric` topology.
+- :mod:`~workbench.training.scaling`: plan grids, routing comparisons (ECMP vs planned per plan) and weak scaling.
+- :mod:`~workbench.training.validation`: published measurements and the model's error on each.
+- :mod:`~workbench.training.failures`: failure rates per component class (Llama 3), checkpoint-restart vs live
+  migration, ETTR in closed form (renewal-reward) and by Monte-Carlo, Young/Daly, GPU-hours lost.
+
 Like every model package it imports nothing from ``viz``, ``experiments``, ``reproductions`` or ``widgets``.
 """
+
+from .iteration import COMPONENTS, Breakdown, group_seconds_per_byte, iteration_table, iteration_time
+from .specs import GPU, GPUS, MODELS, Model, Plan, PlanError, check_plan, memory_bytes
+
+__all__ = [
+    "COMPONENTS",
+    "Breakdown",
+    "GPU",
+    "GPUS",
+    "MODELS",
+    "Model",
+    "Plan",
+    "PlanError",
+    "check_plan",
+    "group_seconds_per_byte",
+    "iteration_table",
+    "iteration_time",
+    "memory_bytes",
+]

@@ -1,0 +1,85 @@
+"""Iteration-time model: breakdown arithmetic, hand-computed cases, fabric routing and named errors."""
+
+import numpy as np
+import pytest
+
+from workbench import fabric as fb
+from workbench.training import COMPONENTS, GPUS, MODELS, Plan, PlanError, check_plan, iteration_table, iteration_time
+from workbench.training.validation import validation_table
+
+GPT = MODELS["gpt3-175b"]
+
+
+def test_components_sum_and_bubble_fraction():
+    plans = [Plan(8, pp, 16, 512, recompute="full") for pp in (2, 4, 8)]
+    t = iteration_table(GPT, plans, GPUS["A100"])
+    np.testing.assert_allclose(t[list(COMPONENTS)].sum(axis=1), t.iteration_s, rtol=1e-12)
+    m, p = t.micro_batches.to_numpy(), t.pp.to_numpy()
+    np.testing.assert_allclose(t.bubble_fraction, (p - 1) / (m + p - 1), rtol=1e-12)
+
+
+def test_pure_compute_by_hand():
+    # one GPU, no parallelism: iteration = tokens * flops/token / (peak * efficiency) + optimizer step
+    m = MODELS["gpt-1.7b"]
+    g = GPUS["H100"]
+    t = iteration_table(m, [Plan(1, 1, 1, 4)], g).iloc[0]
+    compute = 4 * m.seq_len * m.flops_per_token / (g.peak_tflops * 1e12 * g.efficiency)
+    assert t.compute_s == pytest.approx(compute, rel=1e-12)
+    assert t.tp_comm_s == t.pp_p2p_s == t.bubble_s == t.dp_comm_s == 0.0
+    assert t.mfu == pytest.approx(g.efficiency * compute / t.iteration_s, rel=1e-12)
+
+
+def test_dp_on_fabric_matches_nic_bound_when_ideal_and_ecmp_is_slower():
+    topo = fb.leaf_spine(8, 8, 16, host_gbps=200)
+    plan = Plan(8, 2, 8, 256, recompute="full")
+    ideal = iteration_table(GPT, [plan], GPUS["A100"], latency_s=0.0).iloc[0]
+    spray = iteration_table(GPT, [plan], GPUS["A100"], topo, "spray", latency_s=0.0).iloc[0]
+    assert spray.dp_comm_s == pytest.approx(ideal.dp_comm_s, rel=1e-9)
+    ecmp = [iteration_table(GPT, [plan], GPUS["A100"], topo, "ecmp", seed=s, placement="linear").iloc[0].dp_comm_s
+            for s in range(5)]
+    planned = iteration_table(GPT, [plan], GPUS["A100"], topo, "planned", placement="linear").iloc[0].dp_comm_s
+    assert min(ecmp) >= planned - 1e-12 and max(ecmp) > 1.2 * planned
+
+
+def test_moe_all_to_all_goes_on_the_fabric_beyond_a_node():
+    moe = MODELS["moe-8x22b"]
+    topo = fb.leaf_spine(4, 4, 16)
+    t = iteration_table(moe, [Plan(2, 1, 32, 256, ep=4), Plan(2, 1, 32, 256, ep=8)], GPUS["H100"], topo, "ecmp")
+    assert (t.moe_a2a_s > 0).all() and t.moe_a2a_s.iloc[1] > t.moe_a2a_s.iloc[0]
+
+
+def test_validation_errors_are_reported_not_fitted():
+    t = validation_table()
+    assert set(t.source.str.split().str[0]) == {"Megatron-LM", "Llama", "MegaScale"}
+    assert t.error.abs().max() < 0.35
+
+
+@pytest.mark.parametrize("plan, match", [
+    (Plan(8, 8, 8, 512), "tp\\*pp\\*dp = 8\\*8\\*8 = 512 GPUs but the job has 1024 \\(off by -512\\)"),
+    (Plan(8, 128, 1, 512), "pp=128 exceeds the model's 96 layers \\(by 32\\)"),
+    (Plan(16, 1, 64, 512), "tp=16 exceeds the NVLink domain of 8 GPUs"),
+    (Plan(8, 1, 128, 512), "does not fit in A100 memory: .* GiB per GPU needed, 74.5 GiB available \\(over by"),
+])
+def test_impossible_plans_say_what_and_by_how_much(plan, match):
+    with pytest.raises(PlanError, match=match):
+        check_plan(GPT, plan, GPUS["A100"], n_gpus=1024 if plan.gpus == 512 else None)
+
+
+def test_bad_batch_and_fabric_too_small():
+    with pytest.raises(PlanError, match="not a multiple of dp x micro_batch = 48 \\(remainder 16"):
+        Plan(1, 1, 48, 64)
+    with pytest.raises(PlanError, match="short by 448"):
+        iteration_time(GPT, Plan(8, 8, 8, 512, recompute="full"), GPUS["A100"], fb.leaf_spine(4, 4, 16), "ecmp")
+
+
+def test_fat_tree_and_failed_links_are_fabrics_too():
+    plan = Plan(8, 1, 16, 128)
+    ft = fb.fat_tree(8, host_gbps=400)
+    t = {r: iteration_table(MODELS["gpt-18b"], [plan], GPUS["H100"], ft, r, seed=0).dp_comm_s.iloc[0]
+         for r in ("ecmp", "spray")}
+    assert t["ecmp"] > t["spray"] > 0
+    dead = [(leaf, spine) for leaf in range(8) for spine in range(12)]  # 4 live uplinks for 8 crossing flows
+    ok, cut = fb.leaf_spine(8, 16, 16, host_gbps=400), fb.leaf_spine(8, 16, 16, host_gbps=400, failed_links=dead)
+    spray = [iteration_table(MODELS["gpt-18b"], [plan], GPUS["H100"], topo, "spray", latency_s=0.0).dp_comm_s.iloc[0]
+             for topo in (ok, cut)]
+    assert spray[1] == pytest.approx(2 * spray[0], rel=1e-9)

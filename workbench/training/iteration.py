@@ -1,0 +1,291 @@
+"""Time per training iteration, broken down, with the data-parallel collectives routed on the fabric.
+
+Per micro-batch and pipeline stage (``tp * pp`` GPUs share a micro-batch's work):
+
+- *compute* ``t_c = flops_per_token * r * b * s / (tp * pp) / (peak * efficiency)``, ``r = 4/3`` with full
+  recomputation (one more forward pass), ``efficiency`` the GPU generation's constant (:mod:`.specs`);
+- *TP* all-reduces on NVLink (Megatron's sequence-parallel layout): 4 per layer (6 with full recomputation) of
+  ``2 b s h`` bytes, each a ring ``2 (tp-1)/tp * bytes / nvlink``, not overlapped;
+- *PP* point-to-point: an activation forward and a gradient backward of ``2 b s h / tp`` bytes per stage boundary
+  (``virtual_stages`` boundaries per micro-batch) at the NIC rate;
+- *MoE* all-to-all: dispatch and combine, forward and backward (4 per MoE layer, 6 with full recomputation), each
+  rank sending ``2 b s k h / tp`` bytes across its expert-parallel group: on NVLink when ``ep * tp`` GPUs fit in a
+  node, otherwise on the fabric like the DP collective.
+
+The pipeline (1F1B, interleaved over ``v`` virtual stages) takes ``(m + (pp-1)/v) * t_mb`` for ``m`` micro-batches:
+the *bubble* is ``(pp-1)/v * t_mb``, a fraction ``(p-1)/(m+p-1)`` of the pipeline for ``v = 1``.
+
+The *DP* gradient reduce-scatter + all-gather (or all-reduce; a ring moves the same bytes) of the stage's
+``2 * params / (tp * pp)`` gradient bytes runs **on the fabric**: the collective's steps from
+:func:`workbench.fabric.collective_steps`, one per DP group, all ``tp * pp`` groups at once (Megatron's rank order,
+``rank = t + tp * (d + dp * p)``, ranks placed on hosts by :func:`workbench.fabric.place_ranks`, one NIC per GPU),
+routed with the chosen routing; each step lasts ``bytes x worst link load / link bandwidth``
+(:func:`workbench.fabric.max_congestion`) plus ``latency_s``. One hashing per job: ECMP paths persist, as C4
+observes. Without a topology the DP collective is NIC-bound (an ideal non-blocking fabric). The part of it hidden
+behind the last micro-batch's backward pass (``dp_overlap`` of it) is not on the critical path; the optimizer step
+is HBM-bound (28 bytes moved per local parameter, sharded by DP with the distributed optimizer).
+
+Everything is vectorized over plans; the fabric's time per byte is computed once per distinct (group layout,
+routing, collective) and cached, so a sweep of 10^3 plans costs a handful of fabric evaluations.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import fabric as fb
+from .._rng import spawn
+from .._validate import in_range, integer, nonnegative, one_of
+from .specs import GPU, Model, Plan, PlanError, check_plan, memory_arrays
+
+__all__ = ["Breakdown", "group_seconds_per_byte", "iteration_table", "iteration_time", "COMPONENTS"]
+
+#: Critical-path components of an iteration, in the order they are stacked in figures; they sum to ``iteration_s``.
+COMPONENTS = ("compute_s", "tp_comm_s", "pp_p2p_s", "moe_a2a_s", "bubble_s", "dp_exposed_s", "optimizer_s")
+_BASE = 2**20  # bytes of the probe message; fabric times are linear in the size
+_DP_COLLECTIVES = ("ring", "halving_doubling", "double_binary_tree")
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """One plan's iteration time and its parts (seconds), throughput and utilisation."""
+
+    iteration_s: float
+    compute_s: float
+    tp_comm_s: float
+    pp_p2p_s: float
+    moe_a2a_s: float
+    bubble_s: float
+    dp_comm_s: float
+    dp_exposed_s: float
+    optimizer_s: float
+    tokens_per_s: float
+    model_tflops_per_gpu: float
+    hardware_tflops_per_gpu: float
+    mfu: float
+    memory_gib: float
+
+
+@functools.lru_cache(maxsize=256)
+def _cached(topology, routing: str, collective: str, group: int, stride: int, offsets: tuple, placement: str,
+            seed: int) -> tuple[float, int]:
+    return _group_seconds_per_byte(topology, routing, collective, group, stride, np.array(offsets), placement, seed)
+
+
+def _group_seconds_per_byte(topology, routing, collective, group, stride, offsets, placement, seed):
+    n = int(offsets.max()) + stride * (group - 1) + 1
+    rngs = spawn(seed, 2)
+    hosts = fb.place_ranks(topology, n, placement, seed=rngs[0])
+    steps = fb.collective_steps(collective, group, _BASE, seed=rngs[1])
+    total, hops = 0.0, 0
+    for st, rng in zip(steps, spawn(rngs[1], len(steps))):
+        src = hosts[(offsets[:, None] + stride * st.src[None, :]).ravel()]
+        dst = hosts[(offsets[:, None] + stride * st.dst[None, :]).ravel()]
+        step = fb.Step(src, dst, np.tile(st.size_bytes, offsets.size), st.repeat, st.label)
+        loads = fb.link_loads(topology, step, routing, seed=rng)
+        total += st.repeat * fb.max_congestion(topology, loads)
+        hops += st.repeat
+    return total / _BASE, hops
+
+
+def group_seconds_per_byte(topology, routing: str, collective: str, group: int, stride: int, offsets: Any,
+                           placement: str = "linear", seed: int = 0) -> tuple[float, int]:
+    """Seconds per byte of per-rank message for many concurrent groups running ``collective`` on the fabric.
+
+    Group ``j`` has ranks ``offsets[j] + stride * i`` for ``i < group``; ranks go to hosts by ``placement``.
+    Returns ``(seconds per byte, sequential steps)``: the sum over steps of ``repeat * max congestion`` of the
+    union of all groups' flows (per byte), and the number of steps (for latency).
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine
+    >>> topo = leaf_spine(4, 4, 4, host_gbps=100)
+    >>> spb, hops = group_seconds_per_byte(topo, "spray", "ring", 4, 4, [0, 1, 2, 3])
+    >>> round(spb * 1e9 * 100 / 8, 6), hops          # 2(n-1)/n per byte at 100 Gb/s
+    (1.5, 6)
+    """
+    one_of("collective", collective, fb.COLLECTIVES)
+    group = integer("group", group, minimum=2)
+    stride = integer("stride", stride, minimum=1)
+    offsets = np.asarray(offsets, dtype=np.int64).ravel()
+    if offsets.size == 0 or offsets.min() < 0:
+        raise ValueError("offsets must be a non-empty array of non-negative rank ids")
+    n = int(offsets.max()) + stride * (group - 1) + 1
+    if n > topology.n_hosts:
+        raise PlanError(f"the job needs {n} GPUs (one NIC each) but the fabric has {topology.n_hosts} hosts "
+                        f"(short by {n - topology.n_hosts})")
+    if collective == "halving_doubling" and group & (group - 1):
+        raise PlanError(f"halving_doubling needs a power-of-two group, got {group}")
+    if isinstance(seed, (int, np.integer)) and isinstance(placement, str):
+        return _cached(topology, routing, collective, group, stride, tuple(offsets.tolist()), placement, int(seed))
+    return _group_seconds_per_byte(topology, routing, collective, group, stride, offsets, placement, seed)
+
+
+def _plans_frame(plans) -> pd.DataFrame:
+    if isinstance(plans, Plan):
+        plans = [plans]
+    if isinstance(plans, pd.DataFrame):
+        plans = [Plan(**{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items() if k in _PLAN_FIELDS})
+                 for row in plans.to_dict("records")]
+    plans = list(plans)
+    if not plans or not all(isinstance(p, Plan) for p in plans):
+        raise TypeError("plans must be a Plan, a non-empty sequence of Plans or a DataFrame of Plan fields")
+    return pd.DataFrame([p.as_dict() for p in plans])
+
+
+_PLAN_FIELDS = ("tp", "pp", "dp", "global_batch", "micro_batch", "ep", "virtual_stages", "recompute",
+                "distributed_optimizer")
+
+
+def iteration_table(model: Model, plans: Plan | Sequence[Plan] | pd.DataFrame, gpu: GPU, topology=None,
+                    routing: str = "ecmp", collective: str = "ring", placement: str = "linear", seed: int = 0,
+                    latency_s: float = 5e-6, dp_overlap: float = 1.0) -> pd.DataFrame:
+    """Iteration time and its breakdown for every plan (one row per plan).
+
+    Parameters
+    ----------
+    model, gpu : Model, GPU
+    plans : Plan, sequence of Plan, or DataFrame with Plan's fields as columns
+    topology : LeafSpine, FatTree or None
+        The fabric of one NIC per GPU (hosts = GPUs); ``None`` is an ideal NIC-bound fabric.
+    routing : str
+        ``"ecmp"``, ``"mp-x"``, ``"spray"``, ``"minimal"`` or ``"planned"`` (see :mod:`workbench.fabric.routing`).
+    collective : {"ring", "halving_doubling", "double_binary_tree"}
+        Algorithm of the DP gradient collective.
+    placement : {"linear", "strided", "random"}
+        Rank -> host mapping on the fabric.
+    seed : int
+        Hashing and placement randomness (one hashing per job).
+    latency_s : float
+        Per-step latency of fabric collectives (seconds).
+    dp_overlap : float
+        Fraction of the last micro-batch's backward pass that DP communication can hide behind, in [0, 1].
+
+    Returns
+    -------
+    pandas.DataFrame
+        Plan fields, ``gpus, micro_batches``, the :data:`COMPONENTS` (seconds, summing to ``iteration_s``),
+        ``dp_comm_s`` (whole DP collective), ``tokens_per_s, model_tflops_per_gpu, hardware_tflops_per_gpu, mfu,
+        bubble_fraction, comm_share, memory_gib, fits``.
+
+    Examples
+    --------
+    >>> from workbench.training import MODELS, GPUS, Plan
+    >>> t = iteration_table(MODELS["gpt3-175b"], [Plan(8, 8, 16, 1536, recompute="full")], GPUS["A100"])
+    >>> float(t.iteration_s.iloc[0]) == float(t[list(COMPONENTS)].sum(axis=1).iloc[0])
+    True
+    """
+    if not isinstance(model, Model) or not isinstance(gpu, GPU):
+        raise TypeError("model must be a Model and gpu a GPU")
+    one_of("collective", collective, _DP_COLLECTIVES)
+    if not isinstance(routing, str):
+        raise TypeError(f"routing must be a str, got {type(routing).__name__}")
+    latency_s = nonnegative("latency_s", latency_s)
+    dp_overlap = in_range("dp_overlap", dp_overlap, 0.0, 1.0)
+    df = _plans_frame(plans)
+    tp, pp, dp, ep = (df[c].to_numpy(np.int64) for c in ("tp", "pp", "dp", "ep"))
+    v, b = df.virtual_stages.to_numpy(np.int64), df.micro_batch.to_numpy(float)
+    full = (df.recompute == "full").to_numpy()
+    gpus = tp * pp * dp
+    m = df.global_batch.to_numpy(np.int64) // (dp * df.micro_batch.to_numpy(np.int64))
+    s, h, L = float(model.seq_len), float(model.hidden), model.layers
+    for row in np.flatnonzero((pp > L) | (tp > gpu.gpus_per_node) | ((ep > 1) & (not model.is_moe))):
+        check_plan(model, Plan(**df.iloc[row].to_dict()), gpu)  # raises the named error
+    if topology is not None and gpus.max() > topology.n_hosts:
+        i = int(np.argmax(gpus))
+        raise PlanError(f"plan {i} uses {gpus[i]} GPUs but the fabric has {topology.n_hosts} hosts "
+                        f"(short by {gpus[i] - topology.n_hosts})")
+    nic_bps = (topology.host_gbps if topology is not None else gpu.nic_gbps) * 1e9 / 8
+    layers_stage = np.ceil(L / pp)
+    hw = np.where(full, 4.0 / 3.0, 1.0)
+    t_c = model.flops_per_token * hw * b * s / (tp * pp) / (gpu.peak_tflops * 1e12 * gpu.efficiency)
+    n_ar = np.where(full, 6.0, 4.0)
+    t_tp = np.where(tp > 1, layers_stage * n_ar * 2 * (tp - 1) / tp * 2 * b * s * h / gpu.nvlink_bytes_per_s, 0.0)
+    t_pp = np.where(pp > 1, v * 2 * (2 * b * s * h / tp) / nic_bps, 0.0)
+    t_a2a = np.zeros(len(df))
+    if model.is_moe:
+        a2a_bytes = 2 * b * s * model.top_k * h / tp
+        spb = np.zeros(len(df))
+        nvl = ep * tp <= gpu.gpus_per_node
+        spb[nvl] = (ep[nvl] - 1) / ep[nvl] / gpu.nvlink_bytes_per_s
+        for i in np.flatnonzero(~nvl & (ep > 1)):
+            spb[i] = _a2a_spb(topology, routing, tp[i], pp[i], dp[i], ep[i], placement, seed, nic_bps, latency_s,
+                              a2a_bytes[i])
+        t_a2a = layers_stage * n_ar * a2a_bytes * spb
+    t_mb = t_c + t_tp + t_pp + t_a2a
+    bubble = (pp - 1) / v * t_mb
+    dense = model.params - model.expert_params
+    per_gpu = dense / (tp * pp) + model.expert_params / (tp * pp * ep)
+    t_dp = np.zeros(len(df))
+    keys = np.stack([tp, pp, dp], axis=1)
+    for key in np.unique(keys[dp > 1], axis=0):
+        spb, hops = _dp_spb(topology, routing, collective, *map(int, key), placement, seed, nic_bps)
+        sel = np.all(keys == key, axis=1)
+        t_dp[sel] = 2.0 * per_gpu[sel] * spb + hops * latency_s
+    window = dp_overlap * np.where(full, 0.75, 2.0 / 3.0) * t_c
+    exposed = np.maximum(0.0, t_dp - window)
+    shards = np.where(df.distributed_optimizer.to_numpy(bool), dp, 1)
+    t_opt = 28.0 * per_gpu / shards / gpu.hbm_bw_bytes_per_s
+    out = df.copy()
+    out["gpus"], out["micro_batches"] = gpus, m
+    out["compute_s"], out["tp_comm_s"], out["pp_p2p_s"], out["moe_a2a_s"] = m * t_c, m * t_tp, m * t_pp, m * t_a2a
+    out["bubble_s"], out["dp_comm_s"], out["dp_exposed_s"], out["optimizer_s"] = bubble, t_dp, exposed, t_opt
+    it = m * t_mb + bubble + exposed + t_opt
+    out["iteration_s"] = it
+    tokens = df.global_batch.to_numpy(float) * s
+    out["tokens_per_s"] = tokens / it
+    out["model_tflops_per_gpu"] = model.flops_per_token * tokens / it / gpus / 1e12
+    out["hardware_tflops_per_gpu"] = out.model_tflops_per_gpu * hw
+    out["mfu"] = out.model_tflops_per_gpu / gpu.peak_tflops
+    out["bubble_fraction"] = bubble / (m * t_mb + bubble)
+    out["comm_share"] = (m * (t_tp + t_pp + t_a2a) + exposed) / it
+    mem = memory_arrays(model, tp, pp, dp, ep, b, m, v, full, df.distributed_optimizer.to_numpy(bool))["total"]
+    out["memory_gib"] = mem / 2**30
+    out["fits"] = mem <= gpu.hbm_bytes
+    return out
+
+
+def _dp_spb(topology, routing, collective, tp, pp, dp, placement, seed, nic_bps) -> tuple[float, int]:
+    """Seconds per gradient byte and steps of the DP collective of all ``tp * pp`` groups."""
+    if topology is None:  # NIC-bound: each rank sends and receives 2 (n-1)/n of its buffer
+        hops = {"ring": 2 * (dp - 1), "halving_doubling": 2 * int(np.log2(dp)), "double_binary_tree": 2}[collective]
+        share = 2 * (dp - 1) / dp if collective != "double_binary_tree" else 2.0
+        return share / nic_bps, hops
+    offsets = (np.arange(tp)[:, None] + tp * dp * np.arange(pp)[None, :]).ravel()
+    return group_seconds_per_byte(topology, routing, collective, dp, tp, offsets, placement, seed)
+
+
+def _a2a_spb(topology, routing, tp, pp, dp, ep, placement, seed, nic_bps, latency_s, nbytes) -> float:
+    """Seconds per byte (latency folded in) of the expert-parallel all-to-all of every EP group at once."""
+    if topology is None:
+        return (ep - 1) / ep / nic_bps
+    g = np.arange(dp // ep)
+    offsets = (np.arange(tp)[:, None, None] + tp * (g[None, :, None] * ep + dp * np.arange(pp)[None, None, :]))
+    spb, hops = group_seconds_per_byte(topology, routing, "all_to_all", ep, tp, offsets.ravel(), placement, seed)
+    return spb + hops * latency_s / nbytes
+
+
+def iteration_time(model: Model, plan: Plan, gpu: GPU, topology=None, routing: str = "ecmp", **kwargs) -> Breakdown:
+    """The iteration breakdown of one plan, after checking it fits (raises :class:`PlanError` otherwise).
+
+    Keyword arguments are those of :func:`iteration_table`.
+
+    Examples
+    --------
+    >>> from workbench.training import MODELS, GPUS, Plan
+    >>> from workbench.fabric import leaf_spine
+    >>> topo = leaf_spine(8, 16, 16, host_gbps=200)
+    >>> plan = Plan(tp=8, pp=8, dp=2, global_batch=256, recompute="full")
+    >>> bd = iteration_time(MODELS["gpt3-175b"], plan, GPUS["A100"], topo, "ecmp")
+    >>> 0.3 < bd.mfu < 0.6
+    True
+    """
+    check_plan(model, plan, gpu)
+    row = iteration_table(model, [plan], gpu, topology, routing, **kwargs).iloc[0]
+    return Breakdown(**{f: float(row[f]) for f in Breakdown.__dataclass_fields__})

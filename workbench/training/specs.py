@@ -1,0 +1,283 @@
+"""Inputs of the iteration-time model: a GPU, a model and a parallelism plan, as validated frozen dataclasses.
+
+GPU specifications (dense BF16 tensor FLOP/s without sparsity, HBM, NVLink per direction, one NIC per GPU) come from
+the vendor datasheets named in :data:`GPUS`. ``efficiency`` is the one modelling constant per GPU generation: the
+fraction of dense BF16 peak that a transformer layer's kernels sustain end to end (GEMMs plus attention, norms and
+element-wise kernels). It is an assumption stated once here, never fitted to a validation point: 0.55 for A100 and
+0.45 for Hopper and Blackwell (their tensor cores are harder to keep fed, which is why published Hopper MFUs sit near
+40% where Ampere's sat near 50%).
+
+Memory per GPU (:func:`memory_bytes`) counts BF16 weights and gradients (2 + 2 bytes per parameter), FP32 master
+weights and Adam moments (12 bytes per parameter, divided by the data-parallel degree with a distributed optimizer)
+and activations of the micro-batches in flight on the first pipeline stage (``min(pp, m)`` of them, 1F1B, times
+``1 + (pp-1)/(pp v)`` when interleaved over ``v`` virtual stages):
+``34 s b h / tp`` bytes per layer with sequence parallelism and flash attention (Korthikanti et al., MLSys 2023,
+without the attention-score term) or ``2 s b h / tp`` per layer with full recomputation (only each layer's input
+kept) plus one layer's full activations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .._validate import in_range, integer, one_of, positive
+
+__all__ = ["GPU", "GPUS", "Model", "MODELS", "Plan", "memory_bytes", "memory_arrays", "check_plan", "PlanError"]
+
+GIB = 2.0**30
+
+
+class PlanError(ValueError):
+    """A parallelism plan that does not fit the model, the GPUs or the fabric (says what and by how much)."""
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One accelerator: peak dense BF16 FLOP/s, HBM, NVLink (per direction) and its NIC.
+
+    Examples
+    --------
+    >>> g = GPUS["H100"]
+    >>> g.peak_tflops, g.hbm_bytes / 1e9, g.nic_gbps
+    (989.0, 80.0, 400.0)
+    """
+
+    name: str
+    peak_tflops: float
+    hbm_bytes: float
+    hbm_bw_bytes_per_s: float
+    nvlink_bytes_per_s: float
+    nic_gbps: float
+    efficiency: float
+    gpus_per_node: int = 8
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for f in ("peak_tflops", "hbm_bytes", "hbm_bw_bytes_per_s", "nvlink_bytes_per_s", "nic_gbps"):
+            positive(f, getattr(self, f))
+        in_range("efficiency", self.efficiency, 0.0, 1.0, low_inclusive=False)
+        integer("gpus_per_node", self.gpus_per_node, minimum=1)
+
+
+#: GPU table. NVLink figures are per direction (half the bidirectional figure datasheets quote).
+GPUS: dict[str, GPU] = {
+    "A100": GPU("A100", 312.0, 80e9, 2.039e12, 300e9, 200.0, 0.55,
+                source="NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB): 312 TFLOP/s BF16 dense, 2,039 GB/s, "
+                "NVLink 600 GB/s; DGX A100: one 200 Gb/s HDR NIC per GPU"),
+    "H100": GPU("H100", 989.0, 80e9, 3.35e12, 450e9, 400.0, 0.45,
+                source="NVIDIA H100 datasheet (SXM5): 989 TFLOP/s BF16 dense (1,979 with sparsity), 3.35 TB/s, "
+                "NVLink 900 GB/s; DGX H100: one 400 Gb/s ConnectX-7 per GPU"),
+    "H200": GPU("H200", 989.0, 141e9, 4.8e12, 450e9, 400.0, 0.45,
+                source="NVIDIA H200 datasheet (SXM): 989 TFLOP/s BF16 dense, 141 GB HBM3e at 4.8 TB/s, "
+                "NVLink 900 GB/s; 400 Gb/s NIC per GPU"),
+    "B200": GPU("B200", 2250.0, 180e9, 8.0e12, 900e9, 400.0, 0.45,
+                source="NVIDIA HGX B200 datasheet: 2.25 PFLOP/s BF16 dense per GPU (4.5 with sparsity), 180 GB "
+                "HBM3e at 8 TB/s, NVLink 5 1.8 TB/s; 400 Gb/s ConnectX-7 per GPU"),
+}
+
+
+@dataclass(frozen=True)
+class Model:
+    """A decoder-only transformer: total and active parameters, layers, hidden size, sequence length.
+
+    ``experts``/``top_k`` describe an MoE (``experts=0`` is dense); ``expert_params`` is the part of ``params`` in
+    expert FFNs (split over the expert-parallel group), ``active_params`` the parameters one token uses.
+
+    Examples
+    --------
+    >>> m = MODELS["gpt3-175b"]
+    >>> m.layers, m.hidden, m.is_moe, round(m.flops_per_token / 1e12, 3)
+    (96, 12288, False, 1.077)
+    """
+
+    name: str
+    params: float
+    layers: int
+    hidden: int
+    seq_len: int
+    vocab: int = 51200
+    experts: int = 0
+    top_k: int = 0
+    expert_params: float = 0.0
+    active_params: float = 0.0
+
+    def __post_init__(self) -> None:
+        positive("params", self.params)
+        integer("layers", self.layers, minimum=1)
+        integer("hidden", self.hidden, minimum=1)
+        integer("seq_len", self.seq_len, minimum=1)
+        integer("vocab", self.vocab, minimum=1)
+        integer("experts", self.experts, minimum=0)
+        if self.experts:
+            integer("top_k", self.top_k, minimum=1, maximum=self.experts)
+            if not 0 < self.expert_params < self.params:
+                raise ValueError(f"expert_params must be in (0, params={self.params:g}) for an MoE, "
+                                 f"got {self.expert_params:g}")
+            if not 0 < self.active_params <= self.params:
+                raise ValueError(f"active_params must be in (0, params={self.params:g}], got {self.active_params:g}")
+        elif self.top_k or self.expert_params:
+            raise ValueError("top_k and expert_params need experts >= 1")
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def active(self) -> float:
+        """Parameters a token passes through (``params`` for a dense model)."""
+        return self.active_params if self.is_moe else self.params
+
+    @property
+    def flops_per_token(self) -> float:
+        """Training FLOPs per token: ``6 * active params + 12 * layers * hidden * seq_len`` (attention scores)."""
+        return 6.0 * self.active + 12.0 * self.layers * self.hidden * self.seq_len
+
+
+def _gpt(name: str, layers: int, hidden: int, seq_len: int = 2048, vocab: int = 51200) -> Model:
+    """GPT-style dense model with ``12 l h^2 + 13 l h + (V + s) h`` parameters (Narayanan et al., SC'21, eq. 2)."""
+    p = 12 * layers * hidden**2 * (1 + 13 / (12 * hidden) + (vocab + seq_len) / (12 * layers * hidden))
+    return Model(name, float(p), layers, hidden, seq_len, vocab)
+
+
+#: Reference models: the GPT family of Megatron-LM SC'21 Table 1, GPT-3 175B, Llama 3 405B and a Mixtral-like MoE.
+MODELS: dict[str, Model] = {
+    "gpt-1.7b": _gpt("gpt-1.7b", 24, 2304),
+    "gpt-18b": _gpt("gpt-18b", 40, 6144),
+    "gpt-39b": _gpt("gpt-39b", 48, 8192),
+    "gpt-76b": _gpt("gpt-76b", 60, 10240),
+    "gpt-146b": _gpt("gpt-146b", 80, 12288),
+    "gpt-310b": _gpt("gpt-310b", 96, 16384),
+    "gpt-530b": _gpt("gpt-530b", 105, 20480),
+    "gpt-1t": _gpt("gpt-1t", 128, 25600),
+    "gpt3-175b": _gpt("gpt3-175b", 96, 12288),
+    "llama3-405b": Model("llama3-405b", 405e9, 126, 16384, 8192, vocab=128_000),
+    "moe-8x22b": Model("moe-8x22b", 141e9, 56, 6144, 4096, vocab=32_000, experts=8, top_k=2,
+                       expert_params=135e9, active_params=39e9),
+}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A parallelism plan: tensor (``tp``), pipeline (``pp``), data (``dp``) and expert (``ep``) parallel degrees.
+
+    ``global_batch`` and ``micro_batch`` are in sequences; ``virtual_stages`` > 1 is the interleaved 1F1B schedule;
+    ``recompute`` is ``"selective"`` or ``"full"`` activation recomputation; ``distributed_optimizer`` shards the
+    optimizer state over DP (ZeRO-1).
+
+    Examples
+    --------
+    >>> p = Plan(tp=8, pp=16, dp=64, global_batch=2048)
+    >>> p.gpus, p.micro_batches
+    (8192, 32)
+    """
+
+    tp: int
+    pp: int
+    dp: int
+    global_batch: int
+    micro_batch: int = 1
+    ep: int = 1
+    virtual_stages: int = 1
+    recompute: str = "selective"
+    distributed_optimizer: bool = True
+
+    def __post_init__(self) -> None:
+        for f in ("tp", "pp", "dp", "global_batch", "micro_batch", "ep", "virtual_stages"):
+            integer(f, getattr(self, f), minimum=1)
+        one_of("recompute", self.recompute, ("selective", "full"))
+        per = self.dp * self.micro_batch
+        if self.global_batch % per:
+            raise PlanError(f"global_batch={self.global_batch} is not a multiple of dp x micro_batch = {per} "
+                            f"(remainder {self.global_batch % per} sequences)")
+        if self.dp % self.ep:
+            raise PlanError(f"ep={self.ep} must divide dp={self.dp} (experts are sharded within the DP group)")
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.dp
+
+    @property
+    def micro_batches(self) -> int:
+        """Micro-batches per pipeline per iteration, ``global_batch / (dp * micro_batch)``."""
+        return self.global_batch // (self.dp * self.micro_batch)
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def memory_bytes(model: Model, plan: Plan) -> dict[str, float]:
+    """Bytes per GPU on the first pipeline stage: ``weights_grads``, ``optimizer``, ``activations`` and ``total``.
+
+    Examples
+    --------
+    >>> mem = memory_bytes(MODELS["gpt3-175b"], Plan(tp=8, pp=8, dp=16, global_batch=1536, recompute="full"))
+    >>> round(mem["total"] / 2**30, 1) < 80
+    True
+    """
+    parts = memory_arrays(model, plan.tp, plan.pp, plan.dp, plan.ep, plan.micro_batch, plan.micro_batches,
+                          plan.virtual_stages, plan.recompute == "full", plan.distributed_optimizer)
+    return {k: float(v) for k, v in parts.items()}
+
+
+def memory_arrays(model: Model, tp, pp, dp, ep, micro_batch, micro_batches, virtual_stages, full,
+                  distributed_optimizer) -> dict[str, np.ndarray]:
+    """:func:`memory_bytes` over arrays of plan fields (broadcasting), for sweeps."""
+    tp, pp, dp, ep, v = (np.asarray(x, dtype=float) for x in (tp, pp, dp, ep, virtual_stages))
+    b, m = np.asarray(micro_batch, dtype=float), np.asarray(micro_batches, dtype=float)
+    dense = model.params - model.expert_params
+    per_gpu = dense / (tp * pp) + model.expert_params / (tp * pp * ep)
+    shards = np.where(np.asarray(distributed_optimizer, dtype=bool), dp, 1.0)
+    s, h = model.seq_len, model.hidden
+    layers = np.ceil(model.layers / pp)
+    in_flight = np.where(pp > 1, np.minimum(pp, m), 1.0)
+    # interleaving keeps (1 + (p-1)/(p v)) times more (Korthikanti et al., eq. 6)
+    in_flight = in_flight * np.where(v > 1, 1 + (pp - 1) / (pp * v), 1.0)
+    full_layer = 34.0 * s * b * h / tp
+    act = np.where(np.asarray(full, dtype=bool), in_flight * layers * 2.0 * s * b * h / tp + full_layer,
+                   in_flight * layers * full_layer)
+    out = {"weights_grads": 4.0 * per_gpu, "optimizer": 12.0 * per_gpu / shards, "activations": act}
+    out["total"] = out["weights_grads"] + out["optimizer"] + out["activations"]
+    return out
+
+
+def check_plan(model: Model, plan: Plan, gpu: GPU, n_gpus: int | None = None) -> None:
+    """Raise :class:`PlanError` saying what does not fit, and by how much.
+
+    Checks ``tp * pp * dp == n_gpus``, ``pp <= layers``, ``tp`` within one NVLink domain, ``ep`` against the
+    number of experts, and memory per GPU against HBM.
+
+    Examples
+    --------
+    >>> check_plan(MODELS["gpt3-175b"], Plan(tp=8, pp=1, dp=8, global_batch=64), GPUS["A100"])
+    Traceback (most recent call last):
+    ...
+    workbench.training.specs.PlanError: gpt3-175b does not fit in A100 memory: 121.4 GiB per GPU needed, 74.5 GiB \
+available (over by 46.9 GiB); raise tp*pp or ep, use recompute="full" or the distributed optimizer
+    """
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a Model, got {type(model).__name__}")
+    if not isinstance(plan, Plan):
+        raise TypeError(f"plan must be a Plan, got {type(plan).__name__}")
+    if not isinstance(gpu, GPU):
+        raise TypeError(f"gpu must be a GPU, got {type(gpu).__name__}")
+    if n_gpus is not None and plan.gpus != n_gpus:
+        raise PlanError(f"tp*pp*dp = {plan.tp}*{plan.pp}*{plan.dp} = {plan.gpus} GPUs but the job has {n_gpus} "
+                        f"(off by {plan.gpus - n_gpus:+d})")
+    if plan.pp > model.layers:
+        raise PlanError(f"pp={plan.pp} exceeds the model's {model.layers} layers (by {plan.pp - model.layers})")
+    if plan.pp * plan.virtual_stages > model.layers:
+        raise PlanError(f"pp*virtual_stages = {plan.pp * plan.virtual_stages} exceeds the model's {model.layers} "
+                        f"layers")
+    if plan.tp > gpu.gpus_per_node:
+        raise PlanError(f"tp={plan.tp} exceeds the NVLink domain of {gpu.gpus_per_node} GPUs per node "
+                        f"(by {plan.tp - gpu.gpus_per_node})")
+    if plan.ep > 1 and (not model.is_moe or model.experts % plan.ep):
+        raise PlanError(f"ep={plan.ep} must divide the model's {model.experts} experts")
+    need = memory_bytes(model, plan)["total"]
+    have = gpu.hbm_bytes
+    if need > have:
+        raise PlanError(f"{model.name} does not fit in {gpu.name} memory: {need / GIB:.1f} GiB per GPU needed, "
+                        f"{have / GIB:.1f} GiB available (over by {(need - have) / GIB:.1f} GiB); raise tp*pp or "
+                        f"ep, use recompute=\"full\" or the distributed optimizer")

@@ -1,0 +1,78 @@
+"""Published training throughputs and the iteration model's error on each.
+
+Every row is a configuration a paper states (model, GPUs, TP/PP/DP, batch, sequence length) and the throughput it
+reports; the model runs it with the GPU generation's one efficiency constant (:data:`workbench.training.GPUS`) on an
+ideal NIC-bound fabric (these clusters run planned or tuned routing; the fabric's effect is studied separately).
+Nothing is fitted to these rows. Where a paper does not state a setting the row says what is assumed.
+
+Sources
+-------
+- Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21,
+  Table 1 (weak scaling, A100 80GB, seq 2048, vocab 51,200, full activation recomputation; the reported TFLOP/s per
+  GPU count the recomputation, so they are compared with the model's hardware TFLOP/s). Micro-batch 1 and the
+  non-interleaved schedule are assumed.
+- Llama Team, "The Llama 3 Herd of Models", arXiv 2407.21783, Table 4: 405B, seq 8192, 16M tokens per batch, TP 8,
+  PP 16, DP 64 / 128 on 8,192 / 16,384 H100s, 43% / 41% BF16 MFU (430 / 400 TFLOP/s per GPU). The paper uses an
+  interleaved 1F1B schedule without stating the virtual-stage count: 4 is assumed (2 layers per virtual stage);
+  no activation recomputation.
+- Jiang et al., "MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs", NSDI'24: 175B model on
+  12,288 GPUs at 55.2% MFU (Ampere). The plan (TP 8, PP 8, DP 192, batch 6,144, seq 2,048) is assumed from the paper's
+  scaling table; MegaScale's own kernel and overlap optimisations (parallel transformer block, fused TP
+  communication) are not in the model, so it is expected to under-predict.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .iteration import iteration_table
+from .specs import GPUS, MODELS, Plan
+
+__all__ = ["PUBLISHED", "validation_table"]
+
+#: (source, model, gpu, plan, metric, published value). ``metric`` is ``"hardware_tflops_per_gpu"`` or ``"mfu"``.
+PUBLISHED: tuple[tuple[str, str, str, Plan, str, float], ...] = (
+    ("Megatron-LM SC'21 Table 1", "gpt-1.7b", "A100", Plan(1, 1, 32, 512, recompute="full",
+                                                          distributed_optimizer=False), "hardware_tflops_per_gpu", 137),
+    ("Megatron-LM SC'21 Table 1", "gpt-18b", "A100", Plan(8, 1, 32, 1024, recompute="full",
+                                                         distributed_optimizer=False), "hardware_tflops_per_gpu", 135),
+    ("Megatron-LM SC'21 Table 1", "gpt-39b", "A100", Plan(8, 2, 32, 1536, recompute="full",
+                                                         distributed_optimizer=False), "hardware_tflops_per_gpu", 138),
+    ("Megatron-LM SC'21 Table 1", "gpt-76b", "A100", Plan(8, 4, 32, 1792, recompute="full",
+                                                         distributed_optimizer=False), "hardware_tflops_per_gpu", 140),
+    ("Megatron-LM SC'21 Table 1", "gpt-146b", "A100", Plan(8, 8, 24, 2304, recompute="full",
+                                                          distributed_optimizer=False), "hardware_tflops_per_gpu", 148),
+    ("Megatron-LM SC'21 Table 1", "gpt-310b", "A100", Plan(8, 16, 15, 2160, recompute="full",
+                                                          distributed_optimizer=False), "hardware_tflops_per_gpu", 155),
+    ("Megatron-LM SC'21 Table 1", "gpt-530b", "A100", Plan(8, 35, 9, 2520, recompute="full",
+                                                          distributed_optimizer=False), "hardware_tflops_per_gpu", 163),
+    ("Megatron-LM SC'21 Table 1", "gpt-1t", "A100", Plan(8, 64, 6, 3072, recompute="full",
+                                                        distributed_optimizer=False), "hardware_tflops_per_gpu", 163),
+    ("Llama 3 Table 4", "llama3-405b", "H100", Plan(8, 16, 64, 2048, virtual_stages=4), "mfu", 0.43),
+    ("Llama 3 Table 4", "llama3-405b", "H100", Plan(8, 16, 128, 2048, virtual_stages=4), "mfu", 0.41),
+    ("MegaScale NSDI'24", "gpt3-175b", "A100", Plan(8, 8, 192, 6144), "mfu", 0.552),
+)
+
+
+def validation_table() -> pd.DataFrame:
+    """Model vs published for every row of :data:`PUBLISHED`, with the relative error.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``source, model, gpu, gpus, tp, pp, dp, metric, published, model_value, error`` (``error`` is
+        ``model / published - 1``) and ``fits`` (the memory estimate against HBM).
+
+    Examples
+    --------
+    >>> t = validation_table()
+    >>> len(t), bool((t.error.abs() < 0.6).all())
+    (11, True)
+    """
+    rows = []
+    for source, name, gpu, plan, metric, value in PUBLISHED:
+        r = iteration_table(MODELS[name], [plan], GPUS[gpu]).iloc[0]
+        rows.append((source, name, gpu, plan.gpus, plan.tp, plan.pp, plan.dp, metric, value, float(r[metric]),
+                     float(r[metric]) / value - 1.0, bool(r.fits)))
+    return pd.DataFrame(rows, columns=["source", "model", "gpu", "gpus", "tp", "pp", "dp", "metric", "published",
+                                       "model_value", "error", "fits"])
