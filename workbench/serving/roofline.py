@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validate import integer, one_of, positive
+from .._validate import integer, nonnegative, one_of, positive
 from .simulator import ServerConfig
 from .specs import GPU, Model, gpu, model
 
@@ -89,6 +89,9 @@ class Deployment:
         Defaults to :data:`EFFICIENCY` of the GPU's generation.
     max_kv_tokens : int, optional
         Caps the KV cache (vLLM's ``num_gpu_blocks_override``, in tokens).
+    overhead_s : float, optional
+        CPU/launch overhead per iteration of sequential execution; defaults to the efficiency's (an eager Python
+        engine such as vLLM 0.x); an engine with a C++ runtime and CUDA graphs (TensorRT-LLM) has far less.
 
     Examples
     --------
@@ -108,6 +111,7 @@ class Deployment:
     activation_reserve_gb: float = 2.0
     efficiency: Efficiency | None = None
     max_kv_tokens: int | None = None
+    overhead_s: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model", model(self.model))
@@ -121,6 +125,8 @@ class Deployment:
             if self.gpu.generation not in EFFICIENCY:
                 raise ValueError(f"no stated efficiency for GPU generation {self.gpu.generation!r}; pass efficiency=")
             object.__setattr__(self, "efficiency", EFFICIENCY[self.gpu.generation])
+        overhead = self.efficiency.overhead_s if self.overhead_s is None else nonnegative("overhead_s", self.overhead_s)
+        object.__setattr__(self, "overhead_s", overhead)
         m, g, tp, eff = self.model, self.gpu, self.tp, self.efficiency
         free = tp * (g.hbm_bytes * self.memory_utilization - self.activation_reserve_gb * 1e9) - m.weight_bytes
         if free < m.kv_bytes_per_token * 16:
@@ -191,7 +197,7 @@ class Deployment:
         if self.overlap:
             return max(sum(r[0] for r in res.values()), sum(r[1] for r in res.values()),
                        sum(r[2] for r in res.values()))
-        return self.efficiency.overhead_s + sum(max(r) for r in res.values())
+        return self.overhead_s + sum(max(r) for r in res.values())
 
     def sequential_cost(self):
         """A fast scalar ``f(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled)`` equal to
@@ -203,7 +209,7 @@ class Deployment:
         lin_f, lin_b = c["lin_flops"] * fs, c["shared_bytes"] * bs
         att_f, kv_b = c["attn_flops"] * fs, c["kv_bytes"] * bs
         head_f, head_b = c["head_flops"] * fs, c["head_bytes"] * bs
-        ar, ar0, over = c["ar_bytes"], c["ar_fixed"], self.efficiency.overhead_s
+        ar, ar0, over = c["ar_bytes"], c["ar_fixed"], self.overhead_s
         dec = max(att_f, kv_b)
 
         def cost(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled):
@@ -235,7 +241,7 @@ class Deployment:
         c = self._c
         ac, am = c["attn_flops"] * c["flop_s"], c["kv_bytes"] * c["byte_s"]
         if not self.overlap:
-            return self.efficiency.overhead_s + sum(max(r) for r in res.values()), max(ac, am), math.inf
+            return self.overhead_s + sum(max(r) for r in res.values()), max(ac, am), math.inf
         lines = [(sum(r[0] for r in res.values()), ac), (sum(r[1] for r in res.values()), am),
                  (sum(r[2] for r in res.values()), 0.0)]
         k = int(np.argmax([a + s * kv_tokens for a, s in lines]))
