@@ -58,12 +58,13 @@ def replay(row) -> float:
 
 
 def validation_table() -> pd.DataFrame:
-    """One row per published point: its configuration, ``published``, ``model`` and ``error`` (model / published - 1).
+    """One row per published point: its configuration, ``published``, ``model_estimate`` and ``error``
+    (model / published - 1).
 
     Examples
     --------
     >>> t = validation_table()
-    >>> len(t) >= 4 and bool(t["model"].gt(0).all())
+    >>> len(t) >= 4 and bool(t["model_estimate"].gt(0).all())
     True
     """
     pub = published()
@@ -72,7 +73,6 @@ def validation_table() -> pd.DataFrame:
         value = replay(row)
         rows.append({**{k: row[k] for k in ("point", "model", "gpu", "dtype", "tp", "batch", "input_tokens",
                                             "output_tokens", "metric")},
-                     "published": float(row["value"]), "model_value": value,
+                     "published": float(row["value"]), "model_estimate": value,
                      "error": value / float(row["value"]) - 1, "source": row["source"]})
-    out = pd.DataFrame(rows).rename(columns={"model_value": "model_estimate"})
-    return out
+    return pd.DataFrame(rows)
