@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 
 from .._rng import Seed
-from .._validate import integer, one_of, positive
+from .._validate import integer, one_of
 from .roofline import Deployment
-from .simulator import _check_requests, balance
+from .simulator import _check_requests, _metrics_table, _request_arrays, balance
 
 __all__ = ["SCHEDULERS", "Scheduler", "ReplicaRun", "simulate_replica", "serve"]
 
@@ -361,14 +361,7 @@ def serve(
     >>> bool((m["ttft_s"] > 0).all()), m.attrs["gpus"]
     (True, 1)
     """
-    if not isinstance(requests, pd.DataFrame):
-        raise TypeError(f"requests must be a DataFrame, got {type(requests).__name__}")
-    missing = {"arrival_s", "input_tokens", "output_tokens"} - set(requests.columns)
-    if missing:
-        raise ValueError(f"requests lacks column(s) {sorted(missing)}")
-    scale = positive("time_scale", time_scale)
-    arr, inp, out = _check_requests(requests["arrival_s"].to_numpy(dtype=float) / scale,
-                                    requests["input_tokens"].to_numpy(), requests["output_tokens"].to_numpy())
+    arr, inp, out = _request_arrays(requests, time_scale)
     rep = balance(arr.size, n_replicas, balancer, seed=seed)
     cols = {k: np.full(arr.size, np.nan) for k in ("admit", "first", "finish")}
     rejected = np.zeros(arr.size, dtype=bool)
@@ -386,13 +379,8 @@ def serve(
             break
         if budget is not None:
             budget -= r.violations
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tbt = np.where(out > 1, (cols["finish"] - cols["first"]) / (out - 1), np.nan)
-    table = pd.DataFrame({
-        "arrival_s": arr, "replica": rep, "input_tokens": inp, "output_tokens": out,
-        "queue_s": cols["admit"] - arr, "ttft_s": cols["first"] - arr, "tbt_s": tbt,
-        "e2e_s": cols["finish"] - arr, "rejected": rejected, "preemptions": pre,
-    })
+    table = _metrics_table(arr, "replica", rep, inp, out, cols["admit"], cols["first"], cols["finish"], rejected)
+    table["preemptions"] = pre
     span = float(np.nanmax(cols["finish"])) if np.isfinite(cols["finish"]).any() else math.nan
     table.attrs.update({"stopped": stopped, "gpus": n_replicas * deployment.tp,
                         "busy_fraction": busy / (n_replicas * span) if span and span > 0 else math.nan})

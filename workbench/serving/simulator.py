@@ -116,6 +116,28 @@ def _check_requests(arrival_s, input_tokens, output_tokens):
     return arr, inp, np.maximum(out, 1)
 
 
+def _request_arrays(requests: pd.DataFrame, time_scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validated arrival times (divided by ``time_scale``), input and output tokens of a request table."""
+    if not isinstance(requests, pd.DataFrame):
+        raise TypeError(f"requests must be a DataFrame, got {type(requests).__name__}")
+    missing = {"arrival_s", "input_tokens", "output_tokens"} - set(requests.columns)
+    if missing:
+        raise ValueError(f"requests lacks column(s) {sorted(missing)}")
+    scale = positive("time_scale", time_scale)
+    return _check_requests(requests["arrival_s"].to_numpy(dtype=float) / scale,
+                           requests["input_tokens"].to_numpy(), requests["output_tokens"].to_numpy())
+
+
+def _metrics_table(arr, where_name, where, inp, out, admit, first, finish, rejected) -> pd.DataFrame:
+    """One row per request: arrival, the server it went to (``where_name``), lengths and latencies."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tbt = np.where(out > 1, (finish - first) / (out - 1), np.nan)
+    return pd.DataFrame({
+        "arrival_s": arr, where_name: where, "input_tokens": inp, "output_tokens": out, "queue_s": admit - arr,
+        "ttft_s": first - arr, "tbt_s": tbt, "e2e_s": finish - arr, "rejected": rejected,
+    })
+
+
 @dataclass(frozen=True)
 class InstanceRun:
     """Per-request times of one instance (:func:`simulate_instance`).
@@ -313,19 +335,9 @@ def simulate(
     >>> bool((m["ttft_s"] > 0).all()), m["instance"].tolist()
     (True, [0, 1, 0])
     """
-    if not isinstance(requests, pd.DataFrame):
-        raise TypeError(f"requests must be a DataFrame, got {type(requests).__name__}")
-    missing = {"arrival_s", "input_tokens", "output_tokens"} - set(requests.columns)
-    if missing:
-        raise ValueError(f"requests lacks column(s) {sorted(missing)}")
     if not isinstance(config, ServerConfig):
         raise TypeError(f"config must be a ServerConfig, got {type(config).__name__}")
-    scale = positive("time_scale", time_scale)
-    arr, inp, out = _check_requests(
-        requests["arrival_s"].to_numpy(dtype=float) / scale,
-        requests["input_tokens"].to_numpy(),
-        requests["output_tokens"].to_numpy(),
-    )
+    arr, inp, out = _request_arrays(requests, time_scale)
     inst = balance(arr.size, n_instances, balancer, seed=seed)
     admit = np.full(arr.size, np.nan)
     first = np.full(arr.size, np.nan)
@@ -343,21 +355,7 @@ def simulate(
             break
         if budget is not None:
             budget -= res.violations
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tbt = np.where(out > 1, (finish - first) / (out - 1), np.nan)
-    table = pd.DataFrame(
-        {
-            "arrival_s": arr,
-            "instance": inst,
-            "input_tokens": inp,
-            "output_tokens": out,
-            "queue_s": admit - arr,
-            "ttft_s": first - arr,
-            "tbt_s": tbt,
-            "e2e_s": finish - arr,
-            "rejected": rejected,
-        }
-    )
+    table = _metrics_table(arr, "instance", inst, inp, out, admit, first, finish, rejected)
     table.attrs["stopped"] = stopped
     return table
 
