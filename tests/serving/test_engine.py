@@ -137,3 +137,24 @@ def test_bad_input_is_named():
     r = simulate_replica([0.0, 0.0], [100, 100], [10_000, 5], Deployment("Llama-2-7B", "A100-80GB",
                                                                            max_kv_tokens=1024))
     assert r.rejected.tolist() == [True, False] and np.isfinite(r.finish_s[1])
+
+
+def test_disaggregated_pools_remove_the_prefill_stall():
+    from workbench.serving.disagg import disaggregation_plan, serve_disaggregated
+
+    rng = np.random.default_rng(4)
+    n = 1500
+    reqs = pd.DataFrame({"arrival_s": np.sort(rng.uniform(0, 100, n)), "input_tokens": rng.integers(500, 4000, n),
+                         "output_tokens": rng.integers(20, 300, n)})
+    dep = Deployment("Llama-3.1-8B", "H100-SXM")
+    colo = serve(reqs, dep, Scheduler("vllm"), n_replicas=2)
+    dis = serve_disaggregated(reqs, dep, dep, n_prefill=1, n_decode=1, transfer_gbps=100.0)
+    assert dis.attrs["gpus"] == colo.attrs["gpus"] == 2
+    assert dis["e2e_s"].notna().all() and (dis["e2e_s"] >= dis["ttft_s"]).all()
+    assert dis["tbt_s"].quantile(0.99) < 0.75 * colo["tbt_s"].quantile(0.99)  # decodes never wait for a prefill
+    # a prefilled request joins the decode batch at once: one decode replica, one request, no prefill iteration
+    r = simulate_replica([1.0], [1000], [3], dep, prefilled=np.array([True]))
+    assert np.isnan(r.first_token_s[0]) and r.finish_s[0] == pytest.approx(1.0 + 2 * dep.iteration_s(0, 0, 1, 1001.5, 1),
+                                                                           rel=0.01)
+    plan = disaggregation_plan(reqs, "Llama-3.1-8B", "H100-SXM", max_replicas=8)
+    assert plan["gpus"] == plan["prefill_replicas"] + plan["decode_replicas"] >= 2

@@ -13,6 +13,8 @@ def test_panel_updates_reports_misfit_and_plans():
     assert "optimal bound" in panel.stats.value
     panel.scheduler.value = "sarathi"
     assert not np.array_equal(before, np.asarray(panel.ttft.data[0].x))
+    panel.disagg.value = True
+    assert "optimal bound" in panel.stats.value
     panel.model.value = "Llama-3.1-405B"  # 810 GB of weights on one H100
     assert "does not fit" in panel.stats.value and "short by" in panel.stats.value
     panel.model.value = "Llama-3.1-8B"

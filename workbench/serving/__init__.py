@@ -12,6 +12,10 @@
   iteration cost, sequential or overlapped (NanoFlow); the linear model derived from it by least squares.
 * :mod:`workbench.serving.engine`: a replica on real hardware: paged KV cache growing token by token with preemption
   by recompute, and the vLLM, Sarathi-Serve and Orca schedulers.
+* :mod:`workbench.serving.disagg`: prefill/decode disaggregation (separate pools, KV transfer over the network) and
+  the fewest prefill and decode replicas meeting an SLO.
+* :mod:`workbench.serving.servegen_gpus`: ServeGen's under-provisioning use case sized in GPUs.
+* :mod:`workbench.serving.validation`: the models against published measurements (model, published, error).
 * :mod:`workbench.serving.gpus`: capacity in GPUs (the cheapest TP degree and replica count meeting an SLO), and
   NanoFlow's optimal-throughput bound with the resource that binds.
 """

@@ -98,9 +98,13 @@ class ReplicaRun:
 
 def simulate_replica(
     arrival_s, input_tokens, output_tokens, deployment: Deployment, scheduler: Scheduler = Scheduler(), *,
-    ttft_limit_s: float = math.inf, max_violations: int | None = None,
+    prefilled: np.ndarray | None = None, ttft_limit_s: float = math.inf, max_violations: int | None = None,
 ) -> ReplicaRun:
     """Serve requests (sorted by arrival) on one replica; see the module docstring for the model.
+
+    ``prefilled`` marks requests whose KV cache arrives with them (prefill/decode disaggregation: the prefill pool
+    produced their first token): on admission they take their blocks and join the decoding batch without a prefill
+    iteration (``first_token_s`` stays NaN for them); preempted later, they recompute like any other request.
 
     A request whose full context (prompt plus output) needs more blocks than the whole cache, or whose prompt exceeds
     a vLLM/Orca ``max_num_batched_tokens``, is rejected on arrival (a real engine would abort it).
@@ -129,11 +133,14 @@ def simulate_replica(
     arr_l, inp_l, out_l = arr.tolist(), inp.tolist(), out.tolist()
     too_big = ((inp + out + B - 1) // B > nb) | ((inp > budget) if not sarathi else np.zeros(n, bool))
     big_l = too_big.tolist()
+    pre_l = [False] * n if prefilled is None else np.asarray(prefilled, dtype=bool).tolist()
+    if len(pre_l) != n:
+        raise ValueError(f"prefilled must have one flag per request ({n}), got {len(pre_l)}")
     admit = [math.nan] * n
     first = [math.nan] * n
     finish = [math.nan] * n
     preempt = [0] * n
-    gen = [0] * n  # tokens generated so far
+    gen = [1 if p else 0 for p in pre_l]  # tokens generated so far (a prefilled request brings its first)
     off = [0] * n  # running request's context = off + T
     join_t = [0] * n  # decode step at which it joined the running batch
     epoch = [0] * n  # bumps on preemption: stale heap entries are skipped
@@ -181,6 +188,7 @@ def simulate_replica(
             v, ep = order.pop()
         gen[v] += T - join_t[v]
         leave(v)
+        pre_l[v] = False  # its KV is gone: it recomputes on re-admission
         preempt[v] += 1
         waiting.appendleft(v)
 
@@ -212,11 +220,12 @@ def simulate_replica(
             room = budget - (n_run if sarathi else 0)
             tok = sum([it[2] - it[1] for it in prefilling]) if prefilling else 0
             taken = reserved
-            while waiting and n_run + len(prefilling) + len(new) < max_seqs:
+            direct: list[int] = []  # prefilled requests: straight into the decoding batch
+            while waiting and n_run + len(prefilling) + len(new) + len(direct) < max_seqs:
                 i = waiting[0]
                 need = inp_l[i] + gen[i]
                 blk = (need + B - 1) // B
-                if (tok >= room) if sarathi else (new and tok + need > room):
+                if not pre_l[i] and ((tok >= room) if sarathi else (new and tok + need > room)):
                     break
                 if nb - used - taken - blk < water:
                     if exact:
@@ -229,10 +238,17 @@ def simulate_replica(
                     admit[i] = t
                     if t - arr_l[i] > limit:
                         violations += 1
-                new.append(i)
-                tok += need
+                if pre_l[i]:
+                    direct.append(i)
+                else:
+                    new.append(i)
+                    tok += need
             if violations > allowed:
                 break
+            for i in direct:
+                join(i)
+            if direct and not vllm:
+                decodes = n_run > 0
             if vllm:
                 decodes = n_run > 0 and not new
         if new or prefilling:

@@ -1,7 +1,7 @@
 """Panel for serving on real hardware: a model on GPUs, a scheduler, a workload; latencies, the bound, GPUs needed.
 
 Controls: model and GPU (from the spec tables), tensor-parallel degree, scheduler (vLLM, Sarathi-Serve, Orca),
-overlapped execution (NanoFlow), the workload (a ServeGen model's composed traffic or its naive Poisson twin, at a
+overlapped execution (NanoFlow), prefill/decode disaggregation (one prefill and one decode replica), the workload (a ServeGen model's composed traffic or its naive Poisson twin, at a
 mean rate) and the SLO. Every change serves the workload on one replica (well under a second) and redraws the TTFT
 and TBT CDFs; the summary shows the throughput against NanoFlow's optimal bound, the resource that binds, and what
 does not fit (a model too large for the chosen TP is reported, not simulated). The "GPUs needed" button runs
@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from ..serving import SLO, Deployment, Scheduler, serve
 from ..serving import specs
+from ..serving.disagg import serve_disaggregated
 from ..serving.gpus import capacity_gpus, optimal_throughput
 from ..viz import serving_hw as viz
 from ..workloads import servegen as sg
@@ -41,6 +42,7 @@ class ServingHardwarePanel:
         self.scheduler = W.Dropdown(options=["vllm", "sarathi", "orca"], value=scheduler, description="scheduler",
                                     style=style, layout=layout)
         self.overlap = W.Checkbox(value=False, description="overlapped (NanoFlow)")
+        self.disagg = W.Checkbox(value=False, description="disaggregated (1 prefill + 1 decode replica)")
         self.source = W.Dropdown(options=[m for m, (kind, _) in sg.MODELS.items() if kind == "language"],
                                  value=source, description="ServeGen traffic", style=style, layout=layout)
         self.workload = W.ToggleButtons(options=WORKLOADS, value="composed", description="workload", style=style)
@@ -57,11 +59,12 @@ class ServingHardwarePanel:
         self.ttft = go.FigureWidget()
         self.tbt = go.FigureWidget()
         self.update()
-        for c in (self.model, self.gpu, self.tp, self.scheduler, self.overlap, self.source, self.workload, self.rate,
-                  self.ttft_slo, self.tbt_slo):
+        for c in (self.model, self.gpu, self.tp, self.scheduler, self.overlap, self.disagg, self.source, self.workload,
+                  self.rate, self.ttft_slo, self.tbt_slo):
             c.observe(self._on_change, names="value")
         self.button.on_click(self._on_plan)
-        controls = W.VBox([self.model, self.gpu, self.tp, self.scheduler, self.overlap, self.source, self.workload,
+        controls = W.VBox([self.model, self.gpu, self.tp, self.scheduler, self.overlap, self.disagg, self.source,
+                           self.workload,
                            self.rate, self.ttft_slo, self.tbt_slo, self.button, self.stats, self.plan])
         self.widget = W.HBox([controls, W.VBox([self.ttft, self.tbt])])
 
@@ -88,10 +91,13 @@ class ServingHardwarePanel:
             self.stats.value = f"<b>{exc}</b>"
             return
         req = self.requests()
-        m = serve(req, dep, self.sched())
+        if self.disagg.value:
+            m = serve_disaggregated(req, dep, dep, prefill_scheduler=self.sched(), decode_scheduler=self.sched())
+        else:
+            m = serve(req, dep, self.sched())
         done = ~m["rejected"]
         span = float((m["arrival_s"] + m["e2e_s"]).max())
-        tokens = float((m["input_tokens"] + m["output_tokens"])[done].sum()) / span / dep.tp
+        tokens = float((m["input_tokens"] + m["output_tokens"])[done].sum()) / span / m.attrs["gpus"]
         bound = optimal_throughput(dep, float(req["input_tokens"].mean()) + 1, float(req["output_tokens"].mean()))
         slo = self.slo()
         redraw(self.ttft, viz.latency_cdf_figure({self.workload.value: m["ttft_s"].to_numpy()}, metric="TTFT",
