@@ -24,6 +24,7 @@
 #
 # * **Specs as data** (`workbench.serving.specs`): GPUs (A100, H100, H200, B200, L40S, MI300X) and models
 #   (Llama 2/3.1, Mixtral, Qwen2, DeepSeek-V3/R1), a source per row, user rows by dict or CSV.
+# * **Disaggregation** (`workbench.serving.disagg`): prefill and decode pools with the KV cache sent between them.
 # * **Roofline iteration cost** (`workbench.serving.roofline`): per operator (projections and FFN/experts,
 #   prefill attention, decode attention over the KV cache, LM head, TP all-reduce), `max(FLOPs / (peak x eff),
 #   bytes / (bandwidth x eff))`; an iteration is their sum (sequential engines) or the busiest resource (NanoFlow's
@@ -44,6 +45,7 @@ from workbench.reproductions import build_figures, claims_table
 from workbench.reproductions import nanoflow as rep
 from workbench.reproductions import servegen_gpus as rep_sg
 from workbench.serving import SLO, Deployment, Scheduler, fit_linear, latency_summary, serve, specs
+from workbench.serving.disagg import disaggregation_plan, serve_disaggregated
 from workbench.serving.gpus import capacity_gpus
 from workbench.serving.validation import validation_table
 from workbench.viz import serving_hw as fig
@@ -195,6 +197,29 @@ print(f"cheapest: {plan.attrs['best']['gpus']:.0f} GPUs as {plan.attrs['best']['
       f"{plan.attrs['best']['tp']:.0f}")
 
 # %% [markdown]
+# ## Prefill/decode disaggregation
+#
+# The same traffic on Llama-3.1-8B H100s: two colocated vLLM replicas vs one prefill and one decode replica (KV
+# sent at 400 Gb/s), then the fewest replicas per pool for p99 TTFT <= 2 s and p99 TBT <= 50 ms (DistServe's
+# per-pool sizing), against the colocated plan for the same SLO.
+
+# %%
+colo = serve(work, d8, Scheduler("vllm", max_num_batched_tokens=16384), n_replicas=2)
+dis = serve_disaggregated(work, d8, d8, n_prefill=1, n_decode=1)
+rows = []
+for name, m in (("colocated, 2 replicas", colo), ("disaggregated, 1 prefill + 1 decode", dis)):
+    s = latency_summary(m)
+    rows.append({"deployment": name, "GPUs": m.attrs["gpus"], "p99 TTFT (s)": s["ttft_p99_s"],
+                 "p50 TBT (ms)": 1e3 * s["tbt_p50_s"], "p99 TBT (ms)": 1e3 * s["tbt_p99_s"]})
+print(pd.DataFrame(rows).round(3).to_string(index=False))
+strict = SLO(ttft_s=2.0, tbt_s=0.05)
+print("disaggregated plan:", {k: round(v, 2) for k, v in disaggregation_plan(work, "Llama-3.1-8B", "H100-SXM",
+                                                                              strict).items()})
+best = capacity_gpus(work, "Llama-3.1-8B", "H100-SXM", strict, tps=(1,)).attrs["best"]
+print(f"colocated plan: {best['gpus']:.0f} GPUs ({best['replicas']:.0f} x TP{best['tp']:.0f}, "
+      f"{best['replica_rps']:.1f} req/s per replica)")
+
+# %% [markdown]
 # ## ServeGen's under-provisioning, in GPUs
 #
 # Naive (Poisson, pooled lengths) vs composed (per-client) workloads, sized on real hardware: the rate one replica
@@ -230,7 +255,8 @@ serving_hardware_panel()
 # * **Static prefill lengths per iteration.** Attention cost uses the exact causal pair counts of the prompts or
 #   chunks in an iteration; activation traffic and sampling are folded into the LM-head and overhead terms.
 # * **Preemption by recompute only.** Swapping to host memory and prefix sharing across requests (Mooncake's
-#   `hash_ids`) are not modelled yet; neither are pipeline parallelism and prefill/decode disaggregation.
+#   `hash_ids`) are not modelled yet, nor is pipeline parallelism. Disaggregation sizes each pool at one TP degree
+#   and sends the KV cache as one transfer after the prefill (no layer-by-layer overlap as in Splitwise).
 # * **Balancers assign on arrival** (round-robin, random); least-outstanding-requests needs the replicas simulated
 #   jointly and is not implemented.
 # * **NanoFlow's percentages.** The model's "overlapped" throughput divided by the peak bound equals the stated GEMM
