@@ -11,8 +11,8 @@ from workbench.workloads import servegen as sg
 from . import Benchmark, best_time
 
 
-def _workload(rate_rps: float, duration_s: float):
-    pool = sg.load_pool("m-large").select(14 * 3600, duration_s)
+def _workload(rate_rps: float, duration_s: float, source: str = "m-small"):
+    pool = sg.load_pool(source).select(14 * 3600, duration_s)
     return sg.compose(pool, start_s=14 * 3600, duration_s=duration_s,
                       rate_scale=rate_rps / float(pool.aggregate_rate().mean()), seed=0)
 
@@ -30,12 +30,13 @@ def _vidur_point() -> float:
 
 
 def _capacity() -> float:
-    w = _workload(40.0, 600.0)
+    w = _workload(40.0, 600.0, "m-large")
     return best_time(lambda: capacity_gpus(w, "Llama-3.1-8B", "H100-SXM", SLO(ttft_s=2.0, tbt_s=0.1)), repeat=1)
 
 
 BENCHMARKS = [
-    Benchmark("serve 1 h at 100 req/s on one replica (360k requests, Llama-3.1-8B TP2 H100)", 3.0, "s", _serve_hour),
+    Benchmark("serve 1 h at 100 req/s on one replica (360k M-small requests, Llama-3.1-8B TP2 H100)", 3.0, "s",
+              _serve_hour),
     Benchmark("serve 19,000 requests (Vidur: ~18 s warm; 100x faster)", 0.18, "s", _vidur_point),
-    Benchmark("capacity in GPUs over TP {1,2,4,8} x replicas (24k requests)", 30.0, "s", _capacity),
+    Benchmark("capacity in GPUs over TP {1,2,4,8} x replicas (24k M-large requests)", 30.0, "s", _capacity),
 ]
