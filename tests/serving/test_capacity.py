@@ -27,7 +27,9 @@ def test_meets_slo_quantile_semantics():
     assert not meets_slo(m, SLO(ttft_s=1.0, tbt_s=0.01))
     m.loc[0, "rejected"] = True  # a rejected request is infinitely late
     assert not meets_slo(m, SLO(ttft_s=1.0, quantile=0.99))
-    assert not meets_slo(None, SLO())
+    m.loc[0, "rejected"] = False
+    m.attrs["stopped"] = True  # an early-stopped run has already lost the SLO
+    assert not meets_slo(m, SLO(ttft_s=1.0, quantile=0.99))
     assert SLO(ttft_s=2, tbt_s=0.05).describe() == "p99 TTFT <= 2 s, p99 TBT <= 50 ms"
     with pytest.raises(ValueError, match="quantile"):
         SLO(quantile=1.0)

@@ -1,5 +1,5 @@
 """Continuous-batching simulator: hand-computed cases, an independent iteration-by-iteration reference, the Lindley
-recursion for a batch of one, KV-budget and batch limits, routing, metrics and bad input."""
+recursion for a batch of one, KV-budget and batch limits, load balancers, metrics and bad input."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from workbench import arrivals
-from workbench.serving import ServerConfig, latency_summary, route, simulate, simulate_instance
+from workbench.serving import ServerConfig, balance, latency_summary, simulate, simulate_instance
 
 ONLY_BASE = dict(prefill_token_s=0.0, decode_seq_s=0.0, kv_token_s=0.0)
 
@@ -65,23 +65,23 @@ def test_single_request_by_hand():
     cfg = ServerConfig(base_s=0.01, prefill_token_s=0.001, decode_seq_s=0.002, kv_token_s=0.0)
     r = simulate_instance([1.0], [100], [3], cfg)
     # prefill iteration: 0.01 + 0.1 = 0.11; then two decode iterations of 0.01 + 0.002 with one running request
-    assert r["first_token_s"][0] == pytest.approx(1.11)
-    assert r["finish_s"][0] == pytest.approx(1.11 + 2 * 0.012)
+    assert r.first_token_s[0] == pytest.approx(1.11)
+    assert r.finish_s[0] == pytest.approx(1.11 + 2 * 0.012)
 
 
 def test_two_requests_batch_together_by_hand():
     cfg = ServerConfig(base_s=0.01, **ONLY_BASE)
     r = simulate_instance([0.0, 0.0], [10, 10], [2, 4], cfg)
-    assert r["first_token_s"].tolist() == pytest.approx([0.01, 0.01])
-    assert r["finish_s"].tolist() == pytest.approx([0.02, 0.04])
+    assert r.first_token_s.tolist() == pytest.approx([0.01, 0.01])
+    assert r.finish_s.tolist() == pytest.approx([0.02, 0.04])
 
 
 def test_late_arrival_joins_at_the_next_iteration_boundary():
     cfg = ServerConfig(base_s=0.01, **ONLY_BASE)
     r = simulate_instance([0.0, 0.025], [10, 10], [10, 1], cfg)
     # request 0 iterates at 0.01, 0.02, 0.03, ...; request 1 arrives at 0.025, is admitted at 0.03
-    assert r["admit_s"][1] == pytest.approx(0.03)
-    assert r["first_token_s"][1] == pytest.approx(0.04)
+    assert r.admit_s[1] == pytest.approx(0.03)
+    assert r.first_token_s[1] == pytest.approx(0.04)
 
 
 @given(
@@ -101,10 +101,10 @@ def test_event_jumps_match_iteration_by_iteration_reference(n, seed, max_batch, 
                        kv_budget_tokens=budget, max_batch=max_batch, max_prefill_tokens=500)
     got = simulate_instance(arr, inp, out, cfg)
     admit, first, finish = reference(arr.tolist(), inp.tolist(), out.tolist(), cfg)
-    np.testing.assert_allclose(got["admit_s"], admit, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(got["first_token_s"], first, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(got["finish_s"], finish, rtol=1e-9, atol=1e-9)
-    assert got["rejected"].tolist() == (inp + out > budget).tolist()
+    np.testing.assert_allclose(got.admit_s, admit, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.first_token_s, first, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.finish_s, finish, rtol=1e-9, atol=1e-9)
+    assert got.rejected.tolist() == (inp + out > budget).tolist()
 
 
 def test_batch_of_one_is_a_fifo_queue_lindley():
@@ -116,18 +116,18 @@ def test_batch_of_one_is_a_fifo_queue_lindley():
     r = simulate_instance(arr, np.zeros(n, dtype=int), out, cfg)
     service = out * 0.01
     waits = arrivals.lindley_waits(np.diff(arr, prepend=0.0), service)
-    np.testing.assert_allclose(r["admit_s"] - arr, waits, atol=1e-9)
-    np.testing.assert_allclose(r["finish_s"] - arr, waits + service, atol=1e-9)
+    np.testing.assert_allclose(r.admit_s - arr, waits, atol=1e-9)
+    np.testing.assert_allclose(r.finish_s - arr, waits + service, atol=1e-9)
 
 
 def test_kv_budget_limits_concurrency_and_rejects_oversized():
     cfg = ServerConfig(base_s=0.01, kv_budget_tokens=100, **ONLY_BASE)
     r = simulate_instance([0.0, 0.0, 0.0], [40, 40, 200], [10, 10, 1], cfg)
     # 50 + 50 fit together; the third can never fit and is rejected
-    assert r["admit_s"][:2].tolist() == [0.0, 0.0]
-    assert r["rejected"].tolist() == [False, False, True] and math.isnan(r["first_token_s"][2])
+    assert r.admit_s[:2].tolist() == [0.0, 0.0]
+    assert r.rejected.tolist() == [False, False, True] and math.isnan(r.first_token_s[2])
     r = simulate_instance([0.0, 0.0], [60, 60], [10, 10], cfg)
-    assert r["admit_s"][1] == pytest.approx(r["finish_s"][0])  # waits for the KV of the first
+    assert r.admit_s[1] == pytest.approx(r.finish_s[0])  # waits for the KV of the first
 
 
 def test_more_load_more_latency_and_instances_help():
@@ -140,28 +140,31 @@ def test_more_load_more_latency_and_instances_help():
     assert heavy["ttft_p99_s"] > light["ttft_p99_s"] and heavy["tbt_p50_s"] > light["tbt_p50_s"]
     two = latency_summary(simulate(reqs, time_scale=2.0, n_instances=2))
     assert two["ttft_p99_s"] < heavy["ttft_p99_s"]
-    m = simulate(reqs, n_instances=3, routing="random", seed=1)
+    m = simulate(reqs, n_instances=3, balancer="random", seed=1)
     assert set(m["instance"]) == {0, 1, 2}
     assert (m["e2e_s"] >= m["ttft_s"]).all() and (m["ttft_s"] >= m["queue_s"]).all() and (m["queue_s"] >= 0).all()
     assert light["throughput_rps"] == pytest.approx(n / reqs["arrival_s"].max(), rel=0.05)
 
 
-def test_early_stop_returns_none_only_when_the_slo_is_lost():
+def test_early_stop_marks_the_table_only_when_the_slo_is_lost():
     reqs = pd.DataFrame({"arrival_s": np.zeros(100), "input_tokens": np.full(100, 1000),
                          "output_tokens": np.full(100, 100)})
     cfg = ServerConfig(max_batch=4)
-    assert simulate(reqs, cfg, ttft_limit_s=0.5, max_violations=5) is None
+    assert simulate(reqs, cfg, ttft_limit_s=0.5, max_violations=5).attrs["stopped"]
     full = simulate(reqs, cfg)
+    assert not full.attrs["stopped"]
     assert (full["queue_s"] > 0.5).sum() > 5
 
 
-def test_route_and_bad_input():
-    assert route(6, 3).tolist() == [0, 1, 2, 0, 1, 2]
-    assert np.array_equal(route(100, 4, "random", seed=3), route(100, 4, "random", seed=3))
-    with pytest.raises(ValueError, match="routing"):
-        route(5, 2, "least_loaded")
+def test_balance_and_bad_input():
+    assert balance(6, 3).tolist() == [0, 1, 2, 0, 1, 2]
+    assert np.array_equal(balance(100, 4, "random", seed=3), balance(100, 4, "random", seed=3))
+    with pytest.raises(ValueError, match="balancer"):
+        balance(5, 2, "least_loaded")
     with pytest.raises(ValueError, match="n_instances"):
-        route(5, 0)
+        balance(5, 0)
+    with pytest.raises(ValueError, match="n must be"):
+        balance(-1, 2, "random")
     with pytest.raises(ValueError, match="base_s"):
         ServerConfig(base_s=0.0)
     with pytest.raises(ValueError, match="kv_budget_tokens"):
@@ -181,5 +184,5 @@ def test_oversized_request_does_not_hold_up_the_queue():
     # behind it admitted at the next iteration boundary, not after the running request finishes
     cfg = ServerConfig(base_s=0.01, **ONLY_BASE, kv_budget_tokens=200, max_batch=2)
     r = simulate_instance([0.0, 0.02, 0.05], [76, 309, 12], [25, 25, 1], cfg)
-    assert r["rejected"].tolist() == [False, True, False]
-    assert r["admit_s"][2] == pytest.approx(0.05) and r["finish_s"][2] < r["finish_s"][0]
+    assert r.rejected.tolist() == [False, True, False]
+    assert r.admit_s[2] == pytest.approx(0.05) and r.finish_s[2] < r.finish_s[0]

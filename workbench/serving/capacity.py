@@ -56,10 +56,12 @@ class SLO:
         return int(math.floor((1 - self.quantile) * n + 1e-9))
 
 
-def meets_slo(metrics: pd.DataFrame | None, slo: SLO) -> bool:
-    """Whether a :func:`~workbench.serving.simulate` result meets ``slo`` (``None``, an early-stopped run, fails)."""
-    if metrics is None or len(metrics) == 0:
-        return metrics is not None
+def meets_slo(metrics: pd.DataFrame, slo: SLO) -> bool:
+    """Whether a :func:`~workbench.serving.simulate` result meets ``slo`` (an early-stopped run fails)."""
+    if metrics.attrs.get("stopped", False):
+        return False
+    if len(metrics) == 0:
+        return True
     ttft = np.where(metrics["rejected"], np.inf, metrics["ttft_s"].to_numpy())
     if np.sort(ttft)[max(0, math.ceil(slo.quantile * ttft.size) - 1)] > slo.ttft_s:
         return False
@@ -109,7 +111,7 @@ def capacity_search(
     slo: SLO = SLO(),
     *,
     n_instances: int = 1,
-    routing: str = "round_robin",
+    balancer: str = "round_robin",
     rel_tol: float = 0.03,
     max_evaluations: int = 30,
     min_scale: float = 2.0**-10,
@@ -125,7 +127,8 @@ def capacity_search(
     config : ServerConfig
     slo : SLO
     n_instances : int
-    routing : str
+    balancer : str
+        Load balancer across instances (:data:`~workbench.serving.simulator.BALANCERS`).
     rel_tol : float
         Bisection stops when the bracket's upper/lower ratio is below ``1 + rel_tol``.
     max_evaluations : int
@@ -134,7 +137,7 @@ def capacity_search(
         Smallest rate scale tried; a workload failing there has capacity 0 (its bursts are so tight that even at
         ``min_scale`` times its rate, simultaneous requests miss the target).
     seed : int
-        For random routing.
+        For the random balancer.
 
     Returns
     -------
@@ -174,7 +177,7 @@ def capacity_search(
             continue
 
         def ok(s: float) -> bool:
-            m = simulate(req, config, n_instances=n_instances, routing=routing, seed=seed, time_scale=s,
+            m = simulate(req, config, n_instances=n_instances, balancer=balancer, seed=seed, time_scale=s,
                          ttft_limit_s=slo.ttft_s, max_violations=allowed)
             return meets_slo(m, slo)
 
@@ -219,9 +222,9 @@ def capacity_search(
 
 
 def summarize_at(requests: pd.DataFrame, config: ServerConfig, *, rate_rps: float, n_instances: int = 1,
-                 routing: str = "round_robin") -> dict[str, float]:
+                 balancer: str = "round_robin") -> dict[str, float]:
     """Latency summary of ``requests`` replayed at aggregate ``rate_rps`` (time-scaled)."""
     rate = positive("rate_rps", rate_rps)
     base = len(requests) / _duration(requests)
-    m = simulate(requests, config, n_instances=n_instances, routing=routing, time_scale=rate / base)
+    m = simulate(requests, config, n_instances=n_instances, balancer=balancer, time_scale=rate / base)
     return latency_summary(m)

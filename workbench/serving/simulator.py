@@ -18,11 +18,13 @@ events, O(requests) in all, with no per-iteration Python work.
 
 Metrics per request: queueing delay (arrival to admission), time to first token (TTFT, arrival to the end of the
 prefill iteration), time between tokens (TBT, mean gap between output tokens after the first) and end-to-end latency.
-Several instances sit behind a load balancer that routes each request on arrival (round-robin or uniformly at
-random); instances are simulated independently (no work stealing).
+Several instances sit behind a load balancer (the ``balancer``) that assigns each request to an instance on arrival
+(round-robin or uniformly at random); instances are simulated independently (no work stealing).
 
 The default costs are illustrative (the order of magnitude of a 13B-parameter model on one 80 GB GPU); what the
-workbench compares is workloads on the same server, not absolute numbers.
+workbench compares with it is workloads on the same server, not absolute numbers. Costs derived from real hardware
+come from :func:`workbench.serving.roofline.fit_linear` (a least-squares fit of the roofline model over a grid), and
+the hardware-grounded simulator with a paged KV cache and real schedulers is :mod:`workbench.serving.engine`.
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ import pandas as pd
 from .._rng import Seed, generator
 from .._validate import integer, nonnegative, one_of, positive
 
-__all__ = ["ServerConfig", "simulate", "simulate_instance", "route", "latency_summary", "ROUTING"]
+__all__ = ["ServerConfig", "InstanceRun", "simulate", "simulate_instance", "balance", "latency_summary", "BALANCERS"]
 
-ROUTING = ("round_robin", "random")
+#: Load balancers that :func:`balance` implements (assignment on arrival, independent of the instances' state).
+BALANCERS = ("round_robin", "random")
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,44 @@ def _check_requests(arrival_s, input_tokens, output_tokens):
     return arr, inp, np.maximum(out, 1)
 
 
+def _request_arrays(requests: pd.DataFrame, time_scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validated arrival times (divided by ``time_scale``), input and output tokens of a request table."""
+    if not isinstance(requests, pd.DataFrame):
+        raise TypeError(f"requests must be a DataFrame, got {type(requests).__name__}")
+    missing = {"arrival_s", "input_tokens", "output_tokens"} - set(requests.columns)
+    if missing:
+        raise ValueError(f"requests lacks column(s) {sorted(missing)}")
+    scale = positive("time_scale", time_scale)
+    return _check_requests(requests["arrival_s"].to_numpy(dtype=float) / scale,
+                           requests["input_tokens"].to_numpy(), requests["output_tokens"].to_numpy())
+
+
+def _metrics_table(arr, where_name, where, inp, out, admit, first, finish, rejected) -> pd.DataFrame:
+    """One row per request: arrival, the server it went to (``where_name``), lengths and latencies."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tbt = np.where(out > 1, (finish - first) / (out - 1), np.nan)
+    return pd.DataFrame({
+        "arrival_s": arr, where_name: where, "input_tokens": inp, "output_tokens": out, "queue_s": admit - arr,
+        "ttft_s": first - arr, "tbt_s": tbt, "e2e_s": finish - arr, "rejected": rejected,
+    })
+
+
+@dataclass(frozen=True)
+class InstanceRun:
+    """Per-request times of one instance (:func:`simulate_instance`).
+
+    ``admit_s``, ``first_token_s`` and ``finish_s`` are NaN for rejected requests and, when the run ``stopped`` early
+    (an SLO check already lost), for requests it did not reach.
+    """
+
+    admit_s: np.ndarray
+    first_token_s: np.ndarray
+    finish_s: np.ndarray
+    rejected: np.ndarray
+    stopped: bool = False
+    violations: int = 0
+
+
 def simulate_instance(
     arrival_s: np.ndarray,
     input_tokens: np.ndarray,
@@ -121,7 +162,7 @@ def simulate_instance(
     *,
     ttft_limit_s: float = math.inf,
     max_violations: int | None = None,
-) -> dict[str, np.ndarray] | None:
+) -> InstanceRun:
     """Simulate one instance serving requests (sorted by arrival); return per-request times.
 
     ``output_tokens`` below 1 count as 1 (every request produces at least its first token).
@@ -132,18 +173,19 @@ def simulate_instance(
     config : ServerConfig
     ttft_limit_s, max_violations : optional early stop
         When more than ``max_violations`` requests are certain to miss ``ttft_limit_s`` (their queueing delay alone
-        exceeds it, or they are rejected), stop and return ``None``: an SLO check has already failed.
+        exceeds it, or they are rejected), stop: an SLO check has already failed (``stopped`` is True).
 
     Returns
     -------
-    dict of arrays or None
-        ``admit_s``, ``first_token_s``, ``finish_s`` (NaN for rejected requests) and ``rejected`` (bool).
+    InstanceRun
+        ``admit_s``, ``first_token_s``, ``finish_s`` (NaN for rejected requests), ``rejected`` (bool), ``stopped``
+        and ``violations`` (requests certain to miss ``ttft_limit_s``).
 
     Examples
     --------
     >>> r = simulate_instance([0.0], [100], [3], ServerConfig(base_s=0.01, prefill_token_s=0.0, decode_seq_s=0.0,
     ...                       kv_token_s=0.0))
-    >>> r["first_token_s"].tolist(), r["finish_s"].tolist()
+    >>> r.first_token_s.tolist(), r.finish_s.tolist()
     ([0.01], [0.03])
     """
     arr, inp, out = _check_requests(arrival_s, input_tokens, output_tokens)
@@ -188,7 +230,7 @@ def simulate_instance(
                 violations += 1
             q += 1
         if violations > allowed:
-            return None
+            break
         if new:
             dt = base + pf * prefill + dec * n_run + kvs * (S + n_run * T)
             t += dt
@@ -231,25 +273,22 @@ def simulate_instance(
             kv_used -= need[i]
             S -= inp_l[i] - (T - out_l[i])
             n_run -= 1
-    return {
-        "admit_s": np.array(admit),
-        "first_token_s": np.array(first),
-        "finish_s": np.array(finish),
-        "rejected": np.array(rejected, dtype=bool),
-    }
+    return InstanceRun(np.array(admit), np.array(first), np.array(finish), np.array(rejected, dtype=bool),
+                       stopped=violations > allowed, violations=violations)
 
 
-def route(n: int, n_instances: int, routing: str = "round_robin", *, seed: Seed = None) -> np.ndarray:
-    """Instance of each of ``n`` requests (in arrival order) under a load-balancing policy.
+def balance(n: int, n_instances: int, balancer: str = "round_robin", *, seed: Seed = None) -> np.ndarray:
+    """Instance of each of ``n`` requests (in arrival order) under a load balancer from :data:`BALANCERS`.
 
     Examples
     --------
-    >>> route(5, 2).tolist()
+    >>> balance(5, 2).tolist()
     [0, 1, 0, 1, 0]
     """
+    n = integer("n", n, minimum=0)
     n_instances = integer("n_instances", n_instances, minimum=1)
-    one_of("routing", routing, ROUTING)
-    if routing == "round_robin":
+    one_of("balancer", balancer, BALANCERS)
+    if balancer == "round_robin":
         return np.arange(n) % n_instances
     return generator(seed).integers(0, n_instances, size=n)
 
@@ -259,12 +298,12 @@ def simulate(
     config: ServerConfig = ServerConfig(),
     *,
     n_instances: int = 1,
-    routing: str = "round_robin",
+    balancer: str = "round_robin",
     seed: Seed = None,
     time_scale: float = 1.0,
     ttft_limit_s: float = math.inf,
     max_violations: int | None = None,
-) -> pd.DataFrame | None:
+) -> pd.DataFrame:
     """Serve a request table on ``n_instances`` instances behind a load balancer; per-request metrics.
 
     Parameters
@@ -273,18 +312,18 @@ def simulate(
         With ``arrival_s`` (sorted), ``input_tokens`` and ``output_tokens``.
     config : ServerConfig
     n_instances : int
-    routing : {"round_robin", "random"}
+    balancer : {"round_robin", "random"}
     seed : int, Generator or None
-        For random routing.
+        For the random balancer.
     time_scale : float
         Arrival times are divided by it (2 doubles the request rate, same requests): how capacity search scales load.
     ttft_limit_s, max_violations :
-        Early stop (returns ``None``) once more than ``max_violations`` requests in all are certain to miss
-        ``ttft_limit_s``.
+        Early stop once more than ``max_violations`` requests in all are certain to miss ``ttft_limit_s``: the table
+        then has ``attrs["stopped"] = True`` and NaN times for the requests not simulated.
 
     Returns
     -------
-    DataFrame or None
+    DataFrame
         One row per request: ``arrival_s``, ``instance``, ``input_tokens``, ``output_tokens``, ``queue_s``,
         ``ttft_s``, ``tbt_s`` (NaN for one-token outputs), ``e2e_s``, ``rejected``.
 
@@ -296,51 +335,29 @@ def simulate(
     >>> bool((m["ttft_s"] > 0).all()), m["instance"].tolist()
     (True, [0, 1, 0])
     """
-    if not isinstance(requests, pd.DataFrame):
-        raise TypeError(f"requests must be a DataFrame, got {type(requests).__name__}")
-    missing = {"arrival_s", "input_tokens", "output_tokens"} - set(requests.columns)
-    if missing:
-        raise ValueError(f"requests lacks column(s) {sorted(missing)}")
     if not isinstance(config, ServerConfig):
         raise TypeError(f"config must be a ServerConfig, got {type(config).__name__}")
-    scale = positive("time_scale", time_scale)
-    arr, inp, out = _check_requests(
-        requests["arrival_s"].to_numpy(dtype=float) / scale,
-        requests["input_tokens"].to_numpy(),
-        requests["output_tokens"].to_numpy(),
-    )
-    inst = route(arr.size, n_instances, routing, seed=seed)
+    arr, inp, out = _request_arrays(requests, time_scale)
+    inst = balance(arr.size, n_instances, balancer, seed=seed)
     admit = np.full(arr.size, np.nan)
     first = np.full(arr.size, np.nan)
     finish = np.full(arr.size, np.nan)
     rejected = np.zeros(arr.size, dtype=bool)
     budget = max_violations
+    stopped = False
     for k in range(n_instances):  # a loop over instances (a handful)
         sel = np.flatnonzero(inst == k)
         res = simulate_instance(arr[sel], inp[sel], out[sel], config, ttft_limit_s=ttft_limit_s,
                                 max_violations=budget)
-        if res is None:
-            return None
-        admit[sel], first[sel], finish[sel], rejected[sel] = (
-            res["admit_s"], res["first_token_s"], res["finish_s"], res["rejected"])
+        admit[sel], first[sel], finish[sel], rejected[sel] = res.admit_s, res.first_token_s, res.finish_s, res.rejected
+        if res.stopped:
+            stopped = True
+            break
         if budget is not None:
-            viol = int(res["rejected"].sum() + ((res["admit_s"] - arr[sel]) > ttft_limit_s).sum())
-            budget -= viol
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tbt = np.where(out > 1, (finish - first) / (out - 1), np.nan)
-    return pd.DataFrame(
-        {
-            "arrival_s": arr,
-            "instance": inst,
-            "input_tokens": inp,
-            "output_tokens": out,
-            "queue_s": admit - arr,
-            "ttft_s": first - arr,
-            "tbt_s": tbt,
-            "e2e_s": finish - arr,
-            "rejected": rejected,
-        }
-    )
+            budget -= res.violations
+    table = _metrics_table(arr, "instance", inst, inp, out, admit, first, finish, rejected)
+    table.attrs["stopped"] = stopped
+    return table
 
 
 def latency_summary(metrics: pd.DataFrame) -> dict[str, float]:

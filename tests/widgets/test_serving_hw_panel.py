@@ -1,0 +1,22 @@
+"""The serving-hardware panel redraws on a control change, reports what does not fit, and plans GPUs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.widgets.serving_hw import ServingHardwarePanel
+
+
+def test_panel_updates_reports_misfit_and_plans():
+    panel = ServingHardwarePanel(rate_rps=5.0, span_s=300)
+    before = np.asarray(panel.ttft.data[0].x).copy()
+    assert "optimal bound" in panel.stats.value
+    panel.scheduler.value = "sarathi"
+    assert not np.array_equal(before, np.asarray(panel.ttft.data[0].x))
+    panel.disagg.value = True
+    assert "optimal bound" in panel.stats.value
+    panel.model.value = "Llama-3.1-405B"  # 810 GB of weights on one H100
+    assert "does not fit" in panel.stats.value and "short by" in panel.stats.value
+    panel.model.value = "Llama-3.1-8B"
+    panel._on_plan(None)
+    assert "GPUs" in panel.plan.value

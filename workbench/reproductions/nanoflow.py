@@ -1,0 +1,130 @@
+"""NanoFlow (Zhu et al., OSDI'25): serving is compute-bound, and sequential engines leave the optimum on the table.
+
+The measurements come from the roofline model of :mod:`workbench.serving.roofline` through
+:func:`workbench.serving.gpus.optimal_throughput`, at the densest batch the KV cache holds, for the paper's model set
+(LLaMA-2-70B, LLaMA-3-70B, Qwen2-72B and Mixtral-8x7B on 8 x A100-80GB, LLaMA-3-8B on one A100) and constant-length
+workloads (512/512, 1024/512 and 512/1024 input/output tokens). "Optimal" uses the datasheet peaks (the paper's
+bound); "overlapped" and "sequential" use the stated per-generation efficiencies.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pandas as pd
+
+from ..serving.gpus import optimal_throughput
+from ..serving.roofline import Deployment
+from ..serving.validation import validation_table
+from ..viz import serving_hw as viz
+from . import AtLeast, InRange, Measured, Paper, Scale, Within, claim, figure
+
+PAPER = Paper(
+    id="nanoflow",
+    title="NanoFlow: Towards Optimal Large Language Model Serving Throughput",
+    citation="Zhu, Gao, Zhao, et al., OSDI 2025 (arXiv:2408.12757)",
+    url="https://arxiv.org/abs/2408.12757",
+    notebook="notebooks/10_serving_hardware.ipynb",
+)
+
+#: (model, GPUs per replica): the paper's evaluated models, on A100-80GB as in its evaluation.
+SETUPS = (("Llama-2-70B", 8), ("Llama-3.1-70B", 8), ("Qwen2-72B", 8), ("Mixtral-8x7B", 8), ("Llama-3.1-8B", 1))
+WORKLOADS = ((512, 512), (1024, 512), (512, 1024))
+GPU = "A100-80GB"
+
+
+@functools.cache
+def bound_table() -> pd.DataFrame:
+    """One row per (model, workload): the binding resource, optimal/overlapped/sequential tokens/s per GPU."""
+    rows = []
+    for name, tp in SETUPS:
+        dep = Deployment(name, GPU, tp=tp)
+        for inp, out in WORKLOADS:
+            peak = optimal_throughput(dep, inp, out)
+            eff = optimal_throughput(dep, inp, out, at_peak=False)
+            rows.append({
+                "model": name, "gpus": tp, "input_tokens": inp, "output_tokens": out,
+                "label": f"{name} x{tp} {inp}/{out}", "batch": peak["batch"], "bound": peak["bound"],
+                "optimal_tokens_per_s": peak["optimal_tokens_per_s"],
+                "overlapped_tokens_per_s": eff["optimal_tokens_per_s"],
+                "sequential_tokens_per_s": eff["sequential_tokens_per_s"],
+                "headline_tokens_per_s": peak["headline_tokens_per_s"],
+            })
+    t = pd.DataFrame(rows)
+    t["overlap_gain"] = t["overlapped_tokens_per_s"] / t["sequential_tokens_per_s"]
+    t["sequential_fraction"] = t["sequential_tokens_per_s"] / t["optimal_tokens_per_s"]
+    t["overlapped_fraction"] = t["overlapped_tokens_per_s"] / t["optimal_tokens_per_s"]
+    return t
+
+
+@claim(
+    PAPER, "compute_bound",
+    text="End-to-end LLM serving is compute-bound for most common workloads and LLMs.",
+    paper_value="compute-bound for most workloads and models",
+    compare=AtLeast(0.5),
+    note="Fraction of the (model, workload) cells whose binding resource at the densest batch the KV cache holds is "
+         "compute. Where it stops: a small model on one GPU with long outputs (LLaMA-3-8B, 512/1024) is memory-bound; "
+         "its KV cache caps the batch before the GEMMs dominate.",
+)
+def _compute_bound(scale: Scale) -> Measured:
+    t = bound_table()
+    share = float((t["bound"] == "compute").mean())
+    memory = t.loc[t["bound"] != "compute", "label"].tolist()
+    return Measured(share, f"{share:.0%} of {len(t)} cells compute-bound", {"not_compute_bound": memory})
+
+
+@claim(
+    PAPER, "nanoflow_fraction",
+    text="NanoFlow reaches 59-72% of the optimal throughput (68.5% on LLaMA-2-70B).",
+    paper_value="59-72% of optimal",
+    compare=InRange(0.59, 0.72, partial_low=0.5, partial_high=0.8),
+    note="Overlapped execution at the stated efficiencies over the peak bound, median over the cells. For "
+         "compute-bound cells this equals the stated GEMM efficiency (0.72 on Ampere), so the agreement is a "
+         "consistency check of that constant, not an independent reproduction of NanoFlow's kernels.",
+)
+def _fraction(scale: Scale) -> Measured:
+    v = float(bound_table()["overlapped_fraction"].median())
+    return Measured(v, f"{v:.0%} of optimal (median)")
+
+
+@claim(
+    PAPER, "sequential_gap",
+    text="Existing engines execute operations sequentially and fall well short of the optimal throughput.",
+    paper_value="baselines ~36% of optimal on LLaMA-2-70B (68.5% / 1.91)",
+    compare=Within(0.36, rel=0.15, partial_rel=0.5),
+    expected="partial",
+    note="Sequential execution (sum of operator rooflines plus a 4 ms per-iteration overhead) over the peak bound for "
+         "LLaMA-2-70B, median over workloads. The model's sequential engine is ideal apart from the roofline and the "
+         "overhead: it leaves out the baselines' kernel and scheduling losses, so it lands above the paper's ~36%.",
+)
+def _sequential(scale: Scale) -> Measured:
+    t = bound_table()
+    v = float(t.loc[t["model"] == "Llama-2-70B", "sequential_fraction"].median())
+    return Measured(v, f"{v:.0%} of optimal (sequential, LLaMA-2-70B)")
+
+
+@claim(
+    PAPER, "overlap_gain",
+    text="Overlapping compute, memory and network inside a device gives up to 1.91x the throughput.",
+    paper_value="up to 1.91x",
+    compare=Within(1.91, rel=0.1, partial_rel=0.3),
+    note="Largest overlapped / sequential throughput ratio over the cells (the paper's 'up to'); the median is "
+         "lower (~1.5x) and the largest gain is in the one memory-bound cell (LLaMA-3-8B, 512/1024). The model's gain "
+         "counts only the roofline (sum of per-operator maxima vs maximum of per-resource sums) and the hidden "
+         "per-iteration overhead; the paper's 1.91x is against real engines with their other inefficiencies.",
+)
+def _gain(scale: Scale) -> Measured:
+    t = bound_table()
+    v = float(t["overlap_gain"].max())
+    return Measured(v, f"{v:.2f}x (max), {t['overlap_gain'].median():.2f}x (median)")
+
+
+@figure(PAPER, "throughput_bound")
+def _fig_bound(scale: Scale):
+    return viz.throughput_bound_figure(bound_table())
+
+
+@figure(PAPER, "validation")
+def _fig_validation(scale: Scale):
+    return viz.validation_figure(validation_table())
+

@@ -1,0 +1,192 @@
+"""Answers in GPUs: capacity for a workload under latency SLOs, and NanoFlow's optimal-throughput bound.
+
+:func:`capacity_gpus` answers "how many GPUs, at which tensor-parallel degree, serve this workload with p99 TTFT <= X
+and p99 TBT <= Y": for each TP degree whose replica fits the model, it searches the largest rate scale one replica
+sustains (bisection, early-stopped runs), sizes the replica count from it, then checks that count and the one below
+by simulating the whole workload behind the load balancer, stepping up until the SLO holds.
+
+:func:`optimal_throughput` follows NanoFlow's analysis (Zhu et al., OSDI'25, arXiv:2408.12757, §3): with a batch as
+large as the KV cache allows, an iteration costs at least the busiest of compute (``2 x active parameters`` FLOPs per
+token plus attention), memory (weights once per iteration plus the KV cache read by the decodes) and network
+(tensor-parallel all-reduces). Without the attention and network refinements, the compute term gives NanoFlow's
+headline bound, ``tokens/s = GPUs x peak FLOP/s / (2 x active parameters)``. The resource that binds at that batch
+classifies the (model, GPU, workload) as compute-, memory- or network-bound. Sequential execution pays the sum of the
+operators' times instead of the maximum of the resources, which is what overlapping recovers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+
+from .._validate import integer, positive
+from .capacity import SLO, meets_slo
+from .engine import Scheduler, serve
+from .roofline import Deployment
+
+__all__ = ["optimal_throughput", "capacity_gpus"]
+
+
+def optimal_throughput(deployment: Deployment, input_tokens: float, output_tokens: float, *,
+                       batch: int | None = None, at_peak: bool = True) -> dict[str, float | str]:
+    """NanoFlow's throughput bound of a replica for a workload of mean prompt and output lengths.
+
+    Parameters
+    ----------
+    deployment : Deployment
+    input_tokens, output_tokens : float
+        Mean prompt and output lengths.
+    batch : int, optional
+        Decoding requests per iteration; defaults to the densest the KV cache holds (each request's mean resident
+        context is ``input + output / 2``).
+    at_peak : bool
+        Use the datasheet peaks (NanoFlow's optimum); ``False`` applies the stated efficiencies.
+
+    Returns
+    -------
+    dict
+        ``batch``; ``compute_s``, ``memory_s``, ``network_s`` (per steady-state iteration: ``batch`` decodes plus the
+        prompt tokens the workload brings per decoded token); ``bound`` (the resource that binds);
+        ``optimal_tokens_per_s`` and ``sequential_tokens_per_s`` (total tokens, prompt and output, per second per
+        GPU, overlapped bound vs sequential execution); ``headline_tokens_per_s`` (peak / (2 x active params)).
+
+    Examples
+    --------
+    >>> r = optimal_throughput(Deployment("Llama-2-70B", "A100-80GB", tp=8), 1024, 512)
+    >>> r["bound"], round(r["headline_tokens_per_s"])
+    ('compute', 2261)
+    """
+    positive("input_tokens", input_tokens)
+    positive("output_tokens", output_tokens)
+    dep = deployment
+    if at_peak:
+        from .roofline import Efficiency
+
+        dep = dataclasses.replace(deployment, efficiency=Efficiency(1.0, 1.0, 1.0, overhead_s=0.0,
+                                                                    allreduce_latency_s=0.0), overhead_s=None)
+    ctx = input_tokens + output_tokens / 2
+    b = integer("batch", batch, minimum=1) if batch is not None else max(1, int(dep.kv_capacity_tokens // ctx))
+    prefill = b * input_tokens / output_tokens  # prompt tokens per iteration in steady state
+    n_prompts = b / output_tokens
+    res = dep.resources(prefill, n_prompts * input_tokens * (input_tokens + 1) / 2, b, b * ctx, b)
+    comp = sum(r[0] for r in res.values())
+    mem = sum(r[1] for r in res.values())
+    net = sum(r[2] for r in res.values())
+    tokens = b + prefill
+    seq = dep.overhead_s + sum(max(r) for r in res.values())
+    m, g = dep.model, dep.gpu
+    return {
+        "batch": float(b),
+        "compute_s": comp,
+        "memory_s": mem,
+        "network_s": net,
+        "bound": ("compute", "memory", "network")[int(np.argmax([comp, mem, net]))],
+        "optimal_tokens_per_s": tokens / max(comp, mem, net) / dep.tp,
+        "sequential_tokens_per_s": tokens / seq / dep.tp,
+        "headline_tokens_per_s": g.peak_flops(dep.dtype) / (2 * m.active_params),
+    }
+
+
+def _replica_capacity(req: pd.DataFrame, dep: Deployment, sch: Scheduler, slo: SLO, rel_tol: float,
+                      max_evaluations: int) -> float:
+    """Largest rate scale (times the workload's own rate) one replica sustains under ``slo``; 0 if none."""
+    allowed = slo.allowed_violations(len(req))
+
+    def ok(scale: float) -> bool:
+        m = serve(req, dep, sch, time_scale=scale, ttft_limit_s=slo.ttft_s, max_violations=allowed)
+        return meets_slo(m, slo)
+
+    lo, hi, s, n = 0.0, math.inf, 1.0, 0
+    while n < max_evaluations and (hi == math.inf or lo == 0.0) and 2.0**-12 <= s <= 2.0**12:
+        n += 1
+        if ok(s):
+            lo = s
+            s *= 4.0
+        else:
+            hi = s
+            s /= 4.0
+        if lo > 0 and hi < math.inf:
+            break
+    while lo > 0 and hi < math.inf and hi / lo > 1 + rel_tol and n < max_evaluations:
+        n += 1
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
+def capacity_gpus(
+    requests: pd.DataFrame,
+    model,
+    gpu,
+    slo: SLO = SLO(ttft_s=2.0, tbt_s=0.1),
+    *,
+    tps=(1, 2, 4, 8),
+    scheduler: Scheduler = Scheduler(),
+    balancer: str = "round_robin",
+    overlap: bool = False,
+    rel_tol: float = 0.05,
+    max_evaluations: int = 14,
+    max_replicas: int = 4096,
+) -> pd.DataFrame:
+    """GPUs needed to serve ``requests`` (at their own rate) within ``slo``, per tensor-parallel degree.
+
+    Returns
+    -------
+    DataFrame
+        One row per TP degree: ``tp``, ``fits`` (the model fits a replica), ``replica_rps`` (the rate one replica
+        sustains), ``replicas`` and ``gpus`` (the smallest count found to meet the SLO; NaN when it does not fit or
+        no rate meets the SLO, e.g. prompts whose prefill alone exceeds the TTFT target). ``attrs["best"]`` is the
+        row with the fewest GPUs.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> n = 600
+    >>> req = pd.DataFrame({"arrival_s": np.sort(rng.uniform(0, 60, n)), "input_tokens": rng.integers(100, 2000, n),
+    ...                     "output_tokens": rng.integers(20, 400, n)})
+    >>> plan = capacity_gpus(req, "Llama-3.1-70B", "H100-SXM", tps=(2, 4))
+    >>> int(plan.attrs["best"]["gpus"]) >= 2
+    True
+    """
+    if not isinstance(slo, SLO):
+        raise TypeError(f"slo must be an SLO, got {type(slo).__name__}")
+    max_replicas = integer("max_replicas", max_replicas, minimum=1)
+    duration = float(requests.attrs.get("duration_s") or requests["arrival_s"].max() or 1.0)
+    rate = len(requests) / duration
+    rows = []
+    for tp in tps:  # a handful of TP degrees
+        tp = integer("tp", tp, minimum=1)
+        try:
+            dep = Deployment(model, gpu, tp=tp, overlap=overlap)
+        except ValueError as err:
+            if "does not fit" not in str(err):
+                raise
+            rows.append({"tp": tp, "fits": False, "replica_rps": np.nan, "replicas": np.nan, "gpus": np.nan})
+            continue
+        scale = _replica_capacity(requests, dep, scheduler, slo, rel_tol, max_evaluations)
+        if scale == 0.0:
+            rows.append({"tp": tp, "fits": True, "replica_rps": 0.0, "replicas": np.nan, "gpus": np.nan})
+            continue
+        n = max(1, math.ceil(1.0 / scale))
+
+        def meets(k: int) -> bool:
+            m = serve(requests, dep, scheduler, n_replicas=k, balancer=balancer, seed=0,
+                      ttft_limit_s=slo.ttft_s, max_violations=slo.allowed_violations(len(requests)))
+            return meets_slo(m, slo)
+
+        while n <= max_replicas and not meets(n):  # balancing is imperfect: step up until the SLO holds
+            n = n + 1 if n < 8 else math.ceil(n * 1.1)
+        while n > 1 and meets(n - 1):
+            n -= 1
+        rows.append({"tp": tp, "fits": True, "replica_rps": scale * rate,
+                     "replicas": float(n) if n <= max_replicas else np.nan,
+                     "gpus": float(n * tp) if n <= max_replicas else np.nan})
+    out = pd.DataFrame(rows)
+    ok = out.dropna(subset=["gpus"])
+    out.attrs["best"] = ok.loc[ok["gpus"].idxmin()].to_dict() if len(ok) else {}
+    out.attrs["slo"] = slo.describe()
+    out.attrs["rate_rps"] = rate
+    return out

@@ -1,0 +1,286 @@
+"""Roofline cost of one serving iteration, per operator, from GPU and model specs.
+
+An iteration processes ``prefill_tokens`` prompt tokens (whole prompts or chunks), ``decode_seqs`` decoding requests
+(one token each) whose cached contexts total ``kv_tokens``, and samples ``sampled`` tokens. Per GPU of a
+tensor-parallel group of ``tp`` GPUs, each operator costs
+``time = max(FLOPs / (peak * compute_eff), bytes / (HBM bandwidth * memory_eff))``:
+
+* ``linear``: QKV/O projections and the FFN (or the routed experts) of every layer, ``2 * active linear params`` FLOPs
+  per token; its bytes are the weights, read once per iteration (for a mixture of experts, the experts the batch
+  touches: ``E * (1 - (1 - k/E)^tokens)`` per layer in expectation under uniform routing).
+* ``attn_prefill``: causal attention of the prompt tokens over their context, ``attn_flops_per_pair`` per
+  (query, key) pair; bytes: the KV written.
+* ``attn_decode``: attention of each decoding request over its cached context; bytes: the whole KV cache read.
+* ``lm_head``: the vocabulary projection of the sampled tokens (sampling).
+* ``allreduce``: two ring all-reduces per layer over the scale-up link for ``tp > 1``
+  (``2 (tp - 1) / tp * tokens * hidden * 2 bytes`` each, plus a fixed latency).
+
+Today's engines run these one after another: the iteration is the **sum** of the operator times (``overlap=False``)
+plus a fixed per-iteration CPU/launch overhead. NanoFlow (Zhu et al., OSDI'25, arXiv:2408.12757, §3) overlaps
+compute-, memory- and network-bound operations inside the device (nano-batches) and schedules on the CPU
+asynchronously: the iteration is then bounded by the **busiest resource**, ``max(sum of compute time, sum of memory
+time, sum of network time)`` (``overlap=True``), where each operator's FLOPs count on compute and its bytes on memory.
+
+Efficiencies are stated per GPU generation in :data:`EFFICIENCY` and never fitted to a measurement: the fraction of
+peak a large dense BF16 GEMM reaches (cuBLAS on A100 ~70-75%, H100 ~60-70% of the dense datasheet peak), the fraction
+of HBM bandwidth a streaming kernel reaches (~80-90%), and of the NVLink bandwidth a ring all-reduce reaches.
+
+The previous linear cost model (:class:`~workbench.serving.simulator.ServerConfig`) is derived from this one by
+:func:`fit_linear`, a least-squares fit over a grid of iterations, so results in the old units stay reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._validate import integer, nonnegative, one_of, positive
+from .simulator import ServerConfig
+from .specs import GPU, Model, gpu, model
+
+__all__ = ["Efficiency", "EFFICIENCY", "Deployment", "OPERATORS", "fit_linear"]
+
+OPERATORS = ("linear", "attn_prefill", "attn_decode", "lm_head", "allreduce")
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Fractions of peak reached by real kernels, and fixed costs, for one GPU generation."""
+
+    compute: float
+    memory: float
+    network: float
+    overhead_s: float = 0.004  # scheduling, sampling and launches per iteration in an eager Python engine (vLLM 0.x)
+    allreduce_latency_s: float = 10e-6  # per all-reduce call (NCCL small-message latency on NVLink)
+
+
+#: Stated per generation (see the module docstring), never fitted to a measured point.
+EFFICIENCY: dict[str, Efficiency] = {
+    "ampere": Efficiency(compute=0.72, memory=0.85, network=0.75),
+    "hopper": Efficiency(compute=0.65, memory=0.85, network=0.75),
+    "blackwell": Efficiency(compute=0.60, memory=0.85, network=0.75),
+    "ada": Efficiency(compute=0.65, memory=0.85, network=0.60),
+    "cdna3": Efficiency(compute=0.45, memory=0.75, network=0.60),
+}
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A model on ``tp`` GPUs of one kind (one replica), with the memory it leaves for the KV cache.
+
+    Parameters
+    ----------
+    model, gpu : str or record
+        Names from :mod:`workbench.serving.specs` (or records).
+    tp : int
+        Tensor-parallel degree (GPUs per replica).
+    dtype : {"bf16", "fp8"}
+        Which peak FLOP/s the GEMMs use (the weights' bytes come from the model's ``bytes_per_param``).
+    overlap : bool
+        NanoFlow-style overlapped execution (bounded by the busiest resource) instead of sequential.
+    memory_utilization : float
+        Fraction of HBM the engine may use (vLLM's ``gpu_memory_utilization``, default 0.9).
+    activation_reserve_gb : float
+        HBM per GPU kept for activations and workspace (what vLLM's profiling run reserves).
+    efficiency : Efficiency, optional
+        Defaults to :data:`EFFICIENCY` of the GPU's generation.
+    max_kv_tokens : int, optional
+        Caps the KV cache (vLLM's ``num_gpu_blocks_override``, in tokens).
+    overhead_s : float, optional
+        CPU/launch overhead per iteration of sequential execution; defaults to the efficiency's (an eager Python
+        engine such as vLLM 0.x); an engine with a C++ runtime and CUDA graphs (TensorRT-LLM) has far less.
+
+    Examples
+    --------
+    >>> d = Deployment("Llama-2-7B", "A100-80GB")
+    >>> d.kv_capacity_tokens
+    107803
+    >>> round(d.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)  # one decode step: weights read at 85% of HBM
+    11.93
+    """
+
+    model: str | Model
+    gpu: str | GPU
+    tp: int = 1
+    dtype: str = "bf16"
+    overlap: bool = False
+    memory_utilization: float = 0.9
+    activation_reserve_gb: float = 2.0
+    efficiency: Efficiency | None = None
+    max_kv_tokens: int | None = None
+    overhead_s: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "model", model(self.model))
+        object.__setattr__(self, "gpu", gpu(self.gpu))
+        object.__setattr__(self, "tp", integer("tp", self.tp, minimum=1, maximum=64))
+        one_of("dtype", self.dtype, ("bf16", "fp8"))
+        positive("memory_utilization", self.memory_utilization)
+        if self.memory_utilization > 1:
+            raise ValueError(f"memory_utilization must be <= 1, got {self.memory_utilization}")
+        if self.efficiency is None:
+            if self.gpu.generation not in EFFICIENCY:
+                raise ValueError(f"no stated efficiency for GPU generation {self.gpu.generation!r}; pass efficiency=")
+            object.__setattr__(self, "efficiency", EFFICIENCY[self.gpu.generation])
+        overhead = self.efficiency.overhead_s if self.overhead_s is None else nonnegative("overhead_s", self.overhead_s)
+        object.__setattr__(self, "overhead_s", overhead)
+        m, g, tp, eff = self.model, self.gpu, self.tp, self.efficiency
+        free = tp * (g.hbm_bytes * self.memory_utilization - self.activation_reserve_gb * 1e9) - m.weight_bytes
+        if free < m.kv_bytes_per_token * 16:
+            need = (m.weight_bytes + tp * self.activation_reserve_gb * 1e9) / self.memory_utilization / 1e9
+            raise ValueError(
+                f"{m.model} ({m.weight_bytes / 1e9:.0f} GB of weights) does not fit on {tp} x {g.gpu} "
+                f"({tp * g.hbm_gb:.0f} GB, {self.memory_utilization:.0%} usable, {self.activation_reserve_gb:g} GB "
+                f"per GPU for activations): short by {-free / 1e9 + m.kv_bytes_per_token * 16 / 1e9:.1f} GB; "
+                f"needs about {need:.0f} GB, e.g. tp >= {math.ceil(need / g.hbm_gb)}"
+            )
+        peak = g.peak_flops(self.dtype) * eff.compute * tp
+        bw = g.hbm_bytes_per_s * eff.memory * tp
+        embed = m.vocab * m.hidden
+        # per-token linear FLOPs exclude the embedding lookup and the LM head (counted on the sampled tokens only)
+        object.__setattr__(self, "_c", {
+            "flop_s": 1.0 / peak,
+            "byte_s": 1.0 / bw,
+            "lin_flops": 2.0 * max(m.active_params - 2 * embed, 0.1 * m.active_params),
+            "shared_bytes": max(m.shared_params - 2 * embed, 0.1 * m.shared_params) * m.bytes_per_param,
+            "expert_bytes_layer": m.expert_params / m.layers * m.bytes_per_param,
+            "head_flops": 2.0 * embed,
+            "head_bytes": embed * m.bytes_per_param,
+            "attn_flops": m.attn_flops_per_pair,
+            "kv_bytes": m.kv_bytes_per_token,
+            "ar_bytes": 0.0 if tp == 1 else 2 * m.layers * 2 * (tp - 1) / tp * m.hidden * 2
+            / (g.scaleup_bytes_per_s * eff.network),
+            "ar_fixed": 0.0 if tp == 1 else 2 * m.layers * eff.allreduce_latency_s,
+        })
+        cap = int(free // m.kv_bytes_per_token)
+        if self.max_kv_tokens is not None:
+            cap = min(cap, integer("max_kv_tokens", self.max_kv_tokens, minimum=1))
+        object.__setattr__(self, "kv_capacity_tokens", cap)
+
+    @property
+    def gpus(self) -> int:
+        return self.tp
+
+    def _weight_bytes(self, tokens: float) -> float:
+        c, m = self._c, self.model
+        if m.experts == 1 or tokens <= 0:
+            return c["shared_bytes"] if tokens > 0 else 0.0
+        touched = m.experts * (1.0 - (1.0 - m.active_experts / m.experts) ** tokens)
+        return c["shared_bytes"] + c["expert_bytes_layer"] * m.layers * touched
+
+    def resources(self, prefill_tokens: float = 0, prefill_pairs: float = 0, decode_seqs: float = 0,
+                  kv_tokens: float = 0, sampled: float | None = None) -> dict[str, tuple[float, float, float]]:
+        """Per operator, its (compute, memory, network) seconds for one iteration (a replica's GPUs in parallel).
+
+        ``prefill_pairs`` is the number of causal (query, key) pairs of the prefill (``n (n + 1) / 2`` for a whole
+        prompt of ``n`` tokens); ``sampled`` defaults to ``decode_seqs`` (add the prompts that finish).
+        """
+        c = self._c
+        tokens = prefill_tokens + decode_seqs
+        sampled = decode_seqs if sampled is None else sampled
+        return {
+            "linear": (c["lin_flops"] * tokens * c["flop_s"], self._weight_bytes(tokens) * c["byte_s"], 0.0),
+            "attn_prefill": (c["attn_flops"] * prefill_pairs * c["flop_s"],
+                             c["kv_bytes"] * prefill_tokens * c["byte_s"], 0.0),
+            "attn_decode": (c["attn_flops"] * kv_tokens * c["flop_s"], c["kv_bytes"] * kv_tokens * c["byte_s"], 0.0),
+            "lm_head": (c["head_flops"] * sampled * c["flop_s"], c["head_bytes"] * (sampled > 0) * c["byte_s"], 0.0),
+            "allreduce": (0.0, 0.0, (c["ar_bytes"] * tokens + c["ar_fixed"]) if tokens > 0 else 0.0),
+        }
+
+    def iteration_s(self, prefill_tokens: float = 0, prefill_pairs: float = 0, decode_seqs: float = 0,
+                    kv_tokens: float = 0, sampled: float | None = None) -> float:
+        """Duration of one iteration: sum of operator rooflines plus overhead, or the busiest resource if ``overlap``."""
+        res = self.resources(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled)
+        if self.overlap:
+            return max(sum(r[0] for r in res.values()), sum(r[1] for r in res.values()),
+                       sum(r[2] for r in res.values()))
+        return self.overhead_s + sum(max(r) for r in res.values())
+
+    def sequential_cost(self):
+        """A fast scalar ``f(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled)`` equal to
+        :meth:`iteration_s` for a dense model executed sequentially (the simulator's hot path); ``None`` otherwise."""
+        if self.overlap or self.model.experts > 1:
+            return None
+        c = self._c
+        fs, bs = c["flop_s"], c["byte_s"]
+        lin_f, lin_b = c["lin_flops"] * fs, c["shared_bytes"] * bs
+        att_f, kv_b = c["attn_flops"] * fs, c["kv_bytes"] * bs
+        head_f, head_b = c["head_flops"] * fs, c["head_bytes"] * bs
+        ar, ar0, over = c["ar_bytes"], c["ar_fixed"], self.overhead_s
+        dec = max(att_f, kv_b)
+
+        def cost(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled):
+            tok = prefill_tokens + decode_seqs
+            lin = lin_f * tok
+            return (over + (lin if lin > lin_b else lin_b) + max(att_f * prefill_pairs, kv_b * prefill_tokens)
+                    + dec * kv_tokens + max(head_f * sampled, head_b) + ar * tok + ar0)
+
+        return cost
+
+    def breakdown(self, prefill_tokens: float = 0, prefill_pairs: float = 0, decode_seqs: float = 0,
+                  kv_tokens: float = 0, sampled: float | None = None) -> pd.DataFrame:
+        """Tidy table, one row per operator: ``compute_s``, ``memory_s``, ``network_s``, ``time_s`` and ``bound``."""
+        res = self.resources(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled)
+        rows = []
+        for op, (cs, ms, ns) in res.items():
+            bound = ("compute", "memory", "network")[int(np.argmax([cs, ms, ns]))] if max(cs, ms, ns) > 0 else "idle"
+            rows.append({"operator": op, "compute_s": cs, "memory_s": ms, "network_s": ns,
+                         "time_s": max(cs, ms, ns), "bound": bound})
+        return pd.DataFrame(rows)
+
+    def decode_line(self, decode_seqs: int, kv_tokens: float) -> tuple[float, float, float]:
+        """A pure-decode iteration's time as ``a + s * kv_tokens``, valid for KV totals up to the returned limit.
+
+        Sequential execution is linear in the resident KV for a fixed batch; overlapped execution is the maximum of
+        three lines, so the line binding at ``kv_tokens`` holds up to the next crossing (returned, ``inf`` if none).
+        """
+        res = self.resources(0, 0, decode_seqs, 0.0)
+        c = self._c
+        ac, am = c["attn_flops"] * c["flop_s"], c["kv_bytes"] * c["byte_s"]
+        if not self.overlap:
+            return self.overhead_s + sum(max(r) for r in res.values()), max(ac, am), math.inf
+        lines = [(sum(r[0] for r in res.values()), ac), (sum(r[1] for r in res.values()), am),
+                 (sum(r[2] for r in res.values()), 0.0)]
+        k = int(np.argmax([a + s * kv_tokens for a, s in lines]))
+        a, s = lines[k]
+        limit = math.inf
+        for a2, s2 in lines:  # where a steeper line overtakes the binding one
+            if s2 > s:
+                limit = min(limit, (a - a2) / (s2 - s))
+        return a, s, limit
+
+
+def fit_linear(deployment: Deployment, *, max_batch: int = 256, max_prefill_tokens: int = 8192) -> ServerConfig:
+    """The :class:`ServerConfig` (linear cost model) closest to ``deployment``'s roofline, by least squares.
+
+    The grid spans prefill-only iterations (0 to ``max_prefill_tokens`` prompt tokens of 512-token prompts) and decode
+    iterations (1 to ``max_batch`` requests, contexts up to the KV capacity); the fit's KV budget is the deployment's
+    KV capacity.
+
+    Examples
+    --------
+    >>> cfg = fit_linear(Deployment("Llama-2-13B", "A100-80GB"))
+    >>> cfg.kv_budget_tokens > 10_000, cfg.decode_seq_s > 0
+    (True, True)
+    """
+    max_batch = integer("max_batch", max_batch, minimum=1)
+    max_prefill_tokens = integer("max_prefill_tokens", max_prefill_tokens, minimum=1)
+    cap = deployment.kv_capacity_tokens
+    rows, y = [], []
+    for p in np.linspace(0, max_prefill_tokens, 9):  # a small grid (~200 points)
+        for b in np.unique(np.linspace(0, max_batch, 9).astype(int)):
+            for frac in (0.1, 0.5, 0.9):
+                if p == 0 and b == 0:
+                    continue
+                kv = frac * cap if b else 0.0
+                pairs = p / 512 * 512 * 513 / 2
+                rows.append([1.0, p, b, kv])
+                y.append(deployment.iteration_s(p, pairs, b, kv, sampled=b + p / 512))
+    coef, *_ = np.linalg.lstsq(np.array(rows), np.array(y), rcond=None)
+    coef = np.maximum(coef, [1e-6, 0.0, 0.0, 0.0])
+    return ServerConfig(base_s=float(coef[0]), prefill_token_s=float(coef[1]), decode_seq_s=float(coef[2]),
+                        kv_token_s=float(coef[3]), kv_budget_tokens=cap, max_batch=max_batch,
+                        max_prefill_tokens=max_prefill_tokens)

@@ -1,0 +1,243 @@
+"""GPU and model specifications as data: what a roofline cost model needs, with a source per row.
+
+The tables live in ``datasets/serving_specs/`` (``gpus.csv``, ``models.csv``; the README there says what each column
+means and where the numbers come from). :func:`gpu` and :func:`model` look a row up by name and return a frozen
+record; :func:`register_gpu` and :func:`register_model` add a user's own (from a dict, or every row of a CSV of the
+same columns with :func:`load_specs`). Unknown names raise a ``ValueError`` that lists the known ones.
+
+Mixture-of-experts models are described by their total and active parameter counts and their expert counts: with
+``E`` routed experts of which ``k`` are active per token, one expert's parameters (all layers) are
+``e = (total - active) / (E - k)`` and the always-active part (attention, shared experts, dense layers, embeddings) is
+``total - E * e``. That is all a roofline needs: FLOPs follow the active parameters, weight reads follow the experts a
+batch touches.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import pandas as pd
+
+from .._validate import integer, positive
+from ..data import PROJECT_ROOT
+
+__all__ = ["GPU", "Model", "gpu", "model", "gpus", "models", "register_gpu", "register_model", "load_specs"]
+
+SPECS_DIR = PROJECT_ROOT / "datasets" / "serving_specs"
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One accelerator: dense peak FLOP/s, HBM and scale-up bandwidth (units in the field names).
+
+    Examples
+    --------
+    >>> g = gpu("H100-SXM")
+    >>> g.hbm_gb, g.peak_flops("bf16") / 1e12
+    (80.0, 989.0)
+    """
+
+    gpu: str
+    generation: str
+    bf16_tflops: float
+    fp8_tflops: float
+    hbm_gb: float
+    hbm_tbps: float
+    scaleup_gbps: float
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("bf16_tflops", "hbm_gb", "hbm_tbps", "scaleup_gbps"):
+            object.__setattr__(self, name, positive(f"{self.gpu}.{name}", getattr(self, name)))
+        object.__setattr__(self, "fp8_tflops", float(self.fp8_tflops))
+
+    def peak_flops(self, dtype: str = "bf16") -> float:
+        """Dense FLOP/s for ``"bf16"`` or ``"fp8"`` (GPUs without FP8 fall back to BF16)."""
+        if dtype == "fp8" and self.fp8_tflops and not math.isnan(self.fp8_tflops):
+            return self.fp8_tflops * 1e12
+        if dtype not in ("bf16", "fp8"):
+            raise ValueError(f"dtype must be 'bf16' or 'fp8', got {dtype!r}")
+        return self.bf16_tflops * 1e12
+
+    @property
+    def hbm_bytes(self) -> float:
+        return self.hbm_gb * 1e9
+
+    @property
+    def hbm_bytes_per_s(self) -> float:
+        return self.hbm_tbps * 1e12
+
+    @property
+    def scaleup_bytes_per_s(self) -> float:
+        """One direction of the scale-up link (half the bidirectional figure of the datasheet)."""
+        return self.scaleup_gbps * 1e9 / 2
+
+
+@dataclass(frozen=True)
+class Model:
+    """One LLM's architecture (fields of its ``config.json``) and parameter counts in billions.
+
+    Examples
+    --------
+    >>> m = model("Llama-2-70B")
+    >>> m.kv_bytes_per_token / 1024  # 80 layers x 8 KV heads x 128 x 2 (K and V) x 2 bytes
+    320.0
+    >>> round(model("Mixtral-8x7B").expert_params / 1e9, 2)
+    5.63
+    """
+
+    model: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    qk_head_dim: int
+    v_head_dim: int
+    kv_elements_per_layer: int
+    ffn: int
+    vocab: int
+    params_b: float
+    active_params_b: float
+    experts: int = 1
+    active_experts: int = 1
+    bytes_per_param: float = 2.0
+    bytes_per_kv: float = 2.0
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("layers", "hidden", "heads", "kv_heads", "qk_head_dim", "v_head_dim", "kv_elements_per_layer",
+                     "ffn", "vocab", "experts", "active_experts"):
+            object.__setattr__(self, name, integer(f"{self.model}.{name}", getattr(self, name), minimum=1))
+        for name in ("params_b", "active_params_b", "bytes_per_param", "bytes_per_kv"):
+            object.__setattr__(self, name, positive(f"{self.model}.{name}", getattr(self, name)))
+        if self.active_params_b > self.params_b:
+            raise ValueError(f"{self.model}: active_params_b {self.active_params_b} > params_b {self.params_b}")
+        if self.active_experts > self.experts:
+            raise ValueError(f"{self.model}: active_experts {self.active_experts} > experts {self.experts}")
+        if self.experts > 1 and self.active_experts == self.experts:
+            raise ValueError(f"{self.model}: an MoE model needs active_experts < experts")
+
+    @property
+    def params(self) -> float:
+        return self.params_b * 1e9
+
+    @property
+    def active_params(self) -> float:
+        return self.active_params_b * 1e9
+
+    @property
+    def expert_params(self) -> float:
+        """Parameters of one routed expert over all layers (0 for a dense model)."""
+        if self.experts == 1:
+            return 0.0
+        return (self.params - self.active_params) / (self.experts - self.active_experts)
+
+    @property
+    def shared_params(self) -> float:
+        """Parameters every token uses (all of a dense model)."""
+        return self.params - self.experts * self.expert_params if self.experts > 1 else self.params
+
+    @property
+    def weight_bytes(self) -> float:
+        return self.params * self.bytes_per_param
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """KV-cache bytes one token occupies (all layers)."""
+        return self.layers * self.kv_elements_per_layer * self.bytes_per_kv
+
+    @property
+    def attn_flops_per_pair(self) -> float:
+        """FLOPs of attention for one (query token, context token) pair over all layers: ``QK^T`` and ``AV``."""
+        return 2.0 * self.layers * self.heads * (self.qk_head_dim + self.v_head_dim)
+
+
+_GPUS: dict[str, GPU] = {}
+_MODELS: dict[str, Model] = {}
+_LOADED: list[bool] = []
+
+
+def _coerce(cls, row: dict) -> dict:
+    names = {f.name for f in fields(cls)}
+    unknown = set(row) - names
+    if unknown:
+        raise ValueError(f"unknown {cls.__name__} field(s) {sorted(unknown)}; allowed: {sorted(names)}")
+    # an empty CSV cell is NaN: the field's default then applies (a GPU without FP8 keeps NaN ``fp8_tflops``)
+    return {k: v for k, v in row.items() if k == "fp8_tflops" or not (isinstance(v, float) and math.isnan(v))}
+
+
+def register_gpu(spec: dict | GPU) -> GPU:
+    """Add (or replace) a GPU from a :class:`GPU` or a dict of its fields; returns the record.
+
+    Examples
+    --------
+    >>> register_gpu({"gpu": "my-gpu", "generation": "hopper", "bf16_tflops": 500, "fp8_tflops": 1000,
+    ...               "hbm_gb": 96, "hbm_tbps": 4.0, "scaleup_gbps": 900, "source": "vendor sheet"}).hbm_gb
+    96.0
+    """
+    rec = spec if isinstance(spec, GPU) else GPU(**_coerce(GPU, dict(spec)))
+    _GPUS[rec.gpu] = rec
+    return rec
+
+
+def register_model(spec: dict | Model) -> Model:
+    """Add (or replace) a model from a :class:`Model` or a dict of its fields; returns the record."""
+    rec = spec if isinstance(spec, Model) else Model(**_coerce(Model, dict(spec)))
+    _MODELS[rec.model] = rec
+    return rec
+
+
+def load_specs(path: str | Path) -> int:
+    """Register every row of a CSV of GPU or model columns (told apart by a ``gpu`` or ``model`` column)."""
+    table = pd.read_csv(path)
+    if "gpu" in table.columns:
+        return len([register_gpu(r) for r in table.to_dict("records")])
+    if "model" in table.columns:
+        return len([register_model(r) for r in table.to_dict("records")])
+    raise ValueError(f"{path}: a spec table needs a 'gpu' or a 'model' column, got {list(table.columns)}")
+
+
+def _ensure_loaded() -> None:
+    """Read the shipped tables once (rows a user registered first keep precedence)."""
+    if _LOADED:
+        return
+    _LOADED.append(True)
+    user_gpus, user_models = dict(_GPUS), dict(_MODELS)
+    load_specs(SPECS_DIR / "gpus.csv")
+    load_specs(SPECS_DIR / "models.csv")
+    _GPUS.update(user_gpus)
+    _MODELS.update(user_models)
+
+
+def gpu(name: str | GPU) -> GPU:
+    """The GPU called ``name`` (a :class:`GPU` passes through)."""
+    if isinstance(name, GPU):
+        return name
+    _ensure_loaded()
+    if name not in _GPUS:
+        raise ValueError(f"unknown GPU {name!r}; known: {', '.join(_GPUS)} (add one with register_gpu)")
+    return _GPUS[name]
+
+
+def model(name: str | Model) -> Model:
+    """The model called ``name`` (a :class:`Model` passes through)."""
+    if isinstance(name, Model):
+        return name
+    _ensure_loaded()
+    if name not in _MODELS:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(_MODELS)} (add one with register_model)")
+    return _MODELS[name]
+
+
+def gpus() -> pd.DataFrame:
+    """The GPU table (one row per GPU, with its source)."""
+    _ensure_loaded()
+    return pd.DataFrame([asdict(g) for g in _GPUS.values()])
+
+
+def models() -> pd.DataFrame:
+    """The model table (one row per model, with its source)."""
+    _ensure_loaded()
+    return pd.DataFrame([asdict(m) for m in _MODELS.values()])

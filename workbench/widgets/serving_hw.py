@@ -1,0 +1,136 @@
+"""Panel for serving on real hardware: a model on GPUs, a scheduler, a workload; latencies, the bound, GPUs needed.
+
+Controls: model and GPU (from the spec tables), tensor-parallel degree, scheduler (vLLM, Sarathi-Serve, Orca),
+overlapped execution (NanoFlow), prefill/decode disaggregation (one prefill and one decode replica), the workload (a ServeGen model's composed traffic or its naive Poisson twin, at a
+mean rate) and the SLO. Every change serves the workload on one replica (well under a second) and redraws the TTFT
+and TBT CDFs; the summary shows the throughput against NanoFlow's optimal bound, the resource that binds, and what
+does not fit (a model too large for the chosen TP is reported, not simulated). The "GPUs needed" button runs
+:func:`~workbench.serving.gpus.capacity_gpus` over TP in {1, 2, 4, 8} (a few seconds).
+"""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import plotly.graph_objects as go
+
+from ..serving import SLO, Deployment, Scheduler, serve
+from ..serving import specs
+from ..serving.disagg import serve_disaggregated
+from ..serving.gpus import capacity_gpus, optimal_throughput
+from ..viz import serving_hw as viz
+from ..workloads import servegen as sg
+from . import redraw
+
+__all__ = ["ServingHardwarePanel", "serving_hardware_panel"]
+
+WORKLOADS = ("composed", "naive")
+
+
+class ServingHardwarePanel:
+    """Controls wired to :class:`~workbench.serving.Deployment` and :func:`~workbench.serving.serve`."""
+
+    def __init__(self, model: str = "Llama-3.1-8B", gpu: str = "H100-SXM", tp: int = 1, scheduler: str = "vllm",
+                 source: str = "m-large", rate_rps: float = 10.0, span_s: int = 600, seed: int = 0) -> None:
+        style = {"description_width": "130px"}
+        layout = W.Layout(width="400px")
+        self.seed = seed
+        self.model = W.Dropdown(options=list(specs.models()["model"]), value=model, description="model",
+                                style=style, layout=layout)
+        self.gpu = W.Dropdown(options=list(specs.gpus()["gpu"]), value=gpu, description="GPU", style=style,
+                              layout=layout)
+        self.tp = W.Dropdown(options=[1, 2, 4, 8], value=tp, description="tensor parallel", style=style, layout=layout)
+        self.scheduler = W.Dropdown(options=["vllm", "sarathi", "orca"], value=scheduler, description="scheduler",
+                                    style=style, layout=layout)
+        self.overlap = W.Checkbox(value=False, description="overlapped (NanoFlow)")
+        self.disagg = W.Checkbox(value=False, description="disaggregated (1 prefill + 1 decode replica)")
+        self.source = W.Dropdown(options=[m for m, (kind, _) in sg.MODELS.items() if kind == "language"],
+                                 value=source, description="ServeGen traffic", style=style, layout=layout)
+        self.workload = W.ToggleButtons(options=WORKLOADS, value="composed", description="workload", style=style)
+        self.rate = W.FloatLogSlider(value=rate_rps, base=10, min=0, max=2, step=0.05,
+                                     description="mean rate (req/s)", style=style, layout=layout)
+        self.ttft_slo = W.FloatLogSlider(value=2.0, base=10, min=-1, max=1, step=0.05,
+                                         description="p99 TTFT SLO (s)", style=style, layout=layout)
+        self.tbt_slo = W.FloatLogSlider(value=0.1, base=10, min=-2, max=0, step=0.05,
+                                        description="p99 TBT SLO (s)", style=style, layout=layout)
+        self.span_s = span_s
+        self.button = W.Button(description="GPUs needed")
+        self.stats = W.HTML()
+        self.plan = W.HTML()
+        self.ttft = go.FigureWidget()
+        self.tbt = go.FigureWidget()
+        self.update()
+        for c in (self.model, self.gpu, self.tp, self.scheduler, self.overlap, self.disagg, self.source, self.workload,
+                  self.rate, self.ttft_slo, self.tbt_slo):
+            c.observe(self._on_change, names="value")
+        self.button.on_click(self._on_plan)
+        controls = W.VBox([self.model, self.gpu, self.tp, self.scheduler, self.overlap, self.disagg, self.source,
+                           self.workload,
+                           self.rate, self.ttft_slo, self.tbt_slo, self.button, self.stats, self.plan])
+        self.widget = W.HBox([controls, W.VBox([self.ttft, self.tbt])])
+
+    # ---- model calls
+    def slo(self) -> SLO:
+        return SLO(ttft_s=self.ttft_slo.value, tbt_s=self.tbt_slo.value)
+
+    def sched(self) -> Scheduler:
+        budget = 2048 if self.scheduler.value == "sarathi" else 16384
+        return Scheduler(self.scheduler.value, max_num_batched_tokens=budget)
+
+    def requests(self):
+        """The workload of the current settings (composed, or its naive twin)."""
+        start = 14 * 3600
+        pool = sg.load_pool(self.source.value).select(start, self.span_s)
+        mean = float(pool.aggregate_rate().mean())
+        w = sg.compose(pool, start_s=start, duration_s=self.span_s, rate_scale=self.rate.value / mean, seed=self.seed)
+        return w if self.workload.value == "composed" else sg.naive_workload(w, seed=self.seed)
+
+    def update(self) -> None:
+        try:
+            dep = Deployment(self.model.value, self.gpu.value, tp=self.tp.value, overlap=self.overlap.value)
+        except ValueError as exc:  # the model does not fit: say by how much
+            self.stats.value = f"<b>{exc}</b>"
+            return
+        req = self.requests()
+        if self.disagg.value:
+            m = serve_disaggregated(req, dep, dep, prefill_scheduler=self.sched(), decode_scheduler=self.sched())
+        else:
+            m = serve(req, dep, self.sched())
+        done = ~m["rejected"]
+        span = float((m["arrival_s"] + m["e2e_s"]).max())
+        tokens = float((m["input_tokens"] + m["output_tokens"])[done].sum()) / span / m.attrs["gpus"]
+        bound = optimal_throughput(dep, float(req["input_tokens"].mean()) + 1, float(req["output_tokens"].mean()))
+        slo = self.slo()
+        redraw(self.ttft, viz.latency_cdf_figure({self.workload.value: m["ttft_s"].to_numpy()}, metric="TTFT",
+                                                 slo_s=slo.ttft_s))
+        redraw(self.tbt, viz.latency_cdf_figure({self.workload.value: m["tbt_s"].to_numpy()}, metric="TBT",
+                                                slo_s=slo.tbt_s))
+        q = m[["ttft_s", "tbt_s"]].quantile(0.99)
+        self.stats.value = (
+            f"{len(m)} requests, KV cache {dep.kv_capacity_tokens:,} tokens, {int(m['preemptions'].sum())} "
+            f"preemptions, {int(m['rejected'].sum())} rejected<br>p99 TTFT {q['ttft_s']:.2f} s, p99 TBT "
+            f"{1000 * q['tbt_s']:.0f} ms<br>throughput {tokens:,.0f} tokens/s per GPU; optimal bound "
+            f"{bound['optimal_tokens_per_s']:,.0f} ({bound['bound']}-bound at batch {bound['batch']:.0f})")
+        self.plan.value = ""
+
+    def gpus_needed(self):
+        """:func:`capacity_gpus` of the current workload over TP in {1, 2, 4, 8}."""
+        return capacity_gpus(self.requests(), self.model.value, self.gpu.value, self.slo(), scheduler=self.sched(),
+                             overlap=self.overlap.value)
+
+    # ---- callbacks
+    def _on_change(self, change) -> None:
+        self.update()
+
+    def _on_plan(self, button) -> None:
+        plan = self.gpus_needed()
+        best = plan.attrs["best"]
+        if not best:
+            self.plan.value = "<b>no TP degree meets the SLO</b>"
+            return
+        self.plan.value = (f"<b>{best['gpus']:.0f} GPUs</b>: {best['replicas']:.0f} replicas of TP {best['tp']:.0f} "
+                           f"({plan.attrs['slo']})")
+
+
+def serving_hardware_panel(**kwargs) -> W.Widget:
+    """Build the panel and return its top-level widget (see :class:`ServingHardwarePanel`)."""
+    return ServingHardwarePanel(**kwargs).widget
