@@ -148,7 +148,7 @@ def voila(tmp_path_factory):
     with log.open("w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=d, start_new_session=True)
     try:
-        _wait_http(f"http://127.0.0.1:{port}/voila/render/index.ipynb", proc, log, timeout_s=120)
+        _wait_http(f"http://127.0.0.1:{port}/", proc, log, timeout_s=120)  # the tree: renders no notebook
         yield f"http://127.0.0.1:{port}"
     finally:
         os.killpg(proc.pid, 15)

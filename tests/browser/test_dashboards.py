@@ -23,7 +23,7 @@ _OVERFLOW = """() => Array.from(document.querySelectorAll('.jupyter-widgets *, .
 def test_landing_page_lists_every_dashboard(browser, voila, screenshots_dir: Path):
     page = browser.new_page(viewport=VIEWPORT)
     try:
-        page.goto(f"{voila}/voila/render/index.ipynb")
+        page.goto(f"{voila}/voila/render/index.ipynb", wait_until="commit")
         page.wait_for_selector("table a", timeout=120_000)
         links = page.locator("table a")
         assert links.count() == len(DASHBOARDS)
@@ -33,11 +33,15 @@ def test_landing_page_lists_every_dashboard(browser, voila, screenshots_dir: Pat
         page.close()
 
 
+def _failed(page, screenshots_dir: Path, name: str) -> None:
+    page.screenshot(path=str(screenshots_dir / f"FAILED-{name}.png"))
+
+
 @pytest.mark.parametrize("dash", DASHBOARDS, ids=[d.paper for d in DASHBOARDS])
 def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash):
     page = browser.new_page(viewport=VIEWPORT)
     try:
-        page.goto(f"{voila}/voila/render/{dash.filename}", timeout=240_000)
+        page.goto(f"{voila}/voila/render/{dash.filename}", timeout=240_000, wait_until="commit")
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=240_000)
         page.wait_for_timeout(1500)
         body = page.inner_text("body")
@@ -60,5 +64,8 @@ def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash
         assert page.evaluate(_FIGURE_STATE) != before, f"{dash.paper}: moving a control did not redraw the figure"
         page.wait_for_timeout(1000)
         page.screenshot(path=str(screenshots_dir / f"dashboard-{dash.paper}.png"))
+    except Exception:
+        _failed(page, screenshots_dir, f"dashboard-{dash.paper}")
+        raise
     finally:
         page.close()

@@ -64,10 +64,13 @@ class FigurePane(W.Output):
 
     def show(self, fig: go.Figure) -> None:
         """Render ``fig`` in place of what the pane shows."""
+        import json
+
+        import plotly.io as pio
         from IPython.display import display
 
         self.figure = fig
-        bundle = fig.to_plotly_json()
+        bundle = json.loads(pio.to_json(fig, validate=False))  # plotly's encoder: numpy arrays become JSON lists
         with self:
             self.clear_output(wait=True)
             display({"application/vnd.plotly.v1+json": {**bundle, "config": {"responsive": True}},
