@@ -1,0 +1,106 @@
+"""Where sweeps run: Dask distributed clients, the shared LocalCluster, and in-process serial execution.
+
+``client=None`` uses ``$WORKBENCH_SCHEDULER`` when it is set (a scheduler address such as ``tcp://host:8786``: any
+dask-jobqueue, Kubernetes or SSH cluster) and otherwise one :class:`distributed.LocalCluster` per process (worker
+processes with one thread each, as many as there are cores), started on first use and reused by every later sweep.
+A string is a scheduler address; a :class:`distributed.Client` is used as given; ``False`` runs in this process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from ._store import compute
+
+__all__ = ["cluster", "shutdown", "resolve", "run_serial", "run_dask"]
+
+_CLIENTS: dict[str, Any] = {}
+
+
+def cluster(address: str | None = None, *, n_workers: int | None = None):
+    """The shared :class:`distributed.Client`: to the scheduler at ``address``, else the process's LocalCluster.
+
+    The LocalCluster has ``n_workers`` worker processes (default: the number of cores) of one thread each; its
+    dashboard link is ``cluster().dashboard_link`` (served when ``bokeh`` is installed).
+    """
+    from distributed import Client, LocalCluster
+
+    name = address or "local"
+    client = _CLIENTS.get(name)
+    if client is not None and client.status in ("running", "connecting"):
+        return client
+    if address:
+        client = Client(address, set_as_default=False)
+    else:
+        workers = n_workers or os.cpu_count() or 1
+        dashboard = ":0" if importlib.util.find_spec("bokeh") else None
+        local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=dashboard,
+                             silence_logs=logging.ERROR)
+        client = Client(local, set_as_default=False)
+    _CLIENTS[name] = client
+    return client
+
+
+def shutdown() -> None:
+    """Close every client this module opened (and the LocalCluster with its workers)."""
+    while _CLIENTS:
+        _, client = _CLIENTS.popitem()
+        local = client.cluster
+        client.close()
+        if local is not None:
+            local.close()
+
+
+def resolve(client):
+    """The client a sweep runs on (``None`` for serial execution in this process)."""
+    if client is False:
+        return None
+    if client is None or client is True:
+        return cluster(os.environ.get("WORKBENCH_SCHEDULER") or None)
+    if isinstance(client, str):
+        return cluster(client)
+    from distributed import Client
+
+    if not isinstance(client, Client):
+        raise TypeError(f"client must be None, False, a scheduler address or a distributed.Client, got "
+                        f"{type(client).__name__}")
+    return client
+
+
+def run_serial(fn, tasks: list[tuple]) -> Iterator[tuple[int, str, Any]]:
+    """Yield ``(index, status, payload)`` for ``tasks`` of ``(index, key, params, seed, replicate)``, in order."""
+    for i, _, params, seed, replicate in tasks:
+        yield (i, *compute(fn, params, seed, replicate))
+
+
+def run_dask(client, name: str, fn, tasks: list[tuple]) -> Iterator[tuple[int, str, Any]]:
+    """Yield ``(index, status, payload)`` as the cluster completes ``tasks``; what is left is cancelled on exit.
+
+    Each task's Dask key is ``<name>-<cache key>``, so the same point submitted twice (by two sweeps on one
+    cluster) runs once. A task whose workers keep dying (:class:`distributed.KilledWorker`) or that fails inside
+    Dask is reported as an error with its traceback.
+    """
+    import traceback
+
+    from distributed import as_completed
+
+    index = {f"{name}-{key}": i for i, key, *_ in tasks}
+    futures = client.map(compute, [fn] * len(tasks), [t[2] for t in tasks], [t[3] for t in tasks],
+                         [t[4] for t in tasks], key=list(index))
+    pending = set(futures)
+    try:
+        for fut in as_completed(futures, loop=client.loop):
+            pending.discard(fut)
+            try:
+                status, payload = fut.result()
+            except Exception as exc:
+                status, payload = "error", "".join(traceback.format_exception(exc))
+            yield index[fut.key], status, payload
+            fut.release()
+    finally:
+        if pending:
+            client.cancel(list(pending))
