@@ -14,7 +14,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
@@ -28,7 +27,7 @@ import pyarrow.parquet as pq
 from ..data import cache_dir
 from ._space import Experiment
 
-__all__ = ["point_seed", "cache_key", "cache_path", "compute", "read_record", "write_record"]
+__all__ = ["point_seed", "cache_key", "cache_folder", "cache_path", "compute", "compute_batch", "read_record", "write_record"]
 
 
 def _canonical(obj: Any) -> bytes:
@@ -61,51 +60,65 @@ def cache_key(exp: Experiment, params: dict[str, Any], base_seed: int, replicate
     return hashlib.sha256(_canonical(what)).hexdigest()[:32]
 
 
+def cache_folder(exp: Experiment) -> Path:
+    """``$WORKBENCH_CACHE/experiments/<name>/``: where the records of ``exp`` live."""
+    return cache_dir() / "experiments" / exp.name
+
+
 def cache_path(exp: Experiment, key: str) -> Path:
     """``$WORKBENCH_CACHE/experiments/<name>/<key>.parquet``."""
-    return cache_dir() / "experiments" / exp.name / f"{key}.parquet"
+    return cache_folder(exp) / f"{key}.parquet"
 
 
-def _frame(result: Any, params: dict[str, Any], replicate: int) -> pd.DataFrame:
+_ARROW_TYPES = {bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.string()}
+
+
+def _table(result: Any, params: dict[str, Any], replicate: int) -> pa.Table:
     if isinstance(result, Mapping):
-        result = pd.DataFrame([dict(result)])
-    if not isinstance(result, pd.DataFrame):
+        table = pa.table({k: [v] for k, v in result.items()})
+    elif isinstance(result, pd.DataFrame):
+        table = pa.Table.from_pandas(result, preserve_index=False).replace_schema_metadata(None)
+    else:
         raise TypeError(f"an experiment returns a dict of scalars or a DataFrame, got {type(result).__name__}")
-    clash = [c for c in result.columns if c in params or c == "seed"]
+    clash = [c for c in table.column_names if c in params or c == "seed"]
     if clash:
         raise ValueError(f"result columns {clash} repeat a parameter name or 'seed'")
-    n = len(result)
-    head = pd.DataFrame({**{k: [v] * n for k, v in params.items()}, "seed": np.full(n, replicate, dtype=np.int64)})
-    return pd.concat([head, result.reset_index(drop=True)], axis=1)
+    n = table.num_rows
+    head = [pa.array([v] * n, type=_ARROW_TYPES[type(v)]) for v in params.values()]
+    head.append(pa.array(np.full(n, replicate, dtype=np.int64)))
+    return pa.Table.from_arrays(head + table.columns, names=[*params, "seed", *table.column_names])
 
 
 def compute(fn, params: dict[str, Any], seed: int, replicate: int) -> tuple[str, bytes | str]:
     """Run one point x seed (on a worker or in process): ``("ok", parquet bytes)`` or ``("error", traceback)``."""
     try:
-        frame = _frame(fn(**params, seed=seed), params, replicate)
         buf = io.BytesIO()
-        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), buf)
+        pq.write_table(_table(fn(**params, seed=seed), params, replicate), buf)
         return "ok", buf.getvalue()
     except Exception:
         return "error", traceback.format_exc()
 
 
+def compute_batch(fn, batch: list[tuple]) -> list[tuple[int, str, bytes | str]]:
+    """:func:`compute` for each ``(index, params, seed, replicate)`` of ``batch``: ``(index, status, payload)``."""
+    return [(i, *compute(fn, params, seed, replicate)) for i, params, seed, replicate in batch]
+
+
 def read_record(data: bytes | Path) -> pa.Table | None:
     """Parse a record (bytes or a file); ``None`` when the file is missing or unreadable (it is then recomputed)."""
     try:
-        return pq.read_table(pa.BufferReader(data) if isinstance(data, bytes) else data)
+        return pq.ParquetFile(pa.BufferReader(data) if isinstance(data, bytes) else data).read(use_threads=False)
     except (OSError, pa.ArrowException):
         return None
 
 
 def write_record(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    """Write ``data`` to ``path`` atomically (the folder must exist)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
+        with open(tmp, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise

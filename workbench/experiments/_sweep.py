@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,7 +13,7 @@ import pyarrow as pa
 
 from ._engine import resolve, run_dask, run_serial
 from ._space import Experiment, get
-from ._store import cache_key, cache_path, point_seed, read_record, write_record
+from ._store import cache_folder, cache_key, point_seed, read_record, write_record
 
 __all__ = ["sweep", "errors"]
 
@@ -95,9 +96,14 @@ def sweep(
     jobs = [(p, r) for p in points for r in reps]
     keys = [cache_key(exp, p, int(base_seed), r) for p, r in jobs]
     tables: list[pa.Table | None] = [None] * len(jobs)
+    folder = cache_folder(exp)
+    if cache:
+        folder.mkdir(parents=True, exist_ok=True)
     if cache is True:
+        present = set(os.listdir(folder))
         for i, key in enumerate(keys):
-            tables[i] = read_record(cache_path(exp, key))
+            if f"{key}.parquet" in present:
+                tables[i] = read_record(folder / f"{key}.parquet")
     hits = sum(t is not None for t in tables)
     tasks = [(i, keys[i], p, point_seed(exp, p, int(base_seed), r), r)
              for i, (p, r) in enumerate(jobs) if tables[i] is None]
@@ -114,7 +120,7 @@ def sweep(
                     if status == "ok":
                         tables[i] = read_record(payload)
                         if cache:
-                            write_record(cache_path(exp, keys[i]), payload)
+                            write_record(folder / f"{keys[i]}.parquet", payload)
                     else:
                         point, rep = jobs[i]
                         failed.append({**point, "seed": rep, "error": payload.strip().splitlines()[-1],
