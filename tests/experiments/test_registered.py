@@ -56,3 +56,26 @@ def test_cli_lists_and_shows(capsys):
     out = capsys.readouterr().out
     assert "marking" in out and "static, pred" in out and "fraction" in out
     assert main(["sweep", "show", "no-such-experiment"]) == 2
+
+
+def test_summarize_gives_spread_over_seeds():
+    df = ex.sweep("placement-hot-tors", {"mean_utilization": [0.3, 0.6], "racks": 100}, seeds=4, client=False,
+                  cache=False, progress=False)
+    s = ex.summarize(df, ["hot_fraction"])
+    assert len(s) == 4 and (s.n == 4).all()
+    one = df[(df.mean_utilization == 0.6) & (df.policy == "random")].hot_fraction
+    row = s[(s.mean_utilization == 0.6) & (s.policy == "random")].iloc[0]
+    assert row["mean"] == pytest.approx(one.mean()) and row["sem"] == pytest.approx(one.sem())
+    with pytest.raises(ValueError, match="policy"):
+        ex.summarize(df, ["policy"])
+
+
+def test_cli_run_writes_the_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "hot.csv"
+    assert main(["sweep", "run", "placement-hot-tors", "--grid", "mean_utilization=0.3,0.6", "--grid", "racks=100",
+                 "--seeds", "2", "--serial", "--no-progress", "--out", str(out)]) == 0
+    import pandas as pd
+
+    table = pd.read_csv(out)
+    assert len(table) == 2 * 2 * 2 and list(table.columns[:4]) == ["mean_utilization", "racks", "hot_threshold", "seed"]

@@ -13,7 +13,7 @@ so a rename in a model package is a one-line change in the wrapper):
 ``fabric-congestion``             fabric congestion ratio vs GPU count x routing x collective
 ``pred-fct-vs-load``              flow completion time by size class vs load x marking x routing (leaf-spine)
 ``serving-capacity``              serving capacity vs model x hour x workload (composed, naive)
-``placement-hot-tors``            hot ToRs vs utilization x placement policy
+``placement-hot-tors``            hot ToRs vs utilization, random vs aware placement
 ``burstgpt-round-trip``           BurstGPT fit -> generate -> fit vs rate scale
 ================================  ======================================================================
 
@@ -29,7 +29,7 @@ True
 from ._engine import cluster, shutdown
 from ._space import Experiment, Param, experiment, get, names
 from ._store import cache_key, cache_path, point_seed
-from ._sweep import errors, sweep
+from ._sweep import errors, summarize, sweep
 
-__all__ = ["Experiment", "Param", "experiment", "get", "names", "sweep", "errors", "cluster", "shutdown",
+__all__ = ["Experiment", "Param", "experiment", "get", "names", "sweep", "errors", "summarize", "cluster", "shutdown",
            "point_seed", "cache_key", "cache_path"]

@@ -15,7 +15,7 @@ from ._engine import resolve, run_dask, run_serial
 from ._space import Experiment, get
 from ._store import cache_folder, cache_key, point_seed, read_record, write_record
 
-__all__ = ["sweep", "errors"]
+__all__ = ["sweep", "errors", "summarize"]
 
 _ERROR_COLUMNS = ["seed", "error", "traceback"]
 
@@ -82,7 +82,7 @@ def sweep(
     >>> df = sweep("placement-hot-tors", {"mean_utilization": [0.3, 0.5], "racks": 50}, seeds=2, client=False,
     ...            cache=False, progress=False)
     >>> df[["mean_utilization", "policy", "seed"]].shape, df.attrs["computed"]
-    ((4, 3), 4)
+    ((8, 3), 4)
     """
     from tqdm.auto import tqdm
 
@@ -148,3 +148,32 @@ def errors(result: pd.DataFrame) -> pd.DataFrame:
     exp = get(result.attrs["experiment"]) if "experiment" in result.attrs else None
     columns = ([p.name for p in exp.params] if exp else []) + _ERROR_COLUMNS
     return pd.DataFrame(failures, columns=columns)
+
+
+def summarize(result: pd.DataFrame, values: Sequence[str] | None = None) -> pd.DataFrame:
+    """Mean and spread over seeds of a :func:`sweep`'s numeric results: the table behind error bars.
+
+    Rows are grouped by the parameters and the non-numeric result columns (a size class, a policy); each numeric
+    result column in ``values`` (default: all of them) gives one row per group with ``quantity, mean, std, sem, n``.
+
+    Examples
+    --------
+    >>> df = sweep("placement-hot-tors", {"mean_utilization": [0.3, 0.6], "racks": 50}, seeds=3, client=False,
+    ...            cache=False, progress=False)
+    >>> s = summarize(df, ["hot_fraction"])
+    >>> list(s.columns[-6:]), len(s), int(s.n.max())
+    (['policy', 'quantity', 'mean', 'std', 'sem', 'n'], 4, 3)
+    """
+    exp = get(result.attrs["experiment"])
+    params = [p.name for p in exp.params]
+    results = [c for c in result.columns if c not in params and c != "seed"]
+    numeric = [c for c in results if pd.api.types.is_numeric_dtype(result[c]) and
+               not pd.api.types.is_bool_dtype(result[c])]
+    values = numeric if values is None else list(values)
+    unknown = [v for v in values if v not in numeric]
+    if unknown:
+        raise ValueError(f"values must be numeric result columns of {exp.name!r} ({', '.join(numeric)}); got {unknown}")
+    keys = params + [c for c in results if c not in numeric]
+    long = result.melt(id_vars=keys, value_vars=values, var_name="quantity")
+    stats = long.groupby(keys + ["quantity"], sort=False, dropna=False)["value"].agg(["mean", "std", "sem", "count"])
+    return stats.rename(columns={"count": "n"}).reset_index()
