@@ -55,7 +55,7 @@ def _temp_cache():
 def _client():
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
     client = Client(cluster, set_as_default=False)
     atexit.register(cluster.close)
     atexit.register(client.close)

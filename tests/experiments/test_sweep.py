@@ -48,7 +48,7 @@ def cache(tmp_path, monkeypatch):
 def local():
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
     client = Client(cluster, set_as_default=False)
     yield client
     client.close()

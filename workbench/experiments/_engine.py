@@ -9,7 +9,6 @@ A string is a scheduler address; a :class:`distributed.Client` is used as given;
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import logging
 import os
 from collections.abc import Iterator
@@ -38,8 +37,8 @@ def cluster(address: str | None = None, *, n_workers: int | None = None):
         client = Client(address, set_as_default=False)
     else:
         workers = n_workers or os.cpu_count() or 1
-        dashboard = ":0" if importlib.util.find_spec("bokeh") else None
-        local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=dashboard,
+        # a free port: on a shared machine 8787 is often taken by someone else's cluster
+        local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                              silence_logs=logging.ERROR)
         client = Client(local, set_as_default=False)
     _CLIENTS[name] = client
