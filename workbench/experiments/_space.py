@@ -83,6 +83,12 @@ class Param:
             object.__setattr__(self, "choices", tuple(self.choices))
         self.validate(self.default)
 
+    @classmethod
+    def fraction(cls, name: str, default: float, doc: str = "", *, seeded: bool = True) -> Param:
+        """A fraction strictly between 0 and 1 (a load, a utilization)."""
+        return cls(name, float(default), "fraction", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False,
+                   seeded=seeded, doc=doc)
+
     @property
     def allowed(self) -> str:
         """The allowed values in words (for messages and ``workbench sweep show``)."""

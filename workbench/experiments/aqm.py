@@ -23,8 +23,7 @@ MARKINGS = {"static": aqm.STATIC_DEFAULT, "pred": aqm.PRED_DEFAULT}
     "pred-fct-vs-load",
     version="1",
     params=[
-        Param("load", 0.9, "fraction", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False,
-              doc="offered load per host NIC"),
+        Param.fraction("load", 0.9, "offered load per host NIC"),
         Param("marking", "pred", choices=tuple(MARKINGS), seeded=False, doc="AQM marking policy of every port"),
         Param("routing", "ecmp", choices=("ecmp", "spray"), seeded=False, doc="ECMP per flow or packet spraying"),
         Param("leaves", 8, "", low=1, high=64, doc="leaf switches"),

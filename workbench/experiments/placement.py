@@ -13,8 +13,7 @@ __all__ = ["placement_hot_tors"]
     "placement-hot-tors",
     version="1",
     params=[
-        Param("mean_utilization", 0.4, "fraction", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False,
-              doc="mean ToR uplink utilization the task demands are scaled to"),
+        Param.fraction("mean_utilization", 0.4, "mean ToR uplink utilization the task demands are scaled to"),
         Param("racks", 1000, "", low=2, high=100_000, doc="racks (one ToR each)"),
         Param("hot_threshold", 0.75, "fraction", low=0.0, high=1.0, low_inclusive=False,
               doc="ToR utilization above which a ToR is hot"),
