@@ -4,7 +4,8 @@ Every figure runs on a LocalCluster of 2 worker processes (one thread each) with
 ``$WORKBENCH_CACHE``. The CPU-bound sweep is 16 points of the real packet-level PRED model on a 32-host leaf-spine
 (~1 s of CPU each); the overhead sweep is a registered no-op. The 64-core projection places the measured per-point
 compute times (from the Dask task stream) on 64 workers, longest first: the makespan is at least the longest point.
-On a shared machine the wall-clock figures are depressed by other load; the CPU figures of the points are not.
+The per-point times are wall-clock times on the workers: on a shared machine every figure here (speed-up, sweep wall
+time and the projection) is inflated by other processes' load, and only a quiet machine gives the model's own cost.
 """
 
 from __future__ import annotations
