@@ -18,6 +18,10 @@ def _fmt(value: float, unit: str) -> str:
         return f"{value / GiB:.2f} GiB" if value >= GiB else f"{value / MiB:.1f} MiB"
     if unit == "s":
         return f"{value:.3f} s"
+    if unit == "x":
+        return f"{value:.2f}x"
+    if unit == "ms":
+        return f"{value:.2f} ms"
     return f"{value:,.0f} {unit}"
 
 

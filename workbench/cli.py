@@ -18,6 +18,12 @@
     Download a registered dataset from upstream with a progress bar, resuming a dropped or stalled download, and
     verify its size and sha256 (a mismatch deletes the partial file and says so); files with no published checksum
     get a trust-on-first-use sha256 record.
+``workbench sweep list`` / ``workbench sweep show NAME``
+    The registered experiments; one experiment's parameters with units, defaults and allowed values.
+``workbench sweep run NAME [--grid PARAM=V1,V2 ...] [--seeds N] [--scheduler ADDR | --serial] [--out FILE]``
+    Run an experiment over the grid x seeds (cached and resumable, :func:`workbench.experiments.sweep`) on the local
+    Dask cluster, ``$WORKBENCH_SCHEDULER`` or ``--scheduler``; print the table, write ``FILE`` (``.parquet`` or
+    ``.csv``). Exits 1 if any point failed (the failures and their tracebacks go to stderr).
 
 Path arguments are checked before any work starts; errors (bad arguments, network failures, a full disk) are one
 line on stderr and exit status 2.
@@ -165,6 +171,76 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
         return 0
 
 
+def _cmd_sweep_list(args: argparse.Namespace) -> int:
+    from . import experiments
+
+    for name in experiments.names():
+        exp = experiments.get(name)
+        print(f"{name} (version {exp.version}): {exp.description}")
+    return 0
+
+
+def _cmd_sweep_show(args: argparse.Namespace) -> int:
+    from . import experiments
+
+    exp = experiments.get(args.name)
+    print(f"{exp.name} (version {exp.version}): {exp.description}")
+    with_pd_options(lambda: print(exp.describe().to_string(index=False)))
+    return 0
+
+
+def _parse_grid(exp, items: list[str]) -> dict:
+    grid: dict = {}
+    for item in items:
+        name, sep, values = item.partition("=")
+        if not sep:
+            raise ValueError(f"--grid takes PARAM=V1,V2,...; got {item!r}")
+        param = exp.param(name.strip())
+        if param.name in grid:
+            raise ValueError(f"--grid gives parameter {param.name!r} twice")
+        try:
+            grid[param.name] = [param.parse(v) for v in values.split(",") if v.strip()]
+        except TypeError as exc:  # e.g. 2.5 for an integer parameter: a bad value on the command line
+            raise ValueError(str(exc)) from None
+        if not grid[param.name]:
+            raise ValueError(f"the grid gives no values for parameter {param.name!r}")
+    return grid
+
+
+def _cmd_sweep_run(args: argparse.Namespace) -> int:
+    from . import experiments
+
+    exp = experiments.get(args.name)
+    grid = _parse_grid(exp, args.grid or [])
+    out = Path(args.out).expanduser() if args.out else None
+    if out is not None:
+        if out.suffix not in (".parquet", ".csv"):
+            raise ValueError(f"--out must end in .parquet or .csv, got {out.name!r}")
+        _out_dir("--out", str(out.parent))
+        if out.exists() and not args.force:
+            raise FileExistsError(f"--out {args.out!r} exists; pass --force to replace it")
+    client = False if args.serial else args.scheduler
+    cache = "refresh" if args.refresh else not args.no_cache
+    t0 = time.perf_counter()
+    df = experiments.sweep(exp, grid, args.seeds, base_seed=args.base_seed, client=client, cache=cache,
+                           progress=not args.no_progress)
+    with_pd_options(lambda: print(df.to_string(index=False, max_rows=60)))
+    a = df.attrs
+    print(f"{a['total']} point x seed runs: {a['computed']} computed, {a['cache_hits']} from the cache, "
+          f"{len(a['failures'])} failed ({time.perf_counter() - t0:.1f} s)")
+    if out is not None:
+        from .cache import atomic_path
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(out, overwrite=args.force) as tmp:
+            df.to_parquet(tmp, index=False) if out.suffix == ".parquet" else df.to_csv(tmp, index=False)
+        print(f"wrote {out}")
+    for failure in a["failures"]:
+        point = ", ".join(f"{k}={failure[k]}" for k in exp.defaults()) + f", seed={failure['seed']}"
+        print(f"FAILED {point}\n{failure['traceback']}", file=sys.stderr)
+    return 1 if a["failures"] else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -201,6 +277,30 @@ def build_parser() -> argparse.ArgumentParser:
     dp.add_argument("--timeout", type=float, default=60.0, help="seconds without data before a retry (default 60)")
     dp.add_argument("--no-progress", action="store_true", help="no progress bar")
     dp.set_defaults(func=_cmd_data_fetch)
+
+    p = sub.add_parser("sweep", help="experiments: list, show, run a parameter sweep (Dask, cached, resumable)")
+    ssub = p.add_subparsers(dest="sweep_command", required=True)
+    sp = ssub.add_parser("list", help="list the registered experiments")
+    sp.set_defaults(func=_cmd_sweep_list)
+    sp = ssub.add_parser("show", help="an experiment's parameters: units, defaults, allowed values")
+    sp.add_argument("name", help="experiment name (see `workbench sweep list`)")
+    sp.set_defaults(func=_cmd_sweep_show)
+    sp = ssub.add_parser("run", help="run an experiment over a grid x seeds")
+    sp.add_argument("name", help="experiment name (see `workbench sweep list`)")
+    sp.add_argument("--grid", action="append", metavar="PARAM=V1,V2", help="values of one parameter (repeatable; "
+                    "the sweep is their Cartesian product, other parameters at their defaults)")
+    sp.add_argument("--seeds", type=int, default=1, help="seeds per point (default 1)")
+    sp.add_argument("--base-seed", type=int, default=0, help="root seed of every point's stream (default 0)")
+    sp.add_argument("--scheduler", default=None, metavar="ADDR",
+                    help="Dask scheduler address, e.g. tcp://host:8786 (default: $WORKBENCH_SCHEDULER, else a "
+                    "local cluster)")
+    sp.add_argument("--serial", action="store_true", help="run in this process, no cluster")
+    sp.add_argument("--out", default=None, metavar="FILE", help="write the table to FILE (.parquet or .csv)")
+    sp.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    sp.add_argument("--refresh", action="store_true", help="recompute every point and rewrite the cache")
+    sp.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    sp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sp.set_defaults(func=_cmd_sweep_run)
     return parser
 
 

@@ -1,0 +1,81 @@
+"""Every registered experiment runs at a small point, its parameter space is well formed, and a treatment shares its
+random draws across values."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench import experiments as ex
+from workbench.cli import main
+
+SMALL = {
+    "fabric-congestion": {"leaves": 4, "spines": 4, "hosts_per_leaf": 4, "samples": 20,
+                          "routing": ["ecmp", "minimal"]},
+    "pred-fct-vs-load": {"leaves": 2, "spines": 2, "hosts_per_leaf": 4, "duration_s": 0.005,
+                         "marking": ["static", "pred"]},
+    "serving-capacity": {"model": "m-small", "span_s": 300.0, "workload": ["composed", "naive"]},
+    "placement-hot-tors": {"racks": 100, "mean_utilization": [0.3, 0.6]},
+    "burstgpt-round-trip": {"days": 0.5, "rate_scale": [0.5, 2.0]},
+}
+
+
+def test_every_builtin_experiment_is_covered():
+    assert set(ex.names()) >= set(SMALL)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_builtin_experiment_runs_serially(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    exp = ex.get(name)
+    df = ex.sweep(name, SMALL[name], seeds=1, client=False, progress=False)
+    assert ex.errors(df).empty and len(df) >= 2
+    assert list(df.columns[: len(exp.params) + 1]) == [p.name for p in exp.params] + ["seed"]
+    assert df.attrs["computed"] == 2 and len(list((tmp_path / "experiments" / name).glob("*.parquet"))) == 2
+    for p in exp.params:
+        assert p.unit in ("", "s", "h", "d", "rps", "fraction", "Gbit/s"), p
+        assert p.doc
+
+
+def test_pred_treatments_share_flows():
+    """Static and PRED at one load and seed carry the same flows (same count of short flows per size class)."""
+    df = ex.sweep("pred-fct-vs-load", SMALL["pred-fct-vs-load"], client=False, cache=False, progress=False)
+    counts = df.assign(total=df["count"] + df["unfinished"]).pivot(index="size_class", columns="marking",
+                                                                    values="total")
+    assert (counts["static"] == counts["pred"]).all()
+
+
+def test_burstgpt_round_trip_scales_the_rate():
+    df = ex.sweep("burstgpt-round-trip", SMALL["burstgpt-round-trip"], client=False, cache=False, progress=False)
+    assert df.rate_ratio.to_numpy() == pytest.approx(df.rate_scale.to_numpy(), rel=0.05)
+
+
+def test_cli_lists_and_shows(capsys):
+    assert main(["sweep", "list"]) == 0
+    assert "pred-fct-vs-load" in capsys.readouterr().out
+    assert main(["sweep", "show", "pred-fct-vs-load"]) == 0
+    out = capsys.readouterr().out
+    assert "marking" in out and "static, pred" in out and "fraction" in out
+    assert main(["sweep", "show", "no-such-experiment"]) == 2
+
+
+def test_summarize_gives_spread_over_seeds():
+    df = ex.sweep("placement-hot-tors", {"mean_utilization": [0.3, 0.6], "racks": 100}, seeds=4, client=False,
+                  cache=False, progress=False)
+    s = ex.summarize(df, ["hot_fraction"])
+    assert len(s) == 4 and (s.n == 4).all()
+    one = df[(df.mean_utilization == 0.6) & (df.policy == "random")].hot_fraction
+    row = s[(s.mean_utilization == 0.6) & (s.policy == "random")].iloc[0]
+    assert row["mean"] == pytest.approx(one.mean()) and row["sem"] == pytest.approx(one.sem())
+    with pytest.raises(ValueError, match="policy"):
+        ex.summarize(df, ["policy"])
+
+
+def test_cli_run_writes_the_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "hot.csv"
+    assert main(["sweep", "run", "placement-hot-tors", "--grid", "mean_utilization=0.3,0.6", "--grid", "racks=100",
+                 "--seeds", "2", "--serial", "--no-progress", "--out", str(out)]) == 0
+    import pandas as pd
+
+    table = pd.read_csv(out)
+    assert len(table) == 2 * 2 * 2 and list(table.columns[:4]) == ["mean_utilization", "racks", "hot_threshold", "seed"]

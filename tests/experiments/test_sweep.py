@@ -1,0 +1,196 @@
+"""The sweep layer on a real Dask engine: a LocalCluster of worker processes, and a scheduler and worker started as
+separate processes and reached by address. Workers and clients are killed mid-sweep; results must not change."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+import sweep_fixtures  # noqa: E402,F401  (registers "test-draws")
+
+from workbench import experiments as ex  # noqa: E402
+from workbench.cli import main  # noqa: E402
+
+X = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
+
+
+def frame_bytes(df):
+    """The result table as parquet bytes (values, dtypes, column order; attrs left out)."""
+    df = df.copy()
+    df.attrs = {}
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("WORKBENCH_SCHEDULER", raising=False)
+    return tmp_path / "cache" / "experiments" / "test-draws"
+
+
+@pytest.fixture(scope="module")
+def local():
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    client = Client(cluster, set_as_default=False)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop a process started in its own session, and everything it started (its process group)."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """A `dask scheduler` and one single-threaded `dask worker`, each a separate process on 127.0.0.1."""
+    from distributed import Client
+
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    procs = [subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                               "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)]
+    try:
+        procs.append(subprocess.Popen([sys.executable, "-m", "dask", "worker", address, "--nthreads", "1",
+                                       "--nworkers", "1", "--host", "127.0.0.1", "--no-dashboard"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+        with Client(address, timeout=60, set_as_default=False) as probe:
+            probe.wait_for_workers(1, timeout=60)
+        yield address
+    finally:
+        ex.shutdown()  # the clients sweeps opened to this address
+        for proc in reversed(procs):
+            _stop(proc)
+
+
+def test_bad_grids_fail_before_anything_is_scheduled(cache):
+    unreachable = "tcp://127.0.0.1:9"  # a sweep that got as far as scheduling would fail to connect instead
+    cases = [({"y": [1.0]}, "'y'"), ({"x": []}, "'x'"), ({"x": [0.5, 11.0]}, "'x'"), ({"arm": ["c"]}, "'arm'"),
+             ([{"x": 1.0}, {"x": 1.0}], "repeats"), ([], "empty")]
+    for grid, named in cases:
+        with pytest.raises(ValueError, match=named):
+            ex.sweep("test-draws", grid, client=unreachable, progress=False)
+    with pytest.raises(TypeError, match="'x'"):
+        ex.sweep("test-draws", {"x": ["big"]}, client=unreachable, progress=False)
+    with pytest.raises(ValueError, match="seeds"):
+        ex.sweep("test-draws", {"x": X}, seeds=0, client=unreachable, progress=False)
+    assert not cache.exists()
+    assert main(["sweep", "run", "test-draws", "--grid", "x=1,12", "--scheduler", unreachable]) == 2
+
+
+def test_identical_bytes_serial_local_cluster_and_cache(local, cache):
+    grid = {"x": X, "arm": ["a", "b"]}
+    serial = ex.sweep("test-draws", grid, seeds=3, client=False, cache=False, progress=False)
+    assert list(serial.columns) == ["x", "arm", "busy_s", "fail_above", "seed", "k", "value"]
+    assert len(serial) == len(X) * 2 * 3 * 3
+    on_two = ex.sweep("test-draws", grid, seeds=3, client=local, progress=False)
+    assert on_two.attrs["computed"] == len(X) * 2 * 3 and len(list(cache.glob("*.parquet"))) == len(X) * 2 * 3
+    cached = ex.sweep("test-draws", grid, seeds=3, client=False, progress=False)
+    assert cached.attrs["cache_hits"] == len(X) * 2 * 3 and cached.attrs["computed"] == 0
+    assert frame_bytes(serial) == frame_bytes(on_two) == frame_bytes(cached)
+    # a point's rows do not depend on the grid around it, its order, or the seed list
+    alone = ex.sweep("test-draws", [{"x": 2.0, "arm": "b"}], seeds=[2], client=False, cache=False, progress=False)
+    rows = serial[(serial.x == 2.0) & (serial.arm == "b") & (serial.seed == 2)].reset_index(drop=True)
+    assert frame_bytes(alone) == frame_bytes(rows)
+    # "arm" is a treatment: both arms see the same draws
+    a, b = (serial[serial.arm == arm].value.to_numpy() for arm in ("a", "b"))
+    assert np.abs(b - a - 1.0).max() < 1e-12
+    refreshed = ex.sweep("test-draws", grid, seeds=3, client=local, cache="refresh", progress=False)
+    assert refreshed.attrs["computed"] == len(X) * 2 * 3 and frame_bytes(refreshed) == frame_bytes(serial)
+
+
+def test_killed_worker_is_replaced_and_results_are_unchanged(local):
+    grid = {"x": X + [3.5, 4.0], "busy_s": 0.4}
+    serial = ex.sweep("test-draws", grid, seeds=2, client=False, cache=False, progress=False)
+    pids = sorted(local.run(os.getpid).values())
+    killer = threading.Timer(1.0, os.kill, (pids[0], signal.SIGKILL))
+    killer.start()
+    try:
+        result = ex.sweep("test-draws", grid, seeds=2, client=local, cache=False, progress=False)
+    finally:
+        killer.join()
+    assert result.attrs["failures"] == [] and result.attrs["computed"] == 16
+    assert frame_bytes(result) == frame_bytes(serial)
+    local.wait_for_workers(2, timeout=60)
+    assert pids[0] not in local.run(os.getpid).values()  # the nanny started a new worker process
+
+
+def test_failures_are_collected_and_the_rest_completes(local):
+    grid = {"x": X, "fail_above": 2.2}
+    result = ex.sweep("test-draws", grid, seeds=2, client=local, progress=False)
+    errors = ex.errors(result)
+    assert sorted(set(errors.x)) == [2.5, 3.0] and len(errors) == 4
+    assert errors.error.str.contains("RuntimeError: x=2.5 is above 2.2").any()
+    assert errors.traceback.str.contains("Traceback").all()
+    assert sorted(set(result.x)) == [0.5, 1.0, 1.5, 2.0] and len(result) == 4 * 2 * 3
+    again = ex.sweep("test-draws", grid, seeds=2, client=False, progress=False)  # failures are not cached
+    assert again.attrs["cache_hits"] == 8 and len(again.attrs["failures"]) == 4
+    assert main(["sweep", "run", "test-draws", "--grid", "x=1,3", "--grid", "fail_above=2", "--serial",
+                 "--no-progress"]) == 1
+
+
+def test_sweep_by_address_and_killed_client_resumes_with_only_the_missing_points(scheduler, cache, tmp_path):
+    xs = [0.25 * i for i in range(1, 13)]
+    script = (
+        f"import sys; sys.path.insert(0, {str(HERE)!r}); import sweep_fixtures\n"
+        "from workbench.experiments import sweep\n"
+        f"sweep('test-draws', {{'x': {xs!r}, 'busy_s': 0.3}}, client={scheduler!r}, progress=False)\n"
+    )
+    client_proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ}, start_new_session=True,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 90
+        while len(list(cache.glob("*.parquet"))) < 4:
+            assert client_proc.poll() is None, client_proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "the sweep client wrote nothing"
+            time.sleep(0.05)
+        os.killpg(client_proc.pid, signal.SIGKILL)
+        client_proc.wait()
+    finally:
+        _stop(client_proc)
+    done = len(list(cache.glob("*.parquet")))
+    assert 4 <= done < len(xs)
+    for record in cache.glob("*.parquet"):  # atomic writes: a killed writer leaves no partial record
+        assert pq.read_table(record).num_rows == 3
+    resumed = ex.sweep("test-draws", {"x": xs, "busy_s": 0.3}, client=scheduler, progress=False)
+    assert resumed.attrs["cache_hits"] == done and resumed.attrs["computed"] == len(xs) - done
+    serial = ex.sweep("test-draws", {"x": xs, "busy_s": 0.3}, client=False, cache=False, progress=False)
+    assert frame_bytes(resumed) == frame_bytes(serial)  # one single-threaded worker: same bytes as serial
+
+
+def test_scheduler_from_the_environment(scheduler, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_SCHEDULER", scheduler)
+    result = ex.sweep("test-draws", {"x": [1.0, 2.0]}, progress=False)
+    assert result.attrs["computed"] == 2
+    assert ex.cluster(scheduler).scheduler.address == scheduler

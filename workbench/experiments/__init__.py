@@ -1,0 +1,35 @@
+"""Experiments: named parameter studies over the models, run by one :func:`sweep` on Dask, cached and resumable.
+
+An experiment is a pure function of keyword parameters and a seed, registered with its parameter space (names,
+defaults, units, allowed values) and a ``version``. :func:`sweep` runs it over a grid x seeds on a Dask cluster (the
+process's LocalCluster by default, any scheduler address to go past one machine, or serially), stores each point x
+seed under ``$WORKBENCH_CACHE/experiments/<name>/`` so a rerun computes only what is missing, seeds every point from
+``numpy.random.SeedSequence`` keyed by the point, and returns one tidy DataFrame.
+
+The registered studies wrap the public model functions (each wrapper keeps the model's keyword names in one place,
+so a rename in a model package is a one-line change in the wrapper):
+
+================================  ======================================================================
+``fabric-congestion``             fabric congestion ratio vs GPU count x routing x collective
+``pred-fct-vs-load``              flow completion time by size class vs load x marking x routing (leaf-spine)
+``serving-capacity``              serving capacity vs model x hour x workload (composed, naive)
+``placement-hot-tors``            hot ToRs vs utilization, random vs aware placement
+``burstgpt-round-trip``           BurstGPT fit -> generate -> fit vs rate scale
+================================  ======================================================================
+
+Examples
+--------
+>>> from workbench import experiments
+>>> "pred-fct-vs-load" in experiments.names()
+True
+>>> experiments.get("pred-fct-vs-load").param("marking").choices
+('static', 'pred')
+"""
+
+from ._engine import cluster, shutdown
+from ._space import Experiment, Param, experiment, get, names
+from ._store import cache_key, cache_path, point_seed
+from ._sweep import errors, summarize, sweep
+
+__all__ = ["Experiment", "Param", "experiment", "get", "names", "sweep", "errors", "summarize", "cluster", "shutdown",
+           "point_seed", "cache_key", "cache_path"]

@@ -1,0 +1,119 @@
+"""Where sweeps run: Dask distributed clients, the shared LocalCluster, and in-process serial execution.
+
+``client=None`` uses ``$WORKBENCH_SCHEDULER`` when it is set (a scheduler address such as ``tcp://host:8786``: any
+dask-jobqueue, Kubernetes or SSH cluster) and otherwise one :class:`distributed.LocalCluster` per process (worker
+processes with one thread each, as many as there are cores), started on first use and reused by every later sweep.
+A string is a scheduler address; a :class:`distributed.Client` is used as given; ``False`` runs in this process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from ._store import compute, compute_batch
+
+__all__ = ["cluster", "shutdown", "resolve", "run_serial", "run_dask", "batch_size"]
+
+_CLIENTS: dict[str, Any] = {}
+
+
+def cluster(address: str | None = None, *, n_workers: int | None = None):
+    """The shared :class:`distributed.Client`: to the scheduler at ``address``, else the process's LocalCluster.
+
+    The LocalCluster has ``n_workers`` worker processes (default: the number of cores) of one thread each; its
+    dashboard link is ``cluster().dashboard_link`` (served when ``bokeh`` is installed).
+    """
+    from distributed import Client, LocalCluster
+
+    name = address or "local"
+    client = _CLIENTS.get(name)
+    if client is not None and client.status in ("running", "connecting"):
+        return client
+    if address:
+        client = Client(address, set_as_default=False)
+    else:
+        workers = n_workers or os.cpu_count() or 1
+        # a free port: on a shared machine 8787 is often taken by someone else's cluster
+        local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                             silence_logs=logging.ERROR)
+        client = Client(local, set_as_default=False)
+    _CLIENTS[name] = client
+    return client
+
+
+def shutdown() -> None:
+    """Close every client this module opened (and the LocalCluster with its workers)."""
+    while _CLIENTS:
+        _, client = _CLIENTS.popitem()
+        local = client.cluster
+        client.close()
+        if local is not None:
+            local.close()
+
+
+def resolve(client):
+    """The client a sweep runs on (``None`` for serial execution in this process)."""
+    if client is False:
+        return None
+    if client is None or client is True:
+        return cluster(os.environ.get("WORKBENCH_SCHEDULER") or None)
+    if isinstance(client, str):
+        return cluster(client)
+    from distributed import Client
+
+    if not isinstance(client, Client):
+        raise TypeError(f"client must be None, False, a scheduler address or a distributed.Client, got "
+                        f"{type(client).__name__}")
+    return client
+
+
+def run_serial(fn, tasks: list[tuple]) -> Iterator[tuple[int, str, Any]]:
+    """Yield ``(index, status, payload)`` for ``tasks`` of ``(index, key, params, seed, replicate)``, in order."""
+    for i, _, params, seed, replicate in tasks:
+        yield (i, *compute(fn, params, seed, replicate))
+
+
+def batch_size(n_tasks: int, n_workers: int) -> int:
+    """Points per Dask task: 1 unless there are more than 64 points per worker, then enough to keep 64 tasks per
+    worker (Dask's own cost per task, ~1 ms, would otherwise dominate cheap points; 64 per worker keeps the load
+    balanced and loses little work when a client is interrupted)."""
+    return max(1, n_tasks // (64 * max(n_workers, 1)))
+
+
+def run_dask(client, name: str, fn, tasks: list[tuple]) -> Iterator[tuple[int, str, Any]]:
+    """Yield ``(index, status, payload)`` as the cluster completes ``tasks``; what is left is cancelled on exit.
+
+    Tasks are grouped by :func:`batch_size`. A batch's Dask key is ``<name>-<hash of its cache keys>``, so the same
+    batch submitted twice (by two sweeps on one cluster) runs once. A batch whose workers keep dying
+    (:class:`distributed.KilledWorker`) or that fails inside Dask is reported as an error for each of its points.
+    """
+    import traceback
+
+    from distributed import as_completed
+
+    size = batch_size(len(tasks), sum(client.nthreads().values()))
+    batches = {}
+    for start in range(0, len(tasks), size):
+        chunk = tasks[start:start + size]
+        digest = hashlib.sha256("".join(t[1] for t in chunk).encode()).hexdigest()[:32]
+        batches[f"{name}-{digest}"] = chunk
+    futures = client.map(compute_batch, [fn] * len(batches), [[(i, p, s, r) for i, _, p, s, r in chunk]
+                                                              for chunk in batches.values()], key=list(batches))
+    pending = set(futures)
+    try:
+        for fut in as_completed(futures, loop=client.loop):
+            pending.discard(fut)
+            try:
+                results = fut.result()
+            except Exception as exc:
+                message = "".join(traceback.format_exception(exc))
+                results = [(t[0], "error", message) for t in batches[fut.key]]
+            yield from results
+            fut.release()
+    finally:
+        if pending:
+            client.cancel(list(pending))

@@ -1,0 +1,179 @@
+"""``sweep``: an experiment over a grid of points x seeds, cached per point x seed, on Dask or in process."""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from ._engine import resolve, run_dask, run_serial
+from ._space import Experiment, get
+from ._store import cache_folder, cache_key, point_seed, read_record, write_record
+
+__all__ = ["sweep", "errors", "summarize"]
+
+_ERROR_COLUMNS = ["seed", "error", "traceback"]
+
+
+def _replicates(seeds) -> list[int]:
+    if isinstance(seeds, numbers.Integral) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise ValueError(f"seeds must be >= 1 (the number of seeds per point), got {seeds}")
+        return list(range(int(seeds)))
+    if isinstance(seeds, Sequence) and not isinstance(seeds, str) and seeds:
+        reps = [int(s) for s in seeds if isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 0]
+        if len(reps) != len(seeds) or len(set(reps)) != len(reps):
+            raise ValueError(f"seeds must be distinct non-negative integers, got {list(seeds)!r}")
+        return reps
+    raise TypeError(f"seeds must be a positive int or a non-empty list of seed indices, got {seeds!r}")
+
+
+def sweep(
+    experiment: str | Experiment,
+    grid: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+    seeds: int | Sequence[int] = 1,
+    *,
+    base_seed: int = 0,
+    client=None,
+    cache: bool | str = True,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Run ``experiment`` at every point of ``grid`` x ``seeds``; one tidy row per point x seed x result row.
+
+    Parameters
+    ----------
+    experiment : str or Experiment
+        A registered experiment (``workbench sweep list``).
+    grid : mapping or list of mappings, optional
+        ``{"load": [0.3, 0.9], "marking": ["static", "pred"]}`` is the Cartesian product (a scalar is a one-value
+        axis); a list of dicts is an explicit list of points. Parameters left out take their defaults. Validated
+        before anything runs: an unknown parameter, an empty list or a value out of range raises ``ValueError``
+        naming the parameter.
+    seeds : int or list of int
+        ``n`` runs seed indices ``0 .. n-1``; a list names the seed indices. Index ``r`` of a point draws from
+        ``SeedSequence(base_seed)`` keyed by the point's seeded parameters and ``r`` (see :func:`point_seed`), so a
+        row is the same whatever the grid, the worker count, the order or restarts.
+    base_seed : int
+        Root entropy of every stream.
+    client : None, False, str or distributed.Client
+        ``None``: ``$WORKBENCH_SCHEDULER`` if set, else the process's shared LocalCluster (started on first use).
+        A scheduler address or a Client: that cluster. ``False``: serially in this process (same bytes).
+    cache : bool or "refresh"
+        ``True`` reads each point x seed from ``$WORKBENCH_CACHE/experiments/<name>/<key>.parquet`` when present
+        and writes what it computes (atomically, as each result arrives, so an interrupted sweep resumes where it
+        stopped); ``"refresh"`` recomputes everything and rewrites; ``False`` neither reads nor writes.
+    progress : bool
+        A tqdm bar (terminal or notebook): points done of the total, cache hits, failures.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Parameter columns first, then ``seed`` (the index), then the experiment's result columns; rows in grid
+        order, seeds within a point. Points that raised are left out and listed by :func:`errors`. ``attrs`` holds
+        ``experiment``, ``version``, ``base_seed``, ``total``, ``computed``, ``cache_hits`` and the failures.
+
+    Examples
+    --------
+    >>> df = sweep("placement-hot-tors", {"mean_utilization": [0.3, 0.5], "racks": 50}, seeds=2, client=False,
+    ...            cache=False, progress=False)
+    >>> df[["mean_utilization", "policy", "seed"]].shape, df.attrs["computed"]
+    ((8, 3), 4)
+    """
+    from tqdm.auto import tqdm
+
+    exp = get(experiment)
+    if cache not in (True, False, "refresh"):
+        raise ValueError(f"cache must be True, False or 'refresh', got {cache!r}")
+    if isinstance(base_seed, bool) or not isinstance(base_seed, numbers.Integral) or base_seed < 0:
+        raise ValueError(f"base_seed must be a non-negative integer, got {base_seed!r}")
+    points = exp.points(grid)
+    reps = _replicates(seeds)
+    jobs = [(p, r) for p in points for r in reps]
+    keys = [cache_key(exp, p, int(base_seed), r) for p, r in jobs]
+    tables: list[pa.Table | None] = [None] * len(jobs)
+    folder = cache_folder(exp)
+    if cache:
+        folder.mkdir(parents=True, exist_ok=True)
+    if cache is True:
+        present = set(os.listdir(folder))
+        for i, key in enumerate(keys):
+            if f"{key}.parquet" in present:
+                tables[i] = read_record(folder / f"{key}.parquet")
+    hits = sum(t is not None for t in tables)
+    tasks = [(i, keys[i], p, point_seed(exp, p, int(base_seed), r), r)
+             for i, (p, r) in enumerate(jobs) if tables[i] is None]
+    failed: list[dict[str, Any]] = []
+    bar = tqdm(total=len(jobs), initial=hits, desc=exp.name, unit="pt", disable=not progress, leave=progress)
+    bar.set_postfix(cached=hits, failed=0)
+    try:
+        if tasks:
+            dask_client = resolve(client)
+            stream = run_serial(exp.fn, tasks) if dask_client is None else run_dask(dask_client, exp.name, exp.fn,
+                                                                                      tasks)
+            with contextlib.closing(stream):  # an interrupt cancels what the cluster has not finished
+                for i, status, payload in stream:
+                    if status == "ok":
+                        tables[i] = read_record(payload)
+                        if cache:
+                            write_record(folder / f"{keys[i]}.parquet", payload)
+                    else:
+                        point, rep = jobs[i]
+                        failed.append({**point, "seed": rep, "error": payload.strip().splitlines()[-1],
+                                       "traceback": payload})
+                    bar.update(1)
+                    bar.set_postfix(cached=hits, failed=len(failed))
+    finally:
+        bar.close()
+    out = _assemble(exp, [t for t in tables if t is not None])
+    out.attrs = {"experiment": exp.name, "version": exp.version, "base_seed": int(base_seed), "total": len(jobs),
+                 "computed": len(tasks) - len(failed), "cache_hits": hits, "failures": failed}
+    return out
+
+
+def _assemble(exp: Experiment, tables: list[pa.Table]) -> pd.DataFrame:
+    if not tables:
+        return pd.DataFrame(columns=[p.name for p in exp.params] + ["seed"])
+    return pa.concat_tables(tables, promote_options="permissive").to_pandas()
+
+
+def errors(result: pd.DataFrame) -> pd.DataFrame:
+    """The failures of a :func:`sweep`: one row per failed point x seed with its parameters, the error line and the
+    full traceback (empty when everything ran)."""
+    failures = result.attrs.get("failures", [])
+    exp = get(result.attrs["experiment"]) if "experiment" in result.attrs else None
+    columns = ([p.name for p in exp.params] if exp else []) + _ERROR_COLUMNS
+    return pd.DataFrame(failures, columns=columns)
+
+
+def summarize(result: pd.DataFrame, values: Sequence[str] | None = None) -> pd.DataFrame:
+    """Mean and spread over seeds of a :func:`sweep`'s numeric results: the table behind error bars.
+
+    Rows are grouped by the parameters and the non-numeric result columns (a size class, a policy); each numeric
+    result column in ``values`` (default: all of them) gives one row per group with ``quantity, mean, std, sem, n``.
+
+    Examples
+    --------
+    >>> df = sweep("placement-hot-tors", {"mean_utilization": [0.3, 0.6], "racks": 50}, seeds=3, client=False,
+    ...            cache=False, progress=False)
+    >>> s = summarize(df, ["hot_fraction"])
+    >>> list(s.columns[-6:]), len(s), int(s.n.max())
+    (['policy', 'quantity', 'mean', 'std', 'sem', 'n'], 4, 3)
+    """
+    exp = get(result.attrs["experiment"])
+    params = [p.name for p in exp.params]
+    results = [c for c in result.columns if c not in params and c != "seed"]
+    numeric = [c for c in results if pd.api.types.is_numeric_dtype(result[c]) and
+               not pd.api.types.is_bool_dtype(result[c])]
+    values = numeric if values is None else list(values)
+    unknown = [v for v in values if v not in numeric]
+    if unknown:
+        raise ValueError(f"values must be numeric result columns of {exp.name!r} ({', '.join(numeric)}); got {unknown}")
+    keys = params + [c for c in results if c not in numeric]
+    long = result.melt(id_vars=keys, value_vars=values, var_name="quantity")
+    stats = long.groupby(keys + ["quantity"], sort=False, dropna=False)["value"].agg(["mean", "std", "sem", "count"])
+    return stats.rename(columns={"count": "n"}).reset_index()
