@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import COLORS, style
-from .fabric import SCHEME_COLORS
+from .fabric import ROUTING_COLORS
 
 __all__ = ["breakdown", "gain_vs_share", "iteration_vs_gpus", "validation", "ettr_vs_gpus", "ettr_vs_interval",
            "loss_breakdown"]
@@ -50,7 +50,7 @@ def iteration_vs_gpus(table: pd.DataFrame, title: str = "Iteration time vs GPUs 
     fig = go.Figure()
     for r, part in table.groupby("routing", sort=False):
         fig.add_trace(go.Scatter(x=part.gpus, y=part.iteration_s, mode="lines+markers", name=r,
-                                 line={"color": SCHEME_COLORS.get(r, "#444444")}))
+                                 line={"color": ROUTING_COLORS.get(r, "#444444")}))
     ticks = sorted(set(table.gpus.tolist()))
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks])
     fig.update_layout(legend=_LEGEND)
