@@ -304,6 +304,39 @@ REGISTRY: dict[str, Dataset] = {
             "servegen/.",
             extra={"subdirectory": "data", "commit": "f891d1189eb32b3868dfc443800c4150548c282a"},
         ),
+        Dataset(
+            name="fabric-websearch-128",
+            title="Fixed web-search flow workloads (connection matrices) on a 128-host leaf-spine at 90% load",
+            directory="fabric-websearch-128",
+            license="CC-BY-4.0",
+            citation="Generated for the workbench's packet-level validation (issue 16); flow sizes from the DCTCP "
+            "web-search CDF (Alizadeh et al., Data Center TCP, SIGCOMM 2010).",
+            upstream="none: generated (Poisson arrivals per host, uniform destinations, seed 1); see the card",
+            files=(
+                DatasetFile(
+                    "ws_128_10g_90_25ms.cm",
+                    "",
+                    sha256="e1178e780acb76ed5e030a684b8bb1c947816f7ecb57f44cc09c625e8c55c54c",
+                    size_bytes=92_980,
+                    rows=2_119,
+                    note="25 ms of arrivals",
+                ),
+                DatasetFile(
+                    "ws_128_10g_90_50ms.cm",
+                    "",
+                    sha256="6569ab0340170f82a493c2aed10bcb03cea34ea60345a4e165d940ec152abb3b",
+                    size_bytes=188_703,
+                    rows=4_248,
+                    note="50 ms of arrivals",
+                ),
+            ),
+            notes="htsim connection-matrix text: 'Nodes N', 'Connections C', then 'SRC->DST id ID start PS size BYTES' "
+            "(start in picoseconds). Read with workbench.aqm.replay.read_connection_matrix; the network below is what "
+            "`workbench aqm replay` runs them on by default. Card: datasets/cards/fabric-websearch-128.md.",
+            extra={"network": {"leaves": 16, "spines": 8, "hosts_per_leaf": 8, "link_gbps": 10.0,
+                               "link_delay_s": 1e-6, "buffer_pkts": 100, "packet_bytes": 1500, "ecn_step_pkts": 15,
+                               "routing": "ecmp"}},
+        ),
     ]
 }
 

@@ -134,6 +134,18 @@ class _Link:
         self.advance(t)
         return self.q
 
+    def project(self, t: float) -> tuple[float, float]:
+        """Queue and arrival rate at a future ``t`` with the trains already booked (their scheduled starts and ends
+        applied in time order), without changing the state."""
+        q, rate, t0, c, buf = self.q, self.rate, self.t, self.c, self.buffer
+        for te, dr in sorted(e for e in self.ends if e[0] <= t):
+            q += (rate - c) * (te - t0)
+            q = 0.0 if q < 0.0 else (buf if q > buf else q)
+            rate += dr
+            t0 = te
+        q += (rate - c) * (t - t0)
+        return (0.0 if q < 0.0 else (buf if q > buf else q)), (rate if rate > 1e-9 else 0.0)
+
 
 @dataclass(frozen=True)
 class SimResult:
@@ -191,6 +203,17 @@ class Network:
     nic_marking : RedMarking or None
         Fixed ramp on the non-switch links (host NICs). A host's flows share its NIC's FIFO; Linux's TCP small
         queues keep that queue short, which a shallow fixed ramp stands in for. ``None``: no marking there.
+    hop_rtt_s : float or None
+        If given, a flow's base RTT is this times the number of links on its path (both-way propagation and the ACK's
+        serialization per link) instead of ``rtt_s`` for every path.
+    ack_bytes : int
+        With ACK paths given to :meth:`run`, every train of data is answered by a train of ACKs of this size on the
+        reverse path, which loads those queues, and each window's ACK clock waits for the queues it meets there.
+        0: ACKs take no capacity and return after the base RTT.
+    min_rto_s : float or None
+        If given, a window that loses packets of its flow's last train (no later packets to trigger fast
+        retransmit) waits this retransmission timeout and restarts from one packet; ``None``: every loss is
+        recovered by fast retransmit.
     seed : int, Generator or None
     """
 
@@ -208,6 +231,9 @@ class Network:
         monitor_links=(0,),
         sample_s: float | None = None,
         nic_marking: RedMarking | None = None,
+        hop_rtt_s: float | None = None,
+        ack_bytes: int = 0,
+        min_rto_s: float | None = None,
         seed: Seed = None,
     ) -> None:
         cap = np.asarray(capacity_gbps, dtype=float)
@@ -217,6 +243,9 @@ class Network:
         if not isinstance(marking, (RedMarking, PredConfig)):
             raise TypeError(f"marking must be a RedMarking or a PredConfig, got {type(marking).__name__}")
         self.rtt_s = positive("rtt_s", rtt_s)
+        self.hop_rtt_s = None if hop_rtt_s is None else positive("hop_rtt_s", hop_rtt_s)
+        self.ack_frac = integer("ack_bytes", ack_bytes, minimum=0) / float(packet_bytes)
+        self.min_rto_s = None if min_rto_s is None else positive("min_rto_s", min_rto_s)
         host_gbps = positive("host_gbps", host_gbps)
         buffer_pkts = positive("buffer_pkts", buffer_pkts)
         self.packet_bytes = integer("packet_bytes", packet_bytes, minimum=64)
@@ -271,13 +300,13 @@ class Network:
             L = links[li]
             L.advance(now)
             if t > L.t:
-                # a downstream hop (or a later sub-train): project the present queue to the arrival time
-                q0 = L.q + (L.rate - L.c) * (t - L.t)
-                q0 = 0.0 if q0 < 0.0 else (L.buffer if q0 > L.buffer else q0)
+                # a downstream hop (or a later sub-train): project the queue to the arrival time through the
+                # trains already booked there
+                q0, rate = L.project(t)
             else:
-                q0 = L.q
+                q0, rate = L.q, L.rate
             rin = 1.0 / g
-            growth = (L.rate + rin - L.c) * g  # queue change per packet slot of this chunk
+            growth = (rate + rin - L.c) * g  # queue change per packet slot of this chunk
             q_last = q0 + growth * (c - 1)
             if q_last < 0.0:
                 q_last = 0.0
@@ -315,11 +344,31 @@ class Network:
         return d_first, d_last, marks, drops
 
     # ---- a DCTCP flow ------------------------------------------------------------------------------------------
-    def flow(self, fid: int, size_pkts: float, paths, is_long: bool = False):
-        """simpy process of one DCTCP flow; ``paths`` is a tuple of link-id tuples (several: sprayed per chunk)."""
+    def _ack_delay(self, path: tuple[int, ...], t: float) -> float:
+        """Queueing an ACK leaving the receiver at ``t`` meets on the reverse ``path`` (the queues projected to ``t``)."""
+        wait = 0.0
+        for li in path:
+            L = self.links[li]
+            q = L.project(t)[0] if t > L.t else L.q
+            wait += q * L.s
+        return wait
+
+    def _book_acks(self, path: tuple[int, ...], t: float, c: int, g: float) -> None:
+        """The ACK train of ``c`` data packets leaving the last hop from ``t`` at spacing ``g``."""
+        now = self.env.now
+        rate = self.ack_frac / g
+        for li in path:
+            L = self.links[li]
+            L.advance(now)
+            L.add_train(t if t > now else now, rate, (t if t > now else now) + c * g)
+
+    def flow(self, fid: int, size_pkts: float, paths, is_long: bool = False, ack_paths=None):
+        """simpy process of one DCTCP flow; ``paths`` is a tuple of link-id tuples (several: sprayed per chunk),
+        ``ack_paths`` the matching reverse paths (or ``None``)."""
         env = self.env
         start = env.now
-        prop = self.rtt_s
+        prop = self.rtt_s if self.hop_rtt_s is None else self.hop_rtt_s * len(paths[0])
+        acks = ack_paths if (ack_paths is not None and self.ack_frac > 0) else None
         cwnd = float(INIT_CWND_PKTS)
         ssthresh = math.inf
         alpha = 1.0
@@ -343,6 +392,8 @@ class Network:
                 c = w - sent if w - sent < chunk else chunk
                 if npaths == 1:
                     df, dl, m, dr = self._send(fid, paths[0], env.now, c, g)
+                    if acks is not None:
+                        self._book_acks(acks[0], df, c, (dl - df) / (c - 1) if c > 1 else g)
                 else:
                     # spraying: the chunk's packets are spread over the paths, one sub-train per path
                     df = math.inf
@@ -353,6 +404,8 @@ class Network:
                     for j in range(k):
                         cj = base + (1 if j < extra else 0)
                         a, b, mj, dj = self._send(fid, paths[(pi + j) % npaths], env.now + j * g, cj, g * k)
+                        if acks is not None:
+                            self._book_acks(acks[(pi + j) % npaths], a, cj, (b - a) / (cj - 1) if cj > 1 else g * k)
                         df = a if a < df else df
                         dl = b if b > dl else dl
                         m += mj
@@ -368,12 +421,17 @@ class Network:
                 if sent < w:
                     yield env.timeout(c * g)
             tx_free = env.now + c * g  # the NIC is busy with this flow's last train until then
+            # a loss in the flow's last train leaves no later packets to signal it: the retransmission timeout
+            timeout = self.min_rto_s is not None and dr > 0 and w >= remaining
             self.packets += w
             delivered = w - drops
             remaining -= delivered
             delivered_total += delivered
             alpha += DCTCP_G * (marks / w - alpha)
-            if drops:
+            if timeout:
+                ssthresh = max(MIN_CWND_PKTS, cwnd / 2.0)
+                cwnd = 1.0
+            elif drops:
                 cwnd = max(MIN_CWND_PKTS, cwnd / 2.0)
                 ssthresh = cwnd
             elif marks:
@@ -387,18 +445,26 @@ class Network:
                 cwnd = MAX_CWND_PKTS
             if remaining <= 0:
                 break
-            nxt = int(cwnd) if cwnd < remaining else int(remaining)
+            # the previous window's ACKs return over ``span`` and release ``cwnd`` packets at that clock (a last,
+            # partial window goes out at the same clock, not stretched over the span)
             span = d_last - d_first
-            g = span / max(nxt, 1)
+            g = span / max(int(cwnd), 1)
             if g < self.host_s:
                 g = self.host_s
             wake = d_first + prop
+            if acks is not None:
+                wake += self._ack_delay(acks[0], d_first)
             if wake < tx_free:
                 wake = tx_free
+            if timeout:
+                wake = env.now + self.min_rto_s
+                g = self.host_s
             if wake > env.now:
                 yield env.timeout(wake - env.now)
         done = remaining <= 0
         end = d_last + prop
+        if acks is not None:
+            end += self._ack_delay(acks[0], d_last)
         if done and end > env.now:
             yield env.timeout(end - env.now)
         self.records.append(
@@ -413,12 +479,12 @@ class Network:
             yield env.timeout(self.sample_s)
 
     # ---- running -----------------------------------------------------------------------------------------------
-    def _arrivals(self, starts, sizes_pkts, paths, first_id: int):
+    def _arrivals(self, starts, sizes_pkts, paths, ack_paths, first_id: int):
         env = self.env
         for i, (t, n, p) in enumerate(zip(starts, sizes_pkts, paths)):
             if t > env.now:
                 yield env.timeout(t - env.now)
-            env.process(self.flow(first_id + i, n, p))
+            env.process(self.flow(first_id + i, n, p, False, ack_paths[i] if ack_paths else None))
 
     def run(
         self,
@@ -428,10 +494,13 @@ class Network:
         short_starts_s=(),
         short_sizes_bytes=(),
         short_paths=(),
+        short_ack_paths=(),
         warmup_s: float = 0.0,
         drain_s: float = 0.0,
     ) -> SimResult:
         """Run long flows (from time 0, staggered over one RTT) and short flows (given start times) and collect.
+
+        ``short_ack_paths`` (optional) holds the reverse paths matching ``short_paths`` (see ``ack_bytes``).
 
         Long flows stop at ``duration_s``; short flows keep running until ``duration_s + drain_s``. Link statistics
         cover ``[warmup_s, duration_s]``.
@@ -455,7 +524,8 @@ class Network:
         sizes_pkts = np.maximum(1, -(-sizes_bytes // self.packet_bytes))
         starts = np.asarray(short_starts_s, dtype=float)
         if starts.size:
-            env.process(self._arrivals(starts.tolist(), sizes_pkts.tolist(), list(short_paths), n_long))
+            env.process(self._arrivals(starts.tolist(), sizes_pkts.tolist(), list(short_paths),
+                                       list(short_ack_paths), n_long))
         self.stop_s = duration_s
         if warmup_s > 0:
             env.run(until=warmup_s)
