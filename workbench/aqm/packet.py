@@ -6,8 +6,10 @@ Every flow is a simpy process running DCTCP: an initial window of 10 packets in 
 fraction of marked packets per window (gain 1/16), a cut of ``cwnd * alpha / 2`` in a window that saw a mark, plus one
 packet per window otherwise; a dropped packet halves the window and is sent again. A window is sent *ack-clocked*: the
 next window starts when the first acknowledgement of the previous one returns (one base RTT after that packet left the
-last queue) and its packets are paced at the spacing at which the previous window's packets left the bottleneck
-(acks return at that spacing), at host line rate in the first round.
+last queue) and its packet ``i`` may leave when the ACK clock allows it: the previous window's ACKs return at the
+spacing at which its packets left the last queue and release the new window at ``cwnd`` packets per that span. A
+sender behind its clock (its previous window took longer to send than an RTT) sends at host line rate until it
+catches up, as a TCP sender with fewer packets in flight than its window does; the first round goes at line rate.
 
 Where the time goes (aggregation)
 ---------------------------------
@@ -373,7 +375,8 @@ class Network:
         ssthresh = math.inf
         alpha = 1.0
         remaining = size_pkts
-        g = self.host_s
+        host_s = g = self.host_s
+        ack0, g_ack = start, 0.0  # the first window leaves at line rate
         chunk = self.chunk
         npaths = len(paths)
         pi = int(self._uniform() * npaths)
@@ -390,6 +393,16 @@ class Network:
             d_first = -1.0
             while sent < w:
                 c = w - sent if w - sent < chunk else chunk
+                # packet i of the window may leave once the ACK clock allows it (ack0 + i * g_ack), at line rate
+                # when the clock is ahead (the sender is behind its window); the chunk spreads evenly up to the
+                # time its last packet is allowed
+                now = env.now
+                if c > 1:
+                    g = (ack0 + (sent + c - 1) * g_ack - now) / (c - 1)
+                    if g < host_s:
+                        g = host_s
+                else:
+                    g = host_s
                 if npaths == 1:
                     df, dl, m, dr = self._send(fid, paths[0], env.now, c, g)
                     if acks is not None:
@@ -419,7 +432,10 @@ class Network:
                 drops += dr
                 sent += c
                 if sent < w:
-                    yield env.timeout(c * g)
+                    nxt = ack0 + sent * g_ack
+                    if nxt < now + c * g:
+                        nxt = now + c * g
+                    yield env.timeout(nxt - now)
             tx_free = env.now + c * g  # the NIC is busy with this flow's last train until then
             # a loss in the flow's last train leaves no later packets to signal it: the retransmission timeout
             timeout = self.min_rto_s is not None and dr > 0 and w >= remaining
@@ -448,17 +464,14 @@ class Network:
             # the previous window's ACKs return over ``span`` and release ``cwnd`` packets at that clock (a last,
             # partial window goes out at the same clock, not stretched over the span)
             span = d_last - d_first
-            g = span / max(int(cwnd), 1)
-            if g < self.host_s:
-                g = self.host_s
-            wake = d_first + prop
+            g_ack = span / max(int(cwnd), 1)
+            ack0 = d_first + prop
             if acks is not None:
-                wake += self._ack_delay(acks[0], d_first)
-            if wake < tx_free:
-                wake = tx_free
+                ack0 += self._ack_delay(acks[0], d_first)
+            wake = ack0 if ack0 > tx_free else tx_free
             if timeout:
-                wake = env.now + self.min_rto_s
-                g = self.host_s
+                wake = ack0 = env.now + self.min_rto_s
+                g_ack = 0.0
             if wake > env.now:
                 yield env.timeout(wake - env.now)
         done = remaining <= 0
