@@ -50,6 +50,8 @@ from .red import RedMarking
 __all__ = ["SimResult", "Network"]
 
 INIT_CWND_PKTS = 10
+#: Rate changes within this of a time count as before it (train ends computed along different float paths).
+_EPS_S = 1e-12
 #: Receive-window cap on the congestion window (a lone sender whose NIC is the bottleneck never sees a mark).
 MAX_CWND_PKTS = 4096.0
 
@@ -116,7 +118,7 @@ class _Link:
     def advance(self, t: float) -> None:
         """Integrate to ``t``, applying the rate changes (train starts and ends) due before it in time order."""
         events = self.ends
-        while events and events[0][0] <= t:
+        while events and events[0][0] <= t + _EPS_S:
             te, dr = heapq.heappop(events)
             self.integrate(te)
             self.rate += dr
@@ -140,7 +142,7 @@ class _Link:
         """Queue and arrival rate at a future ``t`` with the trains already booked (their scheduled starts and ends
         applied in time order), without changing the state."""
         q, rate, t0, c, buf = self.q, self.rate, self.t, self.c, self.buffer
-        for te, dr in sorted(e for e in self.ends if e[0] <= t):
+        for te, dr in sorted(e for e in self.ends if e[0] <= t + _EPS_S):
             q += (rate - c) * (te - t0)
             q = 0.0 if q < 0.0 else (buf if q > buf else q)
             rate += dr
@@ -335,8 +337,11 @@ class Network:
             s = L.s
             d_first = t + (q0 + 1.0) * s
             d_last = t + (c - 1) * g + (q_last + 1.0) * s
-            # the next hop sees the chunk leaving this queue: first packet at d_first, spacing at least s
+            # the next hop sees the chunk as it left this queue: first packet at d_first, then at the spacing of its
+            # departures (stretched by the queue it built here, never below this link's serialization)
             t = d_first
+            if c > 1:
+                g = (d_last - d_first) / (c - 1)
             if g < s:
                 g = s
         if marks > c:
@@ -390,6 +395,7 @@ class Network:
             if w < 1:
                 w = 1
             sent = marks = drops = 0
+            first_mark = -1  # index in the window of its first marked packet (marks fall at a train's tail)
             d_first = -1.0
             while sent < w:
                 c = w - sent if w - sent < chunk else chunk
@@ -428,6 +434,8 @@ class Network:
                     d_first = df
                 if dl > d_last:
                     d_last = dl
+                if m and first_mark < 0:
+                    first_mark = sent + c - m
                 marks += m
                 drops += dr
                 sent += c
@@ -451,6 +459,9 @@ class Network:
                 cwnd = max(MIN_CWND_PKTS, cwnd / 2.0)
                 ssthresh = cwnd
             elif marks:
+                # ACK by ACK: slow start up to the first ECE, then one cut (no growth for the rest of the window)
+                if cwnd < ssthresh:
+                    cwnd += first_mark
                 cwnd = max(MIN_CWND_PKTS, cwnd * (1.0 - alpha / 2.0))
                 ssthresh = cwnd
             elif cwnd < ssthresh:
