@@ -221,8 +221,12 @@ def _fct(scale):
     note="With web-search traffic only, the static ramp already keeps the fabric's queues short (a few packets on "
     "average), so there is little queue for PRED to remove: the small-flow p99 stays within a few percent of "
     "static, while PRED's concurrency-scaled slope counts many short flows at each port, marks harder and makes "
-    "medium flows slower. The paper's leaf-spine setting (link speeds, buffers, static thresholds) is not "
-    "reproduced.",
+    "medium flows slower. The paper's leaf-spine setting (link speeds, buffers, static thresholds, workload mix) is "
+    "not reproduced: the sources available to the workbench give only the abstract (testbed and large-scale "
+    "simulation; 66% lower queue, up to 80% lower FCT). The packet model under this claim is checked against a "
+    "per-packet engine on the fixed fabric-websearch-128 workload (workbench.aqm.replay): medians agree within 4% "
+    "for flows under 1 MB, but the chunked engine's tails and large flows still differ by 15-90%, so this "
+    "measurement is a trend, not a settled number.",
 )
 def _fabric(scale):
     small = small_flow_fct(fabric(scale).fct)
