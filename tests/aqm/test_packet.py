@@ -15,7 +15,8 @@ from workbench.aqm import (
     leaf_spine_fct,
     steady_state,
 )
-from workbench.aqm.packet import Network, _Link
+from workbench.aqm.packet import Network
+from workbench.aqm.trains import TrainQueue as _Link
 from workbench.fabric.topology import leaf_spine
 
 

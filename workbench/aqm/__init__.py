@@ -7,7 +7,8 @@ Layers of the model, from fastest to most detailed:
 * :mod:`~workbench.aqm.fluid` -- N long DCTCP flows through one queue: the steady-state standing queue and the delay
   ODE (queue oscillation, utilization), vectorized over numbers of flows;
 * :mod:`~workbench.aqm.packet` -- a simpy discrete-event engine of DCTCP flows sent as paced trains of packets
-  (``chunk_pkts``) through piecewise-linear fluid switch queues with per-packet marking;
+  (``chunk_pkts``) through piecewise-linear fluid switch queues (:mod:`~workbench.aqm.trains`) with per-packet
+  marking;
 * :mod:`~workbench.aqm.perpacket` -- its ground truth: every packet and every ACK through every hop's FIFO;
 * :mod:`~workbench.aqm.scenarios` -- one bottleneck shared by long and web-search flows, and web-search flows across
   a leaf-spine fabric (from :mod:`workbench.fabric.topology`, paths from :mod:`workbench.fabric.routing`);

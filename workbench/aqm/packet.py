@@ -33,7 +33,6 @@ bottleneck, a leaf-spine fabric) are in :mod:`workbench.aqm.scenarios`.
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass
 
@@ -46,109 +45,13 @@ from .._validate import in_range, integer, nonnegative, positive
 from .fluid import DCTCP_G, MIN_CWND_PKTS
 from .pred import PredConfig, pred_controller
 from .red import RedMarking
+from .trains import TrainQueue
 
 __all__ = ["SimResult", "Network"]
 
 INIT_CWND_PKTS = 10
-#: Rate changes within this of a time count as before it (train ends computed along different float paths).
-_EPS_S = 1e-12
 #: Receive-window cap on the congestion window (a lone sender whose NIC is the bottleneck never sees a mark).
 MAX_CWND_PKTS = 4096.0
-
-
-class _Link:
-    """One switch output queue: a fluid of paced chunks plus marking state and counters."""
-
-    __slots__ = (
-        "c", "s", "q", "t", "rate", "ends", "lo", "hi", "maxp", "buffer", "served", "area", "pkts", "marks",
-        "drops", "flows", "marking", "t0",
-    )
-
-    def __init__(self, capacity_pps: float, buffer_pkts: float, marking: RedMarking | None) -> None:
-        self.c = capacity_pps
-        self.s = 1.0 / capacity_pps
-        self.q = 0.0
-        self.t = 0.0
-        self.rate = 0.0
-        self.ends: list[tuple[float, float]] = []
-        self.buffer = buffer_pkts
-        self.marking = marking is not None
-        if marking is None:
-            self.lo, self.hi, self.maxp = math.inf, math.inf, 0.0
-        else:
-            self.lo, self.hi, self.maxp = marking.min_k_pkts, marking.max_k_pkts, marking.max_p
-        self.served = 0.0
-        self.area = 0.0
-        self.pkts = 0
-        self.marks = 0
-        self.drops = 0.0
-        self.flows: set[int] = set()
-        self.t0 = 0.0
-
-    def integrate(self, t: float) -> None:
-        """Advance the fluid queue from ``self.t`` to ``t`` at the current arrival rate."""
-        dt = t - self.t
-        if dt <= 0.0:
-            return
-        q = self.q
-        net = self.rate - self.c
-        if net >= 0.0:
-            q1 = q + net * dt
-            if q1 > self.buffer:
-                tf = (self.buffer - q) / net if net > 0 else dt
-                self.area += 0.5 * (q + self.buffer) * tf + self.buffer * (dt - tf)
-                self.drops += q1 - self.buffer
-                q1 = self.buffer
-            else:
-                self.area += 0.5 * (q + q1) * dt
-            self.served += self.c * dt
-        else:
-            tdrain = q / -net
-            if tdrain >= dt:
-                q1 = q + net * dt
-                self.area += 0.5 * (q + q1) * dt
-                self.served += self.c * dt
-            else:
-                self.area += 0.5 * q * tdrain
-                self.served += self.c * tdrain + self.rate * (dt - tdrain)
-                q1 = 0.0
-        self.q = q1
-        self.t = t
-
-    def advance(self, t: float) -> None:
-        """Integrate to ``t``, applying the rate changes (train starts and ends) due before it in time order."""
-        events = self.ends
-        while events and events[0][0] <= t + _EPS_S:
-            te, dr = heapq.heappop(events)
-            self.integrate(te)
-            self.rate += dr
-        if not events:
-            self.rate = 0.0
-        self.integrate(t)
-
-    def add_train(self, t: float, rate: float, end: float) -> None:
-        """A paced train arriving at ``rate`` from ``t`` (now or later) until ``end``."""
-        if t <= self.t:
-            self.rate += rate
-        else:
-            heapq.heappush(self.ends, (t, rate))
-        heapq.heappush(self.ends, (end, -rate))
-
-    def queue_at(self, t: float) -> float:
-        self.advance(t)
-        return self.q
-
-    def project(self, t: float) -> tuple[float, float]:
-        """Queue and arrival rate at a future ``t`` with the trains already booked (their scheduled starts and ends
-        applied in time order), without changing the state."""
-        q, rate, t0, c, buf = self.q, self.rate, self.t, self.c, self.buffer
-        for te, dr in sorted(e for e in self.ends if e[0] <= t + _EPS_S):
-            q += (rate - c) * (te - t0)
-            q = 0.0 if q < 0.0 else (buf if q > buf else q)
-            rate += dr
-            t0 = te
-        q += (rate - c) * (t - t0)
-        return (0.0 if q < 0.0 else (buf if q > buf else q)), (rate if rate > 1e-9 else 0.0)
 
 
 @dataclass(frozen=True)
@@ -261,7 +164,7 @@ class Network:
             raise TypeError(f"nic_marking must be a RedMarking or None, got {type(nic_marking).__name__}")
         # host NICs queue in the host stack, which does not drop; they may signal a fixed, shallow ramp
         self.links = [
-            _Link(float(c), buffer_pkts if m else math.inf, static if m else nic_marking)
+            TrainQueue(float(c), buffer_pkts if m else math.inf, static if m else nic_marking)
             for c, m in zip(pps, marking_mask)
         ]
         self.marking_links = marking_mask.copy()
