@@ -76,8 +76,8 @@ pred_panel()
 
 # %%
 sweep = rep.sweep("full")
-print(sweep.pivot_table(index="n_flows", columns=["scheme", "model"], values="queue_pkts").round(1).to_string())
-print(sweep[sweep.model == "packet"].pivot_table(index="n_flows", columns="scheme", values="utilization")
+print(sweep.pivot_table(index="n_flows", columns=["marking", "model"], values="queue_pkts").round(1).to_string())
+print(sweep[sweep.model == "packet"].pivot_table(index="n_flows", columns="marking", values="utilization")
       .round(3).to_string())
 
 # %% tags=["nbval-ignore-output"]
@@ -91,7 +91,7 @@ figs["pred/queue_vs_concurrency"]
 # %%
 scaling = rep.scaling_sweep("full")
 print(scaling[scaling.n_flows.isin([1, 2, 4, 8, 16, 32, 64])]
-      .pivot_table(index="n_flows", columns="scheme", values="queue_pkts").round(1).to_string())
+      .pivot_table(index="n_flows", columns="marking", values="queue_pkts").round(1).to_string())
 
 # %% tags=["nbval-ignore-output"]
 figs["pred/slope_scaling"]
@@ -101,7 +101,7 @@ figs["pred/slope_scaling"]
 
 # %%
 ode_static = aqm.simulate_fluid(rep.N_FLOWS, aqm.STATIC_DEFAULT)
-ode_pred = aqm.simulate_fluid(rep.N_FLOWS, aqm.RedMarking.from_slope(5, 0.01), scale_with_flows=True)
+ode_pred = aqm.simulate_fluid(rep.N_FLOWS, **aqm.PRED_DEFAULT.fluid_marking().kwargs())
 print(pd.DataFrame({
     "n_flows": ode_static.n_flows,
     "static queue": ode_static.mean_queue_pkts.round(1), "static std": ode_static.std_queue_pkts.round(1),
@@ -113,12 +113,12 @@ print(pd.DataFrame({
 # %% [markdown]
 # ## Long flows plus web search on one bottleneck
 #
-# 8 long flows and Poisson web-search flows at 50% load, 2 s simulated per scheme, same flows for both.
+# 8 long flows and Poisson web-search flows at 50% load, 2 s simulated per marking, same flows for both.
 
 # %%
-links, fct, _ = rep.mixed("full")
-print(links.round(3).to_string(index=False))
-print(fct.assign(p50_ms=fct.p50_s * 1e3, p99_ms=fct.p99_s * 1e3)
+mixed = rep.mixed("full")
+print(mixed.links.round(3).to_string(index=False))
+print(mixed.fct.assign(p50_ms=mixed.fct.p50_s * 1e3, p99_ms=mixed.fct.p99_s * 1e3)
       .drop(columns=["p50_s", "p99_s"]).round(3).to_string(index=False))
 
 # %% tags=["nbval-ignore-output"]
@@ -134,9 +134,9 @@ figs["pred/fct_by_class"]
 # web-search flows between random hosts for 50 ms.
 
 # %%
-flinks, ffct = rep.fabric("full")
-print(flinks.round(3).to_string(index=False))
-print(ffct.assign(p50_ms=ffct.p50_s * 1e3, p99_ms=ffct.p99_s * 1e3)
+fab = rep.fabric("full")
+print(fab.links.round(3).to_string(index=False))
+print(fab.fct.assign(p50_ms=fab.fct.p50_s * 1e3, p99_ms=fab.fct.p99_s * 1e3)
       .drop(columns=["p50_s", "p99_s"]).round(3).to_string(index=False))
 
 # %% tags=["nbval-ignore-output"]

@@ -301,6 +301,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     sp.add_argument("--no-progress", action="store_true", help="no progress bar")
     sp.set_defaults(func=_cmd_sweep_run)
+
+    from .aqm import replay as aqm_replay
+
+    p = sub.add_parser("aqm", help="AQM packet-level tools")
+    ap = p.add_subparsers(dest="aqm_command", required=True).add_parser(
+        "replay", help="replay a flow file (.cm) on a leaf-spine: per-flow FCTs to CSV")
+    aqm_replay.add_arguments(ap)
+    ap.set_defaults(func=aqm_replay.run)
     return parser
 
 

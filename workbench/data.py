@@ -311,6 +311,39 @@ REGISTRY: dict[str, Dataset] = {
             "servegen/.",
             extra={"subdirectory": "data", "commit": "f891d1189eb32b3868dfc443800c4150548c282a"},
         ),
+        Dataset(
+            name="fabric-websearch-128",
+            title="Fixed web-search flow workloads (connection matrices) on a 128-host leaf-spine at 90% load",
+            directory="fabric-websearch-128",
+            license="free to use (generated for this project; see the shared data README)",
+            citation="Generated for the workbench's packet-level validation (issue 16); flow sizes from the DCTCP "
+            "web-search CDF (Alizadeh et al., Data Center TCP, SIGCOMM 2010).",
+            upstream="none: generated (Poisson arrivals per host, uniform destinations, seed 1); see the card",
+            files=(
+                DatasetFile(
+                    "ws_128_10g_90_25ms.cm",
+                    "",
+                    sha256="e1178e780acb76ed5e030a684b8bb1c947816f7ecb57f44cc09c625e8c55c54c",
+                    size_bytes=92_980,
+                    rows=2_119,
+                    note="25 ms of arrivals",
+                ),
+                DatasetFile(
+                    "ws_128_10g_90_50ms.cm",
+                    "",
+                    sha256="6569ab0340170f82a493c2aed10bcb03cea34ea60345a4e165d940ec152abb3b",
+                    size_bytes=188_703,
+                    rows=4_248,
+                    note="50 ms of arrivals",
+                ),
+            ),
+            notes="htsim connection-matrix text: 'Nodes N', 'Connections C', then 'SRC->DST id ID start PS size BYTES' "
+            "(start in picoseconds). Read with workbench.aqm.replay.read_connection_matrix; the network below is what "
+            "`workbench aqm replay` runs them on by default. Card: datasets/cards/fabric-websearch-128.md.",
+            extra={"network": {"leaves": 16, "spines": 8, "hosts_per_leaf": 8, "link_gbps": 10.0,
+                               "link_delay_s": 1e-6, "buffer_pkts": 100, "packet_bytes": 1500, "ecn_step_pkts": 15,
+                               "routing": "ecmp"}},
+        ),
     ]
 }
 
@@ -501,6 +534,12 @@ def fetch(
             f"dataset {ds.name!r} is a directory of {ds.upstream} and is not fetched file by file: {ds.notes}"
         )
     wanted = list(ds.files) if files is None else [ds.file(f) for f in files]
+    local = [f.name for f in wanted if not f.url]
+    if local and base_url is None:
+        raise ValueError(
+            f"dataset {ds.name!r} has no download location for {', '.join(local)} (upstream: {ds.upstream}); "
+            "it is read from the data search path only (`workbench data path`), or pass a mirror with base_url"
+        )
     timeout_s = V.positive("timeout_s", timeout_s)
     retries = V.integer("retries", retries, minimum=0)
     backoff_s = V.nonnegative("backoff_s", backoff_s)

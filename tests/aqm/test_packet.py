@@ -15,7 +15,8 @@ from workbench.aqm import (
     leaf_spine_fct,
     steady_state,
 )
-from workbench.aqm.packet import Network, _Link
+from workbench.aqm.packet import Network
+from workbench.aqm.trains import TrainQueue as _Link
 from workbench.fabric.topology import leaf_spine
 
 
@@ -60,7 +61,7 @@ def test_pred_holds_a_lower_queue_than_static():
 
 
 def test_fcs_counts_the_long_flows_and_scales_the_slope():
-    cfg = PredConfig(qla=False, unit_slope_per_pkt=0.01)
+    cfg = PredConfig(qla=False, slope_per_pkt=0.01)
     r = dumbbell(12, cfg, duration_s=0.02, seed=2)
     steady = r.control[r.control.time_s > 0.005]
     # every period sees (nearly) all 12 flows: a period is 1.25 base RTTs, a flow sends once per (queued) RTT
@@ -78,8 +79,8 @@ def test_fcs_sqrt_scaling():
 def test_qla_moves_the_slope_in_steps_and_stays_in_bounds():
     cfg = PredConfig(fcs=True, qla=True)
     r = dumbbell(8, cfg, load=0.3, duration_s=0.05, seed=3)
-    free = r.control[r.control.slope_per_pkt > cfg.unit_slope_per_pkt]  # rows not held at the one-flow floor
-    offsets = free.slope_per_pkt - cfg.unit_slope_per_pkt * free.n_flows
+    free = r.control[r.control.slope_per_pkt > cfg.slope_per_pkt]  # rows not held at the one-flow floor
+    offsets = free.slope_per_pkt - cfg.slope_per_pkt * free.n_flows
     steps = np.round(offsets / cfg.slope_step, 6)
     assert np.allclose(steps, np.round(steps))  # multiples of the 0.025 step
     assert offsets.abs().max() <= cfg.max_slope_offset + 1e-12
@@ -125,12 +126,12 @@ def test_spraying_spreads_a_flow_over_all_spines():
         (lambda: dumbbell(-1, STATIC_DEFAULT), ValueError, "n_long_flows"),
         (lambda: dumbbell(2, STATIC_DEFAULT, load=1.0), ValueError, "load"),
         (lambda: dumbbell(2, STATIC_DEFAULT, capacity_gbps=0.0), ValueError, "capacity"),
-        (lambda: dumbbell(2, "red"), TypeError, "scheme"),
+        (lambda: dumbbell(2, "red"), TypeError, "marking"),
         (lambda: leaf_spine_fct(0.95, STATIC_DEFAULT, routing="flowlet"), ValueError, "routing"),
         (lambda: leaf_spine_fct(1.0, STATIC_DEFAULT), ValueError, "load"),
         (lambda: leaf_spine_fct(0.5, STATIC_DEFAULT, topology="fat-tree"), TypeError, "topology"),
         (lambda: PredConfig(throughput_weight=1.5), ValueError, "throughput_weight"),
-        (lambda: PredConfig(unit_slope_per_pkt=0.0), ValueError, "unit_slope_per_pkt"),
+        (lambda: PredConfig(slope_per_pkt=0.0), ValueError, "slope_per_pkt"),
         (lambda: RedMarking(100, 20, 0.1), ValueError, "min_k_pkts"),
     ],
 )

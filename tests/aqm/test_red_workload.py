@@ -83,3 +83,16 @@ def test_poisson_flows_rejects_loads_without_steady_state(load):
 def test_poisson_flows_rejects_zero_capacity():
     with pytest.raises(ValueError, match="capacity_gbps"):
         poisson_flows(0.5, 0.0, 1.0)
+
+
+def test_mark_probability_rejects_inverted_thresholds_and_takes_a_step():
+    with pytest.raises(ValueError, match="min_k_pkts must be <= max_k_pkts"):
+        mark_probability([10.0], [30.0, 5.0], [20.0, 50.0])
+    assert mark_probability([14.0, 15.0, 99.0], 15.0, 15.0).tolist() == [0.0, 1.0, 1.0]
+    assert RedMarking.step(15).probability([14.0, 15.0]).tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("bad", [[np.nan], [1000.0, -1.0], [np.inf]])
+def test_size_class_rejects_sizes_that_are_not_sizes(bad):
+    with pytest.raises(ValueError, match="size_bytes"):
+        size_class(bad)

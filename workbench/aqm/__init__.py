@@ -3,42 +3,73 @@
 Layers of the model, from fastest to most detailed:
 
 * :mod:`~workbench.aqm.red` -- the marking ramp, classic ``(min_k, max_k, max_p)`` and PRED's ``(min_k, slope)``;
+* :mod:`~workbench.aqm.pred` -- PRED's configuration, its fluid form and its two controllers (FCS and QLA);
 * :mod:`~workbench.aqm.fluid` -- N long DCTCP flows through one queue: the steady-state standing queue and the delay
   ODE (queue oscillation, utilization), vectorized over numbers of flows;
-* :mod:`~workbench.aqm.packet` -- a simpy discrete-event simulation of DCTCP flows through one bottleneck or a
-  leaf-spine fabric (from :mod:`workbench.fabric.topology`), with static thresholds or PRED's Flow Concurrent
-  Stabilizer and Queue Length Adjuster; queue traces and flow completion times;
-* :mod:`~workbench.aqm.workload` -- the DCTCP web-search flow-size distribution and Poisson arrivals at a load;
-* :mod:`~workbench.aqm.experiments` -- scheme comparisons (queue vs concurrency, one bottleneck, leaf-spine) shared
-  by the PRED reproduction, its notebook and its widget.
+* :mod:`~workbench.aqm.packet` -- a simpy discrete-event engine of DCTCP flows sent as paced trains of packets
+  (``chunk_pkts``) through piecewise-linear fluid switch queues (:mod:`~workbench.aqm.trains`) with per-packet
+  marking;
+* :mod:`~workbench.aqm.perpacket` -- its ground truth: every packet and every ACK through every hop's FIFO;
+* :mod:`~workbench.aqm.scenarios` -- one bottleneck shared by long and web-search flows, and web-search flows across
+  a leaf-spine fabric (from :mod:`workbench.fabric.topology`, paths from :mod:`workbench.fabric.routing`);
+* :mod:`~workbench.aqm.replay` -- a given flow table (e.g. the ``fabric-websearch-128`` connection matrices) on a
+  given leaf-spine, in either engine, and the ``workbench aqm replay`` command;
+* :mod:`~workbench.aqm.workload` -- the DCTCP web-search flow-size distribution, Poisson arrivals at a load, size
+  classes;
+* :mod:`~workbench.aqm.experiments` -- marking comparisons (queue vs concurrency, one bottleneck, leaf-spine) shared
+  by the PRED reproduction, its notebook and its panel.
 
-The two fidelities agree where they overlap (long flows on one bottleneck): see ``tests/aqm``.
+The fluid and packet models agree where they overlap (long flows on one bottleneck), and the chunked packet engine
+is checked against the per-packet one on the same flows: see ``tests/aqm``.
 """
 
 from .fluid import DCTCP_G, FluidResult, bdp_pkts, simulate_fluid, steady_state
-from .packet import Network, PredConfig, SimResult, dumbbell, fct_summary, leaf_spine_fct
-from .experiments import PRED_DEFAULT, STATIC_DEFAULT, compare_schemes, concurrency_sweep, fabric_comparison
+from .pred import FluidMarking, PredConfig, fluid_marking
+from .packet import Network, SimResult
+from .scenarios import ROUTINGS, dumbbell, fabric_paths, fct_summary, leaf_spine_fct
+from .experiments import (
+    PRED_DEFAULT,
+    STATIC_DEFAULT,
+    MarkingComparison,
+    compare_markings,
+    concurrency_sweep,
+    fabric_comparison,
+)
 from .red import RedMarking, mark_probability
-from .workload import SIZE_CLASSES, WEB_SEARCH_CDF, FlowSizeCDF, poisson_flows, size_class, web_search
+from .workload import (
+    SIZE_CLASSES,
+    VALIDATION_SIZE_CLASSES,
+    WEB_SEARCH_CDF,
+    FlowSizeCDF,
+    poisson_flows,
+    size_class,
+    web_search,
+)
 
 __all__ = [
     "DCTCP_G",
     "PRED_DEFAULT",
+    "ROUTINGS",
     "STATIC_DEFAULT",
-    "compare_schemes",
+    "compare_markings",
     "concurrency_sweep",
     "fabric_comparison",
+    "fabric_paths",
     "FlowSizeCDF",
+    "FluidMarking",
     "FluidResult",
+    "MarkingComparison",
     "Network",
     "PredConfig",
     "RedMarking",
     "SIZE_CLASSES",
     "SimResult",
+    "VALIDATION_SIZE_CLASSES",
     "WEB_SEARCH_CDF",
     "bdp_pkts",
     "dumbbell",
     "fct_summary",
+    "fluid_marking",
     "leaf_spine_fct",
     "mark_probability",
     "poisson_flows",

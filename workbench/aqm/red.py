@@ -69,6 +69,21 @@ class RedMarking:
         slope = positive("slope_per_pkt", slope_per_pkt)
         return cls(min_k, min_k + 1.0 / slope, 1.0)
 
+    @classmethod
+    def step(cls, k_pkts: float) -> RedMarking:
+        """DCTCP's step marking: every packet arriving to a queue of ``k_pkts`` or more packets is marked, none below
+        (on whole-packet queues; the ramp from ``k_pkts - 1`` to ``k_pkts`` is the step).
+
+        Examples
+        --------
+        >>> RedMarking.step(15).probability([14, 15]).tolist()
+        [0.0, 1.0]
+        """
+        k = positive("k_pkts", k_pkts)
+        if k < 1:
+            raise ValueError(f"k_pkts must be >= 1, got {k}")
+        return cls(k - 1.0, k, 1.0)
+
     @property
     def slope_per_pkt(self) -> float:
         """PRED's lambda: marking probability added per packet of queue above ``min_k_pkts``."""
@@ -92,18 +107,27 @@ def mark_probability(
 ) -> np.ndarray:
     """RED/ECN marking probability: 0 below ``min_k``, linear to ``max_p`` at ``max_k``, 1 at and above ``max_k``.
 
-    All arguments broadcast, so a sweep over queue lengths and over thresholds is one call. Inputs are not validated
-    here (this is the inner loop of the models); :class:`RedMarking` validates a configuration.
+    All arguments broadcast, so a sweep over queue lengths and over thresholds is one call. Thresholds must satisfy
+    ``min_k_pkts <= max_k_pkts`` (equal thresholds are a step at ``max_k``); :class:`RedMarking` validates a whole
+    configuration.
 
     Examples
     --------
     >>> mark_probability([0, 20, 110, 200, 500], 20, 200, 0.1).round(3).tolist()
     [0.0, 0.0, 0.05, 1.0, 1.0]
+    >>> mark_probability([14, 15], 15, 15).tolist()
+    [0.0, 1.0]
     """
     q = np.asarray(queue_pkts, dtype=float)
     lo = np.asarray(min_k_pkts, dtype=float)
     hi = np.asarray(max_k_pkts, dtype=float)
-    ramp = np.asarray(max_p, dtype=float) * np.clip((q - lo) / (hi - lo), 0.0, 1.0)
+    bad = np.broadcast_to(~(lo <= hi), np.broadcast_shapes(lo.shape, hi.shape))
+    if bad.any():
+        i = np.unravel_index(int(np.argmax(bad)), bad.shape)
+        raise ValueError(f"min_k_pkts must be <= max_k_pkts, got min_k_pkts={np.broadcast_to(lo, bad.shape)[i]} "
+                         f"and max_k_pkts={np.broadcast_to(hi, bad.shape)[i]}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ramp = np.asarray(max_p, dtype=float) * np.clip((q - lo) / (hi - lo), 0.0, 1.0)
     return np.where(q >= hi, 1.0, np.where(q < lo, 0.0, ramp))
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._rng import Seed, generator
-from .._validate import in_range, integer, positive
+from .._validate import array_1d, in_range, integer, positive
 
 __all__ = [
     "WEB_SEARCH_CDF",
@@ -24,6 +24,7 @@ __all__ = [
     "web_search",
     "poisson_flows",
     "SIZE_CLASSES",
+    "VALIDATION_SIZE_CLASSES",
     "size_class",
 ]
 
@@ -102,11 +103,28 @@ SIZE_CLASSES = (
 )
 
 
-def size_class(size_bytes) -> np.ndarray:
-    """Label of :data:`SIZE_CLASSES` for each flow size."""
-    size = np.asarray(size_bytes, dtype=float)
-    edges = np.array([c[1] for c in SIZE_CLASSES[1:]], dtype=float)
-    labels = np.array([c[0] for c in SIZE_CLASSES], dtype=object)
+#: The classes the packet-level validation against per-packet simulators reports (issue 16): < 100 KB, 100 KB-1 MB,
+#: >= 1 MB.
+VALIDATION_SIZE_CLASSES = (
+    ("small (<100KB)", 0, 100_000),
+    ("medium (100KB-1MB)", 100_000, 1_000_000),
+    ("large (>=1MB)", 1_000_000, np.inf),
+)
+
+
+def size_class(size_bytes, classes=SIZE_CLASSES) -> np.ndarray:
+    """Label of ``classes`` (default :data:`SIZE_CLASSES`) for each flow size (finite, >= 0 bytes).
+
+    Examples
+    --------
+    >>> size_class([1000, 200_000, 20_000_000]).tolist()
+    ['small (<100KB)', 'medium (100KB-10MB)', 'large (>=10MB)']
+    >>> size_class([2_000_000], VALIDATION_SIZE_CLASSES).tolist()
+    ['large (>=1MB)']
+    """
+    size = array_1d("size_bytes", size_bytes, low=0)
+    edges = np.array([c[1] for c in classes[1:]], dtype=float)
+    labels = np.array([c[0] for c in classes], dtype=object)
     return labels[np.searchsorted(edges, size, side="right")]
 
 

@@ -1,4 +1,5 @@
-"""Figures for the AQM model (RED/ECN, PRED, DCTCP): functions of model outputs, no computation of their own."""
+"""Figures for the AQM model (RED/ECN, PRED, DCTCP): functions of model outputs (tidy DataFrames of
+:mod:`workbench.aqm.experiments`), no computation of their own."""
 
 from __future__ import annotations
 
@@ -9,49 +10,49 @@ from . import COLORS, style
 
 __all__ = ["queue_vs_concurrency", "queue_traces", "fct_by_class"]
 
-_SCHEME_COLORS = {"static": COLORS["static"], "pred": COLORS["pred"]}
+_MARKING_COLORS = {"static": COLORS["static"], "pred": COLORS["pred"]}
 
 
 def queue_vs_concurrency(frame: pd.DataFrame, *, title: str = "Standing queue vs concurrent long flows") -> go.Figure:
-    """Queue length vs number of long flows; ``frame`` has ``n_flows, queue_pkts, scheme, model`` columns.
+    """Queue length vs number of long flows; ``frame`` has ``n_flows, queue_pkts, marking, model`` columns.
 
     ``model`` is ``"fluid"`` (drawn as lines) or ``"packet"`` (markers).
     """
     fig = go.Figure()
-    for (scheme, model), sub in frame.groupby(["scheme", "model"], sort=False):
-        color = _SCHEME_COLORS.get(scheme, COLORS["theory"])
+    for (marking, model), sub in frame.groupby(["marking", "model"], sort=False):
+        color = _MARKING_COLORS.get(marking, COLORS["theory"])
         line = model == "fluid"
         fig.add_trace(
             go.Scatter(
-                x=sub["n_flows"], y=sub["queue_pkts"], name=f"{scheme} ({model})",
+                x=sub["n_flows"], y=sub["queue_pkts"], name=f"{marking} ({model})",
                 mode="lines" if line else "markers+lines",
                 line={"color": color, "dash": "solid" if line else "dot"},
-                marker={"size": 9, "symbol": "circle" if scheme == "static" else "diamond"},
+                marker={"size": 9, "symbol": "circle" if marking == "static" else "diamond"},
             )
         )
     fig.update_xaxes(type="log")
     return style(fig, title=title, x_title="concurrent long flows (log scale)", y_title="mean queue (packets)")
 
 
-def queue_traces(traces: dict[str, pd.DataFrame], *, title: str = "Bottleneck queue over time") -> go.Figure:
-    """One line per scheme; each DataFrame has ``time_s`` and ``queue_pkts``."""
+def queue_traces(queue: pd.DataFrame, *, title: str = "Bottleneck queue over time") -> go.Figure:
+    """One line per marking; ``queue`` has ``marking, time_s, queue_pkts`` (one link per marking)."""
     fig = go.Figure()
-    for name, df in traces.items():
+    for name, df in queue.groupby("marking", sort=False):
         fig.add_trace(
             go.Scatter(x=df["time_s"] * 1e3, y=df["queue_pkts"], name=name, mode="lines",
-                       line={"color": _SCHEME_COLORS.get(name, COLORS["theory"]), "width": 1})
+                       line={"color": _MARKING_COLORS.get(name, COLORS["theory"]), "width": 1})
         )
     return style(fig, title=title, x_title="time (ms)", y_title="queue (packets)")
 
 
 def fct_by_class(summary: pd.DataFrame, *, title: str = "Flow completion time by size class") -> go.Figure:
-    """Grouped bars of p50 and p99 FCT; ``summary`` has ``scheme, size_class, p50_s, p99_s``."""
+    """Grouped bars of p50 and p99 FCT; ``summary`` has ``marking, size_class, p50_s, p99_s``."""
     fig = go.Figure()
-    for scheme, sub in summary.groupby("scheme", sort=False):
-        color = _SCHEME_COLORS.get(scheme, COLORS["theory"])
-        fig.add_trace(go.Bar(x=sub["size_class"], y=sub["p50_s"] * 1e3, name=f"{scheme} p50", marker_color=color,
+    for marking, sub in summary.groupby("marking", sort=False):
+        color = _MARKING_COLORS.get(marking, COLORS["theory"])
+        fig.add_trace(go.Bar(x=sub["size_class"], y=sub["p50_s"] * 1e3, name=f"{marking} p50", marker_color=color,
                              opacity=0.55))
-        fig.add_trace(go.Bar(x=sub["size_class"], y=sub["p99_s"] * 1e3, name=f"{scheme} p99", marker_color=color))
+        fig.add_trace(go.Bar(x=sub["size_class"], y=sub["p99_s"] * 1e3, name=f"{marking} p99", marker_color=color))
     fig.update_layout(barmode="group")
     fig.update_yaxes(type="log")
     return style(fig, title=title, x_title="flow size class", y_title="FCT (ms, log scale)")

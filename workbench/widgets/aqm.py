@@ -1,38 +1,83 @@
-"""PRED / RED panel: concurrency, load, RTT, thresholds or slope, controllers on/off -> fluid sweep and packet trace."""
+"""PRED / RED panel: concurrency, load, RTT, thresholds or slope, controllers on/off -> fluid sweep and packet trace.
+
+The panel follows the widgets pattern: :func:`panel_model` is one model call returning tidy results (the fluid
+standing queue over concurrency from :func:`workbench.aqm.concurrency_sweep`, and static vs PRED on one bottleneck
+from :func:`workbench.aqm.compare_markings`); the figures come from :mod:`workbench.viz.aqm` and are updated with
+:func:`~workbench.widgets.redraw`.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import ipywidgets as W
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from .. import aqm
-from ..viz import COLORS, style
+from ..viz import aqm as viz
+from . import redraw
 
-__all__ = ["pred_panel", "panel_model"]
+__all__ = ["PanelResult", "pred_panel", "panel_model"]
+
+#: Concurrency points of the fluid curve.
+N_GRID = np.unique(np.geomspace(1, 64, 24).astype(int))
+
+
+@dataclass(frozen=True)
+class PanelResult:
+    """What the panel shows: ``sweep`` (``marking, model, n_flows, queue_pkts, utilization``: the fluid curve plus
+    the packet run's point) and the packet-level comparison (:class:`~workbench.aqm.MarkingComparison`)."""
+
+    sweep: pd.DataFrame
+    comparison: aqm.MarkingComparison
 
 
 def panel_model(n_flows: int, load: float, rtt_us: float, min_k: float, max_k: float, max_p: float,
-                unit_slope: float, fcs: bool, qla: bool, duration_s: float = 0.015, seed: int = 0) -> dict:
-    """The panel's model call: fluid queue vs concurrency and one short packet run per scheme (about a second)."""
-    static = aqm.RedMarking(min_k, max_k, max_p)
-    pred = aqm.PredConfig(unit_slope_per_pkt=unit_slope, fcs=fcs, qla=qla)
-    n = np.unique(np.geomspace(1, 64, 24).astype(int))
+                slope_per_pkt: float, fcs: bool, qla: bool, duration_s: float = 0.15, seed: int = 0) -> PanelResult:
+    """The panel's model call: fluid queue vs concurrency and one packet run per marking (a second or two).
+
+    ``duration_s`` is long enough that even the lowest load of the panel brings several small web-search flows
+    after the warm-up (a fifth of it), so the table's small-flow FCT is a measurement, not NaN.
+
+    Examples
+    --------
+    >>> r = panel_model(4, 0.3, 100.0, 20, 200, 0.1, 0.01, True, True, duration_s=0.005)
+    >>> r.comparison.links.marking.tolist()
+    ['static', 'pred']
+    """
+    markings = {"static": aqm.RedMarking(min_k, max_k, max_p),
+                "pred": aqm.PredConfig(slope_per_pkt=slope_per_pkt, fcs=fcs, qla=qla)}
     rtt_s = rtt_us * 1e-6
-    fluid = {
-        "static": aqm.steady_state(n, static, rtt_s=rtt_s),
-        "pred": aqm.steady_state(n, aqm.RedMarking.from_slope(pred.min_k_pkts, unit_slope), rtt_s=rtt_s,
-                                 scale_with_flows=fcs),
-    }
-    runs = {name: aqm.dumbbell(n_flows, scheme, load=load, rtt_s=rtt_s, duration_s=duration_s, seed=seed)
-            for name, scheme in (("static", static), ("pred", pred))}
-    return {"n": n, "fluid": fluid, "runs": runs}
+    fluid = aqm.concurrency_sweep(N_GRID, markings, packet=False, rtt_s=rtt_s)
+    comparison = aqm.compare_markings(markings, n_long_flows=n_flows, load=load, duration_s=duration_s, rtt_s=rtt_s,
+                                      seed=seed)
+    point = comparison.links.assign(model="packet", n_flows=n_flows, queue_pkts=comparison.links.mean_queue_pkts)
+    sweep = pd.concat([fluid, point[fluid.columns]], ignore_index=True)
+    return PanelResult(sweep, comparison)
+
+
+def _table(result: PanelResult) -> str:
+    links = result.comparison.links.set_index("marking")
+    fct = result.comparison.fct
+    first = fct[fct.size_class == aqm.SIZE_CLASSES[0][0]].set_index("marking")
+    rows = "".join(
+        f"<tr><td>{m}</td><td>{links.loc[m, 'utilization']:.3f}</td><td>{links.loc[m, 'mean_queue_pkts']:.1f}</td>"
+        f"<td>{first.loc[m, 'p50_s'] * 1e6:.0f}</td><td>{int(first.loc[m, 'count'])}</td></tr>"
+        if first.loc[m, "count"] else
+        f"<tr><td>{m}</td><td>{links.loc[m, 'utilization']:.3f}</td><td>{links.loc[m, 'mean_queue_pkts']:.1f}</td>"
+        "<td>no small flow finished</td><td>0</td></tr>"
+        for m in links.index
+    )
+    return ("<table><tr><th>marking</th><th>utilization</th><th>mean queue (pkts)</th>"
+            "<th>small-flow p50 FCT (us)</th><th>small flows</th></tr>" + rows + "</table>")
 
 
 def pred_panel() -> W.Widget:
     """Build the panel and return its top-level widget."""
     n_flows = W.IntSlider(value=8, min=1, max=64, description="long flows")
-    load = W.FloatSlider(value=0.3, min=0.0, max=0.8, step=0.05, description="short load")
+    load = W.FloatSlider(value=0.3, min=0.1, max=0.8, step=0.05, description="short load")
     rtt = W.FloatSlider(value=100.0, min=20.0, max=400.0, step=10.0, description="RTT (us)")
     min_k = W.FloatSlider(value=20.0, min=0.0, max=150.0, step=5.0, description="static minK")
     max_k = W.FloatSlider(value=200.0, min=160.0, max=800.0, step=10.0, description="static maxK")
@@ -42,35 +87,15 @@ def pred_panel() -> W.Widget:
     qla = W.Checkbox(value=True, description="QLA (utility hill-climb)")
     info = W.HTML()
     fig_fluid = go.FigureWidget()
-    for name in ("static", "pred"):
-        fig_fluid.add_scatter(name=f"{name} (fluid)", mode="lines", line={"color": COLORS[name]})
-        fig_fluid.add_scatter(name=f"{name} (packet)", mode="markers", marker={"color": COLORS[name], "size": 12})
-    fig_fluid.update_xaxes(type="log")
-    style(fig_fluid, title="Standing queue vs concurrent long flows", x_title="long flows (log scale)",
-          y_title="queue (packets)", height=360)
     fig_trace = go.FigureWidget()
-    for name in ("static", "pred"):
-        fig_trace.add_scatter(name=name, mode="lines", line={"color": COLORS[name], "width": 1})
-    style(fig_trace, title="Packet-level bottleneck queue", x_title="time (ms)", y_title="queue (packets)",
-          height=360)
 
     def update(*_):
         out = panel_model(n_flows.value, load.value, rtt.value, min_k.value, max_k.value, max_p.value,
                           slope.value, fcs.value, qla.value)
-        rows = []
-        with fig_fluid.batch_update(), fig_trace.batch_update():
-            for i, name in enumerate(("static", "pred")):
-                r = out["runs"][name]
-                link = r.links.iloc[0]
-                fig_fluid.data[2 * i].x, fig_fluid.data[2 * i].y = out["n"], out["fluid"][name]
-                fig_fluid.data[2 * i + 1].x, fig_fluid.data[2 * i + 1].y = [n_flows.value], [link.mean_queue_pkts]
-                fig_trace.data[i].x, fig_trace.data[i].y = r.queue.time_s * 1e3, r.queue.queue_pkts
-                s = aqm.fct_summary(r.flows)
-                small = s.iloc[0]
-                rows.append(f"<tr><td>{name}</td><td>{link.utilization:.3f}</td><td>{link.mean_queue_pkts:.1f}</td>"
-                            f"<td>{small.p50_s * 1e6:.0f}</td><td>{int(small['count'])}</td></tr>")
-        info.value = ("<table><tr><th>scheme</th><th>utilization</th><th>mean queue (pkts)</th>"
-                      "<th>small-flow p50 FCT (us)</th><th>small flows</th></tr>" + "".join(rows) + "</table>")
+        queue = out.comparison.queue
+        redraw(fig_fluid, viz.queue_vs_concurrency(out.sweep))
+        redraw(fig_trace, viz.queue_traces(queue[queue.link == 0], title="Packet-level bottleneck queue"))
+        info.value = _table(out)
 
     def clamp_thresholds(*_):
         if min_k.value >= max_k.value:

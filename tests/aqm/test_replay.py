@@ -1,0 +1,130 @@
+"""Replay of a fixed flow table: the connection-matrix loader, hand-computed single flows, agreement of the per-packet
+and chunked engines on a lightly loaded fabric, determinism, and the CLI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench import data
+from workbench.aqm import RedMarking
+from workbench.aqm.replay import LeafSpineNetwork, fct_statistics, main, read_connection_matrix, replay
+
+T_US = 1.2          # 1500 B at 10 Gbit/s
+ACK_US = 0.032      # 40 B at 10 Gbit/s
+D_US = 1.0          # per-link propagation
+RTT4_US = 4 * T_US + 4 * ACK_US + 8 * D_US  # one full packet's round trip over four links: 12.928 us
+
+
+def _net(**kw) -> LeafSpineNetwork:
+    base = dict(leaves=2, spines=2, hosts_per_leaf=2, link_gbps=10.0, link_delay_s=1e-6, buffer_pkts=100,
+                packet_bytes=1500, marking=RedMarking.step(15))
+    return LeafSpineNetwork(**(base | kw))
+
+
+def _flows(src, dst, start_s, size_bytes) -> pd.DataFrame:
+    return pd.DataFrame({"src": src, "dst": dst, "start_s": start_s, "size_bytes": size_bytes})
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("Nodes 4\nConnections 1\n0->3 id 1 start 5 size\n", r"m\.cm:3: expected"),
+        ("Nodes 4\nConnections 1\n0->4 id 1 start 5 size 10\n", r"m\.cm:3: host 4 outside 0\.\.3"),
+        ("Nodes 4\nConnections 1\n2->2 id 1 start 5 size 10\n", r"m\.cm:3: flow 1 goes from host 2 to itself"),
+        ("Nodes 4\nConnections 2\n0->1 id 1 start 5 size 10\n", r"m\.cm: 'Connections 2' but 1 flow lines"),
+        ("Connections 1\n0->1 id 1 start 5 size 10\n", r"m\.cm:2: a 'Nodes N' line must come before"),
+        ("Nodes 4\n0->1 id 1 start 5 size 10\nNodes 4\n", r"m\.cm:3: expected"),
+    ],
+)
+def test_loader_names_file_and_line_of_a_malformed_line(tmp_path, text, match):
+    p = tmp_path / "m.cm"
+    p.write_text(text)
+    with pytest.raises(ValueError, match=match):
+        read_connection_matrix(p)
+
+
+def test_loader_reads_the_dataset_files_and_their_registry_entry():
+    ds = data.dataset("fabric-websearch-128")
+    path = data.find(ds.relpath("ws_128_10g_90_25ms.cm"))
+    if path is None:
+        pytest.skip("fabric-websearch-128 is not on the data search path")
+    df = read_connection_matrix(path)
+    assert len(df) == ds.file("ws_128_10g_90_25ms.cm").rows == 2119 and df.attrs["n_hosts"] == 128
+    assert df.start_s.between(0.0, 0.025).all() and (df.src != df.dst).all()
+    net = LeafSpineNetwork.of_dataset("fabric-websearch-128")
+    assert (net.leaves, net.spines, net.hosts_per_leaf, net.buffer_pkts) == (16, 8, 8, 100)
+
+
+@pytest.mark.parametrize("chunk", [1, 16])
+@pytest.mark.parametrize(
+    "n_pkts, expected_us",
+    [
+        (1, RTT4_US),                                   # one packet: 4 serializations + 8 propagations + 4 ACKs
+        (10, RTT4_US + 9 * T_US),                       # the initial window, back to back
+        (100, 2 * RTT4_US + (100 - 11) * T_US),         # one slow-start pause (IW 10 < BDP 10.8), then line rate
+    ],
+)
+def test_single_flow_matches_hand_computation(chunk, n_pkts, expected_us):
+    out = replay(_flows([0], [3], [0.0], [1500 * n_pkts]), _net(), chunk_pkts=chunk)
+    assert out.fct_s.iloc[0] * 1e6 == pytest.approx(expected_us, rel=0.01 if chunk > 1 else 1e-9)
+
+
+def test_rack_local_flow_and_short_last_packet():
+    # two links: 2 x 1.2 + 4 x 1 + 2 x 0.032 us for a full packet; a 100 B packet serializes in 0.08 us
+    out = replay(_flows([0, 0], [1, 1], [0.0, 1e-3], [1500, 100]), _net(), chunk_pkts=1)
+    assert out.fct_s.tolist() == pytest.approx([(2 * T_US + 4 * D_US + 2 * ACK_US) * 1e-6,
+                                                (2 * 0.08 + 4 * D_US + 2 * ACK_US) * 1e-6])
+
+
+def test_modes_agree_on_a_lightly_loaded_fabric():
+    # 40 flows of 2-300 kB over 40 ms on 16 hosts (about 1% load): few flows meet, so both engines see the same
+    # queues and the chunked engine's trains must reproduce the per-packet FCTs flow by flow
+    rng = np.random.default_rng(3)
+    n = 40
+    src = rng.integers(0, 16, n)
+    dst = (src + rng.integers(1, 16, n)) % 16
+    flows = _flows(src, dst, np.sort(rng.uniform(0, 0.04, n)), rng.integers(2_000, 300_000, n))
+    net = _net(leaves=4, spines=2, hosts_per_leaf=4)
+    truth = replay(flows, net, chunk_pkts=1, seed=1)
+    chunked = replay(flows, net, chunk_pkts=16, seed=1)
+    assert truth.finished.all() and chunked.finished.all()
+    ratio = chunked.fct_s / truth.fct_s
+    assert ratio.median() == pytest.approx(1.0, abs=0.01)
+    assert ratio.quantile(0.9) < 1.05 and ratio.min() > 0.95
+    both = fct_statistics(truth).merge(fct_statistics(chunked), on="size_class", suffixes=("_pkt", "_chunk"))
+    for stat in ("mean_s", "p50_s"):
+        assert (both[f"{stat}_chunk"] / both[f"{stat}_pkt"]).dropna().between(0.95, 1.05).all()
+
+
+def test_replay_is_deterministic_and_rejects_bad_flows():
+    flows = _flows([0, 1, 2, 3], [3, 2, 1, 0], [0.0, 1e-6, 2e-6, 3e-6], [200_000, 50_000, 3_000, 900_000])
+    for chunk in (1, 16):
+        a, b = replay(flows, _net(), chunk_pkts=chunk, seed=5), replay(flows, _net(), chunk_pkts=chunk, seed=5)
+        assert a.equals(b)
+    with pytest.raises(ValueError, match="hosts outside 0..3"):
+        replay(_flows([0], [4], [0.0], [10]), _net())
+    with pytest.raises(ValueError, match="columns"):
+        replay(flows.drop(columns="dst"), _net())
+    with pytest.raises(ValueError, match="routing"):
+        _net(routing="minimal")
+
+
+def test_fct_statistics_nine_numbers():
+    df = pd.DataFrame({"size_bytes": [1_000, 50_000, 500_000, 5_000_000], "fct_s": [1.0, 3.0, 10.0, 100.0],
+                       "finished": [True, True, True, True]})
+    s = fct_statistics(df).set_index("size_class")
+    assert s["mean_s"].tolist() == [2.0, 10.0, 100.0] and s["flows"].tolist() == [2, 1, 1]
+
+
+def test_cli_replay_writes_fct_csv(tmp_path, capsys):
+    cm = tmp_path / "two.cm"
+    cm.write_text("Nodes 8\nConnections 2\n0->5 id 1 start 0 size 1500\n1->2 id 2 start 1000000 size 30000\n")
+    out = tmp_path / "fct.csv"
+    args = [str(cm), "--leaves", "2", "--spines", "2", "--hosts-per-leaf", "4", "--chunk-pkts", "1", "--out", str(out)]
+    assert main(args) == 0
+    fct = pd.read_csv(out)
+    assert fct.columns.tolist() == ["size_bytes", "start_s", "fct_s"]
+    assert fct.fct_s.iloc[0] * 1e6 == pytest.approx(RTT4_US)
+    assert main(args) == 2 and "exists" in capsys.readouterr().err
