@@ -116,10 +116,12 @@ def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     >>> compare(a, a.assign(value=3.0))[["metric", "a", "b", "ratio"]].to_dict("records")
     [{'metric': 'rate_rps', 'a': 2.0, 'b': 3.0, 'ratio': 1.5}]
     """
-    m = a.rename(columns={"value": "a"}).merge(
-        b.rename(columns={"value": "b"}), on=["section", "metric"], how="outer", sort=False, suffixes=("", "_b")
-    )
-    m["unit"] = m["unit"].fillna(m.pop("unit_b"))
+    key = ["section", "metric"]
+    left = a.rename(columns={"value": "a"}).merge(b[key + ["value"]].rename(columns={"value": "b"}), on=key,
+                                                   how="left")
+    only_b = b.merge(a[key], on=key, how="left", indicator=True)
+    only_b = only_b[only_b["_merge"] == "left_only"].drop(columns="_merge").rename(columns={"value": "b"})
+    m = pd.concat([left, only_b.assign(a=np.nan)], ignore_index=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         m["ratio"] = np.where(m["a"] != 0, m["b"] / m["a"], np.nan)
     return m[["section", "metric", "a", "b", "ratio", "unit"]]

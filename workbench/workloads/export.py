@@ -471,7 +471,7 @@ def write_stream(
     n, last, id_offset = 0, -np.inf, 0
     with atomic_path(p, overwrite=overwrite) as tmp:
         writer, buffered = None, []
-        with open(tmp, "w" if format != "parquet" else "wb", newline="") as fh:
+        with open(tmp, "wb") if format == "parquet" else open(tmp, "w", newline="") as fh:
             for df in chunks:
                 if len(df) == 0:
                     continue
