@@ -94,8 +94,9 @@ def _plan(args: argparse.Namespace):
         pool = sg.load_pool(args.model)
         if args.top_clients is not None or args.has_lengths:
             pool = pool.filter(top=args.top_clients, has_lengths=True if args.has_lengths else None)
-        return S.servegen_plan(pool, start_s=args.start, duration_s=args.duration, rate_rps=args.rate,
-                               mean_rate_rps=args.mean_rate)
+        return S.servegen_plan(
+            pool, start_s=args.start, duration_s=args.duration, rate_rps=args.rate, mean_rate_rps=args.mean_rate
+        )
     if args.source == "burstgpt":
         from .workloads import burstgpt as B
         from .workloads.convert import read_table
@@ -111,9 +112,15 @@ def _plan(args: argparse.Namespace):
 
     if args.lengths is None and (args.input_tokens is None or args.output_tokens is None):
         raise ValueError("renewal needs --lengths TRACE or both --input-tokens and --output-tokens")
-    return S.renewal_plan(rate_rps=args.rate, cv=args.cv, duration_s=args.duration, family=args.family,
-                          input_tokens=args.input_tokens, output_tokens=args.output_tokens,
-                          lengths=read_table(args.lengths) if args.lengths else None)
+    return S.renewal_plan(
+        rate_rps=args.rate,
+        cv=args.cv,
+        duration_s=args.duration,
+        family=args.family,
+        input_tokens=args.input_tokens,
+        output_tokens=args.output_tokens,
+        lengths=read_table(args.lengths) if args.lengths else None,
+    )
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
@@ -129,8 +136,10 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     with _bar(plan.n_blocks, "block", args.no_progress) as bar:
         chunks = S.iter_chunks(plan, args.seed, chunk_blocks=chunk_blocks, progress=bar.update)
         path, n = write_stream(chunks, out, fmt, overwrite=args.force, **_output_options(args))
-    print(f"{path}: {n} requests over {plan.duration_s:g} s ({n / plan.duration_s:.4g} req/s), format {fmt}; "
-          f"{plan.description}; seed {args.seed}")
+    print(
+        f"{path}: {n} requests over {plan.duration_s:g} s ({n / plan.duration_s:.4g} req/s), format {fmt}; "
+        f"{plan.description}; seed {args.seed}"
+    )
     return 0
 
 
@@ -215,24 +224,44 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     from .workloads.export import FORMATS
 
-    p.add_argument("--format", choices=tuple(FORMATS), default=None,
-                   help="output format (default: from the file name: .mooncake.jsonl, .burstgpt.csv, .csv, .jsonl, "
-                        ".parquet)")
+    p.add_argument(
+        "--format",
+        choices=tuple(FORMATS),
+        default=None,
+        help="output format (default: from the file name: .mooncake.jsonl, .burstgpt.csv, .csv, .jsonl, .parquet)",
+    )
     p.add_argument("--force", action="store_true", help="replace an existing output file")
-    p.add_argument("--time-resolution", type=parse_duration, default=None, metavar="DUR",
-                   help="burstgpt: floor timestamps to this resolution (1s as the release files; default: ms)")
-    p.add_argument("--hash-block-tokens", type=int, default=None, metavar="N",
-                   help="mooncake: synthetic hash_ids of N-token prefix blocks (512 for vLLM's timed-trace loader)")
-    p.add_argument("--model-label", default=None,
-                   help="burstgpt: Model column for rows without one (default GPT-4, what vLLM's loader keeps)")
+    p.add_argument(
+        "--time-resolution",
+        type=parse_duration,
+        default=None,
+        metavar="DUR",
+        help="burstgpt: floor timestamps to this resolution (1s as the release files; default: ms)",
+    )
+    p.add_argument(
+        "--hash-block-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="mooncake: synthetic hash_ids of N-token prefix blocks (512 for vLLM's timed-trace loader)",
+    )
+    p.add_argument(
+        "--model-label",
+        default=None,
+        help="burstgpt: Model column for rows without one (default GPT-4, what vLLM's loader keeps)",
+    )
     p.add_argument("--crlf", action="store_true", help="burstgpt: CRLF line ends, as the release files")
 
 
 def add_parser(sub) -> None:
     """Register ``workload`` and its subcommands on the ``workbench`` subparsers ``sub``."""
-    p = sub.add_parser("workload", help="generate, describe, convert and compare LLM-serving workload files",
-                       description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    p = sub.add_parser(
+        "workload",
+        help="generate, describe, convert and compare LLM-serving workload files",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+    )
     wsub = p.add_subparsers(dest="workload_command", required=True)
 
     g = wsub.add_parser("generate", help="generate a workload file (servegen, burstgpt or renewal)")
@@ -240,8 +269,13 @@ def add_parser(sub) -> None:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--out", required=True, help="output file")
     common.add_argument("--seed", type=int, default=0, help="random seed (default 0): same seed, same bytes")
-    common.add_argument("--chunk", type=parse_duration, default=3600.0, metavar="DUR",
-                        help="generate and write this much time at once (memory; the file is the same; 0: all)")
+    common.add_argument(
+        "--chunk",
+        type=parse_duration,
+        default=3600.0,
+        metavar="DUR",
+        help="generate and write this much time at once (memory; the file is the same; 0: all)",
+    )
     common.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_output_options(common)
 
@@ -250,8 +284,13 @@ def add_parser(sub) -> None:
     s.add_argument("--start", type=parse_clock, default=0.0, metavar="TIME", help="span start: 14:00, 14h (day 1)")
     s.add_argument("--duration", type=parse_duration, required=True, metavar="DUR", help="span length: 1h, 90m")
     s.add_argument("--rate", type=float, default=None, metavar="RPS", help="constant aggregate rate (req/s)")
-    s.add_argument("--mean-rate", type=float, default=None, metavar="RPS",
-                   help="the data's own rate curve scaled to this mean (req/s); neither: the data's own rates")
+    s.add_argument(
+        "--mean-rate",
+        type=float,
+        default=None,
+        metavar="RPS",
+        help="the data's own rate curve scaled to this mean (req/s); neither: the data's own rates",
+    )
     s.add_argument("--top-clients", type=int, default=None, metavar="K", help="only the K busiest clients")
     s.add_argument("--has-lengths", action="store_true", help="only clients with released length statistics")
 
@@ -262,8 +301,13 @@ def add_parser(sub) -> None:
     b.add_argument("--save-params", metavar="FILE", help="with --fit: write the fitted model as JSON")
     b.add_argument("--window", type=parse_duration, default=1200.0, metavar="DUR", help="fit window (default 20m)")
     b.add_argument("--rate-scale", type=float, default=1.0, help="multiply every window's rate (time compressed)")
-    b.add_argument("--duration", type=parse_duration, default=None, metavar="DUR",
-                   help="generated span (default: the model's; windows repeat when longer)")
+    b.add_argument(
+        "--duration",
+        type=parse_duration,
+        default=None,
+        metavar="DUR",
+        help="generated span (default: the model's; windows repeat when longer)",
+    )
 
     r = gsub.add_parser("renewal", parents=[common], help="stationary Gamma/Weibull renewal arrivals")
     r.add_argument("--rate", type=float, required=True, metavar="RPS", help="mean rate (req/s)")
@@ -271,8 +315,11 @@ def add_parser(sub) -> None:
     r.add_argument("--family", choices=("gamma", "weibull"), default="gamma")
     r.add_argument("--duration", type=parse_duration, required=True, metavar="DUR")
     r.add_argument("--lengths", metavar="TRACE", help="resample (input, output) pairs of this trace")
-    r.add_argument("--input-tokens", metavar="DIST",
-                   help="const:N, uniform:LO,HI, lognormal:MEDIAN,SIGMA, exponential:MEAN, zipf:ALPHA,MAX")
+    r.add_argument(
+        "--input-tokens",
+        metavar="DIST",
+        help="const:N, uniform:LO,HI, lognormal:MEDIAN,SIGMA, exponential:MEAN, zipf:ALPHA,MAX",
+    )
     r.add_argument("--output-tokens", metavar="DIST", help="as --input-tokens")
     for q in (s, b, r):
         q.set_defaults(func=_cmd_generate)

@@ -81,7 +81,7 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     if p.suffix.lower() in (".parquet", ".pq"):
         try:
             df = pq.read_table(p).to_pandas()
-        except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
+        except Exception as exc:
             raise ValueError(f"{p}: not a readable parquet file ({exc})") from None
         out = _check(df, p, 0)
     else:
@@ -110,8 +110,9 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     return out
 
 
-def losses(df: pd.DataFrame, fmt: str, *, hash_block_tokens: int | None = None,
-           time_resolution_s: float | None = None) -> list[str]:
+def losses(
+    df: pd.DataFrame, fmt: str, *, hash_block_tokens: int | None = None, time_resolution_s: float | None = None
+) -> list[str]:
     """What writing ``df`` as ``fmt`` loses, one sentence per column or precision (empty: nothing)."""
     if fmt not in FORMATS:
         raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -148,8 +149,9 @@ def losses(df: pd.DataFrame, fmt: str, *, hash_block_tokens: int | None = None,
     return out
 
 
-def convert(src: str | os.PathLike, dst: str | os.PathLike, *, fmt: str | None = None, overwrite: bool = False,
-            **options) -> tuple[Path, int, list[str]]:
+def convert(
+    src: str | os.PathLike, dst: str | os.PathLike, *, fmt: str | None = None, overwrite: bool = False, **options
+) -> tuple[Path, int, list[str]]:
     """Convert ``src`` (any :func:`read_table` file) to ``dst`` in ``fmt`` (default: from ``dst``'s name).
 
     ``options`` go to :func:`workbench.workloads.export.write_stream`. Returns the written path, the number of
@@ -157,8 +159,9 @@ def convert(src: str | os.PathLike, dst: str | os.PathLike, *, fmt: str | None =
     """
     fmt = fmt or format_for(dst)
     df = read_table(src)
-    lost = losses(df, fmt, hash_block_tokens=options.get("hash_block_tokens"),
-                  time_resolution_s=options.get("time_resolution_s"))
+    lost = losses(
+        df, fmt, hash_block_tokens=options.get("hash_block_tokens"), time_resolution_s=options.get("time_resolution_s")
+    )
     keeps = _KEEPS[fmt]
     if keeps is not None:  # drop what the format cannot carry before writing
         df = df[[c for c in df.columns if c in ("arrival_s", "input_tokens", "output_tokens") or c in keeps]]

@@ -58,8 +58,11 @@ def describe(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0) -> p
         _row("windows", "median_window_rate_rps", fits["rate_rps"].median() if len(fits) else np.nan, "req/s"),
         _row("windows", "median_window_shape", s["median_shape"]),
         _row("windows", "median_window_cv", fits["cv"].median() if len(fits) else np.nan),
-        _row("windows", "median_window_weibull_shape",
-             np.median(weibull_shape_from_cv(fits["cv"].to_numpy())) if len(fits) else np.nan),
+        _row(
+            "windows",
+            "median_window_weibull_shape",
+            np.median(weibull_shape_from_cv(fits["cv"].to_numpy())) if len(fits) else np.nan,
+        ),
         _row("windows", "share_windows_shape_lt_1", s["share_windows_shape_lt_1"]),
         _row("windows", "share_gamma_better", s["share_gamma_better"]),
     ]
@@ -93,12 +96,16 @@ def describe(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0) -> p
     rows.append(_row("lengths", "spearman_in_out", s["spearman_in_out"]))
     if "session_id" in df and df["session_id"].notna().any():
         conv = C.conversation_stats(df)
-        rows += [_row("conversations", "sessions", conv["sessions"], "sessions"),
-                 _row("conversations", "mean_turns", conv["mean_turns"], "turns")]
+        rows += [
+            _row("conversations", "sessions", conv["sessions"], "sessions"),
+            _row("conversations", "mean_turns", conv["mean_turns"], "turns"),
+        ]
     if "client_id" in df:
         counts = np.sort(df["client_id"].value_counts().to_numpy())[::-1]
-        rows += [_row("clients", "clients", counts.size, "clients"),
-                 _row("clients", "top10_share", counts[:10].sum() / counts.sum())]
+        rows += [
+            _row("clients", "clients", counts.size, "clients"),
+            _row("clients", "top10_share", counts[:10].sum() / counts.sum()),
+        ]
     if "failed" in df and df["failed"].notna().any():
         rows.append(_row("failures", "failed_share", df["failed"].fillna(False).to_numpy(dtype=bool).mean()))
     out = pd.DataFrame(rows)
@@ -117,8 +124,7 @@ def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     [{'metric': 'rate_rps', 'a': 2.0, 'b': 3.0, 'ratio': 1.5}]
     """
     key = ["section", "metric"]
-    left = a.rename(columns={"value": "a"}).merge(b[key + ["value"]].rename(columns={"value": "b"}), on=key,
-                                                   how="left")
+    left = a.rename(columns={"value": "a"}).merge(b[[*key, "value"]].rename(columns={"value": "b"}), on=key, how="left")
     only_b = b.merge(a[key], on=key, how="left", indicator=True)
     only_b = only_b[only_b["_merge"] == "left_only"].drop(columns="_merge").rename(columns={"value": "b"})
     m = pd.concat([left, only_b.assign(a=np.nan)], ignore_index=True)
@@ -136,6 +142,7 @@ def as_json(table: pd.DataFrame) -> dict:
     >>> as_json(pd.DataFrame([_row("rate", "rate_rps", 2.0, "req/s")]))
     {'rate': {'rate_rps': 2.0}}
     """
+
     def clean(v):
         return None if v is None or (isinstance(v, float) and not np.isfinite(v)) else float(v)
 

@@ -436,7 +436,7 @@ def _arrow(df: pd.DataFrame) -> pa.Table:
 def write_stream(
     chunks,
     path: str | os.PathLike,
-    format: str,  # noqa: A002 - the natural name
+    format: str,
     *,
     overwrite: bool = False,
     time_resolution_s: float | None = None,

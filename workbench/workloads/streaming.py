@@ -43,13 +43,29 @@ from .. import _validate as V
 from ..arrivals import piecewise_arrivals
 from . import burstgpt as B
 
-__all__ = ["BLOCK_S", "LengthDist", "BlockPlan", "renewal_plan", "burstgpt_plan", "servegen_plan", "iter_chunks",
-           "materialize"]
+__all__ = [
+    "BLOCK_S",
+    "LengthDist",
+    "BlockPlan",
+    "renewal_plan",
+    "burstgpt_plan",
+    "servegen_plan",
+    "iter_chunks",
+    "materialize",
+]
 
 #: Default block length: ServeGen's 600 s statistics window.
 BLOCK_S = 600.0
-_MEDIA_COLUMNS = ("text_tokens", "image_count", "image_tokens", "audio_count", "audio_tokens", "video_count",
-                  "video_tokens")
+_ARITY = {"const": 1, "uniform": 2, "lognormal": 2, "exponential": 1, "zipf": 2}
+_MEDIA_COLUMNS = (
+    "text_tokens",
+    "image_count",
+    "image_tokens",
+    "audio_count",
+    "audio_tokens",
+    "video_count",
+    "video_tokens",
+)
 
 
 @dataclass(frozen=True)
@@ -68,20 +84,18 @@ class LengthDist:
     kind: str
     params: tuple[float, ...]
 
-    _ARITY = {"const": 1, "uniform": 2, "lognormal": 2, "exponential": 1, "zipf": 2}
-
     @classmethod
     def parse(cls, spec: str) -> LengthDist:
         kind, _, rest = str(spec).partition(":")
-        if kind not in cls._ARITY:
-            raise ValueError(f"length distribution {spec!r}: kind must be one of {', '.join(cls._ARITY)}")
+        if kind not in _ARITY:
+            raise ValueError(f"length distribution {spec!r}: kind must be one of {', '.join(_ARITY)}")
         try:
             params = tuple(float(v) for v in rest.split(",")) if rest else ()
         except ValueError:
             raise ValueError(f"length distribution {spec!r}: parameters must be numbers") from None
-        if len(params) != cls._ARITY[kind] or not all(math.isfinite(p) and p >= 0 for p in params):
+        if len(params) != _ARITY[kind] or not all(math.isfinite(p) and p >= 0 for p in params):
             raise ValueError(
-                f"length distribution {spec!r}: {kind} takes {cls._ARITY[kind]} non-negative number(s), e.g. "
+                f"length distribution {spec!r}: {kind} takes {_ARITY[kind]} non-negative number(s), e.g. "
                 f"const:512, uniform:1,4096, lognormal:1000,0.8, exponential:300, zipf:1.1,16384"
             )
         if kind == "uniform" and params[0] > params[1]:
@@ -202,8 +216,15 @@ def renewal_plan(
             return _frame(t, ij[:, 0], ij[:, 1])
         return _frame(t, d_in.sample(t.size, rng), d_out.sample(t.size, rng))
 
-    return BlockPlan(n, block_s, duration_s, ("arrival_s", "input_tokens", "output_tokens"), draw,
-                     rate * duration_s, f"renewal {family} rate {rate:g} req/s cv {cv:g}; {what}")
+    return BlockPlan(
+        n,
+        block_s,
+        duration_s,
+        ("arrival_s", "input_tokens", "output_tokens"),
+        draw,
+        rate * duration_s,
+        f"renewal {family} rate {rate:g} req/s cv {cv:g}; {what}",
+    )
 
 
 def burstgpt_plan(model: B.BurstGPTModel, *, rate_scale: float = 1.0, duration_s: float | None = None) -> BlockPlan:
@@ -232,8 +253,15 @@ def burstgpt_plan(model: B.BurstGPTModel, *, rate_scale: float = 1.0, duration_s
         return df
 
     reps = np.resize(model.rate_rps, n)
-    return BlockPlan(n, block_s, dur, tuple(cols), draw, float(reps.sum() * model.window_s) * min(1.0, dur / (n * block_s)),
-                     f"BurstGPT-style from {model.source}, rate_scale {scale:g}")
+    return BlockPlan(
+        n,
+        block_s,
+        dur,
+        tuple(cols),
+        draw,
+        float(reps.sum() * model.window_s) * min(1.0, dur / (n * block_s)),
+        f"BurstGPT-style from {model.source}, rate_scale {scale:g}",
+    )
 
 
 def servegen_plan(
@@ -267,12 +295,18 @@ def servegen_plan(
         d = min(block_s, start + dur - a)
         i0 = int(math.floor((a - span.start_s) / sg.WINDOW_S + 1e-9))
         nw = pool.select(a, d).n_windows
-        df = sg.compose(pool, start_s=a, duration_s=d, rate_rps=curve[i0:i0 + nw], seed=rng)
+        df = sg.compose(pool, start_s=a, duration_s=d, rate_rps=curve[i0 : i0 + nw], seed=rng)
         df["arrival_s"] += a - start
         return df.reindex(columns=list(cols), fill_value=0)
 
     wstart = span.window_start_s
     overlap = np.clip(np.minimum(wstart + sg.WINDOW_S, start + dur) - np.maximum(wstart, start), 0, None)
-    return BlockPlan(n, block_s, dur, cols, draw, float((curve * overlap).sum()),
-                     f"ServeGen {pool.model} from {start:g} s for {dur:g} s")
-
+    return BlockPlan(
+        n,
+        block_s,
+        dur,
+        cols,
+        draw,
+        float((curve * overlap).sum()),
+        f"ServeGen {pool.model} from {start:g} s for {dur:g} s",
+    )
