@@ -62,6 +62,22 @@ def parse_clock(text: str) -> float:
     return parse_duration(text)
 
 
+def _guard(fn):
+    """Bad input (ValueError, OSError) goes on to ``workbench``'s handler (exit 2); anything else is one line and
+    exit 1, so a shell script sees 0, 1 or 2 and never a traceback."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except (ValueError, OSError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # the last resort: one line, status 1
+            print(f"workbench: error: {type(exc).__name__}: {' '.join(str(exc).split())}", file=sys.stderr)
+            return 1
+
+    return run
+
+
 def _bar(total: float, unit: str, disable: bool):
     from tqdm.auto import tqdm
 
@@ -322,24 +338,24 @@ def add_parser(sub) -> None:
     )
     r.add_argument("--output-tokens", metavar="DIST", help="as --input-tokens")
     for q in (s, b, r):
-        q.set_defaults(func=_cmd_generate)
+        q.set_defaults(func=_guard(_cmd_generate))
 
     d = wsub.add_parser("describe", help="characterize a workload file")
     d.add_argument("file")
     d.add_argument("--window", type=parse_duration, default=1200.0, metavar="DUR", help="fit window (default 20m)")
     d.add_argument("--json", action="store_true", help="JSON instead of a table")
     d.add_argument("--figures", metavar="DIR", help="also write the notebook's figures (HTML) to DIR")
-    d.set_defaults(func=_cmd_describe)
+    d.set_defaults(func=_guard(_cmd_describe))
 
     c = wsub.add_parser("convert", help="convert between formats, saying what is lost")
     c.add_argument("src", metavar="IN")
     c.add_argument("out", metavar="OUT")
     _add_output_options(c)
-    c.set_defaults(func=_cmd_convert)
+    c.set_defaults(func=_guard(_cmd_convert))
 
     m = wsub.add_parser("compare", help="two workload files side by side (describe numbers, ratio B / A)")
     m.add_argument("a", metavar="A")
     m.add_argument("b", metavar="B")
     m.add_argument("--window", type=parse_duration, default=1200.0, metavar="DUR", help="fit window (default 20m)")
     m.add_argument("--json", action="store_true", help="JSON instead of a table")
-    m.set_defaults(func=_cmd_compare)
+    m.set_defaults(func=_guard(_cmd_compare))

@@ -31,6 +31,9 @@ def ok(*args: str, cwd=None) -> str:
     return r.stdout
 
 
+RENEWAL = "workload generate renewal --rate 5 --input-tokens const:10 --output-tokens const:5"
+
+
 def within(measured: float, expected: float, n: float, k: float = 4.0) -> bool:
     """|measured - expected| within k Poisson standard errors of a count n (relative error 1/sqrt(n))."""
     return abs(measured / expected - 1.0) <= k / math.sqrt(n)
@@ -86,22 +89,7 @@ def test_generate_renewal_parquet_same_bytes_any_chunk_and_stats(tmp_path):
 def test_errors_exit_codes_and_overwrite(tmp_path):
     out = tmp_path / "w.csv"
     out.write_text("keep me\n")
-    base = [
-        "workload",
-        "generate",
-        "renewal",
-        "--rate",
-        "5",
-        "--duration",
-        "90s",
-        "--input-tokens",
-        "const:10",
-        "--output-tokens",
-        "const:5",
-        "--no-progress",
-        "--out",
-        str(out),
-    ]
+    base = [*RENEWAL.split(), "--duration", "90s", "--no-progress", "--out", str(out)]
     r = run(*base)
     assert r.returncode == 2 and "--force" in r.stderr and out.read_text() == "keep me\n"
     assert len(r.stderr.strip().splitlines()) == 1
@@ -112,21 +100,7 @@ def test_errors_exit_codes_and_overwrite(tmp_path):
     r = run("workload", "describe", str(bad))
     assert r.returncode == 2 and f"{bad}:3:" in r.stderr, r.stderr
     assert run("workload", "generate", "renewal", "--rate", "5", "--duration", "soon", "--out", "x.csv").returncode == 2
-    r = run(
-        "workload",
-        "generate",
-        "renewal",
-        "--rate",
-        "5",
-        "--duration",
-        "1m",
-        "--out",
-        str(tmp_path / "x.txt"),
-        "--input-tokens",
-        "const:1",
-        "--output-tokens",
-        "const:1",
-    )
+    r = run(*RENEWAL.split(), "--duration", "1m", "--out", str(tmp_path / "x.txt"))
     assert r.returncode == 2 and "--format" in r.stderr
 
 
