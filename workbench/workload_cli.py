@@ -269,14 +269,19 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--crlf", action="store_true", help="burstgpt: CRLF line ends, as the release files")
 
 
+def _plain_doc() -> str:
+    """The module docstring without reStructuredText markup, for ``--help``."""
+    return re.sub(r":\w+:`~?([^`]+)`", r"\1", __doc__).replace("``", "")
+
+
 def add_parser(sub) -> None:
     """Register ``workload`` and its subcommands on the ``workbench`` subparsers ``sub``."""
     p = sub.add_parser(
         "workload",
         help="generate, describe, convert and compare LLM-serving workload files",
-        description=__doc__.split("\n\n")[0],
+        description=_plain_doc().split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+        epilog="\n\n".join(_plain_doc().split("\n\n")[1:]),
     )
     wsub = p.add_subparsers(dest="workload_command", required=True)
 
