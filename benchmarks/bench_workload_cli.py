@@ -72,11 +72,12 @@ def _describe_burstgpt() -> float:
 
 
 @functools.cache
-def _day(fmt: str) -> tuple[float, float, int]:
-    """Wall seconds, child peak RSS bytes and requests of the whole-day command writing ``fmt``."""
+def _day(fmt: str) -> tuple[float, float, int, float]:
+    """Wall seconds, child peak RSS bytes, requests and CPU seconds (user + system) of the whole-day command writing
+    ``fmt``. On a shared machine the CPU seconds are the figure to compare with the wall-clock target."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / f"day.{fmt}"
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         r = subprocess.run(
             [sys.executable, "-m", "workbench.cli", *_DAY, "--out", str(out)],
@@ -87,10 +88,12 @@ def _day(fmt: str) -> tuple[float, float, int]:
         wall = time.perf_counter() - t0
         if r.returncode != 0:
             raise RuntimeError(r.stderr.strip())
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024.0
-        if peak <= before * 1024.0:  # an earlier child had the larger peak: ru_maxrss is a maximum over children
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        peak = after.ru_maxrss * 1024.0
+        if after.ru_maxrss <= before.ru_maxrss:  # an earlier child had the larger peak (ru_maxrss is their maximum)
             peak = float("nan")
-        return wall, peak, int(r.stdout.split(":")[1].split()[0])
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        return wall, peak, int(r.stdout.split(":")[1].split()[0]), cpu
 
 
 BENCHMARKS = [
@@ -99,10 +102,11 @@ BENCHMARKS = [
     Benchmark(
         "generate 1 day at 1,000 req/s (86.4M requests) to parquet, streamed", 90.0, "s", lambda: _day("parquet")[0]
     ),
+    Benchmark("same run: CPU seconds (user + system)", 90.0, "s", lambda: _day("parquet")[3]),
     Benchmark("same run: peak resident memory of the command", 2 * GiB, "bytes", lambda: _day("parquet")[1]),
     Benchmark(
         "generate 1 day at 1,000 req/s to timestamped JSONL: throughput",
-        1e6,
+        86.4e6 / 90.0,  # the parquet run's budget: a day at 1,000 req/s in 90 s
         "req/s",
         lambda: _day("jsonl")[2] / _day("jsonl")[0],
         higher=True,
