@@ -81,7 +81,7 @@ def _guard(fn):
 def _bar(total: float, unit: str, disable: bool):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit=unit, delay=1.0, disable=disable, file=sys.stderr, leave=False)
+    return tqdm(total=total, unit=unit, unit_scale=True, delay=1.0, disable=disable, file=sys.stderr, leave=False)
 
 
 def _output_options(args: argparse.Namespace) -> dict:
@@ -149,7 +149,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         raise FileExistsError(f"{out} exists; pass --force to replace it")
     plan = _plan(args)
     chunk_blocks = max(1, round(args.chunk / plan.block_s)) if args.chunk else plan.n_blocks
-    with _bar(plan.n_blocks, "block", args.no_progress) as bar:
+    with _bar(round(plan.expected_requests), "req", args.no_progress) as bar:
         chunks = S.iter_chunks(plan, args.seed, chunk_blocks=chunk_blocks, progress=bar.update)
         path, n = write_stream(chunks, out, fmt, overwrite=args.force, **_output_options(args))
     print(

@@ -123,13 +123,13 @@ class BlockPlan:
     """A workload as ``n_blocks`` time blocks of ``block_s`` seconds over ``[0, duration_s)``.
 
     ``draw(k, rng)`` returns block ``k``'s request table (``arrival_s`` from the workload start, sorted, inside the
-    block) with ``columns``; ``expected_requests`` sizes progress bars; ``description`` says what was asked.
+    block), the same columns for every block; ``expected_requests`` sizes progress bars; ``description`` says what
+    was asked.
     """
 
     n_blocks: int
     block_s: float
     duration_s: float
-    columns: tuple[str, ...]
     draw: Callable[[int, np.random.Generator], pd.DataFrame]
     expected_requests: float
     description: str
@@ -148,16 +148,17 @@ def _block_rng(root: np.random.SeedSequence, k: int) -> np.random.Generator:
 def iter_chunks(plan: BlockPlan, seed: int | None, *, chunk_blocks: int = 1, progress=None) -> Iterator[pd.DataFrame]:
     """Yield the workload ``chunk_blocks`` blocks at a time (the last chunk may be shorter).
 
-    ``progress`` is called with each chunk's number of blocks (e.g. a tqdm bar's ``update``).
+    ``progress`` is called with each chunk's number of requests (e.g. a tqdm bar's ``update``).
     """
     chunk_blocks = V.integer("chunk_blocks", chunk_blocks, minimum=1)
     root = _root(seed)
     for first in range(0, plan.n_blocks, chunk_blocks):
         ks = range(first, min(first + chunk_blocks, plan.n_blocks))
         parts = [plan.draw(k, _block_rng(root, k)) for k in ks]
-        yield parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+        chunk = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+        yield chunk
         if progress is not None:
-            progress(len(ks))
+            progress(len(chunk))
 
 
 def materialize(plan: BlockPlan, seed: int | None) -> pd.DataFrame:
@@ -220,7 +221,6 @@ def renewal_plan(
         n,
         block_s,
         duration_s,
-        ("arrival_s", "input_tokens", "output_tokens"),
         draw,
         rate * duration_s,
         f"renewal {family} rate {rate:g} req/s cv {cv:g}; {what}",
@@ -236,9 +236,7 @@ def burstgpt_plan(model: B.BurstGPTModel, *, rate_scale: float = 1.0, duration_s
     block_s = model.window_s / scale
     dur = model.duration_s / scale if duration_s is None else V.positive("duration_s", duration_s)
     n = _n_blocks(dur, block_s)
-    cols = ["arrival_s", "input_tokens", "output_tokens"]
     labels = {c: v for c, v in (("model", model.model), ("log_type", model.log_type)) if v is not None}
-    cols += [*labels, "failed"]
 
     def draw(k: int, rng: np.random.Generator) -> pd.DataFrame:
         w = k % model.n_windows
@@ -257,7 +255,6 @@ def burstgpt_plan(model: B.BurstGPTModel, *, rate_scale: float = 1.0, duration_s
         n,
         block_s,
         dur,
-        tuple(cols),
         draw,
         float(reps.sum() * model.window_s) * min(1.0, dur / (n * block_s)),
         f"BurstGPT-style from {model.source}, rate_scale {scale:g}",
@@ -305,7 +302,6 @@ def servegen_plan(
         n,
         block_s,
         dur,
-        cols,
         draw,
         float((curve * overlap).sum()),
         f"ServeGen {pool.model} from {start:g} s for {dur:g} s",
