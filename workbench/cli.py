@@ -10,6 +10,8 @@
 ``workbench dashboard [--port P] [--dir DIR] [--scoreboard FILE] [--build-only]``
     Build one Voilà app per paper (its panel, no code) and a landing page with verdict counts, and serve them on
     127.0.0.1.
+``workbench workload {generate,describe,convert,compare} ...``
+    Workload files for serving benchmarks from the shell (see ``workbench workload --help``).
 ``workbench data path``
     Show the data search path.
 ``workbench data list``
@@ -258,6 +260,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scoreboard", default=None, help="scoreboard.json whose verdicts the landing page shows")
     p.add_argument("--build-only", action="store_true", help="write the notebooks, do not serve")
     p.set_defaults(func=_cmd_dashboard)
+
+    from .workload_cli import add_parser as add_workload_parser
+
+    add_workload_parser(sub)
 
     p = sub.add_parser("list", help="list registered papers and claims")
     p.set_defaults(func=_cmd_list)

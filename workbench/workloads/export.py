@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .. import _validate as V
 from ..cache import atomic_path
@@ -54,6 +55,11 @@ __all__ = [
     "to_mooncake_jsonl",
     "to_timestamped_csv",
     "to_timestamped_jsonl",
+    "to_parquet",
+    "write_stream",
+    "format_for",
+    "FORMATS",
+    "PARQUET_ROW_GROUP_ROWS",
     "synthetic_hash_ids",
 ]
 
@@ -71,6 +77,11 @@ def _first_bad(mask: np.ndarray) -> int:
 
 def _prepare(df: pd.DataFrame, path: str | os.PathLike, overwrite: bool) -> Path:
     """Validate ``df`` and ``path`` before any work: schema, value ranges, and an existing file."""
+    _check_table(df)
+    return _target(path, overwrite)
+
+
+def _check_table(df: pd.DataFrame) -> None:
     validate_requests(df)
     if len(df) == 0:
         raise ValueError("df must have at least one request to export")
@@ -89,6 +100,9 @@ def _prepare(df: pd.DataFrame, path: str | os.PathLike, overwrite: bool) -> Path
             raise ValueError(
                 f"df.{col} must be at most 2**53 ({MAX_TOKENS}) to be written exactly; row {i} is {v[i]!r}"
             )
+
+
+def _target(path: str | os.PathLike, overwrite: bool) -> Path:
     if not isinstance(overwrite, bool):
         raise TypeError(f"overwrite must be a bool, got {type(overwrite).__name__}")
     p = Path(path).expanduser()
@@ -169,6 +183,13 @@ def to_burstgpt_csv(
     """
     p = _prepare(df, path, overwrite)
     V.one_of("line_terminator", line_terminator, ("\n", "\r\n"))
+    out = _burstgpt_frame(df, time_resolution_s, model, log_type)
+    with atomic_path(p, overwrite=overwrite) as tmp:
+        out.to_csv(tmp, index=False, lineterminator=line_terminator)
+    return p
+
+
+def _burstgpt_frame(df: pd.DataFrame, time_resolution_s: float | None, model: str, log_type: str) -> pd.DataFrame:
     t = df["arrival_s"].to_numpy(dtype=float)
     if time_resolution_s is None:
         ts = _seconds_text(t)
@@ -178,7 +199,7 @@ def to_burstgpt_csv(
         ts = q.astype(np.int64) if r == 1.0 else _seconds_text(q)
     req = df["input_tokens"].to_numpy(dtype=np.int64)
     resp = df["output_tokens"].to_numpy(dtype=np.int64)
-    out = pd.DataFrame(
+    return pd.DataFrame(
         {
             "Timestamp": ts,
             "Model": _labels(df, "model", model),
@@ -188,9 +209,6 @@ def to_burstgpt_csv(
             "Log Type": _labels(df, "log_type", log_type, _LOG_TYPE_NAMES),
         }
     )
-    with atomic_path(p, overwrite=overwrite) as tmp:
-        out.to_csv(tmp, index=False, lineterminator=line_terminator)
-    return p
 
 
 def synthetic_hash_ids(
@@ -284,6 +302,13 @@ def to_mooncake_jsonl(
     {"timestamp":250,"input_length":100,"output_length":7,"hash_ids":[2]}
     """
     p = _prepare(df, path, overwrite)
+    out = _mooncake_frame(df, hash_ids, hash_block_tokens)
+    with atomic_path(p, overwrite=overwrite) as tmp:
+        out.to_json(tmp, orient="records", lines=True)
+    return p
+
+
+def _mooncake_frame(df: pd.DataFrame, hash_ids: bool, hash_block_tokens: int | None, id_offset: int = 0) -> pd.DataFrame:
     out = pd.DataFrame(
         {
             "timestamp": np.rint(df["arrival_s"].to_numpy(dtype=float) * 1000.0).astype(np.int64),
@@ -301,10 +326,8 @@ def to_mooncake_jsonl(
     elif hash_block_tokens is not None:
         session = df["session_id"].to_numpy(dtype=object) if "session_id" in df else None
         offsets, ids = synthetic_hash_ids(out["input_length"].to_numpy(), hash_block_tokens, session)
-        out["hash_ids"] = pa.ListArray.from_arrays(offsets, ids).to_pylist()
-    with atomic_path(p, overwrite=overwrite) as tmp:
-        out.to_json(tmp, orient="records", lines=True)
-    return p
+        out["hash_ids"] = pa.ListArray.from_arrays(offsets, ids + id_offset).to_pylist()
+    return out
 
 
 def _lists(column: pd.Series) -> list[list[int]]:
@@ -316,6 +339,21 @@ def _plain(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy(deep=False)
     if "hash_ids" in out:
         out["hash_ids"] = _lists(out["hash_ids"])
+    return out
+
+
+def _csv_frame(df: pd.DataFrame) -> pd.DataFrame:
+    out = _plain(df)
+    if "hash_ids" in out:
+        out["hash_ids"] = ["[" + ",".join(map(str, v)) + "]" for v in out["hash_ids"]]
+    return out
+
+
+def _jsonl_frame(df: pd.DataFrame) -> pd.DataFrame:
+    out = _plain(df)
+    for c in out.columns:
+        if isinstance(out[c].dtype, pd.CategoricalDtype) or out[c].dtype in ("string", "boolean"):
+            out[c] = out[c].astype(object).where(out[c].notna(), None)
     return out
 
 
@@ -332,9 +370,7 @@ def to_timestamped_csv(df: pd.DataFrame, path: str | os.PathLike, *, overwrite: 
     ['arrival_s,input_tokens,output_tokens,client_id', '0.5,1,2,7']
     """
     p = _prepare(df, path, overwrite)
-    out = _plain(df)
-    if "hash_ids" in out:
-        out["hash_ids"] = ["[" + ",".join(map(str, v)) + "]" for v in out["hash_ids"]]
+    out = _csv_frame(df)
     with atomic_path(p, overwrite=overwrite) as tmp:
         out.to_csv(tmp, index=False)
     return p
@@ -353,10 +389,137 @@ def to_timestamped_jsonl(df: pd.DataFrame, path: str | os.PathLike, *, overwrite
     '{"arrival_s":0.5,"input_tokens":1,"output_tokens":2}\\n'
     """
     p = _prepare(df, path, overwrite)
-    out = _plain(df)
-    for c in out.columns:
-        if isinstance(out[c].dtype, pd.CategoricalDtype) or out[c].dtype in ("string", "boolean"):
-            out[c] = out[c].astype(object).where(out[c].notna(), None)
+    out = _jsonl_frame(df)
     with atomic_path(p, overwrite=overwrite) as tmp:
         out.to_json(tmp, orient="records", lines=True)
     return p
+
+
+#: Output formats: name -> file name endings that select it.
+FORMATS: dict[str, tuple[str, ...]] = {
+    "mooncake": (".mooncake.jsonl",),
+    "burstgpt": (".burstgpt.csv",),
+    "csv": (".csv",),
+    "jsonl": (".jsonl", ".json"),
+    "parquet": (".parquet", ".pq"),
+}
+#: Rows per parquet row group (fixed, so a file's bytes do not depend on how its rows were chunked).
+PARQUET_ROW_GROUP_ROWS = 1 << 20
+
+
+def format_for(path: str | os.PathLike) -> str:
+    """The output format a file name selects (``x.mooncake.jsonl``, ``x.burstgpt.csv``, ``.csv``, ``.jsonl``,
+    ``.parquet``).
+
+    Examples
+    --------
+    >>> format_for("w.mooncake.jsonl"), format_for("w.parquet")
+    ('mooncake', 'parquet')
+    """
+    name = Path(path).name.lower()
+    for fmt, ends in FORMATS.items():
+        if name.endswith(ends):
+            return fmt
+    known = ", ".join(e for ends in FORMATS.values() for e in ends)
+    raise ValueError(f"cannot tell the format of {str(path)!r} from its name (known endings: {known}); give --format")
+
+
+def _arrow(df: pd.DataFrame) -> pa.Table:
+    out = _plain(df)
+    for c in out.columns:  # categories as plain strings: every chunk then has the same schema
+        if isinstance(out[c].dtype, pd.CategoricalDtype):
+            out[c] = out[c].astype("string")
+    table = pa.Table.from_pandas(out, preserve_index=False)
+    return table.replace_schema_metadata(None)
+
+
+def write_stream(
+    chunks,
+    path: str | os.PathLike,
+    format: str,
+    *,
+    overwrite: bool = False,
+    time_resolution_s: float | None = None,
+    hash_block_tokens: int | None = None,
+    model: str = "GPT-4",
+    log_type: str = "API log",
+    line_terminator: str = "\n",
+) -> tuple[Path, int]:
+    """Write request tables one after another into one file of ``format`` (see :data:`FORMATS`), atomically.
+
+    ``chunks`` is an iterable of request tables in time order (e.g. :func:`workbench.workloads.streaming.iter_chunks`);
+    each is checked as the single-table exporters check theirs. The file is the same bytes however the rows are
+    split into chunks: text formats are appended, parquet is written in row groups of exactly
+    :data:`PARQUET_ROW_GROUP_ROWS` rows, synthetic ``hash_ids`` continue their numbering across chunks. Options as in
+    :func:`to_burstgpt_csv` and :func:`to_mooncake_jsonl`. Returns the path and the number of requests written.
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, pathlib
+    >>> df = pd.DataFrame({"arrival_s": [0.0, 0.5, 1.0], "input_tokens": [600, 100, 3], "output_tokens": [5, 7, 1]})
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> a, _ = write_stream([df], d / "a.jsonl", "mooncake", hash_block_tokens=512)
+    >>> b, n = write_stream([df[:1], df[1:]], d / "b.jsonl", "mooncake", hash_block_tokens=512)
+    >>> a.read_bytes() == b.read_bytes(), n
+    (True, 3)
+    """
+    V.one_of("format", format, tuple(FORMATS))
+    V.one_of("line_terminator", line_terminator, ("\n", "\r\n"))
+    if hash_block_tokens is not None:
+        V.integer("hash_block_tokens", hash_block_tokens, minimum=1)
+    p = _target(path, overwrite)
+    n, last, id_offset = 0, -np.inf, 0
+    with atomic_path(p, overwrite=overwrite) as tmp:
+        writer, buffered = None, []
+        with open(tmp, "wb") if format == "parquet" else open(tmp, "w", newline="") as fh:
+            for df in chunks:
+                if len(df) == 0:
+                    continue
+                _check_table(df)
+                if df["arrival_s"].iat[0] < last:
+                    raise ValueError(f"chunks must be in time order; row {n} ({df['arrival_s'].iat[0]}) < {last}")
+                last = float(df["arrival_s"].iat[-1])
+                if format == "burstgpt":
+                    _burstgpt_frame(df, time_resolution_s, model, log_type).to_csv(
+                        fh, index=False, header=n == 0, lineterminator=line_terminator)
+                elif format == "mooncake":
+                    out = _mooncake_frame(df, True, hash_block_tokens, id_offset)
+                    if hash_block_tokens is not None and "hash_ids" not in df:
+                        id_offset += int((-(-out["input_length"].to_numpy() // hash_block_tokens)).sum())
+                    out.to_json(fh, orient="records", lines=True)
+                elif format == "csv":
+                    _csv_frame(df).to_csv(fh, index=False, header=n == 0)
+                elif format == "jsonl":
+                    _jsonl_frame(df).to_json(fh, orient="records", lines=True)
+                else:
+                    table = _arrow(df)
+                    if writer is None:
+                        writer = pq.ParquetWriter(fh, table.schema)
+                    buffered.append(table.cast(writer.schema))
+                    rows = sum(t.num_rows for t in buffered)
+                    if rows >= PARQUET_ROW_GROUP_ROWS:
+                        whole = pa.concat_tables(buffered)
+                        cut = rows - rows % PARQUET_ROW_GROUP_ROWS
+                        writer.write_table(whole.slice(0, cut), row_group_size=PARQUET_ROW_GROUP_ROWS)
+                        buffered = [whole.slice(cut)]
+                n += len(df)
+            if n == 0:
+                raise ValueError("nothing to write: every chunk was empty")
+            if writer is not None:
+                writer.write_table(pa.concat_tables(buffered), row_group_size=PARQUET_ROW_GROUP_ROWS)
+                writer.close()
+    return p, n
+
+
+def to_parquet(df: pd.DataFrame, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    """Write every schema column as parquet (categories as strings, ``hash_ids`` as a list column).
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, pathlib
+    >>> df = pd.DataFrame({"arrival_s": [0.5], "input_tokens": [1], "output_tokens": [2]})
+    >>> p = to_parquet(df, pathlib.Path(tempfile.mkdtemp()) / "t.parquet")
+    >>> pd.read_parquet(p)["output_tokens"].tolist()
+    [2]
+    """
+    return write_stream([df], path, "parquet", overwrite=overwrite)[0]

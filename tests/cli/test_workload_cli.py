@@ -1,0 +1,224 @@
+"""`workbench workload`: the real entry point in a subprocess, and the README's three pipelines end to end."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench.data import find
+from workbench.workloads import burstgpt as B
+from workbench.workloads import streaming as S
+from workbench.workloads.convert import read_table
+from workbench.workloads.export import FORMATS, to_burstgpt_csv, write_stream
+from workbench.workloads.traces import load_burstgpt, load_mooncake
+
+
+def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+def ok(*args: str, cwd=None) -> str:
+    r = run(*args, cwd=cwd)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+RENEWAL = "workload generate renewal --rate 5 --input-tokens const:10 --output-tokens const:5"
+
+
+def within(measured: float, expected: float, n: float, k: float = 4.0) -> bool:
+    """|measured - expected| within k Poisson standard errors of a count n (relative error 1/sqrt(n))."""
+    return abs(measured / expected - 1.0) <= k / math.sqrt(n)
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_chunked_writes_are_the_one_shot_bytes(tmp_path, fmt):
+    plan = S.renewal_plan(
+        rate_rps=40.0,
+        cv=2.0,
+        duration_s=2000.0,
+        input_tokens="zipf:1.1,4096",
+        output_tokens="lognormal:200,1",
+        block_s=300.0,
+    )
+    one = write_stream([S.materialize(plan, 7)], tmp_path / "one", fmt, hash_block_tokens=512)[0]
+    many = write_stream(S.iter_chunks(plan, 7, chunk_blocks=2), tmp_path / "many", fmt, hash_block_tokens=512)[0]
+    assert one.read_bytes() == many.read_bytes()
+    other = write_stream([S.materialize(plan, 8)], tmp_path / "other", fmt, hash_block_tokens=512)[0]
+    assert other.read_bytes() != one.read_bytes()
+
+
+def test_generate_renewal_parquet_same_bytes_any_chunk_and_stats(tmp_path):
+    args = [
+        "workload",
+        "generate",
+        "renewal",
+        "--rate",
+        "30",
+        "--cv",
+        "2",
+        "--duration",
+        "40m",
+        "--seed",
+        "3",
+        "--input-tokens",
+        "lognormal:800,0.7",
+        "--output-tokens",
+        "uniform:10,200",
+        "--no-progress",
+    ]
+    ok(*args, "--out", str(tmp_path / "a.parquet"), "--chunk", "10m")
+    ok(*args, "--out", str(tmp_path / "b.parquet"), "--chunk", "0")
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+    df = read_table(tmp_path / "a.parquet")
+    assert within(len(df), 30 * 2400, len(df) / 4)  # renewal counts with CV 2: variance about cv^2 times Poisson
+    gaps = np.diff(df["arrival_s"].to_numpy())
+    assert abs(gaps.std() / gaps.mean() - 2.0) < 0.15
+    assert abs(np.median(df["input_tokens"]) / 800 - 1) < 0.03
+    assert df["output_tokens"].between(10, 200).all()
+
+
+def test_errors_exit_codes_and_overwrite(tmp_path):
+    out = tmp_path / "w.csv"
+    out.write_text("keep me\n")
+    base = [*RENEWAL.split(), "--duration", "90s", "--no-progress", "--out", str(out)]
+    r = run(*base)
+    assert r.returncode == 2 and "--force" in r.stderr and out.read_text() == "keep me\n"
+    assert len(r.stderr.strip().splitlines()) == 1
+    ok(*base, "--force")
+    assert read_table(out)["input_tokens"].eq(10).all()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("arrival_s,input_tokens,output_tokens\n0.0,5,1\n1.0,-3,1\n")
+    r = run("workload", "describe", str(bad))
+    assert r.returncode == 2 and f"{bad}:3:" in r.stderr, r.stderr
+    assert run("workload", "generate", "renewal", "--rate", "5", "--duration", "soon", "--out", "x.csv").returncode == 2
+    r = run(*RENEWAL.split(), "--duration", "1m", "--out", str(tmp_path / "x.txt"))
+    assert r.returncode == 2 and "--format" in r.stderr
+
+
+def test_help_documents_every_subcommand():
+    out = ok("workload", "--help")
+    for name in ("generate", "describe", "convert", "compare"):
+        assert name in out
+    gen = ok("workload", "generate", "renewal", "--help")
+    for opt in (
+        "--rate",
+        "--cv",
+        "--family",
+        "--lengths",
+        "--input-tokens",
+        "--seed",
+        "--force",
+        "--format",
+        "--hash-block-tokens",
+        "--time-resolution",
+        "--chunk",
+    ):
+        assert opt in gen
+
+
+def test_pipeline_servegen_to_aiperf(tmp_path):
+    """README pipeline 1: ServeGen m-large 14:00-15:00 scaled to 20 req/s, Mooncake JSONL with 512-token blocks."""
+    ok(
+        "workload",
+        "generate",
+        "servegen",
+        "--model",
+        "m-large",
+        "--start",
+        "14:00",
+        "--duration",
+        "1h",
+        "--mean-rate",
+        "20",
+        "--hash-block-tokens",
+        "512",
+        "--out",
+        "servegen.mooncake.jsonl",
+        cwd=tmp_path,
+    )
+    df = load_mooncake(tmp_path / "servegen.mooncake.jsonl", cache=False)
+    assert within(len(df), 20 * 3600, len(df) / 10)  # client bursts: overdispersed counts
+    n_ids = df["hash_ids"].map(len).to_numpy()
+    assert np.array_equal(n_ids, -(-df["input_tokens"].to_numpy() // 512))
+    assert df["arrival_s"].max() < 3600
+    conv = ok("workload", "convert", "servegen.mooncake.jsonl", "servegen.burstgpt.csv", cwd=tmp_path)
+    assert "lost: hash_ids are dropped" in conv
+
+
+def _burstgpt_trace(tmp_path):
+    real = find("burstgpt/BurstGPT_1.csv")
+    if real is not None:
+        return real
+    # The release is not on the data path: the clearly labelled stand-in (paper's shape 0.5, Zipf 1.1), as a file.
+    return to_burstgpt_csv(B.stand_in(days=1.0, seed=2), tmp_path / "BurstGPT_1.csv", time_resolution_s=1.0)
+
+
+def test_pipeline_burstgpt_fit_to_vllm(tmp_path):
+    """README pipeline 2: fit a BurstGPT trace, generate at twice its rate for 1 h, BurstGPT CSV for vLLM."""
+    trace = _burstgpt_trace(tmp_path)
+    ok(
+        "workload",
+        "generate",
+        "burstgpt",
+        "--fit",
+        str(trace),
+        "--save-params",
+        "fit.json",
+        "--rate-scale",
+        "2",
+        "--duration",
+        "1h",
+        "--out",
+        "burst.burstgpt.csv",
+        cwd=tmp_path,
+    )
+    model = B.load_params(tmp_path / "fit.json")
+    gen = load_burstgpt(tmp_path / "burst.burstgpt.csv", cache=False)
+    expected = 2 * model.rate_rps[: math.ceil(3600 * 2 / model.window_s)].mean() * 3600
+    assert within(len(gen), expected, len(gen) / 20)
+    refit = B.fit_model(gen, window_s=model.window_s / 2)
+    assert abs(refit.zipf_alpha - model.zipf_alpha) < 0.05
+    assert (gen["model"] == "GPT-4").all() or model.model is not None
+
+
+@pytest.mark.skipif(
+    find("azure-llm-2023/AzureLLMInferenceTrace_conv.csv") is None,
+    reason="Azure LLM 2023 trace not on the data search path",
+)
+def test_pipeline_azure_describe_compare(tmp_path):
+    """README pipeline 3: describe the Azure conversation trace, generate a look-alike, compare the two."""
+    name = "azure-llm-2023/AzureLLMInferenceTrace_conv.csv"
+    d = json.loads(ok("workload", "describe", name, "--json", cwd=tmp_path))
+    azure = read_table(name)
+    assert d["rate"]["requests"] == len(azure)
+    rate, cv = d["rate"]["rate_rps"], d["arrivals"]["gap_cv"]
+    ok(
+        "workload",
+        "generate",
+        "renewal",
+        "--rate",
+        f"{rate:.4f}",
+        "--cv",
+        f"{cv:.3f}",
+        "--duration",
+        "1h",
+        "--lengths",
+        name,
+        "--out",
+        "azure-like.jsonl",
+        cwd=tmp_path,
+    )
+    cmp = json.loads(ok("workload", "compare", name, "azure-like.jsonl", "--json", cwd=tmp_path))
+    assert abs(cmp["rate"]["rate_rps"]["ratio"] - 1) < 0.1
+    assert abs(cmp["lengths"]["p50_input_tokens"]["ratio"] - 1) < 0.05
+    assert abs(cmp["arrivals"]["gap_cv"]["ratio"] - 1) < 0.15
+    assert pd.notna(cmp["lengths"]["spearman_in_out"]["b"])
