@@ -67,9 +67,12 @@ class FigurePane(W.Output):
         import json
 
         import plotly.io as pio
+        from IPython import get_ipython
         from IPython.display import display
 
         self.figure = fig
+        if get_ipython() is None:  # no kernel (a script or a test): nothing to render into
+            return
         bundle = json.loads(pio.to_json(fig, validate=False))  # plotly's encoder: numpy arrays become JSON lists
         with self:
             self.clear_output(wait=True)
