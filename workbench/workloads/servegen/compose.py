@@ -16,8 +16,9 @@ structure, and the paper shows it misleads capacity planning.
 4. draw each request's lengths from its client's PMF of that 6-hour window (inverse CDF over concatenated PMFs, one
    ``searchsorted`` for all requests). Fields are independent by default (the paper finds the input/output
    correlation weak); ``correlation`` couples input and output through a Gaussian copula. Multimodal requests get an
-   image count and image tokens; reasoning requests split their output into reasoning and answer tokens from the
-   client's reasoning-ratio PMF.
+   item count per modality and, because the released PMFs give tokens *per item* (per image, audio clip, video), one
+   token draw per item, summed (a request with no image has no image tokens); reasoning requests split their output
+   into reasoning and answer tokens from the client's reasoning-ratio PMF.
 
 The result is a request table in the workbench schema (``client_id``, ``arrival_s``, ``input_tokens``,
 ``output_tokens``, ...), ready for the exporters in :mod:`workbench.workloads.export`. :func:`naive_workload` builds
@@ -221,6 +222,19 @@ class _UsedTables:
         return self._cache[field]
 
 
+def _per_item_sum(table: PmfTable, pmf: np.ndarray, count: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Each request's total media tokens: the sum of ``count[i]`` independent draws from its PMF of tokens *per
+    item*.
+
+    The released multimodal PMFs give tokens per image (per audio clip, per video), so a request with three images
+    carries three draws, and a request with none carries zero tokens. All draws are made at once (one row per item,
+    ``np.repeat``) and summed per request with ``np.bincount``.
+    """
+    owner = np.repeat(np.arange(count.size), count)
+    per_item = np.rint(_draw(table, pmf[owner], rng.random(owner.size)))
+    return np.bincount(owner, weights=per_item, minlength=count.size).astype(np.int64)
+
+
 def _sample_lengths(pool: ClientPool, pmf: np.ndarray, rho: float, rng: np.random.Generator) -> dict[str, np.ndarray]:
     n = pmf.size
     t = _UsedTables(pool, pmf)
@@ -242,9 +256,8 @@ def _sample_lengths(pool: ClientPool, pmf: np.ndarray, rho: float, rng: np.rando
     cols: dict[str, np.ndarray] = {"text_tokens": text}
     total = text.copy()
     for media in ("image", "audio", "video"):
-        count = np.rint(_draw(t[f"{media}_count"], pmf, rng.random(n))).astype(np.int64)
-        tokens = np.rint(_draw(t[f"{media}_tokens"], pmf, rng.random(n))).astype(np.int64)
-        tokens = np.where(count > 0, tokens, 0)  # no item, no media tokens
+        count = np.maximum(np.rint(_draw(t[f"{media}_count"], pmf, rng.random(n))), 0).astype(np.int64)
+        tokens = _per_item_sum(t[f"{media}_tokens"], pmf, count, rng)
         if media == "image" or count.any() or tokens.any():
             cols[f"{media}_count"] = count
             cols[f"{media}_tokens"] = tokens
