@@ -284,6 +284,20 @@ def test_multimodal_tokens_are_drawn_per_image():
     assert (np.diff(per_count.to_numpy()) > 0).all()  # k images carry at least k one-image draws
 
 
+def test_fixed_window_counts_matches_the_reference_rule():
+    pool = sg.load_pool("deepseek-r1")
+
+    def counts(seed, fixed):
+        w = sg.compose(pool, start_s=12 * 3600, duration_s=1200, rate_rps=20.0, seed=seed, fixed_window_counts=fixed)
+        assert w["arrival_s"].between(0, 1200, inclusive="left").all() and w["arrival_s"].is_monotonic_increasing
+        return w.groupby(["client_id", (w["arrival_s"] // 600).astype(int)]).size()
+
+    a, b = counts(1, True), counts(2, True)
+    pd.testing.assert_series_equal(a, b)  # a fixed count per client-window, whatever the seed
+    assert abs(a.sum() - 24_000) <= len(a)  # round(rate x 600 s) per client-window
+    assert not counts(1, False).equals(counts(2, False))  # the default renewal process: counts vary
+
+
 def test_naive_workload_is_poisson_with_pooled_lengths():
     comp = sg.compose(sg.load_pool("m-large"), start_s=12 * 3600, duration_s=1800, rate_rps=20.0, seed=0)
     naive = sg.naive_workload(comp, seed=0)
