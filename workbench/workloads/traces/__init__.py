@@ -43,9 +43,9 @@ from .files import (
     AZURE_COLUMNS,
     BURSTGPT_V1_COLUMNS,
     BURSTGPT_V3_COLUMNS,
-    MOONCAKE_FIELDS,
     LOADER_VERSION,
     MAX_TOKENS,
+    MOONCAKE_FIELDS,
     TraceFormatError,
     detect_format,
 )
