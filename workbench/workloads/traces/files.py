@@ -199,41 +199,37 @@ def _check_present(path: Path, row0: int, batch: pa.RecordBatch, names, line_off
             raise _err(path, row0 + i + line_offset, f"column {name!r} is empty")
 
 
+def _fail_first(path: Path, row0: int, line_offset: int, bad: np.ndarray, message) -> None:
+    """Raise ``TraceFormatError`` at the first ``True`` of ``bad`` with ``message(i)`` (``i``: index in the block)."""
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise _err(path, row0 + i + line_offset, message(i))
+
+
+_EXTREME_HINT = "(pass allow_extreme=True to load it anyway)"
+
+
 def _check_tokens(
     path: Path, row0: int, name: str, values: np.ndarray, line_offset: int, allow_extreme: bool = False
 ) -> None:
-    bad = values < 0
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise _err(path, row0 + i + line_offset, f"{name} must be >= 0, got {values[i]}")
+    """Token counts must be >= 0, and <= :data:`MAX_TOKENS` unless ``allow_extreme``."""
+    _fail_first(path, row0, line_offset, values < 0, lambda i: f"{name} must be >= 0, got {values[i]}")
     if not allow_extreme:
-        big = values > MAX_TOKENS
-        if big.any():
-            i = int(np.argmax(big))
-            raise _err(
-                path,
-                row0 + i + line_offset,
-                f"{name} is {values[i]}, above the plausible maximum of {MAX_TOKENS:,} tokens per request "
-                "(pass allow_extreme=True to load it anyway)",
-            )
+        _fail_first(
+            path, row0, line_offset, values > MAX_TOKENS,
+            lambda i: f"{name} is {values[i]}, above the plausible maximum of {MAX_TOKENS:,} tokens per request "
+            + _EXTREME_HINT,
+        )
 
 
 def _check_times(path: Path, row0: int, name: str, t: np.ndarray, line_offset: int, allow_extreme: bool) -> None:
     """Timestamps must be finite, and >= 0 unless ``allow_extreme``."""
-    bad = ~np.isfinite(t)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise _err(path, row0 + i + line_offset, f"{name} must be finite, got {t[i]}")
+    _fail_first(path, row0, line_offset, ~np.isfinite(t), lambda i: f"{name} must be finite, got {t[i]}")
     if not allow_extreme:
-        neg = t < 0
-        if neg.any():
-            i = int(np.argmax(neg))
-            raise _err(
-                path,
-                row0 + i + line_offset,
-                f"{name} is negative ({t[i]}): times count from the trace's origin "
-                "(pass allow_extreme=True to load it anyway)",
-            )
+        _fail_first(
+            path, row0, line_offset, t < 0,
+            lambda i: f"{name} is negative ({t[i]}): times count from the trace's origin " + _EXTREME_HINT,
+        )
 
 
 def _kind(fmt: str, *, allow_unsorted: bool, allow_extreme: bool) -> str:
