@@ -46,6 +46,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import WorkbenchWarning
+
 __all__ = [
     "CacheWarning",
     "RACY_WINDOW_S",
@@ -65,7 +67,7 @@ RACY_WINDOW_S = 2.0
 _CHUNK_BYTES = 1 << 20
 
 
-class CacheWarning(UserWarning):
+class CacheWarning(WorkbenchWarning):
     """A cache entry failed verification and is being rebuilt (the message names the cache file and the source)."""
 
 

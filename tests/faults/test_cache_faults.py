@@ -3,6 +3,7 @@ right values (rebuilt, with a warning naming the cache file and the source), and
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import textwrap
@@ -19,11 +20,12 @@ from workbench.workloads import traces
 
 @pytest.fixture()
 def trace_copy(tmp_path, monkeypatch):
-    """A writable copy of a real Mooncake trace on the data search path, and a private cache directory."""
+    """A writable copy of a real Mooncake trace on the data search path (in a user directory, not a registered
+    dataset's, so that it may be edited), and a private cache directory."""
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
     data_dir = tmp_path / "data"
-    (data_dir / "mooncake-fast25").mkdir(parents=True)
-    src = data_dir / "mooncake-fast25" / "conversation_trace.jsonl"
+    (data_dir / "my-traces").mkdir(parents=True)
+    src = data_dir / "my-traces" / "conversation_trace.jsonl"
     shutil.copyfile(need_data("mooncake-fast25/conversation_trace.jsonl"), src)
     monkeypatch.setenv("WORKBENCH_DATA", str(data_dir))
     cache.clear_memo()
@@ -102,15 +104,43 @@ def test_memo_notices_an_edited_source(trace_copy):
     assert second is not first and second["output_tokens"].iloc[0] != first["output_tokens"].iloc[0]
 
 
-def test_nothing_is_written_under_the_data_search_path(trace_copy):
-    def listing():
-        return {str(p): p.stat().st_mtime_ns for d in data.search_path() for p in d.rglob("*")}
+def _listing():
+    return {str(p): p.stat().st_mtime_ns for d in data.search_path() for p in d.rglob("*")}
 
-    before = listing()
+
+def test_nothing_is_written_under_the_data_search_path(trace_copy):
+    before = _listing()
     _load(trace_copy)
     cache.cached_arrays([trace_copy], 1, lambda: {"x": np.arange(3)})
-    assert listing() == before
+    assert _listing() == before
     assert all(p.is_relative_to(cache.cache_dir()) for p in _entries())
+
+
+def test_trace_loaders_write_nothing_under_the_data_search_path(trace_copy):
+    """Through the loaders themselves, even with the data directory writable (as it always is for root)."""
+    gz = trace_copy.with_name("azure_code.csv.gz")
+    with gzip.open(gz, "wt") as fh:
+        fh.write("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n")
+    before = _listing()
+    first = traces.load_trace(trace_copy)
+    azure = traces.load_trace(gz)
+    assert _listing() == before
+    pd.testing.assert_frame_equal(traces.load_trace(trace_copy), first)  # served from the cache
+    assert len(azure) == 1 and len(_entries()) == 2
+    assert all(p.is_relative_to(cache.cache_dir("traces")) for p in _entries())
+
+
+def test_a_registered_file_edited_after_download_is_an_error(tmp_path, monkeypatch):
+    """The loaders check a registered file against its published sha256 before parsing or using a cache entry."""
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "data" / "mooncake-fast25" / "conversation_trace.jsonl"
+    src.parent.mkdir(parents=True)
+    shutil.copyfile(need_data("mooncake-fast25/conversation_trace.jsonl"), src)
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path / "data"))
+    traces.load_trace(src)
+    _same_size_edit(src)
+    with pytest.raises(data.ChecksumError, match=f"{src} does not match the registry"):
+        traces.load_trace(src)
 
 
 def test_full_cache_disk_still_returns_the_data(trace_copy, full_disk):

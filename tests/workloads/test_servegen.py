@@ -274,6 +274,30 @@ def test_multimodal_and_reasoning_columns():
     assert (r["reasoning_tokens"] >= 0).all() and (r["answer_tokens"] >= 0).all()
 
 
+def test_multimodal_tokens_are_drawn_per_image():
+    """The released PMFs give tokens per image: a request's image tokens are one draw per image. ServeGen's reference
+    generator gives 817 image tokens per request (1.51 images) on mm-image at 14:00, 1 h at 100 req/s."""
+    mm = sg.compose(sg.load_pool("mm-image"), start_s=14 * 3600, duration_s=3600, rate_rps=100.0, seed=0)
+    assert mm["image_count"].mean() == pytest.approx(1.51, rel=0.02)
+    assert mm["image_tokens"].mean() == pytest.approx(817, rel=0.05)
+    per_count = mm[mm["image_count"].between(1, 4)].groupby("image_count")["image_tokens"].min()
+    assert (np.diff(per_count.to_numpy()) > 0).all()  # k images carry at least k one-image draws
+
+
+def test_fixed_window_counts_matches_the_reference_rule():
+    pool = sg.load_pool("deepseek-r1")
+
+    def counts(seed, fixed):
+        w = sg.compose(pool, start_s=12 * 3600, duration_s=1200, rate_rps=20.0, seed=seed, fixed_window_counts=fixed)
+        assert w["arrival_s"].between(0, 1200, inclusive="left").all() and w["arrival_s"].is_monotonic_increasing
+        return w.groupby(["client_id", (w["arrival_s"] // 600).astype(int)]).size()
+
+    a, b = counts(1, True), counts(2, True)
+    pd.testing.assert_series_equal(a, b)  # a fixed count per client-window, whatever the seed
+    assert abs(a.sum() - 24_000) <= len(a)  # round(rate x 600 s) per client-window
+    assert not counts(1, False).equals(counts(2, False))  # the default renewal process: counts vary
+
+
 def test_naive_workload_is_poisson_with_pooled_lengths():
     comp = sg.compose(sg.load_pool("m-large"), start_s=12 * 3600, duration_s=1800, rate_rps=20.0, seed=0)
     naive = sg.naive_workload(comp, seed=0)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from workbench import cache
 from workbench.testing import need_data
 from workbench.workloads import schema, traces
 
@@ -75,7 +76,8 @@ def test_burstgpt_columns_read_by_name(tmp_path):
     assert df[["arrival_s", "input_tokens", "output_tokens"]].values.tolist() == [[3.0, 20, 10]]
 
 
-def test_burstgpt_large_generated_file_and_cache(tmp_path):
+def test_burstgpt_large_generated_file_and_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
     rng = np.random.default_rng(0)
     n = 300_000  # spans several 8 MB blocks? no: ~12 MB, two blocks
     t = np.sort(rng.integers(0, 86_400 * 3, n))
@@ -95,8 +97,8 @@ def test_burstgpt_large_generated_file_and_cache(tmp_path):
     np.testing.assert_array_equal(df["input_tokens"].to_numpy(), req)
     np.testing.assert_array_equal(df["failed"].to_numpy(dtype=bool), resp == 0)
     assert (df["model"].astype(str).to_numpy() == model).all()
-    cpath = traces.cache_path(p, "burstgpt")
-    assert cpath.exists() and cpath.parent == tmp_path
+    assert len(list(cache.cache_dir("traces").glob("big.csv.burstgpt-*.parquet"))) == 1
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["big.csv", "cache"]  # nothing beside the source
     again = traces.load_burstgpt(p)
     pd.testing.assert_frame_equal(df, again)
     assert again.attrs == df.attrs
@@ -227,12 +229,15 @@ def test_real_mooncake():
     np.testing.assert_array_equal(nblocks, np.ceil(df["input_tokens"].to_numpy() / 512).astype(int))
 
 
-def test_cache_never_writes_into_read_only_dirs(tmp_path):
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    p = _write(ro, "b.csv", PUBLISHED)
-    ro.chmod(0o555)
-    try:
-        assert traces.cache_path(p, "burstgpt").parent != ro
-    finally:
-        ro.chmod(0o755)
+def test_cache_lives_under_workbench_cache_and_keys_the_options(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "data"
+    src.mkdir()
+    p = _write(src, "b.csv", PUBLISHED.replace("45,", "500,"))  # out of order: 500 then 118
+    with pytest.raises(traces.TraceFormatError, match="line 4: Timestamp goes backwards"):
+        traces.load_burstgpt(p)
+    assert traces.load_burstgpt(p, allow_unsorted=True)["arrival_s"].is_monotonic_increasing
+    with pytest.raises(traces.TraceFormatError, match="goes backwards"):  # not served the sorted cache entry
+        traces.load_burstgpt(p)
+    assert [f.name for f in src.iterdir()] == ["b.csv"]
+    assert len(list(cache.cache_dir("traces").glob("b.csv.burstgpt-unsorted-*.parquet"))) == 1

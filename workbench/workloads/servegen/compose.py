@@ -12,12 +12,15 @@ structure, and the paper shows it misleads capacity planning.
    given mean rate, or a constant or a curve you give, one value per 600 s window);
 2. give each client, in each window, its share of the target rate (its share of the data's aggregate in that window);
 3. draw each (client, window) arrival process with that rate and the client's CV and family, all rows at once through
-   :func:`workbench.arrivals.piecewise_arrivals`;
+   :func:`workbench.arrivals.piecewise_arrivals`: a stationary renewal process, so a window's count keeps its
+   natural variance. ServeGen's reference generator instead gives each client-window a fixed count and rescales its
+   gaps to fill the window; ``fixed_window_counts=True`` does the same, for parity with it;
 4. draw each request's lengths from its client's PMF of that 6-hour window (inverse CDF over concatenated PMFs, one
    ``searchsorted`` for all requests). Fields are independent by default (the paper finds the input/output
    correlation weak); ``correlation`` couples input and output through a Gaussian copula. Multimodal requests get an
-   image count and image tokens; reasoning requests split their output into reasoning and answer tokens from the
-   client's reasoning-ratio PMF.
+   item count per modality and, because the released PMFs give tokens *per item* (per image, audio clip, video), one
+   token draw per item, summed (a request with no image has no image tokens); reasoning requests split their output
+   into reasoning and answer tokens from the client's reasoning-ratio PMF.
 
 The result is a request table in the workbench schema (``client_id``, ``arrival_s``, ``input_tokens``,
 ``output_tokens``, ...), ready for the exporters in :mod:`workbench.workloads.export`. :func:`naive_workload` builds
@@ -107,6 +110,7 @@ def compose(
     mean_rate_rps: float | None = None,
     rate_scale: float = 1.0,
     correlation: float = 0.0,
+    fixed_window_counts: bool = False,
     seed: Seed = None,
 ) -> pd.DataFrame:
     """Compose a per-client workload from a client pool.
@@ -127,6 +131,13 @@ def compose(
         Multiplies the target curve.
     correlation : float in [-1, 1]
         Gaussian-copula correlation between input and output lengths (0: independent, the paper's finding).
+    fixed_window_counts : bool
+        ``False`` (default): each (client, window) is a stationary renewal process at the client's rate, so the count
+        in a window varies as a renewal count does (more for burstier clients) and bursts cross window boundaries
+        freely. ``True``: the behaviour of ServeGen's reference generator, for parity with it: each (client,
+        window) gets exactly ``round(rate x window length)`` requests, whose gaps (drawn from the client's family
+        and CV) are rescaled to fill the window, so the count variance between windows is removed and the CV within
+        a window is kept.
     seed : int, Generator or None
 
     Returns
@@ -172,7 +183,9 @@ def compose(
     ok = hi > lo
     c_idx, w_idx, lo, hi = c_idx[ok], w_idx[ok], lo[ok], hi[ok]
     fam = np.asarray(FAMILIES, dtype=object)[span.family[c_idx, w_idx]].astype(str)
-    if c_idx.size:
+    if c_idx.size and fixed_window_counts:
+        times, row = _fixed_count_arrivals(lo, hi - lo, client_rate[c_idx, w_idx], span.cv[c_idx, w_idx], fam, rng)
+    elif c_idx.size:
         times, row = arrivals.piecewise_arrivals(
             lo, hi - lo, client_rate[c_idx, w_idx], span.cv[c_idx, w_idx], family=fam, seed=rng
         )
@@ -184,8 +197,50 @@ def compose(
     out: dict[str, np.ndarray] = {"client_id": span.client_ids[client], "arrival_s": times - start}
     out.update(_sample_lengths(span, pmf, rho, rng))
     frame = pd.DataFrame(out)
-    frame.attrs.update({"model": span.model, "start_s": float(start), "duration_s": float(dur), "source": span.source})
+    frame.attrs.update({"model": span.model, "start_s": float(start), "duration_s": float(dur), "source": span.source,
+                        "fixed_window_counts": bool(fixed_window_counts)})
     return frame
+
+
+def _fixed_count_arrivals(
+    start_s: np.ndarray, dur_s: np.ndarray, rate_rps: np.ndarray, cv: np.ndarray, family: np.ndarray,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, ``round(rate x duration)`` arrivals whose gaps fill the row's window exactly (the reference
+    generator's rule): ``n + 1`` gaps are drawn from the row's family with its CV, and the first ``n`` partial sums,
+    divided by the total, place the arrivals inside ``(start, start + duration)``. All rows at once; returns
+    ``(times, row)`` sorted by time."""
+    count = np.rint(rate_rps * dur_s).astype(np.int64)
+    draws = count + (count > 0)
+    idx = np.repeat(np.arange(count.size), draws)
+    shape = np.ones(count.size)
+    weibull = (family == "weibull") & (cv > 0)
+    gamma = ~weibull & (cv > 0)
+    shape[gamma] = 1.0 / cv[gamma] ** 2
+    if weibull.any():
+        shape[weibull] = arrivals.weibull_shape_from_cv(cv[weibull])
+    gaps = np.ones(idx.size)  # cv = 0: constant spacing
+    g, w = gamma[idx], weibull[idx]
+    gaps[g] = rng.gamma(shape[idx[g]])
+    gaps[w] = rng.weibull(shape[idx[w]])
+    active = draws > 0
+    first = np.concatenate(([0], np.cumsum(draws)[:-1]))[active]
+    # Normalize each row's gaps to sum to 1 before the running sum, so that a huge gap in one row (tiny Gamma shape)
+    # cannot swamp the precision of the rows after it.
+    row_sum = np.add.reduceat(gaps, first) if first.size else np.empty(0)
+    underflow = np.repeat(row_sum <= 0, draws[active])  # every gap underflowed (CV in the thousands): even spacing
+    gaps[underflow] = 1.0
+    frac = gaps / np.repeat(np.where(row_sum > 0, row_sum, draws[active]), draws[active])
+    total = np.cumsum(frac)
+    base = np.repeat(total[first] - frac[first], draws[active])
+    within = np.clip(total - base, 0.0, 1.0)
+    last = np.zeros(idx.size, dtype=bool)
+    last[first + draws[active] - 1] = True  # the (n+1)-th gap only closes the window
+    times = start_s[idx] + dur_s[idx] * within
+    times = np.minimum(times, np.nextafter(start_s[idx] + dur_s[idx], -np.inf))
+    times, idx = times[~last], idx[~last]
+    order = np.argsort(times, kind="stable")
+    return times[order], idx[order]
 
 
 def _uniform_pair(n: int, rho: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -221,6 +276,19 @@ class _UsedTables:
         return self._cache[field]
 
 
+def _per_item_sum(table: PmfTable, pmf: np.ndarray, count: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Each request's total media tokens: the sum of ``count[i]`` independent draws from its PMF of tokens *per
+    item*.
+
+    The released multimodal PMFs give tokens per image (per audio clip, per video), so a request with three images
+    carries three draws, and a request with none carries zero tokens. All draws are made at once (one row per item,
+    ``np.repeat``) and summed per request with ``np.bincount``.
+    """
+    owner = np.repeat(np.arange(count.size), count)
+    per_item = np.rint(_draw(table, pmf[owner], rng.random(owner.size)))
+    return np.bincount(owner, weights=per_item, minlength=count.size).astype(np.int64)
+
+
 def _sample_lengths(pool: ClientPool, pmf: np.ndarray, rho: float, rng: np.random.Generator) -> dict[str, np.ndarray]:
     n = pmf.size
     t = _UsedTables(pool, pmf)
@@ -242,9 +310,8 @@ def _sample_lengths(pool: ClientPool, pmf: np.ndarray, rho: float, rng: np.rando
     cols: dict[str, np.ndarray] = {"text_tokens": text}
     total = text.copy()
     for media in ("image", "audio", "video"):
-        count = np.rint(_draw(t[f"{media}_count"], pmf, rng.random(n))).astype(np.int64)
-        tokens = np.rint(_draw(t[f"{media}_tokens"], pmf, rng.random(n))).astype(np.int64)
-        tokens = np.where(count > 0, tokens, 0)  # no item, no media tokens
+        count = np.maximum(np.rint(_draw(t[f"{media}_count"], pmf, rng.random(n))), 0).astype(np.int64)
+        tokens = _per_item_sum(t[f"{media}_tokens"], pmf, count, rng)
         if media == "image" or count.any() or tokens.any():
             cols[f"{media}_count"] = count
             cols[f"{media}_tokens"] = tokens

@@ -1,18 +1,18 @@
-"""Loading ServeGen client pools: the raw released files (parsed once, cached as ``.npz``) or the embedded summary."""
+"""Loading ServeGen client pools: the raw released files (parsed once, cached as a verified ``.npz`` under
+``$WORKBENCH_CACHE/servegen``, keyed by the files' content) or the embedded summary."""
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
-import os
 import re
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ... import cache as _cache
 from ... import data
 from ..._validate import one_of
 from .pmf import PmfTable, mixture, parse_pmf_literal
@@ -21,7 +21,8 @@ from .pool import FIELDS, LENGTH_WINDOW_S, MODELS, WINDOW_S, ClientPool
 __all__ = ["load_pool", "raw_model_dir", "summary_path"]
 
 _PATTERN_CODE = {"": 0, "Gamma": 1, "Weibull": 2}
-_CACHE_VERSION = 1
+#: Parser version of the raw files: part of every cache and memo key.
+_CACHE_VERSION = 2
 
 
 def raw_model_dir(model: str) -> Path | None:
@@ -52,16 +53,10 @@ def _client_files(directory: Path) -> list[tuple[int, Path, Path]]:
     return sorted(out)
 
 
-def _fingerprint(files: list[tuple[int, Path, Path]]) -> str:
-    h = hashlib.sha256(f"v{_CACHE_VERSION}".encode())
-    for cid, t, d in files:
-        for p in (t, d):
-            try:
-                st = p.stat()
-                h.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns};".encode())
-            except FileNotFoundError:
-                h.update(f"{p.name}:missing;".encode())
-    return h.hexdigest()[:16]
+def _sources(files: list[tuple[int, Path, Path]]) -> list[Path]:
+    """Every released file a pool is built from: each client's trace and, where it exists, its dataset.json (so a
+    length file added or removed changes the cache key as surely as an edited one)."""
+    return [p for _, t, d in files for p in (t, d) if p.exists()]
 
 
 def _read_trace(path: Path) -> np.ndarray:
@@ -239,16 +234,19 @@ def summary_path(model: str) -> Path | None:
     return data.find(f"servegen/summary/{model}.npz")
 
 
-def _load_summary(model: str) -> ClientPool:
-    path = summary_path(model)
-    if path is None:
-        raise FileNotFoundError(
-            f"neither the ServeGen raw data (servegen/data/...) nor the embedded summary servegen/summary/{model}.npz "
-            "is on the data search path"
-        )
-    with np.load(path, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
+def _load_summary(model: str, path: Path) -> ClientPool:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+        raise ValueError(
+            f"{path}: the ServeGen summary of {model} is damaged or truncated ({type(exc).__name__}: {exc}); "
+            "restore it from the repository (git checkout datasets/servegen/summary)"
+        ) from None
     fields = FIELDS[MODELS[model][0]]
+    missing = [k for k in ("rate_rps", "cv", *(f"{f}__atoms" for f in fields)) if k not in arrays]
+    if missing:
+        raise ValueError(f"{path}: the ServeGen summary of {model} lacks the array(s) {', '.join(missing)}")
     for f in fields:  # the summary stores K equally likely quantile atoms per PMF
         atoms = arrays.pop(f"{f}__atoms").astype(np.float64)
         n, k = atoms.shape
@@ -261,30 +259,15 @@ def _load_summary(model: str) -> ClientPool:
 
 
 def _load_raw(model: str, directory: Path, *, cache: bool) -> ClientPool:
+    """Parse the released files; with ``cache``, through a verified ``.npz`` under ``$WORKBENCH_CACHE/servegen``
+    keyed by the content of every source file (:func:`workbench.cache.cached_arrays`)."""
     files = _client_files(directory)
-    cache_file = None
-    if cache:
-        cache_file = data.cache_dir() / "servegen" / f"{model}-{_fingerprint(files)}.npz"
-        if cache_file.exists():
-            try:
-                with np.load(cache_file, allow_pickle=False) as z:
-                    return _pool_from_arrays({k: z[k] for k in z.files}, "raw")
-            except (OSError, ValueError, KeyError):
-                pass  # a corrupt cache is rebuilt
-    arrays = _build_from_raw(model, files)
-    if cache_file is not None:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_file.with_suffix(f".tmp{os.getpid()}.npz")
-        np.savez(tmp, **arrays)
-        os.replace(tmp, cache_file)
+    if not cache:
+        return _pool_from_arrays(_build_from_raw(model, files), "raw")
+    arrays = _cache.cached_arrays(
+        _sources(files), _CACHE_VERSION, lambda: _build_from_raw(model, files), kind=model, namespace="servegen"
+    )
     return _pool_from_arrays(arrays, "raw")
-
-
-@functools.lru_cache(maxsize=8)
-def _memo(model: str, source: str, directory: str) -> ClientPool:
-    if source == "summary":
-        return _load_summary(model)
-    return _load_raw(model, Path(directory), cache=True)
 
 
 def load_pool(model: str, *, source: str = "auto", cache: bool = True) -> ClientPool:
@@ -294,21 +277,29 @@ def load_pool(model: str, *, source: str = "auto", cache: bool = True) -> Client
     ----------
     model : {"m-large", "m-mid", "m-small", "mm-image", "deepseek-r1"}
     source : {"auto", "raw", "summary"}
-        ``"raw"`` parses the released files on the data search path (``servegen/data/...``), cached as ``.npz`` in
-        :func:`workbench.data.cache_dir`; ``"summary"`` reads the embedded compact summary
-        (``datasets/servegen/summary/<model>.npz``); ``"auto"`` prefers the raw files when present.
+        ``"raw"`` parses the released files on the data search path (``servegen/data/...``), cached as a verified
+        ``.npz`` under ``$WORKBENCH_CACHE/servegen`` (:mod:`workbench.cache`); ``"summary"`` reads the embedded
+        compact summary (``datasets/servegen/summary/<model>.npz``); ``"auto"`` prefers the raw files when present.
     cache : bool
-        Use (and fill) the on-disk cache and an in-memory memo; ``False`` always re-parses.
+        Use (and fill) the on-disk cache and the in-memory memo (:func:`workbench.cache.memo`, keyed by the content
+        of the source files: an edited file is re-parsed, never served stale); ``False`` always re-parses.
 
     Returns
     -------
     ClientPool
+        Every client in the release, including those without a length file. In the released data 15 m-large
+        clients have no ``dataset.json`` (``has_lengths == False``); they carry 74% of m-large's requests at 14:00.
+        The workbench keeps them and draws their lengths from the pooled PMF of the other clients in the same 6 h
+        window; ServeGen's reference generator drops them. ``pool.filter(has_lengths=True)`` gives the reference's
+        client set.
 
     Examples
     --------
     >>> pool = load_pool("m-large")
-    >>> pool.n_clients
-    162
+    >>> pool.n_clients, int((~pool.has_lengths).sum())
+    (162, 15)
+    >>> pool.filter(has_lengths=True).n_clients  # the reference generator's clients
+    147
     """
     _check_model(model)
     one_of("source", source, ("auto", "raw", "summary"))
@@ -318,7 +309,17 @@ def load_pool(model: str, *, source: str = "auto", cache: bool = True) -> Client
             f"ServeGen raw data servegen/data/{MODELS[model][0]}/{model} is not on the data search path "
             f"({', '.join(map(str, data.search_path()))})"
         )
-    chosen = "raw" if directory is not None else "summary"
+    if directory is not None:
+        if not cache:
+            return _load_raw(model, directory, cache=False)
+        sources = _sources(_client_files(directory))
+        return _cache.memo(sources, _CACHE_VERSION, lambda: _load_raw(model, directory, cache=True), kind=f"{model}-raw")
+    path = summary_path(model)
+    if path is None:
+        raise FileNotFoundError(
+            f"neither the ServeGen raw data (servegen/data/...) nor the embedded summary servegen/summary/{model}.npz "
+            "is on the data search path"
+        )
     if not cache:
-        return _load_raw(model, directory, cache=False) if chosen == "raw" else _load_summary(model)
-    return _memo(model, chosen, str(directory) if directory else "")
+        return _load_summary(model, path)
+    return _cache.memo(path, _CACHE_VERSION, lambda: _load_summary(model, path), kind=f"{model}-summary")

@@ -17,12 +17,17 @@ name, never by position:
 * **Mooncake** FAST'25 JSONL: ``{"timestamp": ms, "input_length", "output_length", "hash_ids": [...]}``. ``hash_ids``
   (512-token prefix blocks; equal ids mean a reusable KV block) are kept as a list column for cache studies.
 
-Large files are streamed in blocks with pyarrow (memory bounded by the block size plus the compact result), and the
-parsed table is cached as parquet next to the source when that directory is writable, else in
-``workbench.data.cache_dir()/traces``; the cache is keyed on the source's path, size and modification time and is
-rebuilt when they change. A malformed file raises ValueError naming the file and line: wrong or missing columns, a
-field that is not a number, negative tokens, timestamps that go backwards, an empty file, a ``.gz`` that is not gzip.
-JSON is parsed with a JSON parser and nothing is ever ``eval``-ed.
+Large files are streamed in blocks with pyarrow (memory bounded by the block size plus the compact result). Every
+load first checks the source against its registry sha256 (or the one recorded on its first download,
+:func:`workbench.data.verify_file`); the parsed table is then cached through :mod:`workbench.cache`: verified parquet
+under ``$WORKBENCH_CACHE/traces`` (never beside the data), keyed by the source's content, :data:`LOADER_VERSION`
+and the options that change the result.
+
+A malformed file raises :class:`TraceFormatError` (a ValueError) naming the file and line: wrong or missing columns,
+an empty or non-numeric field, a byte that is not UTF-8, a truncated ``.gz`` (or a ``.gz`` that is not gzip), a JSON
+``NaN``, a date-time outside what nanoseconds can hold (before 1677 or after 2262), negative tokens, timestamps that
+go backwards, an empty file. Negative timestamps and token counts above :data:`MAX_TOKENS` (10 million) are errors
+too unless ``allow_extreme=True``. JSON is parsed with a JSON parser and nothing is ever ``eval``-ed.
 
 The shared file handling is in :mod:`~workbench.workloads.traces.files`, the loaders in
 :mod:`~workbench.workloads.traces.formats`; every public name is importable from ``workbench.workloads.traces``.
@@ -38,9 +43,10 @@ from .files import (
     AZURE_COLUMNS,
     BURSTGPT_V1_COLUMNS,
     BURSTGPT_V3_COLUMNS,
+    LOADER_VERSION,
+    MAX_TOKENS,
     MOONCAKE_FIELDS,
     TraceFormatError,
-    cache_path,
     detect_format,
 )
 from .formats import load_azure, load_burstgpt, load_mooncake, load_trace
@@ -51,10 +57,11 @@ __all__ = [
     "BURSTGPT_V3_COLUMNS",
     "AZURE_COLUMNS",
     "MOONCAKE_FIELDS",
+    "MAX_TOKENS",
+    "LOADER_VERSION",
     "detect_format",
     "load_trace",
     "load_burstgpt",
     "load_azure",
     "load_mooncake",
-    "cache_path",
 ]

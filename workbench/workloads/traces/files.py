@@ -1,13 +1,11 @@
-"""What every trace loader shares: formats and errors, opening plain or gzip files, the parquet cache and the
+"""What every trace loader shares: formats and errors, opening plain or gzip files, the verified parquet cache and the
 streaming CSV reader that locates a malformed line."""
 
 from __future__ import annotations
 
 import csv
 import gzip
-import hashlib
 import io
-import json
 import os
 from pathlib import Path
 
@@ -15,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
+from ... import cache as _cache
 from ... import data as _data
 from ..schema import standardize
 
@@ -34,7 +32,10 @@ BURSTGPT_V3_COLUMNS = (
 AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 MOONCAKE_FIELDS = ("timestamp", "input_length", "output_length")
 _LOG_TYPES = {"Conversation log": "conversation", "API log": "api"}
-_LOADER_VERSION = "2"
+#: Parser version: part of every cache key, bumped whenever a loader's output or checks change.
+LOADER_VERSION = "3"
+#: Token counts above this are a format error unless ``allow_extreme=True`` (the released traces stay far below it).
+MAX_TOKENS = 10_000_000
 _BLOCK_BYTES = 8 << 20
 _FORMATS = ("auto", "burstgpt", "azure", "mooncake")
 
@@ -111,94 +112,66 @@ def detect_format(path: str | os.PathLike) -> str:
     )
 
 
-# Parquet cache
-
-
-def _stamp(path: Path) -> dict:
-    st = path.stat()
-    return {"source": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "version": _LOADER_VERSION}
-
-
-def cache_path(path: str | os.PathLike, kind: str = "") -> Path:
-    """Where the parquet cache of ``path`` lives: beside it when its directory's permission bits allow writing, else in
-    ``workbench.data.cache_dir()/traces`` (the shared data directory is read-only, even for root)."""
-    p = Path(path).resolve()
-    name = f"{p.name}{'.' + kind if kind else ''}.workbench.parquet"
-    if p.parent.stat().st_mode & 0o222 and os.access(p.parent, os.W_OK):
-        return p.parent / name
-    digest = hashlib.sha256(str(p).encode()).hexdigest()[:16]
-    d = _data.cache_dir() / "traces"
-    d.mkdir(parents=True, exist_ok=True)
-    return d / f"{digest}-{name}"
-
-
-def _read_cache(cpath: Path, stamp: dict) -> pd.DataFrame | None:
-    if not cpath.exists():
-        return None
-    try:
-        table = pq.read_table(cpath)
-        meta = json.loads((table.schema.metadata or {}).get(b"workbench", b"{}"))
-    except (OSError, pa.ArrowException, ValueError):
-        return None
-    if meta.get("stamp") != stamp:
-        return None
-    df = table.to_pandas(ignore_metadata=True)
-    if "hash_ids" in df.columns:
-        df["hash_ids"] = pd.array(table.column("hash_ids"), dtype=pd.ArrowDtype(table.schema.field("hash_ids").type))
-    df.attrs = meta.get("attrs", {})
-    return standardize(df)
-
-
-def _write_cache(df: pd.DataFrame, cpath: Path, stamp: dict) -> None:
-    table = pa.Table.from_pandas(df, preserve_index=False)
-    meta = dict(table.schema.metadata or {})
-    meta[b"workbench"] = json.dumps({"stamp": stamp, "attrs": df.attrs}).encode()
-    table = table.replace_schema_metadata(meta)
-    tmp = cpath.with_name(cpath.name + f".tmp{os.getpid()}")
-    try:
-        pq.write_table(table, tmp)
-        tmp.replace(cpath)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+# The parquet cache (workbench.cache: under $WORKBENCH_CACHE, keyed by the source's content)
 
 
 def _cached(path: Path, kind: str, cache: bool, build) -> pd.DataFrame:
+    """``build()``, after checking ``path`` against its registry or trust-on-first-use sha256 (a file that changed
+    since it was fetched is a :class:`workbench.data.ChecksumError`, never silently different data); with ``cache``
+    the parsed table is kept as verified parquet under ``workbench.cache.cache_dir("traces")``, keyed by the source's
+    content, :data:`LOADER_VERSION` and ``kind`` (the format and every option that changes the result)."""
+    _data.verify_file(path)
     if not cache:
         return build()
-    stamp = _stamp(path)
-    stamp["kind"] = kind
-    cpath = cache_path(path, kind)
-    df = _read_cache(cpath, stamp)
-    if df is not None:
-        return df
-    df = build()
-    _write_cache(df, cpath, stamp)
-    return df
+    return standardize(_cache.cached_frame(path, LOADER_VERSION, build, kind=kind))
 
 
 # Streaming CSV with error location
 
 
+def _raw_lines(path: Path):
+    """Yield ``(line_number, text)`` decoding each line on its own, so that a bad byte is reported on its own line
+    and a truncated ``.gz`` after the last whole line."""
+    opener = gzip.open if _is_gzip(path) else open
+    lineno = 0
+    try:
+        with opener(path, "rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                try:
+                    text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise _err(path, lineno, f"not UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}") from None
+                yield lineno, text.rstrip("\r\n")
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise _err(path, lineno + 1, f"the compressed stream ends early or is damaged (truncated download?): {exc}") from None
+
+
 def _locate_csv_error(path: Path, header: list[str], numeric: dict[str, type], exc: Exception) -> TraceFormatError:
-    """Re-scan ``path`` with the csv module to find the first bad line after pyarrow rejected a block."""
+    """Re-scan ``path`` line by line to find the first bad line after pyarrow rejected a block."""
     idx = {c: header.index(c) for c in numeric}
-    with _open_text(path) as fh:
-        reader = csv.reader(fh)
-        next(reader, None)
-        for lineno, row in enumerate(reader, start=2):
+    try:
+        for lineno, text in _raw_lines(path):
+            if lineno == 1:
+                continue
+            row = next(csv.reader([text]), [])
             if len(row) != len(header):
                 return _err(path, lineno, f"expected {len(header)} fields ({', '.join(header)}), got {len(row)}: {row!r}")
             for col, kind in numeric.items():
-                text = row[idx[col]].strip()
+                field = row[idx[col]].strip()
+                if not field:
+                    return _err(path, lineno, f"column {col!r} is empty")
                 try:
-                    kind(text)
+                    kind(field)
                 except ValueError:
-                    return _err(path, lineno, f"column {col!r} must be {kind.__name__}, got {text!r}")
+                    return _err(path, lineno, f"column {col!r} must be {kind.__name__}, got {field!r}")
+    except TraceFormatError as located:
+        return located
     return _err(path, None, f"could not parse the file: {exc}")
 
 
 def _csv_batches(path: Path, column_types: dict[str, pa.DataType], numeric: dict[str, type], header: list[str]):
-    """Yield ``(first_row_index, RecordBatch)`` over the file, in blocks of about 8 MB."""
+    """Yield ``(first_row_index, RecordBatch)`` over the file, in blocks of about 8 MB; a malformed line (including a
+    bad byte or a truncated ``.gz``) is a :class:`TraceFormatError` naming it."""
     try:
         source = pa.input_stream(str(path), compression="gzip" if _is_gzip(path) else None)
         reader = pacsv.open_csv(
@@ -213,15 +186,55 @@ def _csv_batches(path: Path, column_types: dict[str, pa.DataType], numeric: dict
         for batch in reader:
             yield row0, batch
             row0 += batch.num_rows
-    except pa.ArrowInvalid as exc:
+    except (pa.ArrowInvalid, OSError, EOFError) as exc:
         raise _locate_csv_error(path, header, numeric, exc) from None
 
 
-def _check_tokens(path: Path, row0: int, name: str, values: np.ndarray, line_offset: int) -> None:
-    bad = values < 0
+def _check_present(path: Path, row0: int, batch: pa.RecordBatch, names, line_offset: int) -> None:
+    """An empty or missing field in one of the ``names`` columns is an error naming its line."""
+    for name in names:
+        col = batch.column(name)
+        if col.null_count:
+            i = int(np.argmax(col.is_null().to_numpy(zero_copy_only=False)))
+            raise _err(path, row0 + i + line_offset, f"column {name!r} is empty")
+
+
+def _fail_first(path: Path, row0: int, line_offset: int, bad: np.ndarray, message) -> None:
+    """Raise ``TraceFormatError`` at the first ``True`` of ``bad`` with ``message(i)`` (``i``: index in the block)."""
     if bad.any():
         i = int(np.argmax(bad))
-        raise _err(path, row0 + i + line_offset, f"{name} must be >= 0, got {values[i]}")
+        raise _err(path, row0 + i + line_offset, message(i))
+
+
+_EXTREME_HINT = "(pass allow_extreme=True to load it anyway)"
+
+
+def _check_tokens(
+    path: Path, row0: int, name: str, values: np.ndarray, line_offset: int, allow_extreme: bool = False
+) -> None:
+    """Token counts must be >= 0, and <= :data:`MAX_TOKENS` unless ``allow_extreme``."""
+    _fail_first(path, row0, line_offset, values < 0, lambda i: f"{name} must be >= 0, got {values[i]}")
+    if not allow_extreme:
+        _fail_first(
+            path, row0, line_offset, values > MAX_TOKENS,
+            lambda i: f"{name} is {values[i]}, above the plausible maximum of {MAX_TOKENS:,} tokens per request "
+            + _EXTREME_HINT,
+        )
+
+
+def _check_times(path: Path, row0: int, name: str, t: np.ndarray, line_offset: int, allow_extreme: bool) -> None:
+    """Timestamps must be finite, and >= 0 unless ``allow_extreme``."""
+    _fail_first(path, row0, line_offset, ~np.isfinite(t), lambda i: f"{name} must be finite, got {t[i]}")
+    if not allow_extreme:
+        _fail_first(
+            path, row0, line_offset, t < 0,
+            lambda i: f"{name} is negative ({t[i]}): times count from the trace's origin " + _EXTREME_HINT,
+        )
+
+
+def _kind(fmt: str, *, allow_unsorted: bool, allow_extreme: bool) -> str:
+    """The cache ``kind`` of a parse: its format plus every option that changes the result."""
+    return fmt + ("-unsorted" if allow_unsorted else "") + ("-extreme" if allow_extreme else "")
 
 
 def _check_monotone(path: Path, row0: int, t: np.ndarray, prev, line_offset: int, what: str) -> None:

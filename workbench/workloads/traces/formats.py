@@ -26,13 +26,16 @@ from .files import (
     TraceFormatError,
     _cached,
     _check_monotone,
+    _check_present,
+    _check_times,
     _check_tokens,
     _csv_batches,
     _err,
     _first_line,
     _header,
     _is_gzip,
-    _open_text,
+    _kind,
+    _raw_lines,
     _resolve,
     detect_format,
 )
@@ -40,7 +43,9 @@ from .files import (
 # BurstGPT
 
 
-def load_burstgpt(path: str | os.PathLike, *, cache: bool = True, allow_unsorted: bool = False) -> pd.DataFrame:
+def load_burstgpt(
+    path: str | os.PathLike, *, cache: bool = True, allow_unsorted: bool = False, allow_extreme: bool = False
+) -> pd.DataFrame:
     """Load a BurstGPT CSV (v1 six-column or v3 eight-column layout, detected from the header).
 
     Parameters
@@ -48,9 +53,12 @@ def load_burstgpt(path: str | os.PathLike, *, cache: bool = True, allow_unsorted
     path : path
         The file (plain or ``.gz``), absolute or relative to the data search path (e.g. ``"burstgpt/BurstGPT_1.csv"``).
     cache : bool
-        Read/write the parquet cache.
+        Read/write the verified parquet cache under ``$WORKBENCH_CACHE/traces`` (never beside the data).
     allow_unsorted : bool
         Sort rows whose timestamps go backwards instead of raising.
+    allow_extreme : bool
+        Load negative timestamps and token counts above :data:`MAX_TOKENS` (10 million) instead of raising
+        :class:`TraceFormatError` (they are almost always a damaged or mis-converted file).
 
     Returns
     -------
@@ -68,10 +76,11 @@ def load_burstgpt(path: str | os.PathLike, *, cache: bool = True, allow_unsorted
     [[5.0, 472, 18, 'conversation', False], [7.0, 10, 0, 'api', True]]
     """
     p = _resolve(path)
-    return _cached(p, "burstgpt", cache, lambda: _parse_burstgpt(p, allow_unsorted))
+    kind = _kind("burstgpt", allow_unsorted=allow_unsorted, allow_extreme=allow_extreme)
+    return _cached(p, kind, cache, lambda: _parse_burstgpt(p, allow_unsorted, allow_extreme))
 
 
-def _parse_burstgpt(p: Path, allow_unsorted: bool) -> pd.DataFrame:
+def _parse_burstgpt(p: Path, allow_unsorted: bool, allow_extreme: bool) -> pd.DataFrame:
     header = _header(p)
     if all(c in header for c in BURSTGPT_V3_COLUMNS):
         layout = "v3"
@@ -98,20 +107,10 @@ def _parse_burstgpt(p: Path, allow_unsorted: bool) -> pd.DataFrame:
         t = batch.column("Timestamp").to_numpy(zero_copy_only=False)
         req = batch.column("Request tokens").to_numpy(zero_copy_only=False)
         resp = batch.column("Response tokens").to_numpy(zero_copy_only=False)
-        if batch.column("Timestamp").null_count or batch.column("Request tokens").null_count or batch.column(
-            "Response tokens"
-        ).null_count:
-            for name in ("Timestamp", "Request tokens", "Response tokens"):
-                col = batch.column(name)
-                if col.null_count:
-                    i = int(np.argmax(col.is_null().to_numpy(zero_copy_only=False)))
-                    raise _err(p, row0 + i + 2, f"column {name!r} is empty")
-        bad_t = ~np.isfinite(t)
-        if bad_t.any():
-            i = int(np.argmax(bad_t))
-            raise _err(p, row0 + i + 2, f"Timestamp must be finite, got {t[i]}")
-        _check_tokens(p, row0, "Request tokens", req, 2)
-        _check_tokens(p, row0, "Response tokens", resp, 2)
+        _check_present(p, row0, batch, ("Timestamp", "Request tokens", "Response tokens"), 2)
+        _check_times(p, row0, "Timestamp", t, 2, allow_extreme)
+        _check_tokens(p, row0, "Request tokens", req, 2, allow_extreme)
+        _check_tokens(p, row0, "Response tokens", resp, 2, allow_extreme)
         if not allow_unsorted:
             _check_monotone(p, row0, t, prev, 2, "Timestamp")
         prev = t[-1] if t.size else prev
@@ -167,7 +166,12 @@ def _categorical(chunks: list) -> pd.Categorical:
 
 
 def load_azure(
-    path: str | os.PathLike, *, log_type: str | None = None, cache: bool = True, allow_unsorted: bool = False
+    path: str | os.PathLike,
+    *,
+    log_type: str | None = None,
+    cache: bool = True,
+    allow_unsorted: bool = False,
+    allow_extreme: bool = False,
 ) -> pd.DataFrame:
     """Load an Azure LLM inference trace (2023 one-hour or 2024 one-week CSV).
 
@@ -177,7 +181,7 @@ def load_azure(
         e.g. ``"azure-llm-2023/AzureLLMInferenceTrace_conv.csv"`` (on the search path) or a local file.
     log_type : str, optional
         Service label; default from the file name (``code`` or ``conversation``).
-    cache, allow_unsorted : bool
+    cache, allow_unsorted, allow_extreme : bool
         As in :func:`load_burstgpt`.
 
     Returns
@@ -197,10 +201,33 @@ def load_azure(
     if log_type is None:
         low = p.name.lower()
         log_type = "code" if "code" in low else "conversation" if "conv" in low else "unknown"
-    return _cached(p, f"azure-{log_type}", cache, lambda: _parse_azure(p, log_type, allow_unsorted))
+    kind = _kind(f"azure-{log_type}", allow_unsorted=allow_unsorted, allow_extreme=allow_extreme)
+    return _cached(p, kind, cache, lambda: _parse_azure(p, log_type, allow_unsorted, allow_extreme))
 
 
-def _parse_azure(p: Path, log_type: str, allow_unsorted: bool) -> pd.DataFrame:
+#: Date-times pandas can hold in nanoseconds (a date outside them used to wrap around silently).
+_AZURE_DATES = (pd.Timestamp.min.ceil("D").tz_localize("UTC"), pd.Timestamp.max.floor("D").tz_localize("UTC"))
+
+
+def _azure_times(p: Path, row0: int, text: np.ndarray) -> np.ndarray:
+    """Nanoseconds since the epoch (UTC) of each TIMESTAMP; a value that is not a date-time, or a date outside
+    what nanoseconds can hold, is an error naming its line."""
+    ts = pd.to_datetime(pd.Series(text), format="ISO8601", errors="coerce", utc=True)
+    if ts.isna().any():
+        i = int(np.argmax(ts.isna().to_numpy()))
+        try:
+            pd.to_datetime(text[i], format="ISO8601", utc=True)
+            what = f"TIMESTAMP is not a date-time: {text[i]!r}"
+        except pd.errors.OutOfBoundsDatetime:
+            lo, hi = _AZURE_DATES
+            what = f"TIMESTAMP {text[i]!r} is outside the supported dates {lo.date()} to {hi.date()}"
+        except (ValueError, TypeError):
+            what = f"TIMESTAMP is not a date-time: {text[i]!r}"
+        raise _err(p, row0 + i + 2, what)
+    return ts.dt.tz_localize(None).to_numpy().astype("datetime64[ns]").astype(np.int64)
+
+
+def _parse_azure(p: Path, log_type: str, allow_unsorted: bool, allow_extreme: bool) -> pd.DataFrame:
     header = _header(p)
     missing = [c for c in AZURE_COLUMNS if c not in header]
     if missing:
@@ -211,16 +238,12 @@ def _parse_azure(p: Path, log_type: str, allow_unsorted: bool) -> pd.DataFrame:
     ns_parts, req_parts, resp_parts = [], [], []
     prev = None
     for row0, batch in _csv_batches(p, types, numeric, header):
-        text = batch.column("TIMESTAMP").to_numpy(zero_copy_only=False)
-        ts = pd.to_datetime(pd.Series(text), format="ISO8601", errors="coerce", utc=True)
-        if ts.isna().any():
-            i = int(np.argmax(ts.isna().to_numpy()))
-            raise _err(p, row0 + i + 2, f"TIMESTAMP is not a date-time: {text[i]!r}")
-        ns = ts.dt.tz_localize(None).to_numpy().astype("datetime64[ns]").astype(np.int64)
+        _check_present(p, row0, batch, ("ContextTokens", "GeneratedTokens"), 2)
+        ns = _azure_times(p, row0, batch.column("TIMESTAMP").to_numpy(zero_copy_only=False))
         req = batch.column("ContextTokens").to_numpy(zero_copy_only=False)
         resp = batch.column("GeneratedTokens").to_numpy(zero_copy_only=False)
-        _check_tokens(p, row0, "ContextTokens", req, 2)
-        _check_tokens(p, row0, "GeneratedTokens", resp, 2)
+        _check_tokens(p, row0, "ContextTokens", req, 2, allow_extreme)
+        _check_tokens(p, row0, "GeneratedTokens", resp, 2, allow_extreme)
         if not allow_unsorted:
             _check_monotone(p, row0, ns, prev, 2, "TIMESTAMP")
         prev = ns[-1] if ns.size else prev
@@ -253,31 +276,50 @@ def _parse_azure(p: Path, log_type: str, allow_unsorted: bool) -> pd.DataFrame:
 # Mooncake
 
 
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _locate_json_error(path: Path, exc: Exception) -> TraceFormatError:
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                return _err(path, lineno, "empty line in JSONL")
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                return _err(path, lineno, f"not valid JSON ({e.msg} at column {e.colno})")
-            if not isinstance(rec, dict):
-                return _err(path, lineno, f"expected a JSON object, got {type(rec).__name__}")
-            for key in MOONCAKE_FIELDS:
-                if key not in rec:
-                    return _err(path, lineno, f"missing field {key!r}")
-                v = rec[key]
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    return _err(path, lineno, f"field {key!r} must be a number, got {v!r}")
-            h = rec.get("hash_ids", [])
-            if not isinstance(h, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in h):
-                return _err(path, lineno, f"hash_ids must be a list of integers, got {h!r}")
-    return _err(path, None, f"could not parse the file: {exc}")
+    """Re-scan ``path`` line by line (decoding each line on its own) to find the first bad record."""
+    try:
+        located = _scan_json(path)
+    except TraceFormatError as err:
+        return err
+    return located or _err(path, None, f"could not parse the file: {exc}")
+
+
+def _scan_json(path: Path) -> TraceFormatError | None:
+    for lineno, line in _raw_lines(path):
+        if not line.strip():
+            return _err(path, lineno, "empty line in JSONL")
+        try:
+            rec = json.loads(line, parse_constant=_reject_constant)
+        except json.JSONDecodeError as e:
+            return _err(path, lineno, f"not valid JSON ({e.msg} at column {e.colno})")
+        except ValueError as e:
+            return _err(path, lineno, f"not valid JSON ({e})")
+        if not isinstance(rec, dict):
+            return _err(path, lineno, f"expected a JSON object, got {type(rec).__name__}")
+        for key in MOONCAKE_FIELDS:
+            if key not in rec:
+                return _err(path, lineno, f"missing field {key!r}")
+            v = rec[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                return _err(path, lineno, f"field {key!r} must be a number, got {v!r}")
+        h = rec.get("hash_ids", [])
+        if not isinstance(h, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in h):
+            return _err(path, lineno, f"hash_ids must be a list of integers, got {h!r}")
+    return None
 
 
 def load_mooncake(
-    path: str | os.PathLike, *, log_type: str | None = None, cache: bool = True, allow_unsorted: bool = False
+    path: str | os.PathLike,
+    *,
+    log_type: str | None = None,
+    cache: bool = True,
+    allow_unsorted: bool = False,
+    allow_extreme: bool = False,
 ) -> pd.DataFrame:
     """Load a Mooncake-style JSONL trace (``timestamp`` in ms, ``input_length``, ``output_length``, ``hash_ids``).
 
@@ -287,7 +329,7 @@ def load_mooncake(
         e.g. ``"mooncake-fast25/conversation_trace.jsonl"``.
     log_type : str, optional
         Default from the file name: ``conversation``, ``synthetic``, ``toolagent``, else ``mooncake``.
-    cache, allow_unsorted : bool
+    cache, allow_unsorted, allow_extreme : bool
         As in :func:`load_burstgpt`.
 
     Returns
@@ -306,10 +348,11 @@ def load_mooncake(
     if log_type is None:
         low = p.name.lower()
         log_type = next((k for k in ("conversation", "synthetic", "toolagent") if k in low), "mooncake")
-    return _cached(p, f"mooncake-{log_type}", cache, lambda: _parse_mooncake(p, log_type, allow_unsorted))
+    kind = _kind(f"mooncake-{log_type}", allow_unsorted=allow_unsorted, allow_extreme=allow_extreme)
+    return _cached(p, kind, cache, lambda: _parse_mooncake(p, log_type, allow_unsorted, allow_extreme))
 
 
-def _parse_mooncake(p: Path, log_type: str, allow_unsorted: bool) -> pd.DataFrame:
+def _parse_mooncake(p: Path, log_type: str, allow_unsorted: bool, allow_extreme: bool) -> pd.DataFrame:
     _first_line(p)  # empty-file check
     schema = pa.schema(
         [
@@ -336,14 +379,16 @@ def _parse_mooncake(p: Path, log_type: str, allow_unsorted: bool) -> pd.DataFram
                     i = int(np.argmax(col.is_null().to_numpy(zero_copy_only=False)))
                     raise _err(p, row0 + i + 1, f"missing or null field {key!r}")
             t = batch.column("timestamp").to_numpy(zero_copy_only=False)
-            _check_tokens(p, row0, "input_length", batch.column("input_length").to_numpy(zero_copy_only=False), 1)
-            _check_tokens(p, row0, "output_length", batch.column("output_length").to_numpy(zero_copy_only=False), 1)
+            _check_times(p, row0, "timestamp", t, 1, allow_extreme)
+            for key in ("input_length", "output_length"):
+                values = batch.column(key).to_numpy(zero_copy_only=False)
+                _check_tokens(p, row0, key, values, 1, allow_extreme)
             if not allow_unsorted:
                 _check_monotone(p, row0, t, prev, 1, "timestamp")
             prev = t[-1] if t.size else prev
             batches.append(batch)
             row0 += batch.num_rows
-    except pa.ArrowInvalid as exc:
+    except (pa.ArrowInvalid, OSError, EOFError) as exc:
         raise _locate_json_error(p, exc) from None
     table = pa.Table.from_batches(batches, schema=schema)
     if table.num_rows == 0:
@@ -382,6 +427,7 @@ def load_trace(
     cache: bool = True,
     log_type: str | None = None,
     allow_unsorted: bool = False,
+    allow_extreme: bool = False,
 ) -> pd.DataFrame:
     """Load any supported trace into the request schema, detecting the format from the first line.
 
@@ -391,11 +437,13 @@ def load_trace(
         Absolute, or relative to the data search path.
     format : {"auto", "burstgpt", "azure", "mooncake"}
     cache : bool
-        Use the parquet cache (beside the source, or in ``workbench.data.cache_dir()``).
+        Use the verified parquet cache under ``$WORKBENCH_CACHE/traces`` (never beside the source).
     log_type : str, optional
         Override the service label (Azure and Mooncake).
     allow_unsorted : bool
         Sort out-of-order rows instead of raising.
+    allow_extreme : bool
+        Load negative timestamps and token counts above 10 million instead of raising.
 
     Examples
     --------
@@ -406,8 +454,9 @@ def load_trace(
     one_of("format", format, _FORMATS)
     p = _resolve(path)
     fmt = detect_format(p) if format == "auto" else format
+    opts = {"cache": cache, "allow_unsorted": allow_unsorted, "allow_extreme": allow_extreme}
     if fmt == "burstgpt":
-        return load_burstgpt(p, cache=cache, allow_unsorted=allow_unsorted)
+        return load_burstgpt(p, **opts)
     if fmt == "azure":
-        return load_azure(p, log_type=log_type, cache=cache, allow_unsorted=allow_unsorted)
-    return load_mooncake(p, log_type=log_type, cache=cache, allow_unsorted=allow_unsorted)
+        return load_azure(p, log_type=log_type, **opts)
+    return load_mooncake(p, log_type=log_type, **opts)
