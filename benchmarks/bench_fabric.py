@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import time
 
-from benchmarks import GiB, Benchmark, best_time, peak_memory_bytes
+from benchmarks import Benchmark, GiB, best_time, peak_memory_bytes
 from workbench import fabric as fb
 
 

@@ -42,7 +42,7 @@ def test_sampled_mean_and_cv_match_parameters(process):
     assert arr.cv(gaps) == pytest.approx(process.cv, rel=0.03)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.floats(min_value=0.05, max_value=50.0))
 def test_weibull_shape_solves_the_cv_equation(cv):
     k = arr.weibull_shape_from_cv(cv)[0]
@@ -105,7 +105,7 @@ def test_piecewise_rows_windows_and_zero_rate():
 
 def test_piecewise_counts_match_rate():
     rates = np.array([0.5, 3.0, 20.0])
-    t, row = arr.piecewise_arrivals(0.0, 2000.0, rates, [2.0, 1.0, 0.5], family=["weibull", "gamma", "gamma"], seed=3)
+    _t, row = arr.piecewise_arrivals(0.0, 2000.0, rates, [2.0, 1.0, 0.5], family=["weibull", "gamma", "gamma"], seed=3)
     counts = np.bincount(row, minlength=3)
     # renewal counts: sd ~ cv * sqrt(rate * T); allow 5 sd
     sd = np.array([2.0, 1.0, 0.5]) * np.sqrt(rates * 2000)
@@ -130,7 +130,7 @@ def test_piecewise_windows_start_in_equilibrium():
 
 
 def test_piecewise_constant_spacing_rows():
-    t, row = arr.piecewise_arrivals(0.0, 10.0, 2.0, 0.0, seed=0)
+    t, _row = arr.piecewise_arrivals(0.0, 10.0, 2.0, 0.0, seed=0)
     np.testing.assert_allclose(np.diff(t), 0.5)
 
 
@@ -212,7 +212,7 @@ def _lindley_loop(a, s):
     return w
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(st.lists(st.tuples(st.floats(0, 10), st.floats(0, 10)), min_size=1, max_size=60))
 def test_lindley_closed_form_equals_recursion(pairs):
     a, s = np.array(pairs).T

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from workbench import _rng, _validate as V, data
+from workbench import _rng, data
+from workbench import _validate as V
 
 
 def test_validators_accept_and_convert():

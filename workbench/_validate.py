@@ -99,7 +99,7 @@ def integer(name: str, value: Any, *, minimum: int | None = None, maximum: int |
     if isinstance(value, numbers.Integral):
         out = int(value)
     elif isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
-        out = int(value)
+        out = int(math.floor(value))  # exact for an integral-valued Real (Decimal, Fraction, float)
     else:
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {_show(value)}")
     if minimum is not None and out < minimum:

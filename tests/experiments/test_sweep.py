@@ -131,7 +131,7 @@ def test_identical_bytes_serial_local_cluster_and_cache(local, cache):
 
 
 def test_killed_worker_is_replaced_and_results_are_unchanged(local):
-    grid = {"x": X + [3.5, 4.0], "busy_s": 0.4}
+    grid = {"x": [*X, 3.5, 4.0], "busy_s": 0.4}
     serial = ex.sweep("test-draws", grid, seeds=2, client=False, cache=False, progress=False)
     pids = sorted(local.run(os.getpid).values())
     killer = threading.Timer(1.0, os.kill, (pids[0], signal.SIGKILL))

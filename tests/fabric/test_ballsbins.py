@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -23,7 +23,7 @@ from workbench.fabric import (
 def exact_cdf(m: int, n: int, k: int) -> Fraction:
     """P(max <= k) by counting labeled placements with every bin <= k (integer DP over bins)."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def ways(bins: int, balls: int) -> int:
         if bins == 0:
             return 1 if balls == 0 else 0
@@ -41,7 +41,7 @@ def test_paper_values(m, n, value):
     assert round(expected_max_load(m, n), 3) == value
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(m=st.integers(0, 14), n=st.integers(1, 9))
 def test_matches_exact_rationals(m, n):
     assert expected_max_load(m, n) == pytest.approx(float(exact_emax(m, n)), rel=1e-10, abs=1e-12)
@@ -50,7 +50,7 @@ def test_matches_exact_rationals(m, n):
         assert cdf[k] == pytest.approx(float(exact_cdf(m, n, k)), abs=1e-12)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(m=st.integers(1, 1024), n=st.integers(1, 1024))
 def test_cdf_is_a_distribution_and_mean_is_bounded(m, n):
     cdf = max_load_cdf(m, n)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -34,7 +36,7 @@ def test_paths_match_networkx_enumeration(k):
     for idx in rng.choice(len(pairs), size=min(len(pairs), 60), replace=False):
         s, d = pairs[idx]
         expected = sorted(
-            tuple(g.edges[a, b]["link_id"] for a, b in zip(p, p[1:]))
+            tuple(g.edges[a, b]["link_id"] for a, b in itertools.pairwise(p))
             for p in nx.all_shortest_paths(g, ("host", s), ("host", d))
         )
         m = int(fat_tree_n_paths(ft, [s], [d])[0])
@@ -49,7 +51,7 @@ def _nx_spray(ft, step):
     for s, d, b in zip(step.src.tolist(), step.dst.tolist(), step.size_bytes.tolist()):
         paths = list(nx.all_shortest_paths(g, ("host", s), ("host", d)))
         for p in paths:
-            for a, c in zip(p, p[1:]):
+            for a, c in itertools.pairwise(p):
                 loads[g.edges[a, c]["link_id"]] += b / len(paths)
     return loads
 
@@ -61,7 +63,7 @@ def test_spray_matches_networkx(name):
     assert np.allclose(link_loads(ft, step, "spray"), _nx_spray(ft, step))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(k=st.sampled_from([2, 4, 6, 8]), seed=st.integers(0, 2**16), per_host=st.integers(1, 20))
 def test_minimal_equals_spray_and_conservation(k, seed, per_host):
     ft = fat_tree(k)
@@ -112,7 +114,7 @@ def test_bad_fat_tree_input():
         link_loads(ft, collective_steps("ring", 32, 100)[0], "ecmp")
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(k=st.sampled_from([4, 6, 8]), seed=st.integers(0, 2**16), per_host=st.integers(1, 6))
 def test_planned_balances_edge_uplinks(k, seed, per_host):
     ft = fat_tree(k)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 
@@ -13,16 +14,16 @@ from hypothesis import strategies as st
 
 from workbench.fabric import (
     ROUTINGS,
+    Routing,
     Step,
     assign_paths,
     collective_steps,
     connections_per_host,
+    hash_spines,
     leaf_spine,
     link_loads,
     min_split_pieces,
     minimal_split_subflows,
-    Routing,
-    hash_spines,
     parse_routing,
     random_destinations,
 )
@@ -36,7 +37,7 @@ def nx_loads(topo, step, routes):
         paths = {}
         for p in nx.all_shortest_paths(g, ("host", s), ("host", d)):
             sp = [n[1] for n in p if n[0] == "spine"]
-            paths[sp[0] if sp else None] = [g.edges[a, b]["link_id"] for a, b in zip(p, p[1:])]
+            paths[sp[0] if sp else None] = [g.edges[a, b]["link_id"] for a, b in itertools.pairwise(p)]
         for spine, nbytes in routes[i]:
             for lid in paths[spine]:
                 loads[lid] += nbytes
@@ -122,7 +123,7 @@ def equal_demands(draw):
     return leaves, spines, hosts, counts, sizes, fails, seed
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(equal_demands())
 def test_minimal_splitting_equals_spraying_on_every_link(case):
     leaves, spines, hosts, counts, sizes, fails, seed = case
@@ -138,14 +139,14 @@ def test_minimal_splitting_equals_spraying_on_every_link(case):
     assert np.allclose(a, b, rtol=1e-12, atol=1e-9 * max(1.0, b.max()))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(n=st.integers(1, 100), s=st.integers(1, 40))
 def test_subflow_count_formula(n, s):
     topo = leaf_spine(2, s, n)
     src = np.zeros(n, dtype=np.int64)
     dst = n + np.arange(n, dtype=np.int64)
     f, sp, b = minimal_split_subflows(topo, src, dst, np.full(n, 6.0))
-    q, r = divmod(n, s)
+    _q, r = divmod(n, s)
     g = math.gcd(r, s)
     assert f.size == n + r * (s // g - 1) == min_split_pieces(n, s)[1]
     assert np.allclose(np.bincount(sp, weights=b, minlength=s), n * 6.0 / s)
@@ -181,7 +182,7 @@ def test_minimal_needs_equal_sizes():
         link_loads(topo, step, "minimal")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(equal_demands())
 def test_planned_meets_the_lower_bound_without_failures(case):
     leaves, spines, hosts, counts, _, _, seed = case
@@ -263,7 +264,7 @@ def test_failures_route_around_and_raise_congestion():
     assert np.allclose(up0, 2 * step.size_bytes[0])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     leaves=st.integers(2, 6),
     spines=st.integers(1, 20),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ def _nx_path_ids(g, src, dst):
     for path in nx.all_simple_paths(g, ("host", src), ("host", dst), cutoff=4):
         if any(n[0] == "host" for n in path[1:-1]):
             continue
-        ids = [g.edges[a, b]["link_id"] for a, b in zip(path, path[1:])]
+        ids = [g.edges[a, b]["link_id"] for a, b in itertools.pairwise(path)]
         spines = [n[1] for n in path if n[0] == "spine"]
         out[spines[0] if spines else None] = ids
     return out

@@ -17,7 +17,7 @@ def _figures(widget):
 
 def test_hotspot_panel_redraws():
     panel = B.hotspot_panel()
-    lat, cdf = _figures(panel)
+    lat, _cdf = _figures(panel)
     before = np.asarray(lat.data[0].y).copy()
     find_widget(panel, description="arrival CV").value = 4.0
     assert not np.array_equal(before, np.asarray(lat.data[0].y))

@@ -26,7 +26,7 @@ def test_tables_have_a_source_per_row_and_user_rows_register(tmp_path):
                     "X1,hopper,100,,24,1.0,64,my bench\n")
     assert specs.load_specs(path) == 1 and np.isnan(specs.gpu("X1").fp8_tflops)
     assert specs.gpu("X1").peak_flops("fp8") == 100e12  # no FP8: falls back to BF16
-    with pytest.raises(ValueError, match="unknown GPU 'V100'.*H100-SXM"):
+    with pytest.raises(ValueError, match=r"unknown GPU 'V100'.*H100-SXM"):
         specs.gpu("V100")
     with pytest.raises(ValueError, match="unknown model"):
         specs.model("GPT-5")
@@ -51,7 +51,7 @@ def test_decode_of_one_request_reads_the_weights_and_prefill_is_compute_bound():
     assert d.sequential_cost()(*args) == pytest.approx(d.iteration_s(*args))
     ovl = Deployment("Llama-2-7B", "A100-80GB", overlap=True)
     assert ovl.iteration_s(*args) < d.iteration_s(*args)
-    a, s, lim = ovl.decode_line(64, 64 * 900)
+    a, s, _lim = ovl.decode_line(64, 64 * 900)
     assert a + s * 64 * 900 == pytest.approx(ovl.iteration_s(0, 0, 64, 64 * 900))
 
 

@@ -91,7 +91,7 @@ def test_late_arrival_joins_at_the_next_iteration_boundary():
     budget=hs.integers(200, 3000),
     kv_token_s=hs.sampled_from([0.0, 1e-5]),
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 def test_event_jumps_match_iteration_by_iteration_reference(n, seed, max_batch, budget, kv_token_s):
     rng = np.random.default_rng(seed)
     arr = np.sort(rng.exponential(0.05, n).cumsum())

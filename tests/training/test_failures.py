@@ -4,9 +4,17 @@ import math
 
 import pytest
 
-from workbench.training.failures import (LOSS_PARTS, planned_rate_per_s, Recovery, ettr,
-                                         gpu_hours_lost_per_day, job_rates_per_s, optimal_interval_s, simulate,
-                                         young_daly_s)
+from workbench.training.failures import (
+    LOSS_PARTS,
+    Recovery,
+    ettr,
+    gpu_hours_lost_per_day,
+    job_rates_per_s,
+    optimal_interval_s,
+    planned_rate_per_s,
+    simulate,
+    young_daly_s,
+)
 
 
 def test_llama3_rates_reproduce_the_snapshot():
@@ -47,7 +55,7 @@ def test_young_daly_is_near_the_exact_optimum_when_checkpoints_are_cheap():
 def test_gpu_hours_and_bad_input():
     t = gpu_hours_lost_per_day(16384, Recovery())
     assert list(t.category) == list(LOSS_PARTS) and (t.gpu_hours_per_day >= 0).all()
-    with pytest.raises(ValueError, match="failure_rate_per_s must satisfy 0 <= value < inf, got -1.0"):
+    with pytest.raises(ValueError, match=r"failure_rate_per_s must satisfy 0 <= value < inf, got -1\.0"):
         ettr(-1.0, Recovery())
     with pytest.raises(ValueError, match="mode must be one of 'checkpoint', 'live'"):
         Recovery(mode="hot")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Union
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from scipy import special, stats
@@ -207,7 +207,7 @@ class Deterministic(_Renewal):
         return np.full(n, self.mean_s)
 
 
-Process = Union[Poisson, Gamma, Weibull, Deterministic]
+Process = Poisson | Gamma | Weibull | Deterministic
 
 
 def renewal(rate_rps: float, cv: float, family: Family = "gamma") -> Process:
@@ -278,7 +278,7 @@ def arrivals_until(process: Process, duration_s: float, *, seed: Seed = None, st
     """
     process = _check_process(process)
     duration_s = V.positive("duration_s", duration_s)
-    family = "weibull" if isinstance(process, Weibull) else "gamma"
+    family: Family = "weibull" if isinstance(process, Weibull) else "gamma"
     times, _ = piecewise_arrivals(start_s, duration_s, process.rate_rps, process.cv, family=family, seed=seed)
     return times
 

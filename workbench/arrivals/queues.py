@@ -165,7 +165,7 @@ def compare_waits(
     n: int = 200_000,
     percentiles: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9),
     seed: Seed = None,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """Waiting-time percentiles (seconds) of Poisson vs vLLM-Gamma arrivals at the same rate and utilization.
 
     Exponential service with mean ``utilization / rate_rps``. One row per arrival process with the simulated
@@ -184,7 +184,10 @@ def compare_waits(
     q = V.array_1d("percentiles", percentiles, min_size=1, low=0.0, high=100.0) / 100.0
     if (q >= 1).any():
         raise ValueError("percentiles must be < 100")
-    processes = {"poisson": Poisson(rate_rps), "gamma": Gamma.from_burstiness(rate_rps, burstiness)}
+    processes: dict[str, Poisson | Gamma] = {
+        "poisson": Poisson(rate_rps),
+        "gamma": Gamma.from_burstiness(rate_rps, burstiness),
+    }
     streams = spawn(seed, len(processes))
     mean_service = rho / processes["poisson"].rate_rps
     rows = {}

@@ -22,11 +22,12 @@ _ERROR_COLUMNS = ["seed", "error", "traceback"]
 
 def _replicates(seeds) -> list[int]:
     if isinstance(seeds, numbers.Integral) and not isinstance(seeds, bool):
-        if seeds < 1:
+        n_seeds = int(seeds)
+        if n_seeds < 1:
             raise ValueError(f"seeds must be >= 1 (the number of seeds per point), got {seeds}")
-        return list(range(int(seeds)))
+        return list(range(n_seeds))
     if isinstance(seeds, Sequence) and not isinstance(seeds, str) and seeds:
-        reps = [int(s) for s in seeds if isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 0]
+        reps = [int(s) for s in seeds if isinstance(s, numbers.Integral) and not isinstance(s, bool) and int(s) >= 0]
         if len(reps) != len(seeds) or len(set(reps)) != len(reps):
             raise ValueError(f"seeds must be distinct non-negative integers, got {list(seeds)!r}")
         return reps
@@ -175,5 +176,5 @@ def summarize(result: pd.DataFrame, values: Sequence[str] | None = None) -> pd.D
         raise ValueError(f"values must be numeric result columns of {exp.name!r} ({', '.join(numeric)}); got {unknown}")
     keys = params + [c for c in results if c not in numeric]
     long = result.melt(id_vars=keys, value_vars=values, var_name="quantity")
-    stats = long.groupby(keys + ["quantity"], sort=False, dropna=False)["value"].agg(["mean", "std", "sem", "count"])
+    stats = long.groupby([*keys, "quantity"], sort=False, dropna=False)["value"].agg(["mean", "std", "sem", "count"])
     return stats.rename(columns={"count": "n"}).reset_index()

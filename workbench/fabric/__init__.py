@@ -40,15 +40,15 @@ from .collectives import (
 )
 from .fattree import FatTree, fat_tree, fat_tree_n_paths, fat_tree_path_links
 from .metrics import (
+    busiest_step,
     collective_time_s,
     collective_time_vs_size,
     congestion_ratio,
+    exact_congestion_ratio,
+    has_exact_ratio,
     link_times_s,
     max_congestion,
     sample_max_congestion,
-    busiest_step,
-    exact_congestion_ratio,
-    has_exact_ratio,
     spine_link_matrix,
     uplink_load_table,
     worst_step_ratio,

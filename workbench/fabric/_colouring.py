@@ -77,7 +77,7 @@ def equitable_colours(left: np.ndarray, right: np.ndarray, s: int) -> np.ndarray
     if F == 0:
         return colour
     key = left * (int(right.max()) + 1) + right
-    order, starts, counts, group, rank = group_ranks(key)
+    order, _starts, counts, group, rank = group_ranks(key)
     even = rank < (counts[group] // s) * s
     colour[order[even]] = rank[even] % s
     rest = order[~even]

@@ -63,7 +63,7 @@ class Step:
     def total_bytes(self) -> float:
         return float(self.size_bytes.sum())
 
-    def on_hosts(self, hosts: Any) -> "Step":
+    def on_hosts(self, hosts: Any) -> Step:
         """The same step with rank ``r`` replaced by host ``hosts[r]``."""
         hosts = np.asarray(hosts, dtype=np.int64)
         if self.n_flows and max(int(self.src.max()), int(self.dst.max())) >= hosts.size:

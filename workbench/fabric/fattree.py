@@ -116,7 +116,7 @@ class FatTree:
         n, eh = self.n_hosts, self.n_edge * self.half
         return 2 * n, 2 * n + eh, 2 * n + 2 * eh, 2 * n + 3 * eh
 
-    def to_networkx(self) -> "Any":
+    def to_networkx(self) -> Any:
         """``networkx.DiGraph`` with nodes ``("host", i)``, ``("edge", e)``, ``("agg", g)``, ``("core", c)``."""
         import networkx as nx
 

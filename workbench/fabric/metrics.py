@@ -15,7 +15,8 @@ exact, by :func:`workbench.fabric.expected_max_load` with ``groups`` (:func:`exa
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,8 +25,8 @@ from .._rng import Seed, generator, spawn
 from .._validate import integer, nonnegative
 from .ballsbins import max_load_cdf
 from .collectives import Step, collective_steps, place_ranks
-from .routing import Routing, as_host_step, hash_spines, link_loads, parse_routing
 from .fattree import FatTree
+from .routing import Routing, as_host_step, hash_spines, link_loads, parse_routing
 from .topology import LeafSpine
 
 __all__ = [

@@ -42,9 +42,9 @@ import numpy as np
 from .._rng import Seed, generator
 from .._validate import integer, one_of
 from ._colouring import equitable_colours
+from ._splitting import expand_slots, live_spines, min_split_pieces, minimal_plan, minimal_split_subflows
 from .collectives import Step, place_ranks
 from .fattree import FatTree, fat_tree_connections, fat_tree_link_loads
-from ._splitting import expand_slots, live_spines, min_split_pieces, minimal_plan, minimal_split_subflows
 from .topology import LeafSpine
 
 __all__ = [
@@ -368,7 +368,7 @@ def link_loads(topology: LeafSpine, demand: Step, routing: str | Routing, seed: 
 
 def _spray_spine_loads(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size: np.ndarray) -> np.ndarray:
     """Fluid spraying on the spine links via the (src leaf, dst leaf) byte matrix: ``live * (W @ live)``."""
-    L, s = topology.leaves, topology.spines
+    L = topology.leaves
     pair = np.bincount(sl * L + dl, weights=size, minlength=L * L).astype(float).reshape(L, L)
     live = topology.live.astype(float)
     paths = live @ live.T  # live spines per leaf pair

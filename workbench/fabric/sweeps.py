@@ -23,8 +23,15 @@ from .._rng import Seed, spawn
 from .._validate import integer, positive
 from .ballsbins import expected_max_load, simulate_max_load
 from .collectives import COLLECTIVES, Step, collective_steps, ranks_that_fit
-from .metrics import (collective_time_vs_size, congestion_ratio, exact_congestion_ratio, has_exact_ratio,
-                      max_congestion, sample_max_congestion, worst_step_ratio)
+from .metrics import (
+    collective_time_vs_size,
+    congestion_ratio,
+    exact_congestion_ratio,
+    has_exact_ratio,
+    max_congestion,
+    sample_max_congestion,
+    worst_step_ratio,
+)
 from .planning import fabric_slowdown
 from .routing import Routing, as_host_step, connections_per_host, link_loads, parse_routing
 from .topology import LeafSpine, leaf_spine
@@ -149,7 +156,7 @@ def routing_table(
 def worst_step_table(
     topology: LeafSpine,
     n_ranks: int,
-    size_bytes: float = 2**30,
+    size_bytes: int = 2**30,
     collectives: Sequence[str] = COLLECTIVES,
     routings: Sequence[str | Routing] = ("ecmp", "mp-8", "minimal"),
     samples: int = 200,
@@ -185,7 +192,7 @@ def worst_step_vs_gpus(
     routings: Sequence[str | Routing] = ("ecmp", "planned", "spray"),
     hosts_per_leaf: int = 16,
     spines: int = 16,
-    size_bytes: float = 2**30,
+    size_bytes: int = 2**30,
     samples: int = 100,
     seed: Seed = None,
     steps_seed: Seed = None,

@@ -149,7 +149,7 @@ class LeafSpine:
         """Boolean ``(F, spines)``: spine ``p`` is usable from ``src_leaf`` to ``dst_leaf`` (both cables up)."""
         return self.live[np.asarray(src_leaf, dtype=np.int64)] & self.live[np.asarray(dst_leaf, dtype=np.int64)]
 
-    def link_table(self) -> "Any":
+    def link_table(self) -> Any:
         """A pandas DataFrame describing every link: ``link_id, kind, leaf, spine, host, capacity_gbps``."""
         import pandas as pd
 
@@ -171,7 +171,7 @@ class LeafSpine:
             }
         )
 
-    def to_networkx(self) -> "Any":
+    def to_networkx(self) -> Any:
         """A ``networkx.DiGraph`` of the fabric.
 
         Nodes are ``("host", h)``, ``("leaf", l)``, ``("spine", p)``; each edge carries ``link_id`` and
@@ -195,7 +195,7 @@ class LeafSpine:
                            capacity_gbps=self.uplink_gbps)
         return g
 
-    def with_failures(self, failed: Any) -> "LeafSpine":
+    def with_failures(self, failed: Any) -> LeafSpine:
         """A copy with the given ``(leaf, spine)`` cables failed (added to those already failed)."""
         return leaf_spine(self.leaves, self.spines, self.hosts_per_leaf, host_gbps=self.host_gbps,
                           uplink_gbps=self.uplink_gbps, failed_links=list(self.failed) + list(_pairs(failed)))

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-class Verdict(str, enum.Enum):
+class Verdict(enum.StrEnum):
     """Outcome of comparing a measurement with what the paper reports."""
 
     REPRODUCED = "reproduced"

@@ -55,20 +55,25 @@ def cv_sweep(scale: Scale) -> np.ndarray:
 def idc_sweep(scale: Scale) -> dict[str, np.ndarray]:
     """IDC at each window in :data:`WINDOWS_MEAN_GAPS` for Poisson, Gamma CV 2 and Weibull CV 2 (rate 1/s)."""
     n = _size(scale, 10_000_000, 2_000_000)
-    processes = {"Poisson": arr.Poisson(1.0), "Gamma CV 2": arr.Gamma.from_cv(1.0, 2.0),
-                 "Weibull CV 2": arr.Weibull(1.0, 2.0)}
+    processes: dict[str, arr.Process] = {"Poisson": arr.Poisson(1.0), "Gamma CV 2": arr.Gamma.from_cv(1.0, 2.0),
+                                         "Weibull CV 2": arr.Weibull(1.0, 2.0)}
     out = {}
     for (name, p), rng in zip(processes.items(), spawn(SEED + 1, len(processes))):
         t = arr.arrival_times(p, n, seed=rng)
-        out[name] = arr.index_of_dispersion(t, np.array(WINDOWS_MEAN_GAPS), start_s=0.0)
+        out[name] = np.asarray(arr.index_of_dispersion(t, np.array(WINDOWS_MEAN_GAPS), start_s=0.0))
     return out
+
+
+def _bursty_processes() -> dict[str, arr.Poisson | arr.Gamma]:
+    """The two processes of the waiting-time claims: Poisson and Gamma with CV :data:`CV_BURSTY` (rate 1/s)."""
+    return {"poisson": arr.Poisson(1.0), "gamma": arr.Gamma.from_cv(1.0, CV_BURSTY)}
 
 
 @functools.cache
 def bursty_waits(scale: Scale) -> dict[str, np.ndarray]:
     """Waiting times in seconds (arrival rate 1/s, mean service 0.7 s), pooled over 4 independent runs per process."""
     n = _size(scale, 2_000_000, 500_000)
-    processes = {"poisson": arr.Poisson(1.0), "gamma": arr.Gamma.from_cv(1.0, CV_BURSTY)}
+    processes = _bursty_processes()
     out = {}
     for (name, p), seq in zip(processes.items(), spawn(SEED + 2, len(processes))):
         out[name] = np.concatenate([arr.queue_waits(p, UTILIZATION, n, seed=r) for r in spawn(seq, 4)])
@@ -124,7 +129,7 @@ def _p99_ratio(scale: Scale) -> Measured:
     p99 = {k: float(np.quantile(v, 0.99)) for k, v in w.items()}
     ratio = p99["gamma"] / p99["poisson"]
     exact = {k: float(arr.gim1_wait(p, UTILIZATION).quantile(0.99))
-             for k, p in {"poisson": arr.Poisson(1.0), "gamma": arr.Gamma.from_cv(1.0, CV_BURSTY)}.items()}
+             for k, p in _bursty_processes().items()}
     return Measured(ratio, f"{ratio:.2f}x (p99 {p99['gamma'] / UTILIZATION:.1f} vs {p99['poisson'] / UTILIZATION:.1f} mean service times; "
                     f"exact GI/M/1 {exact['gamma'] / exact['poisson']:.2f}x)",
                     {"sim_p99": p99, "exact_p99": exact, "utilization": UTILIZATION})
@@ -163,7 +168,7 @@ def _fig_ccdf(scale: Scale):
     w = bursty_waits(scale)
     sim = {k: ccdf(v, points=150) for k, v in w.items()}
     exact, kingman = {}, {}
-    for name, p in {"poisson": arr.Poisson(1.0), "gamma": arr.Gamma.from_cv(1.0, CV_BURSTY)}.items():
+    for name, p in _bursty_processes().items():
         g = arr.gim1_wait(p, UTILIZATION)
         x = np.linspace(0, float(sim[name][0].max()), 100)
         exact[name] = (x, g.ccdf(x))

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..serving.gpus import optimal_throughput
 from ..serving.roofline import Deployment
+from ..serving.specs import gpu, model
 from ..serving.validation import validation_table
 from ..viz import serving_hw as viz
 from . import AtLeast, InRange, Measured, Paper, Scale, Within, claim, figure
@@ -38,7 +39,7 @@ def bound_table() -> pd.DataFrame:
     """One row per (model, workload): the binding resource, optimal/overlapped/sequential tokens/s per GPU."""
     rows = []
     for name, tp in SETUPS:
-        dep = Deployment(name, GPU, tp=tp)
+        dep = Deployment(model(name), gpu(GPU), tp=tp)
         for inp, out in WORKLOADS:
             peak = optimal_throughput(dep, inp, out)
             eff = optimal_throughput(dep, inp, out, at_peak=False)

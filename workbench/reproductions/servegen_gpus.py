@@ -9,6 +9,7 @@ vLLM's scheduler with a paged KV cache, and the SLO is p99 TTFT and p99 TBT.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -16,10 +17,21 @@ from ..serving.servegen_gpus import HARDWARE, provisioning_gap_gpus
 from . import AtLeast, Measured, Scale, claim
 from .servegen import PAPER
 
+
+@dataclass(frozen=True)
+class Setting:
+    """The models, hours of the day, span and mean rate one scale measures."""
+
+    models: tuple[str, ...]
+    hours: tuple[int, ...]
+    span_s: float
+    mean_rate_rps: float
+
+
 #: Per scale: ServeGen models, hours of day, seconds per span, mean request rate of the span.
 SETTINGS = {
-    "full": {"models": tuple(HARDWARE), "hours": (2, 8, 14, 20), "span_s": 900.0, "rate_rps": 20.0},
-    "quick": {"models": ("m-large", "m-mid"), "hours": (2, 14), "span_s": 300.0, "rate_rps": 10.0},
+    "full": Setting(models=tuple(HARDWARE), hours=(2, 8, 14, 20), span_s=900.0, mean_rate_rps=20.0),
+    "quick": Setting(models=("m-large", "m-mid"), hours=(2, 14), span_s=300.0, mean_rate_rps=10.0),
 }
 
 
@@ -28,8 +40,8 @@ def gap_table(scale: Scale) -> pd.DataFrame:
     """Rows of :func:`provisioning_gap_gpus` for every model of the scale."""
     cfg = SETTINGS[scale]
     frames = []
-    for i, m in enumerate(cfg["models"]):
-        g = provisioning_gap_gpus(m, cfg["hours"], span_s=cfg["span_s"], mean_rate_rps=cfg["rate_rps"], seed=i)
+    for i, m in enumerate(cfg.models):
+        g = provisioning_gap_gpus(m, cfg.hours, span_s=cfg.span_s, mean_rate_rps=cfg.mean_rate_rps, seed=i)
         g.insert(0, "model", m)
         g.insert(1, "hardware", g.attrs["hardware"])
         frames.append(g)

@@ -107,7 +107,7 @@ def _feasible(req: pd.DataFrame, config: ServerConfig, slo: SLO) -> bool:
 
 def capacity_search(
     workloads: pd.DataFrame | list[pd.DataFrame],
-    config: ServerConfig = ServerConfig(),
+    config: ServerConfig | None = None,
     slo: SLO = SLO(),
     *,
     n_instances: int = 1,
@@ -124,7 +124,8 @@ def capacity_search(
     workloads : DataFrame or list of DataFrames
         One request table per seed (``arrival_s``, ``input_tokens``, ``output_tokens``; ``attrs["duration_s"]``
         gives the span, else the last arrival).
-    config : ServerConfig
+    config : ServerConfig, optional
+        The instance's cost model; defaults to ``ServerConfig()``.
     slo : SLO
     n_instances : int
     balancer : str
@@ -160,11 +161,18 @@ def capacity_search(
         raise ValueError("workloads is empty: give at least one request table")
     if not isinstance(slo, SLO):
         raise TypeError(f"slo must be an SLO, got {type(slo).__name__}")
+    config = ServerConfig() if config is None else config
     in_range("rel_tol", rel_tol, 1e-4, 1.0)
     max_evaluations = integer("max_evaluations", max_evaluations, minimum=2)
     min_scale = positive("min_scale", min_scale)
     n_instances = integer("n_instances", n_instances, minimum=1)
     caps, bases, evals, infeasible = [], [], 0, 0
+
+    def ok(req: pd.DataFrame, allowed: int, s: float) -> bool:
+        m = simulate(req, config, n_instances=n_instances, balancer=balancer, seed=seed, time_scale=s,
+                     ttft_limit_s=slo.ttft_s, max_violations=allowed)
+        return meets_slo(m, slo)
+
     for req in workloads:  # a loop over seeds (a handful)
         if len(req) == 0:
             raise ValueError("a workload is empty: no requests to scale")
@@ -176,17 +184,12 @@ def capacity_search(
             infeasible += 1
             continue
 
-        def ok(s: float) -> bool:
-            m = simulate(req, config, n_instances=n_instances, balancer=balancer, seed=seed, time_scale=s,
-                         ttft_limit_s=slo.ttft_s, max_violations=allowed)
-            return meets_slo(m, slo)
-
         n_eval = 0
         lo, hi = None, None
         s = 1.0
         while n_eval < max_evaluations and (lo is None or hi is None):  # bracket by doubling / halving
             n_eval += 1
-            if ok(s):
+            if ok(req, allowed, s):
                 lo = s
                 if hi is None:
                     s *= 2.0
@@ -203,7 +206,7 @@ def capacity_search(
         while lo is not None and hi is not None and hi / lo > 1 + rel_tol and n_eval < max_evaluations:
             mid = math.sqrt(lo * hi)
             n_eval += 1
-            if ok(mid):
+            if ok(req, allowed, mid):
                 lo = mid
             else:
                 hi = mid

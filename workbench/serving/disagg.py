@@ -32,13 +32,14 @@ def serve_disaggregated(
     n_decode: int = 1,
     transfer_gbps: float = 400.0,
     transfer_latency_s: float = 1e-3,
-    prefill_scheduler: Scheduler = Scheduler("vllm"),
-    decode_scheduler: Scheduler = Scheduler("vllm"),
+    prefill_scheduler: Scheduler | None = None,
+    decode_scheduler: Scheduler | None = None,
     balancer: str = "round_robin",
     seed: int = 0,
 ) -> pd.DataFrame:
     """Serve a request table on disaggregated pools; one row per request (as :func:`~workbench.serving.serve`, with
-    ``prefill_replica`` and ``decode_replica``, -1 for requests that never decode).
+    ``prefill_replica`` and ``decode_replica``, -1 for requests that never decode). Each pool's scheduler defaults
+    to ``Scheduler("vllm")``.
 
     Examples
     --------
@@ -52,6 +53,8 @@ def serve_disaggregated(
     if prefill.model.model != decode.model.model:
         raise ValueError(f"prefill and decode pools serve different models: {prefill.model.model} vs "
                          f"{decode.model.model}")
+    prefill_scheduler = Scheduler("vllm") if prefill_scheduler is None else prefill_scheduler
+    decode_scheduler = Scheduler("vllm") if decode_scheduler is None else decode_scheduler
     bw = positive("transfer_gbps", transfer_gbps) * 1e9 / 8
     arr, inp, out = _request_arrays(requests, 1.0)
     n_prefill = integer("n_prefill", n_prefill, minimum=1)
@@ -108,14 +111,15 @@ def disaggregation_plan(
     requests: pd.DataFrame,
     model,
     gpu,
-    slo: SLO = SLO(ttft_s=2.0, tbt_s=0.1),
+    slo: SLO | None = None,
     *,
     prefill_tp: int = 1,
     decode_tp: int = 1,
     transfer_gbps: float = 400.0,
     max_replicas: int = 256,
 ) -> dict[str, float]:
-    """Fewest prefill and decode replicas meeting ``slo`` (TTFT on the prefill pool, then TBT on the decode pool).
+    """Fewest prefill and decode replicas meeting ``slo`` (TTFT on the prefill pool, then TBT on the decode pool);
+    ``slo`` defaults to ``SLO(ttft_s=2.0, tbt_s=0.1)``.
 
     Returns
     -------
@@ -132,6 +136,7 @@ def disaggregation_plan(
     >>> p["gpus"] >= 2
     True
     """
+    slo = SLO(ttft_s=2.0, tbt_s=0.1) if slo is None else slo
     if slo.tbt_s is None:
         raise ValueError("disaggregation_plan needs a TBT target (slo.tbt_s) to size the decode pool")
     pre = Deployment(model, gpu, tp=prefill_tp)

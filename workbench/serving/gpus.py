@@ -76,6 +76,7 @@ def optimal_throughput(deployment: Deployment, input_tokens: float, output_token
     mem = sum(r[1] for r in res.values())
     net = sum(r[2] for r in res.values())
     tokens = b + prefill
+    assert dep.overhead_s is not None  # resolved by Deployment.__post_init__
     seq = dep.overhead_s + sum(max(r) for r in res.values())
     m, g = dep.model, dep.gpu
     return {
@@ -121,17 +122,18 @@ def capacity_gpus(
     requests: pd.DataFrame,
     model,
     gpu,
-    slo: SLO = SLO(ttft_s=2.0, tbt_s=0.1),
+    slo: SLO | None = None,
     *,
     tps=(1, 2, 4, 8),
-    scheduler: Scheduler = Scheduler(),
+    scheduler: Scheduler | None = None,
     balancer: str = "round_robin",
     overlap: bool = False,
     rel_tol: float = 0.05,
     max_evaluations: int = 14,
     max_replicas: int = 4096,
 ) -> pd.DataFrame:
-    """GPUs needed to serve ``requests`` (at their own rate) within ``slo``, per tensor-parallel degree.
+    """GPUs needed to serve ``requests`` (at their own rate) within ``slo``, per tensor-parallel degree; ``slo``
+    defaults to ``SLO(ttft_s=2.0, tbt_s=0.1)`` and ``scheduler`` to ``Scheduler()``.
 
     Returns
     -------
@@ -151,12 +153,20 @@ def capacity_gpus(
     >>> int(plan.attrs["best"]["gpus"]) >= 2
     True
     """
+    slo = SLO(ttft_s=2.0, tbt_s=0.1) if slo is None else slo
     if not isinstance(slo, SLO):
         raise TypeError(f"slo must be an SLO, got {type(slo).__name__}")
+    scheduler = Scheduler() if scheduler is None else scheduler
     max_replicas = integer("max_replicas", max_replicas, minimum=1)
     duration = float(requests.attrs.get("duration_s") or requests["arrival_s"].max() or 1.0)
     rate = len(requests) / duration
     rows = []
+
+    def meets(dep: Deployment, k: int) -> bool:
+        m = serve(requests, dep, scheduler, n_replicas=k, balancer=balancer, seed=0,
+                  ttft_limit_s=slo.ttft_s, max_violations=slo.allowed_violations(len(requests)))
+        return meets_slo(m, slo)
+
     for tp in tps:  # a handful of TP degrees
         tp = integer("tp", tp, minimum=1)
         try:
@@ -172,14 +182,9 @@ def capacity_gpus(
             continue
         n = max(1, math.ceil(1.0 / scale))
 
-        def meets(k: int) -> bool:
-            m = serve(requests, dep, scheduler, n_replicas=k, balancer=balancer, seed=0,
-                      ttft_limit_s=slo.ttft_s, max_violations=slo.allowed_violations(len(requests)))
-            return meets_slo(m, slo)
-
-        while n <= max_replicas and not meets(n):  # balancing is imperfect: step up until the SLO holds
+        while n <= max_replicas and not meets(dep, n):  # balancing is imperfect: step up until the SLO holds
             n = n + 1 if n < 8 else math.ceil(n * 1.1)
-        while n > 1 and meets(n - 1):
+        while n > 1 and meets(dep, n - 1):
             n -= 1
         rows.append({"tp": tp, "fits": True, "replica_rps": scale * rate,
                      "replicas": float(n) if n <= max_replicas else np.nan,

@@ -32,7 +32,7 @@ The previous linear cost model (:class:`~workbench.serving.simulator.ServerConfi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -102,8 +102,8 @@ class Deployment:
     11.93
     """
 
-    model: str | Model
-    gpu: str | GPU
+    model: Model  # a name (str) is accepted and resolved to its record by __post_init__
+    gpu: GPU  # likewise
     tp: int = 1
     dtype: str = "bf16"
     overlap: bool = False
@@ -112,22 +112,27 @@ class Deployment:
     efficiency: Efficiency | None = None
     max_kv_tokens: int | None = None
     overhead_s: float | None = None
+    kv_capacity_tokens: int = field(init=False, repr=False, compare=False)
+    _c: dict[str, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "model", model(self.model))
-        object.__setattr__(self, "gpu", gpu(self.gpu))
+        m, g = model(self.model), gpu(self.gpu)
+        object.__setattr__(self, "model", m)
+        object.__setattr__(self, "gpu", g)
         object.__setattr__(self, "tp", integer("tp", self.tp, minimum=1, maximum=64))
         one_of("dtype", self.dtype, ("bf16", "fp8"))
         positive("memory_utilization", self.memory_utilization)
         if self.memory_utilization > 1:
             raise ValueError(f"memory_utilization must be <= 1, got {self.memory_utilization}")
-        if self.efficiency is None:
-            if self.gpu.generation not in EFFICIENCY:
-                raise ValueError(f"no stated efficiency for GPU generation {self.gpu.generation!r}; pass efficiency=")
-            object.__setattr__(self, "efficiency", EFFICIENCY[self.gpu.generation])
-        overhead = self.efficiency.overhead_s if self.overhead_s is None else nonnegative("overhead_s", self.overhead_s)
+        eff = self.efficiency
+        if eff is None:
+            if g.generation not in EFFICIENCY:
+                raise ValueError(f"no stated efficiency for GPU generation {g.generation!r}; pass efficiency=")
+            eff = EFFICIENCY[g.generation]
+            object.__setattr__(self, "efficiency", eff)
+        overhead = eff.overhead_s if self.overhead_s is None else nonnegative("overhead_s", self.overhead_s)
         object.__setattr__(self, "overhead_s", overhead)
-        m, g, tp, eff = self.model, self.gpu, self.tp, self.efficiency
+        tp = self.tp
         free = tp * (g.hbm_bytes * self.memory_utilization - self.activation_reserve_gb * 1e9) - m.weight_bytes
         if free < m.kv_bytes_per_token * 16:
             need = (m.weight_bytes + tp * self.activation_reserve_gb * 1e9) / self.memory_utilization / 1e9
@@ -197,6 +202,7 @@ class Deployment:
         if self.overlap:
             return max(sum(r[0] for r in res.values()), sum(r[1] for r in res.values()),
                        sum(r[2] for r in res.values()))
+        assert self.overhead_s is not None  # resolved by __post_init__
         return self.overhead_s + sum(max(r) for r in res.values())
 
     def sequential_cost(self):
@@ -209,6 +215,7 @@ class Deployment:
         lin_f, lin_b = c["lin_flops"] * fs, c["shared_bytes"] * bs
         att_f, kv_b = c["attn_flops"] * fs, c["kv_bytes"] * bs
         head_f, head_b = c["head_flops"] * fs, c["head_bytes"] * bs
+        assert self.overhead_s is not None  # resolved by __post_init__
         ar, ar0, over = c["ar_bytes"], c["ar_fixed"], self.overhead_s
         dec = max(att_f, kv_b)
 
@@ -241,6 +248,7 @@ class Deployment:
         c = self._c
         ac, am = c["attn_flops"] * c["flop_s"], c["kv_bytes"] * c["byte_s"]
         if not self.overlap:
+            assert self.overhead_s is not None  # resolved by __post_init__
             return self.overhead_s + sum(max(r) for r in res.values()), max(ac, am), math.inf
         lines = [(sum(r[0] for r in res.values()), ac), (sum(r[1] for r in res.values()), am),
                  (sum(r[2] for r in res.values()), 0.0)]

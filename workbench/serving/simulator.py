@@ -212,7 +212,7 @@ def simulate_instance(
     while q < n or heap:
         # --- admission at this iteration boundary
         prefill = 0
-        new = []
+        new: list[int] = []
         while q < n and arr_l[q] <= t:
             nq = need[q]
             if nq > budget:

@@ -198,9 +198,9 @@ def iteration_table(model: Model, plans: Plan | Sequence[Plan] | pd.DataFrame, g
     for row in np.flatnonzero((pp > L) | (tp > gpu.gpus_per_node) | ((ep > 1) & (not model.is_moe))):
         check_plan(model, Plan(**df.iloc[row].to_dict()), gpu)  # raises the named error
     if topology is not None and gpus.max() > topology.n_hosts:
-        i = int(np.argmax(gpus))
-        raise PlanError(f"plan {i} uses {gpus[i]} GPUs but the fabric has {topology.n_hosts} hosts "
-                        f"(short by {gpus[i] - topology.n_hosts})")
+        worst = int(np.argmax(gpus))
+        raise PlanError(f"plan {worst} uses {gpus[worst]} GPUs but the fabric has {topology.n_hosts} hosts "
+                        f"(short by {gpus[worst] - topology.n_hosts})")
     nic_bps = (topology.host_gbps if topology is not None else gpu.nic_gbps) * 1e9 / 8
     layers_stage = np.ceil(L / pp)
     hw = np.where(full, 4.0 / 3.0, 1.0)
@@ -225,9 +225,10 @@ def iteration_table(model: Model, plans: Plan | Sequence[Plan] | pd.DataFrame, g
     t_dp = np.zeros(len(df))
     keys = np.stack([tp, pp, dp], axis=1)
     for key in np.unique(keys[dp > 1], axis=0):
-        spb, hops = _dp_spb(topology, routing, collective, *map(int, key), placement, seed, nic_bps)
+        key_tp, key_pp, key_dp = (int(k) for k in key)
+        dp_spb, hops = _dp_spb(topology, routing, collective, key_tp, key_pp, key_dp, placement, seed, nic_bps)
         sel = np.all(keys == key, axis=1)
-        t_dp[sel] = 2.0 * per_gpu[sel] * spb + hops * latency_s
+        t_dp[sel] = 2.0 * per_gpu[sel] * dp_spb + hops * latency_s
     window = dp_overlap * np.where(full, 0.75, 2.0 / 3.0) * t_c
     exposed = np.maximum(0.0, t_dp - window)
     shards = np.where(df.distributed_optimizer.to_numpy(bool), dp, 1)

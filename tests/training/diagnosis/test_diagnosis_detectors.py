@@ -5,8 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.training.diagnosis import (DETECTORS, Fault, JobSpec, c4d, evaluate, holmes, minder, naive,
-                                          quality_table, scenario_grid, simulate, with_gaps)
+from workbench.training.diagnosis import (
+    DETECTORS,
+    Fault,
+    JobSpec,
+    c4d,
+    evaluate,
+    holmes,
+    minder,
+    naive,
+    quality_table,
+    scenario_grid,
+    simulate,
+    with_gaps,
+)
 from workbench.training.diagnosis._common import SUSPECT_COLUMNS
 
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.training.diagnosis import (Fault, JobSpec, Noise, check_signals, fault_effects, simulate,
-                                          with_gaps)
+from workbench.training.diagnosis import Fault, JobSpec, Noise, check_signals, fault_effects, simulate, with_gaps
 
 QUIET = Noise().scaled(0.0)
 

@@ -17,8 +17,17 @@ the mechanism instead:
 from __future__ import annotations
 
 from . import c4d, cost, holmes, minder, naive
-from .evaluate import (DETECTORS, THRESHOLDS, Scenario, evaluate, quality_table, run_scenario, scenario_grid,
-                       score_suspects, threshold_sweep)
+from .evaluate import (
+    DETECTORS,
+    THRESHOLDS,
+    Scenario,
+    evaluate,
+    quality_table,
+    run_scenario,
+    scenario_grid,
+    score_suspects,
+    threshold_sweep,
+)
 from .faults import FAULT_KINDS, Fault, fault_effects
 from .metrics import METRICS
 from .signals import COLLECTIVES, JobSpec, Noise, Signals, check_signals, simulate, with_gaps

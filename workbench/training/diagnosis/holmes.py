@@ -77,12 +77,12 @@ def localize_iterations(signals: Signals, *, irregular_factor: float = 2.0, base
     if rows.size == 0:
         return pd.DataFrame({"iteration": [], "iteration_s": [], "root_rank": [], "root_share": []})
     ptr = _predecessor(signals, rows)
-    base = (np.arange(rows.size) * n)[:, None]
-    flat = (ptr + base).ravel()
+    offset = (np.arange(rows.size) * n)[:, None]
+    flat = (ptr + offset).ravel()
     for _ in range(int(np.ceil(np.log2(n))) + 1):  # pointer jumping: chains of length <= n collapse in log2 n rounds
         flat = flat[flat]
-    roots = flat.reshape(rows.size, n) - base
-    counts = np.bincount((roots + base).ravel(), minlength=rows.size * n).reshape(rows.size, n)
+    roots = flat.reshape(rows.size, n) - offset
+    counts = np.bincount((roots + offset).ravel(), minlength=rows.size * n).reshape(rows.size, n)
     root = np.where(communication, counts.argmax(axis=1), -1)
     return pd.DataFrame({"iteration": rows, "iteration_s": t[rows], "root_rank": root,
                          "root_share": counts.max(axis=1) / n})
@@ -120,6 +120,6 @@ def detect(signals: Signals, *, irregular_factor: float = 2.0, min_votes: int = 
         score.append(np.bincount(root, minlength=signals.ranks)[r].astype(float))
         alarm_it.append(it)
         alarm_s.append(signals.iteration_end_s[it])
-    ranks = np.concatenate(ranks)
-    return suspects_frame(ranks, ranks // rpm, np.concatenate(score), np.concatenate(alarm_it),
+    suspect = np.concatenate(ranks)
+    return suspects_frame(suspect, suspect // rpm, np.concatenate(score), np.concatenate(alarm_it),
                           np.concatenate(alarm_s))

@@ -36,7 +36,7 @@ def _moving_mean(x: np.ndarray, n: int) -> np.ndarray:
     if not np.isnan(x).any():
         return uniform_filter1d(x, n, axis=0, origin=(n - 1) // 2, mode="nearest")
     valid = ~np.isnan(x)
-    c = np.zeros((x.shape[0] + 1,) + x.shape[1:])
+    c = np.zeros((x.shape[0] + 1, *x.shape[1:]))
     np.cumsum(np.where(valid, x, 0.0), axis=0, out=c[1:])
     k = np.zeros(c.shape, np.int32)
     np.cumsum(valid, axis=0, out=k[1:])

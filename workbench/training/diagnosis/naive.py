@@ -36,7 +36,7 @@ def detect(signals: Signals, *, threshold: float = 1.5, window: int = 50, baseli
     baseline_iterations = integer("baseline_iterations", baseline_iterations, minimum=1)
     hang_timeout_s = positive("hang_timeout_s", hang_timeout_s)
     rpm = signals.job.ranks_per_machine
-    missing, h, hang_s = hang(signals, hang_timeout_s)
+    _missing, h, hang_s = hang(signals, hang_timeout_s)
     live = live_iterations(signals) if h < 0 else h
     t = signals.iteration_time_s[:live]
     base = float(np.nanmedian(t[:baseline_iterations]))

@@ -222,7 +222,7 @@ def simulate(job: JobSpec, iterations: int = 1000, faults: Fault | tuple[Fault, 
     noise = Noise() if noise is None else noise
     sample_interval_s = positive("sample_interval_s", sample_interval_s)
     rng_time, rng_fault, rng_metric = spawn(seed, 3)
-    n, shape = job.ranks, (iterations, job.ranks)
+    shape = (iterations, job.ranks)
 
     compute = rng_time.standard_normal(shape, dtype=np.float32)
     compute *= np.float32(noise.jitter_sigma)
