@@ -62,7 +62,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .viz.export import write_figures
 
     out = _out_dir("--out", args.out)
-    scale = "quick" if args.quick else "full"
+    scale: rep.Scale = "quick" if args.quick else "full"
     registry = rep.load_all()
     if args.paper:
         registry.select_claims(args.paper)  # validates the ids

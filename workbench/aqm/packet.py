@@ -384,6 +384,7 @@ class Network:
                 ack0 += self._ack_delay(acks[0], d_first)
             wake = ack0 if ack0 > tx_free else tx_free
             if timeout:
+                assert self.min_rto_s is not None  # timeout is only set when a retransmission timeout is modelled
                 wake = ack0 = env.now + self.min_rto_s
                 g_ack = 0.0
             if wake > env.now:

@@ -140,7 +140,7 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
     """
     path = Path(path)
     header: dict[str, int] = {}
-    rows = []
+    rows: list[tuple[int, int, int, int, int]] = []
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():

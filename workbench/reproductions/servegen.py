@@ -19,6 +19,8 @@ finding, the claim says "partial" and explains why.
 
 from __future__ import annotations
 
+from typing import Any
+
 import functools
 
 import numpy as np
@@ -42,7 +44,7 @@ MODELS = tuple(sg.MODELS)
 LANGUAGE = ("m-large", "m-mid", "m-small")
 SEED = 20250514
 #: Use-case settings per scale: hours of day, seconds per span, workloads (seeds) per hour.
-USECASE = {
+USECASE: dict[str, dict[str, Any]] = {
     "full": {"hours": (0, 3, 6, 9, 12, 15, 18, 21), "span_s": 1800.0, "seeds": 2},
     "quick": {"hours": (0, 6, 12, 18), "span_s": 900.0, "seeds": 1},
 }

@@ -34,6 +34,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import math
 from dataclasses import dataclass, field, fields
@@ -303,7 +305,8 @@ def load_params(path) -> BurstGPTModel:
         unknown = set(doc) - names
         if unknown:
             raise ValueError(f"unknown parameter(s) {', '.join(sorted(unknown))}")
-        return BurstGPTModel(**{k: np.asarray(v, float) if isinstance(v, list) else v for k, v in doc.items()})
+        values: dict[str, Any] = {k: np.asarray(v, float) if isinstance(v, list) else v for k, v in doc.items()}
+        return BurstGPTModel(**values)
     except TypeError as exc:
         raise ValueError(f"{p}: {exc}") from None
     except ValueError as exc:
@@ -473,7 +476,7 @@ def round_trip_summary(round_trips: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["trace", "parameters", "share_within_2se", "max_abs_z"])
 
 
-def _count_dispersion(shape: float) -> float:
+def _count_dispersion(shape: float | np.ndarray) -> float | np.ndarray:
     """Index of dispersion of counts of a long window of a Gamma renewal process: CV^2 = 1/shape."""
     return 1.0 / shape
 
@@ -513,8 +516,8 @@ def stand_in(*, days: float = 7.0, seed: Seed = 0, window_s: float = 1200.0) -> 
     centre_h = (np.arange(n) + 0.5) * window_s / 3600.0
     conv_rate = 0.20 * (1 + 0.6 * np.sin(2 * np.pi * (centre_h - 8) / 24))
     api_rate = 0.10 * rng_rate.lognormal(-0.5 * 0.8**2, 0.8, n)
-    common = dict(shape=0.5, zipf_alpha=1.1, window_s=window_s, request_max=16_384, response_intercept=3.5,
-                  response_slope=0.3, response_sigma=0.8, response_max=8_192)
+    common: dict[str, Any] = dict(shape=0.5, zipf_alpha=1.1, window_s=window_s, request_max=16_384,
+                                  response_intercept=3.5, response_slope=0.3, response_sigma=0.8, response_max=8_192)
     conv = generate(from_params(n * window_s, conv_rate, failure_prob=0.01, log_type="conversation", **common),
                     seed=rng_conv)
     api = generate(from_params(n * window_s, api_rate, failure_prob=0.03, log_type="api", **common), seed=rng_api)

@@ -32,6 +32,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import Literal
+
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -179,7 +181,7 @@ def renewal_plan(
     rate_rps: float,
     cv: float,
     duration_s: float,
-    family: str = "gamma",
+    family: Literal["gamma", "weibull"] = "gamma",
     input_tokens: str | LengthDist | None = None,
     output_tokens: str | LengthDist | None = None,
     lengths: pd.DataFrame | None = None,
@@ -204,6 +206,7 @@ def renewal_plan(
             raise ValueError("lengths has no requests to resample")
         what = f"lengths resampled from {lengths.attrs.get('source', 'a table')}"
     else:
+        assert input_tokens is not None and output_tokens is not None  # checked above: both are given
         d_in = input_tokens if isinstance(input_tokens, LengthDist) else LengthDist.parse(input_tokens)
         d_out = output_tokens if isinstance(output_tokens, LengthDist) else LengthDist.parse(output_tokens)
         what = f"input {d_in.kind}{d_in.params}, output {d_out.kind}{d_out.params}"

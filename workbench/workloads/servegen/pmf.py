@@ -92,7 +92,7 @@ class PmfTable:
     values: np.ndarray
     cdf: np.ndarray
     offsets: np.ndarray
-    _key: np.ndarray = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+    _key: np.ndarray = field(init=False, repr=False, compare=False)  # set in __post_init__
 
     def __post_init__(self) -> None:
         counts = np.diff(self.offsets)
