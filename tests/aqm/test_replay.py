@@ -103,7 +103,7 @@ def test_replay_is_deterministic_and_rejects_bad_flows():
     for chunk in (1, 16):
         a, b = replay(flows, _net(), chunk_pkts=chunk, seed=5), replay(flows, _net(), chunk_pkts=chunk, seed=5)
         assert a.equals(b)
-    with pytest.raises(ValueError, match="hosts outside 0..3"):
+    with pytest.raises(ValueError, match=r"hosts outside 0\.\.3"):
         replay(_flows([0], [4], [0.0], [10]), _net())
     with pytest.raises(ValueError, match="columns"):
         replay(flows.drop(columns="dst"), _net())

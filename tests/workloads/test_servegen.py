@@ -202,7 +202,7 @@ def test_filters_and_summaries(r1):
 
 
 def test_stats_helpers(r1):
-    x, y = st.lorenz_curve(r1)
+    _x, y = st.lorenz_curve(r1)
     assert y[0] == 0 and y[-1] == pytest.approx(1) and (np.diff(y) >= -1e-12).all()
     assert st.top_share(r1, r1.n_clients) == pytest.approx(1.0)
     assert st.variance_share(r1).sum() == pytest.approx(1.0)

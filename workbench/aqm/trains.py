@@ -31,8 +31,24 @@ class TrainQueue:
     """
 
     __slots__ = (
-        "c", "s", "q", "t", "rate", "ends", "lo", "hi", "maxp", "buffer", "served", "area", "pkts", "marks",
-        "drops", "flows", "marking", "t0",
+        "area",
+        "buffer",
+        "c",
+        "drops",
+        "ends",
+        "flows",
+        "hi",
+        "lo",
+        "marking",
+        "marks",
+        "maxp",
+        "pkts",
+        "q",
+        "rate",
+        "s",
+        "served",
+        "t",
+        "t0",
     )
 
     def __init__(self, capacity_pps: float, buffer_pkts: float, marking: RedMarking | None) -> None:

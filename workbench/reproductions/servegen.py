@@ -19,9 +19,8 @@ finding, the claim says "partial" and explains why.
 
 from __future__ import annotations
 
-from typing import Any
-
 import functools
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -378,7 +377,7 @@ def _fig_diurnal(scale: Scale):
 
 @figure(PAPER, "lengths")
 def _fig_lengths(scale: Scale):
-    curves = {f"{m} {f.split('_')[0]}": _pool(m).pooled_pmf(f) for m in LANGUAGE + ("deepseek-r1",)
+    curves = {f"{m} {f.split('_')[0]}": _pool(m).pooled_pmf(f) for m in (*LANGUAGE, "deepseek-r1")
               for f in ("input_tokens", "output_tokens")}
     return fig.length_ccdf_figure(curves)
 

@@ -123,7 +123,7 @@ def rate_timeline_figure(
     fig = fig if fig is not None else go.Figure()
     with fig.batch_update():
         fig.data = ()
-        for i, (name, (x, y)) in enumerate(series.items()):
+        for _i, (name, (x, y)) in enumerate(series.items()):
             color = COLORS["poisson"] if "naive" in name else _PALETTE[3]
             fig.add_scatter(x=x, y=y, mode="lines", name=name, line={"color": color, "width": 1})
         style(fig, title="Arrivals", x_title="time (s)", y_title="rate (req/s)")
@@ -136,7 +136,7 @@ def ttft_cdf_figure(series: Mapping[str, tuple[np.ndarray, np.ndarray]], slo_s: 
     fig = fig if fig is not None else go.Figure()
     with fig.batch_update():
         fig.data = ()
-        for i, (name, (x, y)) in enumerate(series.items()):
+        for _i, (name, (x, y)) in enumerate(series.items()):
             color = COLORS["poisson"] if "naive" in name else _PALETTE[3]
             fig.add_scatter(x=np.maximum(x, 1e-3), y=y, mode="lines", name=name, line={"color": color})
         if slo_s is not None:

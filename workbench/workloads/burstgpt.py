@@ -34,12 +34,11 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd

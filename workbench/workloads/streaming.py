@@ -32,11 +32,10 @@ Examples
 
 from __future__ import annotations
 
-from typing import Literal
-
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pandas as pd

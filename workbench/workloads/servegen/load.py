@@ -144,7 +144,7 @@ def _build_from_raw(model: str, files: list[tuple[int, Path, Path]]) -> dict[str
     own = -np.ones((n_c, n_lw), dtype=np.int64)
     has = np.zeros(n_c, dtype=bool)
     pmfs: dict[str, list] = {f: [] for f in fields}
-    for i, (cid, tpath, dpath) in enumerate(files):
+    for i, (_cid, tpath, dpath) in enumerate(files):
         t, r, c, code = _read_trace(tpath)
         w = np.round(t / WINDOW_S).astype(np.int64)
         if w.size and w.max() >= n_w:

@@ -423,7 +423,7 @@ def _parse_mooncake(p: Path, log_type: str, allow_unsorted: bool, allow_extreme:
 def load_trace(
     path: str | os.PathLike,
     *,
-    format: str = "auto",  # noqa: A002 - the natural name
+    format: str = "auto",
     cache: bool = True,
     log_type: str | None = None,
     allow_unsorted: bool = False,
