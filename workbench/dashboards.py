@@ -41,6 +41,10 @@ DASHBOARDS: tuple[Dashboard, ...] = (
     Dashboard("servegen", "ServeGen per-client workloads", "workbench.widgets.servegen:servegen_panel"),
     Dashboard("pred", "PRED adaptive ECN marking", "workbench.widgets.aqm:pred_panel"),
     Dashboard("hotspots", "Hotspot-aware placement", "workbench.widgets.placement:hotspot_panel"),
+    Dashboard("c4-training", "Training iteration time on the fabric", "workbench.widgets.training:iteration_panel"),
+    Dashboard("trainmover", "Training under failures: ETTR and recovery", "workbench.widgets.training:failures_panel"),
+    Dashboard("c4d", "Fault localization in training jobs", "workbench.widgets.diagnosis:fault_panel"),
+    Dashboard("nanoflow", "LLM serving on real hardware", "workbench.widgets.serving_hw:serving_hardware_panel"),
 )
 
 
