@@ -61,7 +61,7 @@ def uplink_heatmaps(table: pd.DataFrame, title: str) -> go.Figure:
     for i, k in enumerate(names, start=1):
         fig.add_trace(go.Heatmap(z=mats[k], zmin=0, zmax=zmax, colorscale="Viridis", showscale=i == len(names),
                                  colorbar={"title": {"text": "load (GB)", "side": "right"}, "thickness": 12,
-                                           "tickformat": ".3g"}), row=1, col=i)
+                                           "tickformat": ".3~g"}), row=1, col=i)
         fig.update_xaxes(title_text="spine", row=1, col=i)
     fig.update_yaxes(title_text="leaf", row=1, col=1)
     style(fig, title=title)

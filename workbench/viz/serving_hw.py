@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import style
+from . import mark_x, style
 
 __all__ = ["latency_cdf_figure", "throughput_bound_figure", "operator_figure", "validation_figure"]
 
@@ -21,10 +21,10 @@ def latency_cdf_figure(samples: Mapping[str, np.ndarray], *, metric: str = "TTFT
     for name, values in samples.items():
         v = np.sort(np.asarray(values, dtype=float)[np.isfinite(values)])
         fig.add_trace(go.Scatter(x=v, y=np.arange(1, v.size + 1) / max(v.size, 1), mode="lines", name=name))
-    if slo_s is not None:
-        fig.add_vline(x=slo_s, line_dash="dash", annotation_text=f"SLO {slo_s:g} s")
     if log_x:
-        fig.update_xaxes(type="log")
+        fig.update_xaxes(type="log", dtick=1)  # a label per decade; the 2s and 5s between crowd a half-width figure
+    if slo_s is not None:
+        mark_x(fig, slo_s, f"SLO {slo_s:.3g} s", log_x=log_x, position="bottom")
     return style(fig, title=f"{metric} per request", x_title=f"{metric} (s)", y_title="fraction of requests")
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import COLORS, style
+from . import COLORS, mark_x, style
 from .fabric import ROUTING_COLORS
 
 __all__ = ["breakdown", "gain_vs_share", "iteration_vs_gpus", "validation", "ettr_vs_gpus", "ettr_vs_interval",
@@ -82,9 +82,8 @@ def ettr_vs_interval(curve: pd.DataFrame, young_daly_s: float,
                                line={"color": COLORS["theory"]}))
     fig.add_trace(go.Scatter(x=m, y=curve.mc_ettr, mode="markers", name="Monte-Carlo (month)",
                              error_y={"type": "data", "array": 2 * curve.mc_se}, marker={"color": "#1f77b4"}))
-    fig.add_vline(x=young_daly_s / 60, line_dash="dash", line_color=COLORS["ecmp"],
-                  annotation_text="Young/Daly", annotation_position="bottom right")
     fig.update_xaxes(type="log")
+    mark_x(fig, young_daly_s / 60, "Young/Daly", log_x=True, color=COLORS["ecmp"], position="bottom")
     return style(fig, title=title, x_title="checkpoint interval (min)", y_title="ETTR (productive / wall time)")
 
 
