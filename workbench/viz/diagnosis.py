@@ -71,7 +71,7 @@ def timing_heatmap(signals, suspects: Mapping[str, pd.DataFrame] | None = None, 
         fig.add_scatter(x=top.alarm_iteration, y=y, mode="markers", name=f"{name} suspects",
                         marker={"symbol": _SYMBOLS.get(name, "circle"), "size": 12, "color":
                                 DETECTOR_COLORS.get(name, "black"), "line": {"color": "white", "width": 1}})
-    style(fig, title="Per-rank excess time (compute + transmit over the iteration median)", x_title="iteration",
+    style(fig, title="Per-rank excess time over the iteration median", x_title="iteration",
           y_title="rank (a spread of ranks)", height=420)
     fig.update_yaxes(type="category", showticklabels=len(ranks) <= 40)
     return fig
