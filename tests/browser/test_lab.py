@@ -47,10 +47,8 @@ _DONE = f"""(run) => {{
   const nb = {_NOTEBOOK};
   const kernel = nb.sessionContext.session.kernel;
   if (!kernel || kernel.status !== 'idle') return false;
-  const panel = nb.content.widgets[run[run.length - 1]];
   return run.every(i => !nb.content.widgets[i].hasClass('jp-mod-running')
-                        && nb.content.widgets[i].model.executionCount !== null)
-         && !!panel.node.querySelector('.jp-OutputArea-output .js-plotly-plot .main-svg');
+                        && nb.content.widgets[i].model.executionCount !== null);
 }}"""
 _ERRORS = """() => Array.from(document.querySelectorAll(
     '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"], .jp-RenderedText[data-mime-type="application/vnd.jupyter.error"]'))
@@ -79,10 +77,12 @@ def _open(page, base: str, name: str) -> None:
     page.wait_for_function(_IDLE, timeout=90_000)
 
 
-def _panel_outputs(page, cell: int):
-    """Output areas of cell ``cell`` holding a panel: an ipywidgets view with a control and a plotly figure."""
-    areas = page.locator(".jp-Notebook .jp-Cell").nth(cell).locator(
-        ".jp-OutputArea-output:has(.widget-slider, .widget-dropdown):has(.js-plotly-plot)")
+_PANEL = ".jp-OutputArea-output:has(.widget-slider, .widget-dropdown):has(.js-plotly-plot .main-svg)"
+
+
+def _panel_outputs(page):
+    """Output areas holding a panel: an ipywidgets view with at least one control and one drawn plotly figure."""
+    areas = page.locator(_PANEL)
     return [areas.nth(i) for i in range(areas.count())]
 
 
@@ -125,7 +125,8 @@ def test_notebook_in_lab(browser, lab, screenshots_dir: Path, name: str):
         run_s = time.monotonic() - t0
         assert page.evaluate(_ERRORS) == [], f"{name}: error output"
         assert "Error displaying widget" not in page.inner_text("body"), f"{name}: a widget failed to display"
-        panels = _panel_outputs(page, run[-1])
+        page.locator(_PANEL).first.wait_for(timeout=60_000)
+        panels = _panel_outputs(page)
         assert panels, f"{name}: no panel (controls + figure) rendered"
         for i, area in enumerate(panels):
             area.scroll_into_view_if_needed()
