@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 OUT ?= out
 PYTEST_ARGS ?=
 
-.PHONY: reproduce test lint lab notebooks bench venv chromium clean
+.PHONY: reproduce test lint lab dashboard notebooks bench venv chromium clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ lint: venv
 LAB_ARGS ?=
 lab: venv
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) notebooks
+
+## make dashboard [PORT=8866]: one Voilà app per paper and a landing page, on 127.0.0.1
+PORT ?= 8866
+dashboard: venv
+	$(BIN)/workbench dashboard --port $(PORT)
 
 ## make notebooks [NB=notebooks/00_arrivals.py]: pair each .py with its .ipynb and execute it in place
 NB ?= $(wildcard notebooks/*.py)

@@ -29,7 +29,7 @@ import pandas as pd
 from IPython.display import display
 
 from workbench import arrivals, viz
-from workbench.reproductions import REGISTRY, build_figures, claims_table, load_all
+from workbench.reproductions import REGISTRY, build_figures, load_all, show_claims
 
 viz.setup_notebook()
 pd.set_option("display.width", 200)
@@ -42,8 +42,7 @@ pd.set_option("display.max_colwidth", 90)
 # (`workbench reproduce --paper arrivals` prints the same rows).
 
 # %%
-table = claims_table("arrivals", "full")
-print(table.to_string(index=False))
+show_claims("arrivals", "full")
 
 # %% [markdown]
 # ## The model in a few sentences

@@ -26,7 +26,7 @@ import pandas as pd
 
 from workbench import fabric as fb
 from workbench import viz
-from workbench.reproductions import build_figures, claims_table
+from workbench.reproductions import build_figures, show_claims
 from workbench.widgets.fabric import spraying_panel
 
 viz.setup_notebook()
@@ -39,8 +39,7 @@ pd.set_option("display.max_colwidth", 90)
 # Each row is a registered claim (`workbench reproduce --paper spraying` prints the same rows).
 
 # %%
-table = claims_table("spraying", "full")
-print(table.to_string(index=False))
+show_claims("spraying", "full")
 
 # %% [markdown]
 # ## The model in a few sentences

@@ -25,7 +25,7 @@ import pandas as pd
 
 from workbench import fabric as fb
 from workbench import viz
-from workbench.reproductions import build_figures, claims_table
+from workbench.reproductions import build_figures, show_claims
 from workbench.reproductions.c4 import gain_table
 from workbench.widgets.fabric import c4_panel
 
@@ -39,8 +39,7 @@ pd.set_option("display.max_colwidth", 90)
 # Each row is a registered claim (`workbench reproduce --paper c4` prints the same rows).
 
 # %%
-table = claims_table("c4", "full")
-print(table.to_string(index=False))
+show_claims("c4", "full")
 
 # %% [markdown]
 # ## The model and its assumptions

@@ -36,7 +36,7 @@ import pandas as pd
 from IPython.display import display
 
 from workbench import data, viz
-from workbench.reproductions import build_figures, claims_table
+from workbench.reproductions import build_figures, show_claims
 from workbench.reproductions import burstgpt as rep
 from workbench.workloads import burstgpt as gen
 from workbench.workloads import trace_analysis as ta
@@ -53,7 +53,7 @@ pd.set_option("display.max_colwidth", 120)
 # stand-in encodes them by construction. The Gamma-vs-exponential claim and the round trip run on real traces.
 
 # %%
-print(claims_table("burstgpt", "full").to_string(index=False))
+show_claims("burstgpt", "full")
 
 # %% [markdown]
 # ## The model in a few sentences

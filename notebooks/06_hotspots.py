@@ -24,7 +24,7 @@
 import pandas as pd
 
 from workbench import placement, viz
-from workbench.reproductions import build_figures, claims_table
+from workbench.reproductions import build_figures, show_claims
 from workbench.reproductions import hotspots as rep
 from workbench.widgets.placement import hotspot_panel
 
@@ -38,7 +38,7 @@ pd.set_option("display.max_colwidth", 80)
 # Full-scale configuration; `workbench reproduce --paper hotspots` prints the same rows.
 
 # %%
-print(claims_table("hotspots", "full").to_string(index=False))
+show_claims("hotspots", "full")
 
 # %% [markdown]
 # ## The model in a few sentences

@@ -26,7 +26,7 @@ import pandas as pd
 
 from workbench import fabric as fb
 from workbench import viz
-from workbench.reproductions import REGISTRY, claims_table
+from workbench.reproductions import REGISTRY, ClaimsTable, run_claims
 from workbench.reproductions.c4_training import gain_sweep, scaling_table
 from workbench.training import GPUS, MODELS, Plan, iteration_table
 from workbench.training.validation import validation_table
@@ -42,9 +42,8 @@ pd.set_option("display.max_colwidth", 100)
 # `workbench reproduce --paper c4-training --paper megatron-sc21 --paper llama3-training` prints the same rows.
 
 # %%
-for paper in ("c4-training", "megatron-sc21"):
-    print(claims_table(paper, "full").to_string(index=False), end="\n\n")
-print(claims_table("llama3-training", "full").iloc[:1].to_string(index=False))
+ClaimsTable([*run_claims("c4-training", "full"), *run_claims("megatron-sc21", "full"),
+             *run_claims("llama3-training", "full")[:1]])
 
 # %% [markdown]
 # ## The model in a few sentences

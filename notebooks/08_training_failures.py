@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from workbench import viz
-from workbench.reproductions import REGISTRY, claims_table
+from workbench.reproductions import REGISTRY, ClaimsTable, run_claims
 from workbench.reproductions.trainmover import ettr_vs_size
 from workbench.training import failures as tf
 from workbench.widgets.training import failures_panel
@@ -44,10 +44,8 @@ pd.set_option("display.max_colwidth", 100)
 # same rows.
 
 # %%
-for paper in ("trainmover", "young-daly"):
-    print(claims_table(paper, "full").to_string(index=False), end="\n\n")
-print(claims_table("llama3-training", "full").iloc[1:].to_string(index=False), end="\n\n")
-print(claims_table("c4-training", "full").iloc[2:].to_string(index=False))
+ClaimsTable([*run_claims("trainmover", "full"), *run_claims("young-daly", "full"),
+             *run_claims("llama3-training", "full")[1:], *run_claims("c4-training", "full")[2:]])
 
 # %% [markdown]
 # ## The model in a few sentences

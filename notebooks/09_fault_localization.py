@@ -34,7 +34,7 @@ import pandas as pd
 
 from workbench import viz
 from workbench.reproductions import _diagnosis as quality_sweep
-from workbench.reproductions import build_figures, claims_table
+from workbench.reproductions import ClaimsTable, build_figures, run_claims
 from workbench.training import diagnosis as dg
 from workbench.viz import diagnosis as vd
 from workbench.widgets.diagnosis import fault_panel
@@ -50,8 +50,7 @@ pd.set_option("display.max_colwidth", 90)
 # production numbers are listed as *not comparable on synthetic signals*, with why in their notes.
 
 # %%
-claims = pd.concat({p: claims_table(p, "full") for p in ("c4d", "minder", "holmes")}, names=["paper", None])
-print(claims.droplevel(1).to_string())
+ClaimsTable([r for p in ("c4d", "minder", "holmes") for r in run_claims(p, "full")])
 
 # %% [markdown]
 # ## The model in a few sentences

@@ -41,7 +41,7 @@ import pandas as pd
 from IPython.display import display
 
 from workbench import viz
-from workbench.reproductions import build_figures, claims_table
+from workbench.reproductions import ClaimsTable, build_figures, run_claims
 from workbench.reproductions import nanoflow as rep
 from workbench.reproductions import servegen_gpus as rep_sg
 from workbench.serving import SLO, Deployment, Scheduler, fit_linear, latency_summary, serve, specs
@@ -63,9 +63,8 @@ pd.set_option("display.max_colwidth", 70)
 # (quick scale: 2 models x 2 hours x 5 minutes; `workbench reproduce` runs 4 models x 4 hours x 15 minutes).
 
 # %%
-print(claims_table("nanoflow", "quick").to_string(index=False))
-table = claims_table("servegen", "quick")
-print(table[table["claim"].str.startswith("Sizing")].to_string(index=False))
+ClaimsTable([*run_claims("nanoflow", "quick"),
+             *(r for r in run_claims("servegen", "quick") if r.claim.text.startswith("Sizing"))])
 
 # %% [markdown]
 # ## Specs as data

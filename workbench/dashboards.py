@@ -41,6 +41,10 @@ DASHBOARDS: tuple[Dashboard, ...] = (
     Dashboard("servegen", "ServeGen per-client workloads", "workbench.widgets.servegen:servegen_panel"),
     Dashboard("pred", "PRED adaptive ECN marking", "workbench.widgets.aqm:pred_panel"),
     Dashboard("hotspots", "Hotspot-aware placement", "workbench.widgets.placement:hotspot_panel"),
+    Dashboard("c4-training", "Training iteration time on the fabric", "workbench.widgets.training:iteration_panel"),
+    Dashboard("trainmover", "Training under failures: ETTR and recovery", "workbench.widgets.training:failures_panel"),
+    Dashboard("c4d", "Fault localization in training jobs", "workbench.widgets.diagnosis:fault_panel"),
+    Dashboard("nanoflow", "LLM serving on real hardware", "workbench.widgets.serving_hw:serving_hardware_panel"),
 )
 
 
@@ -75,6 +79,10 @@ def _verdicts(scoreboard: Path | None) -> tuple[dict[str, dict[str, int]], str]:
     return counts, "expected by the registry (run `make reproduce` for measured verdicts)"
 
 
+#: Cell alignment that survives JupyterLab's and Voilà's table CSS (which right-aligns cells).
+_LEFT = ' style="text-align:left;vertical-align:top"'
+
+
 def landing_html(scoreboard: Path | None = None) -> str:
     """The landing page's table: one row per dashboard with its paper, citation and verdict counts."""
     import html
@@ -92,12 +100,12 @@ def landing_html(scoreboard: Path | None = None) -> str:
             for v in Verdict
         )
         rows.append(
-            f'<tr><td><a href="{html.escape(d.filename)}">{html.escape(d.title)}</a></td>'
-            f"<td>{html.escape(paper.citation)}</td><td>{badges}</td></tr>"
+            f'<tr><td{_LEFT}><a href="{html.escape(d.filename)}">{html.escape(d.title)}</a></td>'
+            f"<td{_LEFT}>{html.escape(paper.citation)}</td><td{_LEFT}>{badges}</td></tr>"
         )
     return (
         '<table style="border-collapse:collapse;font-family:system-ui,sans-serif;font-size:14px;width:100%">'
-        "<thead><tr><th align=left>dashboard</th><th align=left>paper</th><th align=left>verdicts</th></tr></thead>"
+        f"<thead><tr><th{_LEFT}>dashboard</th><th{_LEFT}>paper</th><th{_LEFT}>verdicts</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table><p style='color:#57606a'>Verdicts: {html.escape(source)}.</p>"
     )
 

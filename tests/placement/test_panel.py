@@ -12,7 +12,7 @@ from workbench.widgets import placement as B
 
 
 def _figures(widget):
-    return [c for c in widget.children[1].children]
+    return [c for c in widget.children[-1].children]
 
 
 def test_hotspot_panel_redraws():

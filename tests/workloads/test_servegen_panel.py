@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ipywidgets as W
 
+from workbench.widgets import Panel
 from workbench.widgets.servegen import ServeGenPanel, servegen_panel
 
 
 def test_panel_builds_and_updates():
     p = ServeGenPanel(model="deepseek-r1", hour=12, span_s=600, mean_rate_rps=1.0)
-    assert isinstance(p.widget, W.HBox) and "p99 TTFT" in p.stats.value
+    assert isinstance(p.widget, Panel) and "p99 TTFT" in p.stats.value
     assert len(p.timeline.data) == 2 and len(p.ttft.data) == 3  # composed, naive, SLO line
     assert p.day.max == 0 and p.top.max == 73
     before = p.stats.value

@@ -14,7 +14,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import plotly.io as pio
 
-__all__ = ["TEMPLATE", "COLORS", "style", "tidy_axes", "setup_notebook"]
+__all__ = ["TEMPLATE", "COLORS", "style", "tidy_axes", "mark_x", "setup_notebook"]
 
 TEMPLATE = "plotly_white"
 #: Colour per recurring series, so the same thing has the same colour in every figure.
@@ -61,17 +61,46 @@ def style(
 
 def tidy_axes(fig: go.Figure) -> go.Figure:
     """Number formats people read without a legend: powers of ten on log axes (``10^-6``, not ``1μ``) and no SI
-    suffixes on linear axes (``0.0001`` or ``1e-4``, never ``100μ``). Idempotent; :func:`style` and the panels'
+    suffixes on linear axes (``0.0001`` and ``800,000``, never ``100μ`` or ``0.8e+6``). Idempotent; :func:`style` and the panels'
     redraw call it, so axes set to log after :func:`style` are covered too.
 
     Examples
     --------
     >>> f = tidy_axes(go.Figure(layout={"yaxis": {"type": "log"}}))
     >>> f.layout.yaxis.exponentformat, f.layout.xaxis.exponentformat
-    ('power', 'e')
+    ('power', 'none')
     """
-    fig.for_each_xaxis(lambda ax: ax.update(exponentformat="power" if ax.type == "log" else "e"))
-    fig.for_each_yaxis(lambda ax: ax.update(exponentformat="power" if ax.type == "log" else "e"))
+    fig.for_each_xaxis(_tidy)
+    fig.for_each_yaxis(_tidy)
+    return fig
+
+
+def _tidy(ax) -> None:
+    if ax.type == "log":
+        ax.update(exponentformat="power")
+    else:  # plain numbers: 800,000 rather than 0.8e+6 or 800k, 0.0001 rather than 100μ
+        ax.update(exponentformat="none", separatethousands=True)
+
+
+def mark_x(fig: go.Figure, x: float, text: str, *, log_x: bool = False, color: str = "#444444",
+           position: str = "top") -> go.Figure:
+    """A dashed vertical line at ``x`` labelled ``text`` at the ``position`` ("top" or "bottom") of the plot.
+
+    Unlike ``add_vline(annotation_text=...)``, the label stays at ``x`` on a log axis (plotly places a vline's
+    annotation at ``10**x`` there, which also stretches the axis range).
+
+    Examples
+    --------
+    >>> f = mark_x(go.Figure(layout={"xaxis": {"type": "log"}}), 100.0, "SLO", log_x=True)
+    >>> f.layout.annotations[0].x, f.layout.shapes[0].x0
+    (2.0, 100.0)
+    """
+    import math
+
+    fig.add_vline(x=x, line_dash="dash", line_color=color)
+    fig.add_annotation(x=math.log10(x) if log_x else x, y=1 if position == "top" else 0, yref="y domain",
+                       text=text, showarrow=False, xanchor="left", yanchor="top" if position == "top" else "bottom",
+                       font={"size": 11})
     return fig
 
 

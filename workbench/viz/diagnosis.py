@@ -15,7 +15,6 @@ __all__ = ["DETECTOR_COLORS", "timing_heatmap", "pr_curves", "delay_vs_size"]
 
 DETECTOR_COLORS = {"naive": "#7f7f7f", "c4d": "#d62728", "minder": "#1f77b4", "holmes": "#2ca02c"}
 _SYMBOLS = {"naive": "x", "c4d": "diamond", "minder": "square", "holmes": "triangle-up"}
-_LEGEND = {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0}
 
 
 def _drawn_rank(frame: pd.DataFrame, ranks_per_machine: int) -> np.ndarray:
@@ -72,9 +71,8 @@ def timing_heatmap(signals, suspects: Mapping[str, pd.DataFrame] | None = None, 
         fig.add_scatter(x=top.alarm_iteration, y=y, mode="markers", name=f"{name} suspects",
                         marker={"symbol": _SYMBOLS.get(name, "circle"), "size": 12, "color":
                                 DETECTOR_COLORS.get(name, "black"), "line": {"color": "white", "width": 1}})
-    style(fig, title="Per-rank excess time (compute + transmit over the iteration median)", x_title="iteration",
+    style(fig, title="Per-rank excess time over the iteration median", x_title="iteration",
           y_title="rank (a spread of ranks)", height=420)
-    fig.update_layout(legend=_LEGEND)
     fig.update_yaxes(type="category", showticklabels=len(ranks) <= 40)
     return fig
 
@@ -100,7 +98,6 @@ def pr_curves(sweep: pd.DataFrame) -> go.Figure:
           y_title="precision", height=420)
     fig.update_xaxes(range=[-0.02, 1.02])
     fig.update_yaxes(range=[-0.02, 1.02])
-    fig.update_layout(legend=_LEGEND)
     return fig
 
 
@@ -123,5 +120,4 @@ def delay_vs_size(quality: pd.DataFrame) -> go.Figure:
           y_title="onset to alarm (s)", height=380)
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")
-    fig.update_layout(legend=_LEGEND)
     return fig

@@ -60,10 +60,13 @@ def uplink_heatmaps(table: pd.DataFrame, title: str) -> go.Figure:
     zmax = max(float(m.max()) for m in mats.values()) or 1.0
     for i, k in enumerate(names, start=1):
         fig.add_trace(go.Heatmap(z=mats[k], zmin=0, zmax=zmax, colorscale="Viridis", showscale=i == len(names),
-                                 colorbar={"title": "GB"}), row=1, col=i)
+                                 colorbar={"title": {"text": "load (GB)", "side": "right"}, "thickness": 12,
+                                           "tickformat": ".3~g"}), row=1, col=i)
         fig.update_xaxes(title_text="spine", row=1, col=i)
     fig.update_yaxes(title_text="leaf", row=1, col=1)
-    return style(fig, title=title)
+    style(fig, title=title)
+    fig.update_layout(margin={"r": 90})  # room for the colour bar's numbers and title right of the last heatmap
+    return fig
 
 
 def time_vs_size(table: pd.DataFrame, title: str) -> go.Figure:
@@ -108,7 +111,7 @@ def gain_vs_share(table: pd.DataFrame, title: str = "Runtime gain of planned pat
         fig.add_trace(go.Scatter(x=100 * part["comm_share"], y=100 * part["gain"], mode="lines",
                                  name=f"{gpus} GPUs"))
     fig.add_hrect(y0=12, y1=18, fillcolor=COLORS["ideal"], opacity=0.15, line_width=0,
-                  annotation_text="C4 reports ~15%", annotation_position="top left")
+                  annotation_text="C4 reports ~15%", annotation_position="top right")
     return style(fig, title=title, x_title="communication share of iteration time (%)",
                  y_title="iteration throughput gain (%)")
 

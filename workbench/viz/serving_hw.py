@@ -8,11 +8,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import style
+from . import mark_x, style
 
 __all__ = ["latency_cdf_figure", "throughput_bound_figure", "operator_figure", "validation_figure"]
 
-_LEGEND = {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0}
 
 
 def latency_cdf_figure(samples: Mapping[str, np.ndarray], *, metric: str = "TTFT", slo_s: float | None = None,
@@ -22,11 +21,10 @@ def latency_cdf_figure(samples: Mapping[str, np.ndarray], *, metric: str = "TTFT
     for name, values in samples.items():
         v = np.sort(np.asarray(values, dtype=float)[np.isfinite(values)])
         fig.add_trace(go.Scatter(x=v, y=np.arange(1, v.size + 1) / max(v.size, 1), mode="lines", name=name))
-    if slo_s is not None:
-        fig.add_vline(x=slo_s, line_dash="dash", annotation_text=f"SLO {slo_s:g} s")
     if log_x:
-        fig.update_xaxes(type="log")
-    fig.update_layout(legend=_LEGEND)
+        fig.update_xaxes(type="log", dtick=1)  # a label per decade; the 2s and 5s between crowd a half-width figure
+    if slo_s is not None:
+        mark_x(fig, slo_s, f"SLO {slo_s:.3g} s", log_x=log_x, position="bottom")
     return style(fig, title=f"{metric} per request", x_title=f"{metric} (s)", y_title="fraction of requests")
 
 
@@ -41,7 +39,7 @@ def throughput_bound_figure(table: pd.DataFrame) -> go.Figure:
                       ("overlapped_tokens_per_s", "overlapped, stated efficiencies"),
                       ("sequential_tokens_per_s", "sequential, stated efficiencies")):
         fig.add_trace(go.Bar(x=table["label"], y=table[col], name=name))
-    fig.update_layout(barmode="group", legend=_LEGEND)
+    fig.update_layout(barmode="group")
     fig.update_yaxes(type="log")
     return style(fig, title="Throughput vs NanoFlow's optimal bound", x_title="model, GPUs, input/output tokens",
                  y_title="tokens/s per GPU")
@@ -52,7 +50,7 @@ def operator_figure(breakdown: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for col, name in (("compute_s", "compute"), ("memory_s", "memory"), ("network_s", "network")):
         fig.add_trace(go.Bar(x=breakdown["operator"], y=breakdown[col] * 1e3, name=name))
-    fig.update_layout(barmode="group", legend=_LEGEND)
+    fig.update_layout(barmode="group")
     return style(fig, title="Roofline cost per operator of one iteration", x_title="operator",
                  y_title="time (ms)")
 
@@ -69,6 +67,5 @@ def validation_figure(table: pd.DataFrame) -> go.Figure:
                              line={"dash": "dot", "color": "#444444"}))
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")
-    fig.update_layout(legend=_LEGEND)
     return style(fig, title="Model vs published measurements", x_title="published (tokens/s per GPU or s)",
                  y_title="model (same unit)")

@@ -6,13 +6,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import COLORS, style
+from . import COLORS, mark_x, style
 from .fabric import ROUTING_COLORS
 
 __all__ = ["breakdown", "gain_vs_share", "iteration_vs_gpus", "validation", "ettr_vs_gpus", "ettr_vs_interval",
            "loss_breakdown"]
 
-_LEGEND = {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0}
 _PARTS = {"compute_s": ("compute", "#1f77b4"), "tp_comm_s": ("TP on NVLink", "#17becf"),
           "pp_p2p_s": ("PP point-to-point", "#bcbd22"), "moe_a2a_s": ("MoE all-to-all", "#8c564b"),
           "bubble_s": ("pipeline bubble", "#7f7f7f"), "dp_exposed_s": ("DP on the fabric (exposed)", "#d62728"),
@@ -26,7 +25,7 @@ def breakdown(table: pd.DataFrame, label: str = "routing", title: str = "Iterati
     for col, (name, color) in _PARTS.items():
         if col in table and float(table[col].abs().sum()) > 0:
             fig.add_trace(go.Bar(x=x, y=table[col], name=name, marker_color=color))
-    fig.update_layout(barmode="stack", legend=_LEGEND)
+    fig.update_layout(barmode="stack")
     return style(fig, title=title, x_title=label, y_title="time per iteration (s)")
 
 
@@ -38,9 +37,8 @@ def gain_vs_share(table: pd.DataFrame, title: str = "Planned paths vs ECMP: gain
         fig.add_trace(go.Scatter(x=100 * part.fabric_share, y=100 * part.gain, mode="markers", name=str(model),
                                  text=[f"TP{a} PP{b} DP{c}" for a, b, c in zip(part.tp, part.pp, part.dp)]))
     fig.add_hrect(y0=12, y1=18, fillcolor=COLORS["ideal"], opacity=0.15, line_width=0,
-                  annotation_text="C4 reports ~15%", annotation_position="top left")
+                  annotation_text="C4 reports ~15%", annotation_position="top right")
     fig.add_vrect(x0=10, x1=30, fillcolor="#999999", opacity=0.08, line_width=0)
-    fig.update_layout(legend=_LEGEND)
     return style(fig, title=title, x_title="exposed DP communication, planned paths (% of iteration)",
                  y_title="ECMP iteration time over planned (%)")
 
@@ -53,7 +51,6 @@ def iteration_vs_gpus(table: pd.DataFrame, title: str = "Iteration time vs GPUs 
                                  line={"color": ROUTING_COLORS.get(r, "#444444")}))
     ticks = sorted(set(table.gpus.tolist()))
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks])
-    fig.update_layout(legend=_LEGEND)
     return style(fig, title=title, x_title="GPUs", y_title="time per iteration (s)")
 
 
@@ -74,7 +71,6 @@ def ettr_vs_gpus(table: pd.DataFrame, title: str = "Effective training time rati
         fig.add_trace(go.Scatter(x=part.gpus, y=part.ettr, mode="lines+markers", line={"color": color},
                                  name="checkpoint-restart" if mode == "checkpoint" else "live migration"))
     fig.update_xaxes(type="log")
-    fig.update_layout(legend=_LEGEND)
     return style(fig, title=title, x_title="GPUs in the job", y_title="ETTR (productive / wall time)")
 
 
@@ -86,10 +82,8 @@ def ettr_vs_interval(curve: pd.DataFrame, young_daly_s: float,
                                line={"color": COLORS["theory"]}))
     fig.add_trace(go.Scatter(x=m, y=curve.mc_ettr, mode="markers", name="Monte-Carlo (month)",
                              error_y={"type": "data", "array": 2 * curve.mc_se}, marker={"color": "#1f77b4"}))
-    fig.add_vline(x=young_daly_s / 60, line_dash="dash", line_color=COLORS["ecmp"],
-                  annotation_text="Young/Daly", annotation_position="bottom right")
     fig.update_xaxes(type="log")
-    fig.update_layout(legend=_LEGEND)
+    mark_x(fig, young_daly_s / 60, "Young/Daly", log_x=True, color=COLORS["ecmp"], position="bottom")
     return style(fig, title=title, x_title="checkpoint interval (min)", y_title="ETTR (productive / wall time)")
 
 
@@ -98,5 +92,5 @@ def loss_breakdown(table: pd.DataFrame, title: str = "GPU-hours lost per day") -
     fig = go.Figure()
     for cat, part in table.groupby("category", sort=False):
         fig.add_trace(go.Bar(x=part.label.astype(str), y=part.gpu_hours_per_day, name=cat))
-    fig.update_layout(barmode="stack", legend=_LEGEND)
+    fig.update_layout(barmode="stack")
     return style(fig, title=title, x_title="scenario", y_title="GPU-hours lost per day")

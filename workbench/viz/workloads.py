@@ -76,8 +76,8 @@ def window_fits(fits: dict[str, pd.DataFrame], *, fig: go.Figure | None = None) 
                                  marker={"color": colors[name], "size": 5}), row=1, col=2)
     fig.add_hline(y=1.0, line={"dash": "dot", "color": "#444444"}, row=1, col=1)
     fig.add_hline(y=1.0, line={"dash": "dot", "color": "#444444"}, row=1, col=2)
-    fig.update_yaxes(type="log", title_text="CV of gaps (1)", row=1, col=1)
-    fig.update_yaxes(type="log", title_text="Gamma shape (1)", row=1, col=2)
+    fig.update_yaxes(type="log", title_text="CV of gaps", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="Gamma shape", row=1, col=2)
     fig.update_xaxes(title_text="window start (h)", row=1, col=1)
     fig.update_xaxes(title_text="window start (h)", row=1, col=2)
     window_s = next(iter(fits.values())).attrs.get("window_s", float("nan")) if fits else float("nan")
@@ -98,9 +98,9 @@ def length_ccdf(curves: dict[str, dict], *, title: str = "Token lengths", fig: g
         for i, (label, y) in enumerate(c["fits"].items()):
             fig.add_trace(go.Scatter(x=c["grid"], y=y, mode="lines", name=f"{name}: {label}", legendgroup=name,
                                      line={"color": colors[name], "dash": dashes[i % 3], "width": 1}))
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
-    return style(fig, title=title, x_title="length (tokens)", y_title="P(length >= x) (1)")
+    fig.update_xaxes(type="log", dtick=1, tickangle=0)  # one label per decade: no crowded, tilted ticks
+    fig.update_yaxes(type="log", dtick=1)
+    return style(fig, title=title, x_title="length (tokens)", y_title="P(length ≥ x)")
 
 
 def request_response(binned: dict[str, pd.DataFrame], *, fig: go.Figure | None = None) -> go.Figure:
@@ -131,7 +131,7 @@ def _fade(hex_color: str, alpha: float = 0.15) -> str:
 def service_comparison(table: pd.DataFrame, *, fig: go.Figure | None = None) -> go.Figure:
     """Bars per trace: gap CV, median window Gamma shape, mean request and response lengths (``services_table``)."""
     titles = ("CV of all gaps", "median 20-min Gamma shape", "mean request length", "mean response length")
-    y_titles = ("gap CV (1)", "Gamma shape (1)", "request (tokens)", "response (tokens)")
+    y_titles = ("gap CV", "Gamma shape", "request (tokens)", "response (tokens)")
     cols = ["gap_cv", "median_shape", "mean_input_tokens", "mean_output_tokens"]
     grid = {"rows": 2, "cols": 2, "subplot_titles": titles, "horizontal_spacing": 0.14, "vertical_spacing": 0.16}
     if fig is None:

@@ -68,16 +68,16 @@ class FigurePane(W.Output):
 
         import plotly.io as pio
         from IPython import get_ipython
-        from IPython.display import display
 
         self.figure = fig
         if get_ipython() is None:  # no kernel (a script or a test): nothing to render into
             return
         bundle = json.loads(pio.to_json(fig, validate=False))  # plotly's encoder: numpy arrays become JSON lists
-        with self:
-            self.clear_output(wait=True)
-            display({"application/vnd.plotly.v1+json": {**bundle, "config": {"responsive": True}},
-                     "text/plain": f"<{fig.layout.title.text or 'figure'}>"}, raw=True)
+        # Set the synced outputs directly rather than capturing a display() in ``with self:``: the capture routes
+        # through the kernel's parent message, which nbclient (``make notebooks``, store_widget_state=False) mishandles.
+        self.outputs = ({"output_type": "display_data", "metadata": {},
+                         "data": {"application/vnd.plotly.v1+json": {**bundle, "config": {"responsive": True}},
+                                  "text/plain": f"<{fig.layout.title.text or 'figure'}>"}},)
 
 
 class Panel(W.VBox):

@@ -4,12 +4,11 @@ truth and suspects marked, precision/recall curves, and each detector's verdict 
 from __future__ import annotations
 
 import ipywidgets as W
-import plotly.graph_objects as go
 import pandas as pd
 
 from ..training import diagnosis as dg
 from ..viz import diagnosis as vd
-from . import redraw
+from . import FigurePane, panel, redraw
 
 __all__ = ["fault_panel", "panel_model"]
 
@@ -47,17 +46,17 @@ def fault_panel() -> W.Widget:
     kind = W.Dropdown(options=[k for k in dg.FAULT_KINDS], value="nic_degraded", description="fault")
     severity = W.FloatSlider(value=2.0, min=1.2, max=4.0, step=0.1, description="severity")
     ranks = W.Dropdown(options=list(SIZES), value=256, description="ranks")
-    noise = W.FloatSlider(value=1.0, min=0.0, max=3.0, step=0.25, description="noise x")
+    noise = W.FloatSlider(value=1.0, min=0.0, max=3.0, step=0.25, description="noise multiplier")
     collective = W.Dropdown(options=list(dg.COLLECTIVES), value="ring", description="collective")
     detector = W.Dropdown(options=["all", *dg.DETECTORS], value="all", description="detector")
     info = W.HTML()
-    heat = go.FigureWidget()
-    curves = go.FigureWidget()
+    heat = FigurePane()
+    curves = FigurePane()
 
     def update(*_):
         out = panel_model(kind.value, severity.value, ranks.value, noise.value, collective.value, detector.value)
-        redraw(heat, vd.timing_heatmap(out["signals"], out["suspects"]), width=620, height=420)
-        redraw(curves, vd.pr_curves(out["sweep"]), width=440, height=420)  # both fit 1366 px beside the file browser
+        redraw(heat, vd.timing_heatmap(out["signals"], out["suspects"]), height=420)
+        redraw(curves, vd.pr_curves(out["sweep"]), height=420)
         f = out["signals"].faults[0]
         rows = "".join(
             f"<tr><td>{n}</td><td>{'yes' if r.alarm else 'no'}</td><td>{'yes' if r.top1 else 'no'}</td>"
@@ -73,5 +72,4 @@ def fault_panel() -> W.Widget:
         w.continuous_update = False
         w.observe(update, "value")
     update()
-    controls = W.VBox([W.HBox([kind, severity, ranks]), W.HBox([noise, collective, detector]), info])
-    return W.VBox([controls, W.HBox([heat, curves])])
+    return panel([kind, severity, ranks, noise, collective, detector], [heat, curves], info=info)

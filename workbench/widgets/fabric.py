@@ -2,7 +2,7 @@
 
 Each panel follows the package pattern: one model call (:func:`spraying_model`, :func:`c4_model`) turns the control
 values into a frozen record of tidy tables from :mod:`workbench.fabric`, the :mod:`workbench.viz.fabric` builders
-turn those into figures, and :func:`~workbench.widgets.redraw` swaps them into the FigureWidgets. Each control is
+turn those into figures, and :func:`~workbench.widgets.redraw` swaps them into the panel's :class:`~workbench.widgets.FigurePane` widgets. Each control is
 constrained to a range the model accepts, so no setting reaches an invalid call; an update takes well under a second
 at the panel's sizes.
 """
@@ -15,11 +15,10 @@ from dataclasses import dataclass
 import ipywidgets as w
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from .. import fabric as fb
 from ..viz import fabric as vf
-from . import redraw
+from . import FigurePane, panel, redraw
 
 __all__ = ["SprayingView", "spraying_model", "SprayingPanel", "spraying_panel", "C4View", "c4_model", "C4Panel",
            "c4_panel"]
@@ -63,33 +62,27 @@ class SprayingPanel:
     """Leaf-spine size, oversubscription, collective, message size, routings and failed uplinks -> four figures."""
 
     def __init__(self) -> None:
-        style = {"description_width": "150px"}
-        self.leaves = w.IntSlider(8, min=2, max=16, description="leaves", style=style)
-        self.spines = w.IntSlider(8, min=1, max=16, description="spines", style=style)
-        self.hosts = w.IntSlider(8, min=1, max=16, description="hosts per leaf", style=style)
-        self.oversub = w.Dropdown(options=[1.0, 1.5, 2.0, 3.0, 4.0], value=1.0, description="oversubscription",
-                                  style=style)
+        self.leaves = w.IntSlider(8, min=2, max=16, description="leaves")
+        self.spines = w.IntSlider(8, min=1, max=16, description="spines")
+        self.hosts = w.IntSlider(8, min=1, max=16, description="hosts per leaf")
+        self.oversub = w.Dropdown(options=[1.0, 1.5, 2.0, 3.0, 4.0], value=1.0, description="oversubscription")
         self.collective = w.Dropdown(options=list(fb.COLLECTIVES), value="halving_doubling",
-                                     description="collective", style=style)
-        self.size_exp = w.IntSlider(26, min=16, max=34, description="message 2^x bytes", style=style)
+                                     description="collective")
+        self.size_exp = w.IntSlider(26, min=16, max=34, description="message 2^x bytes")
         self.routings = w.SelectMultiple(options=list(fb.ROUTINGS), value=("ecmp", "mp-8", "minimal", "planned"),
-                                         description="routings", rows=7, style=style)
-        self.failed = w.IntSlider(0, min=0, max=15, description="failed uplinks (leaf 0)", style=style)
+                                         description="routings", rows=7)
+        self.failed = w.IntSlider(0, min=0, max=15, description="failed uplinks (leaf 0)")
         self.status = w.HTML()
-        self.fig_ratio = go.FigureWidget()
-        self.fig_heat = go.FigureWidget()
-        self.fig_time = go.FigureWidget()
-        self.fig_qp = go.FigureWidget()
+        self.fig_ratio = FigurePane()
+        self.fig_heat = FigurePane()
+        self.fig_time = FigurePane()
+        self.fig_qp = FigurePane()
         for c in (self.leaves, self.spines, self.hosts, self.oversub, self.collective, self.size_exp, self.routings,
                   self.failed):
             c.observe(self._on_change, names="value")
-        self.widget = w.VBox([
-            w.HBox([w.VBox([self.leaves, self.spines, self.hosts, self.oversub]),
-                    w.VBox([self.collective, self.size_exp, self.failed]), self.routings]),
-            self.status,
-            w.HBox([self.fig_ratio, self.fig_heat]),
-            w.HBox([self.fig_time, self.fig_qp]),
-        ])
+        self.widget = panel([self.leaves, self.spines, self.hosts, self.oversub, self.collective, self.size_exp,
+                             self.failed, self.routings],
+                            [self.fig_ratio, self.fig_heat, self.fig_time, self.fig_qp], info=self.status)
         self.update()
 
     def _on_change(self, _change=None) -> None:
@@ -159,25 +152,20 @@ class C4Panel:
     """GPU count, collective, connections per NIC, bonded ports and communication share -> C4 model figures."""
 
     def __init__(self) -> None:
-        style = {"description_width": "160px"}
         self.gpus = w.SelectionSlider(options=[16, 32, 64, 128, 256, 512, 1024, 2048, 4096], value=256,
-                                      description="GPUs", style=style)
+                                      description="GPUs")
         self.collective = w.Dropdown(options=["ring", "halving_doubling", "double_binary_tree", "all_to_all"],
-                                     value="ring", description="collective", style=style)
-        self.conns = w.IntSlider(2, min=1, max=8, description="connections per NIC", style=style)
-        self.ports = w.IntSlider(2, min=1, max=4, description="bonded ports per NIC", style=style)
-        self.share = w.FloatSlider(0.2, min=0.0, max=0.8, step=0.05, description="communication share",
-                                   style=style)
+                                     value="ring", description="collective")
+        self.conns = w.IntSlider(2, min=1, max=8, description="connections per NIC")
+        self.ports = w.IntSlider(2, min=1, max=4, description="bonded ports per NIC")
+        self.share = w.FloatSlider(0.2, min=0.0, max=0.8, step=0.05, description="communication share")
         self.status = w.HTML()
-        self.fig_gain = go.FigureWidget()
-        self.fig_slow = go.FigureWidget()
+        self.fig_gain = FigurePane()
+        self.fig_slow = FigurePane()
         for c in (self.gpus, self.collective, self.conns, self.ports, self.share):
             c.observe(lambda _c: self.update(), names="value")
-        self.widget = w.VBox([
-            w.HBox([w.VBox([self.gpus, self.collective]), w.VBox([self.conns, self.ports, self.share])]),
-            self.status,
-            w.HBox([self.fig_gain, self.fig_slow]),
-        ])
+        self.widget = panel([self.gpus, self.collective, self.conns, self.ports, self.share],
+                            [self.fig_gain, self.fig_slow], info=self.status)
         self.update()
 
     def update(self) -> None:

@@ -12,11 +12,10 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from .. import placement as P
 from ..viz import placement as vp
-from . import redraw
+from . import FigurePane, panel, redraw
 
 __all__ = ["HotspotView", "hotspot_panel", "panel_model"]
 
@@ -54,15 +53,15 @@ def panel_model(cv: float, mean_utilization: float, demand_sigma: float, noise_s
 def hotspot_panel() -> W.Widget:
     """Build the panel and return its top-level widget."""
     cv = W.FloatSlider(value=2.0, min=1.0, max=4.0, step=0.25, description="arrival CV")
-    mean_u = W.FloatSlider(value=0.4, min=0.1, max=0.7, step=0.05, description="mean ToR util")
+    mean_u = W.FloatSlider(value=0.4, min=0.1, max=0.7, step=0.05, description="mean ToR utilization")
     sigma = W.FloatSlider(value=1.5, min=0.25, max=2.5, step=0.25, description="demand sigma")
-    noise = W.FloatSlider(value=0.5, min=0.0, max=1.5, step=0.1, description="predict. noise")
+    noise = W.FloatSlider(value=0.5, min=0.0, max=1.5, step=0.1, description="prediction noise")
     choices = W.IntSlider(value=4, min=1, max=8, description="choices")
     hot = W.FloatSlider(value=0.75, min=0.5, max=0.95, step=0.05, description="hot threshold")
     migrate = W.Checkbox(value=True, description="migrate heavy tasks")
     info = W.HTML()
-    fig_lat = go.FigureWidget()
-    fig_cdf = go.FigureWidget()
+    fig_lat = FigurePane()
+    fig_cdf = FigurePane()
 
     def update(*_):
         view = panel_model(cv.value, mean_u.value, sigma.value, noise.value, choices.value, hot.value, migrate.value)
@@ -78,5 +77,4 @@ def hotspot_panel() -> W.Widget:
         w.continuous_update = False
         w.observe(update, "value")
     update()
-    controls = W.VBox([W.HBox([cv, mean_u, sigma]), W.HBox([noise, choices, hot, migrate]), info])
-    return W.VBox([controls, W.HBox([fig_lat, fig_cdf])])
+    return panel([cv, mean_u, sigma, noise, choices, hot, migrate], [fig_lat, fig_cdf], info=info)

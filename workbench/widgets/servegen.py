@@ -19,6 +19,7 @@ from ..serving.provisioning import server_for
 from ..viz import servegen as fig_sg
 from ..workloads import servegen as sg
 from ..workloads.servegen import stats as st
+from . import FigurePane, panel, redraw
 
 __all__ = ["ServeGenPanel", "servegen_panel"]
 
@@ -28,33 +29,29 @@ class ServeGenPanel:
 
     def __init__(self, model: str = "m-large", hour: int = 14, span_s: int = 1200, mean_rate_rps: float = 3.0,
                  ttft_slo_s: float = 2.0, seed: int = 0) -> None:
-        style = {"description_width": "130px"}
-        layout = W.Layout(width="400px")
         self.seed = seed
         self._syncing = False
-        self.model = W.Dropdown(options=list(sg.MODELS), value=model, description="model", style=style, layout=layout)
-        self.day = W.IntSlider(value=0, min=0, max=sg.MODELS[model][1] - 1, description="day", style=style,
-                               layout=layout)
-        self.hour = W.IntSlider(value=hour, min=0, max=23, description="hour of day", style=style, layout=layout)
-        self.span = W.Dropdown(options=[600, 1200, 1800, 3600], value=span_s, description="span (s)", style=style,
-                               layout=layout)
+        self.model = W.Dropdown(options=list(sg.MODELS), value=model, description="model")
+        self.day = W.IntSlider(value=0, min=0, max=sg.MODELS[model][1] - 1, description="day")
+        self.hour = W.IntSlider(value=hour, min=0, max=23, description="hour of day")
+        self.span = W.Dropdown(options=[600, 1200, 1800, 3600], value=span_s, description="span (s)")
         self.mean_rate = W.FloatLogSlider(value=mean_rate_rps, base=10, min=-0.5, max=1.5, step=0.05,
-                                     description="mean rate (req/s)", style=style, layout=layout)
-        self.top = W.IntSlider(value=1, min=1, max=1, description="busiest k clients", style=style, layout=layout)
+                                     description="mean rate (req/s)")
+        self.top = W.IntSlider(value=1, min=1, max=1, description="busiest k clients")
         self.slo = W.FloatLogSlider(value=ttft_slo_s, base=10, min=-0.7, max=1.3, step=0.05,
-                                    description="p99 TTFT SLO (s)", style=style, layout=layout)
+                                    description="p99 TTFT SLO (s)")
         cfg = server_for(model)
         self.prefill = W.FloatLogSlider(value=cfg.prefill_token_s * 1e6, base=10, min=0.5, max=2.7, step=0.05,
-                                        description="prefill (us/token)", style=style, layout=layout)
+                                        description="prefill (us/token)")
         self.decode = W.FloatLogSlider(value=cfg.decode_seq_s * 1e6, base=10, min=1.0, max=3.3, step=0.05,
-                                       description="decode (us/seq/iter)", style=style, layout=layout)
+                                       description="decode (us/seq/iter)")
         self.kv = W.IntSlider(value=cfg.kv_budget_tokens // 1000, min=20, max=1000, step=10,
-                              description="KV budget (k tokens)", style=style, layout=layout)
+                              description="KV budget (k tokens)")
         self.button = W.Button(description="search capacity")
         self.stats = W.HTML()
         self.capacity = W.HTML()
-        self.timeline = go.FigureWidget()
-        self.ttft = go.FigureWidget()
+        self.timeline = FigurePane()
+        self.ttft = FigurePane()
         self._sync_model()
         self.update()
         for c in (self.day, self.hour, self.span, self.mean_rate, self.top, self.slo, self.prefill, self.decode,
@@ -62,9 +59,9 @@ class ServeGenPanel:
             c.observe(self._on_change, names="value")
         self.model.observe(self._on_model, names="value")
         self.button.on_click(self._on_capacity)
-        controls = W.VBox([self.model, self.day, self.hour, self.span, self.mean_rate, self.top, self.slo, self.prefill,
-                           self.decode, self.kv, self.button, self.stats, self.capacity])
-        self.widget = W.HBox([controls, W.VBox([self.timeline, self.ttft])])
+        self.widget = panel([self.model, self.day, self.hour, self.span, self.mean_rate, self.top, self.slo,
+                             self.prefill, self.decode, self.kv, self.button],
+                            [self.timeline, self.ttft], info=W.VBox([self.stats, self.capacity]))
 
     # ---- model calls
     def _sync_model(self) -> None:
@@ -115,11 +112,11 @@ class ServeGenPanel:
             ok = "meets" if s["ttft_p99_s"] <= slo.ttft_s else "misses"
             rows.append(f"<tr><td>{name}</td><td>{len(w)}</td><td>{s['ttft_p50_s']:.2f}</td>"
                         f"<td>{s['ttft_p99_s']:.2f}</td><td>{1000 * s['tbt_p50_s']:.0f}</td><td>{ok}</td></tr>")
-        fig_sg.rate_timeline_figure(
+        redraw(self.timeline, fig_sg.rate_timeline_figure(
             {"composed": st.rate_timeline(comp["arrival_s"].to_numpy(), bin_s=10, duration_s=self.span.value),
              "naive (Poisson)": st.rate_timeline(naive["arrival_s"].to_numpy(), bin_s=10, duration_s=self.span.value)},
-            fig=self.timeline)
-        fig_sg.ttft_cdf_figure(curves, slo_s=slo.ttft_s, fig=self.ttft)
+            fig=go.Figure()), height=320)
+        redraw(self.ttft, fig_sg.ttft_cdf_figure(curves, slo_s=slo.ttft_s, fig=go.Figure()), height=320)
         self.stats.value = ("<table><tr><th>workload</th><th>requests</th><th>p50 TTFT (s)</th><th>p99 TTFT (s)</th>"
                             "<th>p50 TBT (ms)</th><th>SLO</th></tr>" + "".join(rows) + "</table>")
         self.capacity.value = ""

@@ -11,15 +11,13 @@ does not fit (a model too large for the chosen TP is reported, not simulated). T
 from __future__ import annotations
 
 import ipywidgets as W
-import plotly.graph_objects as go
 
-from ..serving import SLO, Deployment, Scheduler, serve
-from ..serving import specs
+from ..serving import SLO, Deployment, Scheduler, serve, specs
 from ..serving.disagg import serve_disaggregated
 from ..serving.gpus import capacity_gpus, optimal_throughput
 from ..viz import serving_hw as viz
 from ..workloads import servegen as sg
-from . import redraw
+from . import FigurePane, panel, redraw
 
 __all__ = ["ServingHardwarePanel", "serving_hardware_panel"]
 
@@ -31,42 +29,36 @@ class ServingHardwarePanel:
 
     def __init__(self, model: str = "Llama-3.1-8B", gpu: str = "H100-SXM", tp: int = 1, scheduler: str = "vllm",
                  source: str = "m-large", rate_rps: float = 10.0, span_s: int = 600, seed: int = 0) -> None:
-        style = {"description_width": "130px"}
-        layout = W.Layout(width="400px")
         self.seed = seed
-        self.model = W.Dropdown(options=list(specs.models()["model"]), value=model, description="model",
-                                style=style, layout=layout)
-        self.gpu = W.Dropdown(options=list(specs.gpus()["gpu"]), value=gpu, description="GPU", style=style,
-                              layout=layout)
-        self.tp = W.Dropdown(options=[1, 2, 4, 8], value=tp, description="tensor parallel", style=style, layout=layout)
-        self.scheduler = W.Dropdown(options=["vllm", "sarathi", "orca"], value=scheduler, description="scheduler",
-                                    style=style, layout=layout)
+        self.model = W.Dropdown(options=list(specs.models()["model"]), value=model, description="model")
+        self.gpu = W.Dropdown(options=list(specs.gpus()["gpu"]), value=gpu, description="GPU")
+        self.tp = W.Dropdown(options=[1, 2, 4, 8], value=tp, description="tensor parallel")
+        self.scheduler = W.Dropdown(options=["vllm", "sarathi", "orca"], value=scheduler, description="scheduler")
         self.overlap = W.Checkbox(value=False, description="overlapped (NanoFlow)")
         self.disagg = W.Checkbox(value=False, description="disaggregated (1 prefill + 1 decode replica)")
         self.source = W.Dropdown(options=[m for m, (kind, _) in sg.MODELS.items() if kind == "language"],
-                                 value=source, description="ServeGen traffic", style=style, layout=layout)
-        self.workload = W.ToggleButtons(options=WORKLOADS, value="composed", description="workload", style=style)
+                                 value=source, description="ServeGen traffic")
+        self.workload = W.ToggleButtons(options=WORKLOADS, value="composed", description="workload")
         self.rate = W.FloatLogSlider(value=rate_rps, base=10, min=0, max=2, step=0.05,
-                                     description="mean rate (req/s)", style=style, layout=layout)
+                                     description="mean rate (req/s)")
         self.ttft_slo = W.FloatLogSlider(value=2.0, base=10, min=-1, max=1, step=0.05,
-                                         description="p99 TTFT SLO (s)", style=style, layout=layout)
+                                         description="p99 TTFT SLO (s)")
         self.tbt_slo = W.FloatLogSlider(value=0.1, base=10, min=-2, max=0, step=0.05,
-                                        description="p99 TBT SLO (s)", style=style, layout=layout)
+                                        description="p99 TBT SLO (s)")
         self.span_s = span_s
         self.button = W.Button(description="GPUs needed")
         self.stats = W.HTML()
         self.plan = W.HTML()
-        self.ttft = go.FigureWidget()
-        self.tbt = go.FigureWidget()
+        self.ttft = FigurePane()
+        self.tbt = FigurePane()
         self.update()
         for c in (self.model, self.gpu, self.tp, self.scheduler, self.overlap, self.disagg, self.source, self.workload,
                   self.rate, self.ttft_slo, self.tbt_slo):
             c.observe(self._on_change, names="value")
         self.button.on_click(self._on_plan)
-        controls = W.VBox([self.model, self.gpu, self.tp, self.scheduler, self.overlap, self.disagg, self.source,
-                           self.workload,
-                           self.rate, self.ttft_slo, self.tbt_slo, self.button, self.stats, self.plan])
-        self.widget = W.HBox([controls, W.VBox([self.ttft, self.tbt])])
+        self.widget = panel([self.model, self.gpu, self.tp, self.scheduler, self.source, self.workload, self.rate,
+                             self.ttft_slo, self.tbt_slo, self.overlap, self.disagg, self.button],
+                            [self.ttft, self.tbt], info=W.VBox([self.stats, self.plan]))
 
     # ---- model calls
     def slo(self) -> SLO:

@@ -11,7 +11,6 @@ from dataclasses import replace
 import ipywidgets as w
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from .. import fabric as fb
 from ..training import GPUS, MODELS, Plan, PlanError, check_plan
@@ -19,11 +18,10 @@ from ..training import failures as tf
 from ..training.iteration import iteration_table
 from ..training.scaling import weak_scaling
 from ..viz import training as vt
-from . import redraw
+from . import FigurePane, panel, redraw
 
 __all__ = ["IterationPanel", "iteration_panel", "FailuresPanel", "failures_panel"]
 
-_STYLE = {"description_width": "150px"}
 _ROUTINGS = ("ecmp", "mp-4", "spray", "planned")
 
 
@@ -32,26 +30,22 @@ class IterationPanel:
 
     def __init__(self) -> None:
         self.model = w.Dropdown(options=["gpt-18b", "gpt-39b", "gpt-76b", "gpt3-175b", "llama3-405b", "moe-8x22b"],
-                                value="gpt3-175b", description="model", style=_STYLE)
-        self.gpu = w.Dropdown(options=list(GPUS), value="H100", description="GPU", style=_STYLE)
+                                value="gpt3-175b", description="model")
+        self.gpu = w.Dropdown(options=list(GPUS), value="H100", description="GPU")
         self.gpus = w.SelectionSlider(options=[256, 512, 1024, 2048, 4096, 8192, 16384], value=1024,
-                                      description="GPUs", style=_STYLE)
-        self.tp = w.Dropdown(options=[1, 2, 4, 8], value=8, description="TP", style=_STYLE)
-        self.pp = w.Dropdown(options=[1, 2, 4, 8, 16], value=8, description="PP", style=_STYLE)
-        self.batch = w.IntSlider(16, min=1, max=64, description="sequences per replica", style=_STYLE)
+                                      description="GPUs")
+        self.tp = w.Dropdown(options=[1, 2, 4, 8], value=8, description="TP")
+        self.pp = w.Dropdown(options=[1, 2, 4, 8, 16], value=8, description="PP")
+        self.batch = w.IntSlider(16, min=1, max=64, description="sequences per replica")
         self.collective = w.Dropdown(options=["ring", "halving_doubling", "double_binary_tree"], value="ring",
-                                     description="DP collective", style=_STYLE)
+                                     description="DP collective")
         self.status = w.HTML()
-        self.fig_bars = go.FigureWidget()
-        self.fig_scale = go.FigureWidget()
+        self.fig_bars = FigurePane()
+        self.fig_scale = FigurePane()
         for c in (self.model, self.gpu, self.gpus, self.tp, self.pp, self.batch, self.collective):
             c.observe(lambda _c: self.update(), names="value")
-        self.widget = w.VBox([
-            w.HBox([w.VBox([self.model, self.gpu, self.gpus]), w.VBox([self.tp, self.pp, self.batch,
-                                                                       self.collective])]),
-            self.status,
-            w.HBox([self.fig_bars, self.fig_scale]),
-        ])
+        self.widget = panel([self.model, self.gpu, self.gpus, self.tp, self.pp, self.batch, self.collective],
+                            [self.fig_bars, self.fig_scale], info=self.status)
         self.update()
 
     def update(self) -> None:
@@ -93,25 +87,19 @@ class FailuresPanel:
 
     def __init__(self) -> None:
         self.gpus = w.SelectionSlider(options=[1024, 2048, 4096, 8192, 16384, 32768, 65536, 100_000], value=16384,
-                                      description="GPUs", style=_STYLE)
-        self.rate = w.FloatLogSlider(1.0, base=10, min=-1, max=1, step=0.1, description="rate x Llama 3",
-                                     style=_STYLE)
-        self.detect = w.FloatLogSlider(600, base=10, min=0, max=4, step=0.1, description="detection (s)",
-                                       style=_STYLE)
-        self.isolate = w.FloatLogSlider(1800, base=10, min=0, max=4, step=0.1, description="isolation (s)",
-                                        style=_STYLE)
-        self.restart = w.FloatSlider(270, min=30, max=3600, step=30, description="restart (s)", style=_STYLE)
-        self.ckpt = w.FloatSlider(60, min=5, max=600, step=5, description="checkpoint write (s)", style=_STYLE)
+                                      description="GPUs")
+        self.rate = w.FloatLogSlider(1.0, base=10, min=-1, max=1, step=0.1, description="rate x Llama 3")
+        self.detect = w.FloatLogSlider(600, base=10, min=0, max=4, step=0.1, description="detection (s)")
+        self.isolate = w.FloatLogSlider(1800, base=10, min=0, max=4, step=0.1, description="isolation (s)")
+        self.restart = w.FloatSlider(270, min=30, max=3600, step=30, description="restart (s)")
+        self.ckpt = w.FloatSlider(60, min=5, max=600, step=5, description="checkpoint write (s)")
         self.status = w.HTML()
-        self.fig_curve = go.FigureWidget()
-        self.fig_loss = go.FigureWidget()
+        self.fig_curve = FigurePane()
+        self.fig_loss = FigurePane()
         for c in (self.gpus, self.rate, self.detect, self.isolate, self.restart, self.ckpt):
             c.observe(lambda _c: self.update(), names="value")
-        self.widget = w.VBox([
-            w.HBox([w.VBox([self.gpus, self.rate, self.detect]), w.VBox([self.isolate, self.restart, self.ckpt])]),
-            self.status,
-            w.HBox([self.fig_curve, self.fig_loss]),
-        ])
+        self.widget = panel([self.gpus, self.rate, self.detect, self.isolate, self.restart, self.ckpt],
+                            [self.fig_curve, self.fig_loss], info=self.status)
         self.update()
 
     def update(self) -> None:
