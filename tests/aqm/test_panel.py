@@ -15,10 +15,10 @@ def _figures(widget):
 def test_pred_panel_redraws():
     panel = A.pred_panel()
     fluid, fct = _figures(panel)
-    packet = [t for t in fluid.data if t.name == "static (packet)"][0]
+    packet = next(t for t in fluid.data if t.name == "static (packet)")
     before = np.asarray(packet.y).copy()
     find_widget(panel, description="long flows").value = 24
-    packet = [t for t in fluid.data if t.name == "static (packet)"][0]
+    packet = next(t for t in fluid.data if t.name == "static (packet)")
     assert not np.array_equal(before, np.asarray(packet.y))
     assert {t.name for t in fct.data} == {"static p50", "static p99", "pred p50", "pred p99"}
 

@@ -10,12 +10,30 @@ from workbench.widgets.explore import explore_panel, parse_values
 
 def test_explore_panel_runs_the_sweep_and_plots_error_bars(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
-    p = explore_panel("pred-fct-vs-load", x="load", series=["marking"], values=["p50_s", "p99_s"],
-                      grid={"load": [0.3, 0.6], "leaves": 2, "spines": 2, "hosts_per_leaf": 4, "duration_s": 0.005,
-                            "marking": ["static", "pred"]}, seeds=2, facet_col="size_class", client=False,
-                      scale=1e3, log_y=True, y_title="FCT (ms)")
-    assert type(p.controls["marking"]).__name__ == "SelectMultiple" and p.controls["marking"].value == ("static",
-                                                                                                         "pred")
+    p = explore_panel(
+        "pred-fct-vs-load",
+        x="load",
+        series=["marking"],
+        values=["p50_s", "p99_s"],
+        grid={
+            "load": [0.3, 0.6],
+            "leaves": 2,
+            "spines": 2,
+            "hosts_per_leaf": 4,
+            "duration_s": 0.005,
+            "marking": ["static", "pred"],
+        },
+        seeds=2,
+        facet_col="size_class",
+        client=False,
+        scale=1e3,
+        log_y=True,
+        y_title="FCT (ms)",
+    )
+    assert type(p.controls["marking"]).__name__ == "SelectMultiple" and p.controls["marking"].value == (
+        "static",
+        "pred",
+    )
     assert p.controls["load"].value == "0.3, 0.6"
     p.run.click()
     assert "8 point x seed runs: 8 computed" in p.info.value

@@ -95,3 +95,15 @@ def test_cli_run_writes_the_table(tmp_path, monkeypatch):
 
     table = pd.read_csv(out)
     assert len(table) == 2 * 2 * 2 and list(table.columns[:4]) == ["mean_utilization", "racks", "hot_threshold", "seed"]
+
+
+def test_settings_argument_takes_the_undeclared_names_only():
+    params = [ex.Param("x", 1.0, ""), ex.Param("a", 2.0, ""), ex.Param("b", 3.0, "")]
+
+    @ex.experiment("test-settings", version="1", params=params)
+    def settings(*, x, seed, **rest):
+        return {"y": x + rest["a"] * rest["b"]}
+
+    assert ex.sweep(settings, {"a": [4.0]}, client=False, cache=False, progress=False).y.tolist() == [13.0]
+    with pytest.raises(TypeError, match="'c'"):
+        ex.experiment("test-settings-bad", version="1", params=params)(lambda *, x, c, seed, **rest: {})

@@ -25,10 +25,10 @@ is checked against the per-packet one on the same flows: see ``tests/aqm``.
 """
 
 from .fluid import DCTCP_G, FluidResult, bdp_pkts, simulate_fluid, steady_state
-from .pred import PRED_DEFAULT, FluidMarking, PredConfig, fluid_marking
 from .packet import Network, SimResult
-from .scenarios import ROUTINGS, dumbbell, fabric_paths, fct_summary, leaf_spine_fct
+from .pred import PRED_DEFAULT, FluidMarking, PredConfig, fluid_marking
 from .red import STATIC_DEFAULT, RedMarking, mark_probability
+from .scenarios import ROUTINGS, dumbbell, fabric_paths, fct_summary, leaf_spine_fct
 from .workload import (
     SIZE_CLASSES,
     VALIDATION_SIZE_CLASSES,

@@ -31,27 +31,64 @@ _S, _P = aqm.STATIC_DEFAULT, aqm.PRED_DEFAULT
 #: The marking parameters shared by the bottleneck experiments (defaults are the two default configurations).
 MARKING_PARAMS = [
     Param("marking", "pred", choices=tuple(MARKINGS), seeded=False, doc="AQM marking policy of the bottleneck"),
-    Param("min_k_pkts", _S.min_k_pkts, "", low=0.0, high=10_000.0, seeded=False,
-          doc="static ramp start (packets)"),
-    Param("max_k_pkts", _S.max_k_pkts, "", low=0.0, high=10_000.0, low_inclusive=False,
-          seeded=False, doc="static ramp end (packets), above min_k_pkts"),
-    Param("max_p", _S.max_p, "fraction", low=0.0, high=1.0, low_inclusive=False, seeded=False,
-          doc="static marking probability at max_k_pkts"),
-    Param("slope_per_pkt", _P.slope_per_pkt, "", low=0.0, high=1.0, low_inclusive=False,
-          seeded=False, doc="PRED marking slope per flow (probability per packet)"),
-    Param("pred_min_k_pkts", _P.min_k_pkts, "", low=0.0, high=10_000.0, seeded=False,
-          doc="PRED ramp start (packets)"),
+    Param("min_k_pkts", _S.min_k_pkts, "", low=0.0, high=10_000.0, seeded=False, doc="static ramp start (packets)"),
+    Param(
+        "max_k_pkts",
+        _S.max_k_pkts,
+        "",
+        low=0.0,
+        high=10_000.0,
+        low_inclusive=False,
+        seeded=False,
+        doc="static ramp end (packets), above min_k_pkts",
+    ),
+    Param(
+        "max_p",
+        _S.max_p,
+        "fraction",
+        low=0.0,
+        high=1.0,
+        low_inclusive=False,
+        seeded=False,
+        doc="static marking probability at max_k_pkts",
+    ),
+    Param(
+        "slope_per_pkt",
+        _P.slope_per_pkt,
+        "",
+        low=0.0,
+        high=1.0,
+        low_inclusive=False,
+        seeded=False,
+        doc="PRED marking slope per flow (probability per packet)",
+    ),
+    Param("pred_min_k_pkts", _P.min_k_pkts, "", low=0.0, high=10_000.0, seeded=False, doc="PRED ramp start (packets)"),
     Param("fcs", _P.fcs, seeded=False, doc="PRED Flow Concurrent Stabilizer (slope scaled with the flow count)"),
     Param("qla", _P.qla, seeded=False, doc="PRED Queue Length Adjuster (utility hill climb; packet level only)"),
-    Param("fcs_scaling", _P.fcs_scaling, choices=("linear", "sqrt"), seeded=False,
-          doc="how FCS scales the slope with flows"),
+    Param(
+        "fcs_scaling",
+        _P.fcs_scaling,
+        choices=("linear", "sqrt"),
+        seeded=False,
+        doc="how FCS scales the slope with flows",
+    ),
     Param("capacity_gbps", 10.0, "Gbit/s", low=0.0, low_inclusive=False, doc="bottleneck capacity"),
     Param("rtt_s", 100e-6, "s", low=0.0, high=1.0, low_inclusive=False, doc="base round-trip time"),
 ]
 
 
-def marking_config(marking: str, *, min_k_pkts: float, max_k_pkts: float, max_p: float, slope_per_pkt: float,
-                   pred_min_k_pkts: float, fcs: bool, qla: bool, fcs_scaling: str):
+def marking_config(
+    marking: str,
+    *,
+    min_k_pkts: float,
+    max_k_pkts: float,
+    max_p: float,
+    slope_per_pkt: float,
+    pred_min_k_pkts: float,
+    fcs: bool,
+    qla: bool,
+    fcs_scaling: str,
+):
     """The :class:`~workbench.aqm.RedMarking` or :class:`~workbench.aqm.PredConfig` a ``marking`` value stands for.
 
     Examples
@@ -62,8 +99,9 @@ def marking_config(marking: str, *, min_k_pkts: float, max_k_pkts: float, max_p:
     """
     if marking == "static":
         return aqm.RedMarking(min_k_pkts, max_k_pkts, max_p)
-    return aqm.PredConfig(slope_per_pkt=slope_per_pkt, min_k_pkts=pred_min_k_pkts, fcs=fcs, qla=qla,
-                          fcs_scaling=fcs_scaling)
+    return aqm.PredConfig(
+        slope_per_pkt=slope_per_pkt, min_k_pkts=pred_min_k_pkts, fcs=fcs, qla=qla, fcs_scaling=fcs_scaling
+    )
 
 
 @experiment(
@@ -71,24 +109,28 @@ def marking_config(marking: str, *, min_k_pkts: float, max_k_pkts: float, max_p:
     version="1",
     params=[
         Param("n_flows", 8, "", low=1, high=1024, doc="concurrent long flows"),
-        Param("model", "packet", choices=("fluid", "packet"), seeded=False,
-              doc="fluid steady state or packet-level dumbbell"),
+        Param(
+            "model",
+            "packet",
+            choices=("fluid", "packet"),
+            seeded=False,
+            doc="fluid steady state or packet-level dumbbell",
+        ),
         *MARKING_PARAMS,
         Param("duration_s", 0.05, "s", low=0.0, high=60.0, low_inclusive=False, doc="packet run length"),
     ],
 )
-def pred_queue_vs_concurrency(*, n_flows, model, marking, min_k_pkts, max_k_pkts, max_p, slope_per_pkt,
-                              pred_min_k_pkts, fcs, qla, fcs_scaling, capacity_gbps, rtt_s, duration_s, seed):
+def pred_queue_vs_concurrency(*, n_flows, model, capacity_gbps, rtt_s, duration_s, seed, **marking):
     """Standing queue (packets) and utilization of N long flows on one bottleneck (the fluid model's is 1)."""
-    marking = marking_config(marking, min_k_pkts=min_k_pkts, max_k_pkts=max_k_pkts, max_p=max_p,
-                             slope_per_pkt=slope_per_pkt, pred_min_k_pkts=pred_min_k_pkts, fcs=fcs, qla=qla,
-                             fcs_scaling=fcs_scaling)
+    marking = marking_config(**marking)
     if model == "fluid":
-        q = aqm.steady_state([n_flows], capacity_gbps=capacity_gbps, rtt_s=rtt_s,
-                             **aqm.fluid_marking(marking).kwargs())[0]
+        q = aqm.steady_state(
+            [n_flows], capacity_gbps=capacity_gbps, rtt_s=rtt_s, **aqm.fluid_marking(marking).kwargs()
+        )[0]
         return {"queue_pkts": float(q), "utilization": 1.0}
-    link = aqm.dumbbell(n_flows, marking, capacity_gbps=capacity_gbps, rtt_s=rtt_s, duration_s=duration_s,
-                        seed=seed).links.iloc[0]
+    link = aqm.dumbbell(
+        n_flows, marking, capacity_gbps=capacity_gbps, rtt_s=rtt_s, duration_s=duration_s, seed=seed
+    ).links.iloc[0]
     return {"queue_pkts": float(link.mean_queue_pkts), "utilization": float(link.utilization)}
 
 
@@ -102,14 +144,12 @@ def pred_queue_vs_concurrency(*, n_flows, model, marking, min_k_pkts, max_k_pkts
         Param("duration_s", 0.2, "s", low=0.0, high=60.0, low_inclusive=False, doc="flow arrival window"),
     ],
 )
-def pred_dumbbell_fct(*, load, n_long_flows, marking, min_k_pkts, max_k_pkts, max_p, slope_per_pkt, pred_min_k_pkts,
-                      fcs, qla, fcs_scaling, capacity_gbps, rtt_s, duration_s, seed):
+def pred_dumbbell_fct(*, load, n_long_flows, capacity_gbps, rtt_s, duration_s, seed, **marking):
     """FCT percentiles by size class, mean queue and utilization of the bottleneck."""
-    marking = marking_config(marking, min_k_pkts=min_k_pkts, max_k_pkts=max_k_pkts, max_p=max_p,
-                             slope_per_pkt=slope_per_pkt, pred_min_k_pkts=pred_min_k_pkts, fcs=fcs, qla=qla,
-                             fcs_scaling=fcs_scaling)
-    run = aqm.dumbbell(n_long_flows, marking, load=load, capacity_gbps=capacity_gbps, rtt_s=rtt_s,
-                       duration_s=duration_s, seed=seed)
+    marking = marking_config(**marking)
+    run = aqm.dumbbell(
+        n_long_flows, marking, load=load, capacity_gbps=capacity_gbps, rtt_s=rtt_s, duration_s=duration_s, seed=seed
+    )
     fct = aqm.fct_summary(run.flows, min_start_s=duration_s / 5)
     link = run.links.iloc[0]
     return fct.assign(mean_queue_pkts=float(link.mean_queue_pkts), utilization=float(link.utilization))
@@ -130,13 +170,13 @@ def pred_dumbbell_fct(*, load, n_long_flows, marking, min_k_pkts, max_k_pkts, ma
         Param("duration_s", 0.05, "s", low=0.0, high=10.0, low_inclusive=False, doc="flow arrival window"),
     ],
 )
-def pred_fct_vs_load(*, load, marking, routing, leaves, spines, hosts_per_leaf, host_gbps, uplink_gbps, duration_s,
-                     seed):
+def pred_fct_vs_load(
+    *, load, marking, routing, leaves, spines, hosts_per_leaf, host_gbps, uplink_gbps, duration_s, seed
+):
     """FCT percentiles by size class and mean switch queue of web-search traffic on a leaf-spine."""
     topo = topology.leaf_spine(leaves, spines, hosts_per_leaf, host_gbps=host_gbps, uplink_gbps=uplink_gbps)
     # the marking configuration is passed by position: a keyword rename in the model needs no change here
-    run = aqm.leaf_spine_fct(load, MARKINGS[marking], topology=topo, routing=routing, duration_s=duration_s,
-                             seed=seed)
+    run = aqm.leaf_spine_fct(load, MARKINGS[marking], topology=topo, routing=routing, duration_s=duration_s, seed=seed)
     fct = aqm.fct_summary(run.flows, min_start_s=duration_s / 5)
     fct["mean_queue_pkts"] = float(run.links.mean_queue_pkts.mean())
     fct["utilization"] = float(run.links.utilization.mean())

@@ -70,9 +70,14 @@ def errorbar_lines(
     cols = list(pd.unique(summary[facet_col])) if facet_col else [None]
     rows = list(pd.unique(summary[facet_row])) if facet_row else [None]
     titles = [" / ".join(str(v) for v in (r, c) if v is not None) for r in rows for c in cols]
-    fig = make_subplots(rows=len(rows), cols=len(cols), shared_xaxes=True,
-                        subplot_titles=titles if len(titles) > 1 else None,
-                        horizontal_spacing=0.06, vertical_spacing=0.12)
+    fig = make_subplots(
+        rows=len(rows),
+        cols=len(cols),
+        shared_xaxes=True,
+        subplot_titles=titles if len(titles) > 1 else None,
+        horizontal_spacing=0.06,
+        vertical_spacing=0.12,
+    )
     first = list(pd.unique(summary[series[0]])) if series else []
     second = list(pd.unique(summary[series[1]])) if len(series) > 1 else []
     seen = set()
@@ -90,11 +95,20 @@ def errorbar_lines(
                 name = _label(series, key)
                 color = COLORS.get(str(key[0]), _PALETTE[first.index(key[0]) % len(_PALETTE)]) if series else None
                 dash = _DASHES[second.index(key[1]) % len(_DASHES)] if len(series) > 1 else "solid"
-                fig.add_trace(go.Scatter(
-                    x=g[x], y=g["mean"] * scale, name=name, legendgroup=name, showlegend=name not in seen,
-                    mode="lines+markers", line={"color": color, "dash": dash},
-                    error_y={"type": "data", "array": (g["sem"] * scale).tolist(), "visible": True},
-                ), row=i, col=j)
+                fig.add_trace(
+                    go.Scatter(
+                        x=g[x],
+                        y=g["mean"] * scale,
+                        name=name,
+                        legendgroup=name,
+                        showlegend=name not in seen,
+                        mode="lines+markers",
+                        line={"color": color, "dash": dash},
+                        error_y={"type": "data", "array": (g["sem"] * scale).tolist(), "visible": True},
+                    ),
+                    row=i,
+                    col=j,
+                )
                 seen.add(name)
     if log_y:
         fig.update_yaxes(type="log")

@@ -57,10 +57,14 @@ def _control(param: ex.Param, initial: list) -> W.Widget:
     label = _label(param)
     if param.choices is not None or param.kind is bool:
         options = list(param.choices) if param.choices is not None else [True, False]
-        return W.SelectMultiple(options=options, value=tuple(initial), rows=min(len(options), 4),
-                                description=label, tooltip=param.doc)
-    return W.Text(value=", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in initial),
-                  description=label, tooltip=param.doc)
+        return W.SelectMultiple(
+            options=options, value=tuple(initial), rows=min(len(options), 4), description=label, tooltip=param.doc
+        )
+    return W.Text(
+        value=", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in initial),
+        description=label,
+        tooltip=param.doc,
+    )
 
 
 def _values(param: ex.Param, control: W.Widget) -> list:
@@ -136,8 +140,9 @@ def explore_panel(
         except (TypeError, ValueError) as err:
             info.value = f"<b>Grid error:</b> {err}"
             return
-        lines = [s for s in series if s != x] + [n for n, v in chosen.items() if len(v) > 1 and n != x
-                                                  and n not in series]
+        lines = [s for s in series if s != x] + [
+            n for n, v in chosen.items() if len(v) > 1 and n != x and n not in series
+        ]
         with bar:
             bar.clear_output(wait=True)
             try:
@@ -147,16 +152,28 @@ def explore_panel(
                 return
         failed = ex.errors(df)
         a = df.attrs
-        info.value = (f"{a['total']} point x seed runs: {a['computed']} computed, {a['cache_hits']} from the cache"
-                      + (f", <b>{len(failed)} failed</b> (first: {failed.error.iloc[0]})" if len(failed) else ""))
+        info.value = f"{a['total']} point x seed runs: {a['computed']} computed, {a['cache_hits']} from the cache" + (
+            f", <b>{len(failed)} failed</b> (first: {failed.error.iloc[0]})" if len(failed) else ""
+        )
         if df.empty:
             return
         summary = ex.summarize(df, list(values))
-        redraw(figure, errorbar_lines(summary, x, series=lines, facet_col=facet_col,
-                                      facet_row="quantity" if len(values) > 1 else None, scale=scale, log_y=log_y,
-                                      title=f"{exp.name}: mean over {n_seeds.value} seed(s), error bars 1 s.e.",
-                                      x_title=_label(exp.param(x)), y_title=y_title),
-               height=max(380, 300 * len(values)))
+        redraw(
+            figure,
+            errorbar_lines(
+                summary,
+                x,
+                series=lines,
+                facet_col=facet_col,
+                facet_row="quantity" if len(values) > 1 else None,
+                scale=scale,
+                log_y=log_y,
+                title=f"{exp.name}: mean over {n_seeds.value} seed(s), error bars 1 s.e.",
+                x_title=_label(exp.param(x)),
+                y_title=y_title,
+            ),
+            height=max(380, 300 * len(values)),
+        )
 
     run.on_click(on_run)
     out = panel([*controls.values(), n_seeds, run], [figure], info=W.VBox([info, bar]))
