@@ -25,7 +25,7 @@ from ._space import Param, experiment
 __all__ = ["pred_queue_vs_concurrency", "pred_dumbbell_fct", "pred_fct_vs_load", "MARKINGS", "marking_config"]
 
 #: Marking values and their default configurations (static RED/ECN 20-200 packets; PRED as in the paper).
-MARKINGS = {"static": aqm.STATIC_DEFAULT, "pred": aqm.PRED_DEFAULT}
+MARKINGS: dict[str, aqm.RedMarking | aqm.PredConfig] = {"static": aqm.STATIC_DEFAULT, "pred": aqm.PRED_DEFAULT}
 
 _S, _P = aqm.STATIC_DEFAULT, aqm.PRED_DEFAULT
 #: The marking parameters shared by the bottleneck experiments (defaults are the two default configurations).
