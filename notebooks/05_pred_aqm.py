@@ -24,10 +24,12 @@
 # %%
 import pandas as pd
 
-from workbench import aqm, viz
+from workbench import aqm, experiments, viz
 from workbench.reproductions import build_figures, claims_table
 from workbench.reproductions import pred as rep
+from workbench.viz.aqm import fct_vs_load
 from workbench.widgets.aqm import pred_panel
+from workbench.widgets.explore import explore_panel
 
 viz.setup_notebook()
 pd.set_option("display.width", 200)
@@ -63,7 +65,9 @@ print(claims_table("pred", "full").to_string(index=False))
 #
 # Number of long flows, short-flow load, RTT, the static thresholds, PRED's per-flow slope and its two controllers.
 # Left: the fluid model's standing queue over concurrency (lines) and the packet simulation at the chosen point
-# (markers). Right: the packet-level queue over 15 ms.
+# (markers). Right: the packet-level FCT by size class (150 ms of flows). Both come from the registered experiments
+# `pred-queue-vs-concurrency` and `pred-dumbbell-fct` through `experiments.sweep` (cached: a setting seen before
+# redraws at once).
 
 # %% tags=["nbval-ignore-output"]
 pred_panel()
@@ -117,9 +121,9 @@ print(pd.DataFrame({
 
 # %%
 mixed = rep.mixed("full")
-print(mixed.links.round(3).to_string(index=False))
-print(mixed.fct.assign(p50_ms=mixed.fct.p50_s * 1e3, p99_ms=mixed.fct.p99_s * 1e3)
-      .drop(columns=["p50_s", "p99_s"]).round(3).to_string(index=False))
+print(rep.per_run(mixed).round(3).to_string())
+print(mixed.assign(p50_ms=mixed.p50_s * 1e3, p99_ms=mixed.p99_s * 1e3)
+      .drop(columns=["p50_s", "p99_s", "mean_queue_pkts", "utilization"]).round(3).to_string(index=False))
 
 # %% tags=["nbval-ignore-output"]
 figs["pred/queue_traces"]
@@ -134,10 +138,10 @@ figs["pred/fct_by_class"]
 # web-search flows between random hosts for 50 ms.
 
 # %%
-fab = rep.fabric("full")
-print(fab.links.round(3).to_string(index=False))
-print(fab.fct.assign(p50_ms=fab.fct.p50_s * 1e3, p99_ms=fab.fct.p99_s * 1e3)
-      .drop(columns=["p50_s", "p99_s"]).round(3).to_string(index=False))
+fab = rep.ecmp("full")
+print(rep.per_run(fab).round(3).to_string())
+print(fab.assign(p50_ms=fab.p50_s * 1e3, p99_ms=fab.p99_s * 1e3)
+      .drop(columns=["p50_s", "p99_s", "mean_queue_pkts", "utilization"]).round(3).to_string(index=False))
 
 # %% tags=["nbval-ignore-output"]
 figs["pred/fabric_fct"]
@@ -148,6 +152,54 @@ figs["pred/fabric_fct"]
 
 # %%
 print(rep.routing_comparison("full").round(3).to_string(index=False))
+
+# %% [markdown]
+# ## FCT vs load: static vs PRED, ECMP vs spraying
+#
+# The registered experiment `pred-fct-vs-load` (one packet-level leaf-spine run per load x marking x routing x seed;
+# marking and routing are treatments, so at one load and seed all four combinations carry the same flows) run by
+# `experiments.sweep` and averaged over seeds by `experiments.summarize`; error bars are one standard error over
+# seeds. To keep this notebook quick the sweep here is a 32-host leaf-spine (4 leaves x 8 hosts at 10 Gbit/s,
+# 2 spines at 40 Gbit/s) with 15 ms of flows per run: 4 loads x 2 markings x 2 routings x 3 seeds = 48 runs, about
+# 20 s of CPU, serially (`client=False`; leave it out to run on the process's Dask LocalCluster, or pass a scheduler
+# address). The full-size sweep (128 hosts, 50 ms per run, ~10-20 s of CPU per run) belongs on a cluster:
+#
+# ```
+# workbench sweep run pred-fct-vs-load --grid load=0.3,0.5,0.7,0.9 --grid marking=static,pred \
+#     --grid routing=ecmp,spray --seeds 3 [--scheduler tcp://HOST:8786] --out pred_fct_vs_load.parquet
+# ```
+#
+# and `fct_vs_load(experiments.summarize(pd.read_parquet("pred_fct_vs_load.parquet"), ["p50_s", "p99_s"]))` draws
+# it. Every run is cached under `$WORKBENCH_CACHE/experiments/pred-fct-vs-load/`, so rerunning this cell (or the CLI
+# after an interruption) computes only what is missing.
+
+# %%
+FCT_GRID = {"load": [0.3, 0.5, 0.7, 0.9], "marking": ["static", "pred"], "routing": ["ecmp", "spray"],
+            "leaves": 4, "spines": 2, "hosts_per_leaf": 8, "duration_s": 0.015}
+fct_sweep = experiments.sweep("pred-fct-vs-load", FCT_GRID, seeds=3, client=False, progress=False)
+fct_summary = experiments.summarize(fct_sweep, ["p50_s", "p99_s"])
+assert experiments.errors(fct_sweep).empty
+small = fct_summary[fct_summary.size_class.str.startswith("small")]
+print("small flows (< 100 KB), mean over 3 seeds (ms):")
+print(small.assign(mean_ms=small["mean"] * 1e3)
+      .pivot_table(index="load", columns=["quantity", "marking", "routing"], values="mean_ms").round(3).to_string())
+print(fct_sweep.groupby(["marking", "routing"]).mean_queue_pkts.mean().round(2).to_string())
+
+# %% tags=["nbval-ignore-output"]
+fct_vs_load(fct_summary, title="FCT vs load, 32-host leaf-spine (mean over 3 seeds, error bars 1 s.e.)")
+
+# %% [markdown]
+# ## Explore
+#
+# Any parameter of `pred-fct-vs-load` as a control (a multi-select for a choice, a list `0.3, 0.9` or a range
+# `0.3:0.9:4` for a number); "Run sweep" sends the grid x seeds to `experiments.sweep` (cached: points already run,
+# such as the sweep above, come back at once; new ones show a progress bar) and plots the mean over seeds with error
+# bars, one column per size class. Set `client=None` to run on the Dask LocalCluster (or a scheduler address).
+
+# %% tags=["nbval-ignore-output"]
+explore_panel("pred-fct-vs-load", x="load", series=["marking", "routing"], values=["p50_s", "p99_s"],
+              grid={**FCT_GRID, "load": [0.3, 0.9]}, seeds=3, facet_col="size_class", client=False, scale=1e3,
+              log_y=True, y_title="FCT (ms, log scale)")
 
 # %% [markdown]
 # ## What differs from the paper and why

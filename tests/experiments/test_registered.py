@@ -13,6 +13,8 @@ SMALL = {
                           "routing": ["ecmp", "minimal"]},
     "pred-fct-vs-load": {"leaves": 2, "spines": 2, "hosts_per_leaf": 4, "duration_s": 0.005,
                          "marking": ["static", "pred"]},
+    "pred-queue-vs-concurrency": {"n_flows": 4, "model": ["fluid", "packet"], "duration_s": 0.005},
+    "pred-dumbbell-fct": {"n_long_flows": 2, "load": 0.3, "duration_s": 0.01, "marking": ["static", "pred"]},
     "serving-capacity": {"model": "m-small", "span_s": 300.0, "workload": ["composed", "naive"]},
     "placement-hot-tors": {"racks": 100, "mean_utilization": [0.3, 0.6]},
     "burstgpt-round-trip": {"days": 0.5, "rate_scale": [0.5, 2.0]},
@@ -42,6 +44,20 @@ def test_pred_treatments_share_flows():
     counts = df.assign(total=df["count"] + df["unfinished"]).pivot(index="size_class", columns="marking",
                                                                     values="total")
     assert (counts["static"] == counts["pred"]).all()
+
+
+def test_pred_queue_fluid_and_packet_agree_and_marking_settings_apply():
+    """At 8 long flows the packet dumbbell's standing queue is near the fluid steady state; a lower static ramp
+    lowers it; the fluid PRED queue stays flat from 2 to 32 flows."""
+    grid = {"n_flows": [8], "model": ["fluid", "packet"], "marking": "static", "max_k_pkts": [200.0, 100.0],
+            "duration_s": 0.03}
+    df = ex.sweep("pred-queue-vs-concurrency", grid, client=False, cache=False, progress=False)
+    q = df.set_index(["max_k_pkts", "model"]).queue_pkts
+    assert q[200.0, "packet"] == pytest.approx(q[200.0, "fluid"], rel=0.15)
+    assert q[100.0, "packet"] < 0.8 * q[200.0, "packet"]
+    fluid = ex.sweep("pred-queue-vs-concurrency", {"n_flows": [2, 32], "model": "fluid"}, client=False, cache=False,
+                     progress=False).queue_pkts
+    assert abs(fluid.iloc[1] - fluid.iloc[0]) < 2.0
 
 
 def test_burstgpt_round_trip_scales_the_rate():
@@ -79,3 +95,15 @@ def test_cli_run_writes_the_table(tmp_path, monkeypatch):
 
     table = pd.read_csv(out)
     assert len(table) == 2 * 2 * 2 and list(table.columns[:4]) == ["mean_utilization", "racks", "hot_threshold", "seed"]
+
+
+def test_settings_argument_takes_the_undeclared_names_only():
+    params = [ex.Param("x", 1.0, ""), ex.Param("a", 2.0, ""), ex.Param("b", 3.0, "")]
+
+    @ex.experiment("test-settings", version="1", params=params)
+    def settings(*, x, seed, **rest):
+        return {"y": x + rest["a"] * rest["b"]}
+
+    assert ex.sweep(settings, {"a": [4.0]}, client=False, cache=False, progress=False).y.tolist() == [13.0]
+    with pytest.raises(TypeError, match="'c'"):
+        ex.experiment("test-settings-bad", version="1", params=params)(lambda *, x, c, seed, **rest: {})

@@ -16,26 +16,19 @@ Layers of the model, from fastest to most detailed:
   given leaf-spine, in either engine, and the ``workbench aqm replay`` command;
 * :mod:`~workbench.aqm.workload` -- the DCTCP web-search flow-size distribution, Poisson arrivals at a load, size
   classes;
-* :mod:`~workbench.aqm.experiments` -- marking comparisons (queue vs concurrency, one bottleneck, leaf-spine) shared
-  by the PRED reproduction, its notebook and its panel.
+
+The parameter studies over these models (queue vs concurrency, bottleneck and leaf-spine FCT vs load and marking)
+are experiments of :mod:`workbench.experiments.aqm`, run by :func:`workbench.experiments.sweep`.
 
 The fluid and packet models agree where they overlap (long flows on one bottleneck), and the chunked packet engine
 is checked against the per-packet one on the same flows: see ``tests/aqm``.
 """
 
 from .fluid import DCTCP_G, FluidResult, bdp_pkts, simulate_fluid, steady_state
-from .pred import FluidMarking, PredConfig, fluid_marking
 from .packet import Network, SimResult
+from .pred import PRED_DEFAULT, FluidMarking, PredConfig, fluid_marking
+from .red import STATIC_DEFAULT, RedMarking, mark_probability
 from .scenarios import ROUTINGS, dumbbell, fabric_paths, fct_summary, leaf_spine_fct
-from .experiments import (
-    PRED_DEFAULT,
-    STATIC_DEFAULT,
-    MarkingComparison,
-    compare_markings,
-    concurrency_sweep,
-    fabric_comparison,
-)
-from .red import RedMarking, mark_probability
 from .workload import (
     SIZE_CLASSES,
     VALIDATION_SIZE_CLASSES,
@@ -51,14 +44,10 @@ __all__ = [
     "PRED_DEFAULT",
     "ROUTINGS",
     "STATIC_DEFAULT",
-    "compare_markings",
-    "concurrency_sweep",
-    "fabric_comparison",
     "fabric_paths",
     "FlowSizeCDF",
     "FluidMarking",
     "FluidResult",
-    "MarkingComparison",
     "Network",
     "PredConfig",
     "RedMarking",

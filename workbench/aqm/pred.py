@@ -29,7 +29,7 @@ import numpy as np
 from .._validate import in_range, nonnegative, one_of, positive
 from .red import RedMarking
 
-__all__ = ["PredConfig", "FluidMarking", "fluid_marking", "pred_controller"]
+__all__ = ["PredConfig", "PRED_DEFAULT", "FluidMarking", "fluid_marking", "pred_controller"]
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,10 @@ class PredConfig:
         105.0
         """
         return FluidMarking(RedMarking.from_slope(self.min_k_pkts, self.slope_per_pkt), self.fcs, self.fcs_scaling)
+
+
+#: PRED as described in the paper, with a per-flow slope of 0.01 per packet from min_k = 5 packets.
+PRED_DEFAULT = PredConfig()
 
 
 def fluid_marking(marking: RedMarking | PredConfig) -> FluidMarking:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._validate import nonnegative, positive, probability
 
-__all__ = ["RedMarking", "mark_probability"]
+__all__ = ["RedMarking", "STATIC_DEFAULT", "mark_probability"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,10 @@ class RedMarking:
         """The ramp with the same start and ``factor`` times the slope (PRED's Flow Concurrent Stabilizer)."""
         factor = positive("factor", factor)
         return RedMarking(self.min_k_pkts, self.min_k_pkts + (self.max_k_pkts - self.min_k_pkts) / factor, self.max_p)
+
+
+#: The static baseline used throughout: ECN marking from 20 to 200 packets, probability up to 0.1, then 1.
+STATIC_DEFAULT = RedMarking(20.0, 200.0, 0.1)
 
 
 def mark_probability(

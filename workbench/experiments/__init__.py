@@ -11,6 +11,8 @@ so a rename in a model package is a one-line change in the wrapper):
 
 ================================  ======================================================================
 ``fabric-congestion``             fabric congestion ratio vs GPU count x routing x collective
+``pred-queue-vs-concurrency``     standing queue vs long flows x marking, fluid and packet level (one bottleneck)
+``pred-dumbbell-fct``             flow completion time by size class vs load x marking (one bottleneck)
 ``pred-fct-vs-load``              flow completion time by size class vs load x marking x routing (leaf-spine)
 ``serving-capacity``              serving capacity vs model x hour x workload (composed, naive)
 ``placement-hot-tors``            hot ToRs vs utilization, random vs aware placement

@@ -221,7 +221,9 @@ def experiment(name: str, *, version: str, params: Sequence[Param], description:
     """Register the decorated function as the experiment ``name`` and return the :class:`Experiment`.
 
     The function takes every parameter as a keyword plus ``seed`` (an int) and returns a dict of scalars or a tidy
-    DataFrame whose columns do not repeat a parameter name or ``seed``.
+    DataFrame whose columns do not repeat a parameter name or ``seed``. A ``**settings`` argument may take the
+    declared parameters the function does not name (a group handed on as one, e.g. a marking configuration); a name
+    the space does not declare is still an error.
 
     Examples
     --------
@@ -237,8 +239,10 @@ def experiment(name: str, *, version: str, params: Sequence[Param], description:
 
     def register(fn: Callable[..., Any]) -> Experiment:
         wanted = {p.name for p in params} | {"seed"}
-        accepted = set(inspect.signature(fn).parameters)
-        if accepted != wanted:
+        signature = inspect.signature(fn).parameters.values()
+        accepted = {a.name for a in signature if a.kind is not inspect.Parameter.VAR_KEYWORD}
+        rest = len(accepted) < len(signature)  # a **settings argument takes the declared parameters not named
+        if not (accepted == wanted or (rest and "seed" in accepted and accepted <= wanted)):
             raise TypeError(f"experiment {name!r}: the function takes {sorted(accepted)} but the parameter space "
                             f"declares {sorted(wanted)}")
         if len(wanted) != len(params) + 1:

@@ -1,10 +1,19 @@
-"""PRED flow completion time vs load x marking x routing on the 128-host leaf-spine.
+"""PRED parameter studies: standing queue vs concurrency, bottleneck FCT vs load, leaf-spine FCT vs load.
 
-One point is one packet-level run of :func:`workbench.aqm.leaf_spine_fct` (web-search flows between random host
-pairs, every switch port marking with ``marking``), summarised by :func:`workbench.aqm.fct_summary` after the warm-up
-(a fifth of ``duration_s``): p50/p99 FCT of finished short flows per size class, plus the fabric's mean switch
-queue. ``marking`` and ``routing`` are treatments (not seeded): at a given load and seed every combination carries
-the same flows, as in :func:`workbench.aqm.fabric_comparison`. A default point takes ~10-20 s of CPU.
+* ``pred-queue-vs-concurrency`` -- N long DCTCP flows through one bottleneck: the fluid steady-state standing queue
+  (:func:`workbench.aqm.steady_state`, deterministic) or the packet-level dumbbell (:func:`workbench.aqm.dumbbell`,
+  mean queue and utilization after the warm-up, a fifth of ``duration_s``).
+* ``pred-dumbbell-fct`` -- long flows plus web-search flows at ``load`` on one bottleneck: FCT percentiles by size
+  class (:func:`workbench.aqm.fct_summary`) plus the link's mean queue and utilization.
+* ``pred-fct-vs-load`` -- web-search flows on a leaf-spine (:func:`workbench.aqm.leaf_spine_fct`), every switch port
+  marking with ``marking``: FCT by size class plus the fabric's mean switch queue. A default point (128 hosts) takes
+  ~10-20 s of CPU.
+
+``marking`` is ``"static"`` (RED/ECN from ``min_k_pkts`` to ``max_k_pkts``, probability up to ``max_p``; default
+:data:`workbench.aqm.STATIC_DEFAULT`) or ``"pred"`` (:class:`workbench.aqm.PredConfig` with ``slope_per_pkt``,
+``pred_min_k_pkts``, ``fcs``, ``qla``, ``fcs_scaling``; default :data:`workbench.aqm.PRED_DEFAULT`). The marking
+parameters, ``routing`` and ``model`` are treatments (not seeded): at a given point and seed every combination
+carries the same flows.
 """
 
 from __future__ import annotations
@@ -13,10 +22,137 @@ from .. import aqm
 from ..fabric import topology
 from ._space import Param, experiment
 
-__all__ = ["pred_fct_vs_load", "MARKINGS"]
+__all__ = ["pred_queue_vs_concurrency", "pred_dumbbell_fct", "pred_fct_vs_load", "MARKINGS", "marking_config"]
 
-#: Marking values and the configurations they stand for (static RED/ECN 20-200 packets; PRED as in the paper).
-MARKINGS = {"static": aqm.STATIC_DEFAULT, "pred": aqm.PRED_DEFAULT}
+#: Marking values and their default configurations (static RED/ECN 20-200 packets; PRED as in the paper).
+MARKINGS: dict[str, aqm.RedMarking | aqm.PredConfig] = {"static": aqm.STATIC_DEFAULT, "pred": aqm.PRED_DEFAULT}
+
+_S, _P = aqm.STATIC_DEFAULT, aqm.PRED_DEFAULT
+#: The marking parameters shared by the bottleneck experiments (defaults are the two default configurations).
+MARKING_PARAMS = [
+    Param("marking", "pred", choices=tuple(MARKINGS), seeded=False, doc="AQM marking policy of the bottleneck"),
+    Param("min_k_pkts", _S.min_k_pkts, "", low=0.0, high=10_000.0, seeded=False, doc="static ramp start (packets)"),
+    Param(
+        "max_k_pkts",
+        _S.max_k_pkts,
+        "",
+        low=0.0,
+        high=10_000.0,
+        low_inclusive=False,
+        seeded=False,
+        doc="static ramp end (packets), above min_k_pkts",
+    ),
+    Param(
+        "max_p",
+        _S.max_p,
+        "fraction",
+        low=0.0,
+        high=1.0,
+        low_inclusive=False,
+        seeded=False,
+        doc="static marking probability at max_k_pkts",
+    ),
+    Param(
+        "slope_per_pkt",
+        _P.slope_per_pkt,
+        "",
+        low=0.0,
+        high=1.0,
+        low_inclusive=False,
+        seeded=False,
+        doc="PRED marking slope per flow (probability per packet)",
+    ),
+    Param("pred_min_k_pkts", _P.min_k_pkts, "", low=0.0, high=10_000.0, seeded=False, doc="PRED ramp start (packets)"),
+    Param("fcs", _P.fcs, seeded=False, doc="PRED Flow Concurrent Stabilizer (slope scaled with the flow count)"),
+    Param("qla", _P.qla, seeded=False, doc="PRED Queue Length Adjuster (utility hill climb; packet level only)"),
+    Param(
+        "fcs_scaling",
+        _P.fcs_scaling,
+        choices=("linear", "sqrt"),
+        seeded=False,
+        doc="how FCS scales the slope with flows",
+    ),
+    Param("capacity_gbps", 10.0, "Gbit/s", low=0.0, low_inclusive=False, doc="bottleneck capacity"),
+    Param("rtt_s", 100e-6, "s", low=0.0, high=1.0, low_inclusive=False, doc="base round-trip time"),
+]
+
+
+def marking_config(
+    marking: str,
+    *,
+    min_k_pkts: float,
+    max_k_pkts: float,
+    max_p: float,
+    slope_per_pkt: float,
+    pred_min_k_pkts: float,
+    fcs: bool,
+    qla: bool,
+    fcs_scaling: str,
+):
+    """The :class:`~workbench.aqm.RedMarking` or :class:`~workbench.aqm.PredConfig` a ``marking`` value stands for.
+
+    Examples
+    --------
+    >>> marking_config("static", min_k_pkts=20.0, max_k_pkts=200.0, max_p=0.1, slope_per_pkt=0.01,
+    ...                pred_min_k_pkts=5.0, fcs=True, qla=True, fcs_scaling="linear") == MARKINGS["static"]
+    True
+    """
+    if marking == "static":
+        return aqm.RedMarking(min_k_pkts, max_k_pkts, max_p)
+    return aqm.PredConfig(
+        slope_per_pkt=slope_per_pkt, min_k_pkts=pred_min_k_pkts, fcs=fcs, qla=qla, fcs_scaling=fcs_scaling
+    )
+
+
+@experiment(
+    "pred-queue-vs-concurrency",
+    version="1",
+    params=[
+        Param("n_flows", 8, "", low=1, high=1024, doc="concurrent long flows"),
+        Param(
+            "model",
+            "packet",
+            choices=("fluid", "packet"),
+            seeded=False,
+            doc="fluid steady state or packet-level dumbbell",
+        ),
+        *MARKING_PARAMS,
+        Param("duration_s", 0.05, "s", low=0.0, high=60.0, low_inclusive=False, doc="packet run length"),
+    ],
+)
+def pred_queue_vs_concurrency(*, n_flows, model, capacity_gbps, rtt_s, duration_s, seed, **marking):
+    """Standing queue (packets) and utilization of N long flows on one bottleneck (the fluid model's is 1)."""
+    marking = marking_config(**marking)
+    if model == "fluid":
+        q = aqm.steady_state(
+            [n_flows], capacity_gbps=capacity_gbps, rtt_s=rtt_s, **aqm.fluid_marking(marking).kwargs()
+        )[0]
+        return {"queue_pkts": float(q), "utilization": 1.0}
+    link = aqm.dumbbell(
+        n_flows, marking, capacity_gbps=capacity_gbps, rtt_s=rtt_s, duration_s=duration_s, seed=seed
+    ).links.iloc[0]
+    return {"queue_pkts": float(link.mean_queue_pkts), "utilization": float(link.utilization)}
+
+
+@experiment(
+    "pred-dumbbell-fct",
+    version="1",
+    params=[
+        Param.fraction("load", 0.5, "web-search load of the bottleneck"),
+        Param("n_long_flows", 8, "", low=0, high=1024, doc="long flows sharing the bottleneck"),
+        *MARKING_PARAMS,
+        Param("duration_s", 0.2, "s", low=0.0, high=60.0, low_inclusive=False, doc="flow arrival window"),
+    ],
+)
+def pred_dumbbell_fct(*, load, n_long_flows, capacity_gbps, rtt_s, duration_s, seed, **marking):
+    """FCT percentiles by size class, mean queue and utilization of the bottleneck."""
+    marking = marking_config(**marking)
+    run = aqm.dumbbell(
+        n_long_flows, marking, load=load, capacity_gbps=capacity_gbps, rtt_s=rtt_s, duration_s=duration_s, seed=seed
+    )
+    fct = aqm.fct_summary(run.flows, min_start_s=duration_s / 5)
+    link = run.links.iloc[0]
+    return fct.assign(mean_queue_pkts=float(link.mean_queue_pkts), utilization=float(link.utilization))
 
 
 @experiment(
@@ -34,13 +170,13 @@ MARKINGS = {"static": aqm.STATIC_DEFAULT, "pred": aqm.PRED_DEFAULT}
         Param("duration_s", 0.05, "s", low=0.0, high=10.0, low_inclusive=False, doc="flow arrival window"),
     ],
 )
-def pred_fct_vs_load(*, load, marking, routing, leaves, spines, hosts_per_leaf, host_gbps, uplink_gbps, duration_s,
-                     seed):
+def pred_fct_vs_load(
+    *, load, marking, routing, leaves, spines, hosts_per_leaf, host_gbps, uplink_gbps, duration_s, seed
+):
     """FCT percentiles by size class and mean switch queue of web-search traffic on a leaf-spine."""
     topo = topology.leaf_spine(leaves, spines, hosts_per_leaf, host_gbps=host_gbps, uplink_gbps=uplink_gbps)
     # the marking configuration is passed by position: a keyword rename in the model needs no change here
-    run = aqm.leaf_spine_fct(load, MARKINGS[marking], topology=topo, routing=routing, duration_s=duration_s,
-                             seed=seed)
+    run = aqm.leaf_spine_fct(load, MARKINGS[marking], topology=topo, routing=routing, duration_s=duration_s, seed=seed)
     fct = aqm.fct_summary(run.flows, min_start_s=duration_s / 5)
     fct["mean_queue_pkts"] = float(run.links.mean_queue_pkts.mean())
     fct["utilization"] = float(run.links.utilization.mean())

@@ -12,8 +12,10 @@ import functools
 import numpy as np
 import pandas as pd
 
-from ..aqm import PRED_DEFAULT, STATIC_DEFAULT, PredConfig, compare_markings, concurrency_sweep, fabric_comparison
+from .. import experiments as ex
+from ..aqm import PRED_DEFAULT, dumbbell
 from ..aqm.fluid import steady_state
+from ..experiments.aqm import MARKINGS
 from ..viz import aqm as viz
 from . import Check, InRange, Measured, Paper, Trend, claim, figure
 
@@ -28,32 +30,68 @@ PAPER = Paper(
 N_FLOWS = (2, 4, 8, 16, 32)
 
 
-@functools.cache
-def sweep(scale: str):
-    """Queue vs concurrency, fluid and packet level (cached per scale)."""
-    return concurrency_sweep(N_FLOWS, duration_s=0.05 if scale == "full" else 0.02, seed=1)
+def run(experiment: str, grid) -> pd.DataFrame:
+    """One seed of ``experiment`` over ``grid`` through :func:`workbench.experiments.sweep` (serially, cached);
+    a point that raises fails the claim with its parameters."""
+    df = ex.sweep(experiment, grid, seeds=1, client=False, progress=False)
+    failed = ex.errors(df)
+    if not failed.empty:
+        raise RuntimeError(f"{experiment} failed at {len(failed)} point(s):\n{failed.to_string()}")
+    return df
 
 
 @functools.cache
-def mixed(scale: str):
-    """8 long flows plus web-search flows at 50% load on one bottleneck, static vs PRED."""
-    return compare_markings(n_long_flows=8, load=0.5, duration_s=2.0 if scale == "full" else 0.5, seed=0)
+def sweep(scale: str) -> pd.DataFrame:
+    """Queue vs concurrency, fluid and packet level (``pred-queue-vs-concurrency``, cached per scale):
+    ``marking, model, n_flows, queue_pkts, utilization``."""
+    df = run("pred-queue-vs-concurrency", {"n_flows": list(N_FLOWS), "model": ["fluid", "packet"],
+                                           "marking": ["static", "pred"],
+                                           "duration_s": 0.05 if scale == "full" else 0.02})
+    return df[["marking", "model", "n_flows", "queue_pkts", "utilization"]]
 
 
 @functools.cache
-def fabric(scale: str, routing: str = "ecmp"):
-    """Web-search flows at 90% load on a leaf-spine, static vs PRED, routed by ECMP or packet spraying."""
-    from ..fabric.topology import leaf_spine
+def mixed(scale: str) -> pd.DataFrame:
+    """8 long flows plus web-search flows at 50% load on one bottleneck, static vs PRED (``pred-dumbbell-fct``):
+    ``marking, size_class, count, unfinished, p50_s, p99_s, mean_queue_pkts, utilization``."""
+    df = run("pred-dumbbell-fct", {"n_long_flows": 8, "load": 0.5, "marking": ["static", "pred"],
+                                   "duration_s": 2.0 if scale == "full" else 0.5})
+    return df[["marking", "size_class", "count", "unfinished", "p50_s", "p99_s", "mean_queue_pkts", "utilization"]]
 
-    if scale == "full":
-        topo = leaf_spine(8, 4, 16, host_gbps=10.0, uplink_gbps=40.0)  # 128 hosts
-        return fabric_comparison(0.9, topology=topo, routing=routing, duration_s=0.05, seed=0)
-    topo = leaf_spine(4, 2, 8, host_gbps=10.0, uplink_gbps=40.0)  # 32 hosts
-    return fabric_comparison(0.9, topology=topo, routing=routing, duration_s=0.03, seed=0)
+
+def per_run(fct: pd.DataFrame) -> pd.DataFrame:
+    """The per-run columns (``mean_queue_pkts, utilization``) of an FCT table, one row per marking."""
+    return fct.groupby("marking", sort=False)[["mean_queue_pkts", "utilization"]].first()
+
+
+@functools.cache
+def fabric(scale: str) -> pd.DataFrame:
+    """Web-search flows at 90% load on a leaf-spine, static vs PRED, routed by ECMP and by packet spraying
+    (``pred-fct-vs-load``; 128 hosts for 50 ms at full scale, 32 hosts for 30 ms at quick scale)."""
+    size = ({"leaves": 8, "spines": 4, "hosts_per_leaf": 16, "duration_s": 0.05} if scale == "full" else
+            {"leaves": 4, "spines": 2, "hosts_per_leaf": 8, "duration_s": 0.03})
+    df = run("pred-fct-vs-load", {"load": 0.9, "marking": ["static", "pred"], "routing": ["ecmp", "spray"], **size})
+    return df[["routing", "marking", "size_class", "count", "unfinished", "p50_s", "p99_s", "mean_queue_pkts",
+               "utilization"]]
+
+
+def ecmp(scale: str) -> pd.DataFrame:
+    """The ECMP rows of :func:`fabric` (the paper's setting)."""
+    df = fabric(scale)
+    return df[df.routing == "ecmp"].drop(columns="routing")
+
+
+@functools.cache
+def queue_traces() -> pd.DataFrame:
+    """The bottleneck queue over the first 50 ms of :func:`mixed`'s setting, one run per marking (same flows):
+    ``marking, time_s, link, queue_pkts``."""
+    runs = [dumbbell(8, MARKINGS[m], load=0.5, duration_s=0.05, seed=0).queue.assign(marking=m)
+            for m in ("static", "pred")]
+    return pd.concat(runs, ignore_index=True)[["marking", "time_s", "link", "queue_pkts"]]
 
 
 def small_flow_fct(fct: pd.DataFrame) -> pd.DataFrame:
-    """The small-flow rows (< 100 KB) of a :func:`workbench.aqm.fabric_comparison` FCT table, indexed by marking."""
+    """The small-flow rows (< 100 KB) of an FCT table of one routing, indexed by marking."""
     return fct[fct["size_class"].str.startswith("small")].set_index("marking")
 
 
@@ -62,10 +100,9 @@ def routing_comparison(scale: str) -> pd.DataFrame:
     """Static vs PRED on the leaf-spine at 90% load (:func:`fabric`), routed by ECMP and by packet spraying: mean
     switch queue (packets), small-flow p99 FCT (ms) and PRED's change of that p99 (percent, negative is lower)."""
     rows = []
-    for routing in ("ecmp", "spray"):
-        c = fabric(scale, routing)
-        queue = c.links.set_index("marking")["mean_queue_pkts"]
-        p99_ms = small_flow_fct(c.fct)["p99_s"] * 1e3
+    for routing, fct in fabric(scale).groupby("routing", sort=False):
+        queue = per_run(fct)["mean_queue_pkts"]
+        p99_ms = small_flow_fct(fct)["p99_s"] * 1e3
         rows.append({"routing": routing, "static_queue_pkts": queue["static"], "pred_queue_pkts": queue["pred"],
                      "static_small_p99_ms": p99_ms["static"], "pred_small_p99_ms": p99_ms["pred"],
                      "pred_vs_static_pct": 100 * (p99_ms["pred"] / p99_ms["static"] - 1)})
@@ -110,10 +147,16 @@ def _fcs_flat(scale):
 
 
 @functools.cache
-def scaling_sweep(scale: str):
-    """Fluid steady state for static thresholds and FCS with square-root and linear slope scaling."""
-    markings = {"static": STATIC_DEFAULT, "FCS sqrt(N)": PredConfig(fcs_scaling="sqrt"), "FCS linear": PRED_DEFAULT}
-    return concurrency_sweep(np.arange(1, 65), markings, packet=False)
+def scaling_sweep(scale: str) -> pd.DataFrame:
+    """Fluid steady state for static thresholds and FCS with square-root and linear slope scaling, 1-64 flows."""
+    n = list(range(1, 65))
+    points = ([{"n_flows": k, "model": "fluid", "marking": "static"} for k in n] +
+              [{"n_flows": k, "model": "fluid", "marking": "pred", "fcs_scaling": s} for s in ("sqrt", "linear")
+               for k in n])
+    df = run("pred-queue-vs-concurrency", points)
+    label = np.where(df.marking == "static", "static",
+                     np.where(df.fcs_scaling == "sqrt", "FCS sqrt(N)", "FCS linear"))
+    return df.assign(marking=label)[["marking", "model", "n_flows", "queue_pkts", "utilization"]]
 
 
 def _scaling_verdict(value) -> str:
@@ -170,7 +213,7 @@ def _stability(scale):
     "how high the static baseline's thresholds are; the paper's baseline is not reproduced exactly.",
 )
 def _queue_lower(scale):
-    links = mixed(scale).links.set_index("marking")
+    links = per_run(mixed(scale))
     red = 1 - links.loc["pred", "mean_queue_pkts"] / links.loc["static", "mean_queue_pkts"]
     return Measured(float(red), f"{red:.0%} lower ({links.loc['static', 'mean_queue_pkts']:.0f} -> "
                     f"{links.loc['pred', 'mean_queue_pkts']:.1f} pkts)")
@@ -184,7 +227,7 @@ def _queue_lower(scale):
     compare=InRange(0.9, 1.05, partial_low=0.8),
 )
 def _throughput(scale):
-    links = mixed(scale).links.set_index("marking")
+    links = per_run(mixed(scale))
     ratio = links.loc["pred", "utilization"] / links.loc["static", "utilization"]
     return Measured(float(ratio), f"utilization {links.loc['pred', 'utilization']:.3f} vs "
                     f"{links.loc['static', 'utilization']:.3f} ({ratio:.3f}x)")
@@ -202,7 +245,7 @@ def _throughput(scale):
     "includes slow start over a 100 us RTT, which PRED does not change.",
 )
 def _fct(scale):
-    fct = mixed(scale).fct
+    fct = mixed(scale)
     s = fct[fct.marking == "static"].set_index("size_class")
     p = fct[fct.marking == "pred"].set_index("size_class")
     classes = [c for c in s.index if s.loc[c, "count"] >= 20]
@@ -229,7 +272,7 @@ def _fct(scale):
     "measurement is a trend, not a settled number.",
 )
 def _fabric(scale):
-    small = small_flow_fct(fabric(scale).fct)
+    small = small_flow_fct(ecmp(scale))
     red = 1 - small.loc["pred", "p99_s"] / small.loc["static", "p99_s"]
     change = f"{red:.0%} lower" if red >= 0 else f"{-red:.0%} higher"
     return Measured(float(red), f"{change} (p99 {small.loc['static', 'p99_s'] * 1e3:.2f}"
@@ -248,17 +291,17 @@ def _fig_scaling(scale):
 
 @figure(PAPER, "queue_traces")
 def _fig_traces(scale):
-    queue = mixed(scale).queue
+    queue = queue_traces()
     return viz.queue_traces(queue[queue.time_s <= 0.05], title="Bottleneck queue, 8 long flows + 50% web search")
 
 
 @figure(PAPER, "fct_by_class")
 def _fig_fct(scale):
-    return viz.fct_by_class(mixed(scale).fct, title="FCT by size class, one bottleneck")
+    return viz.fct_by_class(mixed(scale), title="FCT by size class, one bottleneck")
 
 
 @figure(PAPER, "fabric_fct")
 def _fig_fabric(scale):
-    return viz.fct_by_class(fabric(scale).fct, title="FCT by size class, leaf-spine at 90% load")
+    return viz.fct_by_class(ecmp(scale), title="FCT by size class, leaf-spine at 90% load")
 
 

@@ -1,5 +1,5 @@
-"""Figures for the AQM model (RED/ECN, PRED, DCTCP): functions of model outputs (tidy DataFrames of
-:mod:`workbench.aqm.experiments`), no computation of their own."""
+"""Figures for the AQM model (RED/ECN, PRED, DCTCP): functions of model outputs (tidy DataFrames of the PRED
+experiments in :mod:`workbench.experiments.aqm`), no computation of their own."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import COLORS, style
+from .experiments import errorbar_lines
 
-__all__ = ["queue_vs_concurrency", "queue_traces", "fct_by_class"]
+__all__ = ["queue_vs_concurrency", "queue_traces", "fct_by_class", "fct_vs_load"]
 
 _MARKING_COLORS = {"static": COLORS["static"], "pred": COLORS["pred"]}
 
@@ -57,3 +58,25 @@ def fct_by_class(summary: pd.DataFrame, *, title: str = "Flow completion time by
     fig.update_yaxes(type="log")
     return style(fig, title=title, x_title="flow size class", y_title="FCT (ms, log scale)")
 
+
+
+def fct_vs_load(summary: pd.DataFrame, *, title: str = "FCT vs load: static vs PRED, ECMP vs spraying") -> go.Figure:
+    """p50 and p99 FCT (ms) vs load by size class, mean over seeds with error bars of one standard error.
+
+    ``summary`` is :func:`workbench.experiments.summarize` of a ``pred-fct-vs-load`` sweep over ``p50_s`` and
+    ``p99_s``: one panel per percentile (rows) and size class (columns), colour by marking, dash by routing.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> s = pd.DataFrame({"load": [0.5, 0.9] * 2, "marking": "pred", "routing": "ecmp", "size_class": "small",
+    ...                   "quantity": ["p50_s", "p50_s", "p99_s", "p99_s"], "mean": [1e-4, 2e-4, 1e-3, 3e-3],
+    ...                   "sem": 1e-5})
+    >>> fig = fct_vs_load(s)
+    >>> len(fig.data), fig.data[0].name
+    (2, 'pred, ecmp')
+    """
+    series = [c for c in ("marking", "routing") if c in summary.columns]
+    return errorbar_lines(summary.replace({"quantity": {"p50_s": "p50", "p99_s": "p99"}}), "load", series=series,
+                          facet_col="size_class", facet_row="quantity", scale=1e3, log_y=True, title=title,
+                          x_title="offered load (fraction of host link)", y_title="FCT (ms, log scale)")

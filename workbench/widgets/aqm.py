@@ -1,9 +1,9 @@
-"""PRED / RED panel: concurrency, load, RTT, thresholds or slope, controllers on/off -> fluid sweep and packet trace.
+"""PRED / RED panel: concurrency, load, RTT, thresholds or slope, controllers on/off -> fluid sweep and packet FCT.
 
-The panel follows the widgets pattern: :func:`panel_model` is one model call returning tidy results (the fluid
-standing queue over concurrency from :func:`workbench.aqm.concurrency_sweep`, and static vs PRED on one bottleneck
-from :func:`workbench.aqm.compare_markings`); the figures come from :mod:`workbench.viz.aqm` and are updated with
-:func:`~workbench.widgets.redraw`.
+The panel follows the widgets pattern: :func:`panel_model` runs the registered experiments through
+:func:`workbench.experiments.sweep` (serially: a fluid curve of ``pred-queue-vs-concurrency`` and one
+``pred-dumbbell-fct`` run per marking, cached, so returning to a setting is instant) and returns tidy results; the
+figures come from :mod:`workbench.viz.aqm` and are updated with :func:`~workbench.widgets.redraw`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .. import aqm
+from .. import experiments as ex
 from ..viz import aqm as viz
 from . import redraw
 
@@ -28,10 +29,11 @@ N_GRID = np.unique(np.geomspace(1, 64, 24).astype(int))
 @dataclass(frozen=True)
 class PanelResult:
     """What the panel shows: ``sweep`` (``marking, model, n_flows, queue_pkts, utilization``: the fluid curve plus
-    the packet run's point) and the packet-level comparison (:class:`~workbench.aqm.MarkingComparison`)."""
+    the packet run's point) and ``fct`` (the packet runs: ``marking, size_class, count, unfinished, p50_s, p99_s,
+    mean_queue_pkts, utilization``)."""
 
     sweep: pd.DataFrame
-    comparison: aqm.MarkingComparison
+    fct: pd.DataFrame
 
 
 def panel_model(n_flows: int, load: float, rtt_us: float, min_k: float, max_k: float, max_p: float,
@@ -44,31 +46,35 @@ def panel_model(n_flows: int, load: float, rtt_us: float, min_k: float, max_k: f
     Examples
     --------
     >>> r = panel_model(4, 0.3, 100.0, 20, 200, 0.1, 0.01, True, True, duration_s=0.005)
-    >>> r.comparison.links.marking.tolist()
+    >>> r.fct.marking.unique().tolist()
     ['static', 'pred']
     """
-    markings = {"static": aqm.RedMarking(min_k, max_k, max_p),
-                "pred": aqm.PredConfig(slope_per_pkt=slope_per_pkt, fcs=fcs, qla=qla)}
-    rtt_s = rtt_us * 1e-6
-    fluid = aqm.concurrency_sweep(N_GRID, markings, packet=False, rtt_s=rtt_s)
-    comparison = aqm.compare_markings(markings, n_long_flows=n_flows, load=load, duration_s=duration_s, rtt_s=rtt_s,
-                                      seed=seed)
-    point = comparison.links.assign(model="packet", n_flows=n_flows, queue_pkts=comparison.links.mean_queue_pkts)
-    sweep = pd.concat([fluid, point[fluid.columns]], ignore_index=True)
-    return PanelResult(sweep, comparison)
+    marking = {"marking": ["static", "pred"], "min_k_pkts": float(min_k), "max_k_pkts": float(max_k),
+               "max_p": float(max_p), "slope_per_pkt": float(slope_per_pkt), "fcs": bool(fcs), "qla": bool(qla),
+               "rtt_s": rtt_us * 1e-6}
+    cols = ["marking", "model", "n_flows", "queue_pkts", "utilization"]
+    fluid = ex.sweep("pred-queue-vs-concurrency", {"n_flows": N_GRID.tolist(), "model": "fluid", **marking},
+                     base_seed=seed, client=False, cache=False, progress=False)[cols]
+    fct = ex.sweep("pred-dumbbell-fct", {"n_long_flows": int(n_flows), "load": float(load),
+                                         "duration_s": float(duration_s), **marking},
+                   base_seed=seed, client=False, progress=False)
+    failed = ex.errors(fct)
+    if not failed.empty:
+        raise ValueError(f"the packet run failed: {failed.error.iloc[0]}")
+    point = (fct.groupby("marking", sort=False)[["mean_queue_pkts", "utilization"]].first().reset_index()
+             .assign(model="packet", n_flows=int(n_flows)).rename(columns={"mean_queue_pkts": "queue_pkts"}))
+    fct = fct[["marking", "size_class", "count", "unfinished", "p50_s", "p99_s", "mean_queue_pkts", "utilization"]]
+    return PanelResult(pd.concat([fluid, point[cols]], ignore_index=True), fct.reset_index(drop=True))
 
 
 def _table(result: PanelResult) -> str:
-    links = result.comparison.links.set_index("marking")
-    fct = result.comparison.fct
+    fct = result.fct
     first = fct[fct.size_class == aqm.SIZE_CLASSES[0][0]].set_index("marking")
     rows = "".join(
-        f"<tr><td>{m}</td><td>{links.loc[m, 'utilization']:.3f}</td><td>{links.loc[m, 'mean_queue_pkts']:.1f}</td>"
-        f"<td>{first.loc[m, 'p50_s'] * 1e6:.0f}</td><td>{int(first.loc[m, 'count'])}</td></tr>"
-        if first.loc[m, "count"] else
-        f"<tr><td>{m}</td><td>{links.loc[m, 'utilization']:.3f}</td><td>{links.loc[m, 'mean_queue_pkts']:.1f}</td>"
-        "<td>no small flow finished</td><td>0</td></tr>"
-        for m in links.index
+        f"<tr><td>{m}</td><td>{first.loc[m, 'utilization']:.3f}</td><td>{first.loc[m, 'mean_queue_pkts']:.1f}</td>"
+        + (f"<td>{first.loc[m, 'p50_s'] * 1e6:.0f}</td><td>{int(first.loc[m, 'count'])}</td></tr>"
+           if first.loc[m, "count"] else "<td>no small flow finished</td><td>0</td></tr>")
+        for m in first.index
     )
     return ("<table><tr><th>marking</th><th>utilization</th><th>mean queue (pkts)</th>"
             "<th>small-flow p50 FCT (us)</th><th>small flows</th></tr>" + rows + "</table>")
@@ -87,14 +93,13 @@ def pred_panel() -> W.Widget:
     qla = W.Checkbox(value=True, description="QLA (utility hill-climb)")
     info = W.HTML()
     fig_fluid = go.FigureWidget()
-    fig_trace = go.FigureWidget()
+    fig_fct = go.FigureWidget()
 
     def update(*_):
         out = panel_model(n_flows.value, load.value, rtt.value, min_k.value, max_k.value, max_p.value,
                           slope.value, fcs.value, qla.value)
-        queue = out.comparison.queue
         redraw(fig_fluid, viz.queue_vs_concurrency(out.sweep))
-        redraw(fig_trace, viz.queue_traces(queue[queue.link == 0], title="Packet-level bottleneck queue"))
+        redraw(fig_fct, viz.fct_by_class(out.fct, title="Packet level: FCT by size class"))
         info.value = _table(out)
 
     def clamp_thresholds(*_):
@@ -108,4 +113,4 @@ def pred_panel() -> W.Widget:
         w.observe(update, "value")
     update()
     controls = W.VBox([n_flows, load, rtt, W.HBox([min_k, max_k, max_p]), W.HBox([slope, fcs, qla]), info])
-    return W.VBox([controls, W.HBox([fig_fluid, fig_trace])])
+    return W.VBox([controls, W.HBox([fig_fluid, fig_fct])])

@@ -1,0 +1,58 @@
+"""The explore panel maps parameters to controls, sweeps on a button press (then from the cache) and plots error bars."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench import experiments as ex
+from workbench.widgets.explore import explore_panel, parse_values
+
+
+def test_explore_panel_runs_the_sweep_and_plots_error_bars(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    p = explore_panel(
+        "pred-fct-vs-load",
+        x="load",
+        series=["marking"],
+        values=["p50_s", "p99_s"],
+        grid={
+            "load": [0.3, 0.6],
+            "leaves": 2,
+            "spines": 2,
+            "hosts_per_leaf": 4,
+            "duration_s": 0.005,
+            "marking": ["static", "pred"],
+        },
+        seeds=2,
+        facet_col="size_class",
+        client=False,
+        scale=1e3,
+        log_y=True,
+        y_title="FCT (ms)",
+    )
+    assert type(p.controls["marking"]).__name__ == "SelectMultiple" and p.controls["marking"].value == (
+        "static",
+        "pred",
+    )
+    assert p.controls["load"].value == "0.3, 0.6"
+    p.run.click()
+    assert "8 point x seed runs: 8 computed" in p.info.value
+    traces = [t for t in p.figure.data if t.name == "static"]
+    assert traces and all(len(t.x) == 2 and t.error_y.array is not None for t in traces)
+    assert {t.name for t in p.figure.data} == {"static", "pred"}
+    p.controls["routing"].value = ("ecmp", "spray")  # a second routing joins the series as dashes
+    p.controls["load"].value = "0.3:0.6:2"
+    p.run.click()
+    assert "16 point x seed runs: 8 computed, 8 from the cache" in p.info.value
+    assert {t.name for t in p.figure.data} == {"static, ecmp", "static, spray", "pred, ecmp", "pred, spray"}
+
+
+def test_explore_panel_reports_bad_values_before_running(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    p = explore_panel("pred-fct-vs-load", x="load", values=["p99_s"], client=False)
+    p.controls["load"].value = "0.5, 1.5"
+    p.run.click()
+    assert "Grid error" in p.info.value and "'load'" in p.info.value and not p.figure.data
+    with pytest.raises(ValueError, match="hosts"):
+        explore_panel("pred-fct-vs-load", x="hosts", values=["p99_s"])
+    assert parse_values(ex.get("pred-fct-vs-load").param("leaves"), "2:8:4") == [2, 4, 6, 8]

@@ -1,0 +1,181 @@
+"""Explore panel: any registered experiment's parameters as controls, a sweep on a button press, the mean over seeds
+with error bars.
+
+Each :class:`~workbench.experiments.Param` becomes a control: a parameter with choices (or a bool) a multi-select, a
+number a text field of values (``0.3, 0.5, 0.9``) or of an evenly spaced range (``0.3:0.9:4``, start:stop:count).
+"Run" sends the grid x seeds to :func:`workbench.experiments.sweep` (with its progress bar; cached, so a grid seen
+before returns at once) and draws :func:`workbench.experiments.summarize` with
+:func:`workbench.viz.experiments.errorbar_lines`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import ipywidgets as W
+import numpy as np
+
+from .. import experiments as ex
+from ..viz.experiments import errorbar_lines
+from . import FigurePane, Panel, panel, redraw
+
+__all__ = ["explore_panel", "parse_values"]
+
+
+def parse_values(param: ex.Param, text: str) -> list:
+    """The values typed for a number parameter: ``"0.3, 0.5"`` or ``"0.3:0.9:4"`` (start:stop:count, inclusive).
+
+    Examples
+    --------
+    >>> from workbench import experiments
+    >>> p = experiments.get("pred-fct-vs-load").param("load")
+    >>> parse_values(p, "0.3:0.9:4"), parse_values(p, "0.5, 0.7")
+    ([0.3, 0.5, 0.7, 0.9], [0.5, 0.7])
+    """
+    text = text.strip()
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) != 3:
+            raise ValueError(f"parameter {param.name!r}: a range is start:stop:count, got {text!r}")
+        start, stop = (float(param.parse(t)) for t in parts[:2])
+        count = int(float(parts[2]))
+        if count < 1:
+            raise ValueError(f"parameter {param.name!r}: a range needs a count >= 1, got {parts[2]!r}")
+        return [param.validate(round(float(v), 12)) for v in np.linspace(start, stop, count)]
+    values = [param.parse(t) for t in text.split(",") if t.strip()]
+    if not values:
+        raise ValueError(f"parameter {param.name!r} needs at least one value")
+    return values
+
+
+def _label(param: ex.Param) -> str:
+    return f"{param.name} ({param.unit})" if param.unit and param.unit != "fraction" else param.name
+
+
+def _control(param: ex.Param, initial: list) -> W.Widget:
+    label = _label(param)
+    if param.choices is not None or param.kind is bool:
+        options = list(param.choices) if param.choices is not None else [True, False]
+        return W.SelectMultiple(
+            options=options, value=tuple(initial), rows=min(len(options), 4), description=label, tooltip=param.doc
+        )
+    return W.Text(
+        value=", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in initial),
+        description=label,
+        tooltip=param.doc,
+    )
+
+
+def _values(param: ex.Param, control: W.Widget) -> list:
+    if isinstance(control, W.SelectMultiple):
+        if not control.value:
+            raise ValueError(f"parameter {param.name!r}: select at least one value")
+        return list(control.value)
+    return parse_values(param, control.value)
+
+
+def explore_panel(
+    experiment_name: str,
+    *,
+    x: str,
+    series: Sequence[str] = (),
+    values: Sequence[str],
+    grid: Mapping[str, Any] | None = None,
+    seeds: int = 3,
+    facet_col: str | None = None,
+    client=None,
+    scale: float = 1.0,
+    log_y: bool = False,
+    y_title: str = "mean over seeds",
+) -> Panel:
+    """A panel that sweeps ``experiment_name`` over the chosen values and plots ``values`` vs ``x``.
+
+    Parameters
+    ----------
+    experiment_name : str
+        A registered experiment (``workbench sweep list``).
+    x : str
+        The parameter on the horizontal axis.
+    series : sequence of str
+        Parameters or result labels drawn as separate lines (colour, then dash); any other parameter given more
+        than one value joins them.
+    values : sequence of str
+        Numeric result columns to plot (one row of panels each).
+    grid : mapping, optional
+        Initial values of the controls (default: each parameter's default).
+    seeds : int
+        Initial number of seeds.
+    facet_col : str, optional
+        A result label (e.g. ``size_class``) split into columns of panels.
+    client : None, False, str or distributed.Client
+        Where the sweep runs (see :func:`workbench.experiments.sweep`; ``False`` serially).
+    scale, log_y, y_title
+        Passed to :func:`workbench.viz.experiments.errorbar_lines` (``y_title`` with units).
+
+    Examples
+    --------
+    >>> p = explore_panel("placement-hot-tors", x="mean_utilization", series=["policy"], values=["hot_fraction"],
+    ...                   grid={"mean_utilization": [0.3, 0.6], "racks": 50}, seeds=2, client=False)
+    >>> type(p.controls["policy"]).__name__ if "policy" in p.controls else type(p.controls["racks"]).__name__
+    'Text'
+    """
+    exp = ex.get(experiment_name)
+    grid = dict(grid or {})
+    for name in [x, *grid]:
+        exp.param(name)  # unknown names fail here, naming the parameter
+    controls = {}
+    for p in exp.params:
+        initial = grid.get(p.name, p.default)
+        controls[p.name] = _control(p, list(initial) if isinstance(initial, (list, tuple)) else [initial])
+    n_seeds = W.BoundedIntText(value=seeds, min=1, max=1000, description="seeds")
+    run = W.Button(description="Run sweep", button_style="primary", icon="play")
+    info = W.HTML()
+    bar = W.Output()
+    figure = FigurePane()
+
+    def on_run(*_):
+        try:
+            chosen = {name: _values(exp.param(name), c) for name, c in controls.items()}
+        except (TypeError, ValueError) as err:
+            info.value = f"<b>Grid error:</b> {err}"
+            return
+        lines = [s for s in series if s != x] + [
+            n for n, v in chosen.items() if len(v) > 1 and n != x and n not in series
+        ]
+        with bar:
+            bar.clear_output(wait=True)
+            try:
+                df = ex.sweep(exp, chosen, n_seeds.value, client=client, progress=True)
+            except (TypeError, ValueError) as err:
+                info.value = f"<b>Grid error:</b> {err}"
+                return
+        failed = ex.errors(df)
+        a = df.attrs
+        info.value = f"{a['total']} point x seed runs: {a['computed']} computed, {a['cache_hits']} from the cache" + (
+            f", <b>{len(failed)} failed</b> (first: {failed.error.iloc[0]})" if len(failed) else ""
+        )
+        if df.empty:
+            return
+        summary = ex.summarize(df, list(values))
+        redraw(
+            figure,
+            errorbar_lines(
+                summary,
+                x,
+                series=lines,
+                facet_col=facet_col,
+                facet_row="quantity" if len(values) > 1 else None,
+                scale=scale,
+                log_y=log_y,
+                title=f"{exp.name}: mean over {n_seeds.value} seed(s), error bars 1 s.e.",
+                x_title=_label(exp.param(x)),
+                y_title=y_title,
+            ),
+            height=max(380, 300 * len(values)),
+        )
+
+    run.on_click(on_run)
+    out = panel([*controls.values(), n_seeds, run], [figure], info=W.VBox([info, bar]))
+    out.run, out.figure, out.controls, out.info = run, figure, controls, info
+    return out
