@@ -120,5 +120,5 @@ def test_pred_routing_comparison_quick():
     assert (table["pred_queue_pkts"] < table["static_queue_pkts"]).all()
     change = 100 * (table["pred_small_p99_ms"] / table["static_small_p99_ms"] - 1)
     assert change.to_numpy() == pytest.approx(table["pred_vs_static_pct"].to_numpy())
-    ecmp = pred.small_flow_fct(pred.fabric("quick").fct)
+    ecmp = pred.small_flow_fct(pred.ecmp("quick"))
     assert table.loc[0, "static_small_p99_ms"] == pytest.approx(ecmp.loc["static", "p99_s"] * 1e3)

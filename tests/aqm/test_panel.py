@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.testing import find_widget
+from workbench.widgets import FigurePane
 from workbench.widgets import aqm as A
 
 
 def _figures(widget):
-    return [c for c in widget.children[1].children]
+    """The panel's figure panes, in order (the shared layout puts them in its figures grid)."""
+    return [c for c in widget.children[-1].children if isinstance(c, FigurePane)]
 
 
 def test_pred_panel_redraws():

@@ -103,9 +103,7 @@ def _move_control(area) -> str:
 
 
 #: Notebooks whose panel is being finished by its owner; each entry names the pending change.
-PENDING = {"05_pred_aqm.ipynb": "PRED panel (widgets/aqm.py) runs past the output area until its owner's "
-                                "FigurePane/panel conversion lands",
-           "06_hotspots.ipynb": "open bug: the hotspot panel's ToR-utilization CDF figure is not drawn (also in its "
+PENDING = {"06_hotspots.ipynb": "open bug: the hotspot panel's ToR-utilization CDF figure is not drawn (also in its "
                                 "Voilà dashboard), so the panel's output area never becomes visible"}
 
 
@@ -152,8 +150,6 @@ def test_notebook_in_lab(browser, lab, screenshots_dir: Path, name: str):
         page.close()
 
 
-@pytest.mark.xfail(reason="saving from Lab rewrites the .py's jupytext header; pending the jupytext pairing config "
-                          "change of issue 10 item 4 (owned outside tests/browser)", strict=False)
 def test_saving_a_notebook_keeps_its_source(browser, lab, workdir: Path):
     """Open a notebook and save it (Ctrl+S) without changing anything: the reviewed .py stays byte-identical."""
     name = NOTEBOOKS[0]

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 from .. import aqm
 from .. import experiments as ex
 from ..viz import aqm as viz
-from . import redraw
+from . import FigurePane, panel, redraw
 
 __all__ = ["PanelResult", "pred_panel", "panel_model"]
 
@@ -92,8 +92,8 @@ def pred_panel() -> W.Widget:
     fcs = W.Checkbox(value=True, description="FCS (slope x flows)")
     qla = W.Checkbox(value=True, description="QLA (utility hill-climb)")
     info = W.HTML()
-    fig_fluid = go.FigureWidget()
-    fig_fct = go.FigureWidget()
+    fig_fluid = FigurePane()
+    fig_fct = FigurePane()
 
     def update(*_):
         out = panel_model(n_flows.value, load.value, rtt.value, min_k.value, max_k.value, max_p.value,
@@ -112,5 +112,4 @@ def pred_panel() -> W.Widget:
         w.continuous_update = False
         w.observe(update, "value")
     update()
-    controls = W.VBox([n_flows, load, rtt, W.HBox([min_k, max_k, max_p]), W.HBox([slope, fcs, qla]), info])
-    return W.VBox([controls, W.HBox([fig_fluid, fig_fct])])
+    return panel([n_flows, load, rtt, min_k, max_k, max_p, slope, fcs, qla], [fig_fluid, fig_fct], info=info)
