@@ -39,8 +39,14 @@ def main(argv: list[str]) -> int:
             print(f"running {label} ...", file=sys.stderr, flush=True)
             measured = bench.run()
             op = ">=" if bench.higher else "<="
-            rows.append((label, _fmt(measured, bench.unit), f"{op} {_fmt(bench.target, bench.unit)}",
-                         "met" if bench.met(measured) else "MISSED"))
+            rows.append(
+                (
+                    label,
+                    _fmt(measured, bench.unit),
+                    f"{op} {_fmt(bench.target, bench.unit)}",
+                    "met" if bench.met(measured) else "MISSED",
+                )
+            )
     width = max((len(r[0]) for r in rows), default=10)
     print(f"{'benchmark':<{width}}  {'measured':>14}  {'target':>16}  result")
     for label, measured, target, verdict in rows:

@@ -55,13 +55,28 @@ def _replay_50ms(chunk_pkts: int) -> float:
 BENCHMARKS = [
     Benchmark("aqm fluid delay ODE, 64 concurrency points (300 RTTs)", 1.0, "s", _fluid_ode),
     Benchmark("aqm fluid steady state, 64 concurrency points", 1.0, "s", _fluid_steady),
-    Benchmark("aqm packet sim, 16 long flows + 50% web search, static", 200_000, "packets/s",
-              lambda: _packets_per_s(aqm.STATIC_DEFAULT), higher=True),
-    Benchmark("aqm packet sim, 16 long flows + 50% web search, PRED", 200_000, "packets/s",
-              lambda: _packets_per_s(aqm.PRED_DEFAULT), higher=True),
+    Benchmark(
+        "aqm packet sim, 16 long flows + 50% web search, static",
+        200_000,
+        "packets/s",
+        lambda: _packets_per_s(aqm.STATIC_DEFAULT),
+        higher=True,
+    ),
+    Benchmark(
+        "aqm packet sim, 16 long flows + 50% web search, PRED",
+        200_000,
+        "packets/s",
+        lambda: _packets_per_s(aqm.PRED_DEFAULT),
+        higher=True,
+    ),
     Benchmark("aqm 128-host leaf-spine FCT, 90% load, 50 ms of arrivals, PRED", 60.0, "s", _fabric_one_load),
-    Benchmark("aqm replay fabric-websearch-128 50 ms, chunked (16 packets per event)", 15.0, "s",
-              lambda: _replay_50ms(16)),
-    Benchmark("aqm replay fabric-websearch-128 50 ms, per-packet (C++ per-packet reference: 17 s)", 17.0, "s",
-              lambda: _replay_50ms(1)),
+    Benchmark(
+        "aqm replay fabric-websearch-128 50 ms, chunked (16 packets per event)", 15.0, "s", lambda: _replay_50ms(16)
+    ),
+    Benchmark(
+        "aqm replay fabric-websearch-128 50 ms, per-packet (C++ per-packet reference: 17 s)",
+        17.0,
+        "s",
+        lambda: _replay_50ms(1),
+    ),
 ]

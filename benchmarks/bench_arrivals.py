@@ -25,8 +25,12 @@ def _gamma_10m() -> None:
 def _reproduce_end_to_end() -> float:
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "workbench.cli", "reproduce", "--out", out], check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "workbench.cli", "reproduce", "--out", out],
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         return time.perf_counter() - t0
 
 

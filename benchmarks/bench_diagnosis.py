@@ -23,22 +23,35 @@ def _signals():
 
 
 def _detector(name: str) -> Benchmark:
-    return Benchmark(f"{name} detector, 10,000 ranks x 1,000 iterations", 5.0, "s",
-                     lambda: best_time(lambda: dg.DETECTORS[name](_signals()), repeat=2))
+    return Benchmark(
+        f"{name} detector, 10,000 ranks x 1,000 iterations",
+        5.0,
+        "s",
+        lambda: best_time(lambda: dg.DETECTORS[name](_signals()), repeat=2),
+    )
 
 
 def _sweep():
-    grid = dg.scenario_grid(tuple(dg.FAULT_KINDS), ranks=(256, 1024), seeds=7, healthy=1, iterations=300,
-                            onset_iteration=100)
+    grid = dg.scenario_grid(
+        tuple(dg.FAULT_KINDS), ranks=(256, 1024), seeds=7, healthy=1, iterations=300, onset_iteration=100
+    )
     assert len(grid) == 100
     dg.evaluate(grid)
 
 
 BENCHMARKS = [
-    Benchmark("signals, 10,000 ranks x 1,000 iterations (+ 1,250 machines x 8 metrics at 1 s)", 5.0, "s",
-              lambda: best_time(_generate, repeat=2)),
-    Benchmark("signals peak memory, 10,000 ranks x 1,000 iterations", 1.5 * 1024**3, "bytes",
-              lambda: peak_memory_bytes(_generate)),
+    Benchmark(
+        "signals, 10,000 ranks x 1,000 iterations (+ 1,250 machines x 8 metrics at 1 s)",
+        5.0,
+        "s",
+        lambda: best_time(_generate, repeat=2),
+    ),
+    Benchmark(
+        "signals peak memory, 10,000 ranks x 1,000 iterations",
+        1.5 * 1024**3,
+        "bytes",
+        lambda: peak_memory_bytes(_generate),
+    ),
     *[_detector(name) for name in dg.DETECTORS],
     Benchmark("100-scenario evaluation, 4 detectors", 60.0, "s", lambda: best_time(_sweep, repeat=1)),
 ]

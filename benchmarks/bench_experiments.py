@@ -26,8 +26,15 @@ from workbench import experiments as ex
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import the benchmarks package
 
-CPU_GRID = {"load": [0.3, 0.5, 0.7, 0.9], "marking": ["static", "pred"], "routing": ["ecmp", "spray"],
-            "leaves": 4, "spines": 2, "hosts_per_leaf": 8, "duration_s": 0.045}
+CPU_GRID = {
+    "load": [0.3, 0.5, 0.7, 0.9],
+    "marking": ["static", "pred"],
+    "routing": ["ecmp", "spray"],
+    "leaves": 4,
+    "spines": 2,
+    "hosts_per_leaf": 8,
+    "duration_s": 0.045,
+}
 PRED_GRID = {"load": [0.3, 0.5, 0.7, 0.9], "marking": ["static", "pred"], "routing": ["ecmp", "spray"]}
 PRED_SEEDS = 3
 
@@ -97,8 +104,7 @@ def pred_sweep() -> tuple[float, list[float]]:
 
     client = _client()
     with _temp_cache(), get_task_stream(client=client) as stream:
-        wall = _wall(lambda: ex.sweep("pred-fct-vs-load", PRED_GRID, seeds=PRED_SEEDS, client=client,
-                                      progress=False))
+        wall = _wall(lambda: ex.sweep("pred-fct-vs-load", PRED_GRID, seeds=PRED_SEEDS, client=client, progress=False))
     times = [s["stop"] - s["start"] for task in stream.data for s in task["startstops"] if s["action"] == "compute"]
     return wall, times
 
@@ -113,9 +119,11 @@ def projected_s(times: list[float], workers: int) -> float:
 
 def _report_pred(figure: str) -> float:
     wall, times = pred_sweep()
-    print(f"  PRED sweep: {len(times)} points, compute {sum(times):.0f} s in all, {min(times):.1f}-{max(times):.1f} s "
-          f"per point; wall {wall:.0f} s on 2 workers; projected {projected_s(times, 64):.1f} s on 64 cores",
-          file=sys.stderr)
+    print(
+        f"  PRED sweep: {len(times)} points, compute {sum(times):.0f} s in all, {min(times):.1f}-{max(times):.1f} s "
+        f"per point; wall {wall:.0f} s on 2 workers; projected {projected_s(times, 64):.1f} s on 64 cores",
+        file=sys.stderr,
+    )
     return wall if figure == "wall" else projected_s(times, 64)
 
 
@@ -123,8 +131,16 @@ BENCHMARKS = [
     Benchmark("speed-up on 2 workers, 16 x ~1 s PRED points (32-host leaf-spine)", 1.8, "x", speedup, higher=True),
     Benchmark("overhead per point, 2,000 no-op points on 2 workers (cache on)", 10.0, "ms", overhead_ms),
     Benchmark("re-run of a 1,000-point cached sweep", 2.0, "s", cached_rerun_s),
-    Benchmark("PRED FCT-vs-load, 4 loads x 2 markings x 2 routings x 3 seeds, 128 hosts, 2 workers (report)",
-              float("inf"), "s", lambda: _report_pred("wall")),
-    Benchmark("the same sweep projected on 64 cores from its per-point times (report)", float("inf"), "s",
-              lambda: _report_pred("projected")),
+    Benchmark(
+        "PRED FCT-vs-load, 4 loads x 2 markings x 2 routings x 3 seeds, 128 hosts, 2 workers (report)",
+        float("inf"),
+        "s",
+        lambda: _report_pred("wall"),
+    ),
+    Benchmark(
+        "the same sweep projected on 64 cores from its per-point times (report)",
+        float("inf"),
+        "s",
+        lambda: _report_pred("projected"),
+    ),
 ]

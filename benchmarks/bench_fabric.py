@@ -48,15 +48,44 @@ def _emax_worst() -> float:
 
 
 BENCHMARKS = [
-    *[Benchmark(f"all-to-all link loads, 1,024 hosts (1.05M flows), {s}: time", 3.0, "s",
-                lambda s=s: best_time(_a2a_loads(s), repeat=2, warmup=1)) for s in ("ecmp", "mp-8", "minimal")],
-    *[Benchmark(f"all-to-all link loads, 1,024 hosts, {s}: peak memory", 2 * GiB, "bytes",
-                lambda s=s: peak_memory_bytes(_a2a_loads(s))) for s in ("ecmp", "mp-8", "minimal")],
-    *[Benchmark(f"all 30 halving-doubling steps on 32,768 GPUs, {s}: time", 3.0, "s",
-                lambda s=s: best_time(_hd_all_steps(s), repeat=2, warmup=1)) for s in ("ecmp", "minimal")],
+    *[
+        Benchmark(
+            f"all-to-all link loads, 1,024 hosts (1.05M flows), {s}: time",
+            3.0,
+            "s",
+            lambda s=s: best_time(_a2a_loads(s), repeat=2, warmup=1),
+        )
+        for s in ("ecmp", "mp-8", "minimal")
+    ],
+    *[
+        Benchmark(
+            f"all-to-all link loads, 1,024 hosts, {s}: peak memory",
+            2 * GiB,
+            "bytes",
+            lambda s=s: peak_memory_bytes(_a2a_loads(s)),
+        )
+        for s in ("ecmp", "mp-8", "minimal")
+    ],
+    *[
+        Benchmark(
+            f"all 30 halving-doubling steps on 32,768 GPUs, {s}: time",
+            3.0,
+            "s",
+            lambda s=s: best_time(_hd_all_steps(s), repeat=2, warmup=1),
+        )
+        for s in ("ecmp", "minimal")
+    ],
     Benchmark("exact E[max load], worst of m, n <= 1,024 grid: time", 1.0, "s", _emax_worst),
-    Benchmark("E[max load], m = n = 10**6 (normal form): time", 0.1, "s",
-              lambda: best_time(lambda: fb.expected_max_load(10**6, 10**6), repeat=3)),
-    Benchmark("E[max load], m = n = 10**4 (largest exact by default): time", 3.0, "s",
-              lambda: best_time(lambda: fb.expected_max_load(10**4, 10**4), repeat=1)),
+    Benchmark(
+        "E[max load], m = n = 10**6 (normal form): time",
+        0.1,
+        "s",
+        lambda: best_time(lambda: fb.expected_max_load(10**6, 10**6), repeat=3),
+    ),
+    Benchmark(
+        "E[max load], m = n = 10**4 (largest exact by default): time",
+        3.0,
+        "s",
+        lambda: best_time(lambda: fb.expected_max_load(10**4, 10**4), repeat=1),
+    ),
 ]

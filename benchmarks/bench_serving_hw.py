@@ -13,8 +13,13 @@ from . import Benchmark, best_time
 
 def _workload(rate_rps: float, duration_s: float, source: str = "m-small"):
     pool = sg.load_pool(source).select(14 * 3600, duration_s)
-    return sg.compose(pool, start_s=14 * 3600, duration_s=duration_s,
-                      rate_scale=rate_rps / float(pool.aggregate_rate().mean()), seed=0)
+    return sg.compose(
+        pool,
+        start_s=14 * 3600,
+        duration_s=duration_s,
+        rate_scale=rate_rps / float(pool.aggregate_rate().mean()),
+        seed=0,
+    )
 
 
 def _serve_hour() -> float:
@@ -35,8 +40,9 @@ def _capacity() -> float:
 
 
 BENCHMARKS = [
-    Benchmark("serve 1 h at 100 req/s on one replica (360k M-small requests, Llama-3.1-8B TP2 H100)", 3.0, "s",
-              _serve_hour),
+    Benchmark(
+        "serve 1 h at 100 req/s on one replica (360k M-small requests, Llama-3.1-8B TP2 H100)", 3.0, "s", _serve_hour
+    ),
     Benchmark("serve 19,000 requests (Vidur: ~18 s warm; 100x faster)", 0.18, "s", _vidur_point),
     Benchmark("capacity in GPUs over TP {1,2,4,8} x replicas (24k M-large requests)", 30.0, "s", _capacity),
 ]

@@ -77,8 +77,7 @@ print(hwm() - base, base, len(df))
 
 
 def _peak_rss_growth() -> float:
-    out = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, str(_csv())], check=True, capture_output=True,
-                         text=True)
+    out = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, str(_csv())], check=True, capture_output=True, text=True)
     return float(out.stdout.split()[0])
 
 

@@ -19,8 +19,9 @@ _SEEDS = itertools.count(1000)
 
 def _one_plan() -> float:
     plan = Plan(8, 16, 128, 2048, virtual_stages=4)
-    return best_time(lambda: iteration_table(MODELS["llama3-405b"], [plan], GPUS["H100"], _TOPO, "ecmp",
-                                             seed=next(_SEEDS)), repeat=5)
+    return best_time(
+        lambda: iteration_table(MODELS["llama3-405b"], [plan], GPUS["H100"], _TOPO, "ecmp", seed=next(_SEEDS)), repeat=5
+    )
 
 
 def _plans() -> list[Plan]:
@@ -48,8 +49,7 @@ def _month_mc() -> float:
 
 
 BENCHMARKS = [
-    Benchmark("16,384-GPU iteration breakdown on a 512x32x32 leaf-spine (ECMP, new hashing)", 0.05, "s",
-              _one_plan),
+    Benchmark("16,384-GPU iteration breakdown on a 512x32x32 leaf-spine (ECMP, new hashing)", 0.05, "s", _one_plan),
     Benchmark("1,000 plans of 16,384 GPUs on the fabric (cold cache)", 5.0, "s", _many_plans),
     Benchmark("month of failures, 100k GPUs x 1,000 replicas", 2.0, "s", _month_mc),
 ]

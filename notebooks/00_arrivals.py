@@ -24,12 +24,10 @@
 # heavy traffic*, 1961.
 
 # %%
-import numpy as np
 import pandas as pd
-from IPython.display import display
 
 from workbench import arrivals, viz
-from workbench.reproductions import REGISTRY, build_figures, load_all, show_claims
+from workbench.reproductions import build_figures, show_claims
 
 viz.setup_notebook()
 pd.set_option("display.width", 200)

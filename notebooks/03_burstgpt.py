@@ -33,7 +33,6 @@
 # %%
 import numpy as np
 import pandas as pd
-from IPython.display import display
 
 from workbench import data, viz
 from workbench.reproductions import build_figures, show_claims

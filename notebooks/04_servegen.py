@@ -34,7 +34,6 @@
 # %%
 import numpy as np
 import pandas as pd
-from IPython.display import display
 
 from workbench import viz
 from workbench.reproductions import build_figures, claims_table

@@ -33,8 +33,8 @@
 import pandas as pd
 
 from workbench import viz
-from workbench.reproductions import _diagnosis as quality_sweep
 from workbench.reproductions import ClaimsTable, build_figures, run_claims
+from workbench.reproductions import _diagnosis as quality_sweep
 from workbench.training import diagnosis as dg
 from workbench.viz import diagnosis as vd
 from workbench.widgets.diagnosis import fault_panel

@@ -36,7 +36,6 @@
 #   SLOs, and NanoFlow's optimal-throughput bound with the resource that binds.
 
 # %%
-import numpy as np
 import pandas as pd
 from IPython.display import display
 

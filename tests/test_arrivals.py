@@ -34,8 +34,9 @@ def test_vidur_cv_convention():
     assert math.isinf(arr.Gamma.from_cv(2.0, 0.0).shape)
 
 
-@pytest.mark.parametrize("process", [arr.Poisson(3.0), arr.Gamma.from_cv(3.0, 2.5), arr.Weibull(3.0, 0.6),
-                                     arr.Weibull(3.0, 2.5)])
+@pytest.mark.parametrize(
+    "process", [arr.Poisson(3.0), arr.Gamma.from_cv(3.0, 2.5), arr.Weibull(3.0, 0.6), arr.Weibull(3.0, 2.5)]
+)
 def test_sampled_mean_and_cv_match_parameters(process):
     gaps = process.interarrivals(400_000, seed=11)
     assert gaps.mean() == pytest.approx(1 / 3.0, rel=0.02)
@@ -84,8 +85,9 @@ def test_same_seed_same_bytes(process):
 
 
 def test_piecewise_same_seed_same_bytes():
-    kw = dict(start_s=[0, 10, 20], duration_s=10, rate_rps=[1, 0, 5], cv=[2, 1, 0.5], family=["gamma", "gamma",
-                                                                                               "weibull"])
+    kw = dict(
+        start_s=[0, 10, 20], duration_s=10, rate_rps=[1, 0, 5], cv=[2, 1, 0.5], family=["gamma", "gamma", "weibull"]
+    )
     a = arr.piecewise_arrivals(**kw, seed=9)
     b = arr.piecewise_arrivals(**kw, seed=9)
     assert a[0].tobytes() == b[0].tobytes() and a[1].tobytes() == b[1].tobytes()
@@ -227,8 +229,7 @@ def test_mm1_against_closed_form():
     assert np.mean(w > 0) == pytest.approx(0.8, abs=0.01)
 
 
-@pytest.mark.parametrize("process", [arr.Gamma.from_cv(1.0, 3.0), arr.Gamma.from_cv(1.0, 0.5),
-                                     arr.Deterministic(1.0)])
+@pytest.mark.parametrize("process", [arr.Gamma.from_cv(1.0, 3.0), arr.Gamma.from_cv(1.0, 0.5), arr.Deterministic(1.0)])
 def test_simulated_tail_matches_exact_gim1(process):
     w = arr.queue_waits(process, 0.7, 1_000_000, seed=6)
     exact = arr.gim1_wait(process, 0.7)

@@ -85,7 +85,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     print("verdicts: " + ", ".join(f"{k}: {v}" for k, v in counts.items()) + f"  ({time.perf_counter() - t0:.1f} s)")
     bad = [r for r in results if not r.as_expected]
     for r in bad:
-        what = f"error: {r.error}" if r.error else f"verdict {r.verdict.value!r}, registry expects {r.claim.expected.value!r}"
+        what = (
+            f"error: {r.error}"
+            if r.error
+            else f"verdict {r.verdict.value!r}, registry expects {r.claim.expected.value!r}"
+        )
         print(f"UNEXPECTED {r.claim.key}: {what}", file=sys.stderr)
     return 1 if bad else 0
 
@@ -164,8 +168,7 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
     print(f"dashboards: {len(paths)} notebooks in {out}")
     if args.build_only:
         return 0
-    cmd = [sys.executable, "-m", "voila", "--no-browser", f"--port={args.port}", "--Voila.ip=127.0.0.1",
-           str(out)]
+    cmd = [sys.executable, "-m", "voila", "--no-browser", f"--port={args.port}", "--Voila.ip=127.0.0.1", str(out)]
     print(f"serving on http://127.0.0.1:{args.port}/voila/render/index.ipynb (Ctrl+C stops)")
     try:
         return subprocess.call(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -224,12 +227,15 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
     client = False if args.serial else args.scheduler
     cache = "refresh" if args.refresh else not args.no_cache
     t0 = time.perf_counter()
-    df = experiments.sweep(exp, grid, args.seeds, base_seed=args.base_seed, client=client, cache=cache,
-                           progress=not args.no_progress)
+    df = experiments.sweep(
+        exp, grid, args.seeds, base_seed=args.base_seed, client=client, cache=cache, progress=not args.no_progress
+    )
     with_pd_options(lambda: print(df.to_string(index=False, max_rows=60)))
     a = df.attrs
-    print(f"{a['total']} point x seed runs: {a['computed']} computed, {a['cache_hits']} from the cache, "
-          f"{len(a['failures'])} failed ({time.perf_counter() - t0:.1f} s)")
+    print(
+        f"{a['total']} point x seed runs: {a['computed']} computed, {a['cache_hits']} from the cache, "
+        f"{len(a['failures'])} failed ({time.perf_counter() - t0:.1f} s)"
+    )
     if out is not None:
         from .cache import atomic_path
 
@@ -293,13 +299,21 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=_cmd_sweep_show)
     sp = ssub.add_parser("run", help="run an experiment over a grid x seeds")
     sp.add_argument("name", help="experiment name (see `workbench sweep list`)")
-    sp.add_argument("--grid", action="append", metavar="PARAM=V1,V2", help="values of one parameter (repeatable; "
-                    "the sweep is their Cartesian product, other parameters at their defaults)")
+    sp.add_argument(
+        "--grid",
+        action="append",
+        metavar="PARAM=V1,V2",
+        help="values of one parameter (repeatable; "
+        "the sweep is their Cartesian product, other parameters at their defaults)",
+    )
     sp.add_argument("--seeds", type=int, default=1, help="seeds per point (default 1)")
     sp.add_argument("--base-seed", type=int, default=0, help="root seed of every point's stream (default 0)")
-    sp.add_argument("--scheduler", default=None, metavar="ADDR",
-                    help="Dask scheduler address, e.g. tcp://host:8786 (default: $WORKBENCH_SCHEDULER, else a "
-                    "local cluster)")
+    sp.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDR",
+        help="Dask scheduler address, e.g. tcp://host:8786 (default: $WORKBENCH_SCHEDULER, else a local cluster)",
+    )
     sp.add_argument("--serial", action="store_true", help="run in this process, no cluster")
     sp.add_argument("--out", default=None, metavar="FILE", help="write the table to FILE (.parquet or .csv)")
     sp.add_argument("--force", action="store_true", help="replace FILE if it exists")
@@ -312,7 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("aqm", help="AQM packet-level tools")
     ap = p.add_subparsers(dest="aqm_command", required=True).add_parser(
-        "replay", help="replay a flow file (.cm) on a leaf-spine: per-flow FCTs to CSV")
+        "replay", help="replay a flow file (.cm) on a leaf-spine: per-flow FCTs to CSV"
+    )
     aqm_replay.add_arguments(ap)
     ap.set_defaults(func=aqm_replay.run)
     return parser

@@ -51,8 +51,13 @@ DASHBOARDS: tuple[Dashboard, ...] = (
 def _notebook(cells: list[tuple[str, str]]) -> dict:
     return {
         "cells": [
-            {"id": f"cell-{i}", "cell_type": kind, "metadata": {}, "source": source,
-             **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+            {
+                "id": f"cell-{i}",
+                "cell_type": kind,
+                "metadata": {},
+                "source": source,
+                **({"outputs": [], "execution_count": None} if kind == "code" else {}),
+            }
             for i, (kind, source) in enumerate(cells)
         ],
         "metadata": {
@@ -130,20 +135,29 @@ def build(out_dir: str | os.PathLike, *, scoreboard: str | os.PathLike | None = 
             raise ValueError(f"dashboard {d.paper!r}: no such paper in the registry ({sorted(registry.papers)})")
         module, function = d.panel.split(":")
         paper = registry.papers[d.paper]
-        nb = _notebook([
-            ("markdown", f"# {d.title}\n\n{paper.citation}. [Back to all dashboards](./index.ipynb)"),
-            ("code", f"from workbench import viz\nfrom {module} import {function}\n\nviz.setup_notebook()\n"
-                     f"{function}()"),
-        ])
+        nb = _notebook(
+            [
+                ("markdown", f"# {d.title}\n\n{paper.citation}. [Back to all dashboards](./index.ipynb)"),
+                (
+                    "code",
+                    f"from workbench import viz\nfrom {module} import {function}\n\nviz.setup_notebook()\n{function}()",
+                ),
+            ]
+        )
         path = out / d.filename
         path.write_text(json.dumps(nb, indent=1) + "\n", encoding="utf-8")
         written.append(path)
     board = None if scoreboard is None else Path(scoreboard)
-    index = _notebook([
-        ("markdown", "# workbench dashboards\n\nOne app per paper: its interactive panel, no code."),
-        ("code", "from pathlib import Path\nfrom IPython.display import HTML\nfrom workbench.dashboards import "
-                 f"landing_html\n\nHTML(landing_html({None if board is None else repr(str(board.resolve()))}))"),
-    ])
+    index = _notebook(
+        [
+            ("markdown", "# workbench dashboards\n\nOne app per paper: its interactive panel, no code."),
+            (
+                "code",
+                "from pathlib import Path\nfrom IPython.display import HTML\nfrom workbench.dashboards import "
+                f"landing_html\n\nHTML(landing_html({None if board is None else repr(str(board.resolve()))}))",
+            ),
+        ]
+    )
     path = out / "index.ipynb"
     path.write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
     written.append(path)

@@ -107,6 +107,7 @@ def cache_dir() -> Path:
 # recorded from the copy in ../shared/data, see its PROVENANCE files), the license and the citation. ``fetch`` downloads
 # them; loaders in ``workbench.workloads.traces`` read them from the search path under ``<directory>/<file>``.
 
+
 @dataclass(frozen=True)
 class DatasetFile:
     """One file of a dataset: its name, upstream URL and, where known, sha256, size and row count."""
@@ -212,7 +213,9 @@ REGISTRY: dict[str, Dataset] = {
             files=(
                 DatasetFile("BurstGPT_3.csv", _BGPT_V12 + "BurstGPT_3.csv", note="no published checksum"),
                 DatasetFile(
-                    "BurstGPT_without_fails_3.csv", _BGPT_V12 + "BurstGPT_without_fails_3.csv", note="no published checksum"
+                    "BurstGPT_without_fails_3.csv",
+                    _BGPT_V12 + "BurstGPT_without_fails_3.csv",
+                    note="no published checksum",
                 ),
             ),
             notes="Header Timestamp,Session ID,Elapsed time,Model,Request tokens,Response tokens,Total tokens,Log Type. "
@@ -340,9 +343,19 @@ REGISTRY: dict[str, Dataset] = {
             notes="htsim connection-matrix text: 'Nodes N', 'Connections C', then 'SRC->DST id ID start PS size BYTES' "
             "(start in picoseconds). Read with workbench.aqm.replay.read_connection_matrix; the network below is what "
             "`workbench aqm replay` runs them on by default. Card: datasets/cards/fabric-websearch-128.md.",
-            extra={"network": {"leaves": 16, "spines": 8, "hosts_per_leaf": 8, "link_gbps": 10.0,
-                               "link_delay_s": 1e-6, "buffer_pkts": 100, "packet_bytes": 1500, "ecn_step_pkts": 15,
-                               "routing": "ecmp"}},
+            extra={
+                "network": {
+                    "leaves": 16,
+                    "spines": 8,
+                    "hosts_per_leaf": 8,
+                    "link_gbps": 10.0,
+                    "link_delay_s": 1e-6,
+                    "buffer_pkts": 100,
+                    "packet_bytes": 1500,
+                    "ecn_step_pkts": 15,
+                    "routing": "ecmp",
+                }
+            },
         ),
     ]
 }
@@ -554,8 +567,17 @@ def fetch(
         if target.exists() and not force:
             out.append(_already_present(target, f, quiet))
             continue
-        total, log = download(url, part, label=f.name, expected_size=f.size_bytes, timeout_s=timeout_s,
-                              retries=retries, backoff_s=backoff_s, progress=progress, quiet=quiet)
+        total, log = download(
+            url,
+            part,
+            label=f.name,
+            expected_size=f.size_bytes,
+            timeout_s=timeout_s,
+            retries=retries,
+            backoff_s=backoff_s,
+            progress=progress,
+            quiet=quiet,
+        )
         for how in ("resumed", "restarted"):
             if how in log:
                 say(f"{f.name}: {how} the partial download {part}", quiet)
@@ -573,8 +595,11 @@ def fetch(
         os.replace(part, target)
         if f.sha256 is None:
             _record_sha256(target, got)
-            say(f"{target}: downloaded ({target.stat().st_size} bytes), sha256 {got} recorded in "
-                 f"{sidecar_path(target).name} (no published checksum: trust on first use)", quiet)
+            say(
+                f"{target}: downloaded ({target.stat().st_size} bytes), sha256 {got} recorded in "
+                f"{sidecar_path(target).name} (no published checksum: trust on first use)",
+                quiet,
+            )
         else:
             say(f"{target}: downloaded and verified (sha256 {got[:12]}...)", quiet)
         out.append(target)

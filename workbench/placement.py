@@ -209,16 +209,18 @@ def make_cluster(
     racks = integer("racks", racks, minimum=2)
     slots_per_rack = integer("slots_per_rack", slots_per_rack, minimum=1)
     fill = in_range("fill", fill, 0.0, 1.0, low_inclusive=False)
-    mean_utilization = in_range("mean_utilization", mean_utilization, 0.0, 1.0, low_inclusive=False,
-                                high_inclusive=False)
+    mean_utilization = in_range(
+        "mean_utilization", mean_utilization, 0.0, 1.0, low_inclusive=False, high_inclusive=False
+    )
     caps = array_1d("uplink_choices_gbps", uplink_choices_gbps, min_size=1, low=0.0, low_inclusive=False)
     weights = array_1d("uplink_weights", uplink_weights, min_size=1, low=0.0)
     if weights.size != caps.size or weights.sum() <= 0:
         raise ValueError("uplink_weights must have one non-negative weight per uplink choice, not all zero")
     demand_sigma = positive("demand_sigma", demand_sigma)
     noise_sigma = nonnegative("noise_sigma", noise_sigma)
-    intensive_quantile = in_range("intensive_quantile", intensive_quantile, 0.0, 1.0, low_inclusive=False,
-                                  high_inclusive=False)
+    intensive_quantile = in_range(
+        "intensive_quantile", intensive_quantile, 0.0, 1.0, low_inclusive=False, high_inclusive=False
+    )
     rng = generator(seed)
     uplink = rng.choice(caps, size=racks, p=weights / weights.sum())
     tasks = max(1, int(round(fill * racks * slots_per_rack)))
@@ -417,9 +419,15 @@ def latency_by_policy(cluster: Cluster, placements: dict, curve: pd.DataFrame) -
     rows = []
     for policy, p in placements.items():
         lat = tor_latency(p.utilization, curve)[p.rack]
-        rows.append({"policy": policy, "hot_tors": p.hot_tors, "mean_latency_s": float(lat.mean()),
-                     "p99_latency_s": float(np.quantile(lat, 0.99)),
-                     "intensive_mean_latency_s": float(lat[cluster.intensive].mean())})
+        rows.append(
+            {
+                "policy": policy,
+                "hot_tors": p.hot_tors,
+                "mean_latency_s": float(lat.mean()),
+                "p99_latency_s": float(np.quantile(lat, 0.99)),
+                "intensive_mean_latency_s": float(lat[cluster.intensive].mean()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -442,10 +450,29 @@ def placement_summary(cluster: Cluster, placements: dict[str, Placement]) -> pd.
     rows = []
     for policy, p in placements.items():
         on_hot = p.hot[p.rack]
-        rows.append((policy, p.hot_tors, p.hot_tors / cluster.racks, float(on_hot[cluster.intensive].mean()),
-                     float(on_hot[~cluster.intensive].mean()), float(p.utilization.max()), p.migrated))
-    return pd.DataFrame(rows, columns=["policy", "hot_tors", "hot_fraction", "intensive_on_hot", "other_on_hot",
-                                       "max_utilization", "migrated"])
+        rows.append(
+            (
+                policy,
+                p.hot_tors,
+                p.hot_tors / cluster.racks,
+                float(on_hot[cluster.intensive].mean()),
+                float(on_hot[~cluster.intensive].mean()),
+                float(p.utilization.max()),
+                p.migrated,
+            )
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "policy",
+            "hot_tors",
+            "hot_fraction",
+            "intensive_on_hot",
+            "other_on_hot",
+            "max_utilization",
+            "migrated",
+        ],
+    )
 
 
 def placement_study(
@@ -475,8 +502,10 @@ def placement_study(
     frames = []
     for i, rng in enumerate(spawn(seed, seeds)):
         cluster = make_cluster(racks, seed=rng, **(cluster_kwargs or {}))
-        placed = {policy: place(cluster, policy, hot_threshold=hot_threshold, seed=rng, **(place_kwargs or {}))
-                  for policy in ("random", "aware")}
+        placed = {
+            policy: place(cluster, policy, hot_threshold=hot_threshold, seed=rng, **(place_kwargs or {}))
+            for policy in ("random", "aware")
+        }
         frames.append(placement_summary(cluster, placed).assign(replica=i))
     table = pd.concat(frames, ignore_index=True)
     return table[["replica", *table.columns[:-1]]]

@@ -55,8 +55,10 @@ def test_packet_static_queue_agrees_with_fluid(n):
 
 
 def test_pred_holds_a_lower_queue_than_static():
-    q = {name: dumbbell(16, s, duration_s=0.03, seed=1).links.mean_queue_pkts.iloc[0]
-         for name, s in (("static", STATIC_DEFAULT), ("pred", PRED_DEFAULT))}
+    q = {
+        name: dumbbell(16, s, duration_s=0.03, seed=1).links.mean_queue_pkts.iloc[0]
+        for name, s in (("static", STATIC_DEFAULT), ("pred", PRED_DEFAULT))
+    }
     assert q["pred"] < 0.25 * q["static"]
 
 
@@ -110,8 +112,10 @@ def test_leaf_spine_ecmp_and_spray():
 
 def test_spraying_spreads_a_flow_over_all_spines():
     topo = leaf_spine(2, 4, 1, host_gbps=10.0, uplink_gbps=10.0)
-    paths = tuple(tuple(int(x) for x in row) for row in
-                  np.asarray([[0, topo.leaf_up(0, p), topo.spine_down(p, 1), topo.n_hosts + 1] for p in range(4)]))
+    paths = tuple(
+        tuple(int(x) for x in row)
+        for row in np.asarray([[0, topo.leaf_up(0, p), topo.spine_down(p, 1), topo.n_hosts + 1] for p in range(4)])
+    )
     net = Network(topo.capacity_gbps, np.asarray(topo.link_kind) != 0, STATIC_DEFAULT, monitor_links=(), seed=0)
     net.run(duration_s=0.01, short_starts_s=[0.0], short_sizes_bytes=[3_000_000], short_paths=[paths])
     used = [net.links[int(topo.leaf_up(0, p))].pkts for p in range(4)]

@@ -31,8 +31,14 @@ def test_pred_form_round_trip():
 
 @pytest.mark.parametrize(
     "args, match",
-    [((50, 50, 0.1), "min_k_pkts must be < max_k_pkts"), ((60, 50, 0.1), "min_k_pkts must be < max_k_pkts"),
-     ((10, 50, 1.5), "max_p"), ((10, 50, 0.0), "max_p"), ((-1, 50, 0.1), "min_k_pkts"), ((10, 0, 0.1), "max_k")],
+    [
+        ((50, 50, 0.1), "min_k_pkts must be < max_k_pkts"),
+        ((60, 50, 0.1), "min_k_pkts must be < max_k_pkts"),
+        ((10, 50, 1.5), "max_p"),
+        ((10, 50, 0.0), "max_p"),
+        ((-1, 50, 0.1), "min_k_pkts"),
+        ((10, 0, 0.1), "max_k"),
+    ],
 )
 def test_invalid_thresholds(args, match):
     with pytest.raises(ValueError, match=match):
@@ -62,7 +68,10 @@ def test_web_search_distribution():
         assert (x <= size).mean() == pytest.approx(cdf, abs=0.005)
     assert x.mean() == pytest.approx(d.mean_bytes, rel=0.03)
     assert size_class([5_000, 500_000, 20_000_000]).tolist() == [
-        "small (<100KB)", "medium (100KB-10MB)", "large (>=10MB)"]
+        "small (<100KB)",
+        "medium (100KB-10MB)",
+        "large (>=10MB)",
+    ]
 
 
 def test_poisson_flows_offer_the_load():

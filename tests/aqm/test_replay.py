@@ -11,15 +11,23 @@ from workbench import data
 from workbench.aqm import RedMarking
 from workbench.aqm.replay import LeafSpineNetwork, fct_statistics, main, read_connection_matrix, replay
 
-T_US = 1.2          # 1500 B at 10 Gbit/s
-ACK_US = 0.032      # 40 B at 10 Gbit/s
-D_US = 1.0          # per-link propagation
+T_US = 1.2  # 1500 B at 10 Gbit/s
+ACK_US = 0.032  # 40 B at 10 Gbit/s
+D_US = 1.0  # per-link propagation
 RTT4_US = 4 * T_US + 4 * ACK_US + 8 * D_US  # one full packet's round trip over four links: 12.928 us
 
 
 def _net(**kw) -> LeafSpineNetwork:
-    base = dict(leaves=2, spines=2, hosts_per_leaf=2, link_gbps=10.0, link_delay_s=1e-6, buffer_pkts=100,
-                packet_bytes=1500, marking=RedMarking.step(15))
+    base = dict(
+        leaves=2,
+        spines=2,
+        hosts_per_leaf=2,
+        link_gbps=10.0,
+        link_delay_s=1e-6,
+        buffer_pkts=100,
+        packet_bytes=1500,
+        marking=RedMarking.step(15),
+    )
     return LeafSpineNetwork(**(base | kw))
 
 
@@ -61,9 +69,9 @@ def test_loader_reads_the_dataset_files_and_their_registry_entry():
 @pytest.mark.parametrize(
     "n_pkts, expected_us",
     [
-        (1, RTT4_US),                                   # one packet: 4 serializations + 8 propagations + 4 ACKs
-        (10, RTT4_US + 9 * T_US),                       # the initial window, back to back
-        (100, 2 * RTT4_US + (100 - 11) * T_US),         # one slow-start pause (IW 10 < BDP 10.8), then line rate
+        (1, RTT4_US),  # one packet: 4 serializations + 8 propagations + 4 ACKs
+        (10, RTT4_US + 9 * T_US),  # the initial window, back to back
+        (100, 2 * RTT4_US + (100 - 11) * T_US),  # one slow-start pause (IW 10 < BDP 10.8), then line rate
     ],
 )
 def test_single_flow_matches_hand_computation(chunk, n_pkts, expected_us):
@@ -74,8 +82,9 @@ def test_single_flow_matches_hand_computation(chunk, n_pkts, expected_us):
 def test_rack_local_flow_and_short_last_packet():
     # two links: 2 x 1.2 + 4 x 1 + 2 x 0.032 us for a full packet; a 100 B packet serializes in 0.08 us
     out = replay(_flows([0, 0], [1, 1], [0.0, 1e-3], [1500, 100]), _net(), chunk_pkts=1)
-    assert out.fct_s.tolist() == pytest.approx([(2 * T_US + 4 * D_US + 2 * ACK_US) * 1e-6,
-                                                (2 * 0.08 + 4 * D_US + 2 * ACK_US) * 1e-6])
+    assert out.fct_s.tolist() == pytest.approx(
+        [(2 * T_US + 4 * D_US + 2 * ACK_US) * 1e-6, (2 * 0.08 + 4 * D_US + 2 * ACK_US) * 1e-6]
+    )
 
 
 def test_modes_agree_on_a_lightly_loaded_fabric():
@@ -112,8 +121,13 @@ def test_replay_is_deterministic_and_rejects_bad_flows():
 
 
 def test_fct_statistics_nine_numbers():
-    df = pd.DataFrame({"size_bytes": [1_000, 50_000, 500_000, 5_000_000], "fct_s": [1.0, 3.0, 10.0, 100.0],
-                       "finished": [True, True, True, True]})
+    df = pd.DataFrame(
+        {
+            "size_bytes": [1_000, 50_000, 500_000, 5_000_000],
+            "fct_s": [1.0, 3.0, 10.0, 100.0],
+            "finished": [True, True, True, True],
+        }
+    )
     s = fct_statistics(df).set_index("size_class")
     assert s["mean_s"].tolist() == [2.0, 10.0, 100.0] and s["flows"].tolist() == [2, 1, 1]
 

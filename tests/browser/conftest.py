@@ -112,10 +112,19 @@ def lab(workdir, tmp_path_factory):
     port = _free_port()
     log = workdir / "lab.log"
     cmd = [
-        sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-        f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={workdir}", "--LabApp.expose_app_in_browser=True",
-        f"--LabApp.user_settings_dir={settings}", "--LabApp.news_url=None", "--LabApp.check_for_updates_class="
-        "jupyterlab.NeverCheckForUpdate",
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        f"--ServerApp.token={TOKEN}",
+        f"--ServerApp.root_dir={workdir}",
+        "--LabApp.expose_app_in_browser=True",
+        f"--LabApp.user_settings_dir={settings}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     if hasattr(os, "getuid") and os.getuid() == 0:
         cmd.append("--allow-root")

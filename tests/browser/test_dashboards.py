@@ -41,8 +41,14 @@ def _failed(page, screenshots_dir: Path, name: str) -> None:
 PENDING: dict[str, str] = {}  # paper id -> reason, for a dashboard with a known open bug
 
 
-@pytest.mark.parametrize("dash", [pytest.param(d, marks=pytest.mark.xfail(reason=PENDING[d.paper], strict=False))
-                                  if d.paper in PENDING else d for d in DASHBOARDS], ids=[d.paper for d in DASHBOARDS])
+@pytest.mark.parametrize(
+    "dash",
+    [
+        pytest.param(d, marks=pytest.mark.xfail(reason=PENDING[d.paper], strict=False)) if d.paper in PENDING else d
+        for d in DASHBOARDS
+    ],
+    ids=[d.paper for d in DASHBOARDS],
+)
 def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash):
     page = browser.new_page(viewport=VIEWPORT)
     try:

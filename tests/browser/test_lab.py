@@ -103,19 +103,28 @@ def _move_control(area) -> str:
 
 
 #: Notebooks whose panel is being finished by its owner; each entry names the pending change.
-PENDING = {"06_hotspots.ipynb": "open bug: the hotspot panel's ToR-utilization CDF figure is not drawn (also in its "
-                                "Voilà dashboard), so the panel's output area never becomes visible"}
+PENDING = {
+    "06_hotspots.ipynb": "open bug: the hotspot panel's ToR-utilization CDF figure is not drawn (also in its "
+    "Voilà dashboard), so the panel's output area never becomes visible"
+}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=PENDING[n], strict=False))
-                                  if n in PENDING else n for n in NOTEBOOKS])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(reason=PENDING[n], strict=False)) if n in PENDING else n
+        for n in NOTEBOOKS
+    ],
+)
 def test_notebook_in_lab(browser, lab, screenshots_dir: Path, name: str):
     page = browser.new_page(viewport=VIEWPORT)
     console_errors: list[str] = []
     page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
     requests_out: list[str] = []
-    page.on("request", lambda r: requests_out.append(r.url) if not r.url.startswith(("http://127.0.0.1", "data:",
-                                                                                     "blob:")) else None)
+    page.on(
+        "request",
+        lambda r: requests_out.append(r.url) if not r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else None,
+    )
     try:
         _open(page, lab, name)
         t0 = time.monotonic()

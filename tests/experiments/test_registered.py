@@ -9,10 +9,14 @@ from workbench import experiments as ex
 from workbench.cli import main
 
 SMALL = {
-    "fabric-congestion": {"leaves": 4, "spines": 4, "hosts_per_leaf": 4, "samples": 20,
-                          "routing": ["ecmp", "minimal"]},
-    "pred-fct-vs-load": {"leaves": 2, "spines": 2, "hosts_per_leaf": 4, "duration_s": 0.005,
-                         "marking": ["static", "pred"]},
+    "fabric-congestion": {"leaves": 4, "spines": 4, "hosts_per_leaf": 4, "samples": 20, "routing": ["ecmp", "minimal"]},
+    "pred-fct-vs-load": {
+        "leaves": 2,
+        "spines": 2,
+        "hosts_per_leaf": 4,
+        "duration_s": 0.005,
+        "marking": ["static", "pred"],
+    },
     "pred-queue-vs-concurrency": {"n_flows": 4, "model": ["fluid", "packet"], "duration_s": 0.005},
     "pred-dumbbell-fct": {"n_long_flows": 2, "load": 0.3, "duration_s": 0.01, "marking": ["static", "pred"]},
     "serving-capacity": {"model": "m-small", "span_s": 300.0, "workload": ["composed", "naive"]},
@@ -41,22 +45,29 @@ def test_builtin_experiment_runs_serially(name, tmp_path, monkeypatch):
 def test_pred_treatments_share_flows():
     """Static and PRED at one load and seed carry the same flows (same count of short flows per size class)."""
     df = ex.sweep("pred-fct-vs-load", SMALL["pred-fct-vs-load"], client=False, cache=False, progress=False)
-    counts = df.assign(total=df["count"] + df["unfinished"]).pivot(index="size_class", columns="marking",
-                                                                    values="total")
+    counts = df.assign(total=df["count"] + df["unfinished"]).pivot(
+        index="size_class", columns="marking", values="total"
+    )
     assert (counts["static"] == counts["pred"]).all()
 
 
 def test_pred_queue_fluid_and_packet_agree_and_marking_settings_apply():
     """At 8 long flows the packet dumbbell's standing queue is near the fluid steady state; a lower static ramp
     lowers it; the fluid PRED queue stays flat from 2 to 32 flows."""
-    grid = {"n_flows": [8], "model": ["fluid", "packet"], "marking": "static", "max_k_pkts": [200.0, 100.0],
-            "duration_s": 0.03}
+    grid = {
+        "n_flows": [8],
+        "model": ["fluid", "packet"],
+        "marking": "static",
+        "max_k_pkts": [200.0, 100.0],
+        "duration_s": 0.03,
+    }
     df = ex.sweep("pred-queue-vs-concurrency", grid, client=False, cache=False, progress=False)
     q = df.set_index(["max_k_pkts", "model"]).queue_pkts
     assert q[200.0, "packet"] == pytest.approx(q[200.0, "fluid"], rel=0.15)
     assert q[100.0, "packet"] < 0.8 * q[200.0, "packet"]
-    fluid = ex.sweep("pred-queue-vs-concurrency", {"n_flows": [2, 32], "model": "fluid"}, client=False, cache=False,
-                     progress=False).queue_pkts
+    fluid = ex.sweep(
+        "pred-queue-vs-concurrency", {"n_flows": [2, 32], "model": "fluid"}, client=False, cache=False, progress=False
+    ).queue_pkts
     assert abs(fluid.iloc[1] - fluid.iloc[0]) < 2.0
 
 
@@ -75,8 +86,14 @@ def test_cli_lists_and_shows(capsys):
 
 
 def test_summarize_gives_spread_over_seeds():
-    df = ex.sweep("placement-hot-tors", {"mean_utilization": [0.3, 0.6], "racks": 100}, seeds=4, client=False,
-                  cache=False, progress=False)
+    df = ex.sweep(
+        "placement-hot-tors",
+        {"mean_utilization": [0.3, 0.6], "racks": 100},
+        seeds=4,
+        client=False,
+        cache=False,
+        progress=False,
+    )
     s = ex.summarize(df, ["hot_fraction"])
     assert len(s) == 4 and (s.n == 4).all()
     one = df[(df.mean_utilization == 0.6) & (df.policy == "random")].hot_fraction
@@ -89,8 +106,26 @@ def test_summarize_gives_spread_over_seeds():
 def test_cli_run_writes_the_table(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "hot.csv"
-    assert main(["sweep", "run", "placement-hot-tors", "--grid", "mean_utilization=0.3,0.6", "--grid", "racks=100",
-                 "--seeds", "2", "--serial", "--no-progress", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                "run",
+                "placement-hot-tors",
+                "--grid",
+                "mean_utilization=0.3,0.6",
+                "--grid",
+                "racks=100",
+                "--seeds",
+                "2",
+                "--serial",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     import pandas as pd
 
     table = pd.read_csv(out)

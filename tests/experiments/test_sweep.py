@@ -78,13 +78,36 @@ def scheduler():
 
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
-    procs = [subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                               "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    ]
     try:
-        procs.append(subprocess.Popen([sys.executable, "-m", "dask", "worker", address, "--nthreads", "1",
-                                       "--nworkers", "1", "--host", "127.0.0.1", "--no-dashboard"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "dask",
+                    "worker",
+                    address,
+                    "--nthreads",
+                    "1",
+                    "--nworkers",
+                    "1",
+                    "--host",
+                    "127.0.0.1",
+                    "--no-dashboard",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
         with Client(address, timeout=60, set_as_default=False) as probe:
             probe.wait_for_workers(1, timeout=60)
         yield address
@@ -96,8 +119,14 @@ def scheduler():
 
 def test_bad_grids_fail_before_anything_is_scheduled(cache):
     unreachable = "tcp://127.0.0.1:9"  # a sweep that got as far as scheduling would fail to connect instead
-    cases = [({"y": [1.0]}, "'y'"), ({"x": []}, "'x'"), ({"x": [0.5, 11.0]}, "'x'"), ({"arm": ["c"]}, "'arm'"),
-             ([{"x": 1.0}, {"x": 1.0}], "repeats"), ([], "empty")]
+    cases = [
+        ({"y": [1.0]}, "'y'"),
+        ({"x": []}, "'x'"),
+        ({"x": [0.5, 11.0]}, "'x'"),
+        ({"arm": ["c"]}, "'arm'"),
+        ([{"x": 1.0}, {"x": 1.0}], "repeats"),
+        ([], "empty"),
+    ]
     for grid, named in cases:
         with pytest.raises(ValueError, match=named):
             ex.sweep("test-draws", grid, client=unreachable, progress=False)
@@ -156,8 +185,10 @@ def test_failures_are_collected_and_the_rest_completes(local):
     assert sorted(set(result.x)) == [0.5, 1.0, 1.5, 2.0] and len(result) == 4 * 2 * 3
     again = ex.sweep("test-draws", grid, seeds=2, client=False, progress=False)  # failures are not cached
     assert again.attrs["cache_hits"] == 8 and len(again.attrs["failures"]) == 4
-    assert main(["sweep", "run", "test-draws", "--grid", "x=1,3", "--grid", "fail_above=2", "--serial",
-                 "--no-progress"]) == 1
+    assert (
+        main(["sweep", "run", "test-draws", "--grid", "x=1,3", "--grid", "fail_above=2", "--serial", "--no-progress"])
+        == 1
+    )
 
 
 def test_sweep_by_address_and_killed_client_resumes_with_only_the_missing_points(scheduler, cache, tmp_path):
@@ -167,8 +198,13 @@ def test_sweep_by_address_and_killed_client_resumes_with_only_the_missing_points
         "from workbench.experiments import sweep\n"
         f"sweep('test-draws', {{'x': {xs!r}, 'busy_s': 0.3}}, client={scheduler!r}, progress=False)\n"
     )
-    client_proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ}, start_new_session=True,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    client_proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env={**os.environ},
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 90
         while len(list(cache.glob("*.parquet"))) < 4:

@@ -143,8 +143,9 @@ def test_exact_congestion_ratio_matches_monte_carlo_and_rejects_other_steps():
         exact = t.set_index("routing").ratio_exact
         assert abs(exact["ecmp"] - (mc / ideal).mean()) < 4 * se + 1e-12
         assert exact["minimal"] == 1.0 and 1.0 <= exact["mp-2"] <= exact["ecmp"]
-    assert exact_congestion_ratio(leaf_spine(16, 16, 16), collective_steps("halving_doubling", 256, 2**30)[0],
-                                  "ecmp") == pytest.approx(expected_max_load(16, 16, groups=16), rel=1e-12)
+    assert exact_congestion_ratio(
+        leaf_spine(16, 16, 16), collective_steps("halving_doubling", 256, 2**30)[0], "ecmp"
+    ) == pytest.approx(expected_max_load(16, 16, groups=16), rel=1e-12)
     a2a = collective_steps("all_to_all", 16, 2**20)[0]
     with pytest.raises(ValueError, match="pair the leaves"):
         exact_congestion_ratio(leaf_spine(4, 4, 4), a2a, "ecmp")
@@ -165,8 +166,9 @@ def test_notebook_sweeps_are_tidy_and_consistent():
     assert abs(loads.expected_max_monte_carlo.iloc[0] - 3.078) < 0.05
     times = time_vs_size_table(topo, "ring", 16, [2**20, 2**30], ("ecmp", "spray"), seed=0)
     assert list(times.columns) == ["routing", "size_bytes", "time_s"] and (times.time_s > 0).all()
-    vs = worst_step_vs_gpus([16, 32], [("ring", "strided")], ("ecmp", "planned"), hosts_per_leaf=8, spines=8,
-                            samples=20, seed=0)
+    vs = worst_step_vs_gpus(
+        [16, 32], [("ring", "strided")], ("ecmp", "planned"), hosts_per_leaf=8, spines=8, samples=20, seed=0
+    )
     assert list(vs.columns) == ["gpus", "collective", "placement", "routing", "worst_step_ratio"] and len(vs) == 4
     with pytest.raises(ValueError, match="multiples"):
         worst_step_vs_gpus([20], [("ring", "linear")], hosts_per_leaf=8)

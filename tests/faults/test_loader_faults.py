@@ -44,15 +44,21 @@ def test_truncated_gzip(tmp_path):
 
 def test_json_nan_timestamp(tmp_path):
     p = tmp_path / "trace.jsonl"
-    p.write_text(_mooncake('{"timestamp": 1, "input_length": 5, "output_length": 3}',
-                           '{"timestamp": NaN, "input_length": 5, "output_length": 3}'))
+    p.write_text(
+        _mooncake(
+            '{"timestamp": 1, "input_length": 5, "output_length": 3}',
+            '{"timestamp": NaN, "input_length": 5, "output_length": 3}',
+        )
+    )
     _raises(p, 2, "timestamp must be finite, got nan")
 
 
 def test_non_utf8_byte_is_reported_on_its_own_line(tmp_path):
     p = tmp_path / "BurstGPT_1.csv"
-    p.write_bytes((BURSTGPT + _rows(5000)).encode() + b"5000,Chat\xffGPT,1,1,2,Conversation log\n5001,ChatGPT,1,1,2,"
-                  b"Conversation log\n")
+    p.write_bytes(
+        (BURSTGPT + _rows(5000)).encode() + b"5000,Chat\xffGPT,1,1,2,Conversation log\n5001,ChatGPT,1,1,2,"
+        b"Conversation log\n"
+    )
     _raises(p, 5002, r"not UTF-8: byte 0xff at column 10")
 
 
@@ -67,14 +73,28 @@ def test_azure_dates_outside_nanosecond_range(tmp_path, year):
     ("name", "text", "line", "match"),
     [
         ("BurstGPT_1.csv", BURSTGPT + "-5,ChatGPT,1,1,2,API log\n", 2, "Timestamp is negative"),
-        ("BurstGPT_1.csv", BURSTGPT + "5,ChatGPT,20000000,1,20000001,API log\n", 2,
-         "Request tokens is 20000000, above the plausible maximum of 10,000,000"),
+        (
+            "BurstGPT_1.csv",
+            BURSTGPT + "5,ChatGPT,20000000,1,20000001,API log\n",
+            2,
+            "Request tokens is 20000000, above the plausible maximum of 10,000,000",
+        ),
         ("azure_code.csv", AZURE + "2023-11-16 18:15:50.9951690,3,10000001\n", 3, "GeneratedTokens is 10000001"),
-        ("trace.jsonl", _mooncake('{"timestamp": -1, "input_length": 5, "output_length": 3}'), 1,
-         "timestamp is negative"),
-        ("trace.jsonl", _mooncake('{"timestamp": 0, "input_length": 5, "output_length": 3}',
-                                  '{"timestamp": 1, "input_length": 12345678901, "output_length": 3}'), 2,
-         "input_length is 12345678901"),
+        (
+            "trace.jsonl",
+            _mooncake('{"timestamp": -1, "input_length": 5, "output_length": 3}'),
+            1,
+            "timestamp is negative",
+        ),
+        (
+            "trace.jsonl",
+            _mooncake(
+                '{"timestamp": 0, "input_length": 5, "output_length": 3}',
+                '{"timestamp": 1, "input_length": 12345678901, "output_length": 3}',
+            ),
+            2,
+            "input_length is 12345678901",
+        ),
     ],
 )
 def test_extreme_values_need_allow_extreme(tmp_path, name, text, line, match):

@@ -24,7 +24,6 @@ def test_hotspot_panel_redraws():
     assert "hot ToRs" in find_widget(panel, kind="HTML").value
 
 
-
 def test_panel_model_is_a_frozen_view_of_tidy_tables():
     v = B.panel_model(2.0, 0.4, 1.5, 0.5, 4, 0.75, True, racks=100)
     assert v.policies.policy.tolist() == ["random", "aware"] and set(v.utilization) == {"random", "aware"}

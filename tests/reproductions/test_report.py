@@ -38,7 +38,7 @@ def test_report_is_self_contained(tmp_path):
     fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
     path = write_report(results, {"arrivals/demo": fig}, tmp_path / "scoreboard.html")
     page = path.read_text(encoding="utf-8")
-    assert "<script src=" not in page and "<script type=\"text/javascript\" src=" not in page  # plotly.js inline
+    assert "<script src=" not in page and '<script type="text/javascript" src=' not in page  # plotly.js inline
     assert page.count("Plotly.newPlot") == 1
     assert all(v.value in page for v in Verdict)
     assert not list(tmp_path.glob(".*.tmp"))

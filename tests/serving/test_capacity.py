@@ -13,15 +13,21 @@ from workbench.workloads import servegen as sg
 
 def _poisson(n=3000, rate=1.0, seed=0):
     rng = np.random.default_rng(seed)
-    df = pd.DataFrame({"arrival_s": np.cumsum(rng.exponential(1 / rate, n)), "input_tokens": rng.integers(100, 2000, n),
-                       "output_tokens": rng.integers(20, 400, n)})
+    df = pd.DataFrame(
+        {
+            "arrival_s": np.cumsum(rng.exponential(1 / rate, n)),
+            "input_tokens": rng.integers(100, 2000, n),
+            "output_tokens": rng.integers(20, 400, n),
+        }
+    )
     df.attrs["duration_s"] = float(df["arrival_s"].iloc[-1])
     return df
 
 
 def test_meets_slo_quantile_semantics():
-    m = pd.DataFrame({"ttft_s": np.r_[np.full(99, 0.1), 5.0], "tbt_s": np.full(100, 0.02),
-                      "rejected": np.zeros(100, dtype=bool)})
+    m = pd.DataFrame(
+        {"ttft_s": np.r_[np.full(99, 0.1), 5.0], "tbt_s": np.full(100, 0.02), "rejected": np.zeros(100, dtype=bool)}
+    )
     assert meets_slo(m, SLO(ttft_s=1.0, quantile=0.99))
     assert not meets_slo(m, SLO(ttft_s=1.0, quantile=0.995))
     assert not meets_slo(m, SLO(ttft_s=1.0, tbt_s=0.01))

@@ -104,8 +104,13 @@ def test_vllm_prefill_stalls_decodes_and_sarathi_does_not():
 def test_schedulers_conserve_requests_and_order_times():
     rng = np.random.default_rng(2)
     n = 3000
-    reqs = pd.DataFrame({"arrival_s": np.cumsum(rng.exponential(0.05, n)), "input_tokens": rng.integers(10, 3000, n),
-                         "output_tokens": rng.integers(1, 500, n)})
+    reqs = pd.DataFrame(
+        {
+            "arrival_s": np.cumsum(rng.exponential(0.05, n)),
+            "input_tokens": rng.integers(10, 3000, n),
+            "output_tokens": rng.integers(1, 500, n),
+        }
+    )
     dep = Deployment("Llama-3.1-8B", "H100-SXM", max_kv_tokens=60_000)
     for kind, budget in (("vllm", 8192), ("sarathi", 1024), ("orca", 8192)):
         m = serve(reqs, dep, Scheduler(kind, max_num_batched_tokens=budget), n_replicas=2, balancer="random", seed=0)
@@ -117,11 +122,19 @@ def test_schedulers_conserve_requests_and_order_times():
 def test_overlap_is_faster_and_early_stop_marks_the_table():
     rng = np.random.default_rng(3)
     n = 2000
-    reqs = pd.DataFrame({"arrival_s": np.cumsum(rng.exponential(0.02, n)), "input_tokens": rng.integers(100, 1000, n),
-                         "output_tokens": rng.integers(50, 300, n)})
+    reqs = pd.DataFrame(
+        {
+            "arrival_s": np.cumsum(rng.exponential(0.02, n)),
+            "input_tokens": rng.integers(100, 1000, n),
+            "output_tokens": rng.integers(50, 300, n),
+        }
+    )
     seq = serve(reqs, Deployment("Llama-2-70B", "A100-80GB", tp=4), Scheduler("sarathi", max_num_batched_tokens=1024))
-    ovl = serve(reqs, Deployment("Llama-2-70B", "A100-80GB", tp=4, overlap=True),
-                Scheduler("sarathi", max_num_batched_tokens=1024))
+    ovl = serve(
+        reqs,
+        Deployment("Llama-2-70B", "A100-80GB", tp=4, overlap=True),
+        Scheduler("sarathi", max_num_batched_tokens=1024),
+    )
     assert ovl["e2e_s"].mean() < seq["e2e_s"].mean()
     stopped = serve(reqs, D7, time_scale=50.0, ttft_limit_s=0.1, max_violations=10)
     assert stopped.attrs["stopped"] and not seq.attrs["stopped"]
@@ -134,8 +147,7 @@ def test_bad_input_is_named():
         Scheduler("sarathi", max_num_seqs=256, max_num_batched_tokens=256)
     with pytest.raises(TypeError, match="deployment"):
         simulate_replica([0.0], [1], [1], "Llama-2-7B")
-    r = simulate_replica([0.0, 0.0], [100, 100], [10_000, 5], Deployment("Llama-2-7B", "A100-80GB",
-                                                                           max_kv_tokens=1024))
+    r = simulate_replica([0.0, 0.0], [100, 100], [10_000, 5], Deployment("Llama-2-7B", "A100-80GB", max_kv_tokens=1024))
     assert r.rejected.tolist() == [True, False] and np.isfinite(r.finish_s[1])
 
 
@@ -144,8 +156,13 @@ def test_disaggregated_pools_remove_the_prefill_stall():
 
     rng = np.random.default_rng(4)
     n = 1500
-    reqs = pd.DataFrame({"arrival_s": np.sort(rng.uniform(0, 100, n)), "input_tokens": rng.integers(500, 4000, n),
-                         "output_tokens": rng.integers(20, 300, n)})
+    reqs = pd.DataFrame(
+        {
+            "arrival_s": np.sort(rng.uniform(0, 100, n)),
+            "input_tokens": rng.integers(500, 4000, n),
+            "output_tokens": rng.integers(20, 300, n),
+        }
+    )
     dep = Deployment("Llama-3.1-8B", "H100-SXM")
     colo = serve(reqs, dep, Scheduler("vllm"), n_replicas=2)
     dis = serve_disaggregated(reqs, dep, dep, n_prefill=1, n_decode=1, transfer_gbps=100.0)
@@ -154,7 +171,8 @@ def test_disaggregated_pools_remove_the_prefill_stall():
     assert dis["tbt_s"].quantile(0.99) < 0.75 * colo["tbt_s"].quantile(0.99)  # decodes never wait for a prefill
     # a prefilled request joins the decode batch at once: one decode replica, one request, no prefill iteration
     r = simulate_replica([1.0], [1000], [3], dep, prefilled=np.array([True]))
-    assert np.isnan(r.first_token_s[0]) and r.finish_s[0] == pytest.approx(1.0 + 2 * dep.iteration_s(0, 0, 1, 1001.5, 1),
-                                                                           rel=0.01)
+    assert np.isnan(r.first_token_s[0]) and r.finish_s[0] == pytest.approx(
+        1.0 + 2 * dep.iteration_s(0, 0, 1, 1001.5, 1), rel=0.01
+    )
     plan = disaggregation_plan(reqs, "Llama-3.1-8B", "H100-SXM", max_replicas=8)
     assert plan["gpus"] == plan["prefill_replicas"] + plan["decode_replicas"] >= 2

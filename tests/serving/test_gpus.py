@@ -25,8 +25,13 @@ def test_headline_bound_and_classification():
 def test_capacity_in_gpus_grows_with_load_and_tighter_slo():
     rng = np.random.default_rng(0)
     n = 1500
-    req = pd.DataFrame({"arrival_s": np.sort(rng.uniform(0, 60, n)), "input_tokens": rng.integers(100, 2000, n),
-                        "output_tokens": rng.integers(20, 300, n)})
+    req = pd.DataFrame(
+        {
+            "arrival_s": np.sort(rng.uniform(0, 60, n)),
+            "input_tokens": rng.integers(100, 2000, n),
+            "output_tokens": rng.integers(20, 300, n),
+        }
+    )
     base = capacity_gpus(req, "Llama-3.1-8B", "H100-SXM", tps=(1, 2))
     assert list(base["tp"]) == [1, 2] and base["fits"].all()
     heavy = req.assign(arrival_s=req["arrival_s"] / 4)

@@ -22,8 +22,9 @@ def test_tables_have_a_source_per_row_and_user_rows_register(tmp_path):
     assert mix.shared_params + 2 * mix.expert_params == pytest.approx(mix.active_params)
     assert specs.model("DeepSeek-V3").kv_bytes_per_token == 61 * 576 * 2
     path = tmp_path / "mine.csv"
-    path.write_text("gpu,generation,bf16_tflops,fp8_tflops,hbm_gb,hbm_tbps,scaleup_gbps,source\n"
-                    "X1,hopper,100,,24,1.0,64,my bench\n")
+    path.write_text(
+        "gpu,generation,bf16_tflops,fp8_tflops,hbm_gb,hbm_tbps,scaleup_gbps,source\nX1,hopper,100,,24,1.0,64,my bench\n"
+    )
     assert specs.load_specs(path) == 1 and np.isnan(specs.gpu("X1").fp8_tflops)
     assert specs.gpu("X1").peak_flops("fp8") == 100e12  # no FP8: falls back to BF16
     with pytest.raises(ValueError, match=r"unknown GPU 'V100'.*H100-SXM"):
@@ -45,8 +46,9 @@ def test_decode_of_one_request_reads_the_weights_and_prefill_is_compute_bound():
     assert b.set_index("operator").loc["linear", "bound"] == "memory"
     p = d.breakdown(prefill_tokens=4096, prefill_pairs=4096 * 4097 / 2).set_index("operator")
     assert p.loc["linear", "bound"] == "compute"
-    assert p.loc["linear", "compute_s"] == pytest.approx(2 * (m.params - 2 * m.vocab * m.hidden) * 4096 / 312e12
-                                                         / eff.compute)
+    assert p.loc["linear", "compute_s"] == pytest.approx(
+        2 * (m.params - 2 * m.vocab * m.hidden) * 4096 / 312e12 / eff.compute
+    )
     args = (512, 512 * 300.0, 64, 64 * 900, 65)
     assert d.sequential_cost()(*args) == pytest.approx(d.iteration_s(*args))
     ovl = Deployment("Llama-2-7B", "A100-80GB", overlap=True)

@@ -35,8 +35,10 @@ def reference(arr, inp, out, cfg: ServerConfig):
             if need > cfg.kv_budget_tokens:
                 q += 1
                 continue
-            if len(running) + len(new) >= cfg.max_batch or kv + need > cfg.kv_budget_tokens or (
-                new and prefill + inp[q] > cfg.max_prefill_tokens
+            if (
+                len(running) + len(new) >= cfg.max_batch
+                or kv + need > cfg.kv_budget_tokens
+                or (new and prefill + inp[q] > cfg.max_prefill_tokens)
             ):
                 break
             new.append(q)
@@ -97,8 +99,15 @@ def test_event_jumps_match_iteration_by_iteration_reference(n, seed, max_batch, 
     arr = np.sort(rng.exponential(0.05, n).cumsum())
     inp = rng.integers(0, 400, n)
     out = rng.integers(1, 30, n)
-    cfg = ServerConfig(base_s=0.01, prefill_token_s=1e-4, decode_seq_s=1e-3, kv_token_s=kv_token_s,
-                       kv_budget_tokens=budget, max_batch=max_batch, max_prefill_tokens=500)
+    cfg = ServerConfig(
+        base_s=0.01,
+        prefill_token_s=1e-4,
+        decode_seq_s=1e-3,
+        kv_token_s=kv_token_s,
+        kv_budget_tokens=budget,
+        max_batch=max_batch,
+        max_prefill_tokens=500,
+    )
     got = simulate_instance(arr, inp, out, cfg)
     admit, first, finish = reference(arr.tolist(), inp.tolist(), out.tolist(), cfg)
     np.testing.assert_allclose(got.admit_s, admit, rtol=1e-9, atol=1e-9)
@@ -133,8 +142,13 @@ def test_kv_budget_limits_concurrency_and_rejects_oversized():
 def test_more_load_more_latency_and_instances_help():
     rng = np.random.default_rng(0)
     n = 4000
-    reqs = pd.DataFrame({"arrival_s": np.cumsum(rng.exponential(0.2, n)), "input_tokens": rng.integers(50, 1500, n),
-                         "output_tokens": rng.integers(10, 400, n)})
+    reqs = pd.DataFrame(
+        {
+            "arrival_s": np.cumsum(rng.exponential(0.2, n)),
+            "input_tokens": rng.integers(50, 1500, n),
+            "output_tokens": rng.integers(10, 400, n),
+        }
+    )
     light = latency_summary(simulate(reqs, time_scale=1.0))
     heavy = latency_summary(simulate(reqs, time_scale=2.0))
     assert heavy["ttft_p99_s"] > light["ttft_p99_s"] and heavy["tbt_p50_s"] > light["tbt_p50_s"]
@@ -147,8 +161,9 @@ def test_more_load_more_latency_and_instances_help():
 
 
 def test_early_stop_marks_the_table_only_when_the_slo_is_lost():
-    reqs = pd.DataFrame({"arrival_s": np.zeros(100), "input_tokens": np.full(100, 1000),
-                         "output_tokens": np.full(100, 100)})
+    reqs = pd.DataFrame(
+        {"arrival_s": np.zeros(100), "input_tokens": np.full(100, 1000), "output_tokens": np.full(100, 100)}
+    )
     cfg = ServerConfig(max_batch=4)
     assert simulate(reqs, cfg, ttft_limit_s=0.5, max_violations=5).attrs["stopped"]
     full = simulate(reqs, cfg)

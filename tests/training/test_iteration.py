@@ -35,8 +35,10 @@ def test_dp_on_fabric_matches_nic_bound_when_ideal_and_ecmp_is_slower():
     ideal = iteration_table(GPT, [plan], GPUS["A100"], latency_s=0.0).iloc[0]
     spray = iteration_table(GPT, [plan], GPUS["A100"], topo, "spray", latency_s=0.0).iloc[0]
     assert spray.dp_comm_s == pytest.approx(ideal.dp_comm_s, rel=1e-9)
-    ecmp = [iteration_table(GPT, [plan], GPUS["A100"], topo, "ecmp", seed=s, placement="linear").iloc[0].dp_comm_s
-            for s in range(5)]
+    ecmp = [
+        iteration_table(GPT, [plan], GPUS["A100"], topo, "ecmp", seed=s, placement="linear").iloc[0].dp_comm_s
+        for s in range(5)
+    ]
     planned = iteration_table(GPT, [plan], GPUS["A100"], topo, "planned", placement="linear").iloc[0].dp_comm_s
     assert min(ecmp) >= planned - 1e-12 and max(ecmp) > 1.2 * planned
 
@@ -54,12 +56,15 @@ def test_validation_errors_are_reported_not_fitted():
     assert t.error.abs().max() < 0.35
 
 
-@pytest.mark.parametrize("plan, match", [
-    (Plan(8, 8, 8, 512), "tp\\*pp\\*dp = 8\\*8\\*8 = 512 GPUs but the job has 1024 \\(off by -512\\)"),
-    (Plan(8, 128, 1, 512), "pp=128 exceeds the model's 96 layers \\(by 32\\)"),
-    (Plan(16, 1, 64, 512), "tp=16 exceeds the NVLink domain of 8 GPUs"),
-    (Plan(8, 1, 128, 512), "does not fit in A100 memory: .* GiB per GPU needed, 74.5 GiB available \\(over by"),
-])
+@pytest.mark.parametrize(
+    "plan, match",
+    [
+        (Plan(8, 8, 8, 512), "tp\\*pp\\*dp = 8\\*8\\*8 = 512 GPUs but the job has 1024 \\(off by -512\\)"),
+        (Plan(8, 128, 1, 512), "pp=128 exceeds the model's 96 layers \\(by 32\\)"),
+        (Plan(16, 1, 64, 512), "tp=16 exceeds the NVLink domain of 8 GPUs"),
+        (Plan(8, 1, 128, 512), "does not fit in A100 memory: .* GiB per GPU needed, 74.5 GiB available \\(over by"),
+    ],
+)
 def test_impossible_plans_say_what_and_by_how_much(plan, match):
     with pytest.raises(PlanError, match=match):
         check_plan(GPT, plan, GPUS["A100"], n_gpus=1024 if plan.gpus == 512 else None)
@@ -75,11 +80,15 @@ def test_bad_batch_and_fabric_too_small():
 def test_fat_tree_and_failed_links_are_fabrics_too():
     plan = Plan(8, 1, 16, 128)
     ft = fb.fat_tree(8, host_gbps=400)
-    t = {r: iteration_table(MODELS["gpt-18b"], [plan], GPUS["H100"], ft, r, seed=0).dp_comm_s.iloc[0]
-         for r in ("ecmp", "spray")}
+    t = {
+        r: iteration_table(MODELS["gpt-18b"], [plan], GPUS["H100"], ft, r, seed=0).dp_comm_s.iloc[0]
+        for r in ("ecmp", "spray")
+    }
     assert t["ecmp"] > t["spray"] > 0
     dead = [(leaf, spine) for leaf in range(8) for spine in range(12)]  # 4 live uplinks for 8 crossing flows
     ok, cut = fb.leaf_spine(8, 16, 16, host_gbps=400), fb.leaf_spine(8, 16, 16, host_gbps=400, failed_links=dead)
-    spray = [iteration_table(MODELS["gpt-18b"], [plan], GPUS["H100"], topo, "spray", latency_s=0.0).dp_comm_s.iloc[0]
-             for topo in (ok, cut)]
+    spray = [
+        iteration_table(MODELS["gpt-18b"], [plan], GPUS["H100"], topo, "spray", latency_s=0.0).dp_comm_s.iloc[0]
+        for topo in (ok, cut)
+    ]
     assert spray[1] == pytest.approx(2 * spray[0], rel=1e-9)

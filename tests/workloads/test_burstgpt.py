@@ -55,8 +55,9 @@ def test_response_grows_with_request_when_slope_positive():
 
 
 def test_fit_model_recovers_generator_parameters():
-    truth = B.from_params(8 * 1200.0, np.linspace(0.5, 3.0, 8), shape=np.linspace(0.4, 2.0, 8),
-                          response_slope=0.25, failure_prob=0.02)
+    truth = B.from_params(
+        8 * 1200.0, np.linspace(0.5, 3.0, 8), shape=np.linspace(0.4, 2.0, 8), response_slope=0.25, failure_prob=0.02
+    )
     fit = B.fit_model(B.generate(truth, seed=9))
     np.testing.assert_allclose(fit.shape, truth.shape, rtol=0.2)
     np.testing.assert_allclose(fit.rate_rps, truth.rate_rps, rtol=0.25)

@@ -43,8 +43,7 @@ def test_claims_keep_their_expected_verdicts_without_any_data(monkeypatch, tmp_p
     from workbench.reproductions import run_claims
 
     monkeypatch.setattr(data, "search_path", lambda: [tmp_path])
-    caches = [ta.burstgpt_trace, ta.real_trace, rep.services_table, rep.window_fits, rep.round_trips,
-              rep.length_curves]
+    caches = [ta.burstgpt_trace, ta.real_trace, rep.services_table, rep.window_fits, rep.round_trips, rep.length_curves]
     for c in caches:
         c.cache_clear()
     try:

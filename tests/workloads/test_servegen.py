@@ -152,8 +152,13 @@ def test_tiny_pool_without_length_file_uses_pooled_fallback(tmp_path):
     d2 = d / "chunk-1-trace.csv"
     d2.write_text("0,1.0,2.0,Weibull,0.5,1.0\n")
     (d / "chunk-1-dataset.json").write_text(
-        json.dumps({"0": {"input_tokens": "{10: 1.0}", "output_tokens": "{20: 1.0}", "reason_ratio": "{0.5: 1.0}"},
-                    "21600": "{}"}))
+        json.dumps(
+            {
+                "0": {"input_tokens": "{10: 1.0}", "output_tokens": "{20: 1.0}", "reason_ratio": "{0.5: 1.0}"},
+                "21600": "{}",
+            }
+        )
+    )
     arrays = sg_load._build_from_raw("deepseek-r1", sg_load._client_files(d))
     pool = sg_load._pool_from_arrays(arrays, "raw")
     assert pool.has_lengths.tolist() == [False, True]

@@ -86,8 +86,14 @@ def test_burstgpt_large_generated_file_and_cache(tmp_path, monkeypatch):
     model = np.where(rng.random(n) < 0.3, "GPT-4", "ChatGPT")
     log = np.where(rng.random(n) < 0.5, "API log", "Conversation log")
     frame = pd.DataFrame(
-        {"Timestamp": t, "Model": model, "Request tokens": req, "Response tokens": resp, "Total tokens": req + resp,
-         "Log Type": log}
+        {
+            "Timestamp": t,
+            "Model": model,
+            "Request tokens": req,
+            "Response tokens": resp,
+            "Total tokens": req + resp,
+            "Log Type": log,
+        }
     )
     p = tmp_path / "big.csv"
     frame.to_csv(p, index=False, lineterminator="\r\n")
@@ -123,8 +129,12 @@ def test_gzip_source(tmp_path):
         ("short_row.csv", V1_HEADER + "\n1,GPT-4,2,3,5,API log\n2,GPT-4,2\n", 3, "expected 6 fields"),
         ("text_tokens.csv", V1_HEADER + "\n1,GPT-4,2,3,5,API log\n2,GPT-4,abc,3,5,API log\n", 3, "Request tokens"),
         ("negative.csv", V1_HEADER + "\n1,GPT-4,2,3,5,API log\n2,GPT-4,2,-3,5,API log\n", 3, "must be >= 0"),
-        ("backwards.csv", V1_HEADER + "\n5,GPT-4,2,3,5,API log\n7,GPT-4,2,3,5,API log\n6,GPT-4,1,1,2,API log\n", 4,
-         "goes backwards"),
+        (
+            "backwards.csv",
+            V1_HEADER + "\n5,GPT-4,2,3,5,API log\n7,GPT-4,2,3,5,API log\n6,GPT-4,1,1,2,API log\n",
+            4,
+            "goes backwards",
+        ),
         ("blank.csv", V1_HEADER + "\n5,GPT-4,2,3,5,API log\n\n7,GPT-4,2,3,5,API log\n", 3, "empty"),
     ],
 )
@@ -181,8 +191,10 @@ def test_azure_bad_timestamp_names_line(tmp_path):
 
 
 def test_mooncake_synthetic_file_and_errors(tmp_path):
-    good = '{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}\n' \
-           '{"timestamp": 250, "input_length": 100, "output_length": 7, "hash_ids": [0]}\n'
+    good = (
+        '{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}\n'
+        '{"timestamp": 250, "input_length": 100, "output_length": 7, "hash_ids": [0]}\n'
+    )
     df = traces.load_trace(_write(tmp_path, "t.jsonl", good), cache=False)
     assert df["arrival_s"].tolist() == [0.0, 0.25]
     assert [list(h) for h in df["hash_ids"]] == [[0, 1], [0]]

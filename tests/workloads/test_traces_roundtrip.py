@@ -24,8 +24,7 @@ def tables(draw):
     resp = np.array(draw(st.lists(st.integers(0, 9000), min_size=n, max_size=n)))
     model = draw(st.lists(st.sampled_from(["ChatGPT", "GPT-4"]), min_size=n, max_size=n))
     log = draw(st.lists(st.sampled_from(["conversation", "api"]), min_size=n, max_size=n))
-    return pd.DataFrame({"arrival_s": t, "input_tokens": req, "output_tokens": resp, "model": model,
-                         "log_type": log})
+    return pd.DataFrame({"arrival_s": t, "input_tokens": req, "output_tokens": resp, "model": model, "log_type": log})
 
 
 @settings(max_examples=40, deadline=None)

@@ -395,9 +395,7 @@ class Network:
             end += self._ack_delay(acks[0], d_last)
         if done and end > env.now:
             yield env.timeout(end - env.now)
-        self.records.append(
-            (fid, start, (end - start) if done else math.nan, done, is_long, delivered_total)
-        )
+        self.records.append((fid, start, (end - start) if done else math.nan, done, is_long, delivered_total))
 
     def _sampler(self):
         env = self.env
@@ -452,8 +450,9 @@ class Network:
         sizes_pkts = np.maximum(1, -(-sizes_bytes // self.packet_bytes))
         starts = np.asarray(short_starts_s, dtype=float)
         if starts.size:
-            env.process(self._arrivals(starts.tolist(), sizes_pkts.tolist(), list(short_paths),
-                                       list(short_ack_paths), n_long))
+            env.process(
+                self._arrivals(starts.tolist(), sizes_pkts.tolist(), list(short_paths), list(short_ack_paths), n_long)
+            )
         self.stop_s = duration_s
         if warmup_s > 0:
             env.run(until=warmup_s)
@@ -486,9 +485,7 @@ class Network:
         return SimResult(
             flows=flows,
             queue=pd.DataFrame(self.queue_samples, columns=["time_s", "link", "queue_pkts"]),
-            links=pd.DataFrame(
-                link_rows, columns=["link", "utilization", "mean_queue_pkts", "pkts", "marks", "drops"]
-            ),
+            links=pd.DataFrame(link_rows, columns=["link", "utilization", "mean_queue_pkts", "pkts", "marks", "drops"]),
             control=pd.DataFrame(self.control, columns=["time_s", "link", "n_flows", "slope_per_pkt", "min_k_pkts"]),
             packets=self.packets,
             duration_s=float(env.now),

@@ -106,8 +106,9 @@ def simulate_packets(
     14.032
     """
     if not isinstance(marking, RedMarking):
-        raise TypeError(f"marking must be a RedMarking (the per-packet engine runs static marking), got "
-                        f"{type(marking).__name__}")
+        raise TypeError(
+            f"marking must be a RedMarking (the per-packet engine runs static marking), got {type(marking).__name__}"
+        )
     cap = np.asarray(capacity_gbps, dtype=float)
     if cap.ndim != 1 or cap.size == 0 or not (cap > 0).all() or not np.isfinite(cap).all():
         raise ValueError("capacity_gbps must be a non-empty 1-D array of positive, finite capacities")
@@ -140,16 +141,16 @@ def simulate_packets(
     npk = (-(-sizes // mtu)).tolist()
     last_bytes = (sizes - (sizes - 1) // mtu * mtu).tolist()
     # sender state
-    nxt = [0] * n          # next new packet to send
-    acked = [0] * n        # packets acknowledged
-    inflight = [0] * n     # sent, neither acknowledged nor known lost
+    nxt = [0] * n  # next new packet to send
+    acked = [0] * n  # packets acknowledged
+    inflight = [0] * n  # sent, neither acknowledged nor known lost
     cwnd = [float(iw)] * n
     ssth = [math.inf] * n
     alpha = [1.0] * n
-    win_end = [0] * n      # alpha is updated when the ACK of this packet (or a later one) arrives
+    win_end = [0] * n  # alpha is updated when the ACK of this packet (or a later one) arrives
     win_acks = [0] * n
     win_marks = [0] * n
-    cut_end = [-1] * n     # no further ECN/loss cut until a packet at or after this one is acknowledged
+    cut_end = [-1] * n  # no further ECN/loss cut until a packet at or after this one is acknowledged
     lost: list[dict] = [dict() for _ in range(n)]  # seq -> later ACKs seen since the loss
     resend: list[list] = [[] for _ in range(n)]
     retx = [0] * n
@@ -288,7 +289,13 @@ def simulate_packets(
                 send(f, t)
 
     fct = np.asarray(done_t) - starts
-    return pd.DataFrame({
-        "flow_id": np.arange(n), "size_bytes": sizes, "start_s": starts, "fct_s": fct,
-        "finished": np.isfinite(fct), "retransmits": np.asarray(retx, dtype=np.int64),
-    })
+    return pd.DataFrame(
+        {
+            "flow_id": np.arange(n),
+            "size_bytes": sizes,
+            "start_s": starts,
+            "fct_s": fct,
+            "finished": np.isfinite(fct),
+            "retransmits": np.asarray(retx, dtype=np.int64),
+        }
+    )

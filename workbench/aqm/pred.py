@@ -212,8 +212,7 @@ def pred_controller(net, li: int):
                 step = (0, +1, -1)[best]
                 phase = 0
             if mode == "slope":
-                offset = min(max(base_param + step * cfg.slope_step, -cfg.max_slope_offset),
-                             cfg.max_slope_offset)
+                offset = min(max(base_param + step * cfg.slope_step, -cfg.max_slope_offset), cfg.max_slope_offset)
             else:
                 min_k = min(max(0.0, base_param + step * cfg.min_k_step_pkts), cfg.max_min_k_pkts)
         slope = apply()

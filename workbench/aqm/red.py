@@ -128,8 +128,10 @@ def mark_probability(
     bad = np.broadcast_to(~(lo <= hi), np.broadcast_shapes(lo.shape, hi.shape))
     if bad.any():
         i = np.unravel_index(int(np.argmax(bad)), bad.shape)
-        raise ValueError(f"min_k_pkts must be <= max_k_pkts, got min_k_pkts={np.broadcast_to(lo, bad.shape)[i]} "
-                         f"and max_k_pkts={np.broadcast_to(hi, bad.shape)[i]}")
+        raise ValueError(
+            f"min_k_pkts must be <= max_k_pkts, got min_k_pkts={np.broadcast_to(lo, bad.shape)[i]} "
+            f"and max_k_pkts={np.broadcast_to(hi, bad.shape)[i]}"
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         ramp = np.asarray(max_p, dtype=float) * np.clip((q - lo) / (hi - lo), 0.0, 1.0)
     return np.where(q >= hi, 1.0, np.where(q < lo, 0.0, ramp))
@@ -142,5 +144,3 @@ def _scalar_probability(q: float, lo: float, hi: float, max_p: float) -> float:
     if q >= hi:
         return 1.0
     return max_p * (q - lo) / (hi - lo)
-
-

@@ -109,8 +109,9 @@ class LeafSpineNetwork:
         return cls(**spec)
 
     def topology(self) -> LeafSpine:
-        return leaf_spine(self.leaves, self.spines, self.hosts_per_leaf, host_gbps=self.link_gbps,
-                          uplink_gbps=self.link_gbps)
+        return leaf_spine(
+            self.leaves, self.spines, self.hosts_per_leaf, host_gbps=self.link_gbps, uplink_gbps=self.link_gbps
+        )
 
 
 _LINE = re.compile(r"^\s*(\d+)->(\d+)\s+id\s+(\d+)\s+start\s+(\d+)\s+size\s+(\d+)\s*$")
@@ -149,8 +150,10 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
             if m is None:
                 h = _HEADER.match(line)
                 if h is None or h.group(1) in header or rows:
-                    raise ValueError(f"{path}:{lineno}: expected 'SRC->DST id ID start PS size BYTES' (or a Nodes/"
-                                     f"Connections header before the flows), got {line.strip()[:80]!r}")
+                    raise ValueError(
+                        f"{path}:{lineno}: expected 'SRC->DST id ID start PS size BYTES' (or a Nodes/"
+                        f"Connections header before the flows), got {line.strip()[:80]!r}"
+                    )
                 header[h.group(1)] = int(h.group(2))
                 continue
             if "Nodes" not in header:
@@ -169,8 +172,9 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
     if "Connections" in header and header["Connections"] != len(rows):
         raise ValueError(f"{path}: 'Connections {header['Connections']}' but {len(rows)} flow lines")
     a = np.array(rows, dtype=np.int64).reshape(-1, 5)
-    df = pd.DataFrame({"flow_id": a[:, 0], "src": a[:, 1], "dst": a[:, 2], "start_s": a[:, 3] * 1e-12,
-                       "size_bytes": a[:, 4]})
+    df = pd.DataFrame(
+        {"flow_id": a[:, 0], "src": a[:, 1], "dst": a[:, 2], "start_s": a[:, 3] * 1e-12, "size_bytes": a[:, 4]}
+    )
     df.attrs["n_hosts"] = header["Nodes"]
     return df
 
@@ -180,12 +184,11 @@ def _reverse(topo: LeafSpine, src: np.ndarray, dst: np.ndarray, paths: list[tupl
     k = np.array([len(p) for p in paths])
     rep_src, rep_dst = np.repeat(src, k), np.repeat(dst, k)
     flat = [q for p in paths for q in p]
-    spine = np.array([(q[1] - topo.leaf_up_base) % topo.spines if len(q) == 4 else -1 for q in flat],
-                     dtype=np.int64)
+    spine = np.array([(q[1] - topo.leaf_up_base) % topo.spines if len(q) == 4 else -1 for q in flat], dtype=np.int64)
     back = path_links(topo, rep_dst, rep_src, spine).tolist()
     rows = [tuple(x for x in r if x >= 0) for r in back]
     bounds = np.concatenate([[0], np.cumsum(k)]).tolist()
-    return [tuple(rows[bounds[i]:bounds[i + 1]]) for i in range(len(paths))]
+    return [tuple(rows[bounds[i] : bounds[i + 1]]) for i in range(len(paths))]
 
 
 def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 16, seed: Seed = 0) -> pd.DataFrame:
@@ -235,28 +238,62 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
     cap = np.asarray(topo.capacity_gbps, dtype=float)
     switch_ports = np.asarray(topo.link_kind) != 0
     if chunk == 1:
-        out = simulate_packets(cap, switch_ports, network.marking, paths,
-                               _reverse(topo, src[order], dst[order], paths), start[order], size[order],
-                               link_delay_s=network.link_delay_s, buffer_pkts=network.buffer_pkts,
-                               packet_bytes=network.packet_bytes, ack_bytes=ACK_BYTES, min_rto_s=MIN_RTO_S,
-                               seed=rng)
+        out = simulate_packets(
+            cap,
+            switch_ports,
+            network.marking,
+            paths,
+            _reverse(topo, src[order], dst[order], paths),
+            start[order],
+            size[order],
+            link_delay_s=network.link_delay_s,
+            buffer_pkts=network.buffer_pkts,
+            packet_bytes=network.packet_bytes,
+            ack_bytes=ACK_BYTES,
+            min_rto_s=MIN_RTO_S,
+            seed=rng,
+        )
         fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
     else:
-        net = Network(cap, switch_ports, network.marking, rtt_s=_base_rtt_s(network, 4), host_gbps=network.link_gbps,
-                      buffer_pkts=network.buffer_pkts, packet_bytes=network.packet_bytes, chunk_pkts=chunk,
-                      monitor_links=(), hop_rtt_s=_base_rtt_s(network, 1), ack_bytes=ACK_BYTES,
-                      min_rto_s=MIN_RTO_S, seed=rng)
+        net = Network(
+            cap,
+            switch_ports,
+            network.marking,
+            rtt_s=_base_rtt_s(network, 4),
+            host_gbps=network.link_gbps,
+            buffer_pkts=network.buffer_pkts,
+            packet_bytes=network.packet_bytes,
+            chunk_pkts=chunk,
+            monitor_links=(),
+            hop_rtt_s=_base_rtt_s(network, 1),
+            ack_bytes=ACK_BYTES,
+            min_rto_s=MIN_RTO_S,
+            seed=rng,
+        )
         span = float(start.max()) if start.size else 0.0
-        r = net.run(duration_s=max(span, 1e-9), short_starts_s=start[order], short_sizes_bytes=size[order],
-                    short_paths=paths, short_ack_paths=_reverse(topo, src[order], dst[order], paths),
-                    drain_s=max(1.0, span))
+        r = net.run(
+            duration_s=max(span, 1e-9),
+            short_starts_s=start[order],
+            short_sizes_bytes=size[order],
+            short_paths=paths,
+            short_ack_paths=_reverse(topo, src[order], dst[order], paths),
+            drain_s=max(1.0, span),
+        )
         fct, finished = r.flows["fct_s"].to_numpy(), r.flows["finished"].to_numpy()
     res = np.full(src.size, np.nan)
     done = np.zeros(src.size, dtype=bool)
     res[order], done[order] = fct, finished
-    return pd.DataFrame({"flow_id": flows["flow_id"].to_numpy() if "flow_id" in flows else np.arange(src.size),
-                         "src": src, "dst": dst, "size_bytes": size, "start_s": start, "fct_s": res,
-                         "finished": done})
+    return pd.DataFrame(
+        {
+            "flow_id": flows["flow_id"].to_numpy() if "flow_id" in flows else np.arange(src.size),
+            "src": src,
+            "dst": dst,
+            "size_bytes": size,
+            "start_s": start,
+            "fct_s": res,
+            "finished": done,
+        }
+    )
 
 
 def _base_rtt_s(network: LeafSpineNetwork, hops: int) -> float:
@@ -319,8 +356,11 @@ def run(args: argparse.Namespace) -> int:
     flows = read_connection_matrix(args.file)
     name = _dataset_of(args.file) or "fabric-websearch-128"
     net = LeafSpineNetwork.of_dataset(name)
-    over = {k: getattr(args, k) for k in ("leaves", "spines", "hosts_per_leaf", "link_gbps", "buffer_pkts",
-                                          "packet_bytes", "routing") if getattr(args, k) is not None}
+    over = {
+        k: getattr(args, k)
+        for k in ("leaves", "spines", "hosts_per_leaf", "link_gbps", "buffer_pkts", "packet_bytes", "routing")
+        if getattr(args, k) is not None
+    }
     if args.link_delay_us is not None:
         over["link_delay_s"] = args.link_delay_us * 1e-6
     if args.ecn_step_pkts is not None:
@@ -336,10 +376,16 @@ def run(args: argparse.Namespace) -> int:
     fct[["size_bytes", "start_s", "fct_s"]].to_csv(tmp, index=False)
     tmp.replace(args.out)
     stats = fct_statistics(fct)
-    print(f"{len(fct)} flows on {net.leaves}x{net.hosts_per_leaf} hosts, {net.spines} spines ({name} network"
-          f"{' with overrides' if over else ''}), chunk_pkts={args.chunk_pkts}: {wall:.1f} s -> {args.out}")
-    print(stats.assign(mean_us=stats.mean_s * 1e6, p50_us=stats.p50_s * 1e6, p99_us=stats.p99_s * 1e6)
-          .drop(columns=["mean_s", "p50_s", "p99_s"]).round(1).to_string(index=False))
+    print(
+        f"{len(fct)} flows on {net.leaves}x{net.hosts_per_leaf} hosts, {net.spines} spines ({name} network"
+        f"{' with overrides' if over else ''}), chunk_pkts={args.chunk_pkts}: {wall:.1f} s -> {args.out}"
+    )
+    print(
+        stats.assign(mean_us=stats.mean_s * 1e6, p50_us=stats.p50_s * 1e6, p99_us=stats.p99_s * 1e6)
+        .drop(columns=["mean_s", "p50_s", "p99_s"])
+        .round(1)
+        .to_string(index=False)
+    )
     return 0
 
 

@@ -59,7 +59,7 @@ def fabric_paths(topology: LeafSpine, src, dst, routing: str = "ecmp", seed: See
     links = path_links(topology, src[row_flow[by_flow]], dst[row_flow[by_flow]], row_spine[by_flow]).tolist()
     rows = [tuple(x for x in r if x >= 0) for r in links]
     bounds = np.concatenate([[0], np.cumsum(np.maximum(count, 1))]).tolist()
-    return [tuple(rows[bounds[i]:bounds[i + 1]]) for i in range(f)]
+    return [tuple(rows[bounds[i] : bounds[i + 1]]) for i in range(f)]
 
 
 def dumbbell(
@@ -115,8 +115,16 @@ def dumbbell(
     warmup_s = duration_s / 5 if warmup_s is None else warmup_s
     rng = generator(seed)
     net = Network(
-        [capacity_gbps], [True], marking, rtt_s=rtt_s, host_gbps=capacity_gbps, buffer_pkts=buffer_pkts,
-        packet_bytes=packet_bytes, chunk_pkts=chunk_pkts, monitor_links=(0,), seed=rng,
+        [capacity_gbps],
+        [True],
+        marking,
+        rtt_s=rtt_s,
+        host_gbps=capacity_gbps,
+        buffer_pkts=buffer_pkts,
+        packet_bytes=packet_bytes,
+        chunk_pkts=chunk_pkts,
+        monitor_links=(0,),
+        seed=rng,
     )
     if load > 0:
         flows = poisson_flows(load, capacity_gbps, duration_s, sizes=sizes, seed=rng)
@@ -214,8 +222,17 @@ def leaf_spine_fct(
     paths = fabric_paths(topo, src, dst, routing, seed=rng)
     monitor = (int(topo.leaf_up(0, 0)), n + 0)
     net = Network(
-        cap, marking_links, marking, rtt_s=rtt_s, host_gbps=topo.host_gbps, buffer_pkts=buffer_pkts,
-        packet_bytes=packet_bytes, chunk_pkts=chunk_pkts, monitor_links=monitor, nic_marking=nic_marking, seed=rng,
+        cap,
+        marking_links,
+        marking,
+        rtt_s=rtt_s,
+        host_gbps=topo.host_gbps,
+        buffer_pkts=buffer_pkts,
+        packet_bytes=packet_bytes,
+        chunk_pkts=chunk_pkts,
+        monitor_links=monitor,
+        nic_marking=nic_marking,
+        seed=rng,
     )
     return net.run(
         duration_s=duration_s,
@@ -227,8 +244,9 @@ def leaf_spine_fct(
     )
 
 
-def fct_summary(flows: pd.DataFrame, quantiles=(0.5, 0.99), *, min_start_s: float = 0.0,
-                classes=SIZE_CLASSES) -> pd.DataFrame:
+def fct_summary(
+    flows: pd.DataFrame, quantiles=(0.5, 0.99), *, min_start_s: float = 0.0, classes=SIZE_CLASSES
+) -> pd.DataFrame:
     """FCT percentiles (seconds) of finished short flows by size class, plus the count and unfinished count.
 
     Only flows that started at or after ``min_start_s`` count (to leave out the warm-up of an empty network).

@@ -14,6 +14,7 @@ from .. import _validate as V
 if TYPE_CHECKING:
     pass
 
+
 @dataclass(frozen=True)
 class GammaFit:
     """Maximum-likelihood Gamma fit of gaps, with goodness of fit against the exponential (Poisson arrivals).

@@ -228,9 +228,7 @@ def renewal(rate_rps: float, cv: float, family: Family = "gamma") -> Process:
 
 def _check_process(process: object) -> Process:
     if not isinstance(process, (Poisson, Gamma, Weibull, Deterministic)):
-        raise TypeError(
-            f"process must be Poisson, Gamma, Weibull or Deterministic, got {type(process).__name__}"
-        )
+        raise TypeError(f"process must be Poisson, Gamma, Weibull or Deterministic, got {type(process).__name__}")
     return process
 
 
@@ -283,8 +281,9 @@ def arrivals_until(process: Process, duration_s: float, *, seed: Seed = None, st
     return times
 
 
-def _stationary_excess(shape: np.ndarray, scale: np.ndarray, is_weibull: np.ndarray, u: np.ndarray,
-                       rng: np.random.Generator) -> np.ndarray:
+def _stationary_excess(
+    shape: np.ndarray, scale: np.ndarray, is_weibull: np.ndarray, u: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     """First gap of a renewal process in equilibrium: a uniform fraction ``u`` of a length-biased gap.
 
     Length-biased Gamma(k, theta) is Gamma(k + 1, theta); for Weibull(k, lam), (X/lam)^k length-biased is

@@ -17,6 +17,7 @@ from .processes import Deterministic, Gamma, Poisson, Process, _check_process
 if TYPE_CHECKING:
     import pandas as pd
 
+
 def lindley_waits(interarrival_s: np.ndarray, service_s: np.ndarray) -> np.ndarray:
     """Waiting times in a single-server FIFO queue, by the Lindley recursion in closed form.
 
@@ -118,6 +119,7 @@ def gim1_wait(process: Poisson | Gamma | Deterministic, utilization: float) -> G
         sigma = rho
     else:
         if isinstance(process, Deterministic) or math.isinf(getattr(process, "shape", math.inf)):
+
             def lst(s: float) -> float:
                 return math.exp(-s / lam)
         else:

@@ -15,6 +15,7 @@ from ..distributions import counts_per_window
 if TYPE_CHECKING:
     pass
 
+
 def cv(gaps_s: np.ndarray) -> float:
     """Coefficient of variation (std / mean, sample std with ddof=1) of inter-arrival gaps.
 

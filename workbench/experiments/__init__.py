@@ -33,5 +33,18 @@ from ._space import Experiment, Param, experiment, get, names
 from ._store import cache_key, cache_path, point_seed
 from ._sweep import errors, summarize, sweep
 
-__all__ = ["Experiment", "Param", "experiment", "get", "names", "sweep", "errors", "summarize", "cluster", "shutdown",
-           "point_seed", "cache_key", "cache_path"]
+__all__ = [
+    "Experiment",
+    "Param",
+    "experiment",
+    "get",
+    "names",
+    "sweep",
+    "errors",
+    "summarize",
+    "cluster",
+    "shutdown",
+    "point_seed",
+    "cache_key",
+    "cache_path",
+]

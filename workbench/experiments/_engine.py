@@ -38,8 +38,9 @@ def cluster(address: str | None = None, *, n_workers: int | None = None):
     else:
         workers = n_workers or os.cpu_count() or 1
         # a free port: on a shared machine 8787 is often taken by someone else's cluster
-        local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                             silence_logs=logging.ERROR)
+        local = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
+        )
         client = Client(local, set_as_default=False)
     _CLIENTS[name] = client
     return client
@@ -66,8 +67,9 @@ def resolve(client):
     from distributed import Client
 
     if not isinstance(client, Client):
-        raise TypeError(f"client must be None, False, a scheduler address or a distributed.Client, got "
-                        f"{type(client).__name__}")
+        raise TypeError(
+            f"client must be None, False, a scheduler address or a distributed.Client, got {type(client).__name__}"
+        )
     return client
 
 
@@ -98,11 +100,15 @@ def run_dask(client, name: str, fn, tasks: list[tuple]) -> Iterator[tuple[int, s
     size = batch_size(len(tasks), sum(client.nthreads().values()))
     batches = {}
     for start in range(0, len(tasks), size):
-        chunk = tasks[start:start + size]
+        chunk = tasks[start : start + size]
         digest = hashlib.sha256("".join(t[1] for t in chunk).encode()).hexdigest()[:32]
         batches[f"{name}-{digest}"] = chunk
-    futures = client.map(compute_batch, [fn] * len(batches), [[(i, p, s, r) for i, _, p, s, r in chunk]
-                                                              for chunk in batches.values()], key=list(batches))
+    futures = client.map(
+        compute_batch,
+        [fn] * len(batches),
+        [[(i, p, s, r) for i, _, p, s, r in chunk] for chunk in batches.values()],
+        key=list(batches),
+    )
     pending = set(futures)
     try:
         for fut in as_completed(futures, loop=client.loop):

@@ -76,8 +76,9 @@ class Param:
     def __post_init__(self) -> None:
         kind = type(self.default)
         if kind not in _KINDS:
-            raise TypeError(f"default of parameter {self.name!r} must be a bool, int, float or str, got "
-                            f"{kind.__name__}")
+            raise TypeError(
+                f"default of parameter {self.name!r} must be a bool, int, float or str, got {kind.__name__}"
+            )
         object.__setattr__(self, "kind", kind)
         if self.choices is not None:
             object.__setattr__(self, "choices", tuple(self.choices))
@@ -86,8 +87,17 @@ class Param:
     @classmethod
     def fraction(cls, name: str, default: float, doc: str = "", *, seeded: bool = True) -> Param:
         """A fraction strictly between 0 and 1 (a load, a utilization)."""
-        return cls(name, float(default), "fraction", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False,
-                   seeded=seeded, doc=doc)
+        return cls(
+            name,
+            float(default),
+            "fraction",
+            low=0.0,
+            high=1.0,
+            low_inclusive=False,
+            high_inclusive=False,
+            seeded=seeded,
+            doc=doc,
+        )
 
     @property
     def allowed(self) -> str:
@@ -204,8 +214,9 @@ class Experiment:
                     raise TypeError(f"each explicit point must be a mapping, got {type(point).__name__}")
                 raw.append({name: self.param(name).validate(v) for name, v in point.items()})
         else:
-            raise TypeError(f"grid must be a mapping of parameter -> values or a list of points, got "
-                            f"{type(grid).__name__}")
+            raise TypeError(
+                f"grid must be a mapping of parameter -> values or a list of points, got {type(grid).__name__}"
+            )
         out, seen = [], set()
         for point in raw:
             full = {p.name: point.get(p.name, p.default) for p in self.params}
@@ -243,8 +254,10 @@ def experiment(name: str, *, version: str, params: Sequence[Param], description:
         accepted = {a.name for a in signature if a.kind is not inspect.Parameter.VAR_KEYWORD}
         rest = len(accepted) < len(signature)  # a **settings argument takes the declared parameters not named
         if not (accepted == wanted or (rest and "seed" in accepted and accepted <= wanted)):
-            raise TypeError(f"experiment {name!r}: the function takes {sorted(accepted)} but the parameter space "
-                            f"declares {sorted(wanted)}")
+            raise TypeError(
+                f"experiment {name!r}: the function takes {sorted(accepted)} but the parameter space "
+                f"declares {sorted(wanted)}"
+            )
         if len(wanted) != len(params) + 1:
             raise ValueError(f"experiment {name!r} declares a parameter twice or one named 'seed'")
         old = _REGISTRY.get(name)

@@ -27,7 +27,16 @@ import pyarrow.parquet as pq
 from ..data import cache_dir
 from ._space import Experiment
 
-__all__ = ["point_seed", "cache_key", "cache_folder", "cache_path", "compute", "compute_batch", "read_record", "write_record"]
+__all__ = [
+    "point_seed",
+    "cache_key",
+    "cache_folder",
+    "cache_path",
+    "compute",
+    "compute_batch",
+    "read_record",
+    "write_record",
+]
 
 
 def _canonical(obj: Any) -> bytes:
@@ -55,8 +64,13 @@ def point_seed(exp: Experiment, params: dict[str, Any], base_seed: int, replicat
 
 def cache_key(exp: Experiment, params: dict[str, Any], base_seed: int, replicate: int) -> str:
     """Hex digest naming the record of one point x seed."""
-    what = {"experiment": exp.name, "version": exp.version, "params": params, "base_seed": base_seed,
-            "replicate": replicate}
+    what = {
+        "experiment": exp.name,
+        "version": exp.version,
+        "params": params,
+        "base_seed": base_seed,
+        "replicate": replicate,
+    }
     return hashlib.sha256(_canonical(what)).hexdigest()[:32]
 
 

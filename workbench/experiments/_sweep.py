@@ -106,16 +106,18 @@ def sweep(
             if f"{key}.parquet" in present:
                 tables[i] = read_record(folder / f"{key}.parquet")
     hits = sum(t is not None for t in tables)
-    tasks = [(i, keys[i], p, point_seed(exp, p, int(base_seed), r), r)
-             for i, (p, r) in enumerate(jobs) if tables[i] is None]
+    tasks = [
+        (i, keys[i], p, point_seed(exp, p, int(base_seed), r), r) for i, (p, r) in enumerate(jobs) if tables[i] is None
+    ]
     failed: list[dict[str, Any]] = []
     bar = tqdm(total=len(jobs), initial=hits, desc=exp.name, unit="pt", disable=not progress, leave=progress)
     bar.set_postfix(cached=hits, failed=0)
     try:
         if tasks:
             dask_client = resolve(client)
-            stream = run_serial(exp.fn, tasks) if dask_client is None else run_dask(dask_client, exp.name, exp.fn,
-                                                                                      tasks)
+            stream = (
+                run_serial(exp.fn, tasks) if dask_client is None else run_dask(dask_client, exp.name, exp.fn, tasks)
+            )
             with contextlib.closing(stream):  # an interrupt cancels what the cluster has not finished
                 for i, status, payload in stream:
                     if status == "ok":
@@ -124,15 +126,23 @@ def sweep(
                             write_record(folder / f"{keys[i]}.parquet", payload)
                     else:
                         point, rep = jobs[i]
-                        failed.append({**point, "seed": rep, "error": payload.strip().splitlines()[-1],
-                                       "traceback": payload})
+                        failed.append(
+                            {**point, "seed": rep, "error": payload.strip().splitlines()[-1], "traceback": payload}
+                        )
                     bar.update(1)
                     bar.set_postfix(cached=hits, failed=len(failed))
     finally:
         bar.close()
     out = _assemble(exp, [t for t in tables if t is not None])
-    out.attrs = {"experiment": exp.name, "version": exp.version, "base_seed": int(base_seed), "total": len(jobs),
-                 "computed": len(tasks) - len(failed), "cache_hits": hits, "failures": failed}
+    out.attrs = {
+        "experiment": exp.name,
+        "version": exp.version,
+        "base_seed": int(base_seed),
+        "total": len(jobs),
+        "computed": len(tasks) - len(failed),
+        "cache_hits": hits,
+        "failures": failed,
+    }
     return out
 
 
@@ -168,8 +178,9 @@ def summarize(result: pd.DataFrame, values: Sequence[str] | None = None) -> pd.D
     exp = get(result.attrs["experiment"])
     params = [p.name for p in exp.params]
     results = [c for c in result.columns if c not in params and c != "seed"]
-    numeric = [c for c in results if pd.api.types.is_numeric_dtype(result[c]) and
-               not pd.api.types.is_bool_dtype(result[c])]
+    numeric = [
+        c for c in results if pd.api.types.is_numeric_dtype(result[c]) and not pd.api.types.is_bool_dtype(result[c])
+    ]
     values = numeric if values is None else list(values)
     unknown = [v for v in values if v not in numeric]
     if unknown:

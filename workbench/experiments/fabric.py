@@ -29,8 +29,12 @@ ROUTINGS = ("ecmp", "mp-2", "mp-4", "mp-8", "spray", "minimal", "planned")
         Param("hosts_per_leaf", 16, "", low=1, high=256, doc="hosts (one GPU rank each) per leaf"),
         Param("collective", "halving_doubling", choices=collectives.COLLECTIVES, doc="collective traffic pattern"),
         Param("routing", "ecmp", choices=ROUTINGS, seeded=False, doc="how paths are chosen"),
-        Param("measure", "step", choices=("step", "worst_step", "collective_time"),
-              doc="one step's congestion, the worst step's, or the collective's bandwidth time, vs spraying"),
+        Param(
+            "measure",
+            "step",
+            choices=("step", "worst_step", "collective_time"),
+            doc="one step's congestion, the worst step's, or the collective's bandwidth time, vs spraying",
+        ),
         Param("step", 0, "", low=0, doc="step index for measure='step' (the last step if beyond)"),
         Param("host_gbps", 100.0, "Gbit/s", low=0.0, low_inclusive=False, doc="host link capacity"),
         Param("uplink_gbps", 100.0, "Gbit/s", low=0.0, low_inclusive=False, doc="leaf-spine link capacity"),
@@ -38,14 +42,34 @@ ROUTINGS = ("ecmp", "mp-2", "mp-4", "mp-8", "spray", "minimal", "planned")
         Param("samples", 200, "", low=1, high=100_000, doc="Monte-Carlo hashings averaged"),
     ],
 )
-def fabric_congestion(*, leaves, spines, hosts_per_leaf, collective, routing, measure, step, host_gbps, uplink_gbps,
-                      failed_uplinks, samples, seed):
+def fabric_congestion(
+    *,
+    leaves,
+    spines,
+    hosts_per_leaf,
+    collective,
+    routing,
+    measure,
+    step,
+    host_gbps,
+    uplink_gbps,
+    failed_uplinks,
+    samples,
+    seed,
+):
     """Congestion (or collective time) ratio to ideal spraying of one collective under one routing."""
     if failed_uplinks >= spines:
-        raise ValueError(f"failed_uplinks must be below spines ({spines}) so leaf 0 stays connected, got "
-                         f"{failed_uplinks}")
-    topo = topology.leaf_spine(leaves, spines, hosts_per_leaf, host_gbps=host_gbps, uplink_gbps=uplink_gbps,
-                               failed_links=[(0, s) for s in range(failed_uplinks)])
+        raise ValueError(
+            f"failed_uplinks must be below spines ({spines}) so leaf 0 stays connected, got {failed_uplinks}"
+        )
+    topo = topology.leaf_spine(
+        leaves,
+        spines,
+        hosts_per_leaf,
+        host_gbps=host_gbps,
+        uplink_gbps=uplink_gbps,
+        failed_links=[(0, s) for s in range(failed_uplinks)],
+    )
     gpus = topo.n_hosts
     if collective == "halving_doubling":
         gpus = 1 << (gpus.bit_length() - 1)
@@ -54,13 +78,15 @@ def fabric_congestion(*, leaves, spines, hosts_per_leaf, collective, routing, me
     rng_steps, rng_paths = spawn(seed, 2)
     # the model's routing argument is passed by position: a keyword rename there needs no change here
     if measure == "collective_time":
-        ratio = planning.fabric_slowdown(topo, collective, gpus, routing, baseline="spray", samples=samples,
-                                         seed=rng_paths)
+        ratio = planning.fabric_slowdown(
+            topo, collective, gpus, routing, baseline="spray", samples=samples, seed=rng_paths
+        )
     else:
         steps = collectives.collective_steps(collective, gpus, 2**30, seed=rng_steps)
         if measure == "worst_step":
             ratio = metrics.worst_step_ratio(topo, steps, routing, samples=samples, seed=rng_paths)
         else:
-            ratio = metrics.congestion_ratio(topo, steps[min(step, len(steps) - 1)], routing, samples=samples,
-                                             seed=rng_paths)
+            ratio = metrics.congestion_ratio(
+                topo, steps[min(step, len(steps) - 1)], routing, samples=samples, seed=rng_paths
+            )
     return {"gpus": gpus, "ratio": float(ratio)}

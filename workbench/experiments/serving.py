@@ -27,12 +27,23 @@ __all__ = ["serving_capacity"]
     params=[
         Param("model", "m-large", choices=tuple(MODELS), doc="released ServeGen model (client pool)"),
         Param("hour", 14, "h", low=0, high=23, doc="hour of day the span starts at"),
-        Param("workload", "composed", choices=("composed", "naive"), seeded=False,
-              doc="per-client composition or the naive Poisson/pooled-length baseline"),
+        Param(
+            "workload",
+            "composed",
+            choices=("composed", "naive"),
+            seeded=False,
+            doc="per-client composition or the naive Poisson/pooled-length baseline",
+        ),
         Param("day", 0, "d", low=0, high=13, doc="day of the release (0 for the 1-day models)"),
         Param("span_s", 1800.0, "s", low=60.0, high=86_400.0, doc="length of the composed span"),
-        Param("mean_rate_rps", 4.0, "rps", low=0.0, low_inclusive=False,
-              doc="mean the span's rate curve is scaled to before the search"),
+        Param(
+            "mean_rate_rps",
+            4.0,
+            "rps",
+            low=0.0,
+            low_inclusive=False,
+            doc="mean the span's rate curve is scaled to before the search",
+        ),
         Param("rel_tol", 0.03, "fraction", low=0.0, high=0.5, low_inclusive=False, doc="capacity search tolerance"),
     ],
 )
@@ -41,10 +52,12 @@ def serving_capacity(*, model, hour, workload, day, span_s, mean_rate_rps, rel_t
     start_s = day * 86400 + hour * 3600
     pool = servegen.load_pool(model).select(start_s, span_s)
     rng_compose, rng_naive = spawn(seed, 2)
-    requests = servegen.compose(pool, start_s=start_s, duration_s=span_s, mean_rate_rps=mean_rate_rps,
-                                seed=rng_compose)
+    requests = servegen.compose(pool, start_s=start_s, duration_s=span_s, mean_rate_rps=mean_rate_rps, seed=rng_compose)
     if workload == "naive":
         requests = servegen.naive_workload(requests, seed=rng_naive)
     result = capacity_search([requests], server_for(model), SLO(), rel_tol=rel_tol)
-    return {"capacity_rps": float(result.capacity_rps), "feasible": result.details["infeasible_workloads"] == 0,
-            "requests": len(requests)}
+    return {
+        "capacity_rps": float(result.capacity_rps),
+        "feasible": result.details["infeasible_workloads"] == 0,
+        "requests": len(requests),
+    }

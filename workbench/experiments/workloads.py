@@ -26,8 +26,15 @@ _RATE_SCALE_KW = "rate_scale"
     "burstgpt-round-trip",
     version="1",
     params=[
-        Param("rate_scale", 1.0, "", low=0.0, high=100.0, low_inclusive=False,
-              doc="multiplier of the fitted rate in every window"),
+        Param(
+            "rate_scale",
+            1.0,
+            "",
+            low=0.0,
+            high=100.0,
+            low_inclusive=False,
+            doc="multiplier of the fitted rate in every window",
+        ),
         Param("days", 2.0, "d", low=0.1, high=30.0, doc="length of the stand-in source trace"),
         Param("window_s", 1200.0, "s", low=60.0, high=86_400.0, doc="fitting window"),
     ],

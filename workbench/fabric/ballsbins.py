@@ -113,8 +113,10 @@ def max_load_cdf(m: int, n: int, method: str = "auto") -> np.ndarray:
     log_cdf_k = np.log1p(-stats.poisson.sf(ks, lam))  # log P(X <= k)
     work = ks.size * (n * hi + 1)
     if method == "exact" and work > _EXACT_MAX_POINTS:
-        raise ValueError(f"max_load_cdf(m={m}, n={n}, method='exact') needs {work:.3g} FFT points, more than "
-                         f"{_EXACT_MAX_POINTS:.3g}; use method='normal' or 'auto'")
+        raise ValueError(
+            f"max_load_cdf(m={m}, n={n}, method='exact') needs {work:.3g} FFT points, more than "
+            f"{_EXACT_MAX_POINTS:.3g}; use method='normal' or 'auto'"
+        )
     if method == "normal" or (method == "auto" and work > _AUTO_EXACT_POINTS):
         log_sum = _log_sum_at_m_normal(m, n, ks, log_cdf_k)
     else:

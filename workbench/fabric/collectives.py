@@ -35,8 +35,15 @@ from .._rng import Seed, generator
 from .._validate import integer, one_of
 from .topology import LeafSpine
 
-__all__ = ["Step", "COLLECTIVES", "PLACEMENTS", "collective_steps", "ranks_that_fit", "place_ranks",
-           "random_destinations"]
+__all__ = [
+    "Step",
+    "COLLECTIVES",
+    "PLACEMENTS",
+    "collective_steps",
+    "ranks_that_fit",
+    "place_ranks",
+    "random_destinations",
+]
 
 COLLECTIVES = ("ring", "halving_doubling", "double_binary_tree", "all_to_all", "permutation")
 PLACEMENTS = ("linear", "strided", "random")
@@ -135,8 +142,10 @@ def collective_steps(name: str, n_ranks: int, size_bytes: int, seed: Seed = None
             _step(r, r ^ (n >> (i + 1)), size / 2 ** (i + 1), label=f"reduce-scatter d={n >> (i + 1)}")
             for i in range(levels)
         ]
-        ag = [_step(s.src, s.dst, s.size_bytes[0], label=s.label.replace("reduce-scatter", "all-gather"))
-              for s in reversed(rs)]
+        ag = [
+            _step(s.src, s.dst, s.size_bytes[0], label=s.label.replace("reduce-scatter", "all-gather"))
+            for s in reversed(rs)
+        ]
         return rs + ag
     if name == "double_binary_tree":
         child = r[1:]

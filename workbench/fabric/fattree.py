@@ -50,8 +50,14 @@ from ._groups import group_ranks
 if TYPE_CHECKING:
     from .routing import Routing
 
-__all__ = ["FatTree", "fat_tree", "fat_tree_path_links", "fat_tree_n_paths", "fat_tree_link_loads",
-           "fat_tree_connections"]
+__all__ = [
+    "FatTree",
+    "fat_tree",
+    "fat_tree_path_links",
+    "fat_tree_n_paths",
+    "fat_tree_link_loads",
+    "fat_tree_connections",
+]
 
 
 @dataclass(frozen=True)
@@ -285,8 +291,9 @@ def _planned_paths(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.nda
     return path
 
 
-def fat_tree_link_loads(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, routing: Routing,
-                        seed: Seed = None) -> np.ndarray:
+def fat_tree_link_loads(
+    topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, routing: Routing, seed: Seed = None
+) -> np.ndarray:
     """Bytes per link of the flows under a parsed ``routing`` on a fat-tree (see the module docstring)."""
     npaths = fat_tree_n_paths(topo, src, dst)
     kind, x = routing.kind, routing.split
@@ -309,8 +316,9 @@ def fat_tree_link_loads(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: n
     raise ValueError(f"unknown routing kind {kind!r}")
 
 
-def fat_tree_connections(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray,
-                         routing: Routing) -> np.ndarray:
+def fat_tree_connections(
+    topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, routing: Routing
+) -> np.ndarray:
     """Connections per host under a parsed ``routing`` (see :func:`workbench.fabric.connections_per_host`)."""
     n = topo.n_hosts
     per_flow = np.bincount(src, minlength=n)

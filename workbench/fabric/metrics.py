@@ -112,12 +112,17 @@ def sample_max_congestion(
     if not routing.hashed:
         return np.full(samples, max_congestion(topology, link_loads(topology, step, routing)))
     if isinstance(topology, FatTree):  # path-index routing: one link_loads per hashing (a loop over samples)
-        return np.array([max_congestion(topology, link_loads(topology, step, routing, seed=r))
-                         for r in spawn(seed, samples)])
+        return np.array(
+            [max_congestion(topology, link_loads(topology, step, routing, seed=r)) for r in spawn(seed, samples)]
+        )
     rng = generator(seed)
     n, s, ls = topology.n_hosts, topology.spines, topology.leaves * topology.spines
-    host = np.concatenate([np.bincount(step.src, weights=step.size_bytes, minlength=n),
-                           np.bincount(step.dst, weights=step.size_bytes, minlength=n)])
+    host = np.concatenate(
+        [
+            np.bincount(step.src, weights=step.size_bytes, minlength=n),
+            np.bincount(step.dst, weights=step.size_bytes, minlength=n),
+        ]
+    )
     host_t = float((host * _BITS / topology.host_gbps).max(initial=0.0))
     sl, dl = topology.host_leaf(step.src), topology.host_leaf(step.dst)
     cross = sl != dl
@@ -203,9 +208,7 @@ def has_exact_ratio(topology: LeafSpine, demand: Step, routing: str | Routing, p
     return _leaf_matching(topology, as_host_step(topology, demand, placement)) is not None
 
 
-def exact_congestion_ratio(
-    topology: LeafSpine, demand: Step, routing: str | Routing, placement: Any = None
-) -> float:
+def exact_congestion_ratio(topology: LeafSpine, demand: Step, routing: str | Routing, placement: Any = None) -> float:
     """The expectation over hashings that :func:`congestion_ratio` estimates, exactly (balls into bins).
 
     Deterministic routings (``spray``, ``minimal``, ``planned``) have one value, returned as it is. For ``ecmp`` and
@@ -237,8 +240,12 @@ def exact_congestion_ratio(
     m, pairs, flow_bytes = match
     x = routing.split
     n = topology.n_hosts
-    host = np.concatenate([np.bincount(step.src, weights=step.size_bytes, minlength=n),
-                           np.bincount(step.dst, weights=step.size_bytes, minlength=n)])
+    host = np.concatenate(
+        [
+            np.bincount(step.src, weights=step.size_bytes, minlength=n),
+            np.bincount(step.dst, weights=step.size_bytes, minlength=n),
+        ]
+    )
     host_t = float((host * _BITS / topology.host_gbps).max(initial=0.0))
     pmf = np.diff(max_load_cdf(m * x, topology.spines) ** pairs, prepend=0.0)
     spine_t = np.arange(pmf.size) / x * (flow_bytes * _BITS / topology.uplink_gbps)
@@ -375,8 +382,12 @@ def uplink_load_table(topology: LeafSpine, loads: Mapping[str, np.ndarray]) -> p
     [4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
     """
     leaf, spine = np.divmod(np.arange(topology.leaves * topology.spines), topology.spines)
-    frames = [pd.DataFrame({"routing": name, "leaf": leaf, "spine": spine,
-                            "load_bytes": spine_link_matrix(topology, v, "up").ravel()}) for name, v in loads.items()]
+    frames = [
+        pd.DataFrame(
+            {"routing": name, "leaf": leaf, "spine": spine, "load_bytes": spine_link_matrix(topology, v, "up").ravel()}
+        )
+        for name, v in loads.items()
+    ]
     return pd.concat(frames, ignore_index=True)
 
 

@@ -250,8 +250,9 @@ def assign_paths(
     return np.repeat(cross, x), spines.ravel(), np.repeat(size / x, x)
 
 
-def hash_spines(topology: LeafSpine, src_leaf: Any, dst_leaf: Any, split: int = 1, seed: Seed = None,
-                samples: int | None = None) -> np.ndarray:
+def hash_spines(
+    topology: LeafSpine, src_leaf: Any, dst_leaf: Any, split: int = 1, seed: Seed = None, samples: int | None = None
+) -> np.ndarray:
     """Spines drawn by hashing: each of ``split`` subflows of every flow uniformly on one live path of its leaf pair.
 
     This is the path choice of ``ecmp`` (``split=1``) and ``mp-x`` (``split=x``), shared by :func:`assign_paths`,
@@ -287,8 +288,9 @@ def hash_spines(topology: LeafSpine, src_leaf: Any, dst_leaf: Any, split: int = 
     return order[rows, idx].astype(np.int64)
 
 
-def link_loads(topology: LeafSpine, demand: Step, routing: str | Routing, seed: Seed = None,
-               placement: Any = None) -> np.ndarray:
+def link_loads(
+    topology: LeafSpine, demand: Step, routing: str | Routing, seed: Seed = None, placement: Any = None
+) -> np.ndarray:
     """Bytes carried by every directed link when ``demand`` is routed with ``routing``.
 
     Parameters
@@ -343,24 +345,27 @@ def link_loads(topology: LeafSpine, demand: Step, routing: str | Routing, seed: 
         elif kind == "minimal" and not topology.failed:
             # compact plan -> one slot per piece; no per-piece gathers (the hot path of the benchmark)
             csrc, csl, cdl = step.src[cross], sl[cross], dl[cross]
-            order, slot0, pieces, _, piece_bytes, _ = minimal_plan(topology, csrc, step.dst[cross],
-                                                                    step.size_bytes[cross])
+            order, slot0, pieces, _, piece_bytes, _ = minimal_plan(
+                topology, csrc, step.dst[cross], step.size_bytes[cross]
+            )
             s = topology.spines
             if order.size:
                 slot = expand_slots(slot0, pieces, s)
                 w = np.repeat(piece_bytes, pieces)
                 up = np.repeat(csl[order] * s, pieces) + slot
                 down = np.repeat(ls + cdl[order] * s, pieces) + slot
-                spine_part = (np.bincount(up, weights=w, minlength=2 * ls)
-                              + np.bincount(down, weights=w, minlength=2 * ls)).astype(float)
+                spine_part = (
+                    np.bincount(up, weights=w, minlength=2 * ls) + np.bincount(down, weights=w, minlength=2 * ls)
+                ).astype(float)
             else:
                 spine_part = np.zeros(2 * ls)
         else:
             f, sp, b = assign_paths(topology, step, routing)
             up = sl[f] * topology.spines + sp
             down = ls + dl[f] * topology.spines + sp
-            spine_part = (np.bincount(up, weights=b, minlength=2 * ls)
-                          + np.bincount(down, weights=b, minlength=2 * ls)).astype(float)
+            spine_part = (
+                np.bincount(up, weights=b, minlength=2 * ls) + np.bincount(down, weights=b, minlength=2 * ls)
+            ).astype(float)
     out = np.concatenate([loads, spine_part])
     assert out.size == nl
     return out
@@ -382,8 +387,9 @@ def _spray_spine_loads(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size
     return np.concatenate([up.ravel(), down.ravel()])
 
 
-def connections_per_host(topology: LeafSpine, demand: Step, routing: str | Routing,
-                         placement: Any = None) -> np.ndarray:
+def connections_per_host(
+    topology: LeafSpine, demand: Step, routing: str | Routing, placement: Any = None
+) -> np.ndarray:
     """Connections (queue pairs) each host opens for ``demand`` under ``routing``.
 
     ``ecmp``, ``spray`` (the NIC sprays packets of one connection) and ``planned``: one per flow; ``mp-x``: ``x`` per

@@ -36,8 +36,16 @@ from .planning import fabric_slowdown
 from .routing import Routing, as_host_step, connections_per_host, link_loads, parse_routing
 from .topology import LeafSpine, leaf_spine
 
-__all__ = ["ratio_vs_size", "max_load_table", "routing_table", "worst_step_table", "failure_table",
-           "time_vs_size_table", "connections_table", "worst_step_vs_gpus"]
+__all__ = [
+    "ratio_vs_size",
+    "max_load_table",
+    "routing_table",
+    "worst_step_table",
+    "failure_table",
+    "time_vs_size_table",
+    "connections_table",
+    "worst_step_vs_gpus",
+]
 
 
 def ratio_vs_size(
@@ -80,8 +88,9 @@ def ratio_vs_size(
     for n_leaves, rng in zip(leaves, spawn(seed, len(leaves))):
         n_leaves = integer("leaves element", n_leaves, minimum=1)
         failed = [(a, b) for a, b in failed_links if a < n_leaves and b < spines]
-        topo = leaf_spine(n_leaves, spines, hosts_per_leaf, host_gbps=host_gbps, uplink_gbps=uplink_gbps,
-                          failed_links=failed)
+        topo = leaf_spine(
+            n_leaves, spines, hosts_per_leaf, host_gbps=host_gbps, uplink_gbps=uplink_gbps, failed_links=failed
+        )
         n = ranks_that_fit(collective, topo.n_hosts)  # on the first hosts
         if n < 2:
             continue
@@ -108,8 +117,10 @@ def max_load_table(cases: Sequence[tuple[int, int]], samples: int = 100_000, see
     [{'flows': 16, 'paths': 16, 'expected_max_exact': 3.08, 'expected_max_monte_carlo': 3.08}]
     """
     samples = integer("samples", samples, minimum=1)
-    rows = [(int(m), int(n), expected_max_load(m, n), float(simulate_max_load(m, n, samples, seed).mean()))
-            for m, n in cases]
+    rows = [
+        (int(m), int(n), expected_max_load(m, n), float(simulate_max_load(m, n, samples, seed).mean()))
+        for m, n in cases
+    ]
     return pd.DataFrame(rows, columns=["flows", "paths", "expected_max_exact", "expected_max_monte_carlo"])
 
 
@@ -146,10 +157,20 @@ def routing_table(
     for label, step in named.items():
         host_step = as_host_step(topology, step)
         for routing in parsed:
-            exact = (exact_congestion_ratio(topology, host_step, routing)
-                     if has_exact_ratio(topology, host_step, routing) else np.nan)
-            rows.append((label, str(routing), congestion_ratio(topology, host_step, routing, samples, seed), exact,
-                         int(connections_per_host(topology, host_step, routing).max())))
+            exact = (
+                exact_congestion_ratio(topology, host_step, routing)
+                if has_exact_ratio(topology, host_step, routing)
+                else np.nan
+            )
+            rows.append(
+                (
+                    label,
+                    str(routing),
+                    congestion_ratio(topology, host_step, routing, samples, seed),
+                    exact,
+                    int(connections_per_host(topology, host_step, routing).max()),
+                )
+            )
     return pd.DataFrame(rows, columns=["step", "routing", "ratio_monte_carlo", "ratio_exact", "connections_per_host"])
 
 
@@ -223,9 +244,16 @@ def worst_step_vs_gpus(
         topo = leaf_spine(gpus // hosts_per_leaf, spines, hosts_per_leaf)
         for collective, placement in cases:
             steps = collective_steps(collective, gpus, size_bytes, seed=steps_seed)
-            rows += [(gpus, collective, placement, str(r),
-                      worst_step_ratio(topo, steps, r, samples=samples, seed=seed, placement=placement))
-                     for r in parsed]
+            rows += [
+                (
+                    gpus,
+                    collective,
+                    placement,
+                    str(r),
+                    worst_step_ratio(topo, steps, r, samples=samples, seed=seed, placement=placement),
+                )
+                for r in parsed
+            ]
     return pd.DataFrame(rows, columns=["gpus", "collective", "placement", "routing", "worst_step_ratio"])
 
 
@@ -256,9 +284,14 @@ def failure_table(
     step = as_host_step(topology, demand, placement, seed)
     ideal = max_congestion(topology, link_loads(topology, step, "spray"))
     failed = topology.with_failures(list(failed_links))
-    rows = [(str(r), len(failed.failed) - len(topology.failed),
-             float(sample_max_congestion(failed, step, r, samples, seed).mean()) / ideal)
-            for r in (parse_routing(r) for r in routings)]
+    rows = [
+        (
+            str(r),
+            len(failed.failed) - len(topology.failed),
+            float(sample_max_congestion(failed, step, r, samples, seed).mean()) / ideal,
+        )
+        for r in (parse_routing(r) for r in routings)
+    ]
     return pd.DataFrame(rows, columns=["routing", "failed_links", "time_vs_ideal"])
 
 
@@ -287,8 +320,9 @@ def time_vs_size_table(
     frames = []
     for r in (parse_routing(r) for r in routings):
         t = collective_time_vs_size(topology, collective, n_ranks, sizes_bytes, r, seed=seed, latency_s=latency_s)
-        frames.append(pd.DataFrame({"routing": str(r), "size_bytes": np.asarray(sizes_bytes, dtype=float),
-                                    "time_s": t}))
+        frames.append(
+            pd.DataFrame({"routing": str(r), "size_bytes": np.asarray(sizes_bytes, dtype=float), "time_s": t})
+        )
     return pd.concat(frames, ignore_index=True)
 
 

@@ -114,9 +114,7 @@ class LeafSpine:
 
     def spine_down(self, spine: Any, leaf: Any) -> np.ndarray:
         """Link id of ``spine -> leaf`` (broadcasting arrays)."""
-        return (
-            self.spine_down_base + np.asarray(leaf, dtype=np.int64) * self.spines + np.asarray(spine, dtype=np.int64)
-        )
+        return self.spine_down_base + np.asarray(leaf, dtype=np.int64) * self.spines + np.asarray(spine, dtype=np.int64)
 
     @cached_property
     def link_kind(self) -> np.ndarray:
@@ -189,16 +187,24 @@ class LeafSpine:
             for p in range(self.spines):
                 if not self.live[leaf, p]:
                     continue
-                g.add_edge(("leaf", leaf), ("spine", p), link_id=int(self.leaf_up(leaf, p)),
-                           capacity_gbps=self.uplink_gbps)
-                g.add_edge(("spine", p), ("leaf", leaf), link_id=int(self.spine_down(p, leaf)),
-                           capacity_gbps=self.uplink_gbps)
+                g.add_edge(
+                    ("leaf", leaf), ("spine", p), link_id=int(self.leaf_up(leaf, p)), capacity_gbps=self.uplink_gbps
+                )
+                g.add_edge(
+                    ("spine", p), ("leaf", leaf), link_id=int(self.spine_down(p, leaf)), capacity_gbps=self.uplink_gbps
+                )
         return g
 
     def with_failures(self, failed: Any) -> LeafSpine:
         """A copy with the given ``(leaf, spine)`` cables failed (added to those already failed)."""
-        return leaf_spine(self.leaves, self.spines, self.hosts_per_leaf, host_gbps=self.host_gbps,
-                          uplink_gbps=self.uplink_gbps, failed_links=list(self.failed) + list(_pairs(failed)))
+        return leaf_spine(
+            self.leaves,
+            self.spines,
+            self.hosts_per_leaf,
+            host_gbps=self.host_gbps,
+            uplink_gbps=self.uplink_gbps,
+            failed_links=list(self.failed) + list(_pairs(failed)),
+        )
 
 
 def _pairs(failed: Any) -> list[tuple[int, int]]:

@@ -108,9 +108,7 @@ def claim(
     """Decorator registering ``fn(scale) -> Measured`` as the measure of a :class:`Claim`."""
 
     def register(fn: Callable[[Scale], Measured]) -> Callable[[Scale], Measured]:
-        REGISTRY.add_claim(
-            Claim(paper, id, text, paper_value, fn, compare, Verdict(expected), note)
-        )
+        REGISTRY.add_claim(Claim(paper, id, text, paper_value, fn, compare, Verdict(expected), note))
         return fn
 
     return register

@@ -23,8 +23,15 @@ NOT_COMPARABLE = Check(lambda value: Verdict.NOT_REPRODUCED, "not comparable on 
 def quality_results(scale: str) -> pd.DataFrame:
     """Every detector on every fault kind and job size (2 seeds at full scale, 1 quick), plus healthy jobs."""
     seeds, healthy = (2, 2) if scale == "full" else (1, 1)
-    grid = dg.scenario_grid(tuple(dg.FAULT_KINDS), ranks=SIZES[scale], severities=(SEVERITY,), seeds=seeds,
-                            healthy=healthy, iterations=300, onset_iteration=100)
+    grid = dg.scenario_grid(
+        tuple(dg.FAULT_KINDS),
+        ranks=SIZES[scale],
+        severities=(SEVERITY,),
+        seeds=seeds,
+        healthy=healthy,
+        iterations=300,
+        onset_iteration=100,
+    )
     return dg.evaluate(grid)
 
 

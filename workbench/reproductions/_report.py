@@ -75,9 +75,12 @@ class _Row:
 def claims_html(results: Sequence[ClaimResult], *, with_css: bool = True) -> str:
     """The claims of ``results`` as an HTML table (claim, paper says, measured, verdict badge, note row)."""
     rows = [_Row.of(r) for r in results]
-    out = [_CSS if with_css else "", '<table class="wb-claims">',
-           '<colgroup><col class="claim"><col class="says"><col class="measured"><col class="verdict"></colgroup>',
-           "<thead><tr><th>claim</th><th>paper says</th><th>measured</th><th>verdict</th></tr></thead><tbody>"]
+    out = [
+        _CSS if with_css else "",
+        '<table class="wb-claims">',
+        '<colgroup><col class="claim"><col class="says"><col class="measured"><col class="verdict"></colgroup>',
+        "<thead><tr><th>claim</th><th>paper says</th><th>measured</th><th>verdict</th></tr></thead><tbody>",
+    ]
     for row in rows:
         cls = ' class="has-note"' if row.note else ""
         out.append(
@@ -122,8 +125,14 @@ class ClaimsTable:
             lines = textwrap.wrap(f"[{label}] {row.claim}", self.width, break_long_words=False, break_on_hyphens=False)
             for head, text in (("paper says", row.paper_says), ("measured", row.measured), ("note", row.note)):
                 if text:
-                    lines += textwrap.wrap(f"{head}: {text}", self.width, initial_indent="    ",
-                                           subsequent_indent="      ", break_long_words=False, break_on_hyphens=False)
+                    lines += textwrap.wrap(
+                        f"{head}: {text}",
+                        self.width,
+                        initial_indent="    ",
+                        subsequent_indent="      ",
+                        break_long_words=False,
+                        break_on_hyphens=False,
+                    )
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)
 

@@ -55,8 +55,11 @@ def cv_sweep(scale: Scale) -> np.ndarray:
 def idc_sweep(scale: Scale) -> dict[str, np.ndarray]:
     """IDC at each window in :data:`WINDOWS_MEAN_GAPS` for Poisson, Gamma CV 2 and Weibull CV 2 (rate 1/s)."""
     n = _size(scale, 10_000_000, 2_000_000)
-    processes: dict[str, arr.Process] = {"Poisson": arr.Poisson(1.0), "Gamma CV 2": arr.Gamma.from_cv(1.0, 2.0),
-                                         "Weibull CV 2": arr.Weibull(1.0, 2.0)}
+    processes: dict[str, arr.Process] = {
+        "Poisson": arr.Poisson(1.0),
+        "Gamma CV 2": arr.Gamma.from_cv(1.0, 2.0),
+        "Weibull CV 2": arr.Weibull(1.0, 2.0),
+    }
     out = {}
     for (name, p), rng in zip(processes.items(), spawn(SEED + 1, len(processes))):
         t = arr.arrival_times(p, n, seed=rng)
@@ -92,8 +95,11 @@ def _cv_burstiness(scale: Scale) -> Measured:
     theory = 1 / np.sqrt(np.array(BURSTINESS))
     rel = np.abs(measured / theory - 1)
     worst = float(rel.max())
-    return Measured(worst, f"max |CV·√b − 1| = {worst:.2%} over b in {list(BURSTINESS)}",
-                    {"burstiness": list(BURSTINESS), "measured_cv": measured.round(4).tolist()})
+    return Measured(
+        worst,
+        f"max |CV·√b − 1| = {worst:.2%} over b in {list(BURSTINESS)}",
+        {"burstiness": list(BURSTINESS), "measured_cv": measured.round(4).tolist()},
+    )
 
 
 @claim(
@@ -110,8 +116,11 @@ def _idc(scale: Scale) -> Measured:
     errs = {name: abs(float(v[-1]) / targets[name] - 1) for name, v in idc.items()}
     worst = max(errs.values())
     text = ", ".join(f"{k}: {float(idc[k][-1]):.2f} (CV² {targets[k]:g})" for k in idc)
-    return Measured(worst, f"IDC at {WINDOWS_MEAN_GAPS[-1]:g} mean gaps: {text}",
-                    {name: v.round(4).tolist() for name, v in idc.items()})
+    return Measured(
+        worst,
+        f"IDC at {WINDOWS_MEAN_GAPS[-1]:g} mean gaps: {text}",
+        {name: v.round(4).tolist() for name, v in idc.items()},
+    )
 
 
 @claim(
@@ -128,11 +137,13 @@ def _p99_ratio(scale: Scale) -> Measured:
     w = bursty_waits(scale)
     p99 = {k: float(np.quantile(v, 0.99)) for k, v in w.items()}
     ratio = p99["gamma"] / p99["poisson"]
-    exact = {k: float(arr.gim1_wait(p, UTILIZATION).quantile(0.99))
-             for k, p in _bursty_processes().items()}
-    return Measured(ratio, f"{ratio:.2f}x (p99 {p99['gamma'] / UTILIZATION:.1f} vs {p99['poisson'] / UTILIZATION:.1f} mean service times; "
-                    f"exact GI/M/1 {exact['gamma'] / exact['poisson']:.2f}x)",
-                    {"sim_p99": p99, "exact_p99": exact, "utilization": UTILIZATION})
+    exact = {k: float(arr.gim1_wait(p, UTILIZATION).quantile(0.99)) for k, p in _bursty_processes().items()}
+    return Measured(
+        ratio,
+        f"{ratio:.2f}x (p99 {p99['gamma'] / UTILIZATION:.1f} vs {p99['poisson'] / UTILIZATION:.1f} mean service times; "
+        f"exact GI/M/1 {exact['gamma'] / exact['poisson']:.2f}x)",
+        {"sim_p99": p99, "exact_p99": exact, "utilization": UTILIZATION},
+    )
 
 
 @claim(
@@ -147,9 +158,12 @@ def _kingman(scale: Scale) -> Measured:
     sim = float(np.quantile(w["gamma"], 0.99))
     kingman = arr.kingman_wait_quantile(0.99, UTILIZATION, CV_BURSTY**2, 1.0, UTILIZATION)
     ratio = sim / kingman
-    return Measured(ratio, f"simulated p99 is {ratio:.2f}x Kingman's ({sim / UTILIZATION:.1f} vs {kingman / UTILIZATION:.1f} "
-                    "mean service times)",
-                    {"sim_p99": sim, "kingman_p99": kingman})
+    return Measured(
+        ratio,
+        f"simulated p99 is {ratio:.2f}x Kingman's ({sim / UTILIZATION:.1f} vs {kingman / UTILIZATION:.1f} "
+        "mean service times)",
+        {"sim_p99": sim, "kingman_p99": kingman},
+    )
 
 
 @figure(PAPER, "cv_vs_burstiness")
@@ -184,11 +198,13 @@ def _fig_ccdf(scale: Scale):
 @figure(PAPER, "p99_ratio_vs_utilization")
 def _fig_ratio(scale: Scale):
     util = np.round(np.arange(0.1, 0.96, 0.05), 2)
-    ratio = np.array([
-        float(arr.gim1_wait(arr.Gamma.from_cv(1.0, CV_BURSTY), u).quantile(0.99))
-        / float(arr.gim1_wait(arr.Poisson(1.0), u).quantile(0.99))
-        for u in util
-    ])
+    ratio = np.array(
+        [
+            float(arr.gim1_wait(arr.Gamma.from_cv(1.0, CV_BURSTY), u).quantile(0.99))
+            / float(arr.gim1_wait(arr.Poisson(1.0), u).quantile(0.99))
+            for u in util
+        ]
+    )
     return fig_arr.p99_ratio_vs_utilization(util, ratio)
 
 

@@ -106,8 +106,9 @@ STAND_IN_NOTE = (
     text="Conversation traffic follows a daily cycle while API traffic is aperiodic.",
     paper_value="ChatGPT conversation logs show a diurnal pattern; API logs show no clear periodicity and are bursty",
     compare=Check(
-        lambda v: _staged(v, lambda x: x["conversation"] >= 0.5 and x["api"] <= 0.25,
-                          lambda x: x["conversation"] > x["api"]),
+        lambda v: _staged(
+            v, lambda x: x["conversation"] >= 0.5 and x["api"] <= 0.25, lambda x: x["conversation"] > x["api"]
+        ),
         "hour of day explains >= 50% of hourly-count variance for conversation and <= 25% for API "
         "(partial at best on the stand-in)",
     ),
@@ -154,8 +155,11 @@ def _bursty_window_stats(fits: dict[str, pd.DataFrame]) -> dict:
     paper_value="Gamma fits inter-arrivals better than exponential; bursty periods have shape < 1 (paper's starting "
     "point: shape 0.5)",
     compare=Check(
-        lambda v: "not reproduced" if v["bursty_windows"] == 0 else _staged(
-            v, lambda x: x["share"] >= 0.9, lambda x: x["share"] >= 0.5),
+        lambda v: (
+            "not reproduced"
+            if v["bursty_windows"] == 0
+            else _staged(v, lambda x: x["share"] >= 0.9, lambda x: x["share"] >= 0.5)
+        ),
         "share of real-trace windows with shape < 1 where the Gamma has the smaller KS distance and a likelihood-"
         "ratio p < 0.05: >= 90% reproduced, >= 50% partial (partial at best when only the stand-in is available)",
     ),
@@ -207,9 +211,11 @@ def _zipf(scale: Scale) -> Measured:
     rank = int(np.flatnonzero(fits["family"].to_numpy() == "zipf")[0]) + 1
     alpha = fits.set_index("family").loc["zipf", "params"]["alpha"]
     real = {
-        name: {"best_family": str((f := C.fit_lengths(df["input_tokens"].to_numpy()))["family"].iloc[0]),
-               "zipf_ks": float(f.set_index("family").loc["zipf", "ks"]),
-               "best_ks": float(f["ks"].iloc[0])}
+        name: {
+            "best_family": str((f := C.fit_lengths(df["input_tokens"].to_numpy()))["family"].iloc[0]),
+            "zipf_ks": float(f.set_index("family").loc["zipf", "ks"]),
+            "best_ks": float(f["ks"].iloc[0]),
+        }
         for name, df in _reals().items()
     }
     return Measured(
@@ -277,8 +283,14 @@ def _round_trip(scale: Scale) -> Measured:
         share,
         f"{share:.0%} of {pooled['parameters']} re-fitted parameters within 2 standard errors "
         f"(max |z| {pooled['max_abs_z']:.1f})",
-        details={r.trace: {"n": int(r.parameters), "share_within_2se": float(r.share_within_2se),
-                           "max_abs_z": float(r.max_abs_z)} for r in per_trace.itertuples()},
+        details={
+            r.trace: {
+                "n": int(r.parameters),
+                "share_within_2se": float(r.share_within_2se),
+                "max_abs_z": float(r.max_abs_z),
+            }
+            for r in per_trace.itertuples()
+        },
     )
 
 
@@ -309,7 +321,9 @@ def _fig_windows(scale: Scale):
 
 @figure(PAPER, "request_length_ccdf")
 def _fig_lengths(scale: Scale):
-    return fig_wl.length_ccdf(length_curves(scale, "input_tokens"), title="Request lengths with Zipf and lognormal fits")
+    return fig_wl.length_ccdf(
+        length_curves(scale, "input_tokens"), title="Request lengths with Zipf and lognormal fits"
+    )
 
 
 @figure(PAPER, "request_vs_response")

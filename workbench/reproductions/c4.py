@@ -48,8 +48,11 @@ def _bond(scale):
     t = fb.sample_max_congestion(topo, step, "ecmp", samples=samples, seed=4)
     ideal = fb.max_congestion(topo, fb.link_loads(topo, step, "spray"))
     mc = float(np.mean(ideal / t))
-    return Measured(exact, f"{exact:.3f} exact; {mc:.3f} Monte-Carlo through the leaf-spine model",
-                    {"monte_carlo": mc, "samples": samples})
+    return Measured(
+        exact,
+        f"{exact:.3f} exact; {mc:.3f} Monte-Carlo through the leaf-spine model",
+        {"monte_carlo": mc, "samples": samples},
+    )
 
 
 @functools.cache
@@ -80,8 +83,12 @@ def _planned(scale):
     res = _planned_vs_ecmp(scale)
     worst_planned = max(v["planned"] for v in res.values())
     worst_ecmp = max(v["ecmp"] for v in res.values())
-    return Measured(worst_planned, f"planned worst step {worst_planned:.3f}x ideal; ECMP worst step "
-                    f"{worst_ecmp:.2f}x over {len(res)} collective/size cases", res)
+    return Measured(
+        worst_planned,
+        f"planned worst step {worst_planned:.3f}x ideal; ECMP worst step "
+        f"{worst_ecmp:.2f}x over {len(res)} collective/size cases",
+        res,
+    )
 
 
 @functools.cache
@@ -103,8 +110,7 @@ def _in_c4_range(v) -> Verdict:
 @claim(
     PAPER,
     "runtime-gain",
-    text="With communication a moderate share of the iteration time, planning paths gains about 15% runtime over "
-    "ECMP.",
+    text="With communication a moderate share of the iteration time, planning paths gains about 15% runtime over ECMP.",
     paper_value="about 15% for applications with moderate communication costs",
     compare=Check(_in_c4_range, "15% lies within the model's gain range for comm share 10-30%"),
     note="Model, not a replay of C4's testbed: ring all-reduce in rank order (the fabric is then ideal under any "
@@ -117,8 +123,12 @@ def _gain(scale):
     at = table[table.gpus == min(n, table.gpus.max())]
     r = float(at.slowdown.iloc[0])
     lo, hi = (float(g) for g in fb.iteration_gain(np.array(MODERATE_SHARES), r))
-    return Measured([lo, hi], f"{lo:.0%} to {hi:.0%} at comm share {MODERATE_SHARES[0]:.0%}-{MODERATE_SHARES[1]:.0%} "
-                    f"({int(at.gpus.iloc[0])} GPUs, slowdown {r:.2f}x)", {"slowdown": r})
+    return Measured(
+        [lo, hi],
+        f"{lo:.0%} to {hi:.0%} at comm share {MODERATE_SHARES[0]:.0%}-{MODERATE_SHARES[1]:.0%} "
+        f"({int(at.gpus.iloc[0])} GPUs, slowdown {r:.2f}x)",
+        {"slowdown": r},
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -143,8 +153,9 @@ def _fig_coll(scale):
     from ..viz import fabric as vf
 
     ks = (2, 4, 16, 64) if scale == "full" else (2, 4, 16)
-    t = fb.ratio_vs_size(ks, 16, 16, "halving_doubling", ("ecmp", "mp-8", "spray", "planned"), step=None,
-                         samples=50, seed=8)
+    t = fb.ratio_vs_size(
+        ks, 16, 16, "halving_doubling", ("ecmp", "mp-8", "spray", "planned"), step=None, samples=50, seed=8
+    )
     return vf.ratio_vs_size(t, title="Halving-doubling all-reduce time vs ideal, 16 hosts per leaf, 16 spines")
 
 

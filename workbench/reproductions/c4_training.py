@@ -75,11 +75,18 @@ def _gain(scale):
     e = t[(t.routing == "ecmp") & t.fabric_share.between(*MODERATE)]
     lo, hi = (float(x) for x in np.quantile(e.gain, [0.25, 0.75]))
     under = float((e.gain - e.shortcut_gain).median())
-    return Measured([lo, hi], f"interquartile {lo:.0%} to {hi:.0%} (median {e.gain.median():.0%}) over {len(e)} "
-                    f"plans at fabric share {MODERATE[0]:.0%}-{MODERATE[1]:.0%}; the share x (R - 1) shortcut is "
-                    f"{under:.0%} lower (median)",
-                    {"plans": int(len(e)), "median": float(e.gain.median()), "max": float(e.gain.max()),
-                     "shortcut_underestimate_median": under})
+    return Measured(
+        [lo, hi],
+        f"interquartile {lo:.0%} to {hi:.0%} (median {e.gain.median():.0%}) over {len(e)} "
+        f"plans at fabric share {MODERATE[0]:.0%}-{MODERATE[1]:.0%}; the share x (R - 1) shortcut is "
+        f"{under:.0%} lower (median)",
+        {
+            "plans": int(len(e)),
+            "median": float(e.gain.median()),
+            "max": float(e.gain.max()),
+            "shortcut_underestimate_median": under,
+        },
+    )
 
 
 @functools.cache
@@ -101,8 +108,7 @@ def scaling_table(scale: str = "quick") -> pd.DataFrame:
 def _scaling(scale):
     t = scaling_table(scale)
     s = t[t.routing == "ecmp"].set_index("gpus").slowdown
-    return Measured(s.tolist(), ", ".join(f"{g}: {v:.2f}x" for g, v in s.items()),
-                    {"gpus": [int(g) for g in s.index]})
+    return Measured(s.tolist(), ", ".join(f"{g}: {v:.2f}x" for g, v in s.items()), {"gpus": [int(g) for g in s.index]})
 
 
 def error_overhead(n_gpus: int, detect_isolate_s: tuple[float, float]) -> float:
@@ -135,10 +141,17 @@ def _overhead(scale):
     needed = float(totals[np.argmin(abs(red - 0.30))])
     by_size = {int(g): 1 - error_overhead(g, AUTOMATED) / error_overhead(g, MANUAL) for g in (1024, 4096, 16384)}
     value = 1 - fast / manual
-    return Measured(value, f"{value:.0%} lower ({manual:.2%} -> {fast:.2%} of wall time); 30% at "
-                    f"{needed / 60:.0f} min manual detection + isolation",
-                    {"manual_overhead": manual, "automated_overhead": fast, "manual_total_for_30pct_s": needed,
-                     "reduction_by_gpus": by_size})
+    return Measured(
+        value,
+        f"{value:.0%} lower ({manual:.2%} -> {fast:.2%} of wall time); 30% at "
+        f"{needed / 60:.0f} min manual detection + isolation",
+        {
+            "manual_overhead": manual,
+            "automated_overhead": fast,
+            "manual_total_for_30pct_s": needed,
+            "reduction_by_gpus": by_size,
+        },
+    )
 
 
 @figure(PAPER, "gain_vs_fabric_share")

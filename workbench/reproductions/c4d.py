@@ -34,9 +34,19 @@ def slow_nic(scale: str):
     """C4D and the naive baseline on a degraded NIC (bandwidth / 1.5 and / 3) in ring and halving-doubling jobs."""
     ranks = (256, 1024, 4096) if scale == "full" else (64, 256)
     seeds = 4 if scale == "full" else 2
-    grid = [sc for coll in dg.COLLECTIVES for sc in dg.scenario_grid(
-        ["nic_degraded"], ranks=ranks, severities=(1.5, 3.0), seeds=seeds, iterations=300, onset_iteration=100,
-        collective=coll)]
+    grid = [
+        sc
+        for coll in dg.COLLECTIVES
+        for sc in dg.scenario_grid(
+            ["nic_degraded"],
+            ranks=ranks,
+            severities=(1.5, 3.0),
+            seeds=seeds,
+            iterations=300,
+            onset_iteration=100,
+            collective=coll,
+        )
+    ]
     return dg.evaluate(grid, ["c4d", "naive"])
 
 
@@ -56,17 +66,26 @@ def _slow_nic(scale):
     naive = r[r.detector == "naive"]
     top1 = float(c4d.top1.mean())
     by_sev = c4d.groupby("severity").top1.mean()
-    return Measured(top1, f"C4D top-1 {top1:.2f} over {len(c4d)} jobs (naive baseline {naive.top1.mean():.2f}: it "
-                    "only alarms when the iteration is 1.5x slower)",
-                    {"c4d_top1_by_severity": by_sev.to_dict(), "naive_top1": float(naive.top1.mean())})
+    return Measured(
+        top1,
+        f"C4D top-1 {top1:.2f} over {len(c4d)} jobs (naive baseline {naive.top1.mean():.2f}: it "
+        "only alarms when the iteration is 1.5x slower)",
+        {"c4d_top1_by_severity": by_sev.to_dict(), "naive_top1": float(naive.top1.mean())},
+    )
 
 
 @functools.cache
 def delay_sweep(scale: str):
     """C4D and the naive baseline on the persistent faults at severity 3, 256 and 1,024 ranks (same sizes at both
     scales, so the verdict does not move with the scale; notebook 09 has the full size range)."""
-    grid = dg.scenario_grid(PERSISTENT, ranks=(256, 1024), severities=(3.0,), seeds=3 if scale == "full" else 1,
-                            iterations=300, onset_iteration=100)
+    grid = dg.scenario_grid(
+        PERSISTENT,
+        ranks=(256, 1024),
+        severities=(3.0,),
+        seeds=3 if scale == "full" else 1,
+        iterations=300,
+        onset_iteration=100,
+    )
     return dg.evaluate(grid, ["c4d", "naive"])
 
 
@@ -102,8 +121,12 @@ def _seconds_vs_minutes(value) -> Verdict:
 def _delay(scale):
     c4d_s, naive_s, naive_recall = _delays(scale)
     ratio = naive_s / c4d_s if np.isfinite(naive_s) else np.inf
-    return Measured([c4d_s, ratio], f"C4D median {c4d_s:.1f} s; naive {naive_s:.0f} s ({ratio:.0f}x), naive finds "
-                    f"the right machine in {naive_recall:.0%} of jobs", {"naive_recall": naive_recall})
+    return Measured(
+        [c4d_s, ratio],
+        f"C4D median {c4d_s:.1f} s; naive {naive_s:.0f} s ({ratio:.0f}x), naive finds "
+        f"the right machine in {naive_recall:.0%} of jobs",
+        {"naive_recall": naive_recall},
+    )
 
 
 @figure(PAPER, "delay_vs_size")

@@ -43,8 +43,15 @@ def iteration_accuracy(scale: str) -> pd.DataFrame:
         s = sc.signals()
         loc = dg.holmes.localize_iterations(s)
         active = s.fault_active[0][loc.iteration.to_numpy()]
-        rows.append({"collective": coll, "ranks": n, "noise_level": noise, "irregular": int(active.sum()),
-                     "correct": int((loc.root_rank.to_numpy()[active] == s.faults[0].rank).sum())})
+        rows.append(
+            {
+                "collective": coll,
+                "ranks": n,
+                "noise_level": noise,
+                "irregular": int(active.sum()),
+                "correct": int((loc.root_rank.to_numpy()[active] == s.faults[0].rank).sum()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -67,8 +74,11 @@ def _accuracy(scale: str) -> tuple[float, int]:
 )
 def _graph(scale):
     acc, n = _accuracy(scale)
-    return Measured(acc, f"{acc:.3f} of {n} irregular iterations traced to the faulty rank",
-                    {"by_case": iteration_accuracy(scale).to_dict("records")})
+    return Measured(
+        acc,
+        f"{acc:.3f} of {n} irregular iterations traced to the faulty rank",
+        {"by_case": iteration_accuracy(scale).to_dict("records")},
+    )
 
 
 @claim(
@@ -90,8 +100,7 @@ def _acc97(scale):
 @claim(
     PAPER,
     "speed-30s",
-    text="The production prototype localizes an irregularity within 30.3 s, 6.52x faster than traditional "
-    "approaches.",
+    text="The production prototype localizes an irregularity within 30.3 s, 6.52x faster than traditional approaches.",
     paper_value="30.3 s, 6.52x",
     compare=NOT_COMPARABLE,
     expected=Verdict.NOT_REPRODUCED,
@@ -106,8 +115,12 @@ def _speed(scale):
     r = r[r.kind == "irregular"]
     holmes = r[r.detector == "holmes"]
     naive = r[r.detector == "naive"]
-    return Measured(float(holmes.delay_s.median()), f"onset to alarm {holmes.delay_s.median():.0f} s (median); the "
-                    f"naive baseline found {naive.correct.mean():.0%} of them", {})
+    return Measured(
+        float(holmes.delay_s.median()),
+        f"onset to alarm {holmes.delay_s.median():.0f} s (median); the "
+        f"naive baseline found {naive.correct.mean():.0%} of them",
+        {},
+    )
 
 
 @functools.cache
@@ -118,8 +131,12 @@ def cost_comparison(scale: str) -> dict[str, float]:
     irregular = cost.irregular_time_fraction(s)
     failures = cost.failure_time_fraction(FAILURES_PER_DAY, DETECT_S, RESTART_S, CHECKPOINT_S)
     share = float(s.fault_active[0].mean())
-    return {"irregular_fraction": irregular, "failure_fraction": failures, "irregular_share": share,
-            "break_even_share": share * failures / irregular}
+    return {
+        "irregular_fraction": irregular,
+        "failure_fraction": failures,
+        "irregular_share": share,
+        "break_even_share": share * failures / irregular,
+    }
 
 
 def _costlier(value) -> Verdict:
@@ -141,6 +158,9 @@ def _costlier(value) -> Verdict:
 )
 def _cost(scale):
     c = cost_comparison(scale)
-    return Measured([c["irregular_fraction"], c["failure_fraction"]],
-                    f"{c['irregular_fraction']:.1%} of time lost to irregular iterations vs "
-                    f"{c['failure_fraction']:.1%} to failures; break-even at {c['break_even_share']:.1%} of iterations irregular", c)
+    return Measured(
+        [c["irregular_fraction"], c["failure_fraction"]],
+        f"{c['irregular_fraction']:.1%} of time lost to irregular iterations vs "
+        f"{c['failure_fraction']:.1%} to failures; break-even at {c['break_even_share']:.1%} of iterations irregular",
+        c,
+    )

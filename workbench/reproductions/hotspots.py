@@ -77,8 +77,11 @@ def _knee(scale):
 def _ratio(scale):
     df = curves(scale)["bursty (CV 2)"].set_index("utilization")
     ratio = df.loc[0.9, "mean_latency_s"] / df.loc[0.5, "mean_latency_s"]
-    return Measured(float(ratio), f"{ratio:.1f}x mean latency at 90% vs 50% utilization",
-                    {"p99_ratio": float(df.loc[0.9, "tail_latency_s"] / df.loc[0.5, "tail_latency_s"])})
+    return Measured(
+        float(ratio),
+        f"{ratio:.1f}x mean latency at 90% vs 50% utilization",
+        {"p99_ratio": float(df.loc[0.9, "tail_latency_s"] / df.loc[0.5, "tail_latency_s"])},
+    )
 
 
 @claim(
@@ -108,8 +111,9 @@ def _hot(scale):
 def _intensive(scale):
     agg = study(scale).groupby("policy")["intensive_on_hot"].mean()
     ratio = agg["random"] / agg["aware"]
-    return Measured(float(ratio), f"{ratio:.1f}x ({agg['random']:.1%} vs {agg['aware']:.1%} of network-intensive "
-                    "tasks on hot ToRs)")
+    return Measured(
+        float(ratio), f"{ratio:.1f}x ({agg['random']:.1%} vs {agg['aware']:.1%} of network-intensive tasks on hot ToRs)"
+    )
 
 
 @figure(PAPER, "latency_vs_utilization")

@@ -53,8 +53,11 @@ def _continuity_helps(value) -> Verdict:
 )
 def _continuity(scale):
     fa = continuity_false_alarms(scale)
-    return Measured([fa[2.0], fa[30.0]], f"false-alarm share {fa[2.0]:.2f} with a 2 s window, {fa[30.0]:.2f} "
-                    "with 30 s", {str(k): v for k, v in fa.items()})
+    return Measured(
+        [fa[2.0], fa[30.0]],
+        f"false-alarm share {fa[2.0]:.2f} with a 2 s window, {fa[30.0]:.2f} with 30 s",
+        {str(k): v for k, v in fa.items()},
+    )
 
 
 @claim(
@@ -73,6 +76,9 @@ def _continuity(scale):
 def _production(scale):
     q = quality(scale, by=("detector",))
     row = q[q.detector == "minder"].iloc[0]
-    return Measured(float(row.f1), f"synthetic mix of 7 fault kinds: P {row.precision:.2f}, F1 {row.f1:.2f}, "
-                    f"median onset-to-alarm {row.median_delay_s:.0f} s", {"precision": float(row.precision),
-                                                                          "recall": float(row.recall)})
+    return Measured(
+        float(row.f1),
+        f"synthetic mix of 7 fault kinds: P {row.precision:.2f}, F1 {row.f1:.2f}, "
+        f"median onset-to-alarm {row.median_delay_s:.0f} s",
+        {"precision": float(row.precision), "recall": float(row.recall)},
+    )

@@ -43,14 +43,21 @@ def bound_table() -> pd.DataFrame:
         for inp, out in WORKLOADS:
             peak = optimal_throughput(dep, inp, out)
             eff = optimal_throughput(dep, inp, out, at_peak=False)
-            rows.append({
-                "model": name, "gpus": tp, "input_tokens": inp, "output_tokens": out,
-                "label": f"{name} x{tp} {inp}/{out}", "batch": peak["batch"], "bound": peak["bound"],
-                "optimal_tokens_per_s": peak["optimal_tokens_per_s"],
-                "overlapped_tokens_per_s": eff["optimal_tokens_per_s"],
-                "sequential_tokens_per_s": eff["sequential_tokens_per_s"],
-                "headline_tokens_per_s": peak["headline_tokens_per_s"],
-            })
+            rows.append(
+                {
+                    "model": name,
+                    "gpus": tp,
+                    "input_tokens": inp,
+                    "output_tokens": out,
+                    "label": f"{name} x{tp} {inp}/{out}",
+                    "batch": peak["batch"],
+                    "bound": peak["bound"],
+                    "optimal_tokens_per_s": peak["optimal_tokens_per_s"],
+                    "overlapped_tokens_per_s": eff["optimal_tokens_per_s"],
+                    "sequential_tokens_per_s": eff["sequential_tokens_per_s"],
+                    "headline_tokens_per_s": peak["headline_tokens_per_s"],
+                }
+            )
     t = pd.DataFrame(rows)
     t["overlap_gain"] = t["overlapped_tokens_per_s"] / t["sequential_tokens_per_s"]
     t["sequential_fraction"] = t["sequential_tokens_per_s"] / t["optimal_tokens_per_s"]
@@ -59,13 +66,14 @@ def bound_table() -> pd.DataFrame:
 
 
 @claim(
-    PAPER, "compute_bound",
+    PAPER,
+    "compute_bound",
     text="End-to-end LLM serving is compute-bound for most common workloads and LLMs.",
     paper_value="compute-bound for most workloads and models",
     compare=AtLeast(0.5),
     note="Fraction of the (model, workload) cells whose binding resource at the densest batch the KV cache holds is "
-         "compute. Where it stops: a small model on one GPU with long outputs (LLaMA-3-8B, 512/1024) is memory-bound; "
-         "its KV cache caps the batch before the GEMMs dominate.",
+    "compute. Where it stops: a small model on one GPU with long outputs (LLaMA-3-8B, 512/1024) is memory-bound; "
+    "its KV cache caps the batch before the GEMMs dominate.",
 )
 def _compute_bound(scale: Scale) -> Measured:
     t = bound_table()
@@ -75,13 +83,14 @@ def _compute_bound(scale: Scale) -> Measured:
 
 
 @claim(
-    PAPER, "nanoflow_fraction",
+    PAPER,
+    "nanoflow_fraction",
     text="NanoFlow reaches 59-72% of the optimal throughput (68.5% on LLaMA-2-70B).",
     paper_value="59-72% of optimal",
     compare=InRange(0.59, 0.72, partial_low=0.5, partial_high=0.8),
     note="Overlapped execution at the stated efficiencies over the peak bound, median over the cells. For "
-         "compute-bound cells this equals the stated GEMM efficiency (0.72 on Ampere), so the agreement is a "
-         "consistency check of that constant, not an independent reproduction of NanoFlow's kernels.",
+    "compute-bound cells this equals the stated GEMM efficiency (0.72 on Ampere), so the agreement is a "
+    "consistency check of that constant, not an independent reproduction of NanoFlow's kernels.",
 )
 def _fraction(scale: Scale) -> Measured:
     v = float(bound_table()["overlapped_fraction"].median())
@@ -89,14 +98,15 @@ def _fraction(scale: Scale) -> Measured:
 
 
 @claim(
-    PAPER, "sequential_gap",
+    PAPER,
+    "sequential_gap",
     text="Existing engines execute operations sequentially and fall well short of the optimal throughput.",
     paper_value="baselines ~36% of optimal on LLaMA-2-70B (68.5% / 1.91)",
     compare=Within(0.36, rel=0.15, partial_rel=0.5),
     expected="partial",
     note="Sequential execution (sum of operator rooflines plus a 4 ms per-iteration overhead) over the peak bound for "
-         "LLaMA-2-70B, median over workloads. The model's sequential engine is ideal apart from the roofline and the "
-         "overhead: it leaves out the baselines' kernel and scheduling losses, so it lands above the paper's ~36%.",
+    "LLaMA-2-70B, median over workloads. The model's sequential engine is ideal apart from the roofline and the "
+    "overhead: it leaves out the baselines' kernel and scheduling losses, so it lands above the paper's ~36%.",
 )
 def _sequential(scale: Scale) -> Measured:
     t = bound_table()
@@ -105,14 +115,15 @@ def _sequential(scale: Scale) -> Measured:
 
 
 @claim(
-    PAPER, "overlap_gain",
+    PAPER,
+    "overlap_gain",
     text="Overlapping compute, memory and network inside a device gives up to 1.91x the throughput.",
     paper_value="up to 1.91x",
     compare=Within(1.91, rel=0.1, partial_rel=0.3),
     note="Largest overlapped / sequential throughput ratio over the cells (the paper's 'up to'); the median is "
-         "lower (~1.5x) and the largest gain is in the one memory-bound cell (LLaMA-3-8B, 512/1024). The model's gain "
-         "counts only the roofline (sum of per-operator maxima vs maximum of per-resource sums) and the hidden "
-         "per-iteration overhead; the paper's 1.91x is against real engines with their other inefficiencies.",
+    "lower (~1.5x) and the largest gain is in the one memory-bound cell (LLaMA-3-8B, 512/1024). The model's gain "
+    "counts only the roofline (sum of per-operator maxima vs maximum of per-resource sums) and the hidden "
+    "per-iteration overhead; the paper's 1.91x is against real engines with their other inefficiencies.",
 )
 def _gain(scale: Scale) -> Measured:
     t = bound_table()
@@ -128,4 +139,3 @@ def _fig_bound(scale: Scale):
 @figure(PAPER, "validation")
 def _fig_validation(scale: Scale):
     return viz.validation_figure(validation_table())
-

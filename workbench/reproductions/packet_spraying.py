@@ -103,8 +103,11 @@ def _minimal_equals_spray(scale):
             scale_b = max(float(b.max()), 1.0)
             worst = max(worst, float(np.abs(a - b).max()) / scale_b)
             links += a.size
-    return Measured(worst, f"max deviation {worst:.1e} of the peak load over {trials} random fabrics/demands",
-                    {"trials": trials, "links_compared": links})
+    return Measured(
+        worst,
+        f"max deviation {worst:.1e} of the peak load over {trials} random fabrics/demands",
+        {"trials": trials, "links_compared": links},
+    )
 
 
 @claim(
@@ -122,8 +125,9 @@ def _subflow_count(scale):
         topo = fb.leaf_spine(2, s, 3 * s + 1)
         for n in range(1, 3 * s + 1):
             # n equal flows from host 0 to leaf 1
-            step = fb.Step(np.zeros(n, dtype=np.int64), topo.hosts_per_leaf + np.arange(n, dtype=np.int64),
-                           np.full(n, 1.0))
+            step = fb.Step(
+                np.zeros(n, dtype=np.int64), topo.hosts_per_leaf + np.arange(n, dtype=np.int64), np.full(n, 1.0)
+            )
             f, sp, b = fb.minimal_split_subflows(topo, step.src, step.dst, step.size_bytes)
             k_formula, total_formula = fb.min_split_pieces(n, s)
             r = n % s
@@ -188,8 +192,11 @@ def _emax_mc(scale):
 def _hd_ecmp(scale):
     r = _hd_ratios(scale)["ecmp"]
     exact = _hd_exact("ecmp")
-    return Measured(r, f"{r:.2f}x ideal (Monte-Carlo, {_SAMPLES[scale]} hashings; exact {exact:.3f}x)",
-                    {"exact": exact, "step": _hd_cross_step().label})
+    return Measured(
+        r,
+        f"{r:.2f}x ideal (Monte-Carlo, {_SAMPLES[scale]} hashings; exact {exact:.3f}x)",
+        {"exact": exact, "step": _hd_cross_step().label},
+    )
 
 
 @claim(
@@ -205,8 +212,11 @@ def _hd_mp(scale):
     paper = {"mp-2": 3.35, "mp-4": 2.59, "mp-8": 2.08}
     err = max(abs(r[k] / v - 1) for k, v in paper.items())
     exact = {k: _hd_exact(k) for k in paper}
-    return Measured(err, ", ".join(f"{k.upper()} {r[k]:.2f}x" for k in paper) + f" (max rel. error {err:.1%})",
-                    {"monte_carlo": {k: r[k] for k in paper}, "exact": exact})
+    return Measured(
+        err,
+        ", ".join(f"{k.upper()} {r[k]:.2f}x" for k in paper) + f" (max rel. error {err:.1%})",
+        {"monte_carlo": {k: r[k] for k in paper}, "exact": exact},
+    )
 
 
 @claim(
@@ -231,8 +241,10 @@ def _hd_minimal(scale):
 def _ring(scale):
     topo = _topo256()
     step = fb.collective_steps("ring", 256, _SIZE)[0]
-    ratios = {routing: fb.congestion_ratio(topo, step, routing, samples=_SAMPLES[scale] // 4, seed=3)
-              for routing in fb.ROUTINGS}
+    ratios = {
+        routing: fb.congestion_ratio(topo, step, routing, samples=_SAMPLES[scale] // 4, seed=3)
+        for routing in fb.ROUTINGS
+    }
     worst = max(ratios.values())
     return Measured(worst, f"worst routing {worst:.3f}x ideal over {', '.join(fb.ROUTINGS)}", ratios)
 
@@ -253,9 +265,10 @@ def _a2a(scale: str) -> tuple[tuple[int, ...], list[float]]:
 
 
 def _spine_only_ratio(topo: fb.LeafSpine, step: fb.Step, samples: int, seed: int) -> float:
-    ideal = fb.link_loads(topo, step, "spray")[topo.leaf_up_base:].max()
-    vals = [fb.link_loads(topo, step, "ecmp", seed=rng)[topo.leaf_up_base:].max() / ideal
-            for rng in spawn(seed, samples)]
+    ideal = fb.link_loads(topo, step, "spray")[topo.leaf_up_base :].max()
+    vals = [
+        fb.link_loads(topo, step, "ecmp", seed=rng)[topo.leaf_up_base :].max() / ideal for rng in spawn(seed, samples)
+    ]
     return float(np.mean(vals))
 
 
@@ -286,8 +299,11 @@ def _a2a_ecmp(scale):
 )
 def _a2a_trend(scale):
     sizes, ratios = _a2a(scale)
-    return Measured(ratios, ", ".join(f"{k * k} GPUs {r:.3f}x" for k, r in zip(sizes, ratios)),
-                    {"gpus": [k * k for k in sizes], "ratio": ratios})
+    return Measured(
+        ratios,
+        ", ".join(f"{k * k} GPUs {r:.3f}x" for k, r in zip(sizes, ratios)),
+        {"gpus": [k * k for k in sizes], "ratio": ratios},
+    )
 
 
 @claim(
@@ -316,8 +332,10 @@ def _qp_minimal(scale):
     topo = fb.leaf_spine(32, 16, 16) if scale == "full" else fb.leaf_spine(8, 16, 16)
     step = fb.collective_steps("all_to_all", topo.n_hosts, _SIZE)[0]
     extra = fb.connections_per_host(topo, step, "minimal") - fb.connections_per_host(topo, step, "ecmp")
-    return Measured(int(extra.max()), f"{int(extra.max())} extra per host on {topo.n_hosts} GPUs (16 spines, 16 "
-                    "flows per destination leaf)")
+    return Measured(
+        int(extra.max()),
+        f"{int(extra.max())} extra per host on {topo.n_hosts} GPUs (16 spines, 16 flows per destination leaf)",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -348,8 +366,9 @@ def _fig_heat(scale):
 
     topo, step = _topo256(), _hd_cross_step()
     loads = {routing: fb.link_loads(topo, step, routing, seed=1) for routing in ("ecmp", "mp-8", "minimal")}
-    return vf.uplink_heatmaps(fb.uplink_load_table(topo, loads),
-                              title="Leaf->spine load, halving-doubling step d=128, 256 GPUs")
+    return vf.uplink_heatmaps(
+        fb.uplink_load_table(topo, loads), title="Leaf->spine load, halving-doubling step d=128, 256 GPUs"
+    )
 
 
 @figure(PAPER, "time_vs_size")
@@ -368,5 +387,6 @@ def _fig_qp(scale):
 
     topo = fb.leaf_spine(32, 16, 16)
     step = fb.collective_steps("all_to_all", 512, _SIZE)[0]
-    return vf.connections_bar(fb.connections_table(topo, step, fb.ROUTINGS),
-                              title="Connections per host, all-to-all on 512 GPUs")
+    return vf.connections_bar(
+        fb.connections_table(topo, step, fb.ROUTINGS), title="Connections per host, all-to-all on 512 GPUs"
+    )

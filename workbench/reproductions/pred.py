@@ -44,9 +44,15 @@ def run(experiment: str, grid) -> pd.DataFrame:
 def sweep(scale: str) -> pd.DataFrame:
     """Queue vs concurrency, fluid and packet level (``pred-queue-vs-concurrency``, cached per scale):
     ``marking, model, n_flows, queue_pkts, utilization``."""
-    df = run("pred-queue-vs-concurrency", {"n_flows": list(N_FLOWS), "model": ["fluid", "packet"],
-                                           "marking": ["static", "pred"],
-                                           "duration_s": 0.05 if scale == "full" else 0.02})
+    df = run(
+        "pred-queue-vs-concurrency",
+        {
+            "n_flows": list(N_FLOWS),
+            "model": ["fluid", "packet"],
+            "marking": ["static", "pred"],
+            "duration_s": 0.05 if scale == "full" else 0.02,
+        },
+    )
     return df[["marking", "model", "n_flows", "queue_pkts", "utilization"]]
 
 
@@ -54,8 +60,10 @@ def sweep(scale: str) -> pd.DataFrame:
 def mixed(scale: str) -> pd.DataFrame:
     """8 long flows plus web-search flows at 50% load on one bottleneck, static vs PRED (``pred-dumbbell-fct``):
     ``marking, size_class, count, unfinished, p50_s, p99_s, mean_queue_pkts, utilization``."""
-    df = run("pred-dumbbell-fct", {"n_long_flows": 8, "load": 0.5, "marking": ["static", "pred"],
-                                   "duration_s": 2.0 if scale == "full" else 0.5})
+    df = run(
+        "pred-dumbbell-fct",
+        {"n_long_flows": 8, "load": 0.5, "marking": ["static", "pred"], "duration_s": 2.0 if scale == "full" else 0.5},
+    )
     return df[["marking", "size_class", "count", "unfinished", "p50_s", "p99_s", "mean_queue_pkts", "utilization"]]
 
 
@@ -68,11 +76,15 @@ def per_run(fct: pd.DataFrame) -> pd.DataFrame:
 def fabric(scale: str) -> pd.DataFrame:
     """Web-search flows at 90% load on a leaf-spine, static vs PRED, routed by ECMP and by packet spraying
     (``pred-fct-vs-load``; 128 hosts for 50 ms at full scale, 32 hosts for 30 ms at quick scale)."""
-    size = ({"leaves": 8, "spines": 4, "hosts_per_leaf": 16, "duration_s": 0.05} if scale == "full" else
-            {"leaves": 4, "spines": 2, "hosts_per_leaf": 8, "duration_s": 0.03})
+    size = (
+        {"leaves": 8, "spines": 4, "hosts_per_leaf": 16, "duration_s": 0.05}
+        if scale == "full"
+        else {"leaves": 4, "spines": 2, "hosts_per_leaf": 8, "duration_s": 0.03}
+    )
     df = run("pred-fct-vs-load", {"load": 0.9, "marking": ["static", "pred"], "routing": ["ecmp", "spray"], **size})
-    return df[["routing", "marking", "size_class", "count", "unfinished", "p50_s", "p99_s", "mean_queue_pkts",
-               "utilization"]]
+    return df[
+        ["routing", "marking", "size_class", "count", "unfinished", "p50_s", "p99_s", "mean_queue_pkts", "utilization"]
+    ]
 
 
 def ecmp(scale: str) -> pd.DataFrame:
@@ -85,8 +97,9 @@ def ecmp(scale: str) -> pd.DataFrame:
 def queue_traces() -> pd.DataFrame:
     """The bottleneck queue over the first 50 ms of :func:`mixed`'s setting, one run per marking (same flows):
     ``marking, time_s, link, queue_pkts``."""
-    runs = [dumbbell(8, MARKINGS[m], load=0.5, duration_s=0.05, seed=0).queue.assign(marking=m)
-            for m in ("static", "pred")]
+    runs = [
+        dumbbell(8, MARKINGS[m], load=0.5, duration_s=0.05, seed=0).queue.assign(marking=m) for m in ("static", "pred")
+    ]
     return pd.concat(runs, ignore_index=True)[["marking", "time_s", "link", "queue_pkts"]]
 
 
@@ -103,9 +116,16 @@ def routing_comparison(scale: str) -> pd.DataFrame:
     for routing, fct in fabric(scale).groupby("routing", sort=False):
         queue = per_run(fct)["mean_queue_pkts"]
         p99_ms = small_flow_fct(fct)["p99_s"] * 1e3
-        rows.append({"routing": routing, "static_queue_pkts": queue["static"], "pred_queue_pkts": queue["pred"],
-                     "static_small_p99_ms": p99_ms["static"], "pred_small_p99_ms": p99_ms["pred"],
-                     "pred_vs_static_pct": 100 * (p99_ms["pred"] / p99_ms["static"] - 1)})
+        rows.append(
+            {
+                "routing": routing,
+                "static_queue_pkts": queue["static"],
+                "pred_queue_pkts": queue["pred"],
+                "static_small_p99_ms": p99_ms["static"],
+                "pred_small_p99_ms": p99_ms["pred"],
+                "pred_vs_static_pct": 100 * (p99_ms["pred"] / p99_ms["static"] - 1),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -123,8 +143,11 @@ def _packet(scale: str, marking: str) -> np.ndarray:
 )
 def _static_grows(scale):
     q = _packet(scale, "static")
-    return Measured(q.tolist(), f"{q[0]:.0f} -> {q[-1]:.0f} pkts for {N_FLOWS[0]} -> {N_FLOWS[-1]} flows",
-                    {"n_flows": list(N_FLOWS), "queue_pkts": q.round(2).tolist()})
+    return Measured(
+        q.tolist(),
+        f"{q[0]:.0f} -> {q[-1]:.0f} pkts for {N_FLOWS[0]} -> {N_FLOWS[-1]} flows",
+        {"n_flows": list(N_FLOWS), "queue_pkts": q.round(2).tolist()},
+    )
 
 
 def _flat_verdict(ratio: float) -> str:
@@ -142,20 +165,23 @@ def _flat_verdict(ratio: float) -> str:
 def _fcs_flat(scale):
     qs, qp = _packet(scale, "static"), _packet(scale, "pred")
     ratio = float(np.ptp(qp) / np.ptp(qs))
-    return Measured(ratio, f"PRED queue {qp.min():.1f}-{qp.max():.1f} pkts vs static {qs.min():.0f}-{qs.max():.0f} "
-                    f"(range ratio {ratio:.2f})", {"pred_queue_pkts": qp.round(2).tolist()})
+    return Measured(
+        ratio,
+        f"PRED queue {qp.min():.1f}-{qp.max():.1f} pkts vs static {qs.min():.0f}-{qs.max():.0f} "
+        f"(range ratio {ratio:.2f})",
+        {"pred_queue_pkts": qp.round(2).tolist()},
+    )
 
 
 @functools.cache
 def scaling_sweep(scale: str) -> pd.DataFrame:
     """Fluid steady state for static thresholds and FCS with square-root and linear slope scaling, 1-64 flows."""
     n = list(range(1, 65))
-    points = ([{"n_flows": k, "model": "fluid", "marking": "static"} for k in n] +
-              [{"n_flows": k, "model": "fluid", "marking": "pred", "fcs_scaling": s} for s in ("sqrt", "linear")
-               for k in n])
+    points = [{"n_flows": k, "model": "fluid", "marking": "static"} for k in n] + [
+        {"n_flows": k, "model": "fluid", "marking": "pred", "fcs_scaling": s} for s in ("sqrt", "linear") for k in n
+    ]
     df = run("pred-queue-vs-concurrency", points)
-    label = np.where(df.marking == "static", "static",
-                     np.where(df.fcs_scaling == "sqrt", "FCS sqrt(N)", "FCS linear"))
+    label = np.where(df.marking == "static", "static", np.where(df.fcs_scaling == "sqrt", "FCS sqrt(N)", "FCS linear"))
     return df.assign(marking=label)[["marking", "model", "n_flows", "queue_pkts", "utilization"]]
 
 
@@ -215,8 +241,11 @@ def _stability(scale):
 def _queue_lower(scale):
     links = per_run(mixed(scale))
     red = 1 - links.loc["pred", "mean_queue_pkts"] / links.loc["static", "mean_queue_pkts"]
-    return Measured(float(red), f"{red:.0%} lower ({links.loc['static', 'mean_queue_pkts']:.0f} -> "
-                    f"{links.loc['pred', 'mean_queue_pkts']:.1f} pkts)")
+    return Measured(
+        float(red),
+        f"{red:.0%} lower ({links.loc['static', 'mean_queue_pkts']:.0f} -> "
+        f"{links.loc['pred', 'mean_queue_pkts']:.1f} pkts)",
+    )
 
 
 @claim(
@@ -229,8 +258,11 @@ def _queue_lower(scale):
 def _throughput(scale):
     links = per_run(mixed(scale))
     ratio = links.loc["pred", "utilization"] / links.loc["static", "utilization"]
-    return Measured(float(ratio), f"utilization {links.loc['pred', 'utilization']:.3f} vs "
-                    f"{links.loc['static', 'utilization']:.3f} ({ratio:.3f}x)")
+    return Measured(
+        float(ratio),
+        f"utilization {links.loc['pred', 'utilization']:.3f} vs "
+        f"{links.loc['static', 'utilization']:.3f} ({ratio:.3f}x)",
+    )
 
 
 @claim(
@@ -275,8 +307,11 @@ def _fabric(scale):
     small = small_flow_fct(ecmp(scale))
     red = 1 - small.loc["pred", "p99_s"] / small.loc["static", "p99_s"]
     change = f"{red:.0%} lower" if red >= 0 else f"{-red:.0%} higher"
-    return Measured(float(red), f"{change} (p99 {small.loc['static', 'p99_s'] * 1e3:.2f}"
-                    f" -> {small.loc['pred', 'p99_s'] * 1e3:.2f} ms, {int(small.loc['pred', 'count'])} small flows)")
+    return Measured(
+        float(red),
+        f"{change} (p99 {small.loc['static', 'p99_s'] * 1e3:.2f}"
+        f" -> {small.loc['pred', 'p99_s'] * 1e3:.2f} ms, {int(small.loc['pred', 'count'])} small flows)",
+    )
 
 
 @figure(PAPER, "queue_vs_concurrency")
@@ -303,5 +338,3 @@ def _fig_fct(scale):
 @figure(PAPER, "fabric_fct")
 def _fig_fabric(scale):
     return viz.fct_by_class(ecmp(scale), title="FCT by size class, leaf-spine at 90% load")
-
-

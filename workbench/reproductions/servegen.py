@@ -111,13 +111,15 @@ def usecase_summary(scale: Scale) -> pd.DataFrame:
     half-naive ones (composed arrivals + pooled lengths; Poisson arrivals + composed lengths), and the median
     under-provisioning."""
     u = usecase(scale)
-    ratios = pd.DataFrame({
-        "model": u["model"],
-        "composed / naive": u["composed_rps"] / u["naive_rps"],
-        "arrivals only / naive": u["arrivals_only_rps"] / u["naive_rps"],
-        "lengths only / naive": u["lengths_only_rps"] / u["naive_rps"],
-        "underprovision": u["underprovision"],
-    })
+    ratios = pd.DataFrame(
+        {
+            "model": u["model"],
+            "composed / naive": u["composed_rps"] / u["naive_rps"],
+            "arrivals only / naive": u["arrivals_only_rps"] / u["naive_rps"],
+            "lengths only / naive": u["lengths_only_rps"] / u["naive_rps"],
+            "underprovision": u["underprovision"],
+        }
+    )
     per = ratios.groupby("model", sort=False).median()
     per.loc["all"] = ratios.drop(columns="model").median()
     return per
@@ -135,8 +137,11 @@ def _top_share(scale: Scale) -> Measured:
     c = characterization()
     v = float(c["top10_share"].min())
     per = ", ".join(f"{m} {s:.0%}" for m, s in zip(c["model"], c["top10_share"]))
-    return Measured(v, f"top-10 share {per} (min {v:.0%}; {_source()})",
-                    {"per_model": dict(zip(c["model"], c["top10_share"].round(4)))})
+    return Measured(
+        v,
+        f"top-10 share {per} (min {v:.0%}; {_source()})",
+        {"per_model": dict(zip(c["model"], c["top10_share"].round(4)))},
+    )
 
 
 @claim(
@@ -153,8 +158,11 @@ def _variance_share(scale: Scale) -> Measured:
     c = characterization()
     v = float(c["top10_variance_share"].min())
     per = ", ".join(f"{m} {s:.0%}" for m, s in zip(c["model"], c["top10_variance_share"]))
-    return Measured(v, f"top-10 share of variance {per} (min {v:.0%})",
-                    {"per_model": dict(zip(c["model"], c["top10_variance_share"].round(4)))})
+    return Measured(
+        v,
+        f"top-10 share of variance {per} (min {v:.0%})",
+        {"per_model": dict(zip(c["model"], c["top10_variance_share"].round(4)))},
+    )
 
 
 @claim(
@@ -198,8 +206,11 @@ def _families(scale: Scale) -> Measured:
     minority = np.minimum(c["weibull_fraction"], c["gamma_fraction"])
     v = float(minority.min())
     per = ", ".join(f"{m} {w:.0%}" for m, w in zip(c["model"], c["weibull_fraction"]))
-    return Measured(v, f"Weibull share of active windows {per} (Gamma the rest)",
-                    {"weibull_fraction": dict(zip(c["model"], c["weibull_fraction"].round(4)))})
+    return Measured(
+        v,
+        f"Weibull share of active windows {per} (Gamma the rest)",
+        {"weibull_fraction": dict(zip(c["model"], c["weibull_fraction"].round(4)))},
+    )
 
 
 def _diurnal_verdict(value) -> str:
@@ -212,8 +223,9 @@ def _diurnal_verdict(value) -> str:
     "diurnal",
     text="Aggregate load follows a diurnal cycle, peaking in the afternoon or evening and lowest in the early morning.",
     paper_value="afternoon/evening peaks, early-morning troughs",
-    compare=Check(_diurnal_verdict, "models with peak hour in [12, 24) and trough in [0, 9]: 5 of 5 reproduced, "
-                  ">= 3 partial"),
+    compare=Check(
+        _diurnal_verdict, "models with peak hour in [12, 24) and trough in [0, 9]: 5 of 5 reproduced, >= 3 partial"
+    ),
     expected="partial",
     note="m-large, m-small and mm-image follow the pattern; m-mid peaks at night (03:00, driven by one client with "
     "over half its requests) and deepseek-r1 (one day only) bottoms at noon. Peak/trough ratios are still 1.4-4.9x "
@@ -222,10 +234,15 @@ def _diurnal_verdict(value) -> str:
 def _diurnal(scale: Scale) -> Measured:
     c = characterization()
     ok = ((c["peak_hour"] >= 12) & (c["trough_hour"] <= 9)).to_numpy()
-    per = "; ".join(f"{m} peak {p:02d}h trough {t:02d}h x{r:.1f}"
-                    for m, p, t, r in zip(c["model"], c["peak_hour"], c["trough_hour"], c["peak_trough_ratio"]))
-    return Measured(int(ok.sum()), f"{int(ok.sum())}/5 models match: {per}",
-                    {"peak_hour": dict(zip(c["model"], c["peak_hour"].astype(int)))})
+    per = "; ".join(
+        f"{m} peak {p:02d}h trough {t:02d}h x{r:.1f}"
+        for m, p, t, r in zip(c["model"], c["peak_hour"], c["trough_hour"], c["peak_trough_ratio"])
+    )
+    return Measured(
+        int(ok.sum()),
+        f"{int(ok.sum())}/5 models match: {per}",
+        {"peak_hour": dict(zip(c["model"], c["peak_hour"].astype(int)))},
+    )
 
 
 def _shape_verdict(value) -> str:
@@ -240,8 +257,11 @@ def _shape_verdict(value) -> str:
     "length-shapes",
     text="Language-model outputs are close to exponential while inputs are not (heavy-tailed).",
     paper_value="input: Pareto mixed with lognormal; output: close to exponential",
-    compare=Check(_shape_verdict, "request-weighted KS distance to an exponential: output <= 0.1 and < input for all "
-                  "language models reproduced; output < input partial"),
+    compare=Check(
+        _shape_verdict,
+        "request-weighted KS distance to an exponential: output <= 0.1 and < input for all "
+        "language models reproduced; output < input partial",
+    ),
     expected="partial",
     note="Per client and 6 h window, outputs are closer to an exponential than inputs for every language model, but "
     "neither is close (KS 0.24-0.39 for outputs): the released per-client PMFs are spiky (templated prompts and "
@@ -272,8 +292,11 @@ def _length_shift(scale: Scale) -> Measured:
         w = st.window_means(_pool(m), "input_tokens")
         ratios[m] = float(np.nanmax(w) / np.nanmin(w))
     v = min(ratios.values())
-    return Measured(v, "max/min mean input over 6 h windows: " + ", ".join(f"{m} {r:.1f}x" for m, r in ratios.items()),
-                    {"per_model": ratios})
+    return Measured(
+        v,
+        "max/min mean input over 6 h windows: " + ", ".join(f"{m} {r:.1f}x" for m, r in ratios.items()),
+        {"per_model": ratios},
+    )
 
 
 def _mm_verdict(value) -> str:
@@ -286,11 +309,13 @@ def _mm_verdict(value) -> str:
     "multimodal",
     text="Most multimodal requests carry one image, and the tokens per image are bimodal.",
     paper_value="most requests have a single image; bimodal tokens per image",
-    compare=Check(_mm_verdict, "share of image requests with one image > 0.5 and Sarle's bimodality coefficient of "
-                  "tokens per image > 5/9"),
+    compare=Check(
+        _mm_verdict,
+        "share of image requests with one image > 0.5 and Sarle's bimodality coefficient of tokens per image > 5/9",
+    ),
     note="The released PMFs give tokens per item, and compose draws one per image. Tokens per image are measured on "
-         "the single-image requests, whose image tokens are exactly one image's draw (the per-request mean over "
-         "several images, measured before, averages the two modes together).",
+    "the single-image requests, whose image tokens are exactly one image's draw (the per-request mean over "
+    "several images, measured before, averages the two modes together).",
 )
 def _multimodal(scale: Scale) -> Measured:
     w = composed_day("mm-image", scale)
@@ -298,8 +323,11 @@ def _multimodal(scale: Scale) -> Measured:
     single = w["image_count"] == 1
     one = float(single.sum() / has.sum())
     bc = st.bimodality_coefficient(w["image_tokens"][single].to_numpy())
-    return Measured([one, bc], f"{one:.0%} of image requests carry one image; tokens per image (single-image "
-                    f"requests) bimodality coefficient {bc:.2f} (> 0.56 bimodal); {len(w)} composed requests")
+    return Measured(
+        [one, bc],
+        f"{one:.0%} of image requests carry one image; tokens per image (single-image "
+        f"requests) bimodality coefficient {bc:.2f} (> 0.56 bimodal); {len(w)} composed requests",
+    )
 
 
 def _reason_verdict(value) -> str:
@@ -312,8 +340,9 @@ def _reason_verdict(value) -> str:
     "reasoning-lengths",
     text="Reasoning-model output lengths are bimodal, and most of the output is reasoning tokens.",
     paper_value="bimodal output lengths; reasoning tokens dominate the output",
-    compare=Check(_reason_verdict, "reasoning share of output tokens > 0.5 and bimodality coefficient of log output "
-                  "length > 5/9"),
+    compare=Check(
+        _reason_verdict, "reasoning share of output tokens > 0.5 and bimodality coefficient of log output length > 5/9"
+    ),
     expected="partial",
     note="Reasoning tokens dominate (about three quarters of the output), but the composed day's log output length "
     "scores below Sarle's 5/9 threshold: the per-client PMFs mix into a broad, skewed unimodal-looking distribution "
@@ -323,8 +352,10 @@ def _reasoning_lengths(scale: Scale) -> Measured:
     w = composed_day("deepseek-r1", scale)
     share = float(w["reasoning_tokens"].sum() / w["output_tokens"].sum())
     bc = st.bimodality_coefficient(np.log(np.maximum(w["output_tokens"].to_numpy(), 1)))
-    return Measured([share, bc], f"reasoning share of output tokens {share:.0%}; log-output bimodality coefficient "
-                    f"{bc:.2f} (> 0.56 bimodal)")
+    return Measured(
+        [share, bc],
+        f"reasoning share of output tokens {share:.0%}; log-output bimodality coefficient {bc:.2f} (> 0.56 bimodal)",
+    )
 
 
 @claim(
@@ -377,8 +408,11 @@ def _fig_diurnal(scale: Scale):
 
 @figure(PAPER, "lengths")
 def _fig_lengths(scale: Scale):
-    curves = {f"{m} {f.split('_')[0]}": _pool(m).pooled_pmf(f) for m in (*LANGUAGE, "deepseek-r1")
-              for f in ("input_tokens", "output_tokens")}
+    curves = {
+        f"{m} {f.split('_')[0]}": _pool(m).pooled_pmf(f)
+        for m in (*LANGUAGE, "deepseek-r1")
+        for f in ("input_tokens", "output_tokens")
+    }
     return fig.length_ccdf_figure(curves)
 
 

@@ -49,16 +49,20 @@ def gap_table(scale: Scale) -> pd.DataFrame:
 
 
 @claim(
-    PAPER, "underprovision_gpus",
+    PAPER,
+    "underprovision_gpus",
     text="Sizing a deployment with a naive workload model (Poisson arrivals, pooled lengths) buys too few GPUs.",
     paper_value="the naive workload under-provisions",
     compare=AtLeast(0.05, partial=0.0),
     note="Median over (model, hour) of 1 - C_composed / C_naive, C the rate one replica of real hardware sustains "
-         "with p99 TTFT and TBT within the SLO (vLLM scheduling, paged KV, roofline costs). ServeGen's models are "
-         "mapped to public ones of similar role (an assumption: see HARDWARE).",
+    "with p99 TTFT and TBT within the SLO (vLLM scheduling, paged KV, roofline costs). ServeGen's models are "
+    "mapped to public ones of similar role (an assumption: see HARDWARE).",
 )
 def _underprovision(scale: Scale) -> Measured:
     t = gap_table(scale)
     v = float(t["underprovision"].median())
-    return Measured(v, f"{v:.0%} fewer GPUs than needed (median)",
-                    {"per_model": t.groupby("model")["underprovision"].median().round(3).to_dict()})
+    return Measured(
+        v,
+        f"{v:.0%} fewer GPUs than needed (median)",
+        {"per_model": t.groupby("model")["underprovision"].median().round(3).to_dict()},
+    )

@@ -59,8 +59,11 @@ def _megatron(scale):
     t = _table()
     t = t[t.source.str.startswith("Megatron")]
     err = float(t.error.abs().mean())
-    return Measured(err, f"mean |error| {err:.1%} (from {t.error.min():+.0%} to {t.error.max():+.0%})",
-                    {"errors": t.error.round(4).tolist()})
+    return Measured(
+        err,
+        f"mean |error| {err:.1%} (from {t.error.min():+.0%} to {t.error.max():+.0%})",
+        {"errors": t.error.round(4).tolist()},
+    )
 
 
 @claim(
@@ -77,8 +80,11 @@ def _megatron(scale):
 def _llama_mfu(scale):
     t = _table()
     row = t[(t.source.str.startswith("Llama")) & (t.gpus == 16384)].iloc[0]
-    return Measured(float(row.model_value), f"{row.model_value:.1%} MFU ({row.error:+.0%})",
-                    {"error_8k": float(t[(t.source.str.startswith("Llama")) & (t.gpus == 8192)].error.iloc[0])})
+    return Measured(
+        float(row.model_value),
+        f"{row.model_value:.1%} MFU ({row.error:+.0%})",
+        {"error_8k": float(t[(t.source.str.startswith("Llama")) & (t.gpus == 8192)].error.iloc[0])},
+    )
 
 
 @claim(
@@ -95,9 +101,12 @@ def _interruptions(scale):
     expected = sum(rates.values()) * 54 * 86400
     draws = generator(54).poisson(expected, size=2000 if scale == "full" else 200)
     hw = 1 - rates["software"] / sum(rates.values())
-    return Measured(expected, f"{expected:.0f} expected (Monte-Carlo {draws.mean():.0f} +- {draws.std():.0f}); "
-                    f"{hw:.0%} non-software (the paper: 78% confirmed or suspected hardware)",
-                    {"non_software_share": hw})
+    return Measured(
+        expected,
+        f"{expected:.0f} expected (Monte-Carlo {draws.mean():.0f} +- {draws.std():.0f}); "
+        f"{hw:.0%} non-software (the paper: 78% confirmed or suspected hardware)",
+        {"non_software_share": hw},
+    )
 
 
 @claim(
@@ -119,11 +128,19 @@ def _young_daly(scale):
     reps = 1000 if scale == "full" else 200
     mc_yd, mc_best = tf.simulate(lf, yd, replicas=reps, seed=1), tf.simulate(lf, best, replicas=reps, seed=2)
     loss = e_best - e_yd
-    return Measured(loss, f"Young/Daly {yd.interval_s / 60:.1f} min vs best {best.interval_s / 60:.1f} min: ETTR "
-                    f"{e_yd:.4f} vs {e_best:.4f} (Monte-Carlo {mc_yd['ettr']:.4f}+-{mc_yd['ettr_se']:.4f} vs "
-                    f"{mc_best['ettr']:.4f}+-{mc_best['ettr_se']:.4f})",
-                    {"young_daly_s": yd.interval_s, "best_s": best.interval_s, "mc_young_daly": mc_yd["ettr"],
-                     "mc_best": mc_best["ettr"], "mc_se": mc_yd["ettr_se"]})
+    return Measured(
+        loss,
+        f"Young/Daly {yd.interval_s / 60:.1f} min vs best {best.interval_s / 60:.1f} min: ETTR "
+        f"{e_yd:.4f} vs {e_best:.4f} (Monte-Carlo {mc_yd['ettr']:.4f}+-{mc_yd['ettr_se']:.4f} vs "
+        f"{mc_best['ettr']:.4f}+-{mc_best['ettr_se']:.4f})",
+        {
+            "young_daly_s": yd.interval_s,
+            "best_s": best.interval_s,
+            "mc_young_daly": mc_yd["ettr"],
+            "mc_best": mc_best["ettr"],
+            "mc_se": mc_yd["ettr_se"],
+        },
+    )
 
 
 @figure(MEGATRON, "validation")
@@ -139,5 +156,7 @@ def _fig_interval(scale):
 
     lf = sum(tf.job_rates_per_s(16384).values())
     rec = tf.Recovery(detect_s=5.0, isolate_s=60.0)
-    return vt.ettr_vs_interval(tf.interval_curve(lf, rec, np.geomspace(60, 4 * 3600, 40), replicas=100, seed=3),
-                               tf.young_daly_s(rec.checkpoint_s, 1 / lf))
+    return vt.ettr_vs_interval(
+        tf.interval_curve(lf, rec, np.geomspace(60, 4 * 3600, 40), replicas=100, seed=3),
+        tf.young_daly_s(rec.checkpoint_s, 1 / lf),
+    )

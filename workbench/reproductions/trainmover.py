@@ -47,9 +47,13 @@ def _downtime(scale):
     planned = cold.planned_downtime_s / live.planned_downtime_s
     cold_f = replace(cold, detect_s=DETECT_S, isolate_s=ISOLATE_S).failure_downtime_s
     live_f = replace(live, detect_s=DETECT_S, isolate_s=ISOLATE_S).failure_downtime_s
-    return Measured(planned, f"{planned:.1f}x for planned events ({cold.planned_downtime_s:.0f} s vs "
-                    f"{live.planned_downtime_s:.0f} s); {cold_f / live_f:.1f}x for failures with automated "
-                    f"detection", {"failure_ratio": cold_f / live_f})
+    return Measured(
+        planned,
+        f"{planned:.1f}x for planned events ({cold.planned_downtime_s:.0f} s vs "
+        f"{live.planned_downtime_s:.0f} s); {cold_f / live_f:.1f}x for failures with automated "
+        f"detection",
+        {"failure_ratio": cold_f / live_f},
+    )
 
 
 @functools.cache
@@ -79,8 +83,11 @@ def ettr_vs_size(scale: str = "quick") -> pd.DataFrame:
 def _gap(scale):
     t = ettr_vs_size(scale).pivot(index="gpus", columns="mode", values="ettr")
     gap = (t["live"] - t["checkpoint"]).to_numpy()
-    return Measured(gap.tolist(), ", ".join(f"{g}: +{v:.3f}" for g, v in zip(t.index, gap)),
-                    {"checkpoint": t["checkpoint"].tolist(), "live": t["live"].tolist()})
+    return Measured(
+        gap.tolist(),
+        ", ".join(f"{g}: +{v:.3f}" for g, v in zip(t.index, gap)),
+        {"checkpoint": t["checkpoint"].tolist(), "live": t["live"].tolist()},
+    )
 
 
 @claim(
@@ -97,8 +104,11 @@ def _weekly(scale):
     t = ettr_vs_size("full").set_index(["gpus", "mode"]).gpu_hours_lost_per_day
     cr, live = float(t[(65536, "checkpoint")]), float(t[(65536, "live")])
     saved = (cr - live) * 7
-    return Measured(saved, f"{saved / 1e6:.2f}M GPU-hours/week saved ({1 - live / cr:.0%} less waste) at 65,536 "
-                    f"GPUs", {"waste_reduction": 1 - live / cr})
+    return Measured(
+        saved,
+        f"{saved / 1e6:.2f}M GPU-hours/week saved ({1 - live / cr:.0%} less waste) at 65,536 GPUs",
+        {"waste_reduction": 1 - live / cr},
+    )
 
 
 @figure(PAPER, "ettr_vs_gpus")
@@ -106,4 +116,3 @@ def _fig(scale):
     from ..viz import training as vt
 
     return vt.ettr_vs_gpus(ettr_vs_size(scale))
-

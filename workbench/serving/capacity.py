@@ -169,8 +169,16 @@ def capacity_search(
     caps, bases, evals, infeasible = [], [], 0, 0
 
     def ok(req: pd.DataFrame, allowed: int, s: float) -> bool:
-        m = simulate(req, config, n_instances=n_instances, balancer=balancer, seed=seed, time_scale=s,
-                     ttft_limit_s=slo.ttft_s, max_violations=allowed)
+        m = simulate(
+            req,
+            config,
+            n_instances=n_instances,
+            balancer=balancer,
+            seed=seed,
+            time_scale=s,
+            ttft_limit_s=slo.ttft_s,
+            max_violations=allowed,
+        )
         return meets_slo(m, slo)
 
     for req in workloads:  # a loop over seeds (a handful)
@@ -224,8 +232,14 @@ def capacity_search(
     )
 
 
-def summarize_at(requests: pd.DataFrame, config: ServerConfig, *, rate_rps: float, n_instances: int = 1,
-                 balancer: str = "round_robin") -> dict[str, float]:
+def summarize_at(
+    requests: pd.DataFrame,
+    config: ServerConfig,
+    *,
+    rate_rps: float,
+    n_instances: int = 1,
+    balancer: str = "round_robin",
+) -> dict[str, float]:
     """Latency summary of ``requests`` replayed at aggregate ``rate_rps`` (time-scaled)."""
     rate = positive("rate_rps", rate_rps)
     base = len(requests) / _duration(requests)

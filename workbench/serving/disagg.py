@@ -51,8 +51,9 @@ def serve_disaggregated(
     (True, [0, -1, 0])
     """
     if prefill.model.model != decode.model.model:
-        raise ValueError(f"prefill and decode pools serve different models: {prefill.model.model} vs "
-                         f"{decode.model.model}")
+        raise ValueError(
+            f"prefill and decode pools serve different models: {prefill.model.model} vs {decode.model.model}"
+        )
     prefill_scheduler = Scheduler("vllm") if prefill_scheduler is None else prefill_scheduler
     decode_scheduler = Scheduler("vllm") if decode_scheduler is None else decode_scheduler
     bw = positive("transfer_gbps", transfer_gbps) * 1e9 / 8
@@ -78,8 +79,9 @@ def serve_disaggregated(
     for k in range(n_decode):
         pick = d_rep[order] == k
         sel = order[pick]
-        r = simulate_replica(ready[pick], inp[sel], out[sel], decode, decode_scheduler,
-                             prefilled=np.ones(sel.size, dtype=bool))
+        r = simulate_replica(
+            ready[pick], inp[sel], out[sel], decode, decode_scheduler, prefilled=np.ones(sel.size, dtype=bool)
+        )
         finish[sel] = r.finish_s
         rejected[sel] |= r.rejected
         pre[sel] += r.preemptions
@@ -151,8 +153,15 @@ def disaggregation_plan(
     n_p = _fewest(lambda k: meets_slo(run(k, 1), ttft_only), 1, max_replicas)
     n_d = None if n_p is None else _fewest(lambda k: meets_slo(run(n_p, k), tbt_only), 1, max_replicas)
     if n_p is None or n_d is None:
-        return {"prefill_replicas": np.nan, "decode_replicas": np.nan, "gpus": np.nan,
-                "prefill_decode_gpu_ratio": np.nan}
-    return {"prefill_replicas": float(n_p), "decode_replicas": float(n_d),
-            "gpus": float(n_p * prefill_tp + n_d * decode_tp),
-            "prefill_decode_gpu_ratio": n_p * prefill_tp / (n_d * decode_tp)}
+        return {
+            "prefill_replicas": np.nan,
+            "decode_replicas": np.nan,
+            "gpus": np.nan,
+            "prefill_decode_gpu_ratio": np.nan,
+        }
+    return {
+        "prefill_replicas": float(n_p),
+        "decode_replicas": float(n_d),
+        "gpus": float(n_p * prefill_tp + n_d * decode_tp),
+        "prefill_decode_gpu_ratio": n_p * prefill_tp / (n_d * decode_tp),
+    }

@@ -97,8 +97,15 @@ class ReplicaRun:
 
 
 def simulate_replica(
-    arrival_s, input_tokens, output_tokens, deployment: Deployment, scheduler: Scheduler = Scheduler(), *,
-    prefilled: np.ndarray | None = None, ttft_limit_s: float = math.inf, max_violations: int | None = None,
+    arrival_s,
+    input_tokens,
+    output_tokens,
+    deployment: Deployment,
+    scheduler: Scheduler = Scheduler(),
+    *,
+    prefilled: np.ndarray | None = None,
+    ttft_limit_s: float = math.inf,
+    max_violations: int | None = None,
 ) -> ReplicaRun:
     """Serve requests (sorted by arrival) on one replica; see the module docstring for the model.
 
@@ -347,8 +354,16 @@ def simulate_replica(
             gen[i] = out_l[i]
             finish[i] = t
             leave(i)
-    return ReplicaRun(np.array(admit), np.array(first), np.array(finish), too_big.copy(), np.array(preempt),
-                      busy, violations > allowed, violations)
+    return ReplicaRun(
+        np.array(admit),
+        np.array(first),
+        np.array(finish),
+        too_big.copy(),
+        np.array(preempt),
+        busy,
+        violations > allowed,
+        violations,
+    )
 
 
 def serve(
@@ -385,8 +400,9 @@ def serve(
     budget, stopped, busy = max_violations, False, 0.0
     for k in range(n_replicas):  # a loop over replicas (a handful)
         sel = np.flatnonzero(rep == k)
-        r = simulate_replica(arr[sel], inp[sel], out[sel], deployment, scheduler, ttft_limit_s=ttft_limit_s,
-                             max_violations=budget)
+        r = simulate_replica(
+            arr[sel], inp[sel], out[sel], deployment, scheduler, ttft_limit_s=ttft_limit_s, max_violations=budget
+        )
         cols["admit"][sel], cols["first"][sel], cols["finish"][sel] = r.admit_s, r.first_token_s, r.finish_s
         rejected[sel], pre[sel] = r.rejected, r.preemptions
         busy += r.busy_s
@@ -398,6 +414,11 @@ def serve(
     table = _metrics_table(arr, "replica", rep, inp, out, cols["admit"], cols["first"], cols["finish"], rejected)
     table["preemptions"] = pre
     span = float(np.nanmax(cols["finish"])) if np.isfinite(cols["finish"]).any() else math.nan
-    table.attrs.update({"stopped": stopped, "gpus": n_replicas * deployment.tp,
-                        "busy_fraction": busy / (n_replicas * span) if span and span > 0 else math.nan})
+    table.attrs.update(
+        {
+            "stopped": stopped,
+            "gpus": n_replicas * deployment.tp,
+            "busy_fraction": busy / (n_replicas * span) if span and span > 0 else math.nan,
+        }
+    )
     return table

@@ -30,8 +30,9 @@ from .roofline import Deployment
 __all__ = ["optimal_throughput", "capacity_gpus"]
 
 
-def optimal_throughput(deployment: Deployment, input_tokens: float, output_tokens: float, *,
-                       batch: int | None = None, at_peak: bool = True) -> dict[str, float | str]:
+def optimal_throughput(
+    deployment: Deployment, input_tokens: float, output_tokens: float, *, batch: int | None = None, at_peak: bool = True
+) -> dict[str, float | str]:
     """NanoFlow's throughput bound of a replica for a workload of mean prompt and output lengths.
 
     Parameters
@@ -65,8 +66,9 @@ def optimal_throughput(deployment: Deployment, input_tokens: float, output_token
     if at_peak:
         from .roofline import Efficiency
 
-        dep = dataclasses.replace(deployment, efficiency=Efficiency(1.0, 1.0, 1.0, overhead_s=0.0,
-                                                                    allreduce_latency_s=0.0), overhead_s=None)
+        dep = dataclasses.replace(
+            deployment, efficiency=Efficiency(1.0, 1.0, 1.0, overhead_s=0.0, allreduce_latency_s=0.0), overhead_s=None
+        )
     ctx = input_tokens + output_tokens / 2
     b = integer("batch", batch, minimum=1) if batch is not None else max(1, int(dep.kv_capacity_tokens // ctx))
     prefill = b * input_tokens / output_tokens  # prompt tokens per iteration in steady state
@@ -91,8 +93,9 @@ def optimal_throughput(deployment: Deployment, input_tokens: float, output_token
     }
 
 
-def _replica_capacity(req: pd.DataFrame, dep: Deployment, sch: Scheduler, slo: SLO, rel_tol: float,
-                      max_evaluations: int) -> float:
+def _replica_capacity(
+    req: pd.DataFrame, dep: Deployment, sch: Scheduler, slo: SLO, rel_tol: float, max_evaluations: int
+) -> float:
     """Largest rate scale (times the workload's own rate) one replica sustains under ``slo``; 0 if none."""
     allowed = slo.allowed_violations(len(req))
 
@@ -163,8 +166,16 @@ def capacity_gpus(
     rows = []
 
     def meets(dep: Deployment, k: int) -> bool:
-        m = serve(requests, dep, scheduler, n_replicas=k, balancer=balancer, seed=0,
-                  ttft_limit_s=slo.ttft_s, max_violations=slo.allowed_violations(len(requests)))
+        m = serve(
+            requests,
+            dep,
+            scheduler,
+            n_replicas=k,
+            balancer=balancer,
+            seed=0,
+            ttft_limit_s=slo.ttft_s,
+            max_violations=slo.allowed_violations(len(requests)),
+        )
         return meets_slo(m, slo)
 
     for tp in tps:  # a handful of TP degrees
@@ -186,9 +197,15 @@ def capacity_gpus(
             n = n + 1 if n < 8 else math.ceil(n * 1.1)
         while n > 1 and meets(dep, n - 1):
             n -= 1
-        rows.append({"tp": tp, "fits": True, "replica_rps": scale * rate,
-                     "replicas": float(n) if n <= max_replicas else np.nan,
-                     "gpus": float(n * tp) if n <= max_replicas else np.nan})
+        rows.append(
+            {
+                "tp": tp,
+                "fits": True,
+                "replica_rps": scale * rate,
+                "replicas": float(n) if n <= max_replicas else np.nan,
+                "gpus": float(n * tp) if n <= max_replicas else np.nan,
+            }
+        )
     out = pd.DataFrame(rows)
     ok = out.dropna(subset=["gpus"])
     out.attrs["best"] = ok.loc[ok["gpus"].idxmin()].to_dict() if len(ok) else {}

@@ -27,8 +27,15 @@ __all__ = ["DEFAULT_SERVERS", "server_for", "provisioning_gap"]
 #: Server per model: the default (a ~13B model on one GPU) for the language and multimodal models, and a faster,
 #: bigger instance (a multi-GPU node with a larger KV cache) for the reasoning model, whose prompts reach 20k+ tokens.
 DEFAULT_SERVERS: dict[str, ServerConfig] = {
-    "deepseek-r1": ServerConfig(base_s=0.02, prefill_token_s=3e-5, decode_seq_s=1e-4, kv_token_s=5e-9,
-                                kv_budget_tokens=600_000, max_batch=256, max_prefill_tokens=32_768),
+    "deepseek-r1": ServerConfig(
+        base_s=0.02,
+        prefill_token_s=3e-5,
+        decode_seq_s=1e-4,
+        kv_token_s=5e-9,
+        kv_budget_tokens=600_000,
+        max_batch=256,
+        max_prefill_tokens=32_768,
+    ),
 }
 
 

@@ -146,20 +146,25 @@ class Deployment:
         bw = g.hbm_bytes_per_s * eff.memory * tp
         embed = m.vocab * m.hidden
         # per-token linear FLOPs exclude the embedding lookup and the LM head (counted on the sampled tokens only)
-        object.__setattr__(self, "_c", {
-            "flop_s": 1.0 / peak,
-            "byte_s": 1.0 / bw,
-            "lin_flops": 2.0 * max(m.active_params - 2 * embed, 0.1 * m.active_params),
-            "shared_bytes": max(m.shared_params - 2 * embed, 0.1 * m.shared_params) * m.bytes_per_param,
-            "expert_bytes_layer": m.expert_params / m.layers * m.bytes_per_param,
-            "head_flops": 2.0 * embed,
-            "head_bytes": embed * m.bytes_per_param,
-            "attn_flops": m.attn_flops_per_pair,
-            "kv_bytes": m.kv_bytes_per_token,
-            "ar_bytes": 0.0 if tp == 1 else 2 * m.layers * 2 * (tp - 1) / tp * m.hidden * 2
-            / (g.scaleup_bytes_per_s * eff.network),
-            "ar_fixed": 0.0 if tp == 1 else 2 * m.layers * eff.allreduce_latency_s,
-        })
+        object.__setattr__(
+            self,
+            "_c",
+            {
+                "flop_s": 1.0 / peak,
+                "byte_s": 1.0 / bw,
+                "lin_flops": 2.0 * max(m.active_params - 2 * embed, 0.1 * m.active_params),
+                "shared_bytes": max(m.shared_params - 2 * embed, 0.1 * m.shared_params) * m.bytes_per_param,
+                "expert_bytes_layer": m.expert_params / m.layers * m.bytes_per_param,
+                "head_flops": 2.0 * embed,
+                "head_bytes": embed * m.bytes_per_param,
+                "attn_flops": m.attn_flops_per_pair,
+                "kv_bytes": m.kv_bytes_per_token,
+                "ar_bytes": 0.0
+                if tp == 1
+                else 2 * m.layers * 2 * (tp - 1) / tp * m.hidden * 2 / (g.scaleup_bytes_per_s * eff.network),
+                "ar_fixed": 0.0 if tp == 1 else 2 * m.layers * eff.allreduce_latency_s,
+            },
+        )
         cap = int(free // m.kv_bytes_per_token)
         if self.max_kv_tokens is not None:
             cap = min(cap, integer("max_kv_tokens", self.max_kv_tokens, minimum=1))
@@ -176,8 +181,14 @@ class Deployment:
         touched = m.experts * (1.0 - (1.0 - m.active_experts / m.experts) ** tokens)
         return c["shared_bytes"] + c["expert_bytes_layer"] * m.layers * touched
 
-    def resources(self, prefill_tokens: float = 0, prefill_pairs: float = 0, decode_seqs: float = 0,
-                  kv_tokens: float = 0, sampled: float | None = None) -> dict[str, tuple[float, float, float]]:
+    def resources(
+        self,
+        prefill_tokens: float = 0,
+        prefill_pairs: float = 0,
+        decode_seqs: float = 0,
+        kv_tokens: float = 0,
+        sampled: float | None = None,
+    ) -> dict[str, tuple[float, float, float]]:
         """Per operator, its (compute, memory, network) seconds for one iteration (a replica's GPUs in parallel).
 
         ``prefill_pairs`` is the number of causal (query, key) pairs of the prefill (``n (n + 1) / 2`` for a whole
@@ -188,20 +199,30 @@ class Deployment:
         sampled = decode_seqs if sampled is None else sampled
         return {
             "linear": (c["lin_flops"] * tokens * c["flop_s"], self._weight_bytes(tokens) * c["byte_s"], 0.0),
-            "attn_prefill": (c["attn_flops"] * prefill_pairs * c["flop_s"],
-                             c["kv_bytes"] * prefill_tokens * c["byte_s"], 0.0),
+            "attn_prefill": (
+                c["attn_flops"] * prefill_pairs * c["flop_s"],
+                c["kv_bytes"] * prefill_tokens * c["byte_s"],
+                0.0,
+            ),
             "attn_decode": (c["attn_flops"] * kv_tokens * c["flop_s"], c["kv_bytes"] * kv_tokens * c["byte_s"], 0.0),
             "lm_head": (c["head_flops"] * sampled * c["flop_s"], c["head_bytes"] * (sampled > 0) * c["byte_s"], 0.0),
             "allreduce": (0.0, 0.0, (c["ar_bytes"] * tokens + c["ar_fixed"]) if tokens > 0 else 0.0),
         }
 
-    def iteration_s(self, prefill_tokens: float = 0, prefill_pairs: float = 0, decode_seqs: float = 0,
-                    kv_tokens: float = 0, sampled: float | None = None) -> float:
+    def iteration_s(
+        self,
+        prefill_tokens: float = 0,
+        prefill_pairs: float = 0,
+        decode_seqs: float = 0,
+        kv_tokens: float = 0,
+        sampled: float | None = None,
+    ) -> float:
         """Duration of one iteration: sum of operator rooflines plus overhead, or the busiest resource if ``overlap``."""
         res = self.resources(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled)
         if self.overlap:
-            return max(sum(r[0] for r in res.values()), sum(r[1] for r in res.values()),
-                       sum(r[2] for r in res.values()))
+            return max(
+                sum(r[0] for r in res.values()), sum(r[1] for r in res.values()), sum(r[2] for r in res.values())
+            )
         assert self.overhead_s is not None  # resolved by __post_init__
         return self.overhead_s + sum(max(r) for r in res.values())
 
@@ -222,20 +243,41 @@ class Deployment:
         def cost(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled):
             tok = prefill_tokens + decode_seqs
             lin = lin_f * tok
-            return (over + (lin if lin > lin_b else lin_b) + max(att_f * prefill_pairs, kv_b * prefill_tokens)
-                    + dec * kv_tokens + max(head_f * sampled, head_b) + ar * tok + ar0)
+            return (
+                over
+                + (lin if lin > lin_b else lin_b)
+                + max(att_f * prefill_pairs, kv_b * prefill_tokens)
+                + dec * kv_tokens
+                + max(head_f * sampled, head_b)
+                + ar * tok
+                + ar0
+            )
 
         return cost
 
-    def breakdown(self, prefill_tokens: float = 0, prefill_pairs: float = 0, decode_seqs: float = 0,
-                  kv_tokens: float = 0, sampled: float | None = None) -> pd.DataFrame:
+    def breakdown(
+        self,
+        prefill_tokens: float = 0,
+        prefill_pairs: float = 0,
+        decode_seqs: float = 0,
+        kv_tokens: float = 0,
+        sampled: float | None = None,
+    ) -> pd.DataFrame:
         """Tidy table, one row per operator: ``compute_s``, ``memory_s``, ``network_s``, ``time_s`` and ``bound``."""
         res = self.resources(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled)
         rows = []
         for op, (cs, ms, ns) in res.items():
             bound = ("compute", "memory", "network")[int(np.argmax([cs, ms, ns]))] if max(cs, ms, ns) > 0 else "idle"
-            rows.append({"operator": op, "compute_s": cs, "memory_s": ms, "network_s": ns,
-                         "time_s": max(cs, ms, ns), "bound": bound})
+            rows.append(
+                {
+                    "operator": op,
+                    "compute_s": cs,
+                    "memory_s": ms,
+                    "network_s": ns,
+                    "time_s": max(cs, ms, ns),
+                    "bound": bound,
+                }
+            )
         return pd.DataFrame(rows)
 
     def decode_line(self, decode_seqs: int, kv_tokens: float) -> tuple[float, float, float]:
@@ -250,8 +292,11 @@ class Deployment:
         if not self.overlap:
             assert self.overhead_s is not None  # resolved by __post_init__
             return self.overhead_s + sum(max(r) for r in res.values()), max(ac, am), math.inf
-        lines = [(sum(r[0] for r in res.values()), ac), (sum(r[1] for r in res.values()), am),
-                 (sum(r[2] for r in res.values()), 0.0)]
+        lines = [
+            (sum(r[0] for r in res.values()), ac),
+            (sum(r[1] for r in res.values()), am),
+            (sum(r[2] for r in res.values()), 0.0),
+        ]
         k = int(np.argmax([a + s * kv_tokens for a, s in lines]))
         a, s = lines[k]
         limit = math.inf
@@ -289,6 +334,12 @@ def fit_linear(deployment: Deployment, *, max_batch: int = 256, max_prefill_toke
                 y.append(deployment.iteration_s(p, pairs, b, kv, sampled=b + p / 512))
     coef, *_ = np.linalg.lstsq(np.array(rows), np.array(y), rcond=None)
     coef = np.maximum(coef, [1e-6, 0.0, 0.0, 0.0])
-    return ServerConfig(base_s=float(coef[0]), prefill_token_s=float(coef[1]), decode_seq_s=float(coef[2]),
-                        kv_token_s=float(coef[3]), kv_budget_tokens=cap, max_batch=max_batch,
-                        max_prefill_tokens=max_prefill_tokens)
+    return ServerConfig(
+        base_s=float(coef[0]),
+        prefill_token_s=float(coef[1]),
+        decode_seq_s=float(coef[2]),
+        kv_token_s=float(coef[3]),
+        kv_budget_tokens=cap,
+        max_batch=max_batch,
+        max_prefill_tokens=max_prefill_tokens,
+    )

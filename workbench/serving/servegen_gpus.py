@@ -103,14 +103,22 @@ def provisioning_gap_gpus(
         for g in rng.spawn(seeds):
             w = compose(span_pool, start_s=h * 3600, duration_s=span, rate_scale=target / mean, seed=g)
             comp.append(capacity_gpus(w, spec, gpu, slo, tps=(tp,), scheduler=scheduler).iloc[0])
-            naive.append(capacity_gpus(naive_workload(w, seed=g), spec, gpu, slo, tps=(tp,),
-                                       scheduler=scheduler).iloc[0])
+            naive.append(
+                capacity_gpus(naive_workload(w, seed=g), spec, gpu, slo, tps=(tp,), scheduler=scheduler).iloc[0]
+            )
         c_rps = float(np.mean([r["replica_rps"] for r in comp]))
         n_rps = float(np.mean([r["replica_rps"] for r in naive]))
-        rows.append({"hour": h, "composed_replica_rps": c_rps, "naive_replica_rps": n_rps,
-                     "composed_gpus": float(np.mean([r["gpus"] for r in comp])),
-                     "naive_gpus": float(np.mean([r["gpus"] for r in naive])),
-                     "underprovision": 1 - c_rps / n_rps if n_rps > 0 else np.nan, "requests": int(len(w))})
+        rows.append(
+            {
+                "hour": h,
+                "composed_replica_rps": c_rps,
+                "naive_replica_rps": n_rps,
+                "composed_gpus": float(np.mean([r["gpus"] for r in comp])),
+                "naive_gpus": float(np.mean([r["gpus"] for r in naive])),
+                "underprovision": 1 - c_rps / n_rps if n_rps > 0 else np.nan,
+                "requests": int(len(w)),
+            }
+        )
     out = pd.DataFrame(rows)
     out.attrs.update({"model": model, "hardware": f"{name} on {tp} x {gpu}", "slo": slo.describe()})
     return out

@@ -92,7 +92,9 @@ class ServerConfig:
     def iteration_s(self, prefill_tokens: float = 0, decode_seqs: float = 0, kv_tokens: float = 0) -> float:
         """Duration of one iteration."""
         return round(
-            self.base_s + self.prefill_token_s * prefill_tokens + self.decode_seq_s * decode_seqs
+            self.base_s
+            + self.prefill_token_s * prefill_tokens
+            + self.decode_seq_s * decode_seqs
             + self.kv_token_s * kv_tokens,
             12,
         )
@@ -124,18 +126,30 @@ def _request_arrays(requests: pd.DataFrame, time_scale: float) -> tuple[np.ndarr
     if missing:
         raise ValueError(f"requests lacks column(s) {sorted(missing)}")
     scale = positive("time_scale", time_scale)
-    return _check_requests(requests["arrival_s"].to_numpy(dtype=float) / scale,
-                           requests["input_tokens"].to_numpy(), requests["output_tokens"].to_numpy())
+    return _check_requests(
+        requests["arrival_s"].to_numpy(dtype=float) / scale,
+        requests["input_tokens"].to_numpy(),
+        requests["output_tokens"].to_numpy(),
+    )
 
 
 def _metrics_table(arr, where_name, where, inp, out, admit, first, finish, rejected) -> pd.DataFrame:
     """One row per request: arrival, the server it went to (``where_name``), lengths and latencies."""
     with np.errstate(invalid="ignore", divide="ignore"):
         tbt = np.where(out > 1, (finish - first) / (out - 1), np.nan)
-    return pd.DataFrame({
-        "arrival_s": arr, where_name: where, "input_tokens": inp, "output_tokens": out, "queue_s": admit - arr,
-        "ttft_s": first - arr, "tbt_s": tbt, "e2e_s": finish - arr, "rejected": rejected,
-    })
+    return pd.DataFrame(
+        {
+            "arrival_s": arr,
+            where_name: where,
+            "input_tokens": inp,
+            "output_tokens": out,
+            "queue_s": admit - arr,
+            "ttft_s": first - arr,
+            "tbt_s": tbt,
+            "e2e_s": finish - arr,
+            "rejected": rejected,
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -273,8 +287,14 @@ def simulate_instance(
             kv_used -= need[i]
             S -= inp_l[i] - (T - out_l[i])
             n_run -= 1
-    return InstanceRun(np.array(admit), np.array(first), np.array(finish), np.array(rejected, dtype=bool),
-                       stopped=violations > allowed, violations=violations)
+    return InstanceRun(
+        np.array(admit),
+        np.array(first),
+        np.array(finish),
+        np.array(rejected, dtype=bool),
+        stopped=violations > allowed,
+        violations=violations,
+    )
 
 
 def balance(n: int, n_instances: int, balancer: str = "round_robin", *, seed: Seed = None) -> np.ndarray:
@@ -347,8 +367,7 @@ def simulate(
     stopped = False
     for k in range(n_instances):  # a loop over instances (a handful)
         sel = np.flatnonzero(inst == k)
-        res = simulate_instance(arr[sel], inp[sel], out[sel], config, ttft_limit_s=ttft_limit_s,
-                                max_violations=budget)
+        res = simulate_instance(arr[sel], inp[sel], out[sel], config, ttft_limit_s=ttft_limit_s, max_violations=budget)
         admit[sel], first[sel], finish[sel], rejected[sel] = res.admit_s, res.first_token_s, res.finish_s, res.rejected
         if res.stopped:
             stopped = True

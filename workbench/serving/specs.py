@@ -107,8 +107,19 @@ class Model:
     source: str = ""
 
     def __post_init__(self) -> None:
-        for name in ("layers", "hidden", "heads", "kv_heads", "qk_head_dim", "v_head_dim", "kv_elements_per_layer",
-                     "ffn", "vocab", "experts", "active_experts"):
+        for name in (
+            "layers",
+            "hidden",
+            "heads",
+            "kv_heads",
+            "qk_head_dim",
+            "v_head_dim",
+            "kv_elements_per_layer",
+            "ffn",
+            "vocab",
+            "experts",
+            "active_experts",
+        ):
             object.__setattr__(self, name, integer(f"{self.model}.{name}", getattr(self, name), minimum=1))
         for name in ("params_b", "active_params_b", "bytes_per_param", "bytes_per_kv"):
             object.__setattr__(self, name, positive(f"{self.model}.{name}", getattr(self, name)))

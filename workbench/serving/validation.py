@@ -40,16 +40,20 @@ def _deployment(row) -> Deployment:
     m = model(row["model"])
     if row["dtype"] == "fp8":
         m = dataclasses.replace(m, model=f"{m.model}-fp8", bytes_per_param=1.0, bytes_per_kv=1.0)
-    return Deployment(m, row["gpu"], tp=int(row["tp"]), dtype=row["dtype"],
-                      overhead_s=ENGINE_OVERHEAD_S[row["engine"]])
+    return Deployment(m, row["gpu"], tp=int(row["tp"]), dtype=row["dtype"], overhead_s=ENGINE_OVERHEAD_S[row["engine"]])
 
 
 def replay(row) -> float:
     """The model's value of one published point (a row of :func:`published`)."""
     dep = _deployment(row)
     b, isl, osl = int(row["batch"]), int(row["input_tokens"]), int(row["output_tokens"])
-    r = simulate_replica(np.zeros(b), np.full(b, isl), np.full(b, osl), dep,
-                         Scheduler("vllm", max_num_seqs=b, max_num_batched_tokens=max(b * isl, 1)))
+    r = simulate_replica(
+        np.zeros(b),
+        np.full(b, isl),
+        np.full(b, osl),
+        dep,
+        Scheduler("vllm", max_num_seqs=b, max_num_batched_tokens=max(b * isl, 1)),
+    )
     if row["metric"] == "ttft_s":
         return float(np.max(r.first_token_s))
     if row["metric"] == "output_tokens_per_s_per_gpu":
@@ -71,8 +75,26 @@ def validation_table() -> pd.DataFrame:
     rows = []
     for row in pub.to_dict("records"):  # a dozen points
         value = replay(row)
-        rows.append({**{k: row[k] for k in ("point", "model", "gpu", "dtype", "tp", "batch", "input_tokens",
-                                            "output_tokens", "metric")},
-                     "published": float(row["value"]), "model_estimate": value,
-                     "error": value / float(row["value"]) - 1, "source": row["source"]})
+        rows.append(
+            {
+                **{
+                    k: row[k]
+                    for k in (
+                        "point",
+                        "model",
+                        "gpu",
+                        "dtype",
+                        "tp",
+                        "batch",
+                        "input_tokens",
+                        "output_tokens",
+                        "metric",
+                    )
+                },
+                "published": float(row["value"]),
+                "model_estimate": value,
+                "error": value / float(row["value"]) - 1,
+                "source": row["source"],
+            }
+        )
     return pd.DataFrame(rows)

@@ -33,9 +33,20 @@ import pandas as pd
 from .._rng import Seed, generator
 from .._validate import integer, nonnegative, one_of, positive
 
-__all__ = ["LLAMA3_RATES", "LLAMA3_PLANNED_PER_HOST_HOUR", "Recovery", "job_rates_per_s", "ettr", "simulate",
-           "planned_rate_per_s", "young_daly_s", "optimal_interval_s", "interval_curve", "gpu_hours_lost_per_day",
-           "LOSS_PARTS"]
+__all__ = [
+    "LLAMA3_RATES",
+    "LLAMA3_PLANNED_PER_HOST_HOUR",
+    "Recovery",
+    "job_rates_per_s",
+    "ettr",
+    "simulate",
+    "planned_rate_per_s",
+    "young_daly_s",
+    "optimal_interval_s",
+    "interval_curve",
+    "gpu_hours_lost_per_day",
+    "LOSS_PARTS",
+]
 
 _HOURS = 54 * 24.0
 #: Per-component failure rates (per component-hour) from Llama 3 Table 5 (419 unexpected interruptions in 54 days on
@@ -104,8 +115,9 @@ class Recovery:
         return self.checkpoint_s + self.restart_s if self.mode == "checkpoint" else self.migrate_s
 
 
-def job_rates_per_s(n_gpus: int, gpus_per_host: int = 8, rates_per_hour: dict[str, float] | None = None,
-                    rate_scale: float = 1.0) -> dict[str, float]:
+def job_rates_per_s(
+    n_gpus: int, gpus_per_host: int = 8, rates_per_hour: dict[str, float] | None = None, rate_scale: float = 1.0
+) -> dict[str, float]:
     """Failure rate (per second) of each component class for a job of ``n_gpus``.
 
     GPUs, NICs and network links scale with GPUs; hosts and software with hosts (``n_gpus / gpus_per_host``).
@@ -187,8 +199,14 @@ def ettr(failure_rate_per_s: float, recovery: Recovery, planned_rate_per_s: floa
     return out
 
 
-def simulate(failure_rate_per_s: float, recovery: Recovery, planned_rate_per_s: float = 0.0,
-             duration_s: float = 30 * 86400.0, replicas: int = 1000, seed: Seed = None) -> dict[str, float]:
+def simulate(
+    failure_rate_per_s: float,
+    recovery: Recovery,
+    planned_rate_per_s: float = 0.0,
+    duration_s: float = 30 * 86400.0,
+    replicas: int = 1000,
+    seed: Seed = None,
+) -> dict[str, float]:
     """Monte-Carlo ETTR: each replica draws the cycles of ``duration_s`` worth of expected events.
 
     Every replica runs ``ceil(duration_s * rate)`` cycles (all replicas and cycles drawn as one array); the
@@ -270,8 +288,14 @@ def optimal_interval_s(failure_rate_per_s: float, recovery: Recovery, planned_ra
     return float(np.exp((a + b) / 2))
 
 
-def interval_curve(failure_rate_per_s: float, recovery: Recovery, intervals_s, planned_rate_per_s: float = 0.0,
-                   replicas: int = 200, seed: Seed = None) -> pd.DataFrame:
+def interval_curve(
+    failure_rate_per_s: float,
+    recovery: Recovery,
+    intervals_s,
+    planned_rate_per_s: float = 0.0,
+    replicas: int = 200,
+    seed: Seed = None,
+) -> pd.DataFrame:
     """ETTR vs checkpoint interval, closed form and Monte-Carlo (a month per replica), one row per interval.
 
     Examples
@@ -292,8 +316,13 @@ def interval_curve(failure_rate_per_s: float, recovery: Recovery, intervals_s, p
     return pd.DataFrame(rows, columns=["interval_s", "ettr", "mc_ettr", "mc_se"])
 
 
-def gpu_hours_lost_per_day(n_gpus: int, recovery: Recovery, rates_per_hour: dict[str, float] | None = None,
-                           planned: bool = True, rate_scale: float = 1.0) -> pd.DataFrame:
+def gpu_hours_lost_per_day(
+    n_gpus: int,
+    recovery: Recovery,
+    rates_per_hour: dict[str, float] | None = None,
+    planned: bool = True,
+    rate_scale: float = 1.0,
+) -> pd.DataFrame:
     """GPU-hours lost per day by category for a job of ``n_gpus`` (closed form), one row per category.
 
     Examples
@@ -307,4 +336,3 @@ def gpu_hours_lost_per_day(n_gpus: int, recovery: Recovery, rates_per_hour: dict
     out = ettr(lf, recovery, lp)
     frac = np.array([out[k] for k in LOSS_PARTS])
     return pd.DataFrame({"category": LOSS_PARTS, "fraction": frac, "gpu_hours_per_day": frac * n_gpus * 24})
-

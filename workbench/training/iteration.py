@@ -73,8 +73,9 @@ class Breakdown:
 
 
 @functools.lru_cache(maxsize=256)
-def _cached(topology, routing: str, collective: str, group: int, stride: int, offsets: tuple, placement: str,
-            seed: int) -> tuple[float, int]:
+def _cached(
+    topology, routing: str, collective: str, group: int, stride: int, offsets: tuple, placement: str, seed: int
+) -> tuple[float, int]:
     return _group_seconds_per_byte(topology, routing, collective, group, stride, np.array(offsets), placement, seed)
 
 
@@ -94,8 +95,16 @@ def _group_seconds_per_byte(topology, routing, collective, group, stride, offset
     return total / _BASE, hops
 
 
-def group_seconds_per_byte(topology, routing: str, collective: str, group: int, stride: int, offsets: Any,
-                           placement: str = "linear", seed: int = 0) -> tuple[float, int]:
+def group_seconds_per_byte(
+    topology,
+    routing: str,
+    collective: str,
+    group: int,
+    stride: int,
+    offsets: Any,
+    placement: str = "linear",
+    seed: int = 0,
+) -> tuple[float, int]:
     """Seconds per byte of per-rank message for many concurrent groups running ``collective`` on the fabric.
 
     Group ``j`` has ranks ``offsets[j] + stride * i`` for ``i < group``; ranks go to hosts by ``placement``.
@@ -118,8 +127,10 @@ def group_seconds_per_byte(topology, routing: str, collective: str, group: int, 
         raise ValueError("offsets must be a non-empty array of non-negative rank ids")
     n = int(offsets.max()) + stride * (group - 1) + 1
     if n > topology.n_hosts:
-        raise PlanError(f"the job needs {n} GPUs (one NIC each) but the fabric has {topology.n_hosts} hosts "
-                        f"(short by {n - topology.n_hosts})")
+        raise PlanError(
+            f"the job needs {n} GPUs (one NIC each) but the fabric has {topology.n_hosts} hosts "
+            f"(short by {n - topology.n_hosts})"
+        )
     if collective == "halving_doubling" and group & (group - 1):
         raise PlanError(f"halving_doubling needs a power-of-two group, got {group}")
     if isinstance(seed, (int, np.integer)) and isinstance(placement, str):
@@ -131,21 +142,41 @@ def _plans_frame(plans) -> pd.DataFrame:
     if isinstance(plans, Plan):
         plans = [plans]
     if isinstance(plans, pd.DataFrame):
-        plans = [Plan(**{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items() if k in _PLAN_FIELDS})
-                 for row in plans.to_dict("records")]
+        plans = [
+            Plan(**{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items() if k in _PLAN_FIELDS})
+            for row in plans.to_dict("records")
+        ]
     plans = list(plans)
     if not plans or not all(isinstance(p, Plan) for p in plans):
         raise TypeError("plans must be a Plan, a non-empty sequence of Plans or a DataFrame of Plan fields")
     return pd.DataFrame([p.as_dict() for p in plans])
 
 
-_PLAN_FIELDS = ("tp", "pp", "dp", "global_batch", "micro_batch", "ep", "virtual_stages", "recompute",
-                "distributed_optimizer")
+_PLAN_FIELDS = (
+    "tp",
+    "pp",
+    "dp",
+    "global_batch",
+    "micro_batch",
+    "ep",
+    "virtual_stages",
+    "recompute",
+    "distributed_optimizer",
+)
 
 
-def iteration_table(model: Model, plans: Plan | Sequence[Plan] | pd.DataFrame, gpu: GPU, topology=None,
-                    routing: str = "ecmp", collective: str = "ring", placement: str = "linear", seed: int = 0,
-                    latency_s: float = 5e-6, dp_overlap: float = 1.0) -> pd.DataFrame:
+def iteration_table(
+    model: Model,
+    plans: Plan | Sequence[Plan] | pd.DataFrame,
+    gpu: GPU,
+    topology=None,
+    routing: str = "ecmp",
+    collective: str = "ring",
+    placement: str = "linear",
+    seed: int = 0,
+    latency_s: float = 5e-6,
+    dp_overlap: float = 1.0,
+) -> pd.DataFrame:
     """Iteration time and its breakdown for every plan (one row per plan).
 
     Parameters
@@ -199,8 +230,10 @@ def iteration_table(model: Model, plans: Plan | Sequence[Plan] | pd.DataFrame, g
         check_plan(model, Plan(**df.iloc[row].to_dict()), gpu)  # raises the named error
     if topology is not None and gpus.max() > topology.n_hosts:
         worst = int(np.argmax(gpus))
-        raise PlanError(f"plan {worst} uses {gpus[worst]} GPUs but the fabric has {topology.n_hosts} hosts "
-                        f"(short by {gpus[worst] - topology.n_hosts})")
+        raise PlanError(
+            f"plan {worst} uses {gpus[worst]} GPUs but the fabric has {topology.n_hosts} hosts "
+            f"(short by {gpus[worst] - topology.n_hosts})"
+        )
     nic_bps = (topology.host_gbps if topology is not None else gpu.nic_gbps) * 1e9 / 8
     layers_stage = np.ceil(L / pp)
     hw = np.where(full, 4.0 / 3.0, 1.0)
@@ -215,8 +248,9 @@ def iteration_table(model: Model, plans: Plan | Sequence[Plan] | pd.DataFrame, g
         nvl = ep * tp <= gpu.gpus_per_node
         spb[nvl] = (ep[nvl] - 1) / ep[nvl] / gpu.nvlink_bytes_per_s
         for i in np.flatnonzero(~nvl & (ep > 1)):
-            spb[i] = _a2a_spb(topology, routing, tp[i], pp[i], dp[i], ep[i], placement, seed, nic_bps, latency_s,
-                              a2a_bytes[i])
+            spb[i] = _a2a_spb(
+                topology, routing, tp[i], pp[i], dp[i], ep[i], placement, seed, nic_bps, latency_s, a2a_bytes[i]
+            )
         t_a2a = layers_stage * n_ar * a2a_bytes * spb
     t_mb = t_c + t_tp + t_pp + t_a2a
     bubble = (pp - 1) / v * t_mb
@@ -267,7 +301,7 @@ def _a2a_spb(topology, routing, tp, pp, dp, ep, placement, seed, nic_bps, latenc
     if topology is None:
         return (ep - 1) / ep / nic_bps
     g = np.arange(dp // ep)
-    offsets = (np.arange(tp)[:, None, None] + tp * (g[None, :, None] * ep + dp * np.arange(pp)[None, None, :]))
+    offsets = np.arange(tp)[:, None, None] + tp * (g[None, :, None] * ep + dp * np.arange(pp)[None, None, :])
     spb, hops = group_seconds_per_byte(topology, routing, "all_to_all", ep, tp, offsets.ravel(), placement, seed)
     return spb + hops * latency_s / nbytes
 

@@ -30,8 +30,14 @@ def _divisors(n: int) -> np.ndarray:
     return d[n % d == 0]
 
 
-def plan_grid(model: Model, n_gpus: int, gpu: GPU, global_batch: int, micro_batches: Sequence[int] = (1, 2, 4),
-              recompute: Sequence[str] = ("selective", "full")) -> list[Plan]:
+def plan_grid(
+    model: Model,
+    n_gpus: int,
+    gpu: GPU,
+    global_batch: int,
+    micro_batches: Sequence[int] = (1, 2, 4),
+    recompute: Sequence[str] = ("selective", "full"),
+) -> list[Plan]:
     """Plans of exactly ``n_gpus`` GPUs (TP within a node, PP <= layers) that fit in HBM.
 
     Examples
@@ -60,9 +66,16 @@ def plan_grid(model: Model, n_gpus: int, gpu: GPU, global_batch: int, micro_batc
     return [p for p, ok in zip(cands, t.fits) if ok]
 
 
-def routing_comparison(model: Model, plans: Sequence[Plan], gpu: GPU, topology,
-                       routings: Sequence[str] = ("ecmp", "spray", "planned"), baseline: str = "planned",
-                       seeds: int = 4, **kwargs) -> pd.DataFrame:
+def routing_comparison(
+    model: Model,
+    plans: Sequence[Plan],
+    gpu: GPU,
+    topology,
+    routings: Sequence[str] = ("ecmp", "spray", "planned"),
+    baseline: str = "planned",
+    seeds: int = 4,
+    **kwargs,
+) -> pd.DataFrame:
     """Iteration time per (plan, routing); hashing routings are averaged over ``seeds`` independent hashings.
 
     Returns
@@ -97,17 +110,31 @@ def routing_comparison(model: Model, plans: Sequence[Plan], gpu: GPU, topology,
     base = out[out.routing == baseline].set_index("plan")
     out["fabric_share"] = out.plan.map(base.dp_exposed_s / base.iteration_s)
     out["gain"] = out.iteration_s / out.plan.map(base.iteration_s) - 1.0
-    slowdown = np.divide(out.dp_comm_s, out.plan.map(base.dp_comm_s), out=np.ones(len(out)),
-                         where=out.plan.map(base.dp_comm_s).to_numpy() > 0)
+    slowdown = np.divide(
+        out.dp_comm_s,
+        out.plan.map(base.dp_comm_s),
+        out=np.ones(len(out)),
+        where=out.plan.map(base.dp_comm_s).to_numpy() > 0,
+    )
     out["shortcut_gain"] = out.fabric_share * (slowdown - 1.0)
     out = out[out.routing.isin(list(routings))]
-    return out[["plan", "tp", "pp", "dp", "routing", "iteration_s", "mfu", "fabric_share", "gain",
-                "shortcut_gain"]].reset_index(drop=True)
+    return out[
+        ["plan", "tp", "pp", "dp", "routing", "iteration_s", "mfu", "fabric_share", "gain", "shortcut_gain"]
+    ].reset_index(drop=True)
 
 
-def weak_scaling(model: Model, gpu: GPU, gpu_counts, tp: int, pp: int, batch_per_replica: int,
-                 routings: Sequence[str] = ("ecmp", "spray", "planned"), hosts_per_leaf: int = 32,
-                 seeds: int = 4, **kwargs) -> pd.DataFrame:
+def weak_scaling(
+    model: Model,
+    gpu: GPU,
+    gpu_counts,
+    tp: int,
+    pp: int,
+    batch_per_replica: int,
+    routings: Sequence[str] = ("ecmp", "spray", "planned"),
+    hosts_per_leaf: int = 32,
+    seeds: int = 4,
+    **kwargs,
+) -> pd.DataFrame:
     """Iteration time vs GPU count (DP grows, ``batch_per_replica`` sequences per DP replica) per routing.
 
     Each count ``N`` runs on ``leaf_spine(N / hosts_per_leaf, hosts_per_leaf, hosts_per_leaf)`` with the GPU's NIC
@@ -133,8 +160,16 @@ def weak_scaling(model: Model, gpu: GPU, gpu_counts, tp: int, pp: int, batch_per
             raise ValueError(f"gpu_counts: {n} must be a multiple of hosts_per_leaf={h} and of tp*pp={tp * pp}")
         dp = n // (tp * pp)
         topo = fb.leaf_spine(n // h, h, h, host_gbps=gpu.nic_gbps)
-        t = routing_comparison(model, [Plan(tp, pp, dp, dp * batch_per_replica)], gpu, topo, routings,
-                               baseline=routings[-1], seeds=seeds, **kwargs)
+        t = routing_comparison(
+            model,
+            [Plan(tp, pp, dp, dp * batch_per_replica)],
+            gpu,
+            topo,
+            routings,
+            baseline=routings[-1],
+            seeds=seeds,
+            **kwargs,
+        )
         for r in t.itertuples():
             rows.append((int(n), r.routing, r.iteration_s, r.mfu))
     out = pd.DataFrame(rows, columns=["gpus", "routing", "iteration_s", "mfu"])

@@ -63,18 +63,50 @@ class GPU:
 
 #: GPU table. NVLink figures are per direction (half the bidirectional figure datasheets quote).
 GPUS: dict[str, GPU] = {
-    "A100": GPU("A100", 312.0, 80e9, 2.039e12, 300e9, 200.0, 0.55,
-                source="NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB): 312 TFLOP/s BF16 dense, 2,039 GB/s, "
-                "NVLink 600 GB/s; DGX A100: one 200 Gb/s HDR NIC per GPU"),
-    "H100": GPU("H100", 989.0, 80e9, 3.35e12, 450e9, 400.0, 0.45,
-                source="NVIDIA H100 datasheet (SXM5): 989 TFLOP/s BF16 dense (1,979 with sparsity), 3.35 TB/s, "
-                "NVLink 900 GB/s; DGX H100: one 400 Gb/s ConnectX-7 per GPU"),
-    "H200": GPU("H200", 989.0, 141e9, 4.8e12, 450e9, 400.0, 0.45,
-                source="NVIDIA H200 datasheet (SXM): 989 TFLOP/s BF16 dense, 141 GB HBM3e at 4.8 TB/s, "
-                "NVLink 900 GB/s; 400 Gb/s NIC per GPU"),
-    "B200": GPU("B200", 2250.0, 180e9, 8.0e12, 900e9, 400.0, 0.45,
-                source="NVIDIA HGX B200 datasheet: 2.25 PFLOP/s BF16 dense per GPU (4.5 with sparsity), 180 GB "
-                "HBM3e at 8 TB/s, NVLink 5 1.8 TB/s; 400 Gb/s ConnectX-7 per GPU"),
+    "A100": GPU(
+        "A100",
+        312.0,
+        80e9,
+        2.039e12,
+        300e9,
+        200.0,
+        0.55,
+        source="NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB): 312 TFLOP/s BF16 dense, 2,039 GB/s, "
+        "NVLink 600 GB/s; DGX A100: one 200 Gb/s HDR NIC per GPU",
+    ),
+    "H100": GPU(
+        "H100",
+        989.0,
+        80e9,
+        3.35e12,
+        450e9,
+        400.0,
+        0.45,
+        source="NVIDIA H100 datasheet (SXM5): 989 TFLOP/s BF16 dense (1,979 with sparsity), 3.35 TB/s, "
+        "NVLink 900 GB/s; DGX H100: one 400 Gb/s ConnectX-7 per GPU",
+    ),
+    "H200": GPU(
+        "H200",
+        989.0,
+        141e9,
+        4.8e12,
+        450e9,
+        400.0,
+        0.45,
+        source="NVIDIA H200 datasheet (SXM): 989 TFLOP/s BF16 dense, 141 GB HBM3e at 4.8 TB/s, "
+        "NVLink 900 GB/s; 400 Gb/s NIC per GPU",
+    ),
+    "B200": GPU(
+        "B200",
+        2250.0,
+        180e9,
+        8.0e12,
+        900e9,
+        400.0,
+        0.45,
+        source="NVIDIA HGX B200 datasheet: 2.25 PFLOP/s BF16 dense per GPU (4.5 with sparsity), 180 GB "
+        "HBM3e at 8 TB/s, NVLink 5 1.8 TB/s; 400 Gb/s ConnectX-7 per GPU",
+    ),
 }
 
 
@@ -113,8 +145,9 @@ class Model:
         if self.experts:
             integer("top_k", self.top_k, minimum=1, maximum=self.experts)
             if not 0 < self.expert_params < self.params:
-                raise ValueError(f"expert_params must be in (0, params={self.params:g}) for an MoE, "
-                                 f"got {self.expert_params:g}")
+                raise ValueError(
+                    f"expert_params must be in (0, params={self.params:g}) for an MoE, got {self.expert_params:g}"
+                )
             if not 0 < self.active_params <= self.params:
                 raise ValueError(f"active_params must be in (0, params={self.params:g}], got {self.active_params:g}")
         elif self.top_k or self.expert_params:
@@ -153,8 +186,9 @@ MODELS: dict[str, Model] = {
     "gpt-1t": _gpt("gpt-1t", 128, 25600),
     "gpt3-175b": _gpt("gpt3-175b", 96, 12288),
     "llama3-405b": Model("llama3-405b", 405e9, 126, 16384, 8192, vocab=128_000),
-    "moe-8x22b": Model("moe-8x22b", 141e9, 56, 6144, 4096, vocab=32_000, experts=8, top_k=2,
-                       expert_params=135e9, active_params=39e9),
+    "moe-8x22b": Model(
+        "moe-8x22b", 141e9, 56, 6144, 4096, vocab=32_000, experts=8, top_k=2, expert_params=135e9, active_params=39e9
+    ),
 }
 
 
@@ -189,8 +223,10 @@ class Plan:
         one_of("recompute", self.recompute, ("selective", "full"))
         per = self.dp * self.micro_batch
         if self.global_batch % per:
-            raise PlanError(f"global_batch={self.global_batch} is not a multiple of dp x micro_batch = {per} "
-                            f"(remainder {self.global_batch % per} sequences)")
+            raise PlanError(
+                f"global_batch={self.global_batch} is not a multiple of dp x micro_batch = {per} "
+                f"(remainder {self.global_batch % per} sequences)"
+            )
         if self.dp % self.ep:
             raise PlanError(f"ep={self.ep} must divide dp={self.dp} (experts are sharded within the DP group)")
 
@@ -216,13 +252,24 @@ def memory_bytes(model: Model, plan: Plan) -> dict[str, float]:
     >>> round(mem["total"] / 2**30, 1) < 80
     True
     """
-    parts = memory_arrays(model, plan.tp, plan.pp, plan.dp, plan.ep, plan.micro_batch, plan.micro_batches,
-                          plan.virtual_stages, plan.recompute == "full", plan.distributed_optimizer)
+    parts = memory_arrays(
+        model,
+        plan.tp,
+        plan.pp,
+        plan.dp,
+        plan.ep,
+        plan.micro_batch,
+        plan.micro_batches,
+        plan.virtual_stages,
+        plan.recompute == "full",
+        plan.distributed_optimizer,
+    )
     return {k: float(v) for k, v in parts.items()}
 
 
-def memory_arrays(model: Model, tp, pp, dp, ep, micro_batch, micro_batches, virtual_stages, full,
-                  distributed_optimizer) -> dict[str, np.ndarray]:
+def memory_arrays(
+    model: Model, tp, pp, dp, ep, micro_batch, micro_batches, virtual_stages, full, distributed_optimizer
+) -> dict[str, np.ndarray]:
     """:func:`memory_bytes` over arrays of plan fields (broadcasting), for sweeps."""
     tp, pp, dp, ep, v = (np.asarray(x, dtype=float) for x in (tp, pp, dp, ep, virtual_stages))
     b, m = np.asarray(micro_batch, dtype=float), np.asarray(micro_batches, dtype=float)
@@ -235,8 +282,11 @@ def memory_arrays(model: Model, tp, pp, dp, ep, micro_batch, micro_batches, virt
     # interleaving keeps (1 + (p-1)/(p v)) times more (Korthikanti et al., eq. 6)
     in_flight = in_flight * np.where(v > 1, 1 + (pp - 1) / (pp * v), 1.0)
     full_layer = 34.0 * s * b * h / tp
-    act = np.where(np.asarray(full, dtype=bool), in_flight * layers * 2.0 * s * b * h / tp + full_layer,
-                   in_flight * layers * full_layer)
+    act = np.where(
+        np.asarray(full, dtype=bool),
+        in_flight * layers * 2.0 * s * b * h / tp + full_layer,
+        in_flight * layers * full_layer,
+    )
     out = {"weights_grads": 4.0 * per_gpu, "optimizer": 12.0 * per_gpu / shards, "activations": act}
     out["total"] = out["weights_grads"] + out["optimizer"] + out["activations"]
     return out
@@ -263,21 +313,28 @@ available (over by 46.9 GiB); raise tp*pp or ep, use recompute="full" or the dis
     if not isinstance(gpu, GPU):
         raise TypeError(f"gpu must be a GPU, got {type(gpu).__name__}")
     if n_gpus is not None and plan.gpus != n_gpus:
-        raise PlanError(f"tp*pp*dp = {plan.tp}*{plan.pp}*{plan.dp} = {plan.gpus} GPUs but the job has {n_gpus} "
-                        f"(off by {plan.gpus - n_gpus:+d})")
+        raise PlanError(
+            f"tp*pp*dp = {plan.tp}*{plan.pp}*{plan.dp} = {plan.gpus} GPUs but the job has {n_gpus} "
+            f"(off by {plan.gpus - n_gpus:+d})"
+        )
     if plan.pp > model.layers:
         raise PlanError(f"pp={plan.pp} exceeds the model's {model.layers} layers (by {plan.pp - model.layers})")
     if plan.pp * plan.virtual_stages > model.layers:
-        raise PlanError(f"pp*virtual_stages = {plan.pp * plan.virtual_stages} exceeds the model's {model.layers} "
-                        f"layers")
+        raise PlanError(
+            f"pp*virtual_stages = {plan.pp * plan.virtual_stages} exceeds the model's {model.layers} layers"
+        )
     if plan.tp > gpu.gpus_per_node:
-        raise PlanError(f"tp={plan.tp} exceeds the NVLink domain of {gpu.gpus_per_node} GPUs per node "
-                        f"(by {plan.tp - gpu.gpus_per_node})")
+        raise PlanError(
+            f"tp={plan.tp} exceeds the NVLink domain of {gpu.gpus_per_node} GPUs per node "
+            f"(by {plan.tp - gpu.gpus_per_node})"
+        )
     if plan.ep > 1 and (not model.is_moe or model.experts % plan.ep):
         raise PlanError(f"ep={plan.ep} must divide the model's {model.experts} experts")
     need = memory_bytes(model, plan)["total"]
     have = gpu.hbm_bytes
     if need > have:
-        raise PlanError(f"{model.name} does not fit in {gpu.name} memory: {need / GIB:.1f} GiB per GPU needed, "
-                        f"{have / GIB:.1f} GiB available (over by {(need - have) / GIB:.1f} GiB); raise tp*pp or "
-                        f"ep, use recompute=\"full\" or the distributed optimizer")
+        raise PlanError(
+            f"{model.name} does not fit in {gpu.name} memory: {need / GIB:.1f} GiB per GPU needed, "
+            f"{have / GIB:.1f} GiB available (over by {(need - have) / GIB:.1f} GiB); raise tp*pp or "
+            f'ep, use recompute="full" or the distributed optimizer'
+        )

@@ -32,22 +32,70 @@ __all__ = ["PUBLISHED", "validation_table"]
 
 #: (source, model, gpu, plan, metric, published value). ``metric`` is ``"hardware_tflops_per_gpu"`` or ``"mfu"``.
 PUBLISHED: tuple[tuple[str, str, str, Plan, str, float], ...] = (
-    ("Megatron-LM SC'21 Table 1", "gpt-1.7b", "A100", Plan(1, 1, 32, 512, recompute="full",
-                                                          distributed_optimizer=False), "hardware_tflops_per_gpu", 137),
-    ("Megatron-LM SC'21 Table 1", "gpt-18b", "A100", Plan(8, 1, 32, 1024, recompute="full",
-                                                         distributed_optimizer=False), "hardware_tflops_per_gpu", 135),
-    ("Megatron-LM SC'21 Table 1", "gpt-39b", "A100", Plan(8, 2, 32, 1536, recompute="full",
-                                                         distributed_optimizer=False), "hardware_tflops_per_gpu", 138),
-    ("Megatron-LM SC'21 Table 1", "gpt-76b", "A100", Plan(8, 4, 32, 1792, recompute="full",
-                                                         distributed_optimizer=False), "hardware_tflops_per_gpu", 140),
-    ("Megatron-LM SC'21 Table 1", "gpt-146b", "A100", Plan(8, 8, 24, 2304, recompute="full",
-                                                          distributed_optimizer=False), "hardware_tflops_per_gpu", 148),
-    ("Megatron-LM SC'21 Table 1", "gpt-310b", "A100", Plan(8, 16, 15, 2160, recompute="full",
-                                                          distributed_optimizer=False), "hardware_tflops_per_gpu", 155),
-    ("Megatron-LM SC'21 Table 1", "gpt-530b", "A100", Plan(8, 35, 9, 2520, recompute="full",
-                                                          distributed_optimizer=False), "hardware_tflops_per_gpu", 163),
-    ("Megatron-LM SC'21 Table 1", "gpt-1t", "A100", Plan(8, 64, 6, 3072, recompute="full",
-                                                        distributed_optimizer=False), "hardware_tflops_per_gpu", 163),
+    (
+        "Megatron-LM SC'21 Table 1",
+        "gpt-1.7b",
+        "A100",
+        Plan(1, 1, 32, 512, recompute="full", distributed_optimizer=False),
+        "hardware_tflops_per_gpu",
+        137,
+    ),
+    (
+        "Megatron-LM SC'21 Table 1",
+        "gpt-18b",
+        "A100",
+        Plan(8, 1, 32, 1024, recompute="full", distributed_optimizer=False),
+        "hardware_tflops_per_gpu",
+        135,
+    ),
+    (
+        "Megatron-LM SC'21 Table 1",
+        "gpt-39b",
+        "A100",
+        Plan(8, 2, 32, 1536, recompute="full", distributed_optimizer=False),
+        "hardware_tflops_per_gpu",
+        138,
+    ),
+    (
+        "Megatron-LM SC'21 Table 1",
+        "gpt-76b",
+        "A100",
+        Plan(8, 4, 32, 1792, recompute="full", distributed_optimizer=False),
+        "hardware_tflops_per_gpu",
+        140,
+    ),
+    (
+        "Megatron-LM SC'21 Table 1",
+        "gpt-146b",
+        "A100",
+        Plan(8, 8, 24, 2304, recompute="full", distributed_optimizer=False),
+        "hardware_tflops_per_gpu",
+        148,
+    ),
+    (
+        "Megatron-LM SC'21 Table 1",
+        "gpt-310b",
+        "A100",
+        Plan(8, 16, 15, 2160, recompute="full", distributed_optimizer=False),
+        "hardware_tflops_per_gpu",
+        155,
+    ),
+    (
+        "Megatron-LM SC'21 Table 1",
+        "gpt-530b",
+        "A100",
+        Plan(8, 35, 9, 2520, recompute="full", distributed_optimizer=False),
+        "hardware_tflops_per_gpu",
+        163,
+    ),
+    (
+        "Megatron-LM SC'21 Table 1",
+        "gpt-1t",
+        "A100",
+        Plan(8, 64, 6, 3072, recompute="full", distributed_optimizer=False),
+        "hardware_tflops_per_gpu",
+        163,
+    ),
     ("Llama 3 Table 4", "llama3-405b", "H100", Plan(8, 16, 64, 2048, virtual_stages=4), "mfu", 0.43),
     ("Llama 3 Table 4", "llama3-405b", "H100", Plan(8, 16, 128, 2048, virtual_stages=4), "mfu", 0.41),
     ("MegaScale NSDI'24", "gpt3-175b", "A100", Plan(8, 8, 192, 6144), "mfu", 0.552),
@@ -72,7 +120,36 @@ def validation_table() -> pd.DataFrame:
     rows = []
     for source, name, gpu, plan, metric, value in PUBLISHED:
         r = iteration_table(MODELS[name], [plan], GPUS[gpu]).iloc[0]
-        rows.append((source, name, gpu, plan.gpus, plan.tp, plan.pp, plan.dp, metric, value, float(r[metric]),
-                     float(r[metric]) / value - 1.0, bool(r.fits)))
-    return pd.DataFrame(rows, columns=["source", "model", "gpu", "gpus", "tp", "pp", "dp", "metric", "published",
-                                       "model_value", "error", "fits"])
+        rows.append(
+            (
+                source,
+                name,
+                gpu,
+                plan.gpus,
+                plan.tp,
+                plan.pp,
+                plan.dp,
+                metric,
+                value,
+                float(r[metric]),
+                float(r[metric]) / value - 1.0,
+                bool(r.fits),
+            )
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "source",
+            "model",
+            "gpu",
+            "gpus",
+            "tp",
+            "pp",
+            "dp",
+            "metric",
+            "published",
+            "model_value",
+            "error",
+            "fits",
+        ],
+    )

@@ -82,8 +82,9 @@ def _tidy(ax) -> None:
         ax.update(exponentformat="none", separatethousands=True)
 
 
-def mark_x(fig: go.Figure, x: float, text: str, *, log_x: bool = False, color: str = "#444444",
-           position: str = "top") -> go.Figure:
+def mark_x(
+    fig: go.Figure, x: float, text: str, *, log_x: bool = False, color: str = "#444444", position: str = "top"
+) -> go.Figure:
     """A dashed vertical line at ``x`` labelled ``text`` at the ``position`` ("top" or "bottom") of the plot.
 
     Unlike ``add_vline(annotation_text=...)``, the label stays at ``x`` on a log axis (plotly places a vline's
@@ -98,9 +99,16 @@ def mark_x(fig: go.Figure, x: float, text: str, *, log_x: bool = False, color: s
     import math
 
     fig.add_vline(x=x, line_dash="dash", line_color=color)
-    fig.add_annotation(x=math.log10(x) if log_x else x, y=1 if position == "top" else 0, yref="y domain",
-                       text=text, showarrow=False, xanchor="left", yanchor="top" if position == "top" else "bottom",
-                       font={"size": 11})
+    fig.add_annotation(
+        x=math.log10(x) if log_x else x,
+        y=1 if position == "top" else 0,
+        yref="y domain",
+        text=text,
+        showarrow=False,
+        xanchor="left",
+        yanchor="top" if position == "top" else "bottom",
+        font={"size": 11},
+    )
     return fig
 
 

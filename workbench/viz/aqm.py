@@ -25,7 +25,9 @@ def queue_vs_concurrency(frame: pd.DataFrame, *, title: str = "Standing queue vs
         line = model == "fluid"
         fig.add_trace(
             go.Scatter(
-                x=sub["n_flows"], y=sub["queue_pkts"], name=f"{marking} ({model})",
+                x=sub["n_flows"],
+                y=sub["queue_pkts"],
+                name=f"{marking} ({model})",
                 mode="lines" if line else "markers+lines",
                 line={"color": color, "dash": "solid" if line else "dot"},
                 marker={"size": 9, "symbol": "circle" if marking == "static" else "diamond"},
@@ -40,8 +42,13 @@ def queue_traces(queue: pd.DataFrame, *, title: str = "Bottleneck queue over tim
     fig = go.Figure()
     for name, df in queue.groupby("marking", sort=False):
         fig.add_trace(
-            go.Scatter(x=df["time_s"] * 1e3, y=df["queue_pkts"], name=name, mode="lines",
-                       line={"color": _MARKING_COLORS.get(name, COLORS["theory"]), "width": 1})
+            go.Scatter(
+                x=df["time_s"] * 1e3,
+                y=df["queue_pkts"],
+                name=name,
+                mode="lines",
+                line={"color": _MARKING_COLORS.get(name, COLORS["theory"]), "width": 1},
+            )
         )
     return style(fig, title=title, x_title="time (ms)", y_title="queue (packets)")
 
@@ -51,13 +58,13 @@ def fct_by_class(summary: pd.DataFrame, *, title: str = "Flow completion time by
     fig = go.Figure()
     for marking, sub in summary.groupby("marking", sort=False):
         color = _MARKING_COLORS.get(marking, COLORS["theory"])
-        fig.add_trace(go.Bar(x=sub["size_class"], y=sub["p50_s"] * 1e3, name=f"{marking} p50", marker_color=color,
-                             opacity=0.55))
+        fig.add_trace(
+            go.Bar(x=sub["size_class"], y=sub["p50_s"] * 1e3, name=f"{marking} p50", marker_color=color, opacity=0.55)
+        )
         fig.add_trace(go.Bar(x=sub["size_class"], y=sub["p99_s"] * 1e3, name=f"{marking} p99", marker_color=color))
     fig.update_layout(barmode="group")
     fig.update_yaxes(type="log")
     return style(fig, title=title, x_title="flow size class", y_title="FCT (ms, log scale)")
-
 
 
 def fct_vs_load(summary: pd.DataFrame, *, title: str = "FCT vs load: static vs PRED, ECMP vs spraying") -> go.Figure:
@@ -77,6 +84,15 @@ def fct_vs_load(summary: pd.DataFrame, *, title: str = "FCT vs load: static vs P
     (2, 'pred, ecmp')
     """
     series = [c for c in ("marking", "routing") if c in summary.columns]
-    return errorbar_lines(summary.replace({"quantity": {"p50_s": "p50", "p99_s": "p99"}}), "load", series=series,
-                          facet_col="size_class", facet_row="quantity", scale=1e3, log_y=True, title=title,
-                          x_title="offered load (fraction of host link)", y_title="FCT (ms, log scale)")
+    return errorbar_lines(
+        summary.replace({"quantity": {"p50_s": "p50", "p99_s": "p99"}}),
+        "load",
+        series=series,
+        facet_col="size_class",
+        facet_row="quantity",
+        scale=1e3,
+        log_y=True,
+        title=title,
+        x_title="offered load (fraction of host link)",
+        y_title="FCT (ms, log scale)",
+    )

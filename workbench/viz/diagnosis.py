@@ -32,8 +32,9 @@ def _shown_ranks(signals, suspects: Mapping[str, pd.DataFrame], max_ranks: int) 
     return np.unique(np.concatenate(keep))
 
 
-def timing_heatmap(signals, suspects: Mapping[str, pd.DataFrame] | None = None, *, max_ranks: int = 96,
-                   max_iterations: int = 400) -> go.Figure:
+def timing_heatmap(
+    signals, suspects: Mapping[str, pd.DataFrame] | None = None, *, max_ranks: int = 96, max_iterations: int = 400
+) -> go.Figure:
     """Each rank's excess time per iteration (compute + transmit minus the iteration's median), with the fault's
     ground truth (onset and rank) and each detector's top suspects at their alarm iteration marked.
 
@@ -54,25 +55,52 @@ def timing_heatmap(signals, suspects: Mapping[str, pd.DataFrame] | None = None, 
     own = signals.compute_s[::step] + signals.busy_s[::step]
     excess = own[:, ranks] - np.nanmedian(own, axis=1, keepdims=True)
     labels = [str(r) for r in ranks]
-    fig = go.Figure(go.Heatmap(x=its, y=labels, z=excess.T, colorscale="Viridis", zmin=0,
-                               zmax=float(np.nanpercentile(excess, 99.9)) or 1.0,
-                               colorbar={"title": {"text": "excess (s)"}}, name="excess time",
-                               hovertemplate="iteration %{x}<br>rank %{y}<br>%{z:.3f} s<extra></extra>"))
+    fig = go.Figure(
+        go.Heatmap(
+            x=its,
+            y=labels,
+            z=excess.T,
+            colorscale="Viridis",
+            zmin=0,
+            zmax=float(np.nanpercentile(excess, 99.9)) or 1.0,
+            colorbar={"title": {"text": "excess (s)"}},
+            name="excess time",
+            hovertemplate="iteration %{x}<br>rank %{y}<br>%{z:.3f} s<extra></extra>",
+        )
+    )
     for f in signals.faults:
-        fig.add_scatter(x=[f.onset_iteration], y=[str(f.rank)], mode="markers", name=f"fault: {f.kind}",
-                        marker={"symbol": "star", "size": 16, "color": "white", "line": {"color": "black",
-                                                                                           "width": 1.5}})
+        fig.add_scatter(
+            x=[f.onset_iteration],
+            y=[str(f.rank)],
+            mode="markers",
+            name=f"fault: {f.kind}",
+            marker={"symbol": "star", "size": 16, "color": "white", "line": {"color": "black", "width": 1.5}},
+        )
     rpm = signals.job.ranks_per_machine
     for name, frame in suspects.items():
         top = frame.head(3)
         if top.empty:
             continue
         y = [str(r) for r in _drawn_rank(top, rpm)]
-        fig.add_scatter(x=top.alarm_iteration, y=y, mode="markers", name=f"{name} suspects",
-                        marker={"symbol": _SYMBOLS.get(name, "circle"), "size": 12, "color":
-                                DETECTOR_COLORS.get(name, "black"), "line": {"color": "white", "width": 1}})
-    style(fig, title="Per-rank excess time over the iteration median", x_title="iteration",
-          y_title="rank (a spread of ranks)", height=420)
+        fig.add_scatter(
+            x=top.alarm_iteration,
+            y=y,
+            mode="markers",
+            name=f"{name} suspects",
+            marker={
+                "symbol": _SYMBOLS.get(name, "circle"),
+                "size": 12,
+                "color": DETECTOR_COLORS.get(name, "black"),
+                "line": {"color": "white", "width": 1},
+            },
+        )
+    style(
+        fig,
+        title="Per-rank excess time over the iteration median",
+        x_title="iteration",
+        y_title="rank (a spread of ranks)",
+        height=420,
+    )
     fig.update_yaxes(type="category", showticklabels=len(ranks) <= 40)
     return fig
 
@@ -91,11 +119,22 @@ def pr_curves(sweep: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for name, g in sweep.groupby("detector", sort=False):
         g = g.dropna(subset=["precision"]).sort_values("recall")
-        fig.add_scatter(x=g.recall, y=g.precision, mode="lines+markers", name=name,
-                        line={"color": DETECTOR_COLORS.get(name)}, text=[f"threshold {v:g}" for v in g.threshold],
-                        hovertemplate="%{text}<br>recall %{x:.2f}<br>precision %{y:.2f}<extra></extra>")
-    style(fig, title="Precision vs recall as each detector's threshold sweeps", x_title="recall",
-          y_title="precision", height=420)
+        fig.add_scatter(
+            x=g.recall,
+            y=g.precision,
+            mode="lines+markers",
+            name=name,
+            line={"color": DETECTOR_COLORS.get(name)},
+            text=[f"threshold {v:g}" for v in g.threshold],
+            hovertemplate="%{text}<br>recall %{x:.2f}<br>precision %{y:.2f}<extra></extra>",
+        )
+    style(
+        fig,
+        title="Precision vs recall as each detector's threshold sweeps",
+        x_title="recall",
+        y_title="precision",
+        height=420,
+    )
     fig.update_xaxes(range=[-0.02, 1.02])
     fig.update_yaxes(range=[-0.02, 1.02])
     return fig
@@ -114,10 +153,16 @@ def delay_vs_size(quality: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for name, g in quality.groupby("detector", sort=False):
         g = g.sort_values("ranks")
-        fig.add_scatter(x=g.ranks, y=g.median_delay_s, mode="lines+markers", name=name,
-                        line={"color": DETECTOR_COLORS.get(name)})
-    style(fig, title="Detection delay vs job size (correct alarms, median over fault kinds)", x_title="ranks (GPUs)",
-          y_title="onset to alarm (s)", height=380)
+        fig.add_scatter(
+            x=g.ranks, y=g.median_delay_s, mode="lines+markers", name=name, line={"color": DETECTOR_COLORS.get(name)}
+        )
+    style(
+        fig,
+        title="Detection delay vs job size (correct alarms, median over fault kinds)",
+        x_title="ranks (GPUs)",
+        y_title="onset to alarm (s)",
+        height=380,
+    )
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")
     return fig

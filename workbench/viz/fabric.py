@@ -44,8 +44,11 @@ def ratio_vs_size(table: pd.DataFrame, title: str = "Max congestion vs ideal spr
     """Lines of ``ratio`` vs ``gpus`` per ``routing`` (a frame from :func:`workbench.fabric.ratio_vs_size`)."""
     fig = go.Figure()
     for routing, part in table.groupby("routing", sort=False):
-        fig.add_trace(go.Scatter(x=part["gpus"], y=part["ratio"], mode="lines+markers", name=routing,
-                                 line={"color": _color(routing)}))
+        fig.add_trace(
+            go.Scatter(
+                x=part["gpus"], y=part["ratio"], mode="lines+markers", name=routing, line={"color": _color(routing)}
+            )
+        )
     ticks = sorted(set(table["gpus"].tolist()))
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks])
     return style(fig, title=title, x_title="GPUs (hosts)", y_title="max congestion / ideal (x)")
@@ -55,13 +58,24 @@ def uplink_heatmaps(table: pd.DataFrame, title: str) -> go.Figure:
     """One heatmap of leaf->spine link load (GB) per routing, from :func:`workbench.fabric.uplink_load_table`."""
     names = list(dict.fromkeys(table["routing"]))
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.06)
-    mats = {k: part.pivot(index="leaf", columns="spine", values="load_bytes").to_numpy() / 1e9
-            for k, part in table.groupby("routing", sort=False)}
+    mats = {
+        k: part.pivot(index="leaf", columns="spine", values="load_bytes").to_numpy() / 1e9
+        for k, part in table.groupby("routing", sort=False)
+    }
     zmax = max(float(m.max()) for m in mats.values()) or 1.0
     for i, k in enumerate(names, start=1):
-        fig.add_trace(go.Heatmap(z=mats[k], zmin=0, zmax=zmax, colorscale="Viridis", showscale=i == len(names),
-                                 colorbar={"title": {"text": "load (GB)", "side": "right"}, "thickness": 12,
-                                           "tickformat": ".3~g"}), row=1, col=i)
+        fig.add_trace(
+            go.Heatmap(
+                z=mats[k],
+                zmin=0,
+                zmax=zmax,
+                colorscale="Viridis",
+                showscale=i == len(names),
+                colorbar={"title": {"text": "load (GB)", "side": "right"}, "thickness": 12, "tickformat": ".3~g"},
+            ),
+            row=1,
+            col=i,
+        )
         fig.update_xaxes(title_text="spine", row=1, col=i)
     fig.update_yaxes(title_text="leaf", row=1, col=1)
     style(fig, title=title)
@@ -74,8 +88,15 @@ def time_vs_size(table: pd.DataFrame, title: str) -> go.Figure:
     :func:`workbench.fabric.time_vs_size_table`."""
     fig = go.Figure()
     for routing, part in table.groupby("routing", sort=False):
-        fig.add_trace(go.Scatter(x=part["size_bytes"], y=part["time_s"], mode="lines+markers", name=routing,
-                                 line={"color": _color(routing)}))
+        fig.add_trace(
+            go.Scatter(
+                x=part["size_bytes"],
+                y=part["time_s"],
+                mode="lines+markers",
+                name=routing,
+                line={"color": _color(routing)},
+            )
+        )
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")
     return style(fig, title=title, x_title="message size (bytes)", y_title="completion time (s)")
@@ -84,21 +105,31 @@ def time_vs_size(table: pd.DataFrame, title: str) -> go.Figure:
 def connections_bar(table: pd.DataFrame, title: str) -> go.Figure:
     """Connections (queue pairs) of the busiest host per routing, from :func:`workbench.fabric.connections_table`."""
     counts = table["connections_per_host"].tolist()
-    fig = go.Figure(go.Bar(x=table["routing"].tolist(), y=counts, marker_color=[_color(k) for k in table["routing"]],
-                           text=counts, textposition="outside"))
+    fig = go.Figure(
+        go.Bar(
+            x=table["routing"].tolist(),
+            y=counts,
+            marker_color=[_color(k) for k in table["routing"]],
+            text=counts,
+            textposition="outside",
+        )
+    )
     return style(fig, title=title, x_title="routing", y_title="connections per host (count)")
 
 
 def slowdown_vs_gpus(table: pd.DataFrame, title: str = "Communication slowdown of ECMP vs planned paths") -> go.Figure:
     """``slowdown`` columns vs ``gpus`` (a frame with ``gpus`` and one column per curve, e.g. from c4_gain_table)."""
     fig = go.Figure()
-    for col, name, color in (("nic_slowdown", "NIC bond (exact)", COLORS["ecmp"]),
-                             ("fabric_slowdown", "fabric (Monte-Carlo)", "#1f77b4"),
-                             ("slowdown", "combined", "#444444")):
+    for col, name, color in (
+        ("nic_slowdown", "NIC bond (exact)", COLORS["ecmp"]),
+        ("fabric_slowdown", "fabric (Monte-Carlo)", "#1f77b4"),
+        ("slowdown", "combined", "#444444"),
+    ):
         if col in table:
             part = table.drop_duplicates("gpus")
-            fig.add_trace(go.Scatter(x=part["gpus"], y=part[col], mode="lines+markers", name=name,
-                                     line={"color": color}))
+            fig.add_trace(
+                go.Scatter(x=part["gpus"], y=part[col], mode="lines+markers", name=name, line={"color": color})
+            )
     ticks = sorted(set(table["gpus"].tolist()))
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks])
     return style(fig, title=title, x_title="GPUs", y_title="communication time, ECMP / planned (x)")
@@ -108,18 +139,33 @@ def gain_vs_share(table: pd.DataFrame, title: str = "Runtime gain of planned pat
     """Gain (%) vs communication share (%) with one line per GPU count; a band marks C4's reported ~15%."""
     fig = go.Figure()
     for gpus, part in table.groupby("gpus"):
-        fig.add_trace(go.Scatter(x=100 * part["comm_share"], y=100 * part["gain"], mode="lines",
-                                 name=f"{gpus} GPUs"))
-    fig.add_hrect(y0=12, y1=18, fillcolor=COLORS["ideal"], opacity=0.15, line_width=0,
-                  annotation_text="C4 reports ~15%", annotation_position="top right")
-    return style(fig, title=title, x_title="communication share of iteration time (%)",
-                 y_title="iteration throughput gain (%)")
+        fig.add_trace(go.Scatter(x=100 * part["comm_share"], y=100 * part["gain"], mode="lines", name=f"{gpus} GPUs"))
+    fig.add_hrect(
+        y0=12,
+        y1=18,
+        fillcolor=COLORS["ideal"],
+        opacity=0.15,
+        line_width=0,
+        annotation_text="C4 reports ~15%",
+        annotation_position="top right",
+    )
+    return style(
+        fig, title=title, x_title="communication share of iteration time (%)", y_title="iteration throughput gain (%)"
+    )
 
 
 def bond_bandwidth(flows: np.ndarray, effective: np.ndarray, title: str) -> go.Figure:
     """Expected effective bandwidth (fraction of ideal) vs long-lived flows per bonded NIC."""
-    fig = go.Figure(go.Scatter(x=flows, y=effective, mode="lines+markers", name="ECMP (exact)",
-                               line={"color": COLORS["ecmp"]}))
-    fig.add_trace(go.Scatter(x=flows, y=np.ones_like(effective), mode="lines", name="planned",
-                             line={"color": ROUTING_COLORS["planned"], "dash": "dash"}))
+    fig = go.Figure(
+        go.Scatter(x=flows, y=effective, mode="lines+markers", name="ECMP (exact)", line={"color": COLORS["ecmp"]})
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=flows,
+            y=np.ones_like(effective),
+            mode="lines",
+            name="planned",
+            line={"color": ROUTING_COLORS["planned"], "dash": "dash"},
+        )
+    )
     return style(fig, title=title, x_title="flows per NIC (count)", y_title="effective bandwidth (fraction of ideal)")

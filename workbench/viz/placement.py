@@ -13,17 +13,32 @@ __all__ = ["latency_curve", "hot_tor_bars", "utilization_cdf"]
 _POLICY_COLORS = {"random": COLORS["static"], "aware": COLORS["pred"]}
 
 
-def latency_curve(curves: dict[str, pd.DataFrame], *, knee: float | None = None,
-                  title: str = "Queueing latency vs link utilization") -> go.Figure:
+def latency_curve(
+    curves: dict[str, pd.DataFrame], *, knee: float | None = None, title: str = "Queueing latency vs link utilization"
+) -> go.Figure:
     """Mean (solid) and p99 (dotted) latency per named curve (``utilization, mean_latency_s, tail_latency_s``)."""
     fig = go.Figure()
     palette = [COLORS["poisson"], COLORS["gamma"], COLORS["weibull"], COLORS["theory"]]
     for i, (name, df) in enumerate(curves.items()):
         color = palette[i % len(palette)]
-        fig.add_trace(go.Scatter(x=df["utilization"], y=df["mean_latency_s"] * 1e6, name=f"{name} mean",
-                                 mode="lines+markers", line={"color": color}))
-        fig.add_trace(go.Scatter(x=df["utilization"], y=df["tail_latency_s"] * 1e6, name=f"{name} p99",
-                                 mode="lines", line={"color": color, "dash": "dot"}))
+        fig.add_trace(
+            go.Scatter(
+                x=df["utilization"],
+                y=df["mean_latency_s"] * 1e6,
+                name=f"{name} mean",
+                mode="lines+markers",
+                line={"color": color},
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=df["utilization"],
+                y=df["tail_latency_s"] * 1e6,
+                name=f"{name} p99",
+                mode="lines",
+                line={"color": color, "dash": "dot"},
+            )
+        )
     if knee is not None:
         fig.add_vline(x=knee, line_dash="dash", line_color=COLORS["theory"], annotation_text=f"knee {knee:.2f}")
     fig.update_yaxes(type="log")
@@ -34,23 +49,43 @@ def hot_tor_bars(study: pd.DataFrame, *, title: str = "Hot ToRs and where networ
     """Mean hot-ToR fraction and fraction of network-intensive tasks on hot ToRs per policy."""
     agg = study.groupby("policy", sort=False)[["hot_fraction", "intensive_on_hot", "other_on_hot"]].mean()
     fig = go.Figure()
-    labels = {"hot_fraction": "ToRs that are hot", "intensive_on_hot": "network-intensive tasks on hot ToRs",
-              "other_on_hot": "other tasks on hot ToRs"}
+    labels = {
+        "hot_fraction": "ToRs that are hot",
+        "intensive_on_hot": "network-intensive tasks on hot ToRs",
+        "other_on_hot": "other tasks on hot ToRs",
+    }
     for policy, row in agg.iterrows():
-        fig.add_trace(go.Bar(x=[labels[c] for c in agg.columns], y=row.to_numpy() * 100, name=policy,
-                             marker_color=_POLICY_COLORS.get(policy)))
+        fig.add_trace(
+            go.Bar(
+                x=[labels[c] for c in agg.columns],
+                y=row.to_numpy() * 100,
+                name=policy,
+                marker_color=_POLICY_COLORS.get(policy),
+            )
+        )
     fig.update_layout(barmode="group")
     return style(fig, title=title, x_title="", y_title="share (%)")
 
 
-def utilization_cdf(utilization: dict[str, np.ndarray], *, threshold: float | None = None,
-                    title: str = "ToR uplink utilization across racks") -> go.Figure:
+def utilization_cdf(
+    utilization: dict[str, np.ndarray],
+    *,
+    threshold: float | None = None,
+    title: str = "ToR uplink utilization across racks",
+) -> go.Figure:
     """Empirical CDF of ToR utilization per policy."""
     fig = go.Figure()
     for policy, u in utilization.items():
         x = np.sort(np.asarray(u))
-        fig.add_trace(go.Scatter(x=x, y=np.arange(1, x.size + 1) / x.size, name=policy, mode="lines",
-                                 line={"color": _POLICY_COLORS.get(policy)}))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=np.arange(1, x.size + 1) / x.size,
+                name=policy,
+                mode="lines",
+                line={"color": _POLICY_COLORS.get(policy)},
+            )
+        )
     if threshold is not None:
         fig.add_vline(x=threshold, line_dash="dash", line_color=COLORS["theory"], annotation_text="hot")
     return style(fig, title=title, x_title="ToR uplink utilization", y_title="fraction of ToRs")

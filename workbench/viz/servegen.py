@@ -47,13 +47,16 @@ def _color(name: str, i: int) -> str:
 def lorenz_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
     """Cumulative share of requests against the share of clients (busiest first), one line per model."""
     fig = go.Figure()
-    fig.add_scatter(x=[0, 100], y=[0, 100], mode="lines", name="equal share",
-                    line={"color": COLORS["theory"], "dash": "dot"})
+    fig.add_scatter(
+        x=[0, 100], y=[0, 100], mode="lines", name="equal share", line={"color": COLORS["theory"], "dash": "dot"}
+    )
     for i, (name, (x, y)) in enumerate(curves.items()):
-        fig.add_scatter(x=100 * np.asarray(x), y=100 * np.asarray(y), mode="lines", name=name,
-                        line={"color": _color(name, i)})
-    return style(fig, title="Client concentration (Lorenz curve)", x_title="clients, busiest first (%)",
-                 y_title="requests (%)")
+        fig.add_scatter(
+            x=100 * np.asarray(x), y=100 * np.asarray(y), mode="lines", name=name, line={"color": _color(name, i)}
+        )
+    return style(
+        fig, title="Client concentration (Lorenz curve)", x_title="clients, busiest first (%)", y_title="requests (%)"
+    )
 
 
 def cv_cdf_figure(samples: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
@@ -68,16 +71,25 @@ def cv_cdf_figure(samples: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Fi
         fig.add_scatter(x=xs, y=c, mode="lines", name=name, line={"color": _color(name, i)})
     fig.add_vline(x=1.0, line={"color": COLORS["poisson"], "dash": "dash"}, annotation_text="Poisson")
     fig.update_xaxes(type="log")
-    return style(fig, title="Per-client burstiness (rate-weighted)", x_title="inter-arrival CV (ratio, log)",
-                 y_title="fraction of requests")
+    return style(
+        fig,
+        title="Per-client burstiness (rate-weighted)",
+        x_title="inter-arrival CV (ratio, log)",
+        y_title="fraction of requests",
+    )
 
 
 def diurnal_figure(profiles: Mapping[str, pd.Series]) -> go.Figure:
     """Aggregate rate per hour of day relative to its daily mean, one line per model."""
     fig = go.Figure()
     for i, (name, prof) in enumerate(profiles.items()):
-        fig.add_scatter(x=prof.index, y=prof.to_numpy() / np.nanmean(prof.to_numpy()), mode="lines+markers",
-                        name=name, line={"color": _color(name, i)})
+        fig.add_scatter(
+            x=prof.index,
+            y=prof.to_numpy() / np.nanmean(prof.to_numpy()),
+            mode="lines+markers",
+            name=name,
+            line={"color": _color(name, i)},
+        )
     fig.update_xaxes(dtick=3, range=[-0.5, 23.5])
     return style(fig, title="Diurnal load", x_title="hour of day (h)", y_title="rate / daily mean (ratio)")
 
@@ -91,8 +103,13 @@ def length_ccdf_figure(pmfs: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.
     fig = go.Figure()
     for i, (name, (v, p)) in enumerate(pmfs.items()):
         x, y = pmf_ccdf(v, p)
-        fig.add_scatter(x=np.maximum(x, 1), y=y, mode="lines", name=name,
-                        line={"color": _color(name, i), "dash": "dash" if "output" in name else "solid"})
+        fig.add_scatter(
+            x=np.maximum(x, 1),
+            y=y,
+            mode="lines",
+            name=name,
+            line={"color": _color(name, i), "dash": "dash" if "output" in name else "solid"},
+        )
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log", exponentformat="power")
     return style(fig, title="Token lengths (pooled over clients)", x_title="length (tokens)", y_title="P(length > x)")
@@ -103,17 +120,27 @@ def capacity_figure(cells: pd.DataFrame, paper_value: float = 0.5) -> go.Figure:
     fig = go.Figure()
     for i, (model, g) in enumerate(cells.groupby("model", sort=False)):
         fig.add_scatter(
-            x=g["hour"], y=100 * g["underprovision"], mode="lines+markers", name=model,
+            x=g["hour"],
+            y=100 * g["underprovision"],
+            mode="lines+markers",
+            name=model,
             line={"color": _color(model, i)},
             customdata=np.c_[g["composed_rps"], g["naive_rps"]],
             hovertemplate="%{x}h: %{y:.0f}%<br>composed %{customdata[0]:.2f} req/s<br>naive %{customdata[1]:.2f} req/s",
         )
-    fig.add_hline(y=100 * paper_value, line={"color": COLORS["theory"], "dash": "dash"},
-                  annotation_text=f"paper: {paper_value:.0%}")
+    fig.add_hline(
+        y=100 * paper_value,
+        line={"color": COLORS["theory"], "dash": "dash"},
+        annotation_text=f"paper: {paper_value:.0%}",
+    )
     fig.add_hline(y=0, line={"color": "#999999", "width": 1})
     fig.update_xaxes(dtick=3)
-    return style(fig, title="Naive workload under-provisioning (p99 TTFT SLO, one instance)",
-                 x_title="hour of day (h)", y_title="under-provisioning (%)")
+    return style(
+        fig,
+        title="Naive workload under-provisioning (p99 TTFT SLO, one instance)",
+        x_title="hour of day (h)",
+        y_title="under-provisioning (%)",
+    )
 
 
 def rate_timeline_figure(
@@ -130,8 +157,9 @@ def rate_timeline_figure(
     return fig
 
 
-def ttft_cdf_figure(series: Mapping[str, tuple[np.ndarray, np.ndarray]], slo_s: float | None = None, *,
-                    fig: go.Figure | None = None) -> go.Figure:
+def ttft_cdf_figure(
+    series: Mapping[str, tuple[np.ndarray, np.ndarray]], slo_s: float | None = None, *, fig: go.Figure | None = None
+) -> go.Figure:
     """CDF of time to first token per workload (``name -> (ttft_sorted_s, fraction)``), log x; SLO as a line."""
     fig = fig if fig is not None else go.Figure()
     with fig.batch_update():
@@ -140,8 +168,9 @@ def ttft_cdf_figure(series: Mapping[str, tuple[np.ndarray, np.ndarray]], slo_s: 
             color = COLORS["poisson"] if "naive" in name else _PALETTE[3]
             fig.add_scatter(x=np.maximum(x, 1e-3), y=y, mode="lines", name=name, line={"color": color})
         if slo_s is not None:
-            fig.add_scatter(x=[slo_s, slo_s], y=[0, 1], mode="lines", name="SLO",
-                            line={"color": COLORS["theory"], "dash": "dash"})
+            fig.add_scatter(
+                x=[slo_s, slo_s], y=[0, 1], mode="lines", name="SLO", line={"color": COLORS["theory"], "dash": "dash"}
+            )
         fig.update_xaxes(type="log")
         style(fig, title="Time to first token", x_title="TTFT (s, log)", y_title="fraction of requests")
     return fig

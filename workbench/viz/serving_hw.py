@@ -13,9 +13,9 @@ from . import mark_x, style
 __all__ = ["latency_cdf_figure", "throughput_bound_figure", "operator_figure", "validation_figure"]
 
 
-
-def latency_cdf_figure(samples: Mapping[str, np.ndarray], *, metric: str = "TTFT", slo_s: float | None = None,
-                       log_x: bool = True) -> go.Figure:
+def latency_cdf_figure(
+    samples: Mapping[str, np.ndarray], *, metric: str = "TTFT", slo_s: float | None = None, log_x: bool = True
+) -> go.Figure:
     """Empirical CDF of per-request latencies (seconds) per named run, with the SLO as a vertical line."""
     fig = go.Figure()
     for name, values in samples.items():
@@ -35,14 +35,20 @@ def throughput_bound_figure(table: pd.DataFrame) -> go.Figure:
     ``bound``.
     """
     fig = go.Figure()
-    for col, name in (("optimal_tokens_per_s", "optimal (peak, overlapped)"),
-                      ("overlapped_tokens_per_s", "overlapped, stated efficiencies"),
-                      ("sequential_tokens_per_s", "sequential, stated efficiencies")):
+    for col, name in (
+        ("optimal_tokens_per_s", "optimal (peak, overlapped)"),
+        ("overlapped_tokens_per_s", "overlapped, stated efficiencies"),
+        ("sequential_tokens_per_s", "sequential, stated efficiencies"),
+    ):
         fig.add_trace(go.Bar(x=table["label"], y=table[col], name=name))
     fig.update_layout(barmode="group")
     fig.update_yaxes(type="log")
-    return style(fig, title="Throughput vs NanoFlow's optimal bound", x_title="model, GPUs, input/output tokens",
-                 y_title="tokens/s per GPU")
+    return style(
+        fig,
+        title="Throughput vs NanoFlow's optimal bound",
+        x_title="model, GPUs, input/output tokens",
+        y_title="tokens/s per GPU",
+    )
 
 
 def operator_figure(breakdown: pd.DataFrame) -> go.Figure:
@@ -51,21 +57,35 @@ def operator_figure(breakdown: pd.DataFrame) -> go.Figure:
     for col, name in (("compute_s", "compute"), ("memory_s", "memory"), ("network_s", "network")):
         fig.add_trace(go.Bar(x=breakdown["operator"], y=breakdown[col] * 1e3, name=name))
     fig.update_layout(barmode="group")
-    return style(fig, title="Roofline cost per operator of one iteration", x_title="operator",
-                 y_title="time (ms)")
+    return style(fig, title="Roofline cost per operator of one iteration", x_title="operator", y_title="time (ms)")
 
 
 def validation_figure(table: pd.DataFrame) -> go.Figure:
     """Model vs published value per point (``published``, ``model_estimate``, ``metric``, ``point``), log-log."""
     fig = go.Figure()
     for metric, part in table.groupby("metric", sort=False):
-        fig.add_trace(go.Scatter(x=part["published"], y=part["model_estimate"], mode="markers", name=metric,
-                                 text=part["point"], hovertemplate="%{text}<br>published %{x}<br>model %{y}"))
+        fig.add_trace(
+            go.Scatter(
+                x=part["published"],
+                y=part["model_estimate"],
+                mode="markers",
+                name=metric,
+                text=part["point"],
+                hovertemplate="%{text}<br>published %{x}<br>model %{y}",
+            )
+        )
     lo = float(min(table["published"].min(), table["model_estimate"].min())) / 1.5
     hi = float(max(table["published"].max(), table["model_estimate"].max())) * 1.5
-    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="model = published",
-                             line={"dash": "dot", "color": "#444444"}))
+    fig.add_trace(
+        go.Scatter(
+            x=[lo, hi], y=[lo, hi], mode="lines", name="model = published", line={"dash": "dot", "color": "#444444"}
+        )
+    )
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")
-    return style(fig, title="Model vs published measurements", x_title="published (tokens/s per GPU or s)",
-                 y_title="model (same unit)")
+    return style(
+        fig,
+        title="Model vs published measurements",
+        x_title="published (tokens/s per GPU or s)",
+        y_title="model (same unit)",
+    )

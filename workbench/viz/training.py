@@ -9,13 +9,25 @@ import plotly.graph_objects as go
 from . import COLORS, mark_x, style
 from .fabric import ROUTING_COLORS
 
-__all__ = ["breakdown", "gain_vs_share", "iteration_vs_gpus", "validation", "ettr_vs_gpus", "ettr_vs_interval",
-           "loss_breakdown"]
+__all__ = [
+    "breakdown",
+    "gain_vs_share",
+    "iteration_vs_gpus",
+    "validation",
+    "ettr_vs_gpus",
+    "ettr_vs_interval",
+    "loss_breakdown",
+]
 
-_PARTS = {"compute_s": ("compute", "#1f77b4"), "tp_comm_s": ("TP on NVLink", "#17becf"),
-          "pp_p2p_s": ("PP point-to-point", "#bcbd22"), "moe_a2a_s": ("MoE all-to-all", "#8c564b"),
-          "bubble_s": ("pipeline bubble", "#7f7f7f"), "dp_exposed_s": ("DP on the fabric (exposed)", "#d62728"),
-          "optimizer_s": ("optimizer step", "#9467bd")}
+_PARTS = {
+    "compute_s": ("compute", "#1f77b4"),
+    "tp_comm_s": ("TP on NVLink", "#17becf"),
+    "pp_p2p_s": ("PP point-to-point", "#bcbd22"),
+    "moe_a2a_s": ("MoE all-to-all", "#8c564b"),
+    "bubble_s": ("pipeline bubble", "#7f7f7f"),
+    "dp_exposed_s": ("DP on the fabric (exposed)", "#d62728"),
+    "optimizer_s": ("optimizer step", "#9467bd"),
+}
 
 
 def breakdown(table: pd.DataFrame, label: str = "routing", title: str = "Iteration time breakdown") -> go.Figure:
@@ -34,21 +46,46 @@ def gain_vs_share(table: pd.DataFrame, title: str = "Planned paths vs ECMP: gain
     e = table[table.routing == "ecmp"]
     fig = go.Figure()
     for model, part in e.groupby("model" if "model" in e else "routing"):
-        fig.add_trace(go.Scatter(x=100 * part.fabric_share, y=100 * part.gain, mode="markers", name=str(model),
-                                 text=[f"TP{a} PP{b} DP{c}" for a, b, c in zip(part.tp, part.pp, part.dp)]))
-    fig.add_hrect(y0=12, y1=18, fillcolor=COLORS["ideal"], opacity=0.15, line_width=0,
-                  annotation_text="C4 reports ~15%", annotation_position="top right")
+        fig.add_trace(
+            go.Scatter(
+                x=100 * part.fabric_share,
+                y=100 * part.gain,
+                mode="markers",
+                name=str(model),
+                text=[f"TP{a} PP{b} DP{c}" for a, b, c in zip(part.tp, part.pp, part.dp)],
+            )
+        )
+    fig.add_hrect(
+        y0=12,
+        y1=18,
+        fillcolor=COLORS["ideal"],
+        opacity=0.15,
+        line_width=0,
+        annotation_text="C4 reports ~15%",
+        annotation_position="top right",
+    )
     fig.add_vrect(x0=10, x1=30, fillcolor="#999999", opacity=0.08, line_width=0)
-    return style(fig, title=title, x_title="exposed DP communication, planned paths (% of iteration)",
-                 y_title="ECMP iteration time over planned (%)")
+    return style(
+        fig,
+        title=title,
+        x_title="exposed DP communication, planned paths (% of iteration)",
+        y_title="ECMP iteration time over planned (%)",
+    )
 
 
 def iteration_vs_gpus(table: pd.DataFrame, title: str = "Iteration time vs GPUs (weak scaling)") -> go.Figure:
     """Iteration time vs GPU count, one line per routing (from weak_scaling)."""
     fig = go.Figure()
     for r, part in table.groupby("routing", sort=False):
-        fig.add_trace(go.Scatter(x=part.gpus, y=part.iteration_s, mode="lines+markers", name=r,
-                                 line={"color": ROUTING_COLORS.get(r, "#444444")}))
+        fig.add_trace(
+            go.Scatter(
+                x=part.gpus,
+                y=part.iteration_s,
+                mode="lines+markers",
+                name=r,
+                line={"color": ROUTING_COLORS.get(r, "#444444")},
+            )
+        )
     ticks = sorted(set(table.gpus.tolist()))
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks])
     return style(fig, title=title, x_title="GPUs", y_title="time per iteration (s)")
@@ -57,8 +94,13 @@ def iteration_vs_gpus(table: pd.DataFrame, title: str = "Iteration time vs GPUs 
 def validation(table: pd.DataFrame, title: str = "Model vs published training throughput") -> go.Figure:
     """Model value over published value per row of the validation table (1.0 is exact)."""
     labels = [f"{s.split()[0]} {m} {g} GPUs" for s, m, g in zip(table.source, table.model, table.gpus)]
-    fig = go.Figure(go.Bar(x=labels, y=1 + table.error, marker_color=np.where(table.error.abs() <= 0.1,
-                                                                            COLORS["ideal"], COLORS["ecmp"])))
+    fig = go.Figure(
+        go.Bar(
+            x=labels,
+            y=1 + table.error,
+            marker_color=np.where(table.error.abs() <= 0.1, COLORS["ideal"], COLORS["ecmp"]),
+        )
+    )
     fig.add_hline(y=1.0, line_dash="dash", line_color="#444444")
     return style(fig, title=title, x_title="published configuration", y_title="model / published")
 
@@ -68,20 +110,37 @@ def ettr_vs_gpus(table: pd.DataFrame, title: str = "Effective training time rati
     fig = go.Figure()
     for mode, color in (("checkpoint", COLORS["ecmp"]), ("live", COLORS["ideal"])):
         part = table[table["mode"] == mode]
-        fig.add_trace(go.Scatter(x=part.gpus, y=part.ettr, mode="lines+markers", line={"color": color},
-                                 name="checkpoint-restart" if mode == "checkpoint" else "live migration"))
+        fig.add_trace(
+            go.Scatter(
+                x=part.gpus,
+                y=part.ettr,
+                mode="lines+markers",
+                line={"color": color},
+                name="checkpoint-restart" if mode == "checkpoint" else "live migration",
+            )
+        )
     fig.update_xaxes(type="log")
     return style(fig, title=title, x_title="GPUs in the job", y_title="ETTR (productive / wall time)")
 
 
-def ettr_vs_interval(curve: pd.DataFrame, young_daly_s: float,
-                     title: str = "ETTR vs checkpoint interval") -> go.Figure:
+def ettr_vs_interval(curve: pd.DataFrame, young_daly_s: float, title: str = "ETTR vs checkpoint interval") -> go.Figure:
     """Closed-form ETTR and Monte-Carlo (+-2 standard errors) vs interval, with the Young/Daly interval marked."""
     m = curve.interval_s / 60
-    fig = go.Figure(go.Scatter(x=m, y=curve.ettr, mode="lines", name="closed form (renewal-reward)",
-                               line={"color": COLORS["theory"]}))
-    fig.add_trace(go.Scatter(x=m, y=curve.mc_ettr, mode="markers", name="Monte-Carlo (month)",
-                             error_y={"type": "data", "array": 2 * curve.mc_se}, marker={"color": "#1f77b4"}))
+    fig = go.Figure(
+        go.Scatter(
+            x=m, y=curve.ettr, mode="lines", name="closed form (renewal-reward)", line={"color": COLORS["theory"]}
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=m,
+            y=curve.mc_ettr,
+            mode="markers",
+            name="Monte-Carlo (month)",
+            error_y={"type": "data", "array": 2 * curve.mc_se},
+            marker={"color": "#1f77b4"},
+        )
+    )
     fig.update_xaxes(type="log")
     mark_x(fig, young_daly_s / 60, "Young/Daly", log_x=True, color=COLORS["ecmp"], position="bottom")
     return style(fig, title=title, x_title="checkpoint interval (min)", y_title="ETTR (productive / wall time)")

@@ -43,8 +43,11 @@ def arrivals_over_time(series: dict[str, pd.DataFrame], *, fig: go.Figure | None
     colors = trace_colors(series)
     for name, s in series.items():
         hours = s["start_s"].to_numpy() / 3600.0
-        fig.add_trace(go.Scatter(x=hours, y=s["rate_per_s"], mode="lines", name=name, line={"color": colors[name]},
-                                 line_shape="hv"))
+        fig.add_trace(
+            go.Scatter(
+                x=hours, y=s["rate_per_s"], mode="lines", name=name, line={"color": colors[name]}, line_shape="hv"
+            )
+        )
     return style(fig, title="Arrivals over time", x_title="time from trace start (h)", y_title="request rate (req/s)")
 
 
@@ -53,16 +56,21 @@ def hour_of_day(profiles: dict[str, pd.DataFrame], *, fig: go.Figure | None = No
     fig = _new(fig)
     colors = trace_colors(profiles)
     for name, p in profiles.items():
-        fig.add_trace(go.Scatter(x=p["hour"], y=p["requests"], mode="lines+markers", name=name,
-                                 line={"color": colors[name]}))
+        fig.add_trace(
+            go.Scatter(x=p["hour"], y=p["requests"], mode="lines+markers", name=name, line={"color": colors[name]})
+        )
     fig.update_xaxes(range=[-0.5, 23.5], dtick=3)
     return style(fig, title="Requests per hour of day", x_title="hour of day (h)", y_title="requests per hour (req/h)")
 
 
 def window_fits(fits: dict[str, pd.DataFrame], *, fig: go.Figure | None = None) -> go.Figure:
     """Per-window gap CV and fitted Gamma shape (``fits[name]`` from ``window_gamma_fits``), shape 1 = Poisson."""
-    grid = {"rows": 1, "cols": 2, "subplot_titles": ("inter-arrival CV per window", "Gamma shape per window"),
-            "horizontal_spacing": 0.14}
+    grid = {
+        "rows": 1,
+        "cols": 2,
+        "subplot_titles": ("inter-arrival CV per window", "Gamma shape per window"),
+        "horizontal_spacing": 0.14,
+    }
     if fig is None:
         fig = make_subplots(**grid)
     else:
@@ -70,10 +78,26 @@ def window_fits(fits: dict[str, pd.DataFrame], *, fig: go.Figure | None = None) 
     colors = trace_colors(fits)
     for name, f in fits.items():
         h = f["start_s"].to_numpy() / 3600.0
-        fig.add_trace(go.Scatter(x=h, y=f["cv"], mode="markers", name=name, legendgroup=name,
-                                 marker={"color": colors[name], "size": 5}), row=1, col=1)
-        fig.add_trace(go.Scatter(x=h, y=f["shape"], mode="markers", name=name, legendgroup=name, showlegend=False,
-                                 marker={"color": colors[name], "size": 5}), row=1, col=2)
+        fig.add_trace(
+            go.Scatter(
+                x=h, y=f["cv"], mode="markers", name=name, legendgroup=name, marker={"color": colors[name], "size": 5}
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=h,
+                y=f["shape"],
+                mode="markers",
+                name=name,
+                legendgroup=name,
+                showlegend=False,
+                marker={"color": colors[name], "size": 5},
+            ),
+            row=1,
+            col=2,
+        )
     fig.add_hline(y=1.0, line={"dash": "dot", "color": "#444444"}, row=1, col=1)
     fig.add_hline(y=1.0, line={"dash": "dot", "color": "#444444"}, row=1, col=2)
     fig.update_yaxes(type="log", title_text="CV of gaps", row=1, col=1)
@@ -93,11 +117,27 @@ def length_ccdf(curves: dict[str, dict], *, title: str = "Token lengths", fig: g
     colors = trace_colors(curves)
     dashes = ["dash", "dot", "dashdot"]
     for name, c in curves.items():
-        fig.add_trace(go.Scatter(x=c["values"], y=c["ccdf"], mode="lines", name=name, legendgroup=name,
-                                 line={"color": colors[name], "width": 2}))
+        fig.add_trace(
+            go.Scatter(
+                x=c["values"],
+                y=c["ccdf"],
+                mode="lines",
+                name=name,
+                legendgroup=name,
+                line={"color": colors[name], "width": 2},
+            )
+        )
         for i, (label, y) in enumerate(c["fits"].items()):
-            fig.add_trace(go.Scatter(x=c["grid"], y=y, mode="lines", name=f"{name}: {label}", legendgroup=name,
-                                     line={"color": colors[name], "dash": dashes[i % 3], "width": 1}))
+            fig.add_trace(
+                go.Scatter(
+                    x=c["grid"],
+                    y=y,
+                    mode="lines",
+                    name=f"{name}: {label}",
+                    legendgroup=name,
+                    line={"color": colors[name], "dash": dashes[i % 3], "width": 1},
+                )
+            )
     fig.update_xaxes(type="log", dtick=1, tickangle=0)  # one label per decade: no crowded, tilted ticks
     fig.update_yaxes(type="log", dtick=1)
     return style(fig, title=title, x_title="length (tokens)", y_title="P(length ≥ x)")
@@ -110,16 +150,38 @@ def request_response(binned: dict[str, pd.DataFrame], *, fig: go.Figure | None =
     for name, rr in binned.items():
         c = colors[name]
         x = rr["mean_input"].to_numpy()
-        fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[rr["q90_output"], rr["q10_output"][::-1]],
-                                 fill="toself", fillcolor=_fade(c), line={"width": 0}, hoverinfo="skip",
-                                 name=f"{name}: 10-90%", legendgroup=name, showlegend=False))
+        fig.add_trace(
+            go.Scatter(
+                x=np.r_[x, x[::-1]],
+                y=np.r_[rr["q90_output"], rr["q10_output"][::-1]],
+                fill="toself",
+                fillcolor=_fade(c),
+                line={"width": 0},
+                hoverinfo="skip",
+                name=f"{name}: 10-90%",
+                legendgroup=name,
+                showlegend=False,
+            )
+        )
         rho = rr.attrs.get("spearman", float("nan"))
-        fig.add_trace(go.Scatter(x=x, y=rr["mean_output"], mode="lines+markers", name=f"{name} (Spearman {rho:.2f})",
-                                 legendgroup=name, line={"color": c}))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=rr["mean_output"],
+                mode="lines+markers",
+                name=f"{name} (Spearman {rho:.2f})",
+                legendgroup=name,
+                line={"color": c},
+            )
+        )
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")
-    return style(fig, title="Response vs request length (mean, 10-90% band)", x_title="request length (tokens)",
-                 y_title="response length (tokens)")
+    return style(
+        fig,
+        title="Response vs request length (mean, 10-90% band)",
+        x_title="request length (tokens)",
+        y_title="response length (tokens)",
+    )
 
 
 def _fade(hex_color: str, alpha: float = 0.15) -> str:
@@ -142,8 +204,18 @@ def service_comparison(table: pd.DataFrame, *, fig: go.Figure | None = None) -> 
     for j, col in enumerate(cols):
         r, c = j // 2 + 1, j % 2 + 1
         for name in table.index:
-            fig.add_trace(go.Bar(x=[name], y=[table.loc[name, col]], name=name, legendgroup=name,
-                                 showlegend=j == 0, marker={"color": colors[name]}), row=r, col=c)
+            fig.add_trace(
+                go.Bar(
+                    x=[name],
+                    y=[table.loc[name, col]],
+                    name=name,
+                    legendgroup=name,
+                    showlegend=j == 0,
+                    marker={"color": colors[name]},
+                ),
+                row=r,
+                col=c,
+            )
         fig.update_xaxes(showticklabels=False, row=r, col=c)
         fig.update_yaxes(title_text=y_titles[j], type="log" if j == 0 else None, row=r, col=c)
     fig.update_layout(height=700)

@@ -25,8 +25,7 @@ import plotly.graph_objects as go
 
 from ..viz import tidy_axes
 
-__all__ = ["FigurePane", "Panel", "redraw", "panel", "controls_grid", "figures_grid", "FIGURE_MIN_PX",
-           "CONTROL_MIN_PX"]
+__all__ = ["FigurePane", "Panel", "redraw", "panel", "controls_grid", "figures_grid", "FIGURE_MIN_PX", "CONTROL_MIN_PX"]
 
 #: Narrowest a figure cell gets before the figures wrap onto another row (two side by side need ~900 px).
 FIGURE_MIN_PX = 440
@@ -75,9 +74,16 @@ class FigurePane(W.Output):
         bundle = json.loads(pio.to_json(fig, validate=False))  # plotly's encoder: numpy arrays become JSON lists
         # Set the synced outputs directly rather than capturing a display() in ``with self:``: the capture routes
         # through the kernel's parent message, which nbclient (``make notebooks``, store_widget_state=False) mishandles.
-        self.outputs = ({"output_type": "display_data", "metadata": {},
-                         "data": {"application/vnd.plotly.v1+json": {**bundle, "config": {"responsive": True}},
-                                  "text/plain": f"<{fig.layout.title.text or 'figure'}>"}},)
+        self.outputs = (
+            {
+                "output_type": "display_data",
+                "metadata": {},
+                "data": {
+                    "application/vnd.plotly.v1+json": {**bundle, "config": {"responsive": True}},
+                    "text/plain": f"<{fig.layout.title.text or 'figure'}>",
+                },
+            },
+        )
 
 
 class Panel(W.VBox):

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from .. import aqm
 from .. import experiments as ex
@@ -36,8 +35,19 @@ class PanelResult:
     fct: pd.DataFrame
 
 
-def panel_model(n_flows: int, load: float, rtt_us: float, min_k: float, max_k: float, max_p: float,
-                slope_per_pkt: float, fcs: bool, qla: bool, duration_s: float = 0.15, seed: int = 0) -> PanelResult:
+def panel_model(
+    n_flows: int,
+    load: float,
+    rtt_us: float,
+    min_k: float,
+    max_k: float,
+    max_p: float,
+    slope_per_pkt: float,
+    fcs: bool,
+    qla: bool,
+    duration_s: float = 0.15,
+    seed: int = 0,
+) -> PanelResult:
     """The panel's model call: fluid queue vs concurrency and one packet run per marking (a second or two).
 
     ``duration_s`` is long enough that even the lowest load of the panel brings several small web-search flows
@@ -49,20 +59,42 @@ def panel_model(n_flows: int, load: float, rtt_us: float, min_k: float, max_k: f
     >>> r.fct.marking.unique().tolist()
     ['static', 'pred']
     """
-    marking = {"marking": ["static", "pred"], "min_k_pkts": float(min_k), "max_k_pkts": float(max_k),
-               "max_p": float(max_p), "slope_per_pkt": float(slope_per_pkt), "fcs": bool(fcs), "qla": bool(qla),
-               "rtt_s": rtt_us * 1e-6}
+    marking = {
+        "marking": ["static", "pred"],
+        "min_k_pkts": float(min_k),
+        "max_k_pkts": float(max_k),
+        "max_p": float(max_p),
+        "slope_per_pkt": float(slope_per_pkt),
+        "fcs": bool(fcs),
+        "qla": bool(qla),
+        "rtt_s": rtt_us * 1e-6,
+    }
     cols = ["marking", "model", "n_flows", "queue_pkts", "utilization"]
-    fluid = ex.sweep("pred-queue-vs-concurrency", {"n_flows": N_GRID.tolist(), "model": "fluid", **marking},
-                     base_seed=seed, client=False, cache=False, progress=False)[cols]
-    fct = ex.sweep("pred-dumbbell-fct", {"n_long_flows": int(n_flows), "load": float(load),
-                                         "duration_s": float(duration_s), **marking},
-                   base_seed=seed, client=False, progress=False)
+    fluid = ex.sweep(
+        "pred-queue-vs-concurrency",
+        {"n_flows": N_GRID.tolist(), "model": "fluid", **marking},
+        base_seed=seed,
+        client=False,
+        cache=False,
+        progress=False,
+    )[cols]
+    fct = ex.sweep(
+        "pred-dumbbell-fct",
+        {"n_long_flows": int(n_flows), "load": float(load), "duration_s": float(duration_s), **marking},
+        base_seed=seed,
+        client=False,
+        progress=False,
+    )
     failed = ex.errors(fct)
     if not failed.empty:
         raise ValueError(f"the packet run failed: {failed.error.iloc[0]}")
-    point = (fct.groupby("marking", sort=False)[["mean_queue_pkts", "utilization"]].first().reset_index()
-             .assign(model="packet", n_flows=int(n_flows)).rename(columns={"mean_queue_pkts": "queue_pkts"}))
+    point = (
+        fct.groupby("marking", sort=False)[["mean_queue_pkts", "utilization"]]
+        .first()
+        .reset_index()
+        .assign(model="packet", n_flows=int(n_flows))
+        .rename(columns={"mean_queue_pkts": "queue_pkts"})
+    )
     fct = fct[["marking", "size_class", "count", "unfinished", "p50_s", "p99_s", "mean_queue_pkts", "utilization"]]
     return PanelResult(pd.concat([fluid, point[cols]], ignore_index=True), fct.reset_index(drop=True))
 
@@ -72,12 +104,17 @@ def _table(result: PanelResult) -> str:
     first = fct[fct.size_class == aqm.SIZE_CLASSES[0][0]].set_index("marking")
     rows = "".join(
         f"<tr><td>{m}</td><td>{first.loc[m, 'utilization']:.3f}</td><td>{first.loc[m, 'mean_queue_pkts']:.1f}</td>"
-        + (f"<td>{first.loc[m, 'p50_s'] * 1e6:.0f}</td><td>{int(first.loc[m, 'count'])}</td></tr>"
-           if first.loc[m, "count"] else "<td>no small flow finished</td><td>0</td></tr>")
+        + (
+            f"<td>{first.loc[m, 'p50_s'] * 1e6:.0f}</td><td>{int(first.loc[m, 'count'])}</td></tr>"
+            if first.loc[m, "count"]
+            else "<td>no small flow finished</td><td>0</td></tr>"
+        )
         for m in first.index
     )
-    return ("<table><tr><th>marking</th><th>utilization</th><th>mean queue (pkts)</th>"
-            "<th>small-flow p50 FCT (us)</th><th>small flows</th></tr>" + rows + "</table>")
+    return (
+        "<table><tr><th>marking</th><th>utilization</th><th>mean queue (pkts)</th>"
+        "<th>small-flow p50 FCT (us)</th><th>small flows</th></tr>" + rows + "</table>"
+    )
 
 
 def pred_panel() -> W.Widget:
@@ -96,8 +133,17 @@ def pred_panel() -> W.Widget:
     fig_fct = FigurePane()
 
     def update(*_):
-        out = panel_model(n_flows.value, load.value, rtt.value, min_k.value, max_k.value, max_p.value,
-                          slope.value, fcs.value, qla.value)
+        out = panel_model(
+            n_flows.value,
+            load.value,
+            rtt.value,
+            min_k.value,
+            max_k.value,
+            max_p.value,
+            slope.value,
+            fcs.value,
+            qla.value,
+        )
         redraw(fig_fluid, viz.queue_vs_concurrency(out.sweep))
         redraw(fig_fct, viz.fct_by_class(out.fct, title="Packet level: FCT by size class"))
         info.value = _table(out)

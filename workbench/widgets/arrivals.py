@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ipywidgets as W
 import numpy as np
-import plotly.graph_objects as go
 
 from .. import arrivals as arr
 from ..viz import arrivals as fig_arr
@@ -22,16 +21,20 @@ _N = 100_000  # arrivals per redraw: enough for stable percentiles, fast enough 
 class ArrivalsPanel:
     """Controls wired to :mod:`workbench.arrivals` and three figures; ``.widget`` is what a notebook displays."""
 
-    def __init__(self, rate_rps: float = 10.0, burstiness: float = 0.25, window_s: float = 10.0,
-                 utilization: float = 0.7, seed: int = 0) -> None:
-        self.rate = W.FloatLogSlider(value=rate_rps, base=10, min=-1, max=3, step=0.05,
-                                     description="rate (req/s)")
-        self.burstiness = W.FloatLogSlider(value=burstiness, base=10, min=-1.7, max=1.8, step=0.05,
-                                           description="burstiness")
-        self.window = W.FloatLogSlider(value=window_s, base=10, min=-2, max=3, step=0.05,
-                                       description="window (s)")
-        self.utilization = W.FloatSlider(value=utilization, min=0.05, max=0.95, step=0.05,
-                                         description="utilization")
+    def __init__(
+        self,
+        rate_rps: float = 10.0,
+        burstiness: float = 0.25,
+        window_s: float = 10.0,
+        utilization: float = 0.7,
+        seed: int = 0,
+    ) -> None:
+        self.rate = W.FloatLogSlider(value=rate_rps, base=10, min=-1, max=3, step=0.05, description="rate (req/s)")
+        self.burstiness = W.FloatLogSlider(
+            value=burstiness, base=10, min=-1.7, max=1.8, step=0.05, description="burstiness"
+        )
+        self.window = W.FloatLogSlider(value=window_s, base=10, min=-2, max=3, step=0.05, description="window (s)")
+        self.utilization = W.FloatSlider(value=utilization, min=0.05, max=0.95, step=0.05, description="utilization")
         self.seed = seed
         self.stats = W.HTML()
         self.hist = FigurePane()
@@ -41,8 +44,11 @@ class ArrivalsPanel:
         self.update()
         for control in (self.rate, self.burstiness, self.window, self.utilization):
             control.observe(self._on_change, names="value")
-        self.widget = panel([self.rate, self.burstiness, self.window, self.utilization],
-                            [self.hist, self.counts, self.waits], info=self.stats)
+        self.widget = panel(
+            [self.rate, self.burstiness, self.window, self.utilization],
+            [self.hist, self.counts, self.waits],
+            info=self.stats,
+        )
 
     def _limit_window(self) -> None:
         span_s = _N / self.rate.value
@@ -65,8 +71,7 @@ class ArrivalsPanel:
         counts = arr.counts_per_window(times, self.window.value, start_s=0.0)
         shown = counts[:200]
         starts = np.arange(shown.size) * self.window.value
-        frame = arr.compare_waits(self.rate.value, self.burstiness.value, self.utilization.value, n=_N,
-                                  seed=self.seed)
+        frame = arr.compare_waits(self.rate.value, self.burstiness.value, self.utilization.value, n=_N, seed=self.seed)
         idc = counts.var(ddof=1) / counts.mean() if counts.size > 1 and counts.mean() > 0 else float("nan")
         fit = arr.fit_gamma(gaps[gaps > 0])
         self.stats.value = (

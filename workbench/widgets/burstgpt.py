@@ -32,8 +32,7 @@ class BurstGPTPanel:
         self.model = W.Dropdown(options=[_ALL], description="model")
         self.log_type = W.Dropdown(options=[_ALL], description="log type")
         self.window = W.IntSlider(value=window_min, min=5, max=60, step=5, description="window (min)")
-        self.rate_scale = W.FloatLogSlider(value=rate_scale, base=2, min=-2, max=3, step=0.25,
-                                           description="rate scale")
+        self.rate_scale = W.FloatLogSlider(value=rate_scale, base=2, min=-2, max=3, step=0.25, description="rate scale")
         self.status = W.HTML()
         self.rate = FigurePane()
         self.windows = FigurePane()
@@ -44,8 +43,11 @@ class BurstGPTPanel:
         self.source.observe(self._on_source, names="value")
         for c in (self.model, self.log_type, self.window, self.rate_scale):
             c.observe(lambda _change: self.update(), names="value")
-        self.widget = panel([self.source, self.model, self.log_type, self.window, self.rate_scale],
-                            [self.rate, self.windows, self.lengths, self.rr], info=self.status)
+        self.widget = panel(
+            [self.source, self.model, self.log_type, self.window, self.rate_scale],
+            [self.rate, self.windows, self.lengths, self.rr],
+            info=self.status,
+        )
 
     def _traces(self) -> dict:
         out = {ta.burstgpt_label(self.scale): ta.burstgpt_trace(self.scale)}
@@ -59,7 +61,7 @@ class BurstGPTPanel:
         df = self.traces[self.source.value]
         for control, col in ((self.model, "model"), (self.log_type, "log_type")):
             values = sorted(map(str, df[col].dropna().unique()))
-            control.options = [_ALL] + values if len(values) > 1 else [_ALL]
+            control.options = [_ALL, *values] if len(values) > 1 else [_ALL]
             control.value = _ALL
 
     def _on_source(self, _change) -> None:
@@ -79,8 +81,11 @@ class BurstGPTPanel:
             self.status.value = f"<b>cannot analyze this selection</b>: {exc}"
             return
         s, m = out.summary, out.model
-        label = "<i>stand-in generated from the paper's parameters, not BurstGPT data</i><br>" if df.attrs.get(
-            "stand_in") else ""
+        label = (
+            "<i>stand-in generated from the paper's parameters, not BurstGPT data</i><br>"
+            if df.attrs.get("stand_in")
+            else ""
+        )
         self.status.value = (
             f"{label}<b>{len(df):,}</b> requests, {s['rate_rps']:.3g} req/s; gap CV {s['gap_cv']:.2f}, "
             f"IDC(60 s) {s['idc_60s']:.2f}<br>median Gamma shape {s['median_shape']:.2f} "
@@ -91,8 +96,9 @@ class BurstGPTPanel:
         )
         redraw(self.rate, fig_wl.arrivals_over_time(out.series, fig=go.Figure()), height=340)
         redraw(self.windows, fig_wl.window_fits({self.source.value: out.fits}, fig=go.Figure()), height=340)
-        redraw(self.lengths, fig_wl.length_ccdf({self.source.value: out.length}, title="Request lengths",
-                                                fig=go.Figure()))
+        redraw(
+            self.lengths, fig_wl.length_ccdf({self.source.value: out.length}, title="Request lengths", fig=go.Figure())
+        )
         redraw(self.rr, fig_wl.request_response({self.source.value: out.request_response}, fig=go.Figure()))
 
 

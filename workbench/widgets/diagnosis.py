@@ -17,8 +17,16 @@ SIZES = (64, 256, 1024, 4096, 16384)
 PR_MAX_RANKS = 1024
 
 
-def panel_model(kind: str, severity: float, ranks: int, noise_level: float, collective: str = "ring",
-                detector: str = "all", seed: int = 0, pr_jobs: int = 2) -> dict:
+def panel_model(
+    kind: str,
+    severity: float,
+    ranks: int,
+    noise_level: float,
+    collective: str = "ring",
+    detector: str = "all",
+    seed: int = 0,
+    pr_jobs: int = 2,
+) -> dict:
     """The panel's model call: one job with its suspects per detector, and the threshold sweep behind the curves.
 
     Examples
@@ -33,12 +41,21 @@ def panel_model(kind: str, severity: float, ranks: int, noise_level: float, coll
     suspects = {n: dg.DETECTORS[n](signals) for n in names}
     scores = pd.DataFrame({n: dg.score_suspects(signals, s) for n, s in suspects.items()}).T
     pr_ranks = min(ranks, PR_MAX_RANKS)
-    jobs = [dg.Scenario(kind, pr_ranks, severity, noise_level, collective, 300, 100, seed=seed + 1 + i)
-            for i in range(pr_jobs)]
-    jobs += [dg.Scenario("none", pr_ranks, 1.0, noise_level, collective, 300, 100, seed=seed + 101 + i)
-             for i in range(pr_jobs)]
-    return {"signals": signals, "suspects": suspects, "scores": scores, "sweep": dg.threshold_sweep(jobs, names),
-            "pr_ranks": pr_ranks}
+    jobs = [
+        dg.Scenario(kind, pr_ranks, severity, noise_level, collective, 300, 100, seed=seed + 1 + i)
+        for i in range(pr_jobs)
+    ]
+    jobs += [
+        dg.Scenario("none", pr_ranks, 1.0, noise_level, collective, 300, 100, seed=seed + 101 + i)
+        for i in range(pr_jobs)
+    ]
+    return {
+        "signals": signals,
+        "suspects": suspects,
+        "scores": scores,
+        "sweep": dg.threshold_sweep(jobs, names),
+        "pr_ranks": pr_ranks,
+    }
 
 
 def fault_panel() -> W.Widget:
@@ -61,12 +78,16 @@ def fault_panel() -> W.Widget:
         rows = "".join(
             f"<tr><td>{n}</td><td>{'yes' if r.alarm else 'no'}</td><td>{'yes' if r.top1 else 'no'}</td>"
             f"<td>{'yes' if r.top3 else 'no'}</td><td>{'' if pd.isna(r.delay_s) else f'{r.delay_s:.1f}'}</td></tr>"
-            for n, r in out["scores"].iterrows())
-        info.value = (f"fault on rank {f.rank} (machine {f.machine(out['signals'].job.ranks_per_machine)}) from "
-                      f"iteration {f.onset_iteration}; "
-                      f"curves over {out['pr_ranks']}-rank jobs"
-                      "<table><tr><th>detector</th><th>alarm</th><th>top-1</th><th>top-3</th><th>delay (s)</th></tr>"
-                      + rows + "</table>")
+            for n, r in out["scores"].iterrows()
+        )
+        info.value = (
+            f"fault on rank {f.rank} (machine {f.machine(out['signals'].job.ranks_per_machine)}) from "
+            f"iteration {f.onset_iteration}; "
+            f"curves over {out['pr_ranks']}-rank jobs"
+            "<table><tr><th>detector</th><th>alarm</th><th>top-1</th><th>top-3</th><th>delay (s)</th></tr>"
+            + rows
+            + "</table>"
+        )
 
     for w in (kind, severity, ranks, noise, collective, detector):
         w.continuous_update = False

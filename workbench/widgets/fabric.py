@@ -20,8 +20,16 @@ from .. import fabric as fb
 from ..viz import fabric as vf
 from . import FigurePane, panel, redraw
 
-__all__ = ["SprayingView", "spraying_model", "SprayingPanel", "spraying_panel", "C4View", "c4_model", "C4Panel",
-           "c4_panel"]
+__all__ = [
+    "SprayingView",
+    "spraying_model",
+    "SprayingPanel",
+    "spraying_panel",
+    "C4View",
+    "c4_model",
+    "C4Panel",
+    "c4_panel",
+]
 
 
 @dataclass(frozen=True)
@@ -49,13 +57,29 @@ def spraying_model(topology: fb.LeafSpine, collective: str, size_bytes: int, rou
     steps = fb.collective_steps(collective, n, size_bytes, seed=0)
     step = fb.busiest_step(topology, steps)
     sizes_leaves = sorted({2, 4, 8, 16} & set(range(2, topology.leaves + 1)) | {topology.leaves})
-    ratio = fb.ratio_vs_size(sizes_leaves, topology.spines, topology.hosts_per_leaf, collective, routings, step=None,
-                             samples=20, seed=0, host_gbps=topology.host_gbps, uplink_gbps=topology.uplink_gbps,
-                             failed_links=topology.failed)
+    ratio = fb.ratio_vs_size(
+        sizes_leaves,
+        topology.spines,
+        topology.hosts_per_leaf,
+        collective,
+        routings,
+        step=None,
+        samples=20,
+        seed=0,
+        host_gbps=topology.host_gbps,
+        uplink_gbps=topology.uplink_gbps,
+        failed_links=topology.failed,
+    )
     loads = {r: fb.link_loads(topology, step, r, seed=1) for r in routings[:3]}
     times = fb.time_vs_size_table(topology, collective, n, np.logspace(16, 34, 10, base=2), routings, seed=2)
-    return SprayingView(n, step.label, ratio, fb.uplink_load_table(topology, loads), times,
-                        fb.connections_table(topology, step, routings))
+    return SprayingView(
+        n,
+        step.label,
+        ratio,
+        fb.uplink_load_table(topology, loads),
+        times,
+        fb.connections_table(topology, step, routings),
+    )
 
 
 class SprayingPanel:
@@ -66,23 +90,42 @@ class SprayingPanel:
         self.spines = w.IntSlider(8, min=1, max=16, description="spines")
         self.hosts = w.IntSlider(8, min=1, max=16, description="hosts per leaf")
         self.oversub = w.Dropdown(options=[1.0, 1.5, 2.0, 3.0, 4.0], value=1.0, description="oversubscription")
-        self.collective = w.Dropdown(options=list(fb.COLLECTIVES), value="halving_doubling",
-                                     description="collective")
+        self.collective = w.Dropdown(options=list(fb.COLLECTIVES), value="halving_doubling", description="collective")
         self.size_exp = w.IntSlider(26, min=16, max=34, description="message 2^x bytes")
-        self.routings = w.SelectMultiple(options=list(fb.ROUTINGS), value=("ecmp", "mp-8", "minimal", "planned"),
-                                         description="routings", rows=7)
+        self.routings = w.SelectMultiple(
+            options=list(fb.ROUTINGS), value=("ecmp", "mp-8", "minimal", "planned"), description="routings", rows=7
+        )
         self.failed = w.IntSlider(0, min=0, max=15, description="failed uplinks (leaf 0)")
         self.status = w.HTML()
         self.fig_ratio = FigurePane()
         self.fig_heat = FigurePane()
         self.fig_time = FigurePane()
         self.fig_qp = FigurePane()
-        for c in (self.leaves, self.spines, self.hosts, self.oversub, self.collective, self.size_exp, self.routings,
-                  self.failed):
+        for c in (
+            self.leaves,
+            self.spines,
+            self.hosts,
+            self.oversub,
+            self.collective,
+            self.size_exp,
+            self.routings,
+            self.failed,
+        ):
             c.observe(self._on_change, names="value")
-        self.widget = panel([self.leaves, self.spines, self.hosts, self.oversub, self.collective, self.size_exp,
-                             self.failed, self.routings],
-                            [self.fig_ratio, self.fig_heat, self.fig_time, self.fig_qp], info=self.status)
+        self.widget = panel(
+            [
+                self.leaves,
+                self.spines,
+                self.hosts,
+                self.oversub,
+                self.collective,
+                self.size_exp,
+                self.failed,
+                self.routings,
+            ],
+            [self.fig_ratio, self.fig_heat, self.fig_time, self.fig_qp],
+            info=self.status,
+        )
         self.update()
 
     def _on_change(self, _change=None) -> None:
@@ -92,8 +135,14 @@ class SprayingPanel:
         s, h = self.spines.value, self.hosts.value
         self.failed.max = max(0, s - 1)
         uplink = h * 100.0 / (s * self.oversub.value)
-        return fb.leaf_spine(self.leaves.value, s, h, host_gbps=100.0, uplink_gbps=uplink,
-                             failed_links=[(0, p) for p in range(min(self.failed.value, s - 1))])
+        return fb.leaf_spine(
+            self.leaves.value,
+            s,
+            h,
+            host_gbps=100.0,
+            uplink_gbps=uplink,
+            failed_links=[(0, p) for p in range(min(self.failed.value, s - 1))],
+        )
 
     def update(self) -> None:
         topo = self.topology()
@@ -110,9 +159,11 @@ class SprayingPanel:
         ]
         for fw, fig in new:
             redraw(fw, fig)
-        self.status.value = (f"{topo.n_hosts} hosts, {view.n_ranks} ranks, oversubscription "
-                             f"{topo.oversubscription:.2f}, {len(topo.failed)} failed uplink(s); heatmap/connections "
-                             f"for step '{view.step_label}'")
+        self.status.value = (
+            f"{topo.n_hosts} hosts, {view.n_ranks} ranks, oversubscription "
+            f"{topo.oversubscription:.2f}, {len(topo.failed)} failed uplink(s); heatmap/connections "
+            f"for step '{view.step_label}'"
+        )
 
 
 def spraying_panel() -> w.Widget:
@@ -130,8 +181,14 @@ class C4View:
     gain: float  #: iteration gain of planning at the chosen communication share
 
 
-def c4_model(gpus: int, collective: str, connections_per_nic: int, ports: int, comm_share: float,
-             gpu_options: Sequence[int] = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)) -> C4View:
+def c4_model(
+    gpus: int,
+    collective: str,
+    connections_per_nic: int,
+    ports: int,
+    comm_share: float,
+    gpu_options: Sequence[int] = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
+) -> C4View:
     """The C4 panel's model call: the C4 gain table over the GPU counts up to ``gpus``.
 
     Examples
@@ -142,8 +199,9 @@ def c4_model(gpus: int, collective: str, connections_per_nic: int, ports: int, c
     """
     counts = [g for g in gpu_options if g <= gpus and (collective != "all_to_all" or g <= 512)]
     shares = np.round(np.linspace(0.0, 0.8, 17), 3)
-    table = fb.c4_gain_table(counts, shares, collective=collective, connections_per_nic=connections_per_nic,
-                             ports=ports, samples=10, seed=0)
+    table = fb.c4_gain_table(
+        counts, shares, collective=collective, connections_per_nic=connections_per_nic, ports=ports, samples=10, seed=0
+    )
     r = float(table[table.gpus == counts[-1]].slowdown.iloc[0])
     return C4View(table, counts[-1], r, float(fb.iteration_gain(comm_share, r)))
 
@@ -152,10 +210,14 @@ class C4Panel:
     """GPU count, collective, connections per NIC, bonded ports and communication share -> C4 model figures."""
 
     def __init__(self) -> None:
-        self.gpus = w.SelectionSlider(options=[16, 32, 64, 128, 256, 512, 1024, 2048, 4096], value=256,
-                                      description="GPUs")
-        self.collective = w.Dropdown(options=["ring", "halving_doubling", "double_binary_tree", "all_to_all"],
-                                     value="ring", description="collective")
+        self.gpus = w.SelectionSlider(
+            options=[16, 32, 64, 128, 256, 512, 1024, 2048, 4096], value=256, description="GPUs"
+        )
+        self.collective = w.Dropdown(
+            options=["ring", "halving_doubling", "double_binary_tree", "all_to_all"],
+            value="ring",
+            description="collective",
+        )
         self.conns = w.IntSlider(2, min=1, max=8, description="connections per NIC")
         self.ports = w.IntSlider(2, min=1, max=4, description="bonded ports per NIC")
         self.share = w.FloatSlider(0.2, min=0.0, max=0.8, step=0.05, description="communication share")
@@ -164,14 +226,16 @@ class C4Panel:
         self.fig_slow = FigurePane()
         for c in (self.gpus, self.collective, self.conns, self.ports, self.share):
             c.observe(lambda _c: self.update(), names="value")
-        self.widget = panel([self.gpus, self.collective, self.conns, self.ports, self.share],
-                            [self.fig_gain, self.fig_slow], info=self.status)
+        self.widget = panel(
+            [self.gpus, self.collective, self.conns, self.ports, self.share],
+            [self.fig_gain, self.fig_slow],
+            info=self.status,
+        )
         self.update()
 
     def update(self) -> None:
         coll = self.collective.value
-        view = c4_model(self.gpus.value, coll, self.conns.value, self.ports.value, self.share.value,
-                        self.gpus.options)
+        view = c4_model(self.gpus.value, coll, self.conns.value, self.ports.value, self.share.value, self.gpus.options)
         t = view.table
         figs = [
             (self.fig_gain, vf.gain_vs_share(t[t.gpus.isin([t.gpus.min(), view.gpus])])),
@@ -179,8 +243,10 @@ class C4Panel:
         ]
         for fw, fig in figs:
             redraw(fw, fig)
-        self.status.value = (f"{view.gpus} GPUs: ECMP stretches communication {view.slowdown:.2f}x; at a "
-                             f"{self.share.value:.0%} communication share planning gains {view.gain:.1%}")
+        self.status.value = (
+            f"{view.gpus} GPUs: ECMP stretches communication {view.slowdown:.2f}x; at a "
+            f"{self.share.value:.0%} communication share planning gains {view.gain:.1%}"
+        )
 
 
 def c4_panel() -> w.Widget:

@@ -30,8 +30,17 @@ class HotspotView:
     utilization: dict[str, np.ndarray]  #: ToR utilization per policy
 
 
-def panel_model(cv: float, mean_utilization: float, demand_sigma: float, noise_sigma: float, choices: int,
-                hot_threshold: float, migrate: bool, racks: int = 400, seed: int = 0) -> HotspotView:
+def panel_model(
+    cv: float,
+    mean_utilization: float,
+    demand_sigma: float,
+    noise_sigma: float,
+    choices: int,
+    hot_threshold: float,
+    migrate: bool,
+    racks: int = 400,
+    seed: int = 0,
+) -> HotspotView:
     """The panel's model call (well under a second).
 
     Examples
@@ -42,12 +51,19 @@ def panel_model(cv: float, mean_utilization: float, demand_sigma: float, noise_s
     """
     u = np.round(np.arange(0.05, 0.951, 0.05), 2)
     curve = P.latency_vs_utilization(u, cv=cv, n=50_000, seed=seed)
-    cluster = P.make_cluster(racks, mean_utilization=mean_utilization, demand_sigma=demand_sigma,
-                             noise_sigma=noise_sigma, seed=seed)
-    placed = {policy: P.place(cluster, policy, choices=choices, hot_threshold=hot_threshold, migrate=migrate,
-                              seed=seed + 1) for policy in ("random", "aware")}
-    return HotspotView(curve, P.knee_utilization(curve.utilization, curve.mean_latency_s),
-                       P.placement_summary(cluster, placed), {k: p.utilization for k, p in placed.items()})
+    cluster = P.make_cluster(
+        racks, mean_utilization=mean_utilization, demand_sigma=demand_sigma, noise_sigma=noise_sigma, seed=seed
+    )
+    placed = {
+        policy: P.place(cluster, policy, choices=choices, hot_threshold=hot_threshold, migrate=migrate, seed=seed + 1)
+        for policy in ("random", "aware")
+    }
+    return HotspotView(
+        curve,
+        P.knee_utilization(curve.utilization, curve.mean_latency_s),
+        P.placement_summary(cluster, placed),
+        {k: p.utilization for k, p in placed.items()},
+    )
 
 
 def hotspot_panel() -> W.Widget:
@@ -65,13 +81,20 @@ def hotspot_panel() -> W.Widget:
 
     def update(*_):
         view = panel_model(cv.value, mean_u.value, sigma.value, noise.value, choices.value, hot.value, migrate.value)
-        redraw(fig_lat, vp.latency_curve({f"CV {cv.value:g}": view.curve}, knee=view.knee,
-                                         title="Latency vs link utilization"), height=360)
+        redraw(
+            fig_lat,
+            vp.latency_curve({f"CV {cv.value:g}": view.curve}, knee=view.knee, title="Latency vs link utilization"),
+            height=360,
+        )
         redraw(fig_cdf, vp.utilization_cdf(view.utilization, threshold=hot.value), height=360)
-        rows = "".join(f"<tr><td>{r.policy}</td><td>{r.hot_tors}</td><td>{r.intensive_on_hot:.1%}</td>"
-                       f"<td>{r.migrated}</td></tr>" for r in view.policies.itertuples())
-        info.value = (f"knee at {view.knee:.0%} utilization<table><tr><th>policy</th><th>hot ToRs</th>"
-                      "<th>network-intensive tasks on hot ToRs</th><th>migrated</th></tr>" + rows + "</table>")
+        rows = "".join(
+            f"<tr><td>{r.policy}</td><td>{r.hot_tors}</td><td>{r.intensive_on_hot:.1%}</td><td>{r.migrated}</td></tr>"
+            for r in view.policies.itertuples()
+        )
+        info.value = (
+            f"knee at {view.knee:.0%} utilization<table><tr><th>policy</th><th>hot ToRs</th>"
+            "<th>network-intensive tasks on hot ToRs</th><th>migrated</th></tr>" + rows + "</table>"
+        )
 
     for w in (cv, mean_u, sigma, noise, choices, hot, migrate):
         w.continuous_update = False

@@ -27,26 +27,38 @@ __all__ = ["ServeGenPanel", "servegen_panel"]
 class ServeGenPanel:
     """Controls wired to :func:`~workbench.workloads.servegen.compose` and :func:`~workbench.serving.simulate`."""
 
-    def __init__(self, model: str = "m-large", hour: int = 14, span_s: int = 1200, mean_rate_rps: float = 3.0,
-                 ttft_slo_s: float = 2.0, seed: int = 0) -> None:
+    def __init__(
+        self,
+        model: str = "m-large",
+        hour: int = 14,
+        span_s: int = 1200,
+        mean_rate_rps: float = 3.0,
+        ttft_slo_s: float = 2.0,
+        seed: int = 0,
+    ) -> None:
         self.seed = seed
         self._syncing = False
         self.model = W.Dropdown(options=list(sg.MODELS), value=model, description="model")
         self.day = W.IntSlider(value=0, min=0, max=sg.MODELS[model][1] - 1, description="day")
         self.hour = W.IntSlider(value=hour, min=0, max=23, description="hour of day")
         self.span = W.Dropdown(options=[600, 1200, 1800, 3600], value=span_s, description="span (s)")
-        self.mean_rate = W.FloatLogSlider(value=mean_rate_rps, base=10, min=-0.5, max=1.5, step=0.05,
-                                     description="mean rate (req/s)")
+        self.mean_rate = W.FloatLogSlider(
+            value=mean_rate_rps, base=10, min=-0.5, max=1.5, step=0.05, description="mean rate (req/s)"
+        )
         self.top = W.IntSlider(value=1, min=1, max=1, description="busiest k clients")
-        self.slo = W.FloatLogSlider(value=ttft_slo_s, base=10, min=-0.7, max=1.3, step=0.05,
-                                    description="p99 TTFT SLO (s)")
+        self.slo = W.FloatLogSlider(
+            value=ttft_slo_s, base=10, min=-0.7, max=1.3, step=0.05, description="p99 TTFT SLO (s)"
+        )
         cfg = server_for(model)
-        self.prefill = W.FloatLogSlider(value=cfg.prefill_token_s * 1e6, base=10, min=0.5, max=2.7, step=0.05,
-                                        description="prefill (us/token)")
-        self.decode = W.FloatLogSlider(value=cfg.decode_seq_s * 1e6, base=10, min=1.0, max=3.3, step=0.05,
-                                       description="decode (us/seq/iter)")
-        self.kv = W.IntSlider(value=cfg.kv_budget_tokens // 1000, min=20, max=1000, step=10,
-                              description="KV budget (k tokens)")
+        self.prefill = W.FloatLogSlider(
+            value=cfg.prefill_token_s * 1e6, base=10, min=0.5, max=2.7, step=0.05, description="prefill (us/token)"
+        )
+        self.decode = W.FloatLogSlider(
+            value=cfg.decode_seq_s * 1e6, base=10, min=1.0, max=3.3, step=0.05, description="decode (us/seq/iter)"
+        )
+        self.kv = W.IntSlider(
+            value=cfg.kv_budget_tokens // 1000, min=20, max=1000, step=10, description="KV budget (k tokens)"
+        )
         self.button = W.Button(description="search capacity")
         self.stats = W.HTML()
         self.capacity = W.HTML()
@@ -54,14 +66,37 @@ class ServeGenPanel:
         self.ttft = FigurePane()
         self._sync_model()
         self.update()
-        for c in (self.day, self.hour, self.span, self.mean_rate, self.top, self.slo, self.prefill, self.decode,
-                  self.kv):
+        for c in (
+            self.day,
+            self.hour,
+            self.span,
+            self.mean_rate,
+            self.top,
+            self.slo,
+            self.prefill,
+            self.decode,
+            self.kv,
+        ):
             c.observe(self._on_change, names="value")
         self.model.observe(self._on_model, names="value")
         self.button.on_click(self._on_capacity)
-        self.widget = panel([self.model, self.day, self.hour, self.span, self.mean_rate, self.top, self.slo,
-                             self.prefill, self.decode, self.kv, self.button],
-                            [self.timeline, self.ttft], info=W.VBox([self.stats, self.capacity]))
+        self.widget = panel(
+            [
+                self.model,
+                self.day,
+                self.hour,
+                self.span,
+                self.mean_rate,
+                self.top,
+                self.slo,
+                self.prefill,
+                self.decode,
+                self.kv,
+                self.button,
+            ],
+            [self.timeline, self.ttft],
+            info=W.VBox([self.stats, self.capacity]),
+        )
 
     # ---- model calls
     def _sync_model(self) -> None:
@@ -83,17 +118,23 @@ class ServeGenPanel:
 
     def config(self) -> ServerConfig:
         base = server_for(self.model.value)
-        return ServerConfig(base_s=base.base_s, prefill_token_s=self.prefill.value * 1e-6,
-                            decode_seq_s=self.decode.value * 1e-6, kv_token_s=base.kv_token_s,
-                            kv_budget_tokens=self.kv.value * 1000, max_batch=base.max_batch,
-                            max_prefill_tokens=base.max_prefill_tokens)
+        return ServerConfig(
+            base_s=base.base_s,
+            prefill_token_s=self.prefill.value * 1e-6,
+            decode_seq_s=self.decode.value * 1e-6,
+            kv_token_s=base.kv_token_s,
+            kv_budget_tokens=self.kv.value * 1000,
+            max_batch=base.max_batch,
+            max_prefill_tokens=base.max_prefill_tokens,
+        )
 
     def workloads(self):
         """The composed workload of the current settings and its naive twin."""
         start = self.day.value * 86400 + self.hour.value * 3600
         pool = sg.load_pool(self.model.value).select(start, self.span.value).filter(top=self.top.value)
-        comp = sg.compose(pool, start_s=start, duration_s=self.span.value, mean_rate_rps=self.mean_rate.value,
-                          seed=self.seed)
+        comp = sg.compose(
+            pool, start_s=start, duration_s=self.span.value, mean_rate_rps=self.mean_rate.value, seed=self.seed
+        )
         return comp, sg.naive_workload(comp, seed=self.seed)
 
     def update(self) -> None:
@@ -110,15 +151,28 @@ class ServeGenPanel:
             s = latency_summary(m)
             curves[name] = ecdf(m["ttft_s"].where(~m["rejected"], float("inf")).to_numpy())
             ok = "meets" if s["ttft_p99_s"] <= slo.ttft_s else "misses"
-            rows.append(f"<tr><td>{name}</td><td>{len(w)}</td><td>{s['ttft_p50_s']:.2f}</td>"
-                        f"<td>{s['ttft_p99_s']:.2f}</td><td>{1000 * s['tbt_p50_s']:.0f}</td><td>{ok}</td></tr>")
-        redraw(self.timeline, fig_sg.rate_timeline_figure(
-            {"composed": st.rate_timeline(comp["arrival_s"].to_numpy(), bin_s=10, duration_s=self.span.value),
-             "naive (Poisson)": st.rate_timeline(naive["arrival_s"].to_numpy(), bin_s=10, duration_s=self.span.value)},
-            fig=go.Figure()), height=320)
+            rows.append(
+                f"<tr><td>{name}</td><td>{len(w)}</td><td>{s['ttft_p50_s']:.2f}</td>"
+                f"<td>{s['ttft_p99_s']:.2f}</td><td>{1000 * s['tbt_p50_s']:.0f}</td><td>{ok}</td></tr>"
+            )
+        redraw(
+            self.timeline,
+            fig_sg.rate_timeline_figure(
+                {
+                    "composed": st.rate_timeline(comp["arrival_s"].to_numpy(), bin_s=10, duration_s=self.span.value),
+                    "naive (Poisson)": st.rate_timeline(
+                        naive["arrival_s"].to_numpy(), bin_s=10, duration_s=self.span.value
+                    ),
+                },
+                fig=go.Figure(),
+            ),
+            height=320,
+        )
         redraw(self.ttft, fig_sg.ttft_cdf_figure(curves, slo_s=slo.ttft_s, fig=go.Figure()), height=320)
-        self.stats.value = ("<table><tr><th>workload</th><th>requests</th><th>p50 TTFT (s)</th><th>p99 TTFT (s)</th>"
-                            "<th>p50 TBT (ms)</th><th>SLO</th></tr>" + "".join(rows) + "</table>")
+        self.stats.value = (
+            "<table><tr><th>workload</th><th>requests</th><th>p50 TTFT (s)</th><th>p99 TTFT (s)</th>"
+            "<th>p50 TBT (ms)</th><th>SLO</th></tr>" + "".join(rows) + "</table>"
+        )
         self.capacity.value = ""
 
     def search_capacity(self) -> tuple[float, float]:
@@ -139,8 +193,10 @@ class ServeGenPanel:
     def _on_capacity(self, button) -> None:
         c, n = self.search_capacity()
         gap = 1 - c / n if n > 0 else float("nan")
-        self.capacity.value = (f"capacity: composed <b>{c:.2f}</b> req/s, naive <b>{n:.2f}</b> req/s; "
-                               f"naive plan under-provisions by <b>{gap:.0%}</b>")
+        self.capacity.value = (
+            f"capacity: composed <b>{c:.2f}</b> req/s, naive <b>{n:.2f}</b> req/s; "
+            f"naive plan under-provisions by <b>{gap:.0%}</b>"
+        )
 
 
 def servegen_panel(**kwargs) -> W.Widget:

@@ -27,8 +27,17 @@ WORKLOADS = ("composed", "naive")
 class ServingHardwarePanel:
     """Controls wired to :class:`~workbench.serving.Deployment` and :func:`~workbench.serving.serve`."""
 
-    def __init__(self, model: str = "Llama-3.1-8B", gpu: str = "H100-SXM", tp: int = 1, scheduler: str = "vllm",
-                 source: str = "m-large", rate_rps: float = 10.0, span_s: int = 600, seed: int = 0) -> None:
+    def __init__(
+        self,
+        model: str = "Llama-3.1-8B",
+        gpu: str = "H100-SXM",
+        tp: int = 1,
+        scheduler: str = "vllm",
+        source: str = "m-large",
+        rate_rps: float = 10.0,
+        span_s: int = 600,
+        seed: int = 0,
+    ) -> None:
         self.seed = seed
         self.model = W.Dropdown(options=list(specs.models()["model"]), value=model, description="model")
         self.gpu = W.Dropdown(options=list(specs.gpus()["gpu"]), value=gpu, description="GPU")
@@ -36,15 +45,15 @@ class ServingHardwarePanel:
         self.scheduler = W.Dropdown(options=["vllm", "sarathi", "orca"], value=scheduler, description="scheduler")
         self.overlap = W.Checkbox(value=False, description="overlapped (NanoFlow)")
         self.disagg = W.Checkbox(value=False, description="disaggregated (1 prefill + 1 decode replica)")
-        self.source = W.Dropdown(options=[m for m, (kind, _) in sg.MODELS.items() if kind == "language"],
-                                 value=source, description="ServeGen traffic")
+        self.source = W.Dropdown(
+            options=[m for m, (kind, _) in sg.MODELS.items() if kind == "language"],
+            value=source,
+            description="ServeGen traffic",
+        )
         self.workload = W.ToggleButtons(options=WORKLOADS, value="composed", description="workload")
-        self.rate = W.FloatLogSlider(value=rate_rps, base=10, min=0, max=2, step=0.05,
-                                     description="mean rate (req/s)")
-        self.ttft_slo = W.FloatLogSlider(value=2.0, base=10, min=-1, max=1, step=0.05,
-                                         description="p99 TTFT SLO (s)")
-        self.tbt_slo = W.FloatLogSlider(value=0.1, base=10, min=-2, max=0, step=0.05,
-                                        description="p99 TBT SLO (s)")
+        self.rate = W.FloatLogSlider(value=rate_rps, base=10, min=0, max=2, step=0.05, description="mean rate (req/s)")
+        self.ttft_slo = W.FloatLogSlider(value=2.0, base=10, min=-1, max=1, step=0.05, description="p99 TTFT SLO (s)")
+        self.tbt_slo = W.FloatLogSlider(value=0.1, base=10, min=-2, max=0, step=0.05, description="p99 TBT SLO (s)")
         self.span_s = span_s
         self.button = W.Button(description="GPUs needed")
         self.stats = W.HTML()
@@ -52,13 +61,39 @@ class ServingHardwarePanel:
         self.ttft = FigurePane()
         self.tbt = FigurePane()
         self.update()
-        for c in (self.model, self.gpu, self.tp, self.scheduler, self.overlap, self.disagg, self.source, self.workload,
-                  self.rate, self.ttft_slo, self.tbt_slo):
+        for c in (
+            self.model,
+            self.gpu,
+            self.tp,
+            self.scheduler,
+            self.overlap,
+            self.disagg,
+            self.source,
+            self.workload,
+            self.rate,
+            self.ttft_slo,
+            self.tbt_slo,
+        ):
             c.observe(self._on_change, names="value")
         self.button.on_click(self._on_plan)
-        self.widget = panel([self.model, self.gpu, self.tp, self.scheduler, self.source, self.workload, self.rate,
-                             self.ttft_slo, self.tbt_slo, self.overlap, self.disagg, self.button],
-                            [self.ttft, self.tbt], info=W.VBox([self.stats, self.plan]))
+        self.widget = panel(
+            [
+                self.model,
+                self.gpu,
+                self.tp,
+                self.scheduler,
+                self.source,
+                self.workload,
+                self.rate,
+                self.ttft_slo,
+                self.tbt_slo,
+                self.overlap,
+                self.disagg,
+                self.button,
+            ],
+            [self.ttft, self.tbt],
+            info=W.VBox([self.stats, self.plan]),
+        )
 
     # ---- model calls
     def slo(self) -> SLO:
@@ -92,22 +127,33 @@ class ServingHardwarePanel:
         tokens = float((m["input_tokens"] + m["output_tokens"])[done].sum()) / span / m.attrs["gpus"]
         bound = optimal_throughput(dep, float(req["input_tokens"].mean()) + 1, float(req["output_tokens"].mean()))
         slo = self.slo()
-        redraw(self.ttft, viz.latency_cdf_figure({self.workload.value: m["ttft_s"].to_numpy()}, metric="TTFT",
-                                                 slo_s=slo.ttft_s))
-        redraw(self.tbt, viz.latency_cdf_figure({self.workload.value: m["tbt_s"].to_numpy()}, metric="TBT",
-                                                slo_s=slo.tbt_s))
+        redraw(
+            self.ttft,
+            viz.latency_cdf_figure({self.workload.value: m["ttft_s"].to_numpy()}, metric="TTFT", slo_s=slo.ttft_s),
+        )
+        redraw(
+            self.tbt,
+            viz.latency_cdf_figure({self.workload.value: m["tbt_s"].to_numpy()}, metric="TBT", slo_s=slo.tbt_s),
+        )
         q = m[["ttft_s", "tbt_s"]].quantile(0.99)
         self.stats.value = (
             f"{len(m)} requests, KV cache {dep.kv_capacity_tokens:,} tokens, {int(m['preemptions'].sum())} "
             f"preemptions, {int(m['rejected'].sum())} rejected<br>p99 TTFT {q['ttft_s']:.2f} s, p99 TBT "
             f"{1000 * q['tbt_s']:.0f} ms<br>throughput {tokens:,.0f} tokens/s per GPU; optimal bound "
-            f"{bound['optimal_tokens_per_s']:,.0f} ({bound['bound']}-bound at batch {bound['batch']:.0f})")
+            f"{bound['optimal_tokens_per_s']:,.0f} ({bound['bound']}-bound at batch {bound['batch']:.0f})"
+        )
         self.plan.value = ""
 
     def gpus_needed(self):
         """:func:`capacity_gpus` of the current workload over TP in {1, 2, 4, 8}."""
-        return capacity_gpus(self.requests(), self.model.value, self.gpu.value, self.slo(), scheduler=self.sched(),
-                             overlap=self.overlap.value)
+        return capacity_gpus(
+            self.requests(),
+            self.model.value,
+            self.gpu.value,
+            self.slo(),
+            scheduler=self.sched(),
+            overlap=self.overlap.value,
+        )
 
     # ---- callbacks
     def _on_change(self, change) -> None:
@@ -119,8 +165,10 @@ class ServingHardwarePanel:
         if not best:
             self.plan.value = "<b>no TP degree meets the SLO</b>"
             return
-        self.plan.value = (f"<b>{best['gpus']:.0f} GPUs</b>: {best['replicas']:.0f} replicas of TP {best['tp']:.0f} "
-                           f"({plan.attrs['slo']})")
+        self.plan.value = (
+            f"<b>{best['gpus']:.0f} GPUs</b>: {best['replicas']:.0f} replicas of TP {best['tp']:.0f} "
+            f"({plan.attrs['slo']})"
+        )
 
 
 def serving_hardware_panel(**kwargs) -> W.Widget:

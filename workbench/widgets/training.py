@@ -29,23 +29,29 @@ class IterationPanel:
     """Model, GPU, job size, TP/PP, batch per replica and DP collective -> breakdown per routing and scaling."""
 
     def __init__(self) -> None:
-        self.model = w.Dropdown(options=["gpt-18b", "gpt-39b", "gpt-76b", "gpt3-175b", "llama3-405b", "moe-8x22b"],
-                                value="gpt3-175b", description="model")
+        self.model = w.Dropdown(
+            options=["gpt-18b", "gpt-39b", "gpt-76b", "gpt3-175b", "llama3-405b", "moe-8x22b"],
+            value="gpt3-175b",
+            description="model",
+        )
         self.gpu = w.Dropdown(options=list(GPUS), value="H100", description="GPU")
-        self.gpus = w.SelectionSlider(options=[256, 512, 1024, 2048, 4096, 8192, 16384], value=1024,
-                                      description="GPUs")
+        self.gpus = w.SelectionSlider(options=[256, 512, 1024, 2048, 4096, 8192, 16384], value=1024, description="GPUs")
         self.tp = w.Dropdown(options=[1, 2, 4, 8], value=8, description="TP")
         self.pp = w.Dropdown(options=[1, 2, 4, 8, 16], value=8, description="PP")
         self.batch = w.IntSlider(16, min=1, max=64, description="sequences per replica")
-        self.collective = w.Dropdown(options=["ring", "halving_doubling", "double_binary_tree"], value="ring",
-                                     description="DP collective")
+        self.collective = w.Dropdown(
+            options=["ring", "halving_doubling", "double_binary_tree"], value="ring", description="DP collective"
+        )
         self.status = w.HTML()
         self.fig_bars = FigurePane()
         self.fig_scale = FigurePane()
         for c in (self.model, self.gpu, self.gpus, self.tp, self.pp, self.batch, self.collective):
             c.observe(lambda _c: self.update(), names="value")
-        self.widget = panel([self.model, self.gpu, self.gpus, self.tp, self.pp, self.batch, self.collective],
-                            [self.fig_bars, self.fig_scale], info=self.status)
+        self.widget = panel(
+            [self.model, self.gpu, self.gpus, self.tp, self.pp, self.batch, self.collective],
+            [self.fig_bars, self.fig_scale],
+            info=self.status,
+        )
         self.update()
 
     def update(self) -> None:
@@ -62,18 +68,30 @@ class IterationPanel:
         if coll == "halving_doubling" and dp & (dp - 1):
             coll = "ring"
         topo = fb.leaf_spine(n // 32, 32, 32, host_gbps=gpu.nic_gbps)
-        t = pd.concat([iteration_table(model, [plan], gpu, topo, r, collective=coll, seed=0).assign(routing=r)
-                       for r in _ROUTINGS], ignore_index=True)
+        t = pd.concat(
+            [
+                iteration_table(model, [plan], gpu, topo, r, collective=coll, seed=0).assign(routing=r)
+                for r in _ROUTINGS
+            ],
+            ignore_index=True,
+        )
         counts = [c for c in self.gpus.options if c <= n and c % (tp * pp) == 0 and c // (tp * pp) >= 2]
-        scale = weak_scaling(model, gpu, counts, tp, pp, self.batch.value, ("ecmp", "spray", "planned"), seeds=2,
-                             collective=coll) if counts else pd.DataFrame(columns=["gpus", "routing", "iteration_s"])
+        scale = (
+            weak_scaling(
+                model, gpu, counts, tp, pp, self.batch.value, ("ecmp", "spray", "planned"), seeds=2, collective=coll
+            )
+            if counts
+            else pd.DataFrame(columns=["gpus", "routing", "iteration_s"])
+        )
         redraw(self.fig_bars, vt.breakdown(t, title=f"{model.name}, TP{tp} PP{pp} DP{dp} on {n} {gpu.name}"))
         redraw(self.fig_scale, vt.iteration_vs_gpus(scale, title="Weak scaling (same plan shape)"))
         e, p = t.set_index("routing").loc["ecmp"], t.set_index("routing").loc["planned"]
-        self.status.value = (f"ECMP {e.iteration_s:.2f} s (MFU {e.mfu:.1%}) vs planned {p.iteration_s:.2f} s "
-                             f"(MFU {p.mfu:.1%}): {e.iteration_s / p.iteration_s - 1:+.1%}; DP collective "
-                             f"{p.dp_comm_s:.2f} s planned, {e.dp_comm_s:.2f} s ECMP; bubble "
-                             f"{p.bubble_fraction:.1%}; {p.memory_gib:.0f} GiB per GPU")
+        self.status.value = (
+            f"ECMP {e.iteration_s:.2f} s (MFU {e.mfu:.1%}) vs planned {p.iteration_s:.2f} s "
+            f"(MFU {p.mfu:.1%}): {e.iteration_s / p.iteration_s - 1:+.1%}; DP collective "
+            f"{p.dp_comm_s:.2f} s planned, {e.dp_comm_s:.2f} s ECMP; bubble "
+            f"{p.bubble_fraction:.1%}; {p.memory_gib:.0f} GiB per GPU"
+        )
 
 
 def iteration_panel() -> w.Widget:
@@ -86,8 +104,9 @@ class FailuresPanel:
     vs checkpoint interval (closed form and Monte-Carlo) and GPU-hours lost per day."""
 
     def __init__(self) -> None:
-        self.gpus = w.SelectionSlider(options=[1024, 2048, 4096, 8192, 16384, 32768, 65536, 100_000], value=16384,
-                                      description="GPUs")
+        self.gpus = w.SelectionSlider(
+            options=[1024, 2048, 4096, 8192, 16384, 32768, 65536, 100_000], value=16384, description="GPUs"
+        )
         self.rate = w.FloatLogSlider(1.0, base=10, min=-1, max=1, step=0.1, description="rate x Llama 3")
         self.detect = w.FloatLogSlider(600, base=10, min=0, max=4, step=0.1, description="detection (s)")
         self.isolate = w.FloatLogSlider(1800, base=10, min=0, max=4, step=0.1, description="isolation (s)")
@@ -98,21 +117,30 @@ class FailuresPanel:
         self.fig_loss = FigurePane()
         for c in (self.gpus, self.rate, self.detect, self.isolate, self.restart, self.ckpt):
             c.observe(lambda _c: self.update(), names="value")
-        self.widget = panel([self.gpus, self.rate, self.detect, self.isolate, self.restart, self.ckpt],
-                            [self.fig_curve, self.fig_loss], info=self.status)
+        self.widget = panel(
+            [self.gpus, self.rate, self.detect, self.isolate, self.restart, self.ckpt],
+            [self.fig_curve, self.fig_loss],
+            info=self.status,
+        )
         self.update()
 
     def update(self) -> None:
         n = self.gpus.value
         lf = sum(tf.job_rates_per_s(n, rate_scale=self.rate.value).values())
         lp = tf.planned_rate_per_s(n, rate_scale=self.rate.value)
-        base = tf.Recovery(detect_s=self.detect.value, isolate_s=self.isolate.value, restart_s=self.restart.value,
-                           checkpoint_s=self.ckpt.value)
+        base = tf.Recovery(
+            detect_s=self.detect.value,
+            isolate_s=self.isolate.value,
+            restart_s=self.restart.value,
+            checkpoint_s=self.ckpt.value,
+        )
         yd = tf.young_daly_s(base.checkpoint_s, 1 / lf)
         curve = tf.interval_curve(lf, base, np.geomspace(max(10.0, yd / 20), yd * 20, 25), lp, replicas=100, seed=0)
         rows = []
-        for label, rec in (("checkpoint-restart", replace(base, interval_s=yd)),
-                           ("live migration", replace(base, mode="live", interval_s=yd))):
+        for label, rec in (
+            ("checkpoint-restart", replace(base, interval_s=yd)),
+            ("live migration", replace(base, mode="live", interval_s=yd)),
+        ):
             part = tf.gpu_hours_lost_per_day(n, rec, rate_scale=self.rate.value)
             rows.append(part.assign(label=label))
         loss = pd.concat(rows, ignore_index=True)
@@ -120,8 +148,10 @@ class FailuresPanel:
         redraw(self.fig_loss, vt.loss_breakdown(loss, title="GPU-hours lost per day (Young/Daly interval)"))
         e_cr = tf.ettr(lf, replace(base, interval_s=yd), lp)["ettr"]
         e_lv = tf.ettr(lf, replace(base, mode="live", interval_s=yd), lp)["ettr"]
-        self.status.value = (f"MTBF {1 / lf / 3600:.2f} h; Young/Daly interval {yd / 60:.1f} min; ETTR "
-                             f"checkpoint-restart {e_cr:.3f}, live migration {e_lv:.3f}")
+        self.status.value = (
+            f"MTBF {1 / lf / 3600:.2f} h; Young/Daly interval {yd / 60:.1f} min; ETTR "
+            f"checkpoint-restart {e_cr:.3f}, live migration {e_lv:.3f}"
+        )
 
 
 def failures_panel() -> w.Widget:

@@ -319,9 +319,7 @@ def _single_label(df: pd.DataFrame, col: str) -> str | None:
     return str(vals[0]) if len(vals) == 1 else None
 
 
-def sample_requests(
-    model: BurstGPTModel, n: int, *, seed: Seed = None
-) -> tuple[np.ndarray, np.ndarray]:
+def sample_requests(model: BurstGPTModel, n: int, *, seed: Seed = None) -> tuple[np.ndarray, np.ndarray]:
     """Draw ``n`` (request, response) token-length pairs from the model's length laws (no failures applied).
 
     Examples
@@ -405,9 +403,7 @@ def _shape_se(shape: np.ndarray, n_gaps: np.ndarray) -> np.ndarray:
         return 1.0 / np.sqrt(n_gaps * (special.polygamma(1, shape) - 1.0 / shape))
 
 
-def round_trip(
-    df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0, min_gaps: int = 20
-) -> pd.DataFrame:
+def round_trip(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0, min_gaps: int = 20) -> pd.DataFrame:
     """Fit ``df``, generate from the fit, re-fit, and compare the parameters with their sampling error.
 
     Returns a DataFrame with one row per parameter (per-window shapes and rates, Zipf exponent, response slope) holding
@@ -433,23 +429,33 @@ def round_trip(
     win = np.flatnonzero(counts >= min_gaps + 1)
     fit_rate, fit_shape = fit.rate_rps[:nw][win], fit.shape[:nw][win]
     se_rate = np.sqrt(np.maximum(fit_rate * window_s, 1.0) * _count_dispersion(fit_shape)) / window_s
+
     def pairs(shape_values, rate_values):  # window by window: shape then rate
         return np.column_stack([shape_values, rate_values]).ravel()
 
-    per_window = pd.DataFrame({
-        "parameter": np.tile(np.array(["shape", "rate_rps"]), win.size),
-        "window": np.repeat(win, 2),
-        "fit": pairs(fit_shape, fit_rate),
-        "refit": pairs(refit.shape[:nw][win], refit.rate_rps[:nw][win]),
-        "se": pairs(se_shape[win], se_rate),
-    })
+    per_window = pd.DataFrame(
+        {
+            "parameter": np.tile(np.array(["shape", "rate_rps"]), win.size),
+            "window": np.repeat(win, 2),
+            "fit": pairs(fit_shape, fit_rate),
+            "refit": pairs(refit.shape[:nw][win], refit.rate_rps[:nw][win]),
+            "se": pairs(se_shape[win], se_rate),
+        }
+    )
     rows = []
     x = gen["input_tokens"].to_numpy(dtype=float)
     lx = np.log(x[x >= 1])
     # Zipf MLE standard error: 1 / sqrt(n * Var_model(log X)); use the sample variance of log X
     rows.append(("zipf_alpha", -1, fit.zipf_alpha, refit.zipf_alpha, 1.0 / math.sqrt(lx.size * lx.var())))
-    rows.append(("response_slope", -1, fit.response_slope, refit.response_slope,
-                 fit.response_sigma / math.sqrt(lx.size * max(lx.var(), 1e-12))))
+    rows.append(
+        (
+            "response_slope",
+            -1,
+            fit.response_slope,
+            refit.response_slope,
+            fit.response_sigma / math.sqrt(lx.size * max(lx.var(), 1e-12)),
+        )
+    )
     out = pd.concat([per_window, pd.DataFrame(rows, columns=per_window.columns)], ignore_index=True)
     out["z"] = (out["refit"] - out["fit"]) / out["se"]
     out.attrs = {"fit": fit.summary(), "refit": refit.summary()}
@@ -468,8 +474,12 @@ def round_trip_summary(round_trips: dict[str, pd.DataFrame]) -> pd.DataFrame:
     [{'trace': 't', 'parameters': 4, 'share_within_2se': 0.75, 'max_abs_z': 3.0}]
     """
     rows = [
-        {"trace": name, "parameters": int(len(rt)), "share_within_2se": float((rt["z"].abs() < 2).mean()),
-         "max_abs_z": float(rt["z"].abs().max())}
+        {
+            "trace": name,
+            "parameters": int(len(rt)),
+            "share_within_2se": float((rt["z"].abs() < 2).mean()),
+            "max_abs_z": float(rt["z"].abs().max()),
+        }
         for name, rt in round_trips.items()
     ]
     return pd.DataFrame(rows, columns=["trace", "parameters", "share_within_2se", "max_abs_z"])
@@ -515,10 +525,19 @@ def stand_in(*, days: float = 7.0, seed: Seed = 0, window_s: float = 1200.0) -> 
     centre_h = (np.arange(n) + 0.5) * window_s / 3600.0
     conv_rate = 0.20 * (1 + 0.6 * np.sin(2 * np.pi * (centre_h - 8) / 24))
     api_rate = 0.10 * rng_rate.lognormal(-0.5 * 0.8**2, 0.8, n)
-    common: dict[str, Any] = dict(shape=0.5, zipf_alpha=1.1, window_s=window_s, request_max=16_384,
-                                  response_intercept=3.5, response_slope=0.3, response_sigma=0.8, response_max=8_192)
-    conv = generate(from_params(n * window_s, conv_rate, failure_prob=0.01, log_type="conversation", **common),
-                    seed=rng_conv)
+    common: dict[str, Any] = dict(
+        shape=0.5,
+        zipf_alpha=1.1,
+        window_s=window_s,
+        request_max=16_384,
+        response_intercept=3.5,
+        response_slope=0.3,
+        response_sigma=0.8,
+        response_max=8_192,
+    )
+    conv = generate(
+        from_params(n * window_s, conv_rate, failure_prob=0.01, log_type="conversation", **common), seed=rng_conv
+    )
     api = generate(from_params(n * window_s, api_rate, failure_prob=0.03, log_type="api", **common), seed=rng_api)
     df = pd.concat([conv, api], ignore_index=True)
     df["arrival_s"] = np.floor(df["arrival_s"].to_numpy())

@@ -308,7 +308,9 @@ def to_mooncake_jsonl(
     return p
 
 
-def _mooncake_frame(df: pd.DataFrame, hash_ids: bool, hash_block_tokens: int | None, id_offset: int = 0) -> pd.DataFrame:
+def _mooncake_frame(
+    df: pd.DataFrame, hash_ids: bool, hash_block_tokens: int | None, id_offset: int = 0
+) -> pd.DataFrame:
     out = pd.DataFrame(
         {
             "timestamp": np.rint(df["arrival_s"].to_numpy(dtype=float) * 1000.0).astype(np.int64),
@@ -481,7 +483,8 @@ def write_stream(
                 last = float(df["arrival_s"].iat[-1])
                 if format == "burstgpt":
                     _burstgpt_frame(df, time_resolution_s, model, log_type).to_csv(
-                        fh, index=False, header=n == 0, lineterminator=line_terminator)
+                        fh, index=False, header=n == 0, lineterminator=line_terminator
+                    )
                 elif format == "mooncake":
                     out = _mooncake_frame(df, True, hash_block_tokens, id_offset)
                     if hash_block_tokens is not None and "hash_ids" not in df:

@@ -56,16 +56,19 @@ def test_minder_needs_continuity():
     out = minder.detect(s, continuity_s=30.0)
     assert out.machine.iloc[0] == 50 // 8 and (out["rank"] == -1).all()
     assert out.alarm_s.iloc[0] - s.onset_s() >= 30.0
-    flap = simulate(JobSpec(ranks=128), 400, Fault("flapping_link", 50, 100, duty=0.3, period_iterations=20),
-                    seed=4)
+    flap = simulate(JobSpec(ranks=128), 400, Fault("flapping_link", 50, 100, duty=0.3, period_iterations=20), seed=4)
     assert len(minder.detect(flap, continuity_s=30.0)) == 0  # 6-iteration bursts never last 30 s
     assert minder.detect(flap, continuity_s=5.0).machine.iloc[0] == 50 // 8
 
 
 @pytest.mark.parametrize("collective", ["ring", "halving_doubling"])
 def test_holmes_traces_irregular_iterations_to_their_source(collective):
-    s = simulate(JobSpec(ranks=128, collective=collective), 300,
-                 Fault("irregular", 93, onset_iteration=50, severity=3.0, duty=0.05), seed=5)
+    s = simulate(
+        JobSpec(ranks=128, collective=collective),
+        300,
+        Fault("irregular", 93, onset_iteration=50, severity=3.0, duty=0.05),
+        seed=5,
+    )
     loc = holmes.localize_iterations(s)
     comm = loc[loc.root_rank >= 0]
     assert len(comm) >= 5 and (comm.root_rank == 93).all()
@@ -88,10 +91,16 @@ def test_detectors_validate_parameters(healthy):
 
 
 def test_quality_table_counts_false_alarms_and_misses():
-    r = evaluate(scenario_grid(["nic_degraded", "irregular"], ranks=[64], severities=[3.0], healthy=1,
-                               iterations=300, onset_iteration=100), ["c4d", "naive"])
+    r = evaluate(
+        scenario_grid(
+            ["nic_degraded", "irregular"], ranks=[64], severities=[3.0], healthy=1, iterations=300, onset_iteration=100
+        ),
+        ["c4d", "naive"],
+    )
     q = quality_table(r).set_index(["detector", "kind"])
     assert q.loc[("c4d", "nic_degraded"), "f1"] == 1.0
     assert q.loc[("c4d", "irregular"), "recall"] == 0.0  # rare irregular iterations never persist 3-of-5
-    assert np.isnan(q.loc[("naive", "nic_degraded"), "median_delay_s"]) or \
-        q.loc[("naive", "nic_degraded"), "median_delay_s"] > q.loc[("c4d", "nic_degraded"), "median_delay_s"]
+    assert (
+        np.isnan(q.loc[("naive", "nic_degraded"), "median_delay_s"])
+        or q.loc[("naive", "nic_degraded"), "median_delay_s"] > q.loc[("c4d", "nic_degraded"), "median_delay_s"]
+    )

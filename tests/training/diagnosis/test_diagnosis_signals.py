@@ -54,8 +54,7 @@ def test_fail_stop_hangs_the_collective():
 
 
 def test_intermittent_faults_come_and_go():
-    fx = fault_effects(Fault("flapping_link", 0, onset_iteration=10, severity=2.0, duty=0.3,
-                             period_iterations=10), 40)
+    fx = fault_effects(Fault("flapping_link", 0, onset_iteration=10, severity=2.0, duty=0.3, period_iterations=10), 40)
     assert fx.active[:10].sum() == 0 and fx.active[10:].sum() == 9
     fx = fault_effects(Fault("straggler", 0, onset_iteration=10, duty=0.2), 2000, seed=1)
     assert 0.15 < fx.active[10:].mean() < 0.25

@@ -10,10 +10,16 @@ SUSPECT_COLUMNS = ("rank", "machine", "score", "alarm_iteration", "alarm_s")
 
 def suspects_frame(rank, machine, score, alarm_iteration, alarm_s) -> pd.DataFrame:
     """Ranked suspects: highest score first, earlier alarm breaking ties; ``rank`` is -1 for machine-level ones."""
-    frame = pd.DataFrame({
-        "rank": np.asarray(rank, dtype=np.int64), "machine": np.asarray(machine, dtype=np.int64),
-        "score": np.asarray(score, dtype=float), "alarm_iteration": np.asarray(alarm_iteration, dtype=np.int64),
-        "alarm_s": np.asarray(alarm_s, dtype=float)}, columns=list(SUSPECT_COLUMNS))
+    frame = pd.DataFrame(
+        {
+            "rank": np.asarray(rank, dtype=np.int64),
+            "machine": np.asarray(machine, dtype=np.int64),
+            "score": np.asarray(score, dtype=float),
+            "alarm_iteration": np.asarray(alarm_iteration, dtype=np.int64),
+            "alarm_s": np.asarray(alarm_s, dtype=float),
+        },
+        columns=list(SUSPECT_COLUMNS),
+    )
     return frame.sort_values(["score", "alarm_s"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 

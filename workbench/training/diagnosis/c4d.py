@@ -58,8 +58,15 @@ def culprit_flags(signals: Signals, *, z_threshold: float = 6.0, min_excess: flo
     return (late | slow) & waited_less
 
 
-def detect(signals: Signals, *, z_threshold: float = 6.0, min_excess: float = 0.05, window: int = 5, need: int = 3,
-           hang_timeout_s: float = 10.0) -> pd.DataFrame:
+def detect(
+    signals: Signals,
+    *,
+    z_threshold: float = 6.0,
+    min_excess: float = 0.05,
+    window: int = 5,
+    need: int = 3,
+    hang_timeout_s: float = 10.0,
+) -> pd.DataFrame:
     """Ranked suspect ranks with the time C4D would raise each.
 
     Examples

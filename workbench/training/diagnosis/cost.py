@@ -30,8 +30,9 @@ def gpu_hours_lost(delay_s, ranks, lost_share: float = 1.0):
     return np.asarray(delay_s, dtype=float) * np.asarray(ranks, dtype=float) / 3600.0 * lost_share
 
 
-def failure_time_fraction(failures_per_day: float, detect_s: float, restart_s: float,
-                          checkpoint_interval_s: float) -> float:
+def failure_time_fraction(
+    failures_per_day: float, detect_s: float, restart_s: float, checkpoint_interval_s: float
+) -> float:
     """Fraction of wall-clock time lost to failures: each costs detection + restart + half a checkpoint interval.
 
     Examples
@@ -40,8 +41,11 @@ def failure_time_fraction(failures_per_day: float, detect_s: float, restart_s: f
     0.035
     """
     failures_per_day = nonnegative("failures_per_day", failures_per_day)
-    per_failure = nonnegative("detect_s", detect_s) + nonnegative("restart_s", restart_s) + \
-        nonnegative("checkpoint_interval_s", checkpoint_interval_s) / 2
+    per_failure = (
+        nonnegative("detect_s", detect_s)
+        + nonnegative("restart_s", restart_s)
+        + nonnegative("checkpoint_interval_s", checkpoint_interval_s) / 2
+    )
     return failures_per_day * per_failure / 86_400.0
 
 

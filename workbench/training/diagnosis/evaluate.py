@@ -30,12 +30,24 @@ from .cost import gpu_hours_lost
 from .faults import FAULT_KINDS, Fault
 from .signals import COLLECTIVES, JobSpec, Noise, Signals, simulate
 
-__all__ = ["DETECTORS", "THRESHOLDS", "Scenario", "score_suspects", "run_scenario", "evaluate", "quality_table",
-           "scenario_grid", "threshold_sweep"]
+__all__ = [
+    "DETECTORS",
+    "THRESHOLDS",
+    "Scenario",
+    "score_suspects",
+    "run_scenario",
+    "evaluate",
+    "quality_table",
+    "scenario_grid",
+    "threshold_sweep",
+]
 
 #: The detectors, by name, each ``detect(signals) -> suspects``.
 DETECTORS: dict[str, Callable[[Signals], pd.DataFrame]] = {
-    "naive": naive.detect, "c4d": c4d.detect, "minder": minder.detect, "holmes": holmes.detect,
+    "naive": naive.detect,
+    "c4d": c4d.detect,
+    "minder": minder.detect,
+    "holmes": holmes.detect,
 }
 #: Each detector's alarm threshold and the values a precision/recall curve sweeps (its default in the middle).
 THRESHOLDS: dict[str, tuple[str, tuple[float, ...]]] = {
@@ -90,8 +102,13 @@ class Scenario:
     def signals(self) -> Signals:
         rng_fault, rng_sim = spawn(self.seed, 2)
         fault = self.fault(rng_fault)
-        return simulate(self.job(), self.iterations, () if fault is None else (fault,),
-                        noise=Noise().scaled(self.noise_level), seed=rng_sim)
+        return simulate(
+            self.job(),
+            self.iterations,
+            () if fault is None else (fault,),
+            noise=Noise().scaled(self.noise_level),
+            seed=rng_sim,
+        )
 
 
 def score_suspects(signals: Signals, suspects: pd.DataFrame) -> dict[str, float | bool]:
@@ -111,9 +128,14 @@ def score_suspects(signals: Signals, suspects: pd.DataFrame) -> dict[str, float 
     in_time = alarm and alarm_s >= onset
     top1 = bool(in_time and machines[0] in truth)
     top3 = bool(in_time and np.isin(machines[:3], truth).any())
-    return {"alarm": alarm, "correct": top1, "top1": top1, "top3": top3,
-            "delay_s": alarm_s - onset if top1 else np.nan,
-            "gpu_hours": float(gpu_hours_lost(alarm_s - onset, signals.ranks)) if top1 else np.nan}
+    return {
+        "alarm": alarm,
+        "correct": top1,
+        "top1": top1,
+        "top3": top3,
+        "delay_s": alarm_s - onset if top1 else np.nan,
+        "gpu_hours": float(gpu_hours_lost(alarm_s - onset, signals.ranks)) if top1 else np.nan,
+    }
 
 
 def run_scenario(scenario: Scenario, detectors: Sequence[str] = tuple(DETECTORS)) -> list[dict]:
@@ -124,8 +146,9 @@ def run_scenario(scenario: Scenario, detectors: Sequence[str] = tuple(DETECTORS)
         one_of("detector", name, DETECTORS)
         t0 = time.perf_counter()
         suspects = DETECTORS[name](s)
-        rows.append({**asdict(scenario), "detector": name, **score_suspects(s, suspects),
-                     "detect_s": time.perf_counter() - t0})
+        rows.append(
+            {**asdict(scenario), "detector": name, **score_suspects(s, suspects), "detect_s": time.perf_counter() - t0}
+        )
     return rows
 
 
@@ -164,14 +187,30 @@ def quality_table(results: pd.DataFrame, by: Sequence[str] = ("detector", "kind"
         precision = correct / alarms if alarms else np.nan
         recall = correct / len(g)
         f1 = 2 * precision * recall / (precision + recall) if alarms and precision + recall > 0 else 0.0
-        rows.append({**dict(zip(by, key)), "scenarios": len(g), "precision": precision, "recall": recall, "f1": f1,
-                     "top1": g.top1.mean(), "top3": g.top3.mean(), "median_delay_s": g.delay_s.median()})
+        rows.append(
+            {
+                **dict(zip(by, key)),
+                "scenarios": len(g),
+                "precision": precision,
+                "recall": recall,
+                "f1": f1,
+                "top1": g.top1.mean(),
+                "top3": g.top3.mean(),
+                "median_delay_s": g.delay_s.median(),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def scenario_grid(kinds: Sequence[str] = tuple(FAULT_KINDS), ranks: Sequence[int] = (512,),
-                  severities: Sequence[float] = (2.0,), noise_levels: Sequence[float] = (1.0,),
-                  seeds: int = 1, healthy: int = 0, **fields) -> list[Scenario]:
+def scenario_grid(
+    kinds: Sequence[str] = tuple(FAULT_KINDS),
+    ranks: Sequence[int] = (512,),
+    severities: Sequence[float] = (2.0,),
+    noise_levels: Sequence[float] = (1.0,),
+    seeds: int = 1,
+    healthy: int = 0,
+    **fields,
+) -> list[Scenario]:
     """Every combination of the given kinds, sizes, severities and noise levels, ``seeds`` jobs each, plus ``healthy``
     fault-free jobs per size and noise level; job ``i`` of the list has seed ``i``.
 
@@ -206,9 +245,17 @@ def threshold_sweep(scenarios: Iterable[Scenario], detectors: Sequence[str] = tu
         for name in detectors:
             param, values = THRESHOLDS[one_of("detector", name, DETECTORS)]
             for v in values:
-                rows.append({"detector": name, "threshold": v, "kind": sc.kind,
-                             **score_suspects(s, DETECTORS[name](s, **{param: v}))})
+                rows.append(
+                    {
+                        "detector": name,
+                        "threshold": v,
+                        "kind": sc.kind,
+                        **score_suspects(s, DETECTORS[name](s, **{param: v})),
+                    }
+                )
     frame = pd.DataFrame(rows)
-    q = quality_table(frame.rename(columns={"threshold": "value"}).assign(
-        kind=np.where(frame.kind == "none", "none", "fault")), by=("detector", "value"))
+    q = quality_table(
+        frame.rename(columns={"threshold": "value"}).assign(kind=np.where(frame.kind == "none", "none", "fault")),
+        by=("detector", "value"),
+    )
     return q.rename(columns={"value": "threshold"})[["detector", "threshold", "precision", "recall", "f1"]]

@@ -48,8 +48,9 @@ def _predecessor(signals: Signals, rows: np.ndarray) -> np.ndarray:
     return np.where(waiting, parent, r[None, :])
 
 
-def localize_iterations(signals: Signals, *, irregular_factor: float = 2.0, baseline_iterations: int = 50
-                        ) -> pd.DataFrame:
+def localize_iterations(
+    signals: Signals, *, irregular_factor: float = 2.0, baseline_iterations: int = 50
+) -> pd.DataFrame:
     """Irregular iterations and the root rank the operator graph traces each to.
 
     Returns a DataFrame with ``iteration``, ``iteration_s``, ``root_rank`` (-1 when the irregularity is not in
@@ -84,12 +85,14 @@ def localize_iterations(signals: Signals, *, irregular_factor: float = 2.0, base
     roots = flat.reshape(rows.size, n) - offset
     counts = np.bincount((roots + offset).ravel(), minlength=rows.size * n).reshape(rows.size, n)
     root = np.where(communication, counts.argmax(axis=1), -1)
-    return pd.DataFrame({"iteration": rows, "iteration_s": t[rows], "root_rank": root,
-                         "root_share": counts.max(axis=1) / n})
+    return pd.DataFrame(
+        {"iteration": rows, "iteration_s": t[rows], "root_rank": root, "root_share": counts.max(axis=1) / n}
+    )
 
 
-def detect(signals: Signals, *, irregular_factor: float = 2.0, min_votes: int = 2, baseline_iterations: int = 50
-           ) -> pd.DataFrame:
+def detect(
+    signals: Signals, *, irregular_factor: float = 2.0, min_votes: int = 2, baseline_iterations: int = 50
+) -> pd.DataFrame:
     """Ranked suspect ranks, by votes across irregular iterations.
 
     Examples
@@ -121,5 +124,6 @@ def detect(signals: Signals, *, irregular_factor: float = 2.0, min_votes: int = 
         alarm_it.append(it)
         alarm_s.append(signals.iteration_end_s[it])
     suspect = np.concatenate(ranks)
-    return suspects_frame(suspect, suspect // rpm, np.concatenate(score), np.concatenate(alarm_it),
-                          np.concatenate(alarm_s))
+    return suspects_frame(
+        suspect, suspect // rpm, np.concatenate(score), np.concatenate(alarm_it), np.concatenate(alarm_s)
+    )

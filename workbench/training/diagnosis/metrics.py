@@ -39,8 +39,13 @@ def machine_metrics(signals, effects, rng: np.random.Generator) -> tuple[tuple[s
     dur = np.where(np.isnan(signals.iteration_time_s), nominal, signals.iteration_time_s)
     horizon = float(np.nansum(dur))
     sample_s = np.arange(0.0, horizon, signals.sample_interval_s)
-    ends = np.concatenate([signals.iteration_end_s[:live], signals.iteration_start_s[live - 1:live] + np.cumsum(
-        dur[live - 1:])]) if live < it else signals.iteration_end_s
+    ends = (
+        np.concatenate(
+            [signals.iteration_end_s[:live], signals.iteration_start_s[live - 1 : live] + np.cumsum(dur[live - 1 :])]
+        )
+        if live < it
+        else signals.iteration_end_s
+    )
     idx = np.minimum(np.searchsorted(ends, sample_s, side="right"), it - 1)
 
     comp = signals.compute_s.reshape(it, m, rpm)
@@ -75,8 +80,16 @@ def machine_metrics(signals, effects, rng: np.random.Generator) -> tuple[tuple[s
         mem[halt:, dead] = 0.05
         power[halt:, dead] = 80.0
     names = METRICS
-    per_iter = (util, power, through * _NVLINK_GBPS * job.allreduce_s / nominal, through * _NIC_GBPS * job.allreduce_s
-                / nominal, through * _PCIE_GBPS * 0.1, cpu, mem, pfc)
+    per_iter = (
+        util,
+        power,
+        through * _NVLINK_GBPS * job.allreduce_s / nominal,
+        through * _NIC_GBPS * job.allreduce_s / nominal,
+        through * _PCIE_GBPS * 0.1,
+        cpu,
+        mem,
+        pfc,
+    )
     values = np.stack([v.astype(np.float32)[idx] for v in per_iter], axis=-1)
     noise = rng.standard_normal(values.shape, dtype=np.float32)
     noise *= np.float32(signals.noise.metric_sigma)

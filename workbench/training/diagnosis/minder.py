@@ -45,8 +45,9 @@ def _moving_mean(x: np.ndarray, n: int) -> np.ndarray:
         return ((c[1:] - c[lo]) / (k[1:] - k[lo])).astype(np.float32)
 
 
-def dissimilarity(signals: Signals, *, smooth_samples: int = 5, window_samples: int = 10,
-                  floor: float = 0.02) -> np.ndarray:
+def dissimilarity(
+    signals: Signals, *, smooth_samples: int = 5, window_samples: int = 10, floor: float = 0.02
+) -> np.ndarray:
     """Each machine's distance from its peers, float32 ``(samples, machines)`` (largest over metrics).
 
     Examples
@@ -67,8 +68,15 @@ def dissimilarity(signals: Signals, *, smooth_samples: int = 5, window_samples: 
     return np.nan_to_num(d, nan=0.0).max(axis=1)
 
 
-def detect(signals: Signals, *, threshold: float = 4.0, continuity_s: float = 30.0, smooth_samples: int = 5,
-           window_samples: int = 10, floor: float = 0.02) -> pd.DataFrame:
+def detect(
+    signals: Signals,
+    *,
+    threshold: float = 4.0,
+    continuity_s: float = 30.0,
+    smooth_samples: int = 5,
+    window_samples: int = 10,
+    floor: float = 0.02,
+) -> pd.DataFrame:
     """Machine-level suspects (``rank`` -1) with Minder's alarm time.
 
     Examples
@@ -98,5 +106,6 @@ def detect(signals: Signals, *, threshold: float = 4.0, continuity_s: float = 30
     order = np.argsort(-d[t], kind="stable")[:3]
     alarm_s = float(signals.sample_s[t])
     it = int(np.clip(np.searchsorted(signals.iteration_start_s, alarm_s, side="right") - 1, 0, signals.iterations - 1))
-    return suspects_frame(np.full(order.size, -1), order, d[t, order], np.full(order.size, it),
-                          np.full(order.size, alarm_s))
+    return suspects_frame(
+        np.full(order.size, -1), order, d[t, order], np.full(order.size, it), np.full(order.size, alarm_s)
+    )

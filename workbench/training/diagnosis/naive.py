@@ -19,8 +19,14 @@ from .signals import Signals, check_signals
 __all__ = ["detect"]
 
 
-def detect(signals: Signals, *, threshold: float = 1.5, window: int = 50, baseline_iterations: int = 50,
-           hang_timeout_s: float = 600.0) -> pd.DataFrame:
+def detect(
+    signals: Signals,
+    *,
+    threshold: float = 1.5,
+    window: int = 50,
+    baseline_iterations: int = 50,
+    hang_timeout_s: float = 600.0,
+) -> pd.DataFrame:
     """Alarm on the smoothed iteration time; suspect the rank with the most compute + transmit time.
 
     Examples
@@ -52,6 +58,6 @@ def detect(signals: Signals, *, threshold: float = 1.5, window: int = 50, baseli
     else:
         return suspects_frame([], [], [], [], [])
     lo = max(0, alarm - window + 1)
-    own = np.nanmean(signals.compute_s[lo:alarm + 1] + signals.busy_s[lo:alarm + 1], axis=0)
+    own = np.nanmean(signals.compute_s[lo : alarm + 1] + signals.busy_s[lo : alarm + 1], axis=0)
     top = np.argsort(-np.nan_to_num(own, nan=-np.inf), kind="stable")[:3]
     return suspects_frame(top, top // rpm, own[top], np.full(top.size, alarm), np.full(top.size, alarm_s))

@@ -122,8 +122,13 @@ class Noise:
     def scaled(self, level: float) -> Noise:
         """The same noise with sigmas and hiccup rate multiplied by ``level``."""
         level = in_range("level", level, 0.0, 100.0)
-        return replace(self, jitter_sigma=self.jitter_sigma * level, comm_jitter_sigma=self.comm_jitter_sigma * level,
-                       hiccup_prob=min(1.0, self.hiccup_prob * level), metric_sigma=self.metric_sigma * level)
+        return replace(
+            self,
+            jitter_sigma=self.jitter_sigma * level,
+            comm_jitter_sigma=self.comm_jitter_sigma * level,
+            hiccup_prob=min(1.0, self.hiccup_prob * level),
+            metric_sigma=self.metric_sigma * level,
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -189,8 +194,15 @@ def _hops(job: JobSpec, critical: np.ndarray) -> np.ndarray:
     return np.where(x > 0, np.floor(np.log2(np.maximum(x, 1))).astype(np.int32) + 1, 0)
 
 
-def simulate(job: JobSpec, iterations: int = 1000, faults: Fault | tuple[Fault, ...] | list[Fault] = (), *,
-             noise: Noise | None = None, sample_interval_s: float = 1.0, seed: Seed = None) -> Signals:
+def simulate(
+    job: JobSpec,
+    iterations: int = 1000,
+    faults: Fault | tuple[Fault, ...] | list[Fault] = (),
+    *,
+    noise: Noise | None = None,
+    sample_interval_s: float = 1.0,
+    seed: Seed = None,
+) -> Signals:
     """Generate the timings and machine metrics of ``job`` over ``iterations`` with ``faults`` injected.
 
     Parameters
@@ -235,7 +247,7 @@ def simulate(job: JobSpec, iterations: int = 1000, faults: Fault | tuple[Fault, 
     hiccups = rng_time.binomial(compute.size, noise.hiccup_prob)
     compute.ravel()[rng_time.choice(compute.size, hiccups, replace=False)] += np.float32(noise.hiccup_s)
     if noise.checkpoint_every:
-        compute[noise.checkpoint_every - 1::noise.checkpoint_every] += np.float32(noise.checkpoint_s)
+        compute[noise.checkpoint_every - 1 :: noise.checkpoint_every] += np.float32(noise.checkpoint_s)
 
     streams = spawn(rng_fault, len(faults))
     effects: list[FaultEffects] = [fault_effects(f, iterations, r) for f, r in zip(faults, streams)]
@@ -265,18 +277,31 @@ def simulate(job: JobSpec, iterations: int = 1000, faults: Fault | tuple[Fault, 
     start = np.concatenate([[0.0], np.cumsum(duration)[:-1]])
     end = start + duration
     if halt < iterations:
-        dead = np.concatenate([_fault_ranks(job, f) for f in faults
-                               if f.kind == "fail_stop" and f.onset_iteration == halt])
+        dead = np.concatenate(
+            [_fault_ranks(job, f) for f in faults if f.kind == "fail_stop" and f.onset_iteration == halt]
+        )
         end[halt:] = np.nan
-        start[halt + 1:] = np.nan
+        start[halt + 1 :] = np.nan
         for a in (compute, busy, wait, blocked):
-            a[halt + 1:] = np.nan
+            a[halt + 1 :] = np.nan
         for a in (busy, wait, blocked):
             a[halt] = np.nan
         compute[halt, dead] = np.nan
     active = np.array([fx.active for fx in effects], dtype=bool).reshape(len(faults), iterations)
-    sig = Signals(job, noise, faults, compute, busy, wait, blocked, start, end, active,
-                  metrics=np.zeros((0, job.machines, 0), np.float32), sample_interval_s=sample_interval_s)
+    sig = Signals(
+        job,
+        noise,
+        faults,
+        compute,
+        busy,
+        wait,
+        blocked,
+        start,
+        end,
+        active,
+        metrics=np.zeros((0, job.machines, 0), np.float32),
+        sample_interval_s=sample_interval_s,
+    )
     names, sample_s, values = machine_metrics(sig, effects, rng_metric)
     return replace(sig, metrics=values, metric_names=names, sample_s=sample_s)
 
@@ -340,6 +365,8 @@ def check_signals(signals: Signals, *, max_missing: float = 0.5) -> Signals:
         raise ValueError(f"iterations {gone[:10].tolist()} have no record on any rank; drop or refill them")
     sparse = np.flatnonzero(missing[: live - 1].mean(axis=0) > max_missing)
     if sparse.size:
-        raise ValueError(f"ranks {sparse[:10].tolist()} miss more than {max_missing:.0%} of their records "
-                         f"({sparse.size} ranks); the feed is too sparse to compare them with their peers")
+        raise ValueError(
+            f"ranks {sparse[:10].tolist()} miss more than {max_missing:.0%} of their records "
+            f"({sparse.size} ranks); the feed is too sparse to compare them with their peers"
+        )
     return signals

@@ -156,8 +156,16 @@ def fit_lengths(x, *, x_max: int | None = None) -> pd.DataFrame:
     """
     fits = [fit_zipf(x, x_max=x_max), fit_lognormal(x), fit_exponential(x)]
     rows = [
-        {"family": f.family, "ks": f.ks, "aic": f.aic, "loglik": f.loglik, "n": f.n, "n_zero": f.n_zero,
-         "params": f.params, "fit": f}
+        {
+            "family": f.family,
+            "ks": f.ks,
+            "aic": f.aic,
+            "loglik": f.loglik,
+            "n": f.n,
+            "n_zero": f.n_zero,
+            "params": f.params,
+            "fit": f,
+        }
         for f in fits
     ]
     return pd.DataFrame(rows).sort_values("ks", ignore_index=True)

@@ -67,8 +67,9 @@ def failure_rates(df: pd.DataFrame, by: str = "model") -> pd.DataFrame:
         key = df[by].astype("string").fillna("(unknown)").rename(by)
     failed = df["failed"]
     known = failed.notna()
-    g = pd.DataFrame({by: key.to_numpy(), "failed": failed.fillna(False).astype(bool).to_numpy(),
-                      "known": known.to_numpy()})
+    g = pd.DataFrame(
+        {by: key.to_numpy(), "failed": failed.fillna(False).astype(bool).to_numpy(), "known": known.to_numpy()}
+    )
     agg = g.groupby(by, observed=True).agg(requests=("known", "size"), known=("known", "sum"), failed=("failed", "sum"))
     agg["failure_rate"] = agg["failed"] / agg["known"].where(agg["known"] > 0)
     return agg.reset_index()

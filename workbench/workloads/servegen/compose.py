@@ -197,13 +197,24 @@ def compose(
     out: dict[str, np.ndarray] = {"client_id": span.client_ids[client], "arrival_s": times - start}
     out.update(_sample_lengths(span, pmf, rho, rng))
     frame = pd.DataFrame(out)
-    frame.attrs.update({"model": span.model, "start_s": float(start), "duration_s": float(dur), "source": span.source,
-                        "fixed_window_counts": bool(fixed_window_counts)})
+    frame.attrs.update(
+        {
+            "model": span.model,
+            "start_s": float(start),
+            "duration_s": float(dur),
+            "source": span.source,
+            "fixed_window_counts": bool(fixed_window_counts),
+        }
+    )
     return frame
 
 
 def _fixed_count_arrivals(
-    start_s: np.ndarray, dur_s: np.ndarray, rate_rps: np.ndarray, cv: np.ndarray, family: np.ndarray,
+    start_s: np.ndarray,
+    dur_s: np.ndarray,
+    rate_rps: np.ndarray,
+    cv: np.ndarray,
+    family: np.ndarray,
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per row, ``round(rate x duration)`` arrivals whose gaps fill the row's window exactly (the reference
@@ -322,8 +333,9 @@ def _sample_lengths(pool: ClientPool, pmf: np.ndarray, rho: float, rng: np.rando
     return out
 
 
-def naive_workload(requests: pd.DataFrame, *, seed: Seed = None, duration_s: float | None = None,
-                   keep: str | None = None) -> pd.DataFrame:
+def naive_workload(
+    requests: pd.DataFrame, *, seed: Seed = None, duration_s: float | None = None, keep: str | None = None
+) -> pd.DataFrame:
     """The naive baseline of a composed workload: Poisson arrivals at the same mean rate, lengths pooled.
 
     Arrivals are one Poisson process over ``[0, duration_s)`` (default: the span recorded in ``requests.attrs`` or

@@ -62,8 +62,13 @@ def _sources(files: list[tuple[int, Path, Path]]) -> list[Path]:
 def _read_trace(path: Path) -> np.ndarray:
     """Parse one trace CSV into a structured view: (timestamp, rate, cv, pattern code)."""
     try:
-        frame = pd.read_csv(path, header=None, names=["t", "rate", "cv", "pattern", "shape", "scale"],
-                            keep_default_na=False, dtype={"pattern": str})
+        frame = pd.read_csv(
+            path,
+            header=None,
+            names=["t", "rate", "cv", "pattern", "shape", "scale"],
+            keep_default_na=False,
+            dtype={"pattern": str},
+        )
     except Exception as exc:  # pandas parser errors carry the line
         raise ValueError(f"{path}: malformed trace CSV: {exc}") from None
     for col in ("t", "rate", "cv"):
@@ -313,7 +318,9 @@ def load_pool(model: str, *, source: str = "auto", cache: bool = True) -> Client
         if not cache:
             return _load_raw(model, directory, cache=False)
         sources = _sources(_client_files(directory))
-        return _cache.memo(sources, _CACHE_VERSION, lambda: _load_raw(model, directory, cache=True), kind=f"{model}-raw")
+        return _cache.memo(
+            sources, _CACHE_VERSION, lambda: _load_raw(model, directory, cache=True), kind=f"{model}-raw"
+        )
     path = summary_path(model)
     if path is None:
         raise FileNotFoundError(

@@ -13,7 +13,6 @@ _ALLOWED_BYTES = np.zeros(256, dtype=bool)
 _ALLOWED_BYTES[np.frombuffer(b"0123456789.eE+-:, \t\r\n", dtype=np.uint8)] = True
 
 
-
 def parse_pmf_literal(text: str, *, where: str = "") -> tuple[np.ndarray, np.ndarray]:
     """Parse a ServeGen PMF literal ``"{value: probability, ...}"`` into ``(values, probabilities)``.
 
@@ -145,7 +144,7 @@ class PmfTable:
         if guide_size is None:  # about one atom per guide slot: O(1) steps per draw, guide no bigger than the table
             guide_size = int(np.clip(2 ** np.ceil(np.log2(max(self.values.size / max(self.n, 1), 1.0))), 64, 4096))
         g = int(guide_size)
-        grid = (np.repeat(np.arange(self.n, dtype=np.float64), g) + np.tile(np.arange(g) / g, self.n))
+        grid = np.repeat(np.arange(self.n, dtype=np.float64), g) + np.tile(np.arange(g) / g, self.n)
         guide = np.searchsorted(self._key, grid, side="right")
         q = pmf_index + u
         pos = guide[pmf_index * g + np.minimum((u * g).astype(np.int64), g - 1)]
@@ -197,4 +196,3 @@ def mixture(table: PmfTable, index: np.ndarray, weights: np.ndarray) -> tuple[np
     values, inv = np.unique(table.values[pos], return_inverse=True)
     p = np.bincount(inv, weights=probs, minlength=values.size)
     return values, p / p.sum()
-

@@ -276,8 +276,9 @@ class ClientPool:
     # ---- summaries
     def aggregate_rate(self) -> pd.Series:
         """Aggregate request rate (req/s) per 600 s window, indexed by window start (s)."""
-        return pd.Series(self.rate_rps.sum(axis=0), index=pd.Index(self.window_start_s, name="window_start_s"),
-                         name="rate_rps")
+        return pd.Series(
+            self.rate_rps.sum(axis=0), index=pd.Index(self.window_start_s, name="window_start_s"), name="rate_rps"
+        )
 
     def client_summary(self) -> pd.DataFrame:
         """One row per client over the pool's span.

@@ -70,8 +70,13 @@ def burstiness(pool: ClientPool) -> dict[str, float]:
     q25, q50, q75 = weighted_quantile(*pool.cv_distribution(), [0.25, 0.5, 0.75])
     active = pool.family > 0
     weib = float((pool.family == 2).sum() / max(active.sum(), 1))
-    return {"cv_p25": float(q25), "cv_median": float(q50), "cv_p75": float(q75), "weibull_fraction": weib,
-            "gamma_fraction": 1.0 - weib if active.any() else 0.0}
+    return {
+        "cv_p25": float(q25),
+        "cv_median": float(q50),
+        "cv_p75": float(q75),
+        "weibull_fraction": weib,
+        "gamma_fraction": 1.0 - weib if active.any() else 0.0,
+    }
 
 
 def diurnal_profile(pool: ClientPool) -> pd.Series:
@@ -141,7 +146,7 @@ def bimodality_coefficient(x: np.ndarray) -> float:
     if m2 <= 0:
         return float("nan")
     g = (d**3).mean() / m2**1.5 * np.sqrt(n * (n - 1)) / (n - 2)
-    k = ((d**4).mean() / m2**2 - 3.0)
+    k = (d**4).mean() / m2**2 - 3.0
     k = ((n + 1) * k + 6) * (n - 1) / ((n - 2) * (n - 3))
     return float((g * g + 1) / (k + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3))))
 

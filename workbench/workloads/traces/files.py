@@ -140,10 +140,14 @@ def _raw_lines(path: Path):
                 try:
                     text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
                 except UnicodeDecodeError as exc:
-                    raise _err(path, lineno, f"not UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}") from None
+                    raise _err(
+                        path, lineno, f"not UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}"
+                    ) from None
                 yield lineno, text.rstrip("\r\n")
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise _err(path, lineno + 1, f"the compressed stream ends early or is damaged (truncated download?): {exc}") from None
+        raise _err(
+            path, lineno + 1, f"the compressed stream ends early or is damaged (truncated download?): {exc}"
+        ) from None
 
 
 def _locate_csv_error(path: Path, header: list[str], numeric: dict[str, type], exc: Exception) -> TraceFormatError:
@@ -155,7 +159,9 @@ def _locate_csv_error(path: Path, header: list[str], numeric: dict[str, type], e
                 continue
             row = next(csv.reader([text]), [])
             if len(row) != len(header):
-                return _err(path, lineno, f"expected {len(header)} fields ({', '.join(header)}), got {len(row)}: {row!r}")
+                return _err(
+                    path, lineno, f"expected {len(header)} fields ({', '.join(header)}), got {len(row)}: {row!r}"
+                )
             for col, kind in numeric.items():
                 field = row[idx[col]].strip()
                 if not field:
@@ -216,9 +222,14 @@ def _check_tokens(
     _fail_first(path, row0, line_offset, values < 0, lambda i: f"{name} must be >= 0, got {values[i]}")
     if not allow_extreme:
         _fail_first(
-            path, row0, line_offset, values > MAX_TOKENS,
-            lambda i: f"{name} is {values[i]}, above the plausible maximum of {MAX_TOKENS:,} tokens per request "
-            + _EXTREME_HINT,
+            path,
+            row0,
+            line_offset,
+            values > MAX_TOKENS,
+            lambda i: (
+                f"{name} is {values[i]}, above the plausible maximum of {MAX_TOKENS:,} tokens per request "
+                + _EXTREME_HINT
+            ),
         )
 
 
@@ -227,7 +238,10 @@ def _check_times(path: Path, row0: int, name: str, t: np.ndarray, line_offset: i
     _fail_first(path, row0, line_offset, ~np.isfinite(t), lambda i: f"{name} must be finite, got {t[i]}")
     if not allow_extreme:
         _fail_first(
-            path, row0, line_offset, t < 0,
+            path,
+            row0,
+            line_offset,
+            t < 0,
             lambda i: f"{name} is negative ({t[i]}): times count from the trace's origin " + _EXTREME_HINT,
         )
 

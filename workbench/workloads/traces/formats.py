@@ -157,8 +157,10 @@ def _categorical(chunks: list) -> pd.Categorical:
     codes = arr.indices.to_numpy(zero_copy_only=False)
     cats = arr.dictionary.to_pylist()
     # dictionary_encode may list a category twice across chunks after combine; unify with pandas
-    return pd.Categorical.from_codes(codes, categories=pd.Index(cats)) if len(set(cats)) == len(cats) else pd.Categorical(
-        arr.to_pandas()
+    return (
+        pd.Categorical.from_codes(codes, categories=pd.Index(cats))
+        if len(set(cats)) == len(cats)
+        else pd.Categorical(arr.to_pandas())
     )
 
 
@@ -231,8 +233,9 @@ def _parse_azure(p: Path, log_type: str, allow_unsorted: bool, allow_extreme: bo
     header = _header(p)
     missing = [c for c in AZURE_COLUMNS if c not in header]
     if missing:
-        raise _err(p, 1, f"not an Azure LLM trace header: missing column(s) {', '.join(missing)}; found "
-                   f"{', '.join(header)}")
+        raise _err(
+            p, 1, f"not an Azure LLM trace header: missing column(s) {', '.join(missing)}; found {', '.join(header)}"
+        )
     types = {"TIMESTAMP": pa.string(), "ContextTokens": pa.int64(), "GeneratedTokens": pa.int64()}
     numeric: dict[str, type] = {"ContextTokens": int, "GeneratedTokens": int}
     ns_parts, req_parts, resp_parts = [], [], []
