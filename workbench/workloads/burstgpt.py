@@ -1,5 +1,9 @@
 """A BurstGPT-style workload generator: "modeled scaling" of a real trace.
 
+(This module is longer than ~500 lines since the formatter spread its long calls: the model record, its fit, the
+generator, the parameter files and the fit-generate-fit round trip share private helpers. The round trip and the
+parameter files are the next split, into their own modules.)
+
 BurstGPT (Wang et al., KDD 2025) describes its traces with a few models and scales them up by re-sampling from those
 models instead of replaying the trace faster. This module does the same with three parts, each fitted from a trace by
 :func:`fit_model` (or set by hand with :func:`from_params`; the paper's starting point is Gamma shape 0.5 and Zipf
