@@ -104,10 +104,10 @@ def _move_control(area) -> str:
 
 #: Notebooks whose panel is being finished by its owner; each entry names the pending change.
 #: On the merged tree at the end of the session the panel cell of 01-05 was not found within 60 s when the whole
-#: suite ran on 2 loaded cores (00 passed; 07-10 were not reached): not yet diagnosed, tracked in issue 10.
+#: suite ran on 2 loaded cores (00 passed; 07-10 were not reached), while 01 and 07 pass alone: tracked in issue 10.
 _UNDIAGNOSED = (
-    "panel cell not found within 60 s when run inside the full suite on 2 loaded cores; passed when run alone "
-    "earlier in the session; diagnosis pending (issue 10)"
+    "panel cell not found within 60 s when run beside the nbval worker in the full suite on 2 cores; 01 and 07 pass "
+    "alone on an idle machine (75 s for both); the wait needs to follow the kernel, not a fixed timeout (issue 10)"
 )
 PENDING = {
     **dict.fromkeys(
