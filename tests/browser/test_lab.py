@@ -134,10 +134,7 @@ PENDING = {
 
 @pytest.mark.parametrize(
     "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(reason=PENDING[n], run=False)) if n in PENDING else n
-        for n in NOTEBOOKS
-    ],
+    [pytest.param(n, marks=pytest.mark.xfail(reason=PENDING[n], run=False)) if n in PENDING else n for n in NOTEBOOKS],
 )
 def test_notebook_in_lab(browser, lab, screenshots_dir: Path, name: str):
     page = browser.new_page(viewport=VIEWPORT)
