@@ -13,6 +13,7 @@ import pytest
 
 from workbench import data
 from workbench.cli import main as cli_main
+from workbench.testing import data_file, requires_data
 
 GOOD = bytes(range(256)) * 400  # 102,400 bytes
 CORRUPT = GOOD[:5000] + b"X" + GOOD[5001:]
@@ -178,13 +179,17 @@ def test_cli_data_list(capsys):
         assert f"{name}:" in out
 
 
-@pytest.mark.parametrize("name", ["azure-llm-2023", "mooncake-fast25"])
-def test_registry_checksums_match_shared_copies(name):
-    from workbench.testing import need_data
+def _with_its_files(name: str):
+    """``name`` as a parameter that skips unless every file of that dataset is on the data search path."""
+    ds = data.dataset(name)
+    return pytest.param(name, marks=requires_data(*(ds.relpath(f.name) for f in ds.files)), id=name)
 
+
+@pytest.mark.parametrize("name", [_with_its_files("azure-llm-2023"), _with_its_files("mooncake-fast25")])
+def test_registry_checksums_match_shared_copies(name):
     ds = data.dataset(name)
     for f in ds.files:
-        path = need_data(ds.relpath(f.name))
+        path = data_file(ds.relpath(f.name))
         assert path.stat().st_size == f.size_bytes
         assert data.sha256_file(path) == f.sha256
 
@@ -207,3 +212,20 @@ def test_trust_on_first_use_record_is_shown_in_data_list(server, tmp_path, monke
     n = len(_Handler.requests)
     data.fetch("loopback", ["unpublished.bin"], progress=False, quiet=True)
     assert len(_Handler.requests) == n and data.recorded_sha256(path) == sha
+
+
+def test_requires_data_names_what_is_missing_and_data_file_finds_what_is_there(tmp_path, monkeypatch):
+    (tmp_path / "here.csv").write_text("x\n")
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    present = requires_data("here.csv").mark
+    assert present.name == "skipif" and present.args == (False,)
+    absent = requires_data("here.csv", "absent/x.csv").mark
+    assert absent.args == (True,) and absent.kwargs["reason"].endswith(": absent/x.csv")
+    assert str(tmp_path.resolve()) in absent.kwargs["reason"]
+    assert data_file("here.csv") == tmp_path.resolve() / "here.csv"
+    with pytest.raises(
+        FileNotFoundError, match=r"absent/x\.csv \(mark the test with workbench\.testing\.requires_data"
+    ):
+        data_file("absent/x.csv")
+    with pytest.raises(ValueError, match="at least one relative path"):
+        requires_data()

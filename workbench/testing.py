@@ -32,16 +32,6 @@ def requires_data(*relpaths: str):
     return pytest.mark.skipif(bool(missing), reason=_missing_reason(missing) if missing else "")
 
 
-def need_data(relpath: str) -> Path:
-    """Return the path of ``relpath`` on the data search path, or skip the calling test saying what is missing."""
-    import pytest
-
-    found = data.find(relpath)
-    if found is None:
-        pytest.skip(_missing_reason([relpath]))
-    return found
-
-
 def data_file(relpath: str) -> Path:
     """The path of ``relpath`` on the data search path, for a test marked with :func:`requires_data`
     (``FileNotFoundError`` naming the search path if the mark is missing and so is the file)."""

@@ -100,13 +100,14 @@ class FaultServer:
 
 @pytest.fixture()
 def real_file():
-    """A real dataset file with a published sha256: (registry Dataset, DatasetFile, bytes)."""
+    """A real dataset file with a published sha256: (registry Dataset, DatasetFile, bytes). A test using it is marked
+    ``workbench.testing.requires_data("azure-llm-2023/AzureLLMInferenceTrace_conv.csv")``."""
     from workbench import data
-    from workbench.testing import need_data
+    from workbench.testing import data_file
 
     ds = data.dataset("azure-llm-2023")
     f = ds.file("AzureLLMInferenceTrace_conv.csv")
-    return ds, f, need_data(ds.relpath(f.name)).read_bytes()
+    return ds, f, data_file(ds.relpath(f.name)).read_bytes()
 
 
 @pytest.fixture()

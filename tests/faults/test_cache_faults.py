@@ -14,8 +14,11 @@ import pandas as pd
 import pytest
 
 from workbench import cache, data
-from workbench.testing import need_data
+from workbench.testing import data_file, requires_data
 from workbench.workloads import traces
+
+MOONCAKE = "mooncake-fast25/conversation_trace.jsonl"
+pytestmark = requires_data(MOONCAKE)  # every test here edits a copy of it
 
 
 @pytest.fixture()
@@ -26,7 +29,7 @@ def trace_copy(tmp_path, monkeypatch):
     data_dir = tmp_path / "data"
     (data_dir / "my-traces").mkdir(parents=True)
     src = data_dir / "my-traces" / "conversation_trace.jsonl"
-    shutil.copyfile(need_data("mooncake-fast25/conversation_trace.jsonl"), src)
+    shutil.copyfile(data_file(MOONCAKE), src)
     monkeypatch.setenv("WORKBENCH_DATA", str(data_dir))
     cache.clear_memo()
     yield src
@@ -135,7 +138,7 @@ def test_a_registered_file_edited_after_download_is_an_error(tmp_path, monkeypat
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
     src = tmp_path / "data" / "mooncake-fast25" / "conversation_trace.jsonl"
     src.parent.mkdir(parents=True)
-    shutil.copyfile(need_data("mooncake-fast25/conversation_trace.jsonl"), src)
+    shutil.copyfile(data_file(MOONCAKE), src)
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path / "data"))
     traces.load_trace(src)
     _same_size_edit(src)

@@ -12,7 +12,9 @@ import pytest
 
 from workbench import data
 from workbench.cli import main as cli_main
+from workbench.testing import requires_data
 
+pytestmark = requires_data("azure-llm-2023/AzureLLMInferenceTrace_conv.csv")  # the real_file fixture's file
 FAST = {"progress": False, "quiet": True, "backoff_s": 0.0}
 
 

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from workbench import cache
-from workbench.testing import need_data
+from workbench.testing import data_file, requires_data
 from workbench.workloads import servegen as sg
 
 LENGTHS = {"input_tokens": "{10: 1.0}", "output_tokens": "{20: 1.0}", "reason_ratio": "{0.5: 1.0}"}
@@ -51,10 +51,11 @@ def test_memo_and_npz_cache_notice_an_edited_released_file(data_dir):
     assert sorted(p.name for p in d.iterdir()) == names  # nothing written beside the data
 
 
+@requires_data("servegen/summary/deepseek-r1.npz")
 def test_truncated_summary_names_the_file(data_dir):
     summary = data_dir / "servegen" / "summary" / "deepseek-r1.npz"
     summary.parent.mkdir(parents=True)
-    real = need_data("servegen/summary/deepseek-r1.npz")
+    real = data_file("servegen/summary/deepseek-r1.npz")
     shutil.copyfile(real, summary)
     assert sg.load_pool("deepseek-r1", source="summary").source == "summary"
     summary.write_bytes(real.read_bytes()[: real.stat().st_size // 2])

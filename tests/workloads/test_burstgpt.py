@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.testing import need_data
+from workbench.testing import data_file, requires_data
 from workbench.workloads import burstgpt as B
 from workbench.workloads import characterize as C
 from workbench.workloads import schema, traces
@@ -77,8 +77,9 @@ def test_round_trip_within_sampling_error():
     assert summary["max_abs_z"].iloc[0] == rt["z"].abs().max()
 
 
+@requires_data("azure-llm-2023/AzureLLMInferenceTrace_code.csv")
 def test_round_trip_on_real_azure_code():
-    df = traces.load_trace(need_data("azure-llm-2023/AzureLLMInferenceTrace_code.csv"))
+    df = traces.load_trace(data_file("azure-llm-2023/AzureLLMInferenceTrace_code.csv"))
     rt = B.round_trip(df, window_s=300.0, seed=0)
     assert (rt["z"].abs() < 4).all()
     shapes = rt[rt["parameter"] == "shape"]

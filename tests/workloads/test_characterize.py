@@ -10,9 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench import arrivals
-from workbench.testing import need_data
+from workbench.testing import data_file, requires_data
 from workbench.workloads import characterize as C
 from workbench.workloads import traces
+
+AZURE_CODE = "azure-llm-2023/AzureLLMInferenceTrace_code.csv"
+AZURE_CONV = "azure-llm-2023/AzureLLMInferenceTrace_conv.csv"
+MOONCAKE = "mooncake-fast25/conversation_trace.jsonl"
 
 
 def _gamma_trace(shape_per_window, rate_rps=2.0, window_s=1200.0, seed=0):
@@ -172,9 +176,10 @@ def test_conversation_and_failures():
         C.failure_rates(df, "day")
 
 
+@requires_data(AZURE_CODE, AZURE_CONV)
 def test_real_traces_burstiness_differs_between_services():
-    code = traces.load_trace(need_data("azure-llm-2023/AzureLLMInferenceTrace_code.csv"))
-    conv = traces.load_trace(need_data("azure-llm-2023/AzureLLMInferenceTrace_conv.csv"))
+    code = traces.load_trace(data_file(AZURE_CODE))
+    conv = traces.load_trace(data_file(AZURE_CONV))
     sc, sv = C.summarize(code), C.summarize(conv)
     assert sc["gap_cv"] > 5 * sv["gap_cv"]
     assert sc["median_shape"] < 0.5 < sv["median_shape"]
@@ -182,8 +187,9 @@ def test_real_traces_burstiness_differs_between_services():
     assert sc["mean_input_tokens"] > sv["mean_input_tokens"] and sc["mean_output_tokens"] < sv["mean_output_tokens"]
 
 
+@requires_data(MOONCAKE)
 def test_real_mooncake_tick_is_dequantized():
-    df = traces.load_trace(need_data("mooncake-fast25/conversation_trace.jsonl"))
+    df = traces.load_trace(data_file(MOONCAKE))
     assert df.attrs["time_resolution_s"] == 3.0
     fits = C.window_gamma_fits(df, 1200.0)
     assert fits["shape"].notna().all()

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from workbench import data
-from workbench.testing import need_data
+from workbench.testing import data_file, requires_data
 
 
 def test_registry_has_the_issue_datasets():
@@ -35,8 +35,9 @@ def test_entry_is_complete(ds):
         assert ds.relpath(f.name) == f"{ds.directory}/{f.name}"
 
 
+@requires_data("burstgpt/README.md")
 def test_burstgpt_checksums_match_the_shared_readme():
-    readme = need_data("burstgpt/README.md").read_text()
+    readme = data_file("burstgpt/README.md").read_text()
     ds = data.dataset("burstgpt")
     for f in ds.files:
         if f.sha256:
@@ -44,18 +45,21 @@ def test_burstgpt_checksums_match_the_shared_readme():
             assert f"{f.size_bytes:,}" in readme
 
 
-@pytest.mark.parametrize("name", ["azure-llm-2023", "mooncake-fast25"])
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=requires_data(f"{n}/PROVENANCE.md"), id=n) for n in ("azure-llm-2023", "mooncake-fast25")],
+)
 def test_checksums_match_provenance(name):
     ds = data.dataset(name)
-    text = need_data(f"{ds.directory}/PROVENANCE.md").read_text()
+    text = data_file(f"{ds.directory}/PROVENANCE.md").read_text()
     for f in ds.files:
         assert f.sha256 in text and f.name in text and str(f.rows) in text.replace(",", "")
 
 
+@requires_data("servegen/PROVENANCE.md")
 def test_servegen_entry_points_at_the_shared_folder():
     ds = data.dataset("servegen")
-    need_data(f"{ds.directory}/PROVENANCE.md")
-    assert ds.extra["commit"] in need_data(f"{ds.directory}/PROVENANCE.md").read_text()
+    assert ds.extra["commit"] in data_file(f"{ds.directory}/PROVENANCE.md").read_text()
 
 
 def test_unknown_dataset_and_file():

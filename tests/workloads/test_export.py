@@ -11,9 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.testing import need_data
+from workbench.testing import data_file, requires_data
 from workbench.workloads import burstgpt as B
 from workbench.workloads import export, traces
+
+MOONCAKE = "mooncake-fast25/conversation_trace.jsonl"
 
 
 def test_burstgpt_csv_round_trip_of_the_stand_in(tmp_path):
@@ -41,15 +43,16 @@ def test_burstgpt_csv_published_rows_byte_exact(tmp_path):
     assert out.read_text() == published
 
 
+@requires_data(MOONCAKE)
 def test_mooncake_jsonl_round_trip_with_hash_ids(tmp_path):
-    df = traces.load_trace(need_data("mooncake-fast25/conversation_trace.jsonl"))
+    src = data_file(MOONCAKE)
+    df = traces.load_trace(src)
     p = export.to_mooncake_jsonl(df, tmp_path / "mc.jsonl")
     back = traces.load_mooncake(p, cache=False, log_type="conversation")
     pd.testing.assert_frame_equal(
         back[["arrival_s", "input_tokens", "output_tokens"]], df[["arrival_s", "input_tokens", "output_tokens"]]
     )
     assert [list(h) for h in back["hash_ids"][:50]] == [list(h) for h in df["hash_ids"][:50]]
-    src = need_data("mooncake-fast25/conversation_trace.jsonl")
     first_src = json.loads(src.read_text().splitlines()[0])
     first_out = json.loads(p.read_text().splitlines()[0])
     assert first_out == first_src
@@ -79,8 +82,9 @@ def test_servegen_like_table_exports_through_every_format(tmp_path):
     np.testing.assert_allclose(js["arrival_s"], df["arrival_s"])
 
 
+@requires_data("azure-llm-2023/AzureLLMInferenceTrace_code.csv")
 def test_timestamped_jsonl_of_a_loaded_trace_has_nulls_not_nan(tmp_path):
-    df = traces.load_trace(need_data("azure-llm-2023/AzureLLMInferenceTrace_code.csv"))
+    df = traces.load_trace(data_file("azure-llm-2023/AzureLLMInferenceTrace_code.csv"))
     p = export.to_timestamped_jsonl(df.iloc[:3], tmp_path / "az.jsonl")
     rec = json.loads(p.read_text().splitlines()[0])
     assert rec["model"] is None and rec["log_type"] == "code" and rec["failed"] is None
@@ -172,8 +176,9 @@ def test_mooncake_synthetic_hash_blocks_for_vllm_timed_trace(tmp_path):
     assert [len(h) for h in back["hash_ids"]] == counts.tolist()
 
 
+@requires_data(MOONCAKE)
 def test_mooncake_own_hash_ids_are_not_resynthesized(tmp_path):
-    df = traces.load_trace(need_data("mooncake-fast25/conversation_trace.jsonl")).iloc[:20]
+    df = traces.load_trace(data_file(MOONCAKE)).iloc[:20]
     with pytest.raises(ValueError, match="hash_block_tokens must be None or 512"):
         export.to_mooncake_jsonl(df, tmp_path / "m.jsonl", hash_block_tokens=256)
     p = export.to_mooncake_jsonl(df, tmp_path / "m.jsonl", hash_block_tokens=512)

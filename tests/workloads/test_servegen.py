@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from workbench.testing import need_data
+from workbench.testing import data_file, requires_data
 from workbench.workloads import schema
 from workbench.workloads import servegen as sg
 from workbench.workloads.servegen import load as sg_load
@@ -89,8 +89,9 @@ def test_summary_pool_loads_without_raw_data():
         assert (pool.rate_rps >= 0).all() and ((pool.family > 0) == (pool.rate_rps > 0)).all()
 
 
+@requires_data(RAW)
 def test_raw_pool_matches_files_and_handles_missing_length_files():
-    path = need_data(RAW)
+    path = data_file(RAW)
     pool = sg.load_pool("m-large", source="raw")
     assert pool.n_clients == 162 and pool.n_windows == 2016
     missing = (path.parent.parent.parent.parent / "MISSING_FILES.txt").read_text().split()
@@ -111,8 +112,8 @@ def test_raw_pool_matches_files_and_handles_missing_length_files():
     np.testing.assert_allclose(p, [ref[k] for k in keys], rtol=1e-9)
 
 
+@requires_data("servegen/data/reason/deepseek-r1/chunk-0-trace.csv")
 def test_cache_round_trip_is_identical(tmp_path, monkeypatch):
-    need_data("servegen/data/reason/deepseek-r1/chunk-0-trace.csv")
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
     a = sg.load_pool("deepseek-r1", cache=False)
     b = sg_load._load_raw("deepseek-r1", sg_load.raw_model_dir("deepseek-r1"), cache=True)  # builds the cache
@@ -376,7 +377,7 @@ def test_summary_manifest_checksums():
         assert sum(f.get("missing", False) for f in entry["source_files"]) == entry["clients_without_lengths"]
     assert total < 5e6  # a few MB at most
     # spot-check two source checksums against the raw files when they are present
-    raw = need_data("servegen/data/multimodal/mm-image/chunk-0-trace.csv")
+    raw = data_file("servegen/data/multimodal/mm-image/chunk-0-trace.csv")
     for f in manifest["models"]["mm-image"]["source_files"][:2]:
         data = (raw.parent / f["file"].rsplit("/", 1)[1]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == f["sha256"]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from workbench import cache
-from workbench.testing import need_data
+from workbench.testing import data_file, requires_data
 from workbench.workloads import schema, traces
 
 V1_HEADER = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type"
@@ -213,13 +213,14 @@ def test_mooncake_synthetic_file_and_errors(tmp_path):
         traces.load_trace(_write(tmp_path, "evil.jsonl", evil), cache=False)
 
 
+@requires_data("azure-llm-2023/AzureLLMInferenceTrace_code.csv", "azure-llm-2023/AzureLLMInferenceTrace_conv.csv")
 def test_real_azure_2023():
     # spans from PROVENANCE.md: code 18:17:03.98 to 19:14:19.93, conv 18:15:46.68 to 19:14:08.40
     for name, rows, mean_in, mean_out, kind, span_s in [
         ("AzureLLMInferenceTrace_code.csv", 8819, 2048, 28, "code", 3435.95),
         ("AzureLLMInferenceTrace_conv.csv", 19366, 1155, 211, "conversation", 3501.72),
     ]:
-        path = need_data(f"azure-llm-2023/{name}")
+        path = data_file(f"azure-llm-2023/{name}")
         df = traces.load_trace(path)
         assert len(df) == rows
         assert round(df["input_tokens"].mean()) == mean_in
@@ -229,8 +230,9 @@ def test_real_azure_2023():
         schema.validate_requests(df)
 
 
+@requires_data("mooncake-fast25/conversation_trace.jsonl")
 def test_real_mooncake():
-    path = need_data("mooncake-fast25/conversation_trace.jsonl")
+    path = data_file("mooncake-fast25/conversation_trace.jsonl")
     df = traces.load_trace(path)
     assert len(df) == 12031
     assert df["arrival_s"].iloc[-1] == pytest.approx(3536.999)
