@@ -126,8 +126,8 @@ from workbench.workloads import characterize
 for by in ("log_type", "model"):
     print(characterize.failure_rates(bg, by).round(4).to_string(index=False), end="\n\n")
 conv = characterize.conversation_stats(bg)
-print(f"sessions in the BurstGPT source: {conv['sessions']}"
-      + (f", mean turns {conv['mean_turns']:.2f}" if conv["sessions"] else " (no Session ID column: a v1 file or the stand-in)"))
+print(f"sessions in the BurstGPT source: {conv.sessions}"
+      + (f", mean turns {conv.mean_turns:.2f}" if conv.sessions else " (no Session ID column: a v1 file or the stand-in)"))
 
 # %% [markdown]
 # ## Fit, generate, re-fit

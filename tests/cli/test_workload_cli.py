@@ -6,12 +6,14 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from workbench.data import find
+from workbench.testing import requires_data
 from workbench.workloads import burstgpt as B
 from workbench.workloads import streaming as S
 from workbench.workloads.convert import read_table
@@ -190,10 +192,26 @@ def test_pipeline_burstgpt_fit_to_vllm(tmp_path):
     assert (gen["model"] == "GPT-4").all() or model.model is not None
 
 
-@pytest.mark.skipif(
-    find("azure-llm-2023/AzureLLMInferenceTrace_conv.csv") is None,
-    reason="Azure LLM 2023 trace not on the data search path",
-)
+def test_describe_json_is_the_recorded_output(tmp_path):
+    """``describe --json`` prints byte for byte what it printed when the characterization returned dicts
+    (``describe_sessions.json``, recorded then): every section, including conversations and clients, on a small
+    deterministic table with sessions and clients."""
+    i = np.arange(240)
+    pd.DataFrame(
+        {
+            "arrival_s": np.round(i * 15.0 + (i * 7919 % 13), 3),
+            "input_tokens": 1 + (i * 37) % 900,
+            "output_tokens": (i * 53) % 300,
+            "session_id": pd.array([f"s{k % 31}" if k % 5 else None for k in i], dtype="string"),
+            "client_id": i % 7,
+        }
+    ).to_csv(tmp_path / "sessions.csv", index=False)
+    recorded = (Path(__file__).parent / "describe_sessions.json").read_text()
+    assert ok("workload", "describe", "sessions.csv", "--json", cwd=tmp_path) == recorded
+    assert json.loads(recorded)["conversations"] == {"sessions": 31.0, "mean_turns": 192 / 31}
+
+
+@requires_data("azure-llm-2023/AzureLLMInferenceTrace_conv.csv")
 def test_pipeline_azure_describe_compare(tmp_path):
     """README pipeline 3: describe the Azure conversation trace, generate a look-alike, compare the two."""
     name = "azure-llm-2023/AzureLLMInferenceTrace_conv.csv"

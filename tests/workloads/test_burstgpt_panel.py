@@ -16,7 +16,7 @@ def test_select_and_analyze_the_stand_in():
     gpt4 = ta.select(df, model="GPT-4", log_type="conversation")
     assert len(gpt4) < len(df) and set(gpt4["model"].astype(str)) == {"GPT-4"}
     out = ta.analyze(api, window_s=1200.0, rate_scale=2.0, seed=1)
-    assert list(out.series) == ["trace", "generated x2"] and out.summary["requests"] == len(api)
+    assert list(out.series) == ["trace", "generated x2"] and out.summary.requests == len(api)
     assert out.generated["arrival_s"].iloc[-1] <= api["arrival_s"].iloc[-1] / 2 + 1200
     with pytest.raises(ValueError, match="at least 50"):
         ta.analyze(api.iloc[:10])

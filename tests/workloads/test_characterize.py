@@ -166,7 +166,9 @@ def test_conversation_and_failures():
         }
     )
     s = C.conversation_stats(df)
-    assert s["sessions"] == 2 and sorted(s["turns"].tolist()) == [1, 2] and s["gaps_s"].tolist() == [3.0]
+    assert s.sessions == 2 and sorted(s.turns.tolist()) == [1, 2] and s.gaps_s.tolist() == [3.0] and s.mean_turns == 1.5
+    none = C.conversation_stats(df.drop(columns="session_id"))
+    assert none.sessions == 0 and none.turns.size == none.gaps_s.size == 0 and np.isnan(none.mean_turns)
     fr = C.failure_rates(df, "model").set_index("model")
     assert fr.loc["ChatGPT", "failure_rate"] == pytest.approx(1 / 3)
     assert fr.loc["GPT-4", "known"] == 1 and fr.loc["GPT-4", "failure_rate"] == 1.0
@@ -181,10 +183,11 @@ def test_real_traces_burstiness_differs_between_services():
     code = traces.load_trace(data_file(AZURE_CODE))
     conv = traces.load_trace(data_file(AZURE_CONV))
     sc, sv = C.summarize(code), C.summarize(conv)
-    assert sc["gap_cv"] > 5 * sv["gap_cv"]
-    assert sc["median_shape"] < 0.5 < sv["median_shape"]
-    assert sc["share_gamma_better"] == 1.0
-    assert sc["mean_input_tokens"] > sv["mean_input_tokens"] and sc["mean_output_tokens"] < sv["mean_output_tokens"]
+    assert sc.gap_cv > 5 * sv.gap_cv
+    assert sc.median_shape < 0.5 < sv.median_shape
+    assert sc.share_gamma_better == 1.0
+    assert sc.mean_input_tokens > sv.mean_input_tokens and sc.mean_output_tokens < sv.mean_output_tokens
+    assert (sc.requests, sv.requests) == (len(code), len(conv))
 
 
 @requires_data(MOONCAKE)

@@ -215,6 +215,10 @@ def test_stats_helpers(r1):
     prof = st.diurnal_profile(r1)
     assert len(prof) == 24 and prof.notna().all()
     assert 0 <= st.exponential_ks(r1, "output_tokens") <= 1
+    b = st.burstiness(r1)
+    assert 0 < b.cv_p25 <= b.cv_median <= b.cv_p75
+    active = r1.family > 0
+    assert b.weibull_fraction == pytest.approx((r1.family[active] == 2).mean()) == 1 - b.gamma_fraction
     rng = np.random.default_rng(0)
     assert st.bimodality_coefficient(rng.uniform(size=200_000)) == pytest.approx(5 / 9, abs=0.01)
 

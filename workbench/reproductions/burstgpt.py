@@ -15,6 +15,7 @@ conversation trace, which is where the findings meet production data.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -71,7 +72,7 @@ def sources(scale: Scale = "full") -> dict[str, pd.DataFrame]:
 def services_table(scale: Scale = "full") -> pd.DataFrame:
     """Side-by-side characterization of every source (one row each, :func:`characterize.summarize`)."""
     rows = [C.summarize(df, window_s=WINDOW_S, seed=SEED, label=name) for name, df in sources(scale).items()]
-    return pd.DataFrame(rows).set_index("trace")
+    return pd.DataFrame(map(dataclasses.asdict, rows)).set_index("trace")
 
 
 @functools.cache

@@ -19,6 +19,7 @@ finding, the claim says "partial" and explains why.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -77,7 +78,7 @@ def characterization() -> pd.DataFrame:
                 "clients_without_lengths": int((~p.has_lengths).sum()),
                 "top10_share": st.top_share(p, 10),
                 "top10_variance_share": float(st.variance_share(p)[top].sum()),
-                **b,
+                **dataclasses.asdict(b),
                 "peak_hour": int(prof.idxmax()),
                 "trough_hour": int(prof.idxmin()),
                 "peak_trough_ratio": float(prof.max() / prof.min()),

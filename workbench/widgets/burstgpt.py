@@ -87,11 +87,11 @@ class BurstGPTPanel:
             else ""
         )
         self.status.value = (
-            f"{label}<b>{len(df):,}</b> requests, {s['rate_rps']:.3g} req/s; gap CV {s['gap_cv']:.2f}, "
-            f"IDC(60 s) {s['idc_60s']:.2f}<br>median Gamma shape {s['median_shape']:.2f} "
-            f"({s['share_windows_shape_lt_1']:.0%} of windows < 1, Gamma better in {s['share_gamma_better']:.0%})<br>"
-            f"Zipf exponent {s['zipf_alpha']:.2f}; response ~ request^{m.response_slope:.2f} "
-            f"(Spearman {s['spearman_in_out']:.2f})<br>generated x{self.rate_scale.value:g}: {len(out.generated):,} "
+            f"{label}<b>{len(df):,}</b> requests, {s.rate_rps:.3g} req/s; gap CV {s.gap_cv:.2f}, "
+            f"IDC(60 s) {s.idc_60s:.2f}<br>median Gamma shape {s.median_shape:.2f} "
+            f"({s.share_windows_shape_lt_1:.0%} of windows < 1, Gamma better in {s.share_gamma_better:.0%})<br>"
+            f"Zipf exponent {s.zipf_alpha:.2f}; response ~ request^{m.response_slope:.2f} "
+            f"(Spearman {s.spearman_in_out:.2f})<br>generated x{self.rate_scale.value:g}: {len(out.generated):,} "
             f"requests over {out.generated['arrival_s'].iloc[-1] / 3600:.2f} h"
         )
         redraw(self.rate, fig_wl.arrivals_over_time(out.series, fig=go.Figure()), height=340)

@@ -106,8 +106,8 @@ def describe(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0) -> p
     if "session_id" in df and df["session_id"].notna().any():
         conv = C.conversation_stats(df)
         rows += [
-            _row("conversations", "sessions", conv["sessions"], "sessions"),
-            _row("conversations", "mean_turns", conv["mean_turns"], "turns"),
+            _row("conversations", "sessions", conv.sessions, "sessions"),
+            _row("conversations", "mean_turns", conv.mean_turns, "turns"),
         ]
     if "client_id" in df:
         counts = np.sort(df["client_id"].value_counts().to_numpy())[::-1]

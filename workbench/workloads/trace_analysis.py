@@ -156,7 +156,7 @@ class TraceAnalysis:
         :func:`length_curve` of the request lengths.
     request_response : DataFrame
         :func:`workbench.workloads.characterize.request_response`.
-    summary : dict
+    summary : TraceSummary
         :func:`workbench.workloads.characterize.summarize`.
     """
 
@@ -166,7 +166,7 @@ class TraceAnalysis:
     series: dict[str, pd.DataFrame]
     length: dict
     request_response: pd.DataFrame
-    summary: dict
+    summary: C.TraceSummary
 
 
 def analyze(

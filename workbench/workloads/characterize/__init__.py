@@ -23,7 +23,7 @@ the widget and the generator's fit:
   (BurstGPT v3), and failure rates by model, log type and hour.
 
 One submodule per heading (:mod:`.burstiness`, :mod:`.profiles`, :mod:`.lengths`, :mod:`.sessions`) and
-:func:`summarize` (:mod:`.summary`), one row of headline statistics per trace; every public name is importable from
+:func:`summarize` (:mod:`.summary`), a :class:`TraceSummary` record of headline statistics per trace; every public name is importable from
 ``workbench.workloads.characterize``. Empirical distributions (CDFs, CCDFs) are in :mod:`workbench.distributions`.
 
 Examples
@@ -47,8 +47,8 @@ from .lengths import (
     zipf_cdf,
 )
 from .profiles import periodicity, time_profile
-from .sessions import conversation_stats, failure_rates
-from .summary import summarize
+from .sessions import ConversationStats, conversation_stats, failure_rates
+from .summary import TraceSummary, summarize
 
 __all__ = [
     "detect_resolution",
@@ -64,7 +64,9 @@ __all__ = [
     "fit_lengths",
     "zipf_cdf",
     "request_response",
+    "ConversationStats",
     "conversation_stats",
     "failure_rates",
+    "TraceSummary",
     "summarize",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -10,11 +12,31 @@ from ..schema import validate_requests
 from .profiles import _clock
 
 
-def conversation_stats(df: pd.DataFrame) -> dict:
-    """Turns per conversation and gaps between consecutive turns, for traces with ``session_id`` (BurstGPT v3).
+@dataclass(frozen=True, eq=False)
+class ConversationStats:
+    """The conversations of a trace (:func:`conversation_stats`).
 
-    Returns a dict with ``sessions``, ``turns`` (array, one per session), ``gaps_s`` (array, between consecutive
-    turns of a session) and ``mean_turns``; empty arrays when the trace has no sessions.
+    Attributes
+    ----------
+    sessions : int
+        Number of distinct sessions (0 when the trace records none).
+    turns : ndarray of int
+        Requests per session, one entry per session in order of first appearance.
+    gaps_s : ndarray of float
+        Gaps between consecutive turns of the same session, session by session.
+    mean_turns : float
+        Mean of ``turns`` (NaN without sessions).
+    """
+
+    sessions: int
+    turns: np.ndarray
+    gaps_s: np.ndarray
+    mean_turns: float
+
+
+def conversation_stats(df: pd.DataFrame) -> ConversationStats:
+    """Turns per conversation and gaps between consecutive turns, for traces with ``session_id`` (BurstGPT v3);
+    empty arrays when the trace has no sessions.
 
     Examples
     --------
@@ -22,12 +44,12 @@ def conversation_stats(df: pd.DataFrame) -> dict:
     >>> df = pd.DataFrame({"arrival_s": [0.0, 1.0, 5.0, 9.0], "input_tokens": 1, "output_tokens": 1,
     ...                    "session_id": pd.array(["a", "b", "a", None], dtype="string")})
     >>> s = conversation_stats(df)
-    >>> s["turns"].tolist(), s["gaps_s"].tolist()
-    ([2, 1], [5.0])
+    >>> s.sessions, s.turns.tolist(), s.gaps_s.tolist()
+    (2, [2, 1], [5.0])
     """
     validate_requests(df)
     if "session_id" not in df or df["session_id"].isna().all():
-        return {"sessions": 0, "turns": np.array([], int), "gaps_s": np.array([]), "mean_turns": float("nan")}
+        return ConversationStats(sessions=0, turns=np.array([], int), gaps_s=np.array([]), mean_turns=float("nan"))
     sub = df.loc[df["session_id"].notna(), ["session_id", "arrival_s"]]
     codes, uniques = pd.factorize(sub["session_id"])
     t = sub["arrival_s"].to_numpy(dtype=float)
@@ -35,12 +57,9 @@ def conversation_stats(df: pd.DataFrame) -> dict:
     c, ts = codes[order], t[order]
     same = c[1:] == c[:-1]
     turns = np.bincount(codes)
-    return {
-        "sessions": int(len(uniques)),
-        "turns": turns,
-        "gaps_s": np.diff(ts)[same],
-        "mean_turns": float(turns.mean()),
-    }
+    return ConversationStats(
+        sessions=int(len(uniques)), turns=turns, gaps_s=np.diff(ts)[same], mean_turns=float(turns.mean())
+    )
 
 
 def failure_rates(df: pd.DataFrame, by: str = "model") -> pd.DataFrame:

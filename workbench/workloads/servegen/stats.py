@@ -11,17 +11,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
 from ..._validate import integer, one_of
-from ...distributions import weighted_quantile
 from .pool import ClientPool
 
 __all__ = [
     "lorenz_curve",
     "top_share",
     "variance_share",
+    "PoolBurstiness",
     "burstiness",
     "diurnal_profile",
     "exponential_ks",
@@ -65,18 +67,46 @@ def variance_share(pool: ClientPool) -> np.ndarray:
     return ((r - r.mean(axis=1, keepdims=True)) * da).sum(axis=1) / var
 
 
-def burstiness(pool: ClientPool) -> dict[str, float]:
-    """Rate-weighted CV quartiles over active client-windows, and the fraction of windows fitted by Weibull."""
-    q25, q50, q75 = weighted_quantile(*pool.cv_distribution(), [0.25, 0.5, 0.75])
+@dataclass(frozen=True)
+class PoolBurstiness:
+    """How bursty a pool's clients are (:func:`burstiness`).
+
+    Attributes
+    ----------
+    cv_p25, cv_median, cv_p75 : float
+        Quartiles of the per-client inter-arrival CV over active client-windows, weighted by rate.
+    weibull_fraction, gamma_fraction : float
+        Shares of active client-windows whose inter-arrivals are fitted by a Weibull and by a Gamma (0 for both when
+        no window is active).
+    """
+
+    cv_p25: float
+    cv_median: float
+    cv_p75: float
+    weibull_fraction: float
+    gamma_fraction: float
+
+
+def burstiness(pool: ClientPool) -> PoolBurstiness:
+    """Rate-weighted CV quartiles over active client-windows, and the fraction of windows fitted by each family.
+
+    Examples
+    --------
+    >>> from workbench.workloads.servegen import load_pool
+    >>> b = burstiness(load_pool("m-small"))
+    >>> b.cv_p25 <= b.cv_median <= b.cv_p75, round(b.weibull_fraction + b.gamma_fraction, 9)
+    (True, 1.0)
+    """
+    q25, q50, q75 = pool.weighted_cv_quantiles([0.25, 0.5, 0.75])
     active = pool.family > 0
     weib = float((pool.family == 2).sum() / max(active.sum(), 1))
-    return {
-        "cv_p25": float(q25),
-        "cv_median": float(q50),
-        "cv_p75": float(q75),
-        "weibull_fraction": weib,
-        "gamma_fraction": 1.0 - weib if active.any() else 0.0,
-    }
+    return PoolBurstiness(
+        cv_p25=float(q25),
+        cv_median=float(q50),
+        cv_p75=float(q75),
+        weibull_fraction=weib,
+        gamma_fraction=1.0 - weib if active.any() else 0.0,
+    )
 
 
 def diurnal_profile(pool: ClientPool) -> pd.Series:
