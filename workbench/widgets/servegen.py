@@ -66,7 +66,7 @@ class ServeGenPanel:
         self.ttft = FigurePane()
         self._sync_model()
         self.update()
-        for c in (
+        redrawing = [
             self.day,
             self.hour,
             self.span,
@@ -76,24 +76,13 @@ class ServeGenPanel:
             self.prefill,
             self.decode,
             self.kv,
-        ):
+        ]
+        for c in redrawing:
             c.observe(self._on_change, names="value")
         self.model.observe(self._on_model, names="value")
         self.button.on_click(self._on_capacity)
         self.widget = panel(
-            [
-                self.model,
-                self.day,
-                self.hour,
-                self.span,
-                self.mean_rate,
-                self.top,
-                self.slo,
-                self.prefill,
-                self.decode,
-                self.kv,
-                self.button,
-            ],
+            [self.model, *redrawing, self.button],
             [self.timeline, self.ttft],
             info=W.VBox([self.stats, self.capacity]),
         )
