@@ -87,8 +87,8 @@ def optimal_throughput(
         "memory_s": mem,
         "network_s": net,
         "bound": ("compute", "memory", "network")[int(np.argmax([comp, mem, net]))],
-        "optimal_tokens_per_s": tokens / max(comp, mem, net) / dep.tp,
-        "sequential_tokens_per_s": tokens / seq / dep.tp,
+        "optimal_tokens_per_s": tokens / max(comp, mem, net) / dep.gpus,
+        "sequential_tokens_per_s": tokens / seq / dep.gpus,
         "headline_tokens_per_s": g.peak_flops(dep.dtype) / (2 * m.active_params),
     }
 

@@ -42,7 +42,9 @@ from .._validate import integer, nonnegative, one_of, positive
 __all__ = ["ServerConfig", "InstanceRun", "simulate", "simulate_instance", "balance", "latency_summary", "BALANCERS"]
 
 #: Load balancers that :func:`balance` implements (assignment on arrival, independent of the instances' state).
-BALANCERS = ("round_robin", "random")
+#: Replica load balancers. ``least_outstanding`` needs the replicas' state at each arrival, so only the hardware
+#: replicas of :func:`workbench.serving.serve` (simulated together) offer it; :func:`balance` places on arrival.
+BALANCERS = ("round_robin", "random", "least_outstanding")
 
 
 @dataclass(frozen=True)
@@ -308,6 +310,11 @@ def balance(n: int, n_instances: int, balancer: str = "round_robin", *, seed: Se
     n = integer("n", n, minimum=0)
     n_instances = integer("n_instances", n_instances, minimum=1)
     one_of("balancer", balancer, BALANCERS)
+    if balancer == "least_outstanding":
+        raise ValueError(
+            "balancer='least_outstanding' depends on the replicas' state at each arrival: use workbench.serving.serve "
+            "(hardware replicas simulated together); balance() places requests on arrival (round_robin, random)"
+        )
     if balancer == "round_robin":
         return np.arange(n) % n_instances
     return generator(seed).integers(0, n_instances, size=n)

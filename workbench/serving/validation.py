@@ -78,7 +78,7 @@ def replay(row) -> float:
             dep,
             Scheduler("sarathi", max_num_seqs=DENSE_BATCH_TOKENS // 2, max_num_batched_tokens=DENSE_BATCH_TOKENS),
         )
-        return float(b * (isl + osl) / np.max(r.finish_s) / dep.tp)
+        return float(b * (isl + osl) / np.max(r.finish_s) / dep.gpus)
     r = simulate_replica(
         np.zeros(b),
         np.full(b, isl),
@@ -89,7 +89,7 @@ def replay(row) -> float:
     if row["metric"] == "ttft_s":
         return float(np.max(r.first_token_s))
     if row["metric"] == "output_tokens_per_s_per_gpu":
-        return float(b * osl / np.max(r.finish_s) / dep.tp)
+        return float(b * osl / np.max(r.finish_s) / dep.gpus)
     raise ValueError(f"unknown metric {row['metric']!r} in the published table")
 
 
