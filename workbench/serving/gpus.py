@@ -24,7 +24,8 @@ import pandas as pd
 
 from .._validate import integer, positive
 from .capacity import SLO, meets_slo
-from .engine import Scheduler, serve
+from .cluster import serve
+from .engine import Scheduler
 from .roofline import Deployment
 
 __all__ = ["optimal_throughput", "capacity_gpus"]
