@@ -60,6 +60,7 @@ def test_prefix_sharing_prefills_only_the_unshared_tokens():
     assert shared.first_token_s[1] - shared.admit_s[1] == pytest.approx(expect, rel=1e-12)
     full = dep.iteration_s(1536, 1536 * 1537 / 2, 0, 0, sampled=1)
     assert alone.first_token_s[1] - alone.admit_s[1] == pytest.approx(full, rel=1e-12)
+    assert shared.prefill_tokens.tolist() == [1536, 512] and alone.prefill_tokens.tolist() == [1536, 1536]
 
 
 def test_prefix_sharing_saves_the_shared_blocks():

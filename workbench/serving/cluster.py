@@ -41,7 +41,9 @@ def serve(
     the replicas are simulated together (each pauses at every arrival for the router). ``prefix_sharing`` shares the
     KV blocks of equal ``hash_ids`` (a column of the table, Mooncake traces) across the requests of a replica.
 
-    The table has ``replica``, ``queue_s``, ``ttft_s``, ``tbt_s``, ``e2e_s``, ``rejected`` and ``preemptions``, and
+    The table has ``replica``, ``queue_s``, ``ttft_s``, ``tbt_s``, ``e2e_s``, ``rejected``, ``preemptions`` and
+    ``prefill_tokens`` (the tokens prefilled for the request: its prompt less a shared prefix, plus recomputations),
+    and
     ``attrs`` holds ``gpus``, ``busy_fraction`` and ``stopped`` (an early stop).
 
     Examples
@@ -78,6 +80,7 @@ def serve(
     r = st.run(range(arr.size))
     table = _metrics_table(arr, "replica", rep, inp, out, r.admit_s, r.first_token_s, r.finish_s, r.rejected)
     table["preemptions"] = r.preemptions
+    table["prefill_tokens"] = r.prefill_tokens
     span = float(np.nanmax(r.finish_s)) if np.isfinite(r.finish_s).any() else math.nan
     table.attrs.update(
         {

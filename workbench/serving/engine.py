@@ -109,6 +109,7 @@ class ReplicaRun:
     finish_s: np.ndarray
     rejected: np.ndarray
     preemptions: np.ndarray
+    prefill_tokens: np.ndarray
     busy_s: float
     stopped: bool
     violations: int
@@ -181,6 +182,7 @@ class _State:
         self.first = [math.nan] * n
         self.finish = [math.nan] * n
         self.preempt = [0] * n
+        self.prefill = [0] * n  # prompt (and recomputed) tokens each request had prefilled
         self.gen = [1 if p else 0 for p in self.pre_l]  # tokens generated so far (a prefilled request brings one)
         self.off = [0] * n  # a running request's private context = off + T (its replica's decode step)
         self.join_t = [0] * n  # decode step at which it joined the running batch
@@ -210,6 +212,7 @@ class _State:
             np.array(self.finish)[pick],
             self.too_big[pick],
             np.array(self.preempt)[pick],
+            np.array(self.prefill)[pick],
             self.busy,
             self.stopped,
             self.violations,
@@ -390,6 +393,7 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
                     sk = min(lead, need - 1)
                     skip.append(sk)
                     tok += need - sk
+                    st.prefill[i] += need - sk
                     pairs += need * (need + 1) / 2 - sk * (sk + 1) / 2
             if st.violations > allowed:
                 st.stopped = True
