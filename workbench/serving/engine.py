@@ -46,7 +46,7 @@ import numpy as np
 
 from .._validate import integer, one_of
 from .roofline import Deployment
-from .simulator import _check_requests
+from .simulator import _check_requests, _steps_to_reach
 
 __all__ = ["HASH_BLOCK_TOKENS", "PREEMPTIONS", "SCHEDULERS", "Scheduler", "ReplicaRun", "simulate_replica"]
 
@@ -474,13 +474,7 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
                 k = min(k, max(1, int((lim - K0) // n_run) + 1))
             per, inc = a + s * K0, s * n_run
             if nxt < math.inf and ((not waiting and n_run < max_seqs) or nxt == horizon[0]):
-                gap = nxt - t
-                if inc > 0:
-                    b = per - inc / 2
-                    k_arr = math.ceil((-b + math.sqrt(b * b + 2 * inc * gap)) / inc - 1e-12)
-                else:
-                    k_arr = math.ceil(gap / per - 1e-12)
-                k = min(k, max(k_arr, 1))
+                k = min(k, _steps_to_reach(per, inc, nxt - t))
             if (S + n_run * (T + k)) // B + n_run > cap and blocks_at(T + k) > cap:  # the cache fills up first
                 lo, hi = 1, k  # blocks_at(T + lo) fits, blocks_at(T + hi) does not
                 while hi - lo > 1:

@@ -273,14 +273,7 @@ def simulate_instance(
             # the next arrival matters if it can be admitted, or if it is oversized (it is rejected on arrival and
             # must not hold up the queue behind it)
             if q < n and (need[q] > budget or (n_run < max_batch and kv_used + need[q] <= budget)):
-                gap = arr_l[q] - t
-                # smallest k >= 1 with k * per + inc * k (k - 1) / 2 >= gap
-                if inc > 0:
-                    b = per - inc / 2
-                    k_arr = math.ceil((-b + math.sqrt(b * b + 2 * inc * gap)) / inc - 1e-12)
-                else:
-                    k_arr = math.ceil(gap / per - 1e-12)
-                k = min(k, max(k_arr, 1))
+                k = min(k, _steps_to_reach(per, inc, arr_l[q] - t))
             t += k * per + inc * k * (k - 1) / 2
             T += k
         while heap and heap[0][0] <= T:
@@ -297,6 +290,17 @@ def simulate_instance(
         stopped=violations > allowed,
         violations=violations,
     )
+
+
+def _steps_to_reach(per: float, inc: float, gap: float) -> int:
+    """Fewest decode iterations (at least one) of durations ``per``, ``per + inc``, ``per + 2 inc``, ... that last
+    ``gap`` seconds: the smallest ``k >= 1`` with ``k per + inc k (k - 1) / 2 >= gap``."""
+    if inc > 0:
+        b = per - inc / 2
+        k = math.ceil((-b + math.sqrt(b * b + 2 * inc * gap)) / inc - 1e-12)
+    else:
+        k = math.ceil(gap / per - 1e-12)
+    return max(k, 1)
 
 
 def balance(n: int, n_instances: int, balancer: str = "round_robin", *, seed: Seed = None) -> np.ndarray:
