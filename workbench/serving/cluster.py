@@ -77,7 +77,7 @@ def serve(
                 pass
             if st.stopped:
                 break
-    r = st.run(range(arr.size))
+    r = st.run()
     table = _metrics_table(arr, "replica", rep, inp, out, r.admit_s, r.first_token_s, r.finish_s, r.rejected)
     table["preemptions"] = r.preemptions
     table["prefill_tokens"] = r.prefill_tokens

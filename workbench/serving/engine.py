@@ -153,7 +153,7 @@ def simulate_replica(
     loop = _replica_loop(st, list(range(arr.size)), [math.inf], limit, allowed)
     for _ in loop:  # a lone replica never pauses: its horizon is infinite
         pass
-    return st.run([i for i in range(arr.size)])
+    return st.run()
 
 
 class _State:
@@ -203,16 +203,15 @@ class _State:
         self.violations = 0
         self.stopped = False
 
-    def run(self, idx) -> ReplicaRun:
-        """The :class:`ReplicaRun` of the requests ``idx``."""
-        pick = np.asarray(idx, dtype=np.int64)
+    def run(self) -> ReplicaRun:
+        """The :class:`ReplicaRun` of every request."""
         return ReplicaRun(
-            np.array(self.admit)[pick],
-            np.array(self.first)[pick],
-            np.array(self.finish)[pick],
-            self.too_big[pick],
-            np.array(self.preempt)[pick],
-            np.array(self.prefill)[pick],
+            np.array(self.admit),
+            np.array(self.first),
+            np.array(self.finish),
+            self.too_big.copy(),
+            np.array(self.preempt),
+            np.array(self.prefill),
             self.busy,
             self.stopped,
             self.violations,
@@ -366,31 +365,32 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
             tok = sum([it[2] - it[1] for it in prefilling]) if prefilling else 0
             taken = reserved
             direct: list[int] = []  # prefilled or swapped-out requests: straight into the decoding batch
-            while waiting and n_run + len(prefilling) + len(new) + len(direct) < max_seqs:
+            slots = max_seqs - n_run - len(prefilling)
+            while waiting and slots > 0:
                 i = waiting[0]
                 need = inp_l[i] + gen[i]
                 if not pre_l[i] and ((tok >= room) if sarathi else (new and tok + need > room)):
                     break
-                blk = (need - hfull[i] + B - 1) // B
-                if share:  # its prefix blocks not resident yet (an upper bound: held ones cost nothing)
-                    blk += sum([hb_per for h in hid[i] if h not in refs])
-                if cap - used - taken - blk < water:
+                own = (need - hfull[i] + B - 1) // B
+                blk = own + sum([hb_per for h in hid[i] if h not in refs]) if share else own
+                if cap - used - taken - blk < water:  # (prefix blocks not resident yet: an upper bound)
                     if exact:
                         break
                     used, exact = blocks_at(step), True
                     continue
                 waiting.popleft()
-                lead = hold(i)[0] if share else 0
-                taken += (need - hfull[i] + B - 1) // B
+                slots -= 1
+                taken += own
                 if math.isnan(admit[i]):
                     admit[i] = t
                     if t - arr_l[i] > limit:
                         st.violations += 1
+                lead = hold(i)[0] if share else 0
                 if pre_l[i]:
                     direct.append(i)
                 else:
                     new.append(i)
-                    sk = min(lead, need - 1)
+                    sk = lead if lead < need else need - 1
                     skip.append(sk)
                     tok += need - sk
                     st.prefill[i] += need - sk
@@ -444,15 +444,25 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
             if decodes:
                 T += 1
             for i in done:
-                gen[i] += 1
+                g = gen[i] = gen[i] + 1
                 if math.isnan(first[i]):
                     first[i] = t
-                if gen[i] >= out_l[i]:
+                if g >= out_l[i]:
                     finish[i] = t
                     if share:
                         release(i)
-                else:
-                    join(i)
+                else:  # join(i), inlined on the hot path
+                    h = hfull[i]
+                    o = off[i] = inp_l[i] + g - h - T
+                    join_t[i] = T
+                    Q += o // B
+                    cnt[o % B] += 1
+                    S += o
+                    SH += h
+                    n_run += 1
+                    ep = epoch[i]
+                    order.append((i, ep))
+                    heapq.heappush(heap, (T + out_l[i] - g, i, ep))
             if sarathi:
                 prefilling = [it for it in prefilling if it[1] < it[2]]
         elif n_run:
@@ -499,4 +509,12 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
                 continue
             gen[i] = out_l[i]
             finish[i] = t
-            leave(i)
+            o = off[i]  # leave(i), inlined on the hot path
+            Q -= o // B
+            cnt[o % B] -= 1
+            S -= o
+            SH -= hfull[i]
+            n_run -= 1
+            epoch[i] += 1
+            if share:
+                release(i)
