@@ -72,10 +72,12 @@ def _least_outstanding() -> float:
     )[1]
 
 
-def _vidur_point() -> float:
+@functools.cache
+def _vidur_point() -> tuple[float, float]:
     w = _workload(100.0, 3600.0).iloc[:19_000]
     dep = Deployment("Llama-3.1-8B", "H100-SXM", tp=2)
-    return best_time(lambda: serve(w, dep, Scheduler("vllm", max_num_batched_tokens=16384)), repeat=3)
+    runs = [_wall_and_cpu(lambda: serve(w, dep, Scheduler("vllm", max_num_batched_tokens=16384))) for _ in range(3)]
+    return min(r[0] for r in runs), min(r[1] for r in runs)
 
 
 def _capacity() -> float:
@@ -93,6 +95,7 @@ BENCHMARKS = [
     Benchmark("the same hour, CPU", 3.0, "s", lambda: _hour()[1]),
     Benchmark("the same hour with prefix sharing and swap preemption, CPU", 3.0, "s", _hour_features),
     Benchmark("10 min at 100 req/s on 4 replicas, least_outstanding balancer, CPU", 1.0, "s", _least_outstanding),
-    Benchmark("serve 19,000 requests (Vidur: ~18 s warm; 100x faster)", 0.18, "s", _vidur_point),
+    Benchmark("serve 19,000 requests (Vidur: ~18 s warm; 100x faster), wall", 0.18, "s", lambda: _vidur_point()[0]),
+    Benchmark("the same 19,000 requests, CPU", 0.18, "s", lambda: _vidur_point()[1]),
     Benchmark("capacity in GPUs over TP {1,2,4,8} x replicas (24k M-large requests)", 30.0, "s", _capacity),
 ]
