@@ -153,7 +153,7 @@ fig.validation_figure(val)
 #   2 x 70e9 FLOPs = 260 TFLOP/s) and it reaches 68.5% of that, i.e. 57% of the datasheet: interference between the
 #   overlapped kernels and the nano-batch overheads (13% in its ablation) that the model does not charge.
 # * **Sarathi-Serve: -23% on the prefill, -45% to -81% on decode iterations.** The artifact's own operator split
-#   (Table 2 CSV) shows where: its linear layers take 161 ms of the 217 ms prefill (the model: 157 ms), so the
+#   (Table 2 CSV) shows where: its linear layers take 161 ms of the 217 ms prefill (the model: 153 ms), so the
 #   roofline's GEMMs agree; the remaining ~40 ms per iteration are normalisations, rotary embeddings, sampling and
 #   the all-reduce over the PCIe cards' pairwise NVLink bridge in an eager PyTorch engine without CUDA graphs. Decode
 #   iterations grow by ~1.1 ms per request (47 ms at 1 request, 189 ms at 128) where the roofline adds 0.08 ms (the
