@@ -509,12 +509,4 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
                 continue
             gen[i] = out_l[i]
             finish[i] = t
-            o = off[i]  # leave(i), inlined on the hot path
-            Q -= o // B
-            cnt[o % B] -= 1
-            S -= o
-            SH -= hfull[i]
-            n_run -= 1
-            epoch[i] += 1
-            if share:
-                release(i)
+            leave(i)
