@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.serving.engine import Scheduler, serve, simulate_replica
+from workbench.serving import serve
+from workbench.serving.engine import Scheduler, simulate_replica
 from workbench.serving.roofline import Deployment
 
 D7 = Deployment("Llama-2-7B", "A100-80GB")

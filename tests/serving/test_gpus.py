@@ -44,7 +44,9 @@ def test_capacity_in_gpus_grows_with_load_and_tighter_slo():
 
 def test_validation_points_have_sources_and_errors():
     pub = published()
-    assert len(pub) >= 4 and pub["source"].str.contains("TensorRT-LLM").all()
+    assert pub["source"].str.contains("https://").all()
+    # at least four points from the serving papers themselves (Sarathi-Serve's artifact, NanoFlow), not engine docs
+    assert pub["engine"].isin(["sarathi-serve", "nanoflow", "vllm"]).sum() >= 4
     t = validation_table()
     assert np.allclose(t["error"], t["model_estimate"] / t["published"] - 1)
     assert (t["error"].abs() < 4).all()  # order-of-magnitude agreement; the notebook reports each error

@@ -3,15 +3,18 @@
 * :mod:`workbench.serving.simulator`: the abstract continuous-batching server. A linear iteration cost (prefill
   tokens, decode batch, resident KV tokens), a KV-cache token budget in which each request reserves its full context
   on admission (an oracle of its output length), FCFS admission mixing prefills with decodes, and instances behind a
-  load balancer (``balancer``: round-robin or random). Per-request TTFT, TBT, end-to-end latency and queueing delay.
+  load balancer (``balancer``: round-robin or random; least-outstanding on the hardware replicas). Per-request TTFT, TBT, end-to-end latency and queueing delay.
 * :mod:`workbench.serving.capacity`: SLOs (a TTFT and optionally a TBT quantile) and the highest request rate that
   meets one on the abstract server, by bisection over a rate scale, averaged over seeds.
 * :mod:`workbench.serving.provisioning`: ServeGen's use case, the under-provisioning of a naive workload model.
 * :mod:`workbench.serving.specs`: GPU and model specification tables (a source per row; user rows by dict or CSV).
 * :mod:`workbench.serving.roofline`: a replica (model, GPU, tensor parallelism) and its per-operator roofline
-  iteration cost, sequential or overlapped (NanoFlow); the linear model derived from it by least squares.
+  iteration cost, sequential or overlapped (NanoFlow), tensor- and pipeline-parallel; the linear model derived from
+  it by least squares.
 * :mod:`workbench.serving.engine`: a replica on real hardware: paged KV cache growing token by token with preemption
-  by recompute, and the vLLM, Sarathi-Serve and Orca schedulers.
+  by recompute or swap, prefix sharing over ``hash_ids``, and the vLLM, Sarathi-Serve and Orca schedulers.
+* :mod:`workbench.serving.cluster`: :func:`serve`, replicas behind a balancer (round-robin, random,
+  least-outstanding requests).
 * :mod:`workbench.serving.disagg`: prefill/decode disaggregation (separate pools, KV transfer over the network) and
   the fewest prefill and decode replicas meeting an SLO.
 * :mod:`workbench.serving.servegen_gpus`: ServeGen's under-provisioning use case sized in GPUs.
@@ -21,7 +24,8 @@
 """
 
 from .capacity import SLO, CapacityResult, capacity_search, meets_slo, summarize_at
-from .engine import SCHEDULERS, ReplicaRun, Scheduler, serve, simulate_replica
+from .cluster import serve
+from .engine import PREEMPTIONS, SCHEDULERS, ReplicaRun, Scheduler, simulate_replica
 from .roofline import EFFICIENCY, Deployment, Efficiency, fit_linear
 from .simulator import BALANCERS, InstanceRun, ServerConfig, balance, latency_summary, simulate, simulate_instance
 
@@ -34,6 +38,7 @@ __all__ = [
     "Deployment",
     "Efficiency",
     "InstanceRun",
+    "PREEMPTIONS",
     "ReplicaRun",
     "Scheduler",
     "ServerConfig",

@@ -129,7 +129,8 @@ def capacity_search(
     slo : SLO
     n_instances : int
     balancer : str
-        Load balancer across instances (:data:`~workbench.serving.simulator.BALANCERS`).
+        Load balancer across instances: "round_robin" or "random" (the abstract server places on arrival;
+        "least_outstanding" needs the hardware replicas of :func:`workbench.serving.serve`).
     rel_tol : float
         Bisection stops when the bracket's upper/lower ratio is below ``1 + rel_tol``.
     max_evaluations : int

@@ -88,7 +88,7 @@ def serve_disaggregated(
     table = _metrics_table(arr, "prefill_replica", p_rep, inp, out, admit, first, finish, rejected)
     table["decode_replica"] = d_rep
     table["preemptions"] = pre
-    table.attrs.update({"stopped": False, "gpus": n_prefill * prefill.tp + n_decode * decode.tp})
+    table.attrs.update({"stopped": False, "gpus": n_prefill * prefill.gpus + n_decode * decode.gpus})
     return table
 
 

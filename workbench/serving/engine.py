@@ -1,11 +1,20 @@
 """A serving replica on real hardware: roofline iteration costs, a paged KV cache and vLLM/Sarathi/Orca scheduling.
 
-One replica is a :class:`~workbench.serving.roofline.Deployment` (a model on ``tp`` GPUs). Its KV cache holds
+One replica is a :class:`~workbench.serving.roofline.Deployment` (a model on ``tp * pp`` GPUs). Its KV cache holds
 ``kv_capacity_tokens // block_tokens`` blocks of ``block_tokens`` (16) tokens. A request's allocation grows token by
 token: ``ceil(context / 16)`` blocks for a context of prompt plus generated tokens; the engine never knows a request's
 output length. When the cache cannot hold one more token for every decoding request, the most recently admitted
 running request is **preempted by recompute** (vLLM's default): its blocks are freed, it goes back to the front of the
-queue, and when re-admitted it prefills its prompt and the tokens it had generated, then continues.
+queue, and when re-admitted it prefills its prompt and the tokens it had generated, then continues. With
+``Scheduler(preemption="swap")`` its blocks are instead copied to host memory and, on re-admission, back (vLLM's swap
+mode): each copy costs its KV bytes over the replica's PCIe links (:attr:`Deployment.swap_s_per_token`), during which
+the engine waits; it then rejoins the decoding batch without a prefill. Host memory is not bounded.
+
+**Prefix sharing** (``hash_ids``: per request, the ids of its prompt's 512-token blocks, as in Mooncake's traces;
+equal ids mean equal KV): a request's full prompt blocks are held once per replica, by reference count, while any
+admitted request holds them (no cache of freed blocks). On admission a request skips the prefill of its leading blocks
+already resident (keeping at least its last token, which yields the first output token) and allocates blocks only for
+the blocks not yet resident plus its private tail; decode attention still reads the whole context.
 
 Schedulers (:class:`Scheduler`):
 
@@ -21,7 +30,9 @@ Iteration durations come from the deployment's roofline (:meth:`Deployment.itera
 Between events (an admission, a completion, the cache filling up) the batch is fixed and the resident KV grows by one
 token per request per iteration, so a run of pure decode iterations has a closed-form duration and the block count
 after ``k`` iterations is exact from a histogram of the contexts' residues modulo the block size: the loop is over
-events, never over iterations of a decode run, and has no per-request numpy work.
+events, never over iterations of a decode run, and has no per-request numpy work. The loop is a generator so that
+several replicas can run side by side and pause at each arrival for a router (the least-outstanding balancer of
+:func:`workbench.serving.serve`).
 """
 
 from __future__ import annotations
@@ -32,16 +43,18 @@ from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from .._rng import Seed
 from .._validate import integer, one_of
 from .roofline import Deployment
-from .simulator import _check_requests, _metrics_table, _request_arrays, balance
+from .simulator import _check_requests, _steps_to_reach
 
-__all__ = ["SCHEDULERS", "Scheduler", "ReplicaRun", "simulate_replica", "serve"]
+__all__ = ["HASH_BLOCK_TOKENS", "PREEMPTIONS", "SCHEDULERS", "Scheduler", "ReplicaRun", "simulate_replica"]
 
 SCHEDULERS = ("vllm", "sarathi", "orca")
+PREEMPTIONS = ("recompute", "swap")
+
+#: Tokens per prefix block of a ``hash_ids`` sequence (Mooncake's traces hash 512-token blocks).
+HASH_BLOCK_TOKENS = 512
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,9 @@ class Scheduler:
         Tokens per KV-cache block.
     watermark : float
         Fraction of the blocks kept free when admitting (vLLM's 0.01).
+    preemption : {"recompute", "swap"}
+        What happens to a preempted request's KV cache: dropped and recomputed on re-admission (vLLM's default), or
+        copied to host memory over PCIe and copied back (:attr:`Deployment.swap_s_per_token` each way).
     """
 
     kind: str = "vllm"
@@ -67,9 +83,11 @@ class Scheduler:
     max_num_batched_tokens: int = 8192
     block_tokens: int = 16
     watermark: float = 0.01
+    preemption: str = "recompute"
 
     def __post_init__(self) -> None:
         one_of("kind", self.kind, SCHEDULERS)
+        one_of("preemption", self.preemption, PREEMPTIONS)
         integer("max_num_seqs", self.max_num_seqs, minimum=1)
         integer("max_num_batched_tokens", self.max_num_batched_tokens, minimum=1)
         integer("block_tokens", self.block_tokens, minimum=1)
@@ -91,6 +109,7 @@ class ReplicaRun:
     finish_s: np.ndarray
     rejected: np.ndarray
     preemptions: np.ndarray
+    prefill_tokens: np.ndarray
     busy_s: float
     stopped: bool
     violations: int
@@ -104,6 +123,7 @@ def simulate_replica(
     scheduler: Scheduler = Scheduler(),
     *,
     prefilled: np.ndarray | None = None,
+    hash_ids=None,
     ttft_limit_s: float = math.inf,
     max_violations: int | None = None,
 ) -> ReplicaRun:
@@ -112,6 +132,9 @@ def simulate_replica(
     ``prefilled`` marks requests whose KV cache arrives with them (prefill/decode disaggregation: the prefill pool
     produced their first token): on admission they take their blocks and join the decoding batch without a prefill
     iteration (``first_token_s`` stays NaN for them); preempted later, they recompute like any other request.
+
+    ``hash_ids`` (one sequence of prefix-block ids per request, Mooncake's 512-token blocks of
+    :data:`HASH_BLOCK_TOKENS`) turns on prefix sharing: see the module docstring.
 
     A request whose full context (prompt plus output) needs more blocks than the whole cache, or whose prompt exceeds
     a vLLM/Orca ``max_num_batched_tokens``, is rejected on arrival (a real engine would abort it).
@@ -124,51 +147,116 @@ def simulate_replica(
     (True, 0)
     """
     arr, inp, out = _check_requests(arrival_s, input_tokens, output_tokens)
-    if not isinstance(deployment, Deployment):
-        raise TypeError(f"deployment must be a Deployment, got {type(deployment).__name__}")
-    n = arr.size
-    B = scheduler.block_tokens
-    nb = deployment.kv_capacity_tokens // B
-    if nb < 1:
-        raise ValueError(f"the KV cache of {deployment.kv_capacity_tokens} tokens is smaller than one block of {B}")
-    kind = scheduler.kind
-    vllm, sarathi = kind == "vllm", kind == "sarathi"
-    max_seqs, budget = scheduler.max_num_seqs, scheduler.max_num_batched_tokens
-    water = max(1, int(scheduler.watermark * nb))  # at least a block: a just-preempted request must not re-enter
-    cost = deployment.sequential_cost() or deployment.iteration_s
-    lines: dict[int, tuple[float, float, float]] = {}  # sequential decode lines depend on the batch size only
-    arr_l, inp_l, out_l = arr.tolist(), inp.tolist(), out.tolist()
-    too_big = ((inp + out + B - 1) // B > nb) | ((inp > budget) if not sarathi else np.zeros(n, bool))
-    big_l = too_big.tolist()
-    pre_l = [False] * n if prefilled is None else np.asarray(prefilled, dtype=bool).tolist()
-    if len(pre_l) != n:
-        raise ValueError(f"prefilled must have one flag per request ({n}), got {len(pre_l)}")
-    admit = [math.nan] * n
-    first = [math.nan] * n
-    finish = [math.nan] * n
-    preempt = [0] * n
-    gen = [1 if p else 0 for p in pre_l]  # tokens generated so far (a prefilled request brings its first)
-    off = [0] * n  # running request's context = off + T
-    join_t = [0] * n  # decode step at which it joined the running batch
-    epoch = [0] * n  # bumps on preemption: stale heap entries are skipped
+    st = _State(arr, inp, out, deployment, scheduler, prefilled, hash_ids)
     limit = float(ttft_limit_s)
-    allowed = math.inf if max_violations is None else int(max_violations)
-    violations = 0
+    allowed = math.inf if max_violations is None else integer("max_violations", max_violations, minimum=0)
+    loop = _replica_loop(st, list(range(arr.size)), [math.inf], limit, allowed)
+    for _ in loop:  # a lone replica never pauses: its horizon is infinite
+        pass
+    return st.run()
+
+
+class _State:
+    """Per-request lists shared by the replicas of one run (each request belongs to one replica)."""
+
+    def __init__(self, arr, inp, out, deployment, scheduler, prefilled, hash_ids) -> None:
+        if not isinstance(deployment, Deployment):
+            raise TypeError(f"deployment must be a Deployment, got {type(deployment).__name__}")
+        if not isinstance(scheduler, Scheduler):
+            raise TypeError(f"scheduler must be a Scheduler, got {type(scheduler).__name__}")
+        n = arr.size
+        B = scheduler.block_tokens
+        self.nb = deployment.kv_capacity_tokens // B
+        if self.nb < 1:
+            raise ValueError(f"the KV cache of {deployment.kv_capacity_tokens} tokens is smaller than one block of {B}")
+        self.dep, self.sch = deployment, scheduler
+        sarathi = scheduler.kind == "sarathi"
+        budget = scheduler.max_num_batched_tokens
+        self.too_big = ((inp + out + B - 1) // B > self.nb) | ((inp > budget) if not sarathi else np.zeros(n, bool))
+        self.arr_l, self.inp_l, self.out_l = arr.tolist(), inp.tolist(), out.tolist()
+        self.big_l = self.too_big.tolist()
+        self.pre_l = [False] * n if prefilled is None else np.asarray(prefilled, dtype=bool).tolist()
+        if len(self.pre_l) != n:
+            raise ValueError(f"prefilled must have one flag per request ({n}), got {len(self.pre_l)}")
+        self.admit = [math.nan] * n
+        self.first = [math.nan] * n
+        self.finish = [math.nan] * n
+        self.preempt = [0] * n
+        self.prefill = [0] * n  # prompt (and recomputed) tokens each request had prefilled
+        self.gen = [1 if p else 0 for p in self.pre_l]  # tokens generated so far (a prefilled request brings one)
+        self.off = [0] * n  # a running request's private context = off + T (its replica's decode step)
+        self.join_t = [0] * n  # decode step at which it joined the running batch
+        self.epoch = [0] * n  # bumps on preemption or completion: stale heap entries are skipped
+        self.share = hash_ids is not None
+        self.hid: list[tuple] = []
+        self.hfull = [0] * n  # prompt tokens in full shareable blocks
+        if self.share:
+            hash_ids = list(hash_ids)
+            if len(hash_ids) != n:
+                raise ValueError(f"hash_ids must have one sequence per request ({n}), got {len(hash_ids)}")
+            if HASH_BLOCK_TOKENS % B:
+                raise ValueError(f"block_tokens={B} must divide the {HASH_BLOCK_TOKENS}-token hash blocks")
+            full = np.minimum([len(h) for h in hash_ids], inp // HASH_BLOCK_TOKENS)
+            self.hid = [tuple(h[:k]) for h, k in zip(hash_ids, full.tolist(), strict=True)]
+            self.hfull = (full * HASH_BLOCK_TOKENS).tolist()
+        self.busy = 0.0
+        self.violations = 0
+        self.stopped = False
+
+    def run(self) -> ReplicaRun:
+        """The :class:`ReplicaRun` of every request."""
+        return ReplicaRun(
+            np.array(self.admit),
+            np.array(self.first),
+            np.array(self.finish),
+            self.too_big.copy(),
+            np.array(self.preempt),
+            np.array(self.prefill),
+            self.busy,
+            self.stopped,
+            self.violations,
+        )
+
+
+def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: float, allowed: float):
+    """The event loop of one replica over the requests ``mine`` (global ids, in arrival order; the list may grow).
+
+    A generator: whenever its clock reaches ``horizon[0]`` (the next arrival a router must place), it yields the
+    number of requests it holds (waiting, prefilling or decoding) and resumes when the router has placed that arrival.
+    With an infinite horizon it runs to the end without pausing.
+    """
+    dep, sch = st.dep, st.sch
+    B, nb = sch.block_tokens, st.nb
+    kind = sch.kind
+    vllm, sarathi = kind == "vllm", kind == "sarathi"
+    swap = sch.preemption == "swap"
+    swap_tok = dep.swap_s_per_token
+    max_seqs, budget = sch.max_num_seqs, sch.max_num_batched_tokens
+    water = max(1, int(sch.watermark * nb))  # at least a block: a just-preempted request must not re-enter
+    cost = dep.sequential_cost() or dep.iteration_s
+    lines: dict[int, tuple[float, float, float]] = {}  # sequential decode lines depend on the batch size only
+    arr_l, inp_l, out_l, big_l, pre_l = st.arr_l, st.inp_l, st.out_l, st.big_l, st.pre_l
+    admit, first, finish, preempt, gen = st.admit, st.first, st.finish, st.preempt, st.gen
+    share, hid, hfull = st.share, st.hid, st.hfull
+    hb_per = HASH_BLOCK_TOKENS // B
+    off, join_t, epoch = st.off, st.join_t, st.epoch
+    refs: dict = {}  # resident prefix block -> requests holding it
+    swapped: set[int] = set()  # preempted by swap: their KV waits in host memory
 
     t = 0.0
-    busy = 0.0
     T = 0  # decode steps so far
     heap: list[tuple[int, int, int]] = []  # (decode step at which it finishes, request, epoch)
     order: list[tuple[int, int]] = []  # (request, epoch) in admission order: LIFO victims, stale ones skipped
-    running = [False] * n
     n_run = 0
-    S = 0  # sum of offsets: resident KV tokens = S + n_run * T
-    Q = 0  # block count = Q + sum_r cnt[r] * ((r + T + B - 1) // B)
+    S = 0  # sum of private offsets: private resident KV tokens = S + n_run * T
+    SH = 0  # shared-prefix tokens the running requests attend to
+    cap = nb  # blocks not held by shared prefixes
+    Q = 0  # private block count = Q + sum_r cnt[r] * ((r + T + B - 1) // B)
     cnt = [0] * B
     waiting: deque[int] = deque()  # arrived, not admitted (preempted requests at the front)
-    prefilling: list[list[int]] = []  # Sarathi: [request, prompt tokens done, prompt length]
+    prefilling: list[list[int]] = []  # Sarathi: [request, prompt tokens done, prompt length, reserved blocks]
     reserved = 0  # blocks held by requests being prefilled
-    q = 0  # next arrival
+    q = 0  # next arrival (index into mine)
 
     def blocks_at(step: int) -> int:
         return Q + sum(c * ((r + step + B - 1) // B) for r, c in enumerate(cnt) if c)
@@ -176,83 +264,146 @@ def simulate_replica(
     def bound_at(step: int) -> int:  # an upper bound of blocks_at (each context rounds up by less than a block)
         return (S + n_run * step) // B + n_run
 
+    def hold(i: int) -> tuple[int, int]:  # request i takes its prefix blocks: (tokens already resident, new blocks)
+        nonlocal cap
+        lead, new, miss = 0, 0, False
+        for h in hid[i]:
+            c = refs.get(h, 0)
+            if c:
+                if not miss:
+                    lead += HASH_BLOCK_TOKENS
+            else:
+                miss = True
+                new += 1
+            refs[h] = c + 1
+        cap -= new * hb_per
+        return lead, new
+
+    def release(i: int) -> None:
+        nonlocal cap
+        for h in hid[i]:
+            c = refs[h] - 1
+            if c:
+                refs[h] = c
+            else:
+                del refs[h]
+                cap += hb_per
+
     def join(i: int) -> None:  # request i starts decoding with its context resident
-        nonlocal S, Q, n_run
-        o = inp_l[i] + gen[i] - T
+        nonlocal S, Q, n_run, SH
+        o = inp_l[i] + gen[i] - hfull[i] - T
         off[i], join_t[i] = o, T
         qq, rr = divmod(o, B)
         Q += qq
         cnt[rr] += 1
         S += o
+        SH += hfull[i]
         n_run += 1
-        running[i] = True
-        order.append((i, epoch[i]))
-        heapq.heappush(heap, (T + out_l[i] - gen[i], i, epoch[i]))
+        ep = epoch[i]
+        order.append((i, ep))
+        heapq.heappush(heap, (T + out_l[i] - gen[i], i, ep))
+
+    def leave(i: int) -> None:
+        nonlocal S, Q, n_run, SH
+        o = off[i]
+        qq, rr = divmod(o, B)
+        Q -= qq
+        cnt[rr] -= 1
+        S -= o
+        SH -= hfull[i]
+        n_run -= 1
+        epoch[i] += 1
+        if share:
+            release(i)
 
     def preempt_latest() -> None:  # free the most recently admitted running request; it re-queues at the front
+        nonlocal t
         v, ep = order.pop()
         while ep != epoch[v]:
             v, ep = order.pop()
         gen[v] += T - join_t[v]
+        if swap:  # its private KV goes to host memory over PCIe (the engine waits for the copy)
+            dt = (inp_l[v] + gen[v] - hfull[v]) * swap_tok
+            t += dt
+            st.busy += dt
+            swapped.add(v)
+            pre_l[v] = True
+        else:
+            pre_l[v] = False  # its KV is gone: it recomputes on re-admission
         leave(v)
-        pre_l[v] = False  # its KV is gone: it recomputes on re-admission
         preempt[v] += 1
         waiting.appendleft(v)
 
-    def leave(i: int) -> None:
-        nonlocal S, Q, n_run
-        qq, rr = divmod(off[i], B)
-        Q -= qq
-        cnt[rr] -= 1
-        S -= off[i]
-        n_run -= 1
-        running[i] = False
-        epoch[i] += 1
-
     while True:
-        while q < n and arr_l[q] <= t:  # arrivals join the queue (or are rejected)
-            if big_l[q]:
-                violations += 1
+        n = len(mine)
+        while q < n and arr_l[mine[q]] <= t:  # arrivals join the queue (or are rejected)
+            i = mine[q]
+            if big_l[i]:
+                st.violations += 1
             else:
-                waiting.append(q)
+                waiting.append(i)
             q += 1
-        if violations > allowed:
+        if st.violations > allowed:
+            st.stopped = True
             break
+        hz = horizon[0]
+        if t >= hz:
+            yield n_run + len(waiting) + len(prefilling)
+            continue
+        nxt = arr_l[mine[q]] if q < n else math.inf
+        if hz < nxt:
+            nxt = hz
         decodes = n_run > 0 and (not vllm or not waiting)
         # vLLM: decodes run only when nothing can be admitted; decide admission first
         new: list[int] = []
+        skip: list[int] = []  # prompt tokens of each new request already resident (a shared prefix)
+        pairs = 0.0  # causal (query, key) pairs of the new prompts (vLLM, Orca)
         if waiting or prefilling:
             step = T + (1 if n_run and not vllm else 0)
             used, exact = (S + n_run * step) // B + n_run, False  # a bound first; the exact count if it decides
             room = budget - (n_run if sarathi else 0)
             tok = sum([it[2] - it[1] for it in prefilling]) if prefilling else 0
             taken = reserved
-            direct: list[int] = []  # prefilled requests: straight into the decoding batch
-            while waiting and n_run + len(prefilling) + len(new) + len(direct) < max_seqs:
+            direct: list[int] = []  # prefilled or swapped-out requests: straight into the decoding batch
+            slots = max_seqs - n_run - len(prefilling)
+            while waiting and slots > 0:
                 i = waiting[0]
                 need = inp_l[i] + gen[i]
-                blk = (need + B - 1) // B
                 if not pre_l[i] and ((tok >= room) if sarathi else (new and tok + need > room)):
                     break
-                if nb - used - taken - blk < water:
+                own = (need - hfull[i] + B - 1) // B
+                blk = own + sum([hb_per for h in hid[i] if h not in refs]) if share else own
+                if cap - used - taken - blk < water:  # (prefix blocks not resident yet: an upper bound)
                     if exact:
                         break
                     used, exact = blocks_at(step), True
                     continue
                 waiting.popleft()
-                taken += blk
+                slots -= 1
+                taken += own
                 if math.isnan(admit[i]):
                     admit[i] = t
                     if t - arr_l[i] > limit:
-                        violations += 1
+                        st.violations += 1
+                lead = hold(i)[0] if share else 0
                 if pre_l[i]:
                     direct.append(i)
                 else:
                     new.append(i)
-                    tok += need
-            if violations > allowed:
+                    sk = lead if lead < need else need - 1
+                    skip.append(sk)
+                    tok += need - sk
+                    st.prefill[i] += need - sk
+                    pairs += need * (need + 1) / 2 - sk * (sk + 1) / 2
+            if st.violations > allowed:
+                st.stopped = True
                 break
             for i in direct:
+                if i in swapped:  # its KV comes back from host memory
+                    swapped.discard(i)
+                    dt = (inp_l[i] + gen[i] - hfull[i]) * swap_tok
+                    t += dt
+                    st.busy += dt
                 join(i)
             if direct and not vllm:
                 decodes = n_run > 0
@@ -261,8 +412,10 @@ def simulate_replica(
         if new or prefilling:
             # an iteration with prefill work
             if sarathi:
-                reserved += sum((inp_l[i] + gen[i] + B - 1) // B for i in new)
-                prefilling.extend([i, 0, inp_l[i] + gen[i]] for i in new)
+                for i, sk in zip(new, skip, strict=True):
+                    r = (inp_l[i] + gen[i] - hfull[i] + B - 1) // B
+                    reserved += r
+                    prefilling.append([i, sk, inp_l[i] + gen[i], r])
                 room = budget - n_run
                 chunks = []
                 for item in prefilling:  # FCFS chunks under the budget (a handful of prompts)
@@ -274,76 +427,79 @@ def simulate_replica(
                 P = sum(c for _, c in chunks)
                 pairs = sum(c * (it[1] + (c + 1) / 2) for it, c in chunks)
                 done = [it[0] for it, c in chunks if it[1] + c >= it[2]]
+                reserved -= sum([it[3] for it, c in chunks if it[1] + c >= it[2]])
                 for it, c in chunks:
                     it[1] += c
             else:
-                lens = [inp_l[i] + gen[i] for i in new]
-                P = sum(lens)
-                pairs = sum([x * (x + 1) / 2 for x in lens])
+                P = tok
                 done = new
             if decodes:
-                while n_run and bound_at(T + 1) + reserved > nb and blocks_at(T + 1) + reserved > nb:
+                while n_run and bound_at(T + 1) + reserved > cap and blocks_at(T + 1) + reserved > cap:
                     preempt_latest()  # LIFO until every decode fits
-                dt = cost(P, pairs, n_run, S + n_run * T, n_run + len(done))
+                dt = cost(P, pairs, n_run, S + n_run * T + SH, n_run + len(done))
             else:
                 dt = cost(P, pairs, 0, 0, len(done))
             t += dt
-            busy += dt
+            st.busy += dt
             if decodes:
                 T += 1
             for i in done:
-                gen[i] += 1
+                g = gen[i] = gen[i] + 1
                 if math.isnan(first[i]):
                     first[i] = t
-                if sarathi:
-                    reserved -= (inp_l[i] + gen[i] - 1 + B - 1) // B
-                if gen[i] >= out_l[i]:
+                if g >= out_l[i]:
                     finish[i] = t
-                else:
-                    join(i)
+                    if share:
+                        release(i)
+                else:  # join(i), inlined on the hot path
+                    h = hfull[i]
+                    o = off[i] = inp_l[i] + g - h - T
+                    join_t[i] = T
+                    Q += o // B
+                    cnt[o % B] += 1
+                    S += o
+                    SH += h
+                    n_run += 1
+                    ep = epoch[i]
+                    order.append((i, ep))
+                    heapq.heappush(heap, (T + out_l[i] - g, i, ep))
             if sarathi:
                 prefilling = [it for it in prefilling if it[1] < it[2]]
         elif n_run:
-            # a run of pure decode iterations until the next completion, admissible arrival or full cache; when
-            # not even one more token fits for everyone, preempt (LIFO) and decode at once, as vLLM does
-            while (S + n_run * (T + 1)) // B + n_run > nb and blocks_at(T + 1) > nb:
+            # a run of pure decode iterations until the next completion, arrival (or router horizon) or full cache;
+            # when not even one more token fits for everyone, preempt (LIFO) and decode at once, as vLLM does
+            while (S + n_run * (T + 1)) // B + n_run > cap and blocks_at(T + 1) > cap:
                 preempt_latest()
             while heap and heap[0][2] != epoch[heap[0][1]]:
                 heapq.heappop(heap)
             k = heap[0][0] - T
-            K0 = S + n_run * T
-            if deployment.overlap:
-                a, s, lim = deployment.decode_line(n_run, K0)
+            K0 = S + n_run * T + SH
+            if dep.overlap:
+                a, s, lim = dep.decode_line(n_run, K0)
             else:
                 if n_run not in lines:
-                    lines[n_run] = deployment.decode_line(n_run, K0)
+                    lines[n_run] = dep.decode_line(n_run, K0)
                 a, s, lim = lines[n_run]
             if lim < math.inf:
                 k = min(k, max(1, int((lim - K0) // n_run) + 1))
             per, inc = a + s * K0, s * n_run
-            if q < n and not waiting and n_run < max_seqs:
-                gap = arr_l[q] - t
-                if inc > 0:
-                    b = per - inc / 2
-                    k_arr = math.ceil((-b + math.sqrt(b * b + 2 * inc * gap)) / inc - 1e-12)
-                else:
-                    k_arr = math.ceil(gap / per - 1e-12)
-                k = min(k, max(k_arr, 1))
-            if (S + n_run * (T + k)) // B + n_run > nb and blocks_at(T + k) > nb:  # the cache fills up first
+            if nxt < math.inf and ((not waiting and n_run < max_seqs) or nxt == horizon[0]):
+                k = min(k, _steps_to_reach(per, inc, nxt - t))
+            if (S + n_run * (T + k)) // B + n_run > cap and blocks_at(T + k) > cap:  # the cache fills up first
                 lo, hi = 1, k  # blocks_at(T + lo) fits, blocks_at(T + hi) does not
                 while hi - lo > 1:
                     mid = (lo + hi) // 2
-                    if blocks_at(T + mid) <= nb:
+                    if blocks_at(T + mid) <= cap:
                         lo = mid
                     else:
                         hi = mid
                 k = lo
             dt = k * per + inc * k * (k - 1) / 2
             t += dt
-            busy += dt
+            st.busy += dt
             T += k
-        elif q < n:
-            t = max(t, arr_l[q])  # idle until the next arrival
+        elif nxt < math.inf:
+            t = max(t, nxt)  # idle until the next arrival (or the router's next placement)
             continue
         else:
             break
@@ -354,71 +510,3 @@ def simulate_replica(
             gen[i] = out_l[i]
             finish[i] = t
             leave(i)
-    return ReplicaRun(
-        np.array(admit),
-        np.array(first),
-        np.array(finish),
-        too_big.copy(),
-        np.array(preempt),
-        busy,
-        violations > allowed,
-        violations,
-    )
-
-
-def serve(
-    requests: pd.DataFrame,
-    deployment: Deployment,
-    scheduler: Scheduler = Scheduler(),
-    *,
-    n_replicas: int = 1,
-    balancer: str = "round_robin",
-    seed: Seed = None,
-    time_scale: float = 1.0,
-    ttft_limit_s: float = math.inf,
-    max_violations: int | None = None,
-) -> pd.DataFrame:
-    """Serve a request table on ``n_replicas`` replicas of ``deployment``; one row per request.
-
-    Parameters mirror :func:`workbench.serving.simulate`; the table has ``replica``, ``queue_s``, ``ttft_s``,
-    ``tbt_s``, ``e2e_s``, ``rejected`` and ``preemptions``, and ``attrs`` holds ``gpus``, ``busy_fraction`` and
-    ``stopped`` (an early stop).
-
-    Examples
-    --------
-    >>> reqs = pd.DataFrame({"arrival_s": [0.0, 0.1, 0.2], "input_tokens": [500, 800, 100],
-    ...                      "output_tokens": [50, 20, 80]})
-    >>> m = serve(reqs, Deployment("Llama-3.1-8B", "H100-SXM"), Scheduler("sarathi", max_num_batched_tokens=512))
-    >>> bool((m["ttft_s"] > 0).all()), m.attrs["gpus"]
-    (True, 1)
-    """
-    arr, inp, out = _request_arrays(requests, time_scale)
-    rep = balance(arr.size, n_replicas, balancer, seed=seed)
-    cols = {k: np.full(arr.size, np.nan) for k in ("admit", "first", "finish")}
-    rejected = np.zeros(arr.size, dtype=bool)
-    pre = np.zeros(arr.size, dtype=np.int64)
-    budget, stopped, busy = max_violations, False, 0.0
-    for k in range(n_replicas):  # a loop over replicas (a handful)
-        sel = np.flatnonzero(rep == k)
-        r = simulate_replica(
-            arr[sel], inp[sel], out[sel], deployment, scheduler, ttft_limit_s=ttft_limit_s, max_violations=budget
-        )
-        cols["admit"][sel], cols["first"][sel], cols["finish"][sel] = r.admit_s, r.first_token_s, r.finish_s
-        rejected[sel], pre[sel] = r.rejected, r.preemptions
-        busy += r.busy_s
-        if r.stopped:
-            stopped = True
-            break
-        if budget is not None:
-            budget -= r.violations
-    table = _metrics_table(arr, "replica", rep, inp, out, cols["admit"], cols["first"], cols["finish"], rejected)
-    table["preemptions"] = pre
-    span = float(np.nanmax(cols["finish"])) if np.isfinite(cols["finish"]).any() else math.nan
-    table.attrs.update(
-        {
-            "stopped": stopped,
-            "gpus": n_replicas * deployment.tp,
-            "busy_fraction": busy / (n_replicas * span) if span and span > 0 else math.nan,
-        }
-    )
-    return table

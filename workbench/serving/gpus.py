@@ -24,7 +24,8 @@ import pandas as pd
 
 from .._validate import integer, positive
 from .capacity import SLO, meets_slo
-from .engine import Scheduler, serve
+from .cluster import serve
+from .engine import Scheduler
 from .roofline import Deployment
 
 __all__ = ["optimal_throughput", "capacity_gpus"]
@@ -87,8 +88,8 @@ def optimal_throughput(
         "memory_s": mem,
         "network_s": net,
         "bound": ("compute", "memory", "network")[int(np.argmax([comp, mem, net]))],
-        "optimal_tokens_per_s": tokens / max(comp, mem, net) / dep.tp,
-        "sequential_tokens_per_s": tokens / seq / dep.tp,
+        "optimal_tokens_per_s": tokens / max(comp, mem, net) / dep.gpus,
+        "sequential_tokens_per_s": tokens / seq / dep.gpus,
         "headline_tokens_per_s": g.peak_flops(dep.dtype) / (2 * m.active_params),
     }
 

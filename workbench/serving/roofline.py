@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -76,7 +77,14 @@ class Deployment:
     model, gpu : str or record
         Names from :mod:`workbench.serving.specs` (or records).
     tp : int
-        Tensor-parallel degree (GPUs per replica).
+        Tensor-parallel degree (GPUs per pipeline stage).
+    pp : int
+        Pipeline-parallel stages; a replica has ``tp * pp`` GPUs. Each stage holds ``ceil(layers / pp)`` layers (the
+        slowest stage sets the pace), the weights and the KV cache are split over all of them, and an iteration's
+        batch flows through the stages as ``micro_batches`` micro-batches (default ``pp``):
+        ``(micro_batches + pp - 1)`` stage times of one micro-batch (the fill and drain bubbles of a synchronous
+        pipeline) plus ``pp - 1`` activation sends over the scale-up link, plus the LM head and the overhead once.
+        Pipeline parallelism is modelled for sequential execution only.
     dtype : {"bf16", "fp8"}
         Which peak FLOP/s the GEMMs use (the weights' bytes come from the model's ``bytes_per_param``).
     overlap : bool
@@ -105,6 +113,8 @@ class Deployment:
     model: Model  # a name (str) is accepted and resolved to its record by __post_init__
     gpu: GPU  # likewise
     tp: int = 1
+    pp: int = 1
+    micro_batches: int | None = None
     dtype: str = "bf16"
     overlap: bool = False
     memory_utilization: float = 0.9
@@ -120,6 +130,11 @@ class Deployment:
         object.__setattr__(self, "model", m)
         object.__setattr__(self, "gpu", g)
         object.__setattr__(self, "tp", integer("tp", self.tp, minimum=1, maximum=64))
+        object.__setattr__(self, "pp", integer("pp", self.pp, minimum=1, maximum=m.layers))
+        mb = self.pp if self.micro_batches is None else integer("micro_batches", self.micro_batches, minimum=1)
+        object.__setattr__(self, "micro_batches", mb)
+        if self.pp > 1 and self.overlap:
+            raise ValueError("pipeline parallelism (pp > 1) is modelled for sequential execution only (overlap=False)")
         one_of("dtype", self.dtype, ("bf16", "fp8"))
         positive("memory_utilization", self.memory_utilization)
         if self.memory_utilization > 1:
@@ -132,37 +147,44 @@ class Deployment:
             object.__setattr__(self, "efficiency", eff)
         overhead = eff.overhead_s if self.overhead_s is None else nonnegative("overhead_s", self.overhead_s)
         object.__setattr__(self, "overhead_s", overhead)
-        tp = self.tp
-        free = tp * (g.hbm_bytes * self.memory_utilization - self.activation_reserve_gb * 1e9) - m.weight_bytes
+        tp, n_gpu = self.tp, self.tp * self.pp
+        free = n_gpu * (g.hbm_bytes * self.memory_utilization - self.activation_reserve_gb * 1e9) - m.weight_bytes
         if free < m.kv_bytes_per_token * 16:
-            need = (m.weight_bytes + tp * self.activation_reserve_gb * 1e9) / self.memory_utilization / 1e9
+            need = (m.weight_bytes + n_gpu * self.activation_reserve_gb * 1e9) / self.memory_utilization / 1e9
             raise ValueError(
-                f"{m.model} ({m.weight_bytes / 1e9:.0f} GB of weights) does not fit on {tp} x {g.gpu} "
-                f"({tp * g.hbm_gb:.0f} GB, {self.memory_utilization:.0%} usable, {self.activation_reserve_gb:g} GB "
-                f"per GPU for activations): short by {-free / 1e9 + m.kv_bytes_per_token * 16 / 1e9:.1f} GB; "
-                f"needs about {need:.0f} GB, e.g. tp >= {math.ceil(need / g.hbm_gb)}"
+                f"{m.model} ({m.weight_bytes / 1e9:.0f} GB of weights) does not fit on {n_gpu} x {g.gpu} "
+                f"(tp={tp}, pp={self.pp}: {n_gpu * g.hbm_gb:.0f} GB, {self.memory_utilization:.0%} usable, "
+                f"{self.activation_reserve_gb:g} GB per GPU for activations): short by "
+                f"{-free / 1e9 + m.kv_bytes_per_token * 16 / 1e9:.1f} GB; needs about {need:.0f} GB, "
+                f"e.g. tp * pp >= {math.ceil(need / g.hbm_gb)}"
             )
         peak = g.peak_flops(self.dtype) * eff.compute * tp
         bw = g.hbm_bytes_per_s * eff.memory * tp
         embed = m.vocab * m.hidden
-        # per-token linear FLOPs exclude the embedding lookup and the LM head (counted on the sampled tokens only)
+        stage = math.ceil(m.layers / self.pp) / m.layers  # the slowest stage's share of the layers
+        # per-token linear FLOPs exclude the embedding lookup and the LM head (counted on the sampled tokens only);
+        # the per-layer terms are one pipeline stage's (all layers when pp == 1)
         object.__setattr__(
             self,
             "_c",
             {
                 "flop_s": 1.0 / peak,
                 "byte_s": 1.0 / bw,
-                "lin_flops": 2.0 * max(m.active_params - 2 * embed, 0.1 * m.active_params),
-                "shared_bytes": max(m.shared_params - 2 * embed, 0.1 * m.shared_params) * m.bytes_per_param,
+                "lin_flops": 2.0 * max(m.active_params - 2 * embed, 0.1 * m.active_params) * stage,
+                "shared_bytes": max(m.shared_params - 2 * embed, 0.1 * m.shared_params) * m.bytes_per_param * stage,
                 "expert_bytes_layer": m.expert_params / m.layers * m.bytes_per_param,
+                "stage_layers": m.layers * stage,
                 "head_flops": 2.0 * embed,
                 "head_bytes": embed * m.bytes_per_param,
-                "attn_flops": m.attn_flops_per_pair,
-                "kv_bytes": m.kv_bytes_per_token,
+                "attn_flops": m.attn_flops_per_pair * stage,
+                "kv_bytes": m.kv_bytes_per_token * stage,
                 "ar_bytes": 0.0
                 if tp == 1
-                else 2 * m.layers * 2 * (tp - 1) / tp * m.hidden * 2 / (g.scaleup_bytes_per_s * eff.network),
-                "ar_fixed": 0.0 if tp == 1 else 2 * m.layers * eff.allreduce_latency_s,
+                else 2 * m.layers * stage * 2 * (tp - 1) / tp * m.hidden * 2 / (g.scaleup_bytes_per_s * eff.network),
+                "ar_fixed": 0.0 if tp == 1 else 2 * m.layers * stage * eff.allreduce_latency_s,
+                # a stage boundary: each GPU of the stage sends its 1/tp of the activations (2 bytes per element)
+                "p2p_bytes": m.hidden * 2 / tp / (g.scaleup_bytes_per_s * eff.network),
+                "p2p_fixed": eff.allreduce_latency_s,
             },
         )
         cap = int(free // m.kv_bytes_per_token)
@@ -172,31 +194,36 @@ class Deployment:
 
     @property
     def gpus(self) -> int:
-        return self.tp
+        """GPUs of one replica (``tp * pp``)."""
+        return self.tp * self.pp
+
+    @property
+    def swap_s_per_token(self) -> float:
+        """Seconds to copy one token's KV cache between HBM and host memory, one way: its bytes over the replica's
+        PCIe links (one per GPU, each holding ``1 / gpus`` of the cache) at their one-direction bandwidth."""
+        g = self.gpu
+        if not g.pcie_gbps or math.isnan(g.pcie_gbps):
+            raise ValueError(f"GPU {g.gpu!r} has no pcie_gbps in its spec; swap preemption needs it")
+        return self.model.kv_bytes_per_token / (self.gpus * g.pcie_bytes_per_s)
 
     def _weight_bytes(self, tokens: float) -> float:
         c, m = self._c, self.model
         if m.experts == 1 or tokens <= 0:
             return c["shared_bytes"] if tokens > 0 else 0.0
         touched = m.experts * (1.0 - (1.0 - m.active_experts / m.experts) ** tokens)
-        return c["shared_bytes"] + c["expert_bytes_layer"] * m.layers * touched
+        return c["shared_bytes"] + c["expert_bytes_layer"] * c["stage_layers"] * touched
 
-    def resources(
-        self,
-        prefill_tokens: float = 0,
-        prefill_pairs: float = 0,
-        decode_seqs: float = 0,
-        kv_tokens: float = 0,
-        sampled: float | None = None,
-    ) -> dict[str, tuple[float, float, float]]:
-        """Per operator, its (compute, memory, network) seconds for one iteration (a replica's GPUs in parallel).
+    def resources(self, *work: Any, **named: Any) -> dict[str, tuple[float, float, float]]:
+        """Per operator, its (compute, memory, network) seconds for one iteration (a replica's GPUs in parallel; one
+        pipeline stage when ``pp > 1``).
 
-        ``prefill_pairs`` is the number of causal (query, key) pairs of the prefill (``n (n + 1) / 2`` for a whole
-        prompt of ``n`` tokens); ``sampled`` defaults to ``decode_seqs`` (add the prompts that finish).
+        The work is ``prefill_tokens``, ``prefill_pairs`` (the causal (query, key) pairs of the prefill,
+        ``n (n + 1) / 2`` for a whole prompt of ``n`` tokens), ``decode_seqs``, ``kv_tokens`` (the decodes' resident
+        contexts) and ``sampled`` (defaults to ``decode_seqs``; add the prompts that finish), by position or name.
         """
+        prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled = _work(*work, **named)
         c = self._c
         tokens = prefill_tokens + decode_seqs
-        sampled = decode_seqs if sampled is None else sampled
         return {
             "linear": (c["lin_flops"] * tokens * c["flop_s"], self._weight_bytes(tokens) * c["byte_s"], 0.0),
             "attn_prefill": (
@@ -209,27 +236,29 @@ class Deployment:
             "allreduce": (0.0, 0.0, (c["ar_bytes"] * tokens + c["ar_fixed"]) if tokens > 0 else 0.0),
         }
 
-    def iteration_s(
-        self,
-        prefill_tokens: float = 0,
-        prefill_pairs: float = 0,
-        decode_seqs: float = 0,
-        kv_tokens: float = 0,
-        sampled: float | None = None,
-    ) -> float:
-        """Duration of one iteration: sum of operator rooflines plus overhead, or the busiest resource if ``overlap``."""
-        res = self.resources(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled)
-        if self.overlap:
-            return max(
-                sum(r[0] for r in res.values()), sum(r[1] for r in res.values()), sum(r[2] for r in res.values())
-            )
-        assert self.overhead_s is not None  # resolved by __post_init__
-        return self.overhead_s + sum(max(r) for r in res.values())
+    def iteration_s(self, *work: Any, **named: Any) -> float:
+        """Duration of one iteration (arguments as :meth:`resources`): sum of operator rooflines plus overhead, or
+        the busiest resource if ``overlap``; with ``pp > 1``, the micro-batched pipeline of the class docstring."""
+        if self.pp == 1:
+            res = self.resources(*work, **named)
+            if self.overlap:
+                return max(_totals(res))
+            assert self.overhead_s is not None  # resolved by __post_init__
+            return self.overhead_s + _sequential(res)
+        p, pairs, dec, kv, sampled = _work(*work, **named)
+        m, c = self.micro_batches, self._c
+        assert m is not None and self.overhead_s is not None  # resolved by __post_init__
+        per = self.resources(p / m, pairs / m, dec / m, kv / m, 0.0)
+        per.pop("lm_head")  # the last stage samples once per iteration (below)
+        tokens = (p + dec) / m
+        p2p = (c["p2p_bytes"] * tokens + c["p2p_fixed"]) if tokens > 0 else 0.0
+        head = max(c["head_flops"] * sampled * c["flop_s"], c["head_bytes"] * (sampled > 0) * c["byte_s"])
+        return self.overhead_s + head + (m + self.pp - 1) * _sequential(per) + (self.pp - 1) * p2p
 
     def sequential_cost(self):
         """A fast scalar ``f(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled)`` equal to
         :meth:`iteration_s` for a dense model executed sequentially (the simulator's hot path); ``None`` otherwise."""
-        if self.overlap or self.model.experts > 1:
+        if self.overlap or self.model.experts > 1 or self.pp > 1:
             return None
         c = self._c
         fs, bs = c["flop_s"], c["byte_s"]
@@ -255,16 +284,10 @@ class Deployment:
 
         return cost
 
-    def breakdown(
-        self,
-        prefill_tokens: float = 0,
-        prefill_pairs: float = 0,
-        decode_seqs: float = 0,
-        kv_tokens: float = 0,
-        sampled: float | None = None,
-    ) -> pd.DataFrame:
-        """Tidy table, one row per operator: ``compute_s``, ``memory_s``, ``network_s``, ``time_s`` and ``bound``."""
-        res = self.resources(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled)
+    def breakdown(self, *work: Any, **named: Any) -> pd.DataFrame:
+        """Tidy table, one row per operator (arguments as :meth:`resources`; one pipeline stage when ``pp > 1``):
+        ``compute_s``, ``memory_s``, ``network_s``, ``time_s`` and ``bound``."""
+        res = self.resources(*work, **named)
         rows = []
         for op, (cs, ms, ns) in res.items():
             bound = ("compute", "memory", "network")[int(np.argmax([cs, ms, ns]))] if max(cs, ms, ns) > 0 else "idle"
@@ -286,17 +309,13 @@ class Deployment:
         Sequential execution is linear in the resident KV for a fixed batch; overlapped execution is the maximum of
         three lines, so the line binding at ``kv_tokens`` holds up to the next crossing (returned, ``inf`` if none).
         """
-        res = self.resources(0, 0, decode_seqs, 0.0)
+        if not self.overlap:  # linear in the resident KV: two points give the line
+            a = self.iteration_s(0, 0, decode_seqs, 0.0)
+            return a, (self.iteration_s(0, 0, decode_seqs, 1e6) - a) / 1e6, math.inf
         c = self._c
         ac, am = c["attn_flops"] * c["flop_s"], c["kv_bytes"] * c["byte_s"]
-        if not self.overlap:
-            assert self.overhead_s is not None  # resolved by __post_init__
-            return self.overhead_s + sum(max(r) for r in res.values()), max(ac, am), math.inf
-        lines = [
-            (sum(r[0] for r in res.values()), ac),
-            (sum(r[1] for r in res.values()), am),
-            (sum(r[2] for r in res.values()), 0.0),
-        ]
+        comp, mem, net = _totals(self.resources(0, 0, decode_seqs, 0.0))
+        lines = [(comp, ac), (mem, am), (net, 0.0)]
         k = int(np.argmax([a + s * kv_tokens for a, s in lines]))
         a, s = lines[k]
         limit = math.inf
@@ -304,6 +323,27 @@ class Deployment:
             if s2 > s:
                 limit = min(limit, (a - a2) / (s2 - s))
         return a, s, limit
+
+
+def _work(
+    prefill_tokens: float = 0,
+    prefill_pairs: float = 0,
+    decode_seqs: float = 0,
+    kv_tokens: float = 0,
+    sampled: float | None = None,
+) -> tuple[float, float, float, float, float]:
+    """The work of one iteration, by position or name (``sampled`` defaults to ``decode_seqs``)."""
+    return prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, decode_seqs if sampled is None else sampled
+
+
+def _totals(res: dict[str, tuple[float, float, float]]) -> tuple[float, float, float]:
+    """Compute, memory and network seconds summed over the operators (what overlapped execution is bounded by)."""
+    return sum(r[0] for r in res.values()), sum(r[1] for r in res.values()), sum(r[2] for r in res.values())
+
+
+def _sequential(res: dict[str, tuple[float, float, float]]) -> float:
+    """Seconds of the operators run one after another, each at its own roofline."""
+    return sum(max(r) for r in res.values())
 
 
 def fit_linear(deployment: Deployment, *, max_batch: int = 256, max_prefill_tokens: int = 8192) -> ServerConfig:

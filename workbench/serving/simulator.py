@@ -42,7 +42,9 @@ from .._validate import integer, nonnegative, one_of, positive
 __all__ = ["ServerConfig", "InstanceRun", "simulate", "simulate_instance", "balance", "latency_summary", "BALANCERS"]
 
 #: Load balancers that :func:`balance` implements (assignment on arrival, independent of the instances' state).
-BALANCERS = ("round_robin", "random")
+#: Replica load balancers. ``least_outstanding`` needs the replicas' state at each arrival, so only the hardware
+#: replicas of :func:`workbench.serving.serve` (simulated together) offer it; :func:`balance` places on arrival.
+BALANCERS = ("round_robin", "random", "least_outstanding")
 
 
 @dataclass(frozen=True)
@@ -271,14 +273,7 @@ def simulate_instance(
             # the next arrival matters if it can be admitted, or if it is oversized (it is rejected on arrival and
             # must not hold up the queue behind it)
             if q < n and (need[q] > budget or (n_run < max_batch and kv_used + need[q] <= budget)):
-                gap = arr_l[q] - t
-                # smallest k >= 1 with k * per + inc * k (k - 1) / 2 >= gap
-                if inc > 0:
-                    b = per - inc / 2
-                    k_arr = math.ceil((-b + math.sqrt(b * b + 2 * inc * gap)) / inc - 1e-12)
-                else:
-                    k_arr = math.ceil(gap / per - 1e-12)
-                k = min(k, max(k_arr, 1))
+                k = min(k, _steps_to_reach(per, inc, arr_l[q] - t))
             t += k * per + inc * k * (k - 1) / 2
             T += k
         while heap and heap[0][0] <= T:
@@ -297,6 +292,17 @@ def simulate_instance(
     )
 
 
+def _steps_to_reach(per: float, inc: float, gap: float) -> int:
+    """Fewest decode iterations (at least one) of durations ``per``, ``per + inc``, ``per + 2 inc``, ... that last
+    ``gap`` seconds: the smallest ``k >= 1`` with ``k per + inc k (k - 1) / 2 >= gap``."""
+    if inc > 0:
+        b = per - inc / 2
+        k = math.ceil((-b + math.sqrt(b * b + 2 * inc * gap)) / inc - 1e-12)
+    else:
+        k = math.ceil(gap / per - 1e-12)
+    return max(k, 1)
+
+
 def balance(n: int, n_instances: int, balancer: str = "round_robin", *, seed: Seed = None) -> np.ndarray:
     """Instance of each of ``n`` requests (in arrival order) under a load balancer from :data:`BALANCERS`.
 
@@ -308,6 +314,11 @@ def balance(n: int, n_instances: int, balancer: str = "round_robin", *, seed: Se
     n = integer("n", n, minimum=0)
     n_instances = integer("n_instances", n_instances, minimum=1)
     one_of("balancer", balancer, BALANCERS)
+    if balancer == "least_outstanding":
+        raise ValueError(
+            "balancer='least_outstanding' depends on the replicas' state at each arrival: use workbench.serving.serve "
+            "(hardware replicas simulated together); balance() places requests on arrival (round_robin, random)"
+        )
     if balancer == "round_robin":
         return np.arange(n) % n_instances
     return generator(seed).integers(0, n_instances, size=n)

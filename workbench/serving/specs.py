@@ -30,7 +30,9 @@ SPECS_DIR = PROJECT_ROOT / "datasets" / "serving_specs"
 
 @dataclass(frozen=True)
 class GPU:
-    """One accelerator: dense peak FLOP/s, HBM and scale-up bandwidth (units in the field names).
+    """One accelerator: dense peak FLOP/s, HBM, scale-up (NVLink) and host (PCIe) bandwidth, and the NIC per GPU of
+    its usual server (units in the field names; link figures bidirectional, as datasheets state them). The one
+    hardware table of the workbench: :mod:`workbench.training.specs` reads it too.
 
     Examples
     --------
@@ -46,12 +48,17 @@ class GPU:
     hbm_gb: float
     hbm_tbps: float
     scaleup_gbps: float
+    pcie_gbps: float = math.nan
+    nic_gbps: float = math.nan
+    gpus_per_node: int = 8
     source: str = ""
 
     def __post_init__(self) -> None:
         for name in ("bf16_tflops", "hbm_gb", "hbm_tbps", "scaleup_gbps"):
             object.__setattr__(self, name, positive(f"{self.gpu}.{name}", getattr(self, name)))
-        object.__setattr__(self, "fp8_tflops", float(self.fp8_tflops))
+        for name in ("fp8_tflops", "pcie_gbps", "nic_gbps"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+        object.__setattr__(self, "gpus_per_node", integer(f"{self.gpu}.gpus_per_node", self.gpus_per_node, minimum=1))
 
     def peak_flops(self, dtype: str = "bf16") -> float:
         """Dense FLOP/s for ``"bf16"`` or ``"fp8"`` (GPUs without FP8 fall back to BF16)."""
@@ -68,6 +75,11 @@ class GPU:
     @property
     def hbm_bytes_per_s(self) -> float:
         return self.hbm_tbps * 1e12
+
+    @property
+    def pcie_bytes_per_s(self) -> float:
+        """One direction of the host link (half the bidirectional PCIe figure; NaN when the spec lacks it)."""
+        return self.pcie_gbps * 1e9 / 2
 
     @property
     def scaleup_bytes_per_s(self) -> float:

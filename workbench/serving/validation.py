@@ -1,11 +1,17 @@
 """The serving models against published measurements: model vs published value and the error, per point.
 
 The published points (``datasets/serving_specs/published.csv``) state their configuration: engine, model, GPU,
-precision, tensor parallelism, batch size and input/output lengths. Each is replayed on the hardware-grounded replica
-(:func:`~workbench.serving.engine.simulate_replica`) as the benchmark ran it: ``batch`` requests present at once,
-prefilled together in one iteration, then decoded to their output length (static batching, as TensorRT-LLM's
-``gptSessionBenchmark`` measures "max throughput"). Throughput is output tokens per second per GPU; TTFT is the end
-of the prefill iteration.
+precision, tensor parallelism, batch size and input/output lengths. Each is replayed as the benchmark ran it:
+
+* ``output_tokens_per_s_per_gpu`` and ``ttft_s`` (TensorRT-LLM's ``gptSessionBenchmark``): on the hardware-grounded
+  replica (:func:`~workbench.serving.engine.simulate_replica`), ``batch`` requests present at once, prefilled together
+  in one iteration, then decoded to their output length (static batching); TTFT is the end of the prefill iteration.
+* ``prefill_iteration_s`` and ``decode_iteration_s`` (Sarathi-Serve's artifact): one iteration of the roofline
+  (:meth:`~workbench.serving.roofline.Deployment.iteration_s`): ``batch`` whole prompts of ``input_tokens``, or
+  ``batch`` decodes each over a context of ``input_tokens``.
+* ``total_tokens_per_s_per_gpu`` (NanoFlow's offline throughput, prompt plus output tokens): ``batch`` requests present
+  at once on a replica executing overlapped (``overlap=True``) with chunked prefill under a 2,048-token dense batch
+  (:data:`DENSE_BATCH_TOKENS`), prompt and output tokens over the makespan, per GPU.
 
 Nothing is fitted: the efficiencies are the stated per-generation constants of
 :data:`~workbench.serving.roofline.EFFICIENCY`, and the only engine-specific constant is the per-iteration CPU
@@ -24,11 +30,17 @@ from .engine import Scheduler, simulate_replica
 from .roofline import Deployment
 from .specs import SPECS_DIR, model
 
-__all__ = ["ENGINE_OVERHEAD_S", "published", "replay", "validation_table"]
+__all__ = ["DENSE_BATCH_TOKENS", "ENGINE_OVERHEAD_S", "published", "replay", "validation_table"]
 
 #: Per-iteration CPU/launch overhead of an engine (stated, not fitted): vLLM 0.x schedules and samples in Python
 #: between iterations (milliseconds); TensorRT-LLM runs a C++ runtime with CUDA graphs (a fraction of a millisecond).
-ENGINE_OVERHEAD_S = {"vllm": 4e-3, "tensorrt-llm": 0.5e-3}
+#: Sarathi-Serve is a vLLM fork (the same Python engine loop); NanoFlow schedules on the CPU asynchronously, so its
+#: overlapped iterations pay none.
+ENGINE_OVERHEAD_S = {"vllm": 4e-3, "sarathi-serve": 4e-3, "tensorrt-llm": 0.5e-3, "nanoflow": 0.0}
+
+#: Tokens per iteration of NanoFlow's dense batch (chunked prefill topping up the decodes); its search picks the size,
+#: here stated once (a throughput-oriented engine keeps the GEMMs at thousands of tokens).
+DENSE_BATCH_TOKENS = 2048
 
 
 def published() -> pd.DataFrame:
@@ -40,13 +52,33 @@ def _deployment(row) -> Deployment:
     m = model(row["model"])
     if row["dtype"] == "fp8":
         m = dataclasses.replace(m, model=f"{m.model}-fp8", bytes_per_param=1.0, bytes_per_kv=1.0)
-    return Deployment(m, row["gpu"], tp=int(row["tp"]), dtype=row["dtype"], overhead_s=ENGINE_OVERHEAD_S[row["engine"]])
+    return Deployment(
+        m,
+        row["gpu"],
+        tp=int(row["tp"]),
+        dtype=row["dtype"],
+        overhead_s=ENGINE_OVERHEAD_S[row["engine"]],
+        overlap=row["engine"] == "nanoflow",
+    )
 
 
 def replay(row) -> float:
     """The model's value of one published point (a row of :func:`published`)."""
     dep = _deployment(row)
     b, isl, osl = int(row["batch"]), int(row["input_tokens"]), int(row["output_tokens"])
+    if row["metric"] == "prefill_iteration_s":
+        return dep.iteration_s(b * isl, b * isl * (isl + 1) / 2, 0, 0, sampled=b)
+    if row["metric"] == "decode_iteration_s":
+        return dep.iteration_s(0, 0, b, b * isl)
+    if row["metric"] == "total_tokens_per_s_per_gpu":
+        r = simulate_replica(
+            np.zeros(b),
+            np.full(b, isl),
+            np.full(b, osl),
+            dep,
+            Scheduler("sarathi", max_num_seqs=DENSE_BATCH_TOKENS // 2, max_num_batched_tokens=DENSE_BATCH_TOKENS),
+        )
+        return float(b * (isl + osl) / np.max(r.finish_s) / dep.gpus)
     r = simulate_replica(
         np.zeros(b),
         np.full(b, isl),
@@ -57,7 +89,7 @@ def replay(row) -> float:
     if row["metric"] == "ttft_s":
         return float(np.max(r.first_token_s))
     if row["metric"] == "output_tokens_per_s_per_gpu":
-        return float(b * osl / np.max(r.finish_s) / dep.tp)
+        return float(b * osl / np.max(r.finish_s) / dep.gpus)
     raise ValueError(f"unknown metric {row['metric']!r} in the published table")
 
 

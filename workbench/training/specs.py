@@ -1,7 +1,8 @@
 """Inputs of the iteration-time model: a GPU, a model and a parallelism plan, as validated frozen dataclasses.
 
 GPU specifications (dense BF16 tensor FLOP/s without sparsity, HBM, NVLink per direction, one NIC per GPU) come from
-the vendor datasheets named in :data:`GPUS`. ``efficiency`` is the one modelling constant per GPU generation: the
+the workbench's one hardware table, ``datasets/serving_specs/gpus.csv`` (vendor datasheets named per row), which the
+serving models read too. ``efficiency`` is the one modelling constant per GPU generation: the
 fraction of dense BF16 peak that a transformer layer's kernels sustain end to end (GEMMs plus attention, norms and
 element-wise kernels). It is an assumption stated once here, never fitted to a validation point: 0.55 for A100 and
 0.45 for Hopper and Blackwell (their tensor cores are harder to keep fed, which is why published Hopper MFUs sit near
@@ -23,6 +24,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .._validate import in_range, integer, one_of, positive
+from ..serving.specs import gpu as hardware_gpu
 
 __all__ = ["GPU", "GPUS", "Model", "MODELS", "Plan", "memory_bytes", "memory_arrays", "check_plan", "PlanError"]
 
@@ -61,52 +63,29 @@ class GPU:
         integer("gpus_per_node", self.gpus_per_node, minimum=1)
 
 
-#: GPU table. NVLink figures are per direction (half the bidirectional figure datasheets quote).
+def _from_hardware_table(name: str, row: str, efficiency: float) -> GPU:
+    """A training GPU from the workbench's one hardware table (``datasets/serving_specs/gpus.csv``, read by
+    :mod:`workbench.serving.specs`): NVLink and HBM as there, plus the training efficiency stated here."""
+    g = hardware_gpu(row)
+    return GPU(
+        name,
+        g.bf16_tflops,
+        g.hbm_bytes,
+        round(g.hbm_bytes_per_s),  # whole bytes per second, as the datasheets state them
+        round(g.scaleup_bytes_per_s),
+        g.nic_gbps,
+        efficiency,
+        g.gpus_per_node,
+        source=f"hardware table row {row!r}: {g.source}",
+    )
+
+
+#: GPU table, read from the hardware table (NVLink per direction: half the bidirectional datasheet figure).
 GPUS: dict[str, GPU] = {
-    "A100": GPU(
-        "A100",
-        312.0,
-        80e9,
-        2.039e12,
-        300e9,
-        200.0,
-        0.55,
-        source="NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB): 312 TFLOP/s BF16 dense, 2,039 GB/s, "
-        "NVLink 600 GB/s; DGX A100: one 200 Gb/s HDR NIC per GPU",
-    ),
-    "H100": GPU(
-        "H100",
-        989.0,
-        80e9,
-        3.35e12,
-        450e9,
-        400.0,
-        0.45,
-        source="NVIDIA H100 datasheet (SXM5): 989 TFLOP/s BF16 dense (1,979 with sparsity), 3.35 TB/s, "
-        "NVLink 900 GB/s; DGX H100: one 400 Gb/s ConnectX-7 per GPU",
-    ),
-    "H200": GPU(
-        "H200",
-        989.0,
-        141e9,
-        4.8e12,
-        450e9,
-        400.0,
-        0.45,
-        source="NVIDIA H200 datasheet (SXM): 989 TFLOP/s BF16 dense, 141 GB HBM3e at 4.8 TB/s, "
-        "NVLink 900 GB/s; 400 Gb/s NIC per GPU",
-    ),
-    "B200": GPU(
-        "B200",
-        2250.0,
-        180e9,
-        8.0e12,
-        900e9,
-        400.0,
-        0.45,
-        source="NVIDIA HGX B200 datasheet: 2.25 PFLOP/s BF16 dense per GPU (4.5 with sparsity), 180 GB "
-        "HBM3e at 8 TB/s, NVLink 5 1.8 TB/s; 400 Gb/s ConnectX-7 per GPU",
-    ),
+    "A100": _from_hardware_table("A100", "A100-80GB", 0.55),
+    "H100": _from_hardware_table("H100", "H100-SXM", 0.45),
+    "H200": _from_hardware_table("H200", "H200", 0.45),
+    "B200": _from_hardware_table("B200", "B200", 0.45),
 }
 
 

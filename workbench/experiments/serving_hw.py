@@ -1,0 +1,65 @@
+"""Serving on real hardware vs rate x model x GPU x parallelism x scheduler x balancer x preemption.
+
+One point composes ``duration_s`` of ServeGen's M-large traffic at 14:00 (:func:`workbench.workloads.servegen.compose`,
+the data's rate curve scaled to ``mean_rate_rps``) and serves it on ``replicas`` hardware replicas
+(:func:`workbench.serving.serve`: a :class:`~workbench.serving.Deployment` of ``model`` on ``tp x pp`` GPUs, roofline
+iteration costs, paged KV cache) under ``scheduler`` with ``preemption``, behind ``balancer``. Reported: TTFT and TBT
+percentiles of the served requests, the fraction rejected (a prompt longer than a vLLM/Orca ``budget_tokens`` or a
+context larger than the KV cache), output tokens per second per GPU, the fraction of requests preempted at least once
+and the replicas' busy fraction. The scheduler, balancer and preemption are treatments (not seeded): the same requests meet each.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..serving import BALANCERS, PREEMPTIONS, SCHEDULERS, Deployment, Scheduler, serve
+from ..workloads import servegen
+from ._space import Param, experiment
+
+__all__ = ["serving_hardware"]
+
+_MODELS = ("Llama-3.1-8B", "Llama-2-13B", "Llama-3.1-70B", "Mixtral-8x7B")
+_GPUS = ("H100-SXM", "A100-80GB", "H200", "B200", "L40S", "MI300X")
+_START_S = 14 * 3600
+
+
+@experiment(
+    "serving-hardware",
+    version="1",
+    params=[
+        Param("mean_rate_rps", 10.0, "rps", low=0.0, low_inclusive=False, doc="mean of M-large's 14:00 rate curve"),
+        Param("duration_s", 300.0, "s", low=10.0, high=86_400.0, doc="length of the composed traffic"),
+        Param("model", "Llama-3.1-8B", choices=_MODELS, seeded=False, doc="served model"),
+        Param("gpu", "H100-SXM", choices=_GPUS, seeded=False, doc="accelerator"),
+        Param("tp", 1, "", low=1, high=8, seeded=False, doc="tensor-parallel degree"),
+        Param("pp", 1, "", low=1, high=8, seeded=False, doc="pipeline-parallel stages"),
+        Param("replicas", 1, "", low=1, high=64, seeded=False, doc="replicas behind the balancer"),
+        Param("scheduler", "vllm", choices=SCHEDULERS, seeded=False, doc="batching policy"),
+        Param("budget_tokens", 8192, "tokens", low=64, high=65_536, seeded=False, doc="max_num_batched_tokens"),
+        Param("balancer", "round_robin", choices=BALANCERS, seeded=False, doc="replica load balancer"),
+        Param("preemption", "recompute", choices=PREEMPTIONS, seeded=False, doc="KV of a preempted request"),
+    ],
+)
+def serving_hardware(
+    *, mean_rate_rps, duration_s, model, gpu, tp, pp, replicas, scheduler, budget_tokens, balancer, preemption, seed
+):
+    """Latency percentiles and throughput of one deployment under one composed span of traffic."""
+    pool = servegen.load_pool("m-large").select(_START_S, duration_s)
+    requests = servegen.compose(pool, start_s=_START_S, duration_s=duration_s, mean_rate_rps=mean_rate_rps, seed=seed)
+    dep = Deployment(model, gpu, tp=tp, pp=pp)
+    sch = Scheduler(scheduler, max_num_batched_tokens=budget_tokens, preemption=preemption)
+    m = serve(requests, dep, sch, n_replicas=replicas, balancer=balancer, seed=seed)
+    served = m[~m["rejected"]]
+    span = float((served["arrival_s"] + served["e2e_s"]).max()) if len(served) else float("nan")
+    ttft, tbt = served["ttft_s"].to_numpy(), served["tbt_s"].to_numpy()
+    return {
+        "requests": len(m),
+        "rejected_fraction": float(m["rejected"].mean()),
+        "ttft_p50_s": float(np.nanpercentile(ttft, 50)) if len(served) else float("nan"),
+        "ttft_p99_s": float(np.nanpercentile(ttft, 99)) if len(served) else float("nan"),
+        "tbt_p99_s": float(np.nanpercentile(tbt, 99)) if np.isfinite(tbt).any() else float("nan"),
+        "output_tokens_per_s_per_gpu": float(served["output_tokens"].sum() / span / m.attrs["gpus"]),
+        "preempted_fraction": float((m["preemptions"] > 0).mean()),
+        "busy_fraction": float(m.attrs["busy_fraction"]),
+    }
