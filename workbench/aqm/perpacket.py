@@ -2,7 +2,7 @@
 
 This is the reference the chunked engine (:mod:`workbench.aqm.packet`, which moves trains of packets over fluid
 queues) is validated against on the same flows and network (:func:`workbench.aqm.replay.replay` with
-``chunk_pkts=1``). It is a plain event-heap simulation (no simpy) of the network described by a leaf-spine
+``chunk_pkts=1``). It is an event-heap simulation, compiled with numba, of the network described by a leaf-spine
 connection-matrix study such as ``fabric-websearch-128``:
 
 * **Links.** Every directed link is a FIFO output queue with a capacity and a propagation delay; a packet arriving at
@@ -26,26 +26,25 @@ connection-matrix study such as ``fabric-websearch-128``:
 * **Completion.** A flow completes when the ACK of its last outstanding packet reaches the sender; its FCT is that
   time minus its start.
 
-Cost: about ten heap events per packet on a four-link path. Python processes about a million events in a few
-seconds, so a 25 ms workload of a loaded 128-host fabric (2.4 million packets) takes minutes; use the chunked engine
-for sweeps and this one to validate it.
+Cost: one heap event per packet per hop, data and ACK (about ten per packet on a four-link path), compiled: the
+50 ms ``fabric-websearch-128`` workload (about five million packets) runs in seconds (``benchmarks/bench_aqm.py``).
+The compiled loop is cached on disk (numba's ``cache=True``), so only the first run in a fresh environment pays the
+compilation (a few seconds).
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from .._rng import Seed, generator
 from .._validate import integer, nonnegative, positive
 from .red import RedMarking
 
 __all__ = ["simulate_packets"]
-
-_DATA, _ACK, _START, _RTO = 0, 1, 2, 3
 
 
 def simulate_packets(
@@ -93,7 +92,8 @@ def simulate_packets(
     Returns
     -------
     DataFrame
-        ``flow_id, size_bytes, start_s, fct_s, finished, retransmits``, one row per flow.
+        ``flow_id, size_bytes, start_s, fct_s, finished, retransmits, timeouts``, one row per flow (``timeouts``:
+        retransmissions sent after a retransmission timeout rather than by fast retransmit).
 
     Examples
     --------
@@ -127,119 +127,261 @@ def simulate_packets(
         raise ValueError("starts_s, sizes_bytes, data_paths and ack_paths must have one entry per flow")
     if n and (sizes.min() < 1 or not np.isfinite(starts).all() or starts.min() < 0):
         raise ValueError("sizes_bytes must be >= 1 and starts_s finite and >= 0")
-    rng = generator(seed)
-
-    byte_s = (8.0 / (cap * 1e9)).tolist()  # seconds per byte, per link
-    marks = mask.tolist()
-    lo, hi, maxp = marking.min_k_pkts, marking.max_k_pkts, marking.max_p
-    busy = [0.0] * cap.size
-    mtu_s = [mtu * b for b in byte_s]  # a full packet's serialization per link: the unit of queue counting
     dpath = [tuple(tuple(int(x) for x in p) for p in alts) for alts in data_paths]
     apath = [tuple(tuple(int(x) for x in p) for p in alts) for alts in ack_paths]
     if any(len(a) != len(b) or not a for a, b in zip(dpath, apath)):
         raise ValueError("every flow needs as many ACK paths as data paths, and at least one")
-    npk = (-(-sizes // mtu)).tolist()
-    last_bytes = (sizes - (sizes - 1) // mtu * mtu).tolist()
-    # sender state
-    nxt = [0] * n  # next new packet to send
-    acked = [0] * n  # packets acknowledged
-    inflight = [0] * n  # sent, neither acknowledged nor known lost
-    cwnd = [float(iw)] * n
-    ssth = [math.inf] * n
-    alpha = [1.0] * n
-    win_end = [0] * n  # alpha is updated when the ACK of this packet (or a later one) arrives
-    win_acks = [0] * n
-    win_marks = [0] * n
-    cut_end = [-1] * n  # no further ECN/loss cut until a packet at or after this one is acknowledged
-    lost: list[dict] = [dict() for _ in range(n)]  # seq -> later ACKs seen since the loss
-    resend: list[list] = [[] for _ in range(n)]
-    retx = [0] * n
-    done_t = [math.nan] * n
-    heap: list = []
-    push = heapq.heappush
-    pop = heapq.heappop
-    cnt = 0
-    u = rng.random(4096).tolist()
-    ui = 0
+    npk = -(-sizes // mtu)
+    if n >= 1 << 24 or (n and npk.max() >= 1 << 31):
+        raise ValueError("at most 2**24 flows of at most 2**31 packets each")
+    dlinks, dlen = _path_table(dpath, cap.size)
+    alinks, alen = _path_table(apath, cap.size)
+    npaths = np.array([len(a) for a in dpath], dtype=np.int64)
+    path0 = np.concatenate([[0], np.cumsum(npaths)[:-1]]).astype(np.int64)
+    byte_s = 8.0 / (cap * 1e9)  # seconds per byte, per link
+    done_t, retx, timeouts, _, _ = _simulate(
+        byte_s,
+        mtu * byte_s,
+        np.ascontiguousarray(mask),
+        delay,
+        buffer,
+        float(marking.min_k_pkts),
+        float(marking.max_k_pkts),
+        float(marking.max_p),
+        dlinks,
+        dlen,
+        alinks,
+        alen,
+        path0,
+        npaths,
+        starts,
+        npk.astype(np.int64),
+        (sizes - (sizes - 1) // mtu * mtu).astype(np.int64),
+        mtu,
+        ackb,
+        iw,
+        g,
+        rto,
+        generator(seed),
+    )
+    fct = done_t - starts
+    return pd.DataFrame(
+        {
+            "flow_id": np.arange(n),
+            "size_bytes": sizes,
+            "start_s": starts,
+            "fct_s": fct,
+            "finished": np.isfinite(fct),
+            "retransmits": retx,
+            "timeouts": timeouts,
+        }
+    )
 
-    def hop(li: int, t: float, nbytes: int, ce: int, mark_here: bool) -> tuple[float, int, bool]:
-        """Enqueue at link ``li`` at ``t``: (arrival at the next hop, CE, dropped)."""
-        nonlocal ui, u
-        b = busy[li]
-        if b > t:
+
+def _path_table(paths: list[tuple], n_links: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every flow's alternative paths, one row each (padded with -1), and their lengths."""
+    flat = [p for alts in paths for p in alts]
+    lens = np.array([len(p) for p in flat], dtype=np.int64)
+    if lens.size and (lens.min() < 1 or lens.max() > 31):
+        raise ValueError("every path needs 1 to 31 links")
+    table = np.full((len(flat), int(lens.max()) if lens.size else 1), -1, dtype=np.int64)
+    for i, p in enumerate(flat):
+        table[i, : len(p)] = p
+    if table.size and (table.max() >= n_links or table[table >= 0].min() < 0):
+        raise ValueError(f"path links must be in 0..{n_links - 1}")
+    return table, lens
+
+
+# ---- the event loop (compiled) ---------------------------------------------------------------------------------
+# An event is a time and one int64: kind (2 bits), CE (1 bit), hop index (5 bits), flow (24 bits), and the packet's
+# sequence number (or, for a timeout, its loss record) above bit 32.
+_DATA, _ACK, _START, _RTO = 0, 1, 2, 3
+_LOST, _RESEND, _GONE = 1, 2, 0
+
+
+@njit(cache=True)
+def _pack(kind, ce, h, f, s):
+    return (s << 32) | (f << 8) | (h << 3) | (ce << 2) | kind
+
+
+@njit(cache=True)
+def _push(ht, hp, n, t, p):
+    if n == ht.size:
+        ht2 = np.empty(2 * n, np.float64)
+        hp2 = np.empty(2 * n, np.int64)
+        ht2[:n] = ht
+        hp2[:n] = hp
+        ht, hp = ht2, hp2
+    i = n
+    while i > 0:
+        j = (i - 1) >> 1
+        if ht[j] <= t:
+            break
+        ht[i] = ht[j]
+        hp[i] = hp[j]
+        i = j
+    ht[i] = t
+    hp[i] = p
+    return ht, hp, n + 1
+
+
+@njit(cache=True)
+def _pop(ht, hp, n):
+    t0, p0 = ht[0], hp[0]
+    n -= 1
+    t, p = ht[n], hp[n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and ht[c + 1] < ht[c]:
+            c += 1
+        if ht[c] >= t:
+            break
+        ht[i] = ht[c]
+        hp[i] = hp[c]
+        i = c
+    ht[i] = t
+    hp[i] = p
+    return t0, p0, n
+
+
+@njit(cache=True)
+def _hop(busy, marks, byte_s, mtu_s, li, t, nbytes, ce, switch, delay, buffer, lo, hi, maxp, rng):
+    """A packet of ``nbytes`` into output queue ``li`` at ``t``: its arrival at the next hop and CE, or -1 if the
+    switch port drops it. The queue is counted in whole packets, the one in service included."""
+    b = busy[li]
+    if b > t:
+        if switch:
             qp = math.ceil((b - t) / mtu_s[li] - 1e-9)
-            if mark_here:
-                if qp >= buffer:
-                    return 0.0, ce, True
-                if qp >= lo:
-                    if qp >= hi:
+            if qp >= buffer:
+                return -1.0, ce
+            if qp >= lo and ce == 0:
+                if qp >= hi:
+                    ce = 1
+                else:
+                    pr = maxp * (qp - lo) / (hi - lo)
+                    if pr > 0.0 and rng.random() < pr:
                         ce = 1
-                    else:
-                        if ui >= len(u):
-                            u = rng.random(4096).tolist()
-                            ui = 0
-                        if u[ui] < maxp * (qp - lo) / (hi - lo):
-                            ce = 1
-                        ui += 1
-            d = b + nbytes * byte_s[li]
-        else:
-            d = t + nbytes * byte_s[li]
-        busy[li] = d
-        return d + delay, ce, False
+                marks[li] += ce
+        d = b + nbytes * byte_s[li]
+    else:
+        d = t + nbytes * byte_s[li]
+    busy[li] = d
+    return d + delay, ce
 
-    def send(f: int, t: float) -> None:
-        """Send what the window allows (retransmissions first) into the flow's NIC at ``t``."""
-        nonlocal cnt
-        alts = dpath[f]
-        k = len(alts)
-        while inflight[f] < int(cwnd[f]):
-            if resend[f]:
-                s = resend[f].pop()
-            elif nxt[f] < npk[f]:
-                s = nxt[f]
-                nxt[f] += 1
-            else:
-                return
-            size = last_bytes[f] if s == npk[f] - 1 else mtu
-            inflight[f] += 1
-            first = alts[s % k][0]
-            ta, ce, _ = hop(first, t, size, 0, marks[first])
-            cnt += 1
-            push(heap, (ta, cnt, _DATA, f, 1, s, ce))
 
+@njit(cache=True)
+def _simulate(
+    byte_s,
+    mtu_s,
+    switch,
+    delay,
+    buffer,
+    lo,
+    hi,
+    maxp,
+    dlinks,
+    dlen,
+    alinks,
+    alen,
+    path0,
+    npaths,
+    starts,
+    npk,
+    last_bytes,
+    mtu,
+    ackb,
+    iw,
+    g,
+    rto,
+    rng,
+):
+    n = starts.size
+    nl = byte_s.size
+    busy = np.zeros(nl)
+    drops = np.zeros(nl, np.int64)
+    marks = np.zeros(nl, np.int64)
+    nxt = np.zeros(n, np.int64)
+    acked = np.zeros(n, np.int64)
+    inflight = np.zeros(n, np.int64)
+    cwnd = np.full(n, float(iw))
+    ssth = np.full(n, np.inf)
+    alpha = np.ones(n)
+    win_end = np.zeros(n, np.int64)
+    win_acks = np.zeros(n, np.int64)
+    win_marks = np.zeros(n, np.int64)
+    cut_end = np.full(n, -1, np.int64)
+    retx = np.zeros(n, np.int64)
+    timeouts = np.zeros(n, np.int64)
+    done_t = np.full(n, np.nan)
+    # loss records: per flow a list of lost packets (awaiting detection) and a stack of packets to send again
+    lost_head = np.full(n, -1, np.int64)
+    resend_head = np.full(n, -1, np.int64)
+    r_seq = np.empty(64, np.int64)
+    r_cnt = np.empty(64, np.int64)
+    r_state = np.empty(64, np.int64)
+    r_next = np.empty(64, np.int64)
+    nrec = 0
+    ht = np.empty(1024, np.float64)
+    hp = np.empty(1024, np.int64)
+    nh = 0
     for f in range(n):
-        cnt += 1
-        push(heap, (float(starts[f]), cnt, _START, f, 0, 0, 0))
-
-    while heap:
-        t, _, kind, f, h, s, ce = pop(heap)
-        if kind == _DATA:
-            alts = dpath[f]
-            p = alts[s % len(alts)]
-            if h < len(p):
-                li = p[h]
-                size = last_bytes[f] if s == npk[f] - 1 else mtu
-                ta, ce, dropped = hop(li, t, size, ce, marks[li])
-                if dropped:
-                    lost[f][s] = 0
-                    cnt += 1
-                    push(heap, (t + rto, cnt, _RTO, f, 0, s, 0))
-                    continue
-                cnt += 1
-                push(heap, (ta, cnt, _DATA, f, h + 1, s, ce))
-            else:  # at the receiver: acknowledge at once, through the receiver's NIC
-                a = apath[f][s % len(alts)]
-                ta, _, _ = hop(a[0], t, ackb, ce, False)
-                cnt += 1
-                push(heap, (ta, cnt, _ACK, f, 1, s, ce))
-        elif kind == _ACK:
-            alts = apath[f]
-            a = alts[s % len(alts)]
-            if h < len(a):
-                li = a[h]
-                ta, _, _ = hop(li, t, ackb, ce, False)  # ACKs queue behind data but are never marked or dropped
-                cnt += 1
-                push(heap, (ta, cnt, _ACK, f, h + 1, s, ce))
+        ht, hp, nh = _push(ht, hp, nh, starts[f], _pack(_START, 0, 0, f, 0))
+    while nh > 0:
+        t, p, nh = _pop(ht, hp, nh)
+        kind = p & 3
+        ce = (p >> 2) & 1
+        h = (p >> 3) & 31
+        f = (p >> 8) & 0xFFFFFF
+        s = p >> 32
+        send = False
+        if kind <= _ACK:  # a data packet or an ACK arriving at a hop
+            path = path0[f] + s % npaths[f]
+            links = dlinks if kind == _DATA else alinks
+            if h < (dlen[path] if kind == _DATA else alen[path]):
+                li = links[path, h]
+                nbytes = ackb if kind == _ACK else (last_bytes[f] if s == npk[f] - 1 else mtu)
+                ta, ce = _hop(
+                    busy,
+                    marks,
+                    byte_s,
+                    mtu_s,
+                    li,
+                    t,
+                    nbytes,
+                    ce,
+                    kind == _DATA and switch[li],
+                    delay,
+                    buffer,
+                    lo,
+                    hi,
+                    maxp,
+                    rng,
+                )
+                if ta < 0.0:  # dropped: detected by fast retransmit or, failing that, the timeout
+                    drops[li] += 1
+                    if nrec == r_seq.size:
+                        r_seq = np.concatenate((r_seq, np.empty(nrec, np.int64)))
+                        r_cnt = np.concatenate((r_cnt, np.empty(nrec, np.int64)))
+                        r_state = np.concatenate((r_state, np.empty(nrec, np.int64)))
+                        r_next = np.concatenate((r_next, np.empty(nrec, np.int64)))
+                    r_seq[nrec] = s
+                    r_cnt[nrec] = 0
+                    r_state[nrec] = _LOST
+                    r_next[nrec] = lost_head[f]
+                    lost_head[f] = nrec
+                    ht, hp, nh = _push(ht, hp, nh, t + rto, _pack(_RTO, 0, 0, f, nrec))
+                    nrec += 1
+                else:
+                    ht, hp, nh = _push(ht, hp, nh, ta, _pack(kind, ce, h + 1, f, s))
+                continue
+            if kind == _DATA:
+                # at the receiver: acknowledged at once, the ACK echoing CE, through the receiver's NIC
+                li = alinks[path, 0]
+                ta, _ = _hop(busy, marks, byte_s, mtu_s, li, t, ackb, 0, False, delay, buffer, lo, hi, maxp, rng)
+                ht, hp, nh = _push(ht, hp, nh, ta, _pack(_ACK, ce, 1, f, s))
                 continue
             # the ACK of packet s reaches the sender
             acked[f] += 1
@@ -260,42 +402,74 @@ def simulate_packets(
                 cwnd[f] += 1.0 / cwnd[f]
             if s >= win_end[f]:
                 alpha[f] += g * (win_marks[f] / win_acks[f] - alpha[f])
-                win_acks[f] = win_marks[f] = 0
+                win_acks[f] = 0
+                win_marks[f] = 0
                 win_end[f] = nxt[f]
-            lf = lost[f]
-            if lf:
-                for q in [q for q in lf if q < s]:
-                    lf[q] += 1
-                    if lf[q] >= 3:  # fast retransmit
-                        del lf[q]
+            # a lost packet with three later packets acknowledged is sent again (fast retransmit, as with SACK)
+            prev = -1
+            r = lost_head[f]
+            while r >= 0:
+                nx = r_next[r]
+                if r_seq[r] < s:
+                    r_cnt[r] += 1
+                    if r_cnt[r] >= 3:
+                        if prev < 0:
+                            lost_head[f] = nx
+                        else:
+                            r_next[prev] = nx
+                        r_state[r] = _RESEND
+                        r_next[r] = resend_head[f]
+                        resend_head[f] = r
                         inflight[f] -= 1
                         retx[f] += 1
-                        resend[f].append(q)
-                        if q >= cut_end[f]:
+                        if r_seq[r] >= cut_end[f]:
                             cwnd[f] = max(1.0, cwnd[f] / 2.0)
                             ssth[f] = cwnd[f]
                             cut_end[f] = nxt[f]
-            send(f, t)
+                        r = nx
+                        continue
+                prev = r
+                r = nx
+            send = True
         elif kind == _START:
-            send(f, t)
-        else:  # retransmission timeout of packet s
-            if s in lost[f]:
-                del lost[f][s]
+            send = True
+        else:  # retransmission timeout of loss record s, unless fast retransmit found it first
+            if r_state[s] == _LOST:
+                prev = -1
+                r = lost_head[f]
+                while r != s:
+                    prev = r
+                    r = r_next[r]
+                if prev < 0:
+                    lost_head[f] = r_next[s]
+                else:
+                    r_next[prev] = r_next[s]
+                r_state[s] = _RESEND
+                r_next[s] = resend_head[f]
+                resend_head[f] = s
                 inflight[f] -= 1
                 retx[f] += 1
-                resend[f].append(s)
+                timeouts[f] += 1
                 cwnd[f] = 1.0
-                ssth[f] = max(2.0, ssth[f] / 2.0) if math.isfinite(ssth[f]) else 2.0
-                send(f, t)
-
-    fct = np.asarray(done_t) - starts
-    return pd.DataFrame(
-        {
-            "flow_id": np.arange(n),
-            "size_bytes": sizes,
-            "start_s": starts,
-            "fct_s": fct,
-            "finished": np.isfinite(fct),
-            "retransmits": np.asarray(retx, dtype=np.int64),
-        }
-    )
+                ssth[f] = max(2.0, ssth[f] / 2.0) if ssth[f] < np.inf else 2.0
+                send = True
+        if send:
+            # send what the window allows, retransmissions first, into the flow's NIC
+            while inflight[f] < int(cwnd[f]):
+                r = resend_head[f]
+                if r >= 0:
+                    resend_head[f] = r_next[r]
+                    r_state[r] = _GONE
+                    q = r_seq[r]
+                elif nxt[f] < npk[f]:
+                    q = nxt[f]
+                    nxt[f] += 1
+                else:
+                    break
+                inflight[f] += 1
+                path = path0[f] + q % npaths[f]
+                li = dlinks[path, 0]
+                nbytes = last_bytes[f] if q == npk[f] - 1 else mtu
+                ta, _ = _hop(busy, marks, byte_s, mtu_s, li, t, nbytes, 0, False, delay, buffer, lo, hi, maxp, rng)
+                ht, hp, nh = _push(ht, hp, nh, ta, _pack(_DATA, 0, 1, f, q))
+    return done_t, retx, timeouts, drops, marks
