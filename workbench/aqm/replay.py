@@ -7,9 +7,13 @@ reads the htsim "connection matrix" text format of the ``fabric-websearch-128`` 
 were simulated on is recorded in the dataset's registry entry (and card), and :meth:`LeafSpineNetwork.of_dataset`
 rebuilds it, so a replay with no network options runs exactly that network.
 
-``chunk_pkts=1`` runs :func:`workbench.aqm.perpacket.simulate_packets` (every packet and ACK through every hop);
-larger values run the chunked simpy engine (:class:`workbench.aqm.packet.Network`), whose windows travel as trains of
-up to ``chunk_pkts`` packets. :func:`fct_statistics` gives the nine numbers the two are compared on (FCT mean, p50
+``chunk_pkts=1`` (the default) runs :func:`workbench.aqm.perpacket.simulate_packets`, every packet and ACK through
+every hop, compiled: it is both the ground truth and the fast mode (the 50 ms file in about 8 s of CPU). Larger values
+run the chunked simpy engine (:class:`workbench.aqm.packet.Network`), whose windows travel as trains of up to
+``chunk_pkts`` packets over fluid queues; on the loaded ``fabric-websearch-128`` fabric it is both slower (about
+50 s of CPU on the 25 ms file) and far from the per-packet FCTs (up to 2x on the p99s; the numbers are in
+``benchmarks/bench_aqm.py``'s docstring), so it is kept for the scenarios that need its simpy processes (PRED's
+controllers), not for replays. :func:`fct_statistics` gives the nine numbers the two are compared on (FCT mean, p50
 and p99 in each of :data:`~workbench.aqm.workload.VALIDATION_SIZE_CLASSES`).
 """
 
@@ -191,7 +195,7 @@ def _reverse(topo: LeafSpine, src: np.ndarray, dst: np.ndarray, paths: list[tupl
     return [tuple(rows[bounds[i] : bounds[i + 1]]) for i in range(len(paths))]
 
 
-def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 16, seed: Seed = 0) -> pd.DataFrame:
+def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 1, seed: Seed = 0) -> pd.DataFrame:
     """Run a flow table through ``network`` and return every flow's completion time.
 
     Parameters
@@ -200,8 +204,8 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
         ``src, dst, start_s, size_bytes`` (other columns are ignored).
     network : LeafSpineNetwork
     chunk_pkts : int
-        1: the per-packet engine (every packet, every hop, ACK-clocked); more: the chunked engine with trains of up
-        to this many packets.
+        1 (default): the per-packet engine (every packet, every hop, ACK-clocked); more: the chunked engine with
+        trains of up to this many packets (an approximation: see the module docstring).
     seed : int, Generator or None
         Path choice (ECMP), then the marking draws.
 
@@ -214,7 +218,7 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
     --------
     >>> net = LeafSpineNetwork(2, 2, 2, 10.0, 1e-6, 100, 1500, RedMarking.step(15))
     >>> flows = pd.DataFrame({"src": [0], "dst": [3], "start_s": [0.0], "size_bytes": [1500]})
-    >>> round(float(replay(flows, net, chunk_pkts=1).fct_s.iloc[0]) * 1e6, 2)   # 4 x (1.2 + 1) + 4 x (0.032 + 1) us
+    >>> round(float(replay(flows, net).fct_s.iloc[0]) * 1e6, 2)   # 4 x (1.2 + 1) + 4 x (0.032 + 1) us
     12.93
     """
     if not isinstance(network, LeafSpineNetwork):
@@ -346,7 +350,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--packet-bytes", type=int)
     p.add_argument("--ecn-step-pkts", type=float, help="DCTCP step marking at this queue (packets)")
     p.add_argument("--routing", choices=ROUTINGS)
-    p.add_argument("--chunk-pkts", type=int, default=16, help="1 = every packet (ground truth); default 16")
+    p.add_argument(
+        "--chunk-pkts", type=int, default=1, help="1 = every packet (default: exact and fast); more = chunked trains"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
 
