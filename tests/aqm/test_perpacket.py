@@ -3,11 +3,13 @@ timeout, and determinism with per-packet spraying."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.aqm import RedMarking
+from workbench.aqm import PredConfig, RedMarking
 from workbench.aqm.perpacket import simulate_packets
 from workbench.aqm.replay import LeafSpineNetwork, replay
 
@@ -54,3 +56,28 @@ def test_spraying_is_deterministic():
     )
     a, b = replay(flows, net, seed=3), replay(flows, net, seed=3)
     assert a.finished.all() and a.equals(b)
+
+
+def test_pred_without_its_controllers_is_its_one_flow_ramp_and_with_them_reacts():
+    # eight senders on one leaf to eight receivers on the other, through one spine: the uplink is shared
+    net = LeafSpineNetwork(2, 1, 8, 10.0, 1e-6, 100, 1500, RedMarking.step(15))
+    rng = np.random.default_rng(2)
+    flows = pd.DataFrame(
+        {
+            "src": np.arange(8),
+            "dst": np.arange(8, 16),
+            "start_s": np.sort(rng.uniform(0, 2e-5, 8)),
+            "size_bytes": rng.integers(200_000, 600_000, 8),
+        }
+    )
+    fixed = PredConfig(fcs=False, qla=False)
+    ramp = fixed.fluid_marking().marking
+    a = replay(flows, dataclasses.replace(net, marking=fixed), seed=1)
+    b = replay(flows, dataclasses.replace(net, marking=ramp), seed=1)
+    assert a.fct_s.tolist() == b.fct_s.tolist()
+    # FCS steepens the ramp eight-fold once it has counted the flows: more marks, a shorter queue, and the flows
+    # still finish
+    c = replay(flows, dataclasses.replace(net, marking=PredConfig(qla=False)), seed=1)
+    assert c.finished.all() and not c.fct_s.equals(a.fct_s)
+    with pytest.raises(ValueError, match="rtt_s"):
+        simulate_packets(CAP, SWITCH, fixed, DATA, ACKS, [0.0] * 3, [1500] * 3, link_delay_s=1e-6, buffer_pkts=10)

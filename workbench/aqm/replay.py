@@ -35,6 +35,7 @@ from .._validate import integer, nonnegative, one_of, positive
 from ..fabric.topology import LeafSpine, leaf_spine, path_links
 from .packet import Network
 from .perpacket import simulate_packets
+from .pred import PredConfig
 from .red import RedMarking
 from .scenarios import ROUTINGS, fabric_paths
 from .workload import VALIDATION_SIZE_CLASSES, size_class
@@ -68,8 +69,9 @@ class LeafSpineNetwork:
         Packets each switch output port holds (drop-tail beyond).
     packet_bytes : int
         Full packet size; a flow's last packet carries the remainder.
-    marking : RedMarking
-        ECN marking on every switch port (:meth:`RedMarking.step` for DCTCP's step marking).
+    marking : RedMarking or PredConfig
+        ECN marking on every switch port (:meth:`RedMarking.step` for DCTCP's step marking), or PRED's adaptive
+        marking (its control periods count in the base RTT of a path across the spines).
     routing : {"ecmp", "spray"}
         Per-flow random ECMP or per-packet spraying (paths from :func:`workbench.aqm.fabric_paths`).
 
@@ -87,7 +89,7 @@ class LeafSpineNetwork:
     link_delay_s: float
     buffer_pkts: int
     packet_bytes: int
-    marking: RedMarking
+    marking: RedMarking | PredConfig
     routing: str = "ecmp"
 
     def __post_init__(self) -> None:
@@ -97,8 +99,8 @@ class LeafSpineNetwork:
         nonnegative("link_delay_s", self.link_delay_s)
         integer("buffer_pkts", self.buffer_pkts, minimum=1)
         integer("packet_bytes", self.packet_bytes, minimum=64)
-        if not isinstance(self.marking, RedMarking):
-            raise TypeError(f"marking must be a RedMarking, got {type(self.marking).__name__}")
+        if not isinstance(self.marking, (RedMarking, PredConfig)):
+            raise TypeError(f"marking must be a RedMarking or a PredConfig, got {type(self.marking).__name__}")
         one_of("routing", self.routing, ROUTINGS)
 
     @classmethod
@@ -255,6 +257,7 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
             packet_bytes=network.packet_bytes,
             ack_bytes=ACK_BYTES,
             min_rto_s=MIN_RTO_S,
+            rtt_s=_base_rtt_s(network, 4),
             seed=rng,
         )
         fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
