@@ -89,13 +89,14 @@ def _account(busy, served, area, acc_t, mtu_s, li, t):
 
 
 @njit(cache=True)
-def _hop(links, marks, byte_s, mtu_s, li, t, nbytes, ce, port, data, delay, buffer, rng):
+def _hop(links, marks, byte_s, mtu_s, li, t, nbytes, ce, port, data, account, delay, buffer, rng):
     """A packet of ``nbytes`` into output queue ``li`` at ``t``: its arrival at the next hop and CE, or -1 if the
     switch port drops it. The queue is counted in whole packets, the one in service included; only data packets
-    at a switch ``port`` are marked or dropped. ``links`` rows: busy-until, ramp start, ramp end, ramp top, busy
+    at a switch ``port`` are marked or dropped, and its busy time and queue integral are kept if ``account`` (for
+    PRED). ``links`` rows: busy-until, ramp start, ramp end, ramp top, busy
     time, queue integral, time of the last two."""
     busy, lo, hi, maxp, served, area, acc_t = links[0], links[1], links[2], links[3], links[4], links[5], links[6]
-    if port:
+    if port and account:
         _account(busy, served, area, acc_t, mtu_s, li, t)
     b = busy[li]
     if b > t:
@@ -237,7 +238,20 @@ def simulate(
                     seen[dslot[path, h]] = tick
                     nseen[li] += 1
                 ta, ce = _hop(
-                    links, marks, byte_s, mtu_s, li, t, nbytes, ce, switch[li], kind == _DATA, delay, buffer, rng
+                    links,
+                    marks,
+                    byte_s,
+                    mtu_s,
+                    li,
+                    t,
+                    nbytes,
+                    ce,
+                    switch[li],
+                    kind == _DATA,
+                    use_pred,
+                    delay,
+                    buffer,
+                    rng,
                 )
                 if ta < 0.0:  # dropped: detected by fast retransmit or, failing that, the timeout
                     drops[li] += 1
@@ -259,7 +273,9 @@ def simulate(
             if kind == _DATA:
                 # at the receiver: acknowledged at once, the ACK echoing CE, through the receiver's NIC
                 li = alinks[path, 0]
-                ta, _ = _hop(links, marks, byte_s, mtu_s, li, t, ackb, 0, switch[li], False, delay, buffer, rng)
+                ta, _ = _hop(
+                    links, marks, byte_s, mtu_s, li, t, ackb, 0, switch[li], False, use_pred, delay, buffer, rng
+                )
                 ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(_ACK, ce, 1, f, s))
                 continue
             # the ACK of packet s reaches the sender
@@ -353,6 +369,8 @@ def simulate(
                 path = path0[f] + q % npaths[f]
                 li = dlinks[path, 0]
                 nbytes = last_bytes[f] if q == npk[f] - 1 else mtu
-                ta, _ = _hop(links, marks, byte_s, mtu_s, li, t, nbytes, 0, switch[li], False, delay, buffer, rng)
+                ta, _ = _hop(
+                    links, marks, byte_s, mtu_s, li, t, nbytes, 0, switch[li], False, use_pred, delay, buffer, rng
+                )
                 ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(_DATA, 0, 1, f, q))
     return done_t, retx, timeouts, drops, marks
