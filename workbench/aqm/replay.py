@@ -35,7 +35,7 @@ from .._validate import integer, nonnegative, one_of, positive
 from ..fabric.topology import LeafSpine, leaf_spine, path_links
 from .packet import Network
 from .perpacket import simulate_packets
-from .pred import PredConfig
+from .pred import PRED_DEFAULT, PredConfig
 from .red import RedMarking
 from .scenarios import ROUTINGS, fabric_paths
 from .workload import VALIDATION_SIZE_CLASSES, size_class
@@ -352,6 +352,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--buffer-pkts", type=int)
     p.add_argument("--packet-bytes", type=int)
     p.add_argument("--ecn-step-pkts", type=float, help="DCTCP step marking at this queue (packets)")
+    p.add_argument(
+        "--marking", choices=("static", "pred"), default="static", help="static ECN marking (default) or PRED's"
+    )
     p.add_argument("--routing", choices=ROUTINGS)
     p.add_argument(
         "--chunk-pkts", type=int, default=1, help="1 = every packet (default: exact and fast); more = chunked trains"
@@ -374,6 +377,11 @@ def run(args: argparse.Namespace) -> int:
         over["link_delay_s"] = args.link_delay_us * 1e-6
     if args.ecn_step_pkts is not None:
         over["marking"] = RedMarking.step(args.ecn_step_pkts)
+    if args.marking == "pred":
+        if args.ecn_step_pkts is not None:
+            print("error: --ecn-step-pkts sets static marking; it cannot go with --marking pred", file=sys.stderr)
+            return 2
+        over["marking"] = PRED_DEFAULT
     net = dataclasses.replace(net, **over)
     if args.out.exists() and not args.force:
         print(f"error: {args.out} exists (pass --force to overwrite)", file=sys.stderr)
