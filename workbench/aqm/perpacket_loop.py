@@ -28,6 +28,13 @@ def _pack(kind, ce, h, f, s):
 
 
 @njit(cache=True)
+def _put(ht, hs, hp, i, t, seq, p):
+    ht[i] = t
+    hs[i] = seq
+    hp[i] = p
+
+
+@njit(cache=True)
 def _push(ht, hs, hp, n, ctr, t, p):
     """Add event ``p`` at ``t`` to the heap of ``n`` events (arrays grown when full); events at equal times leave
     in the order they were added (``ctr`` counts the additions)."""
@@ -42,13 +49,9 @@ def _push(ht, hs, hp, n, ctr, t, p):
         j = (i - 1) >> 1
         if ht[j] < t or (ht[j] == t and hs[j] < seq):
             break
-        ht[i] = ht[j]
-        hs[i] = hs[j]
-        hp[i] = hp[j]
+        _put(ht, hs, hp, i, ht[j], hs[j], hp[j])
         i = j
-    ht[i] = t
-    hs[i] = seq
-    hp[i] = p
+    _put(ht, hs, hp, i, t, seq, p)
     return ht, hs, hp, n + 1
 
 
@@ -67,13 +70,9 @@ def _pop(ht, hs, hp, n):
             c += 1
         if ht[c] > t or (ht[c] == t and hs[c] > seq):
             break
-        ht[i] = ht[c]
-        hs[i] = hs[c]
-        hp[i] = hp[c]
+        _put(ht, hs, hp, i, ht[c], hs[c], hp[c])
         i = c
-    ht[i] = t
-    hs[i] = seq
-    hp[i] = p
+    _put(ht, hs, hp, i, t, seq, p)
     return t0, p0, n
 
 
