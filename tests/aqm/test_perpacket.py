@@ -81,3 +81,19 @@ def test_pred_without_its_controllers_is_its_one_flow_ramp_and_with_them_reacts(
     assert c.finished.all() and not c.fct_s.equals(a.fct_s)
     with pytest.raises(ValueError, match="rtt_s"):
         simulate_packets(CAP, SWITCH, fixed, DATA, ACKS, [0.0] * 3, [1500] * 3, link_delay_s=1e-6, buffer_pkts=10)
+
+
+def test_alpha_starting_at_zero_cuts_less_and_loses_more():
+    # three 1.5 MB flows into one uplink with a 40-packet buffer: with alpha starting at 1 (Linux) the first marks
+    # halve the windows; from 0 (htsim) they barely cut them, and the queue overflows more often
+    def run(alpha0: float) -> pd.DataFrame:
+        return simulate_packets(
+            CAP, SWITCH, RedMarking.step(15), DATA, ACKS, [0.0, 1e-6, 2e-6], [1_500_000] * 3,
+            link_delay_s=1e-6, buffer_pkts=40, dctcp_alpha0=alpha0,
+        )  # fmt: skip
+
+    linux, htsim = run(1.0), run(0.0)
+    assert linux.finished.all() and htsim.finished.all()
+    assert htsim.retransmits.sum() > linux.retransmits.sum() > 0
+    with pytest.raises(ValueError, match="dctcp_alpha0"):
+        run(1.5)

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .._rng import Seed, generator
-from .._validate import integer, nonnegative, positive
+from .._validate import in_range, integer, nonnegative, positive
 from .perpacket_loop import simulate
 from .pred import PredConfig
 from .red import RedMarking
@@ -63,6 +63,7 @@ def simulate_packets(
     ack_bytes: int = 40,
     init_cwnd_pkts: int = 10,
     dctcp_g: float = 1.0 / 16.0,
+    dctcp_alpha0: float = 1.0,
     min_rto_s: float = 0.25,
     rtt_s: float | None = None,
     seed: Seed = None,
@@ -92,6 +93,9 @@ def simulate_packets(
     packet_bytes, ack_bytes, init_cwnd_pkts : int
     dctcp_g : float
         DCTCP's EWMA gain.
+    dctcp_alpha0 : float
+        DCTCP's ``alpha`` before the first window is scored: 1 as in Linux (``dctcp_alpha_on_init``), so the first
+        mark halves the window; htsim's DCTCP starts from 0.
     min_rto_s : float
         Retransmission timeout.
     rtt_s : float or None
@@ -127,6 +131,7 @@ def simulate_packets(
     ackb = integer("ack_bytes", ack_bytes, minimum=1)
     iw = integer("init_cwnd_pkts", init_cwnd_pkts, minimum=1)
     g = positive("dctcp_g", dctcp_g)
+    alpha0 = in_range("dctcp_alpha0", dctcp_alpha0, 0.0, 1.0)
     rto = positive("min_rto_s", min_rto_s)
     starts = np.asarray(starts_s, dtype=float)
     sizes = np.asarray(sizes_bytes, dtype=np.int64)
@@ -173,7 +178,7 @@ def simulate_packets(
         np.array([ramp.min_k_pkts, ramp.max_k_pkts, ramp.max_p]), pred, qref,
         dlinks, dlen, dslot, alinks, alen, path0, npaths,
         starts, npk.astype(np.int64), (sizes - (sizes - 1) // mtu * mtu).astype(np.int64),
-        mtu, ackb, iw, g, rto, generator(seed),
+        mtu, ackb, iw, g, alpha0, rto, generator(seed),
     )  # fmt: skip
     fct = done_t - starts
     return pd.DataFrame(

@@ -169,7 +169,7 @@ def _pred_tick(links, ctl, utils, nseen, switch, mtu_s, qref, pred, tick, now):
 @njit(cache=True)
 def simulate(
     byte_s, mtu_s, switch, delay, buffer, ramp, pred, qref, dlinks, dlen, dslot, alinks, alen, path0, npaths,
-    starts, npk, last_bytes, mtu, ackb, iw, g, rto, rng,
+    starts, npk, last_bytes, mtu, ackb, iw, g, alpha0, rto, rng,
 ):  # fmt: skip
     """Run every flow to completion: (completion time, retransmissions, timeouts) per flow, (drops, marks) per link.
 
@@ -194,7 +194,7 @@ def simulate(
     inflight = np.zeros(n, np.int64)
     cwnd = np.full(n, float(iw))
     ssth = np.full(n, np.inf)
-    alpha = np.ones(n)
+    alpha = np.full(n, alpha0)
     win_end = np.zeros(n, np.int64)
     win_acks = np.zeros(n, np.int64)
     win_marks = np.zeros(n, np.int64)
