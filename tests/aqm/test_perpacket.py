@@ -97,3 +97,20 @@ def test_alpha_starting_at_zero_cuts_less_and_loses_more():
     assert htsim.retransmits.sum() > linux.retransmits.sum() > 0
     with pytest.raises(ValueError, match="dctcp_alpha0"):
         run(1.5)
+
+
+def test_marking_on_arrival_or_on_departure_by_hand():
+    # flow A's 10 packets reach a 2.5 Gbit/s port at 10 Gbit/s from 2.2 us, one every 1.2 us, and leave one every
+    # 4.8 us; flow B's 10 follow from 15.2 us, while A's still queue. Step marking at 5 packets.
+    # On arrival: A's packets 6-9 find 5 or more queued, and all of B's. On departure: A's packets 1-9 leave 5 or
+    # more behind them (A's later ones, then B's), B's only while 5 of B's own remain (B's packets 0-4).
+    def run(mark_on: str) -> list[int]:
+        out = simulate_packets(
+            [10.0, 10.0, 2.5, 10.0, 10.0, 10.0], [False, False, True, False, False, False], RedMarking.step(5),
+            [((0, 2),), ((1, 2),)], [((3, 4),), ((3, 5),)], [0.0, 13e-6], [15_000, 15_000],
+            link_delay_s=1e-6, buffer_pkts=100, mark_on=mark_on,
+        )  # fmt: skip
+        return out.marked_acks.tolist()
+
+    assert run("arrival") == [4, 10]
+    assert run("departure") == [9, 5]

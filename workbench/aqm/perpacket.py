@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .._rng import Seed, generator
-from .._validate import in_range, integer, nonnegative, positive
+from .._validate import in_range, integer, nonnegative, one_of, positive
 from .perpacket_loop import simulate
 from .pred import PredConfig
 from .red import RedMarking
@@ -64,6 +64,7 @@ def simulate_packets(
     init_cwnd_pkts: int = 10,
     dctcp_g: float = 1.0 / 16.0,
     dctcp_alpha0: float = 1.0,
+    mark_on: str = "arrival",
     min_rto_s: float = 0.25,
     rtt_s: float | None = None,
     seed: Seed = None,
@@ -96,6 +97,10 @@ def simulate_packets(
     dctcp_alpha0 : float
         DCTCP's ``alpha`` before the first window is scored: 1 as in Linux (``dctcp_alpha_on_init``), so the first
         mark halves the window; htsim's DCTCP starts from 0.
+    mark_on : {"arrival", "departure"}
+        When a switch port marks a data packet: on arrival, on the packets it finds queued (the one in service
+        included), or as it leaves, on the packets queued behind it (as htsim's ``ECNQueue`` does). Drops are
+        always decided on arrival.
     min_rto_s : float
         Retransmission timeout.
     rtt_s : float or None
@@ -106,8 +111,9 @@ def simulate_packets(
     Returns
     -------
     DataFrame
-        ``flow_id, size_bytes, start_s, fct_s, finished, retransmits, timeouts``, one row per flow (``timeouts``:
-        retransmissions sent after a retransmission timeout rather than by fast retransmit).
+        ``flow_id, size_bytes, start_s, fct_s, finished, retransmits, timeouts, marked_acks``, one row per flow
+        (``timeouts``: retransmissions sent after a retransmission timeout rather than by fast retransmit;
+        ``marked_acks``: ACKs that echoed a CE mark).
 
     Examples
     --------
@@ -132,6 +138,7 @@ def simulate_packets(
     iw = integer("init_cwnd_pkts", init_cwnd_pkts, minimum=1)
     g = positive("dctcp_g", dctcp_g)
     alpha0 = in_range("dctcp_alpha0", dctcp_alpha0, 0.0, 1.0)
+    one_of("mark_on", mark_on, ("arrival", "departure"))
     rto = positive("min_rto_s", min_rto_s)
     starts = np.asarray(starts_s, dtype=float)
     sizes = np.asarray(sizes_bytes, dtype=np.int64)
@@ -173,12 +180,12 @@ def simulate_packets(
     keys = np.where(dlinks >= 0, flow_of_row[:, None] * cap.size + dlinks, -1)
     dslot = np.unique(keys, return_inverse=True)[1].reshape(keys.shape).astype(np.int64)
     byte_s = 8.0 / (cap * 1e9)  # seconds per byte, per link
-    done_t, retx, timeouts, _, _ = simulate(
+    done_t, retx, timeouts, echoed, _, _ = simulate(
         byte_s, mtu * byte_s, np.ascontiguousarray(mask), delay, buffer,
         np.array([ramp.min_k_pkts, ramp.max_k_pkts, ramp.max_p]), pred, qref,
         dlinks, dlen, dslot, alinks, alen, path0, npaths,
         starts, npk.astype(np.int64), (sizes - (sizes - 1) // mtu * mtu).astype(np.int64),
-        mtu, ackb, iw, g, alpha0, rto, generator(seed),
+        mtu, ackb, iw, g, alpha0, rto, mark_on == "departure", generator(seed),
     )  # fmt: skip
     fct = done_t - starts
     return pd.DataFrame(
@@ -190,6 +197,7 @@ def simulate_packets(
             "finished": np.isfinite(fct),
             "retransmits": retx,
             "timeouts": timeouts,
+            "marked_acks": echoed,
         }
     )
 

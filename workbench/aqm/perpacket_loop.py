@@ -20,6 +20,8 @@ _DATA, _ACK, _START, _RTO, _TICK = 0, 1, 2, 3, 4
     P_MAX_MIN_K, P_MAX_OFFSET, P_MIN_K,
 ) = range(13)  # fmt: skip
 _LOST, _RESEND, _GONE = 1, 2, 0
+#: Arrivals a port remembers for marking on departure.
+_RING = 64
 
 
 @njit(cache=True)
@@ -88,12 +90,23 @@ def _account(busy, served, area, acc_t, mtu_s, li, t):
 
 
 @njit(cache=True)
-def _hop(links, marks, byte_s, mtu_s, li, t, nbytes, ce, port, data, account, delay, buffer, rng):
+def _ecn(q, lo, hi, maxp, rng):
+    """CE (0 or 1) for a queue of ``q`` packets on the ramp from ``lo`` to ``hi`` topping at ``maxp``."""
+    if q < lo:
+        return 0
+    if q >= hi:
+        return 1
+    pr = maxp * (q - lo) / (hi - lo)
+    return 1 if pr > 0.0 and rng.random() < pr else 0
+
+
+@njit(cache=True)
+def _hop(links, marks, byte_s, mtu_s, li, t, nbytes, ce, port, data, mark, account, delay, buffer, rng):
     """A packet of ``nbytes`` into output queue ``li`` at ``t``: its arrival at the next hop and CE, or -1 if the
-    switch port drops it. The queue is counted in whole packets, the one in service included; only data packets
-    at a switch ``port`` are marked or dropped, and its busy time and queue integral are kept if ``account`` (for
-    PRED). ``links`` rows: busy-until, ramp start, ramp end, ramp top, busy
-    time, queue integral, time of the last two."""
+    switch port drops it. The queue is counted in whole packets, the one in service included. Only ``data``
+    packets at a switch ``port`` are dropped, and marked if ``mark`` (marking on arrival); the port's busy time
+    and queue integral are kept if ``account`` (for PRED). ``links`` rows: busy-until, ramp start, ramp end, ramp
+    top, busy time, queue integral, time of the last two."""
     busy, lo, hi, maxp, served, area, acc_t = links[0], links[1], links[2], links[3], links[4], links[5], links[6]
     if port and account:
         _account(busy, served, area, acc_t, mtu_s, li, t)
@@ -103,19 +116,34 @@ def _hop(links, marks, byte_s, mtu_s, li, t, nbytes, ce, port, data, account, de
             qp = math.ceil((b - t) / mtu_s[li] - 1e-9)
             if qp >= buffer:
                 return -1.0, ce
-            if qp >= lo[li] and ce == 0:
-                if qp >= hi[li]:
-                    ce = 1
-                else:
-                    pr = maxp[li] * (qp - lo[li]) / (hi[li] - lo[li])
-                    if pr > 0.0 and rng.random() < pr:
-                        ce = 1
+            if mark and ce == 0:
+                ce = _ecn(qp, lo[li], hi[li], maxp[li], rng)
                 marks[li] += ce
         d = b + nbytes * byte_s[li]
     else:
         d = t + nbytes * byte_s[li]
     busy[li] = d
     return d + delay, ce
+
+
+@njit(cache=True)
+def _remember(hist_t, hist_b, hist_n, li, t, busy_until):
+    k = hist_n[li] % _RING
+    hist_t[li, k] = t
+    hist_b[li, k] = busy_until
+    hist_n[li] += 1
+
+
+@njit(cache=True)
+def _behind(hist_t, hist_b, hist_n, li, d):
+    """Work (seconds) queued at port ``li`` behind the packet that finished leaving it at ``d``: what the last
+    arrival before ``d`` left the port busy until, minus ``d`` (the ring goes back far enough: only the arrivals
+    of one propagation delay came after ``d``)."""
+    k = hist_n[li] - 1
+    stop = max(hist_n[li] - _RING, 0)
+    while k > stop and hist_t[li, k % _RING] >= d:
+        k -= 1
+    return max(hist_b[li, k % _RING] - d, 0.0)
 
 
 @njit(cache=True)
@@ -169,9 +197,10 @@ def _pred_tick(links, ctl, utils, nseen, switch, mtu_s, qref, pred, tick, now):
 @njit(cache=True)
 def simulate(
     byte_s, mtu_s, switch, delay, buffer, ramp, pred, qref, dlinks, dlen, dslot, alinks, alen, path0, npaths,
-    starts, npk, last_bytes, mtu, ackb, iw, g, alpha0, rto, rng,
+    starts, npk, last_bytes, mtu, ackb, iw, g, alpha0, rto, dequeue, rng,
 ):  # fmt: skip
-    """Run every flow to completion: (completion time, retransmissions, timeouts) per flow, (drops, marks) per link.
+    """Run every flow to completion: (completion time, retransmissions, timeouts, CE-echoing ACKs) per flow, then
+    (drops, marks) per link.
 
     ``ramp`` is the marking (start, end, top) of every switch port (PRED's: its one-flow ramp until the first
     period ends), ``pred`` PRED's parameters (``P_*``; empty: static) with
@@ -189,6 +218,10 @@ def simulate(
     nseen = np.zeros(nl, np.int64)
     seen = np.full(dslot.max() + 1 if use_pred else 1, -1, np.int64)
     tick = 0
+    # marking on departure: each port's recent arrivals (time, busy-until after it) in a ring
+    hist_t = np.zeros((nl if dequeue else 1, _RING))
+    hist_b = np.zeros((nl if dequeue else 1, _RING))
+    hist_n = np.zeros(nl if dequeue else 1, np.int64)
     nxt = np.zeros(n, np.int64)
     acked = np.zeros(n, np.int64)
     inflight = np.zeros(n, np.int64)
@@ -201,6 +234,7 @@ def simulate(
     cut_end = np.full(n, -1, np.int64)
     retx = np.zeros(n, np.int64)
     timeouts = np.zeros(n, np.int64)
+    echoed = np.zeros(n, np.int64)
     done_t = np.full(n, np.nan)
     # loss records: per flow a list of lost packets (awaiting detection) and a stack of packets to send again
     lost_head = np.full(n, -1, np.int64)
@@ -230,6 +264,12 @@ def simulate(
         send = False
         if kind <= _ACK:  # a data packet or an ACK arriving at a hop
             path = path0[f] + s % npaths[f]
+            if dequeue and kind == _DATA and h > 0 and ce == 0 and switch[dlinks[path, h - 1]]:
+                # marked as it left the previous port, on the queue it left behind
+                prev = dlinks[path, h - 1]
+                q = _behind(hist_t, hist_b, hist_n, prev, t - delay) / mtu_s[prev]
+                ce = _ecn(q, links[1, prev], links[2, prev], links[3, prev], rng)
+                marks[prev] += ce
             if h < (dlen[path] if kind == _DATA else alen[path]):
                 li = dlinks[path, h] if kind == _DATA else alinks[path, h]
                 nbytes = ackb if kind == _ACK else (last_bytes[f] if s == npk[f] - 1 else mtu)
@@ -247,6 +287,7 @@ def simulate(
                     ce,
                     switch[li],
                     kind == _DATA,
+                    kind == _DATA and not dequeue,
                     use_pred,
                     delay,
                     buffer,
@@ -267,18 +308,21 @@ def simulate(
                     ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, t + rto, _pack(_RTO, 0, 0, f, nrec))
                     nrec += 1
                 else:
+                    if dequeue and switch[li]:
+                        _remember(hist_t, hist_b, hist_n, li, t, ta - delay)
                     ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(kind, ce, h + 1, f, s))
                 continue
             if kind == _DATA:
                 # at the receiver: acknowledged at once, the ACK echoing CE, through the receiver's NIC
                 li = alinks[path, 0]
                 ta, _ = _hop(
-                    links, marks, byte_s, mtu_s, li, t, ackb, 0, switch[li], False, use_pred, delay, buffer, rng
+                    links, marks, byte_s, mtu_s, li, t, ackb, 0, switch[li], False, False, use_pred, delay, buffer, rng
                 )
                 ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(_ACK, ce, 1, f, s))
                 continue
             # the ACK of packet s reaches the sender
             acked[f] += 1
+            echoed[f] += ce
             inflight[f] -= 1
             if acked[f] == npk[f]:
                 done_t[f] = t
@@ -369,7 +413,21 @@ def simulate(
                 li = dlinks[path, 0]
                 nbytes = last_bytes[f] if q == npk[f] - 1 else mtu
                 ta, _ = _hop(
-                    links, marks, byte_s, mtu_s, li, t, nbytes, 0, switch[li], False, use_pred, delay, buffer, rng
+                    links,
+                    marks,
+                    byte_s,
+                    mtu_s,
+                    li,
+                    t,
+                    nbytes,
+                    0,
+                    switch[li],
+                    False,
+                    False,
+                    use_pred,
+                    delay,
+                    buffer,
+                    rng,
                 )
                 ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(_DATA, 0, 1, f, q))
-    return done_t, retx, timeouts, drops, marks
+    return done_t, retx, timeouts, echoed, drops, marks
