@@ -138,10 +138,10 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import tempfile, os
+    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     p = os.path.join(d, "m.cm")
-    ...     _ = open(p, "w").write("Nodes 4\\nConnections 1\\n0->3 id 1 start 2000000 size 1500\\n")
+    ...     p = Path(d) / "m.cm"
+    ...     _ = p.write_text("Nodes 4\\nConnections 1\\n0->3 id 1 start 2000000 size 1500\\n")
     ...     read_connection_matrix(p)[["src", "dst", "start_s", "size_bytes"]].values.tolist()
     [[0.0, 3.0, 2e-06, 1500.0]]
     """
