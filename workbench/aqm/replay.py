@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .._rng import Seed, generator
-from .._validate import integer, nonnegative, one_of, positive
+from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..fabric.topology import LeafSpine, leaf_spine, path_links
 from .packet import Network
 from .perpacket import simulate_packets
@@ -74,6 +74,11 @@ class LeafSpineNetwork:
         marking (its control periods count in the base RTT of a path across the spines).
     routing : {"ecmp", "spray"}
         Per-flow random ECMP or per-packet spraying (paths from :func:`workbench.aqm.fabric_paths`).
+    mark_on : {"arrival", "departure"}
+        Where a port marks (per-packet engine only): on the queue a packet finds, or on the queue it leaves behind
+        (htsim's ``ECNQueue``).
+    dctcp_alpha0 : float
+        DCTCP's initial ``alpha`` (per-packet engine only): 1 as Linux, 0 as htsim.
 
     Examples
     --------
@@ -91,6 +96,8 @@ class LeafSpineNetwork:
     packet_bytes: int
     marking: RedMarking | PredConfig
     routing: str = "ecmp"
+    mark_on: str = "arrival"
+    dctcp_alpha0: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("leaves", "spines", "hosts_per_leaf"):
@@ -102,6 +109,8 @@ class LeafSpineNetwork:
         if not isinstance(self.marking, (RedMarking, PredConfig)):
             raise TypeError(f"marking must be a RedMarking or a PredConfig, got {type(self.marking).__name__}")
         one_of("routing", self.routing, ROUTINGS)
+        one_of("mark_on", self.mark_on, ("arrival", "departure"))
+        in_range("dctcp_alpha0", self.dctcp_alpha0, 0.0, 1.0)
 
     @classmethod
     def of_dataset(cls, name: str) -> LeafSpineNetwork:
@@ -229,6 +238,10 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
     if missing:
         raise ValueError(f"flows must have columns src, dst, start_s, size_bytes; missing {sorted(missing)}")
     chunk = integer("chunk_pkts", chunk_pkts, minimum=1)
+    if chunk > 1 and (network.mark_on != "arrival" or network.dctcp_alpha0 != 1.0):
+        raise ValueError(
+            "mark_on and dctcp_alpha0 other than 'arrival' and 1 need the per-packet engine (chunk_pkts=1)"
+        )
     topo = network.topology()
     src = flows["src"].to_numpy(dtype=np.int64)
     dst = flows["dst"].to_numpy(dtype=np.int64)
@@ -258,6 +271,8 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
             ack_bytes=ACK_BYTES,
             min_rto_s=MIN_RTO_S,
             rtt_s=_base_rtt_s(network, 4),
+            dctcp_alpha0=network.dctcp_alpha0,
+            mark_on=network.mark_on,
             seed=rng,
         )
         fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
@@ -355,6 +370,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--marking", choices=("static", "pred"), default="static", help="static ECN marking (default) or PRED's"
     )
+    p.add_argument("--mark-on", choices=("arrival", "departure"), help="mark on arrival (default) or on departure")
+    p.add_argument("--dctcp-alpha0", type=float, help="DCTCP's initial alpha (default 1, as Linux; htsim: 0)")
     p.add_argument("--routing", choices=ROUTINGS)
     p.add_argument(
         "--chunk-pkts", type=int, default=1, help="1 = every packet (default: exact and fast); more = chunked trains"
@@ -370,7 +387,17 @@ def run(args: argparse.Namespace) -> int:
     net = LeafSpineNetwork.of_dataset(name)
     over = {
         k: getattr(args, k)
-        for k in ("leaves", "spines", "hosts_per_leaf", "link_gbps", "buffer_pkts", "packet_bytes", "routing")
+        for k in (
+            "leaves",
+            "spines",
+            "hosts_per_leaf",
+            "link_gbps",
+            "buffer_pkts",
+            "packet_bytes",
+            "routing",
+            "mark_on",
+            "dctcp_alpha0",
+        )
         if getattr(args, k) is not None
     }
     if args.link_delay_us is not None:
