@@ -8,13 +8,13 @@ were simulated on is recorded in the dataset's registry entry (and card), and :m
 rebuilds it, so a replay with no network options runs exactly that network.
 
 ``chunk_pkts=1`` (the default) runs :func:`workbench.aqm.perpacket.simulate_packets`, every packet and ACK through
-every hop, compiled: it is both the ground truth and the fast mode (the 50 ms file in about 8 s of CPU). Larger values
-run the chunked simpy engine (:class:`workbench.aqm.packet.Network`), whose windows travel as trains of up to
-``chunk_pkts`` packets over fluid queues; on the loaded ``fabric-websearch-128`` fabric it is both slower (about
-50 s of CPU on the 25 ms file) and far from the per-packet FCTs (up to 2x on the p99s; the numbers are in
-``benchmarks/bench_aqm.py``'s docstring), so it is kept for the scenarios that need its simpy processes (PRED's
-controllers), not for replays. :func:`fct_statistics` gives the nine numbers the two are compared on (FCT mean, p50
-and p99 in each of :data:`~workbench.aqm.workload.VALIDATION_SIZE_CLASSES`).
+every hop, compiled: it is both the ground truth and the fast mode (the 50 ms file in about 9 s of CPU, static or
+PRED marking). Larger values run the chunked simpy engine (:class:`workbench.aqm.packet.Network`), whose windows
+travel as trains of up to ``chunk_pkts`` packets over fluid queues; on the loaded ``fabric-websearch-128`` fabric it
+is both slower (20 and 58 s of CPU on the two files) and far from the per-packet FCTs (p99s up to 7x; the numbers
+are in ``benchmarks/bench_aqm.py``'s docstring), so it is kept for the simpy scenarios, not for replays.
+:func:`fct_statistics` gives the nine numbers the two are compared on (FCT mean, p50 and p99 in each of
+:data:`~workbench.aqm.workload.VALIDATION_SIZE_CLASSES`).
 """
 
 from __future__ import annotations
