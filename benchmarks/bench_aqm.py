@@ -23,10 +23,10 @@ class, statistic           25 ms per-pkt   25 ms chunked   50 ms per-pkt   50 ms
 Only the small-flow p50 is within 10%; the chunked engine is also the slower one (measured under load average 15 on
 2 cores, CPU time: per-packet 4.4 and 9.3 s, chunked 19.7 and 57.6 s on the 25 and 50 ms files), so replays default
 to the per-packet engine (:func:`workbench.aqm.replay.replay`). What 10% can mean: the per-packet engine itself,
-over five ECMP path draws of the 25 ms file (same flows), spans small-flow means of 251-1,309 us (each small flow
-that loses its last packets adds a 250 ms timeout), small p99s of 2,013-3,832 us, medium p99s of 10,294-20,775 us
-and large p99s of 77-98 ms, against p50s within 12%. Means and p99s of one run are only comparable between two
-simulators on the same paths.
+over five ECMP path draws of the same flows, spans small-flow means of 251-1,309 us on the 25 ms file and 245-706 us
+on the 50 ms one (each small flow that loses its last packets adds a 250 ms timeout), small p99s of 2,013-3,832 and
+1,512-1,975 us, medium p99s of 10,294-20,775 and 12,592-16,224 us, large p99s of 77-98 and 79-86 ms, against p50s
+within 12%. Means and p99s of one run are only comparable between two simulators on the same paths.
 """
 
 from __future__ import annotations
