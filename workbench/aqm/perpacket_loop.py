@@ -276,23 +276,11 @@ def simulate(
                 if use_pred and kind == _DATA and switch[li] and seen[dslot[path, h]] != tick:
                     seen[dslot[path, h]] = tick
                     nseen[li] += 1
+                data = kind == _DATA
                 ta, ce = _hop(
-                    links,
-                    marks,
-                    byte_s,
-                    mtu_s,
-                    li,
-                    t,
-                    nbytes,
-                    ce,
-                    switch[li],
-                    kind == _DATA,
-                    kind == _DATA and not dequeue,
-                    use_pred,
-                    delay,
-                    buffer,
-                    rng,
-                )
+                    links, marks, byte_s, mtu_s, li, t, nbytes, ce, switch[li], data, data and not dequeue, use_pred,
+                    delay, buffer, rng,
+                )  # fmt: skip
                 if ta < 0.0:  # dropped: detected by fast retransmit or, failing that, the timeout
                     drops[li] += 1
                     if nrec == r_seq.size:
@@ -316,8 +304,9 @@ def simulate(
                 # at the receiver: acknowledged at once, the ACK echoing CE, through the receiver's NIC
                 li = alinks[path, 0]
                 ta, _ = _hop(
-                    links, marks, byte_s, mtu_s, li, t, ackb, 0, switch[li], False, False, use_pred, delay, buffer, rng
-                )
+                    links, marks, byte_s, mtu_s, li, t, ackb, 0, switch[li], False, False, use_pred, delay, buffer,
+                    rng,
+                )  # fmt: skip
                 ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(_ACK, ce, 1, f, s))
                 continue
             # the ACK of packet s reaches the sender
@@ -413,21 +402,8 @@ def simulate(
                 li = dlinks[path, 0]
                 nbytes = last_bytes[f] if q == npk[f] - 1 else mtu
                 ta, _ = _hop(
-                    links,
-                    marks,
-                    byte_s,
-                    mtu_s,
-                    li,
-                    t,
-                    nbytes,
-                    0,
-                    switch[li],
-                    False,
-                    False,
-                    use_pred,
-                    delay,
-                    buffer,
+                    links, marks, byte_s, mtu_s, li, t, nbytes, 0, switch[li], False, False, use_pred, delay, buffer,
                     rng,
-                )
+                )  # fmt: skip
                 ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(_DATA, 0, 1, f, q))
     return done_t, retx, timeouts, echoed, drops, marks
