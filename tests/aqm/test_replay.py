@@ -142,3 +142,13 @@ def test_cli_replay_writes_fct_csv(tmp_path, capsys):
     assert fct.columns.tolist() == ["size_bytes", "start_s", "fct_s"]
     assert fct.fct_s.iloc[0] * 1e6 == pytest.approx(RTT4_US)
     assert main(args) == 2 and "exists" in capsys.readouterr().err
+    # PRED marking: a lone packet meets no queue, so the same FCT; it cannot go with a static step
+    assert main([*args, "--force", "--marking", "pred"]) == 0
+    assert pd.read_csv(out).fct_s.iloc[0] * 1e6 == pytest.approx(RTT4_US)
+    assert main([*args, "--force", "--marking", "pred", "--ecn-step-pkts", "20"]) == 2
+    assert "cannot go with --marking pred" in capsys.readouterr().err
+    # htsim's conventions: marking on departure, alpha from 0 (the lone packet again meets no queue)
+    assert main([*args, "--force", "--mark-on", "departure", "--dctcp-alpha0", "0"]) == 0
+    assert pd.read_csv(out).fct_s.iloc[0] * 1e6 == pytest.approx(RTT4_US)
+    with pytest.raises(ValueError, match="per-packet engine"):
+        replay(_flows([0], [3], [0.0], [1500]), _net(mark_on="departure"), chunk_pkts=16)

@@ -9,7 +9,8 @@ Layers of the model, from fastest to most detailed:
 * :mod:`~workbench.aqm.packet` -- a simpy discrete-event engine of DCTCP flows sent as paced trains of packets
   (``chunk_pkts``) through piecewise-linear fluid switch queues (:mod:`~workbench.aqm.trains`) with per-packet
   marking;
-* :mod:`~workbench.aqm.perpacket` -- its ground truth: every packet and every ACK through every hop's FIFO;
+* :mod:`~workbench.aqm.perpacket` -- its ground truth, compiled (numba) and the faster of the two on loaded fabrics:
+  every packet and every ACK through every hop's FIFO, static marking or PRED's controllers;
 * :mod:`~workbench.aqm.scenarios` -- one bottleneck shared by long and web-search flows, and web-search flows across
   a leaf-spine fabric (from :mod:`workbench.fabric.topology`, paths from :mod:`workbench.fabric.routing`);
 * :mod:`~workbench.aqm.replay` -- a given flow table (e.g. the ``fabric-websearch-128`` connection matrices) on a
@@ -20,8 +21,8 @@ Layers of the model, from fastest to most detailed:
 The parameter studies over these models (queue vs concurrency, bottleneck and leaf-spine FCT vs load and marking)
 are experiments of :mod:`workbench.experiments.aqm`, run by :func:`workbench.experiments.sweep`.
 
-The fluid and packet models agree where they overlap (long flows on one bottleneck), and the chunked packet engine
-is checked against the per-packet one on the same flows: see ``tests/aqm``.
+The fluid and packet models agree where they overlap (long flows on one bottleneck). The chunked packet engine agrees
+with the per-packet one on lightly loaded fabrics but not at 90% load (numbers in ``benchmarks/bench_aqm.py``).
 """
 
 from .fluid import DCTCP_G, FluidResult, bdp_pkts, simulate_fluid, steady_state

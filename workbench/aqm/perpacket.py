@@ -2,7 +2,7 @@
 
 This is the reference the chunked engine (:mod:`workbench.aqm.packet`, which moves trains of packets over fluid
 queues) is validated against on the same flows and network (:func:`workbench.aqm.replay.replay` with
-``chunk_pkts=1``). It is a plain event-heap simulation (no simpy) of the network described by a leaf-spine
+``chunk_pkts=1``). It is an event-heap simulation, compiled with numba, of the network described by a leaf-spine
 connection-matrix study such as ``fabric-websearch-128``:
 
 * **Links.** Every directed link is a FIFO output queue with a capacity and a propagation delay; a packet arriving at
@@ -23,35 +23,35 @@ connection-matrix study such as ``fabric-websearch-128``:
   retransmit, as with SACK): ``cwnd`` halves (once per window) and the packet is sent again. A loss with fewer than
   three later packets is detected by the retransmission timeout, ``min_rto_s`` after the drop, which resets
   ``cwnd`` to one packet.
+* **Marking.** A fixed RED/ECN ramp, or PRED's two controllers on every switch port, run every FCS period on the
+  packets that crossed the port (see ``marking`` below).
 * **Completion.** A flow completes when the ACK of its last outstanding packet reaches the sender; its FCT is that
   time minus its start.
 
-Cost: about ten heap events per packet on a four-link path. Python processes about a million events in a few
-seconds, so a 25 ms workload of a loaded 128-host fabric (2.4 million packets) takes minutes; use the chunked engine
-for sweeps and this one to validate it.
+Cost: one heap event per packet per hop, data and ACK (about ten per packet on a four-link path), compiled: the
+50 ms ``fabric-websearch-128`` workload (about five million packets) runs in seconds (``benchmarks/bench_aqm.py``).
+The compiled loop is cached on disk (numba's ``cache=True``), so only the first run in a fresh environment pays the
+compilation (a few seconds).
 """
 
 from __future__ import annotations
-
-import heapq
-import math
 
 import numpy as np
 import pandas as pd
 
 from .._rng import Seed, generator
-from .._validate import integer, nonnegative, positive
+from .._validate import in_range, integer, nonnegative, one_of, positive
+from .perpacket_loop import simulate
+from .pred import PredConfig
 from .red import RedMarking
 
 __all__ = ["simulate_packets"]
-
-_DATA, _ACK, _START, _RTO = 0, 1, 2, 3
 
 
 def simulate_packets(
     capacity_gbps,
     marking_links,
-    marking: RedMarking,
+    marking: RedMarking | PredConfig,
     data_paths,
     ack_paths,
     starts_s,
@@ -63,7 +63,10 @@ def simulate_packets(
     ack_bytes: int = 40,
     init_cwnd_pkts: int = 10,
     dctcp_g: float = 1.0 / 16.0,
+    dctcp_alpha0: float = 1.0,
+    mark_on: str = "arrival",
     min_rto_s: float = 0.25,
+    rtt_s: float | None = None,
     seed: Seed = None,
 ) -> pd.DataFrame:
     """Run flows packet by packet and return their completion times.
@@ -74,8 +77,14 @@ def simulate_packets(
         Capacity of every directed link (Gbit/s).
     marking_links : array-like of bool
         Switch output ports (mark and drop); the others are host NICs (FIFO only).
-    marking : RedMarking
-        Marking of every switch port, on the number of packets in the queue.
+    marking : RedMarking or PredConfig
+        Marking of every switch port, on the number of packets in the queue: a fixed ramp, or PRED's controllers on
+        every port (the same logic as :func:`workbench.aqm.pred.pred_controller`: FCS counts the distinct flows
+        whose data entered the port in each period; QLA scores each period by the port's busy fraction and time-mean
+        queue).
+    data_paths, ack_paths : sequence
+        Per flow, its alternative paths (tuples of link ids, the sender's NIC first; packet ``i`` takes alternative
+        ``i mod k``) and the matching reverse paths of its ACKs (the receiver's NIC first).
     starts_s, sizes_bytes : array-like
         Start time and size of every flow.
     link_delay_s : float
@@ -85,15 +94,26 @@ def simulate_packets(
     packet_bytes, ack_bytes, init_cwnd_pkts : int
     dctcp_g : float
         DCTCP's EWMA gain.
+    dctcp_alpha0 : float
+        DCTCP's ``alpha`` before the first window is scored: 1 as in Linux (``dctcp_alpha_on_init``), so the first
+        mark halves the window; htsim's DCTCP starts from 0.
+    mark_on : {"arrival", "departure"}
+        When a switch port marks a data packet: on arrival, on the packets it finds queued (the one in service
+        included), or as it leaves, on the packets queued behind it (as htsim's ``ECNQueue`` does). Drops are
+        always decided on arrival.
     min_rto_s : float
         Retransmission timeout.
+    rtt_s : float or None
+        The base RTT PRED's control periods are counted in (required with PRED).
     seed : int, Generator or None
         Random stream of the marking draws (only a ramp with probabilities below 1 uses it).
 
     Returns
     -------
     DataFrame
-        ``flow_id, size_bytes, start_s, fct_s, finished, retransmits``, one row per flow.
+        ``flow_id, size_bytes, start_s, fct_s, finished, retransmits, timeouts, marked_acks``, one row per flow
+        (``timeouts``: retransmissions sent after a retransmission timeout rather than by fast retransmit;
+        ``marked_acks``: ACKs that echoed a CE mark).
 
     Examples
     --------
@@ -105,10 +125,8 @@ def simulate_packets(
     >>> round(float(fl.fct_s.iloc[0]) * 1e6, 3)
     14.032
     """
-    if not isinstance(marking, RedMarking):
-        raise TypeError(
-            f"marking must be a RedMarking (the per-packet engine runs static marking), got {type(marking).__name__}"
-        )
+    if not isinstance(marking, (RedMarking, PredConfig)):
+        raise TypeError(f"marking must be a RedMarking or a PredConfig, got {type(marking).__name__}")
     cap = np.asarray(capacity_gbps, dtype=float)
     if cap.ndim != 1 or cap.size == 0 or not (cap > 0).all() or not np.isfinite(cap).all():
         raise ValueError("capacity_gbps must be a non-empty 1-D array of positive, finite capacities")
@@ -119,6 +137,8 @@ def simulate_packets(
     ackb = integer("ack_bytes", ack_bytes, minimum=1)
     iw = integer("init_cwnd_pkts", init_cwnd_pkts, minimum=1)
     g = positive("dctcp_g", dctcp_g)
+    alpha0 = in_range("dctcp_alpha0", dctcp_alpha0, 0.0, 1.0)
+    one_of("mark_on", mark_on, ("arrival", "departure"))
     rto = positive("min_rto_s", min_rto_s)
     starts = np.asarray(starts_s, dtype=float)
     sizes = np.asarray(sizes_bytes, dtype=np.int64)
@@ -127,168 +147,47 @@ def simulate_packets(
         raise ValueError("starts_s, sizes_bytes, data_paths and ack_paths must have one entry per flow")
     if n and (sizes.min() < 1 or not np.isfinite(starts).all() or starts.min() < 0):
         raise ValueError("sizes_bytes must be >= 1 and starts_s finite and >= 0")
-    rng = generator(seed)
-
-    byte_s = (8.0 / (cap * 1e9)).tolist()  # seconds per byte, per link
-    marks = mask.tolist()
-    lo, hi, maxp = marking.min_k_pkts, marking.max_k_pkts, marking.max_p
-    busy = [0.0] * cap.size
-    mtu_s = [mtu * b for b in byte_s]  # a full packet's serialization per link: the unit of queue counting
     dpath = [tuple(tuple(int(x) for x in p) for p in alts) for alts in data_paths]
     apath = [tuple(tuple(int(x) for x in p) for p in alts) for alts in ack_paths]
     if any(len(a) != len(b) or not a for a, b in zip(dpath, apath)):
         raise ValueError("every flow needs as many ACK paths as data paths, and at least one")
-    npk = (-(-sizes // mtu)).tolist()
-    last_bytes = (sizes - (sizes - 1) // mtu * mtu).tolist()
-    # sender state
-    nxt = [0] * n  # next new packet to send
-    acked = [0] * n  # packets acknowledged
-    inflight = [0] * n  # sent, neither acknowledged nor known lost
-    cwnd = [float(iw)] * n
-    ssth = [math.inf] * n
-    alpha = [1.0] * n
-    win_end = [0] * n  # alpha is updated when the ACK of this packet (or a later one) arrives
-    win_acks = [0] * n
-    win_marks = [0] * n
-    cut_end = [-1] * n  # no further ECN/loss cut until a packet at or after this one is acknowledged
-    lost: list[dict] = [dict() for _ in range(n)]  # seq -> later ACKs seen since the loss
-    resend: list[list] = [[] for _ in range(n)]
-    retx = [0] * n
-    done_t = [math.nan] * n
-    heap: list = []
-    push = heapq.heappush
-    pop = heapq.heappop
-    cnt = 0
-    u = rng.random(4096).tolist()
-    ui = 0
-
-    def hop(li: int, t: float, nbytes: int, ce: int, mark_here: bool) -> tuple[float, int, bool]:
-        """Enqueue at link ``li`` at ``t``: (arrival at the next hop, CE, dropped)."""
-        nonlocal ui, u
-        b = busy[li]
-        if b > t:
-            qp = math.ceil((b - t) / mtu_s[li] - 1e-9)
-            if mark_here:
-                if qp >= buffer:
-                    return 0.0, ce, True
-                if qp >= lo:
-                    if qp >= hi:
-                        ce = 1
-                    else:
-                        if ui >= len(u):
-                            u = rng.random(4096).tolist()
-                            ui = 0
-                        if u[ui] < maxp * (qp - lo) / (hi - lo):
-                            ce = 1
-                        ui += 1
-            d = b + nbytes * byte_s[li]
-        else:
-            d = t + nbytes * byte_s[li]
-        busy[li] = d
-        return d + delay, ce, False
-
-    def send(f: int, t: float) -> None:
-        """Send what the window allows (retransmissions first) into the flow's NIC at ``t``."""
-        nonlocal cnt
-        alts = dpath[f]
-        k = len(alts)
-        while inflight[f] < int(cwnd[f]):
-            if resend[f]:
-                s = resend[f].pop()
-            elif nxt[f] < npk[f]:
-                s = nxt[f]
-                nxt[f] += 1
-            else:
-                return
-            size = last_bytes[f] if s == npk[f] - 1 else mtu
-            inflight[f] += 1
-            first = alts[s % k][0]
-            ta, ce, _ = hop(first, t, size, 0, marks[first])
-            cnt += 1
-            push(heap, (ta, cnt, _DATA, f, 1, s, ce))
-
-    for f in range(n):
-        cnt += 1
-        push(heap, (float(starts[f]), cnt, _START, f, 0, 0, 0))
-
-    while heap:
-        t, _, kind, f, h, s, ce = pop(heap)
-        if kind == _DATA:
-            alts = dpath[f]
-            p = alts[s % len(alts)]
-            if h < len(p):
-                li = p[h]
-                size = last_bytes[f] if s == npk[f] - 1 else mtu
-                ta, ce, dropped = hop(li, t, size, ce, marks[li])
-                if dropped:
-                    lost[f][s] = 0
-                    cnt += 1
-                    push(heap, (t + rto, cnt, _RTO, f, 0, s, 0))
-                    continue
-                cnt += 1
-                push(heap, (ta, cnt, _DATA, f, h + 1, s, ce))
-            else:  # at the receiver: acknowledge at once, through the receiver's NIC
-                a = apath[f][s % len(alts)]
-                ta, _, _ = hop(a[0], t, ackb, ce, False)
-                cnt += 1
-                push(heap, (ta, cnt, _ACK, f, 1, s, ce))
-        elif kind == _ACK:
-            alts = apath[f]
-            a = alts[s % len(alts)]
-            if h < len(a):
-                li = a[h]
-                ta, _, _ = hop(li, t, ackb, ce, False)  # ACKs queue behind data but are never marked or dropped
-                cnt += 1
-                push(heap, (ta, cnt, _ACK, f, h + 1, s, ce))
-                continue
-            # the ACK of packet s reaches the sender
-            acked[f] += 1
-            inflight[f] -= 1
-            if acked[f] == npk[f]:
-                done_t[f] = t
-                continue
-            win_acks[f] += 1
-            if ce:
-                win_marks[f] += 1
-                if s >= cut_end[f]:
-                    cwnd[f] = max(1.0, cwnd[f] * (1.0 - alpha[f] / 2.0))
-                    ssth[f] = cwnd[f]
-                    cut_end[f] = nxt[f]
-            elif cwnd[f] < ssth[f]:
-                cwnd[f] += 1.0
-            else:
-                cwnd[f] += 1.0 / cwnd[f]
-            if s >= win_end[f]:
-                alpha[f] += g * (win_marks[f] / win_acks[f] - alpha[f])
-                win_acks[f] = win_marks[f] = 0
-                win_end[f] = nxt[f]
-            lf = lost[f]
-            if lf:
-                for q in [q for q in lf if q < s]:
-                    lf[q] += 1
-                    if lf[q] >= 3:  # fast retransmit
-                        del lf[q]
-                        inflight[f] -= 1
-                        retx[f] += 1
-                        resend[f].append(q)
-                        if q >= cut_end[f]:
-                            cwnd[f] = max(1.0, cwnd[f] / 2.0)
-                            ssth[f] = cwnd[f]
-                            cut_end[f] = nxt[f]
-            send(f, t)
-        elif kind == _START:
-            send(f, t)
-        else:  # retransmission timeout of packet s
-            if s in lost[f]:
-                del lost[f][s]
-                inflight[f] -= 1
-                retx[f] += 1
-                resend[f].append(s)
-                cwnd[f] = 1.0
-                ssth[f] = max(2.0, ssth[f] / 2.0) if math.isfinite(ssth[f]) else 2.0
-                send(f, t)
-
-    fct = np.asarray(done_t) - starts
+    npk = -(-sizes // mtu)
+    if n >= 1 << 24 or (n and npk.max() >= 1 << 31):
+        raise ValueError("at most 2**24 flows of at most 2**31 packets each")
+    dlinks, dlen = _path_table(dpath, cap.size)
+    alinks, alen = _path_table(apath, cap.size)
+    npaths = np.array([len(a) for a in dpath], dtype=np.int64)
+    path0 = np.concatenate([[0], np.cumsum(npaths)[:-1]]).astype(np.int64)
+    if isinstance(marking, PredConfig):
+        if rtt_s is None:
+            raise ValueError("rtt_s (the base RTT PRED's control periods count in) is required with PRED marking")
+        rtt = positive("rtt_s", rtt_s)
+        ramp = marking.fluid_marking().marking
+        c = marking
+        pred = np.array(  # in the order of perpacket_loop's P_* indices
+            [
+                c.slope_per_pkt, float(c.fcs), float(c.fcs_scaling == "sqrt"), float(c.qla), c.fcs_period_rtts * rtt,
+                max(1, round(c.qla_period_rtts / c.fcs_period_rtts)), c.throughput_weight, c.slope_step,
+                c.min_k_step_pkts, c.min_slope_for_slope_tuning, c.max_min_k_pkts, c.max_slope_offset, c.min_k_pkts,
+            ]
+        )  # fmt: skip
+        # QLA's reference queue: given, or each port's bandwidth-delay product
+        qref = np.full(cap.size, float(c.queue_ref_pkts)) if c.queue_ref_pkts else cap * 1e9 / (8.0 * mtu) * rtt
+    else:
+        ramp, pred, qref = marking, np.zeros(0), np.zeros(cap.size)
+    # PRED counts the distinct flows crossing a port: one slot per (flow, link) a flow's data paths use
+    flow_of_row = np.repeat(np.arange(n, dtype=np.int64), npaths)
+    keys = np.where(dlinks >= 0, flow_of_row[:, None] * cap.size + dlinks, -1)
+    dslot = np.unique(keys, return_inverse=True)[1].reshape(keys.shape).astype(np.int64)
+    byte_s = 8.0 / (cap * 1e9)  # seconds per byte, per link
+    done_t, retx, timeouts, echoed, _, _ = simulate(
+        byte_s, mtu * byte_s, np.ascontiguousarray(mask), delay, buffer,
+        np.array([ramp.min_k_pkts, ramp.max_k_pkts, ramp.max_p]), pred, qref,
+        dlinks, dlen, dslot, alinks, alen, path0, npaths,
+        starts, npk.astype(np.int64), (sizes - (sizes - 1) // mtu * mtu).astype(np.int64),
+        mtu, ackb, iw, g, alpha0, rto, mark_on == "departure", generator(seed),
+    )  # fmt: skip
+    fct = done_t - starts
     return pd.DataFrame(
         {
             "flow_id": np.arange(n),
@@ -296,6 +195,22 @@ def simulate_packets(
             "start_s": starts,
             "fct_s": fct,
             "finished": np.isfinite(fct),
-            "retransmits": np.asarray(retx, dtype=np.int64),
+            "retransmits": retx,
+            "timeouts": timeouts,
+            "marked_acks": echoed,
         }
     )
+
+
+def _path_table(paths: list[tuple], n_links: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every flow's alternative paths, one row each (padded with -1), and their lengths."""
+    flat = [p for alts in paths for p in alts]
+    lens = np.array([len(p) for p in flat], dtype=np.int64)
+    if lens.size and (lens.min() < 1 or lens.max() > 15):
+        raise ValueError("every path needs 1 to 15 links")
+    table = np.full((len(flat), int(lens.max()) if lens.size else 1), -1, dtype=np.int64)
+    for i, p in enumerate(flat):
+        table[i, : len(p)] = p
+    if table.size and (table.max() >= n_links or table[table >= 0].min() < 0):
+        raise ValueError(f"path links must be in 0..{n_links - 1}")
+    return table, lens

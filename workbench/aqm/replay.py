@@ -7,10 +7,14 @@ reads the htsim "connection matrix" text format of the ``fabric-websearch-128`` 
 were simulated on is recorded in the dataset's registry entry (and card), and :meth:`LeafSpineNetwork.of_dataset`
 rebuilds it, so a replay with no network options runs exactly that network.
 
-``chunk_pkts=1`` runs :func:`workbench.aqm.perpacket.simulate_packets` (every packet and ACK through every hop);
-larger values run the chunked simpy engine (:class:`workbench.aqm.packet.Network`), whose windows travel as trains of
-up to ``chunk_pkts`` packets. :func:`fct_statistics` gives the nine numbers the two are compared on (FCT mean, p50
-and p99 in each of :data:`~workbench.aqm.workload.VALIDATION_SIZE_CLASSES`).
+``chunk_pkts=1`` (the default) runs :func:`workbench.aqm.perpacket.simulate_packets`, every packet and ACK through
+every hop, compiled: it is both the ground truth and the fast mode (the 50 ms file in about 9 s of CPU, static or
+PRED marking). Larger values run the chunked simpy engine (:class:`workbench.aqm.packet.Network`), whose windows
+travel as trains of up to ``chunk_pkts`` packets over fluid queues; on the loaded ``fabric-websearch-128`` fabric it
+is both slower (20 and 58 s of CPU on the two files) and far from the per-packet FCTs (p99s up to 7x; the numbers
+are in ``benchmarks/bench_aqm.py``'s docstring), so it is kept for the simpy scenarios, not for replays.
+:func:`fct_statistics` gives the nine numbers the two are compared on (FCT mean, p50 and p99 in each of
+:data:`~workbench.aqm.workload.VALIDATION_SIZE_CLASSES`).
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ import numpy as np
 import pandas as pd
 
 from .._rng import Seed, generator
-from .._validate import integer, nonnegative, one_of, positive
+from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..fabric.topology import LeafSpine, leaf_spine, path_links
 from .packet import Network
 from .perpacket import simulate_packets
+from .pred import PRED_DEFAULT, PredConfig
 from .red import RedMarking
 from .scenarios import ROUTINGS, fabric_paths
 from .workload import VALIDATION_SIZE_CLASSES, size_class
@@ -64,10 +69,16 @@ class LeafSpineNetwork:
         Packets each switch output port holds (drop-tail beyond).
     packet_bytes : int
         Full packet size; a flow's last packet carries the remainder.
-    marking : RedMarking
-        ECN marking on every switch port (:meth:`RedMarking.step` for DCTCP's step marking).
+    marking : RedMarking or PredConfig
+        ECN marking on every switch port (:meth:`RedMarking.step` for DCTCP's step marking), or PRED's adaptive
+        marking (its control periods count in the base RTT of a path across the spines).
     routing : {"ecmp", "spray"}
         Per-flow random ECMP or per-packet spraying (paths from :func:`workbench.aqm.fabric_paths`).
+    mark_on : {"arrival", "departure"}
+        Where a port marks (per-packet engine only): on the queue a packet finds, or on the queue it leaves behind
+        (htsim's ``ECNQueue``).
+    dctcp_alpha0 : float
+        DCTCP's initial ``alpha`` (per-packet engine only): 1 as Linux, 0 as htsim.
 
     Examples
     --------
@@ -83,8 +94,10 @@ class LeafSpineNetwork:
     link_delay_s: float
     buffer_pkts: int
     packet_bytes: int
-    marking: RedMarking
+    marking: RedMarking | PredConfig
     routing: str = "ecmp"
+    mark_on: str = "arrival"
+    dctcp_alpha0: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("leaves", "spines", "hosts_per_leaf"):
@@ -93,9 +106,11 @@ class LeafSpineNetwork:
         nonnegative("link_delay_s", self.link_delay_s)
         integer("buffer_pkts", self.buffer_pkts, minimum=1)
         integer("packet_bytes", self.packet_bytes, minimum=64)
-        if not isinstance(self.marking, RedMarking):
-            raise TypeError(f"marking must be a RedMarking, got {type(self.marking).__name__}")
+        if not isinstance(self.marking, (RedMarking, PredConfig)):
+            raise TypeError(f"marking must be a RedMarking or a PredConfig, got {type(self.marking).__name__}")
         one_of("routing", self.routing, ROUTINGS)
+        one_of("mark_on", self.mark_on, ("arrival", "departure"))
+        in_range("dctcp_alpha0", self.dctcp_alpha0, 0.0, 1.0)
 
     @classmethod
     def of_dataset(cls, name: str) -> LeafSpineNetwork:
@@ -132,10 +147,10 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import tempfile, os
+    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     p = os.path.join(d, "m.cm")
-    ...     _ = open(p, "w").write("Nodes 4\\nConnections 1\\n0->3 id 1 start 2000000 size 1500\\n")
+    ...     p = Path(d) / "m.cm"
+    ...     _ = p.write_text("Nodes 4\\nConnections 1\\n0->3 id 1 start 2000000 size 1500\\n")
     ...     read_connection_matrix(p)[["src", "dst", "start_s", "size_bytes"]].values.tolist()
     [[0.0, 3.0, 2e-06, 1500.0]]
     """
@@ -191,7 +206,7 @@ def _reverse(topo: LeafSpine, src: np.ndarray, dst: np.ndarray, paths: list[tupl
     return [tuple(rows[bounds[i] : bounds[i + 1]]) for i in range(len(paths))]
 
 
-def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 16, seed: Seed = 0) -> pd.DataFrame:
+def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 1, seed: Seed = 0) -> pd.DataFrame:
     """Run a flow table through ``network`` and return every flow's completion time.
 
     Parameters
@@ -200,8 +215,8 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
         ``src, dst, start_s, size_bytes`` (other columns are ignored).
     network : LeafSpineNetwork
     chunk_pkts : int
-        1: the per-packet engine (every packet, every hop, ACK-clocked); more: the chunked engine with trains of up
-        to this many packets.
+        1 (default): the per-packet engine (every packet, every hop, ACK-clocked); more: the chunked engine with
+        trains of up to this many packets (an approximation: see the module docstring).
     seed : int, Generator or None
         Path choice (ECMP), then the marking draws.
 
@@ -214,7 +229,7 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
     --------
     >>> net = LeafSpineNetwork(2, 2, 2, 10.0, 1e-6, 100, 1500, RedMarking.step(15))
     >>> flows = pd.DataFrame({"src": [0], "dst": [3], "start_s": [0.0], "size_bytes": [1500]})
-    >>> round(float(replay(flows, net, chunk_pkts=1).fct_s.iloc[0]) * 1e6, 2)   # 4 x (1.2 + 1) + 4 x (0.032 + 1) us
+    >>> round(float(replay(flows, net).fct_s.iloc[0]) * 1e6, 2)   # 4 x (1.2 + 1) + 4 x (0.032 + 1) us
     12.93
     """
     if not isinstance(network, LeafSpineNetwork):
@@ -223,6 +238,10 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
     if missing:
         raise ValueError(f"flows must have columns src, dst, start_s, size_bytes; missing {sorted(missing)}")
     chunk = integer("chunk_pkts", chunk_pkts, minimum=1)
+    if chunk > 1 and (network.mark_on != "arrival" or network.dctcp_alpha0 != 1.0):
+        raise ValueError(
+            "mark_on and dctcp_alpha0 other than 'arrival' and 1 need the per-packet engine (chunk_pkts=1)"
+        )
     topo = network.topology()
     src = flows["src"].to_numpy(dtype=np.int64)
     dst = flows["dst"].to_numpy(dtype=np.int64)
@@ -251,6 +270,9 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
             packet_bytes=network.packet_bytes,
             ack_bytes=ACK_BYTES,
             min_rto_s=MIN_RTO_S,
+            rtt_s=_base_rtt_s(network, 4),
+            dctcp_alpha0=network.dctcp_alpha0,
+            mark_on=network.mark_on,
             seed=rng,
         )
         fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
@@ -345,8 +367,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--buffer-pkts", type=int)
     p.add_argument("--packet-bytes", type=int)
     p.add_argument("--ecn-step-pkts", type=float, help="DCTCP step marking at this queue (packets)")
+    p.add_argument(
+        "--marking", choices=("static", "pred"), default="static", help="static ECN marking (default) or PRED's"
+    )
+    p.add_argument("--mark-on", choices=("arrival", "departure"), help="mark on arrival (default) or on departure")
+    p.add_argument("--dctcp-alpha0", type=float, help="DCTCP's initial alpha (default 1, as Linux; htsim: 0)")
     p.add_argument("--routing", choices=ROUTINGS)
-    p.add_argument("--chunk-pkts", type=int, default=16, help="1 = every packet (ground truth); default 16")
+    p.add_argument(
+        "--chunk-pkts", type=int, default=1, help="1 = every packet (default: exact and fast); more = chunked trains"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
 
@@ -358,13 +387,28 @@ def run(args: argparse.Namespace) -> int:
     net = LeafSpineNetwork.of_dataset(name)
     over = {
         k: getattr(args, k)
-        for k in ("leaves", "spines", "hosts_per_leaf", "link_gbps", "buffer_pkts", "packet_bytes", "routing")
+        for k in (
+            "leaves",
+            "spines",
+            "hosts_per_leaf",
+            "link_gbps",
+            "buffer_pkts",
+            "packet_bytes",
+            "routing",
+            "mark_on",
+            "dctcp_alpha0",
+        )
         if getattr(args, k) is not None
     }
     if args.link_delay_us is not None:
         over["link_delay_s"] = args.link_delay_us * 1e-6
     if args.ecn_step_pkts is not None:
         over["marking"] = RedMarking.step(args.ecn_step_pkts)
+    if args.marking == "pred":
+        if args.ecn_step_pkts is not None:
+            print("error: --ecn-step-pkts sets static marking; it cannot go with --marking pred", file=sys.stderr)
+            return 2
+        over["marking"] = PRED_DEFAULT
     net = dataclasses.replace(net, **over)
     if args.out.exists() and not args.force:
         print(f"error: {args.out} exists (pass --force to overwrite)", file=sys.stderr)

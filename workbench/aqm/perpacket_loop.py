@@ -1,0 +1,409 @@
+"""The compiled event loop of the per-packet engine (:func:`workbench.aqm.perpacket.simulate_packets`, which
+documents the model): one binary heap of events, per-flow DCTCP state and per-link FIFO state in arrays, and PRED's
+two controllers (:mod:`workbench.aqm.pred`) on every switch port when PRED marks.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# ---- the event loop (compiled) ---------------------------------------------------------------------------------
+# An event is a time and one int64: kind (3 bits), CE (1 bit), hop index (4 bits), flow (24 bits), and the packet's
+# sequence number (or, for a timeout, its loss record) above bit 32.
+_DATA, _ACK, _START, _RTO, _TICK = 0, 1, 2, 3, 4
+#: Entries of the ``pred`` parameter array of :func:`simulate` (empty: static marking).
+(
+    P_SLOPE, P_FCS, P_SQRT, P_QLA, P_PERIOD_S, P_QLA_EVERY, P_WEIGHT, P_SLOPE_STEP, P_MIN_K_STEP, P_MIN_SLOPE,
+    P_MAX_MIN_K, P_MAX_OFFSET, P_MIN_K,
+) = range(13)  # fmt: skip
+_LOST, _RESEND, _GONE = 1, 2, 0
+#: Arrivals a port remembers for marking on departure.
+_RING = 64
+
+
+@njit(cache=True)
+def _pack(kind, ce, h, f, s):
+    return (s << 32) | (f << 8) | (h << 4) | (ce << 3) | kind
+
+
+@njit(cache=True)
+def _put(ht, hs, hp, i, t, seq, p):
+    ht[i] = t
+    hs[i] = seq
+    hp[i] = p
+
+
+@njit(cache=True)
+def _push(ht, hs, hp, n, ctr, t, p):
+    """Add event ``p`` at ``t`` to the heap of ``n`` events (arrays grown when full); events at equal times leave
+    in the order they were added (``ctr`` counts the additions)."""
+    if n == ht.size:
+        ht = np.concatenate((ht, np.empty(n, np.float64)))
+        hs = np.concatenate((hs, np.empty(n, np.int64)))
+        hp = np.concatenate((hp, np.empty(n, np.int64)))
+    seq = ctr[0]
+    ctr[0] += 1
+    i = n
+    while i > 0:
+        j = (i - 1) >> 1
+        if ht[j] < t or (ht[j] == t and hs[j] < seq):
+            break
+        _put(ht, hs, hp, i, ht[j], hs[j], hp[j])
+        i = j
+    _put(ht, hs, hp, i, t, seq, p)
+    return ht, hs, hp, n + 1
+
+
+@njit(cache=True)
+def _pop(ht, hs, hp, n):
+    """The earliest event (time, payload) and the heap's new size."""
+    t0, p0 = ht[0], hp[0]
+    n -= 1
+    t, seq, p = ht[n], hs[n], hp[n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and (ht[c + 1] < ht[c] or (ht[c + 1] == ht[c] and hs[c + 1] < hs[c])):
+            c += 1
+        if ht[c] > t or (ht[c] == t and hs[c] > seq):
+            break
+        _put(ht, hs, hp, i, ht[c], hs[c], hp[c])
+        i = c
+    _put(ht, hs, hp, i, t, seq, p)
+    return t0, p0, n
+
+
+@njit(cache=True)
+def _account(busy, served, area, acc_t, mtu_s, li, t):
+    """Add the busy time and the time integral of the queue (packets x s) of link ``li`` up to ``t``."""
+    b, tl = busy[li], acc_t[li]
+    if b > tl:
+        e = b if b < t else t
+        served[li] += e - tl
+        area[li] += 0.5 * ((b - tl) + (b - e)) * (e - tl) / mtu_s[li]
+    acc_t[li] = t
+
+
+@njit(cache=True)
+def _ecn(q, lo, hi, maxp, rng):
+    """CE (0 or 1) for a queue of ``q`` packets on the ramp from ``lo`` to ``hi`` topping at ``maxp``."""
+    if q < lo:
+        return 0
+    if q >= hi:
+        return 1
+    pr = maxp * (q - lo) / (hi - lo)
+    return 1 if pr > 0.0 and rng.random() < pr else 0
+
+
+@njit(cache=True)
+def _hop(links, marks, byte_s, mtu_s, li, t, nbytes, ce, port, data, mark, account, delay, buffer, rng):
+    """A packet of ``nbytes`` into output queue ``li`` at ``t``: its arrival at the next hop and CE, or -1 if the
+    switch port drops it. The queue is counted in whole packets, the one in service included. Only ``data``
+    packets at a switch ``port`` are dropped, and marked if ``mark`` (marking on arrival); the port's busy time
+    and queue integral are kept if ``account`` (for PRED). ``links`` rows: busy-until, ramp start, ramp end, ramp
+    top, busy time, queue integral, time of the last two."""
+    busy, lo, hi, maxp, served, area, acc_t = links[0], links[1], links[2], links[3], links[4], links[5], links[6]
+    if port and account:
+        _account(busy, served, area, acc_t, mtu_s, li, t)
+    b = busy[li]
+    if b > t:
+        if port and data:
+            qp = math.ceil((b - t) / mtu_s[li] - 1e-9)
+            if qp >= buffer:
+                return -1.0, ce
+            if mark and ce == 0:
+                ce = _ecn(qp, lo[li], hi[li], maxp[li], rng)
+                marks[li] += ce
+        d = b + nbytes * byte_s[li]
+    else:
+        d = t + nbytes * byte_s[li]
+    busy[li] = d
+    return d + delay, ce
+
+
+@njit(cache=True)
+def _remember(hist_t, hist_b, hist_n, li, t, busy_until):
+    k = hist_n[li] % _RING
+    hist_t[li, k] = t
+    hist_b[li, k] = busy_until
+    hist_n[li] += 1
+
+
+@njit(cache=True)
+def _behind(hist_t, hist_b, hist_n, li, d):
+    """Work (seconds) queued at port ``li`` behind the packet that finished leaving it at ``d``: what the last
+    arrival before ``d`` left the port busy until, minus ``d`` (the ring goes back far enough: only the arrivals
+    of one propagation delay came after ``d``)."""
+    k = hist_n[li] - 1
+    stop = max(hist_n[li] - _RING, 0)
+    while k > stop and hist_t[li, k % _RING] >= d:
+        k -= 1
+    return max(hist_b[li, k % _RING] - d, 0.0)
+
+
+@njit(cache=True)
+def _pred_tick(links, ctl, utils, nseen, switch, mtu_s, qref, pred, tick, now):
+    """PRED's controllers on every switch port at the end of FCS period ``tick`` (the logic of
+    :func:`workbench.aqm.pred.pred_controller`). ``ctl`` rows: slope offset, min_k, QLA phase, mode (0 slope,
+    1 min_k), base parameter, busy time, queue integral and time at the last QLA period."""
+    busy, lo, hi, maxp, served, area, acc_t = links[0], links[1], links[2], links[3], links[4], links[5], links[6]
+    unit = pred[P_SLOPE]
+    qla_now = pred[P_QLA] > 0 and tick % int(pred[P_QLA_EVERY]) == 0
+    for li in range(switch.size):
+        if not switch[li]:
+            continue
+        nf = max(1, nseen[li])
+        nseen[li] = 0
+        fac = 1.0 if pred[P_FCS] == 0 else (math.sqrt(nf) if pred[P_SQRT] > 0 else float(nf))
+        if qla_now:
+            _account(busy, served, area, acc_t, mtu_s, li, now)
+            span = now - ctl[7, li]
+            util = (served[li] - ctl[5, li]) / span
+            qmean = (area[li] - ctl[6, li]) / span
+            ctl[5, li], ctl[6, li], ctl[7, li] = served[li], area[li], now
+            phase = int(ctl[2, li])
+            utils[phase, li] = pred[P_WEIGHT] * util - (1.0 - pred[P_WEIGHT]) * qmean / qref[li]
+            if phase == 0:
+                ctl[3, li] = 0.0 if unit * fac >= pred[P_MIN_SLOPE] else 1.0
+                if ctl[3, li] == 1.0:
+                    ctl[0, li] = 0.0
+                ctl[4, li] = ctl[0, li] if ctl[3, li] == 0.0 else ctl[1, li]
+                ctl[2, li] = 1.0
+                step = 1.0
+            elif phase == 1:
+                ctl[2, li] = 2.0
+                step = -1.0
+            else:
+                best = np.argmax(utils[:, li])
+                step = 0.0 if best == 0 else (1.0 if best == 1 else -1.0)
+                ctl[2, li] = 0.0
+            if ctl[3, li] == 0.0:
+                v = ctl[4, li] + step * pred[P_SLOPE_STEP]
+                ctl[0, li] = min(max(v, -pred[P_MAX_OFFSET]), pred[P_MAX_OFFSET])
+            else:
+                v = ctl[4, li] + step * pred[P_MIN_K_STEP]
+                ctl[1, li] = min(max(0.0, v), pred[P_MAX_MIN_K])
+        slope = max(unit * fac + ctl[0, li], unit)
+        lo[li] = ctl[1, li]
+        hi[li] = ctl[1, li] + 1.0 / slope
+        maxp[li] = 1.0
+
+
+@njit(cache=True)
+def simulate(
+    byte_s, mtu_s, switch, delay, buffer, ramp, pred, qref, dlinks, dlen, dslot, alinks, alen, path0, npaths,
+    starts, npk, last_bytes, mtu, ackb, iw, g, alpha0, rto, dequeue, rng,
+):  # fmt: skip
+    """Run every flow to completion: (completion time, retransmissions, timeouts, CE-echoing ACKs) per flow, then
+    (drops, marks) per link.
+
+    ``ramp`` is the marking (start, end, top) of every switch port (PRED's: its one-flow ramp until the first
+    period ends), ``pred`` PRED's parameters (``P_*``; empty: static) with
+    ``qref`` its reference queue per link; ``dslot`` numbers each (data path, hop) by its (flow, link) pair, for
+    PRED's count of the flows crossing a port."""
+    n = starts.size
+    nl = byte_s.size
+    links = np.zeros((7, nl))
+    links[1, :], links[2, :], links[3, :] = ramp[0], ramp[1], ramp[2]
+    drops = np.zeros(nl, np.int64)
+    marks = np.zeros(nl, np.int64)
+    use_pred = pred.size > 0
+    ctl = np.zeros((8, nl))
+    utils = np.zeros((3, nl))
+    nseen = np.zeros(nl, np.int64)
+    seen = np.full(dslot.max() + 1 if use_pred else 1, -1, np.int64)
+    tick = 0
+    # marking on departure: each port's recent arrivals (time, busy-until after it) in a ring
+    hist_t = np.zeros((nl if dequeue else 1, _RING))
+    hist_b = np.zeros((nl if dequeue else 1, _RING))
+    hist_n = np.zeros(nl if dequeue else 1, np.int64)
+    nxt = np.zeros(n, np.int64)
+    acked = np.zeros(n, np.int64)
+    inflight = np.zeros(n, np.int64)
+    cwnd = np.full(n, float(iw))
+    ssth = np.full(n, np.inf)
+    alpha = np.full(n, alpha0)
+    win_end = np.zeros(n, np.int64)
+    win_acks = np.zeros(n, np.int64)
+    win_marks = np.zeros(n, np.int64)
+    cut_end = np.full(n, -1, np.int64)
+    retx = np.zeros(n, np.int64)
+    timeouts = np.zeros(n, np.int64)
+    echoed = np.zeros(n, np.int64)
+    done_t = np.full(n, np.nan)
+    # loss records: per flow a list of lost packets (awaiting detection) and a stack of packets to send again
+    lost_head = np.full(n, -1, np.int64)
+    resend_head = np.full(n, -1, np.int64)
+    r_seq = np.empty(64, np.int64)
+    r_cnt = np.empty(64, np.int64)
+    r_state = np.empty(64, np.int64)
+    r_next = np.empty(64, np.int64)
+    nrec = 0
+    ht = np.empty(1024, np.float64)
+    hs = np.empty(1024, np.int64)
+    hp = np.empty(1024, np.int64)
+    ctr = np.zeros(1, np.int64)
+    nh = 0
+    for f in range(n):
+        ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, starts[f], _pack(_START, 0, 0, f, 0))
+    if use_pred:
+        ctl[1, :] = pred[P_MIN_K]
+        ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0))
+    while nh > 0:
+        t, p, nh = _pop(ht, hs, hp, nh)
+        kind = p & 7
+        ce = (p >> 3) & 1
+        h = (p >> 4) & 15
+        f = (p >> 8) & 0xFFFFFF
+        s = p >> 32
+        send = False
+        if kind <= _ACK:  # a data packet or an ACK arriving at a hop
+            path = path0[f] + s % npaths[f]
+            if dequeue and kind == _DATA and h > 0 and ce == 0 and switch[dlinks[path, h - 1]]:
+                # marked as it left the previous port, on the queue it left behind
+                prev = dlinks[path, h - 1]
+                q = _behind(hist_t, hist_b, hist_n, prev, t - delay) / mtu_s[prev]
+                ce = _ecn(q, links[1, prev], links[2, prev], links[3, prev], rng)
+                marks[prev] += ce
+            if h < (dlen[path] if kind == _DATA else alen[path]):
+                li = dlinks[path, h] if kind == _DATA else alinks[path, h]
+                nbytes = ackb if kind == _ACK else (last_bytes[f] if s == npk[f] - 1 else mtu)
+                if use_pred and kind == _DATA and switch[li] and seen[dslot[path, h]] != tick:
+                    seen[dslot[path, h]] = tick
+                    nseen[li] += 1
+                data = kind == _DATA
+                ta, ce = _hop(
+                    links, marks, byte_s, mtu_s, li, t, nbytes, ce, switch[li], data, data and not dequeue, use_pred,
+                    delay, buffer, rng,
+                )  # fmt: skip
+                if ta < 0.0:  # dropped: detected by fast retransmit or, failing that, the timeout
+                    drops[li] += 1
+                    if nrec == r_seq.size:
+                        r_seq = np.concatenate((r_seq, np.empty(nrec, np.int64)))
+                        r_cnt = np.concatenate((r_cnt, np.empty(nrec, np.int64)))
+                        r_state = np.concatenate((r_state, np.empty(nrec, np.int64)))
+                        r_next = np.concatenate((r_next, np.empty(nrec, np.int64)))
+                    r_seq[nrec] = s
+                    r_cnt[nrec] = 0
+                    r_state[nrec] = _LOST
+                    r_next[nrec] = lost_head[f]
+                    lost_head[f] = nrec
+                    ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, t + rto, _pack(_RTO, 0, 0, f, nrec))
+                    nrec += 1
+                else:
+                    if dequeue and switch[li]:
+                        _remember(hist_t, hist_b, hist_n, li, t, ta - delay)
+                    ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(kind, ce, h + 1, f, s))
+                continue
+            if kind == _DATA:
+                # at the receiver: acknowledged at once, the ACK echoing CE, through the receiver's NIC
+                li = alinks[path, 0]
+                ta, _ = _hop(
+                    links, marks, byte_s, mtu_s, li, t, ackb, 0, switch[li], False, False, use_pred, delay, buffer,
+                    rng,
+                )  # fmt: skip
+                ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(_ACK, ce, 1, f, s))
+                continue
+            # the ACK of packet s reaches the sender
+            acked[f] += 1
+            echoed[f] += ce
+            inflight[f] -= 1
+            if acked[f] == npk[f]:
+                done_t[f] = t
+                continue
+            win_acks[f] += 1
+            if ce:
+                win_marks[f] += 1
+                if s >= cut_end[f]:
+                    cwnd[f] = max(1.0, cwnd[f] * (1.0 - alpha[f] / 2.0))
+                    ssth[f] = cwnd[f]
+                    cut_end[f] = nxt[f]
+            elif cwnd[f] < ssth[f]:
+                cwnd[f] += 1.0
+            else:
+                cwnd[f] += 1.0 / cwnd[f]
+            if s >= win_end[f]:
+                alpha[f] += g * (win_marks[f] / win_acks[f] - alpha[f])
+                win_acks[f] = 0
+                win_marks[f] = 0
+                win_end[f] = nxt[f]
+            # a lost packet with three later packets acknowledged is sent again (fast retransmit, as with SACK)
+            prev = -1
+            r = lost_head[f]
+            while r >= 0:
+                nx = r_next[r]
+                if r_seq[r] < s:
+                    r_cnt[r] += 1
+                    if r_cnt[r] >= 3:
+                        if prev < 0:
+                            lost_head[f] = nx
+                        else:
+                            r_next[prev] = nx
+                        r_state[r] = _RESEND
+                        r_next[r] = resend_head[f]
+                        resend_head[f] = r
+                        inflight[f] -= 1
+                        retx[f] += 1
+                        if r_seq[r] >= cut_end[f]:
+                            cwnd[f] = max(1.0, cwnd[f] / 2.0)
+                            ssth[f] = cwnd[f]
+                            cut_end[f] = nxt[f]
+                        r = nx
+                        continue
+                prev = r
+                r = nx
+            send = True
+        elif kind == _START:
+            send = True
+        elif kind == _TICK:
+            tick += 1
+            _pred_tick(links, ctl, utils, nseen, switch, mtu_s, qref, pred, tick, t)
+            if nh > 0:  # while anything else is under way
+                ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, t + pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0))
+        elif r_state[s] == _LOST:  # the timeout of loss record s, unless fast retransmit found it first
+            prev = -1
+            r = lost_head[f]
+            while r != s:
+                prev = r
+                r = r_next[r]
+            if prev < 0:
+                lost_head[f] = r_next[s]
+            else:
+                r_next[prev] = r_next[s]
+            r_state[s] = _RESEND
+            r_next[s] = resend_head[f]
+            resend_head[f] = s
+            inflight[f] -= 1
+            retx[f] += 1
+            timeouts[f] += 1
+            cwnd[f] = 1.0
+            ssth[f] = max(2.0, ssth[f] / 2.0) if ssth[f] < np.inf else 2.0
+            send = True
+        if send:
+            # send what the window allows, retransmissions first, into the flow's NIC
+            while inflight[f] < int(cwnd[f]):
+                r = resend_head[f]
+                if r >= 0:
+                    resend_head[f] = r_next[r]
+                    r_state[r] = _GONE
+                    q = r_seq[r]
+                elif nxt[f] < npk[f]:
+                    q = nxt[f]
+                    nxt[f] += 1
+                else:
+                    break
+                inflight[f] += 1
+                path = path0[f] + q % npaths[f]
+                li = dlinks[path, 0]
+                nbytes = last_bytes[f] if q == npk[f] - 1 else mtu
+                ta, _ = _hop(
+                    links, marks, byte_s, mtu_s, li, t, nbytes, 0, switch[li], False, False, use_pred, delay, buffer,
+                    rng,
+                )  # fmt: skip
+                ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(_DATA, 0, 1, f, q))
+    return done_t, retx, timeouts, echoed, drops, marks
