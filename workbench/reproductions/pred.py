@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
-from ..aqm import PRED_DEFAULT, dumbbell
+from ..aqm import MIXES, PRED_DEFAULT, dumbbell
 from ..aqm.fluid import steady_state
 from ..experiments.aqm import MARKINGS
 from ..viz import aqm as viz
@@ -91,6 +91,39 @@ def ecmp(scale: str) -> pd.DataFrame:
     """The ECMP rows of :func:`fabric` (the paper's setting)."""
     df = fabric(scale)
     return df[df.routing == "ecmp"].drop(columns="routing")
+
+
+#: Seeds of the leaf-spine mix study per scale.
+MIX_SEEDS = {"full": 2, "quick": 1}
+#: Static baselines the mix study compares PRED with (step thresholds K and one RED ramp).
+MIX_BASELINES = ("step-5", "step-15", "step-30", "step-65", "red-20-200")
+
+
+def mix_grid(scale: str, mixes: tuple[str, ...] = MIXES) -> list[dict]:
+    """Points of the leaf-spine mix study (``pred-leafspine-mix``): every mix with PRED and with every static
+    baseline of :data:`MIX_BASELINES`. Full scale is the paper's fabric (128 hosts, 15 ms of arrivals); quick scale
+    a 32-host leaf-spine (8 leaves x 4 hosts, 4 spines) for 10 ms."""
+    size = (
+        {"duration_s": 0.015}
+        if scale == "full"
+        else {"leaves": 8, "spines": 4, "hosts_per_leaf": 4, "duration_s": 0.01}
+    )
+    points = []
+    for mix in mixes:
+        points.append({"mix": mix, "marking": "pred", **size})
+        points += [{"mix": mix, "marking": "static", "baseline": b, **size} for b in MIX_BASELINES]
+    return points
+
+
+def mix_sweep(scale: str, mixes: tuple[str, ...] = MIXES, *, client=False, progress: bool = False) -> pd.DataFrame:
+    """The leaf-spine mix study at ``scale`` (cached per point and seed): one row per mix x marking x baseline x
+    seed x size class. ``client`` as in :func:`workbench.experiments.sweep` (default serial)."""
+    grid = mix_grid(scale, mixes)
+    df = ex.sweep("pred-leafspine-mix", grid, seeds=MIX_SEEDS[scale], client=client, progress=progress)
+    failed = ex.errors(df)
+    if not failed.empty:
+        raise RuntimeError(f"pred-leafspine-mix failed at {len(failed)} point(s):\n{failed.to_string()}")
+    return df
 
 
 @functools.cache
@@ -286,31 +319,81 @@ def _fct(scale):
     return Measured(red[best], f"best {red[best]:.0%} lower ({best})", {k: round(v, 3) for k, v in red.items()})
 
 
+def mix_cached(scale: str) -> bool:
+    """Whether every point and seed of the mix study at ``scale`` is in the experiment cache (so loading it is
+    instant)."""
+    exp = ex.get("pred-leafspine-mix")
+    return all(
+        ex.cache_path(exp, ex.cache_key(exp, p, 0, r)).exists()
+        for p in exp.points(mix_grid(scale))
+        for r in range(MIX_SEEDS[scale])
+    )
+
+
+@functools.cache
+def mix_table(scale: str, mixes: tuple[str, ...] = MIXES) -> pd.DataFrame:
+    """Small-flow (< 100 KB) p99 FCT of PRED against every static baseline in every mix (:func:`mix_sweep`).
+
+    PRED and the static runs at one seed carry the same web-search flows (marking, baseline and mix are treatments),
+    so PRED's change is paired per seed: ``change_pct`` is the mean over seeds of ``100 * (pred / static - 1)``
+    (negative: PRED lower) and ``change_sem_pct`` its standard error. Columns: ``mix, baseline, seeds,
+    static_p99_ms, static_sem_ms, pred_p99_ms, pred_sem_ms, change_pct, change_sem_pct, static_queue_pkts,
+    pred_queue_pkts`` (mean queue over the switch ports).
+    """
+    df = mix_sweep(scale, mixes)
+    small = df[df["size_class"].str.startswith("small")]
+    pred = small.loc[small.marking == "pred", ["mix", "seed", "p99_s", "mean_queue_pkts"]]
+    static = small[small.marking == "static"].merge(pred, on=["mix", "seed"], suffixes=("", "_pred"))
+    static = static.assign(
+        static_ms=static.p99_s * 1e3,
+        pred_ms=static.p99_s_pred * 1e3,
+        change=100 * (static.p99_s_pred / static.p99_s - 1),
+    )
+    g = static.groupby(["mix", "baseline"], sort=False)
+    out = pd.DataFrame(
+        {
+            "seeds": g.size(),
+            "static_p99_ms": g.static_ms.mean(),
+            "static_sem_ms": g.static_ms.sem(),
+            "pred_p99_ms": g.pred_ms.mean(),
+            "pred_sem_ms": g.pred_ms.sem(),
+            "change_pct": g.change.mean(),
+            "change_sem_pct": g.change.sem(),
+            "static_queue_pkts": g.mean_queue_pkts.mean(),
+            "pred_queue_pkts": g.mean_queue_pkts_pred.mean(),
+        }
+    )
+    return out.reset_index()
+
+
 @claim(
     PAPER,
     "small_flow_p99_leaf_spine",
     text="In a leaf-spine fabric at 90% load PRED lowers the small-flow p99 FCT well below static ECN.",
     paper_value="68-80% lower small-flow p99 FCT",
-    compare=InRange(0.68, 0.80, partial_low=0.3),
+    compare=InRange(0.68, 0.80, partial_low=0.3, partial_high=1.0),
     expected="not reproduced",
-    note="With web-search traffic only, the static ramp already keeps the fabric's queues short (a few packets on "
-    "average), so there is little queue for PRED to remove: the small-flow p99 stays within a few percent of "
-    "static, while PRED's concurrency-scaled slope counts many short flows at each port, marks harder and makes "
-    "medium flows slower. The paper's leaf-spine setting (link speeds, buffers, static thresholds, workload mix) is "
-    "not reproduced: the sources available to the workbench give only the abstract (testbed and large-scale "
-    "simulation; 66% lower queue, up to 80% lower FCT). The packet model under this claim is checked against a "
-    "per-packet engine on the fixed fabric-websearch-128 workload (workbench.aqm.replay): medians agree within 4% "
-    "for flows under 1 MB, but the chunked engine's tails and large flows still differ by 15-90%, so this "
-    "measurement is a trend, not a settled number.",
+    note="Measured in the paper's setting as far as it is published (128-host leaf-spine, 10 Gbit/s links, DCTCP, "
+    "web search at 90% load; non-blocking 16 x 8 hosts with 8 spines, 1 us links and 1000-packet buffers assumed) "
+    "against the best of six static baselines (step K = 5, 15, 30, 65 packets; RED 20-200 p 0.1 and 5-65). The "
+    "68-80% is PRED (1.4 ms) against ECNsharp (4.34 ms) and CoDel (6.68 ms), per readers' notes of the paper; its "
+    "static-ECN number and thresholds are not given there. A well-set static threshold matches PRED with web search "
+    "alone; PRED's gain appears against high thresholds (K = 65, RED 20-200) and grows with long-lived background "
+    "flows, which is where a static ramp's queue grows with the flow count (see mix_table and notebook 05).",
 )
 def _fabric(scale):
-    small = small_flow_fct(ecmp(scale))
-    red = 1 - small.loc["pred", "p99_s"] / small.loc["static", "p99_s"]
+    table = mix_table(scale, ("websearch",))
+    web = table[table["mix"] == "websearch"].set_index("baseline")
+    best = web["static_p99_ms"].idxmin()
+    worst = web["static_p99_ms"].idxmax()
+    red = -web.loc[best, "change_pct"] / 100
     change = f"{red:.0%} lower" if red >= 0 else f"{-red:.0%} higher"
     return Measured(
         float(red),
-        f"{change} (p99 {small.loc['static', 'p99_s'] * 1e3:.2f}"
-        f" -> {small.loc['pred', 'p99_s'] * 1e3:.2f} ms, {int(small.loc['pred', 'count'])} small flows)",
+        f"{change} than the best static baseline ({best}: p99 {web.loc[best, 'static_p99_ms']:.2f} -> "
+        f"{web.loc[best, 'pred_p99_ms']:.2f} ms); {-web.loc[worst, 'change_pct']:.0f}% lower than the worst "
+        f"({worst}), web search alone, {int(web.loc[best, 'seeds'])} seed(s)",
+        {b: round(float(-web.loc[b, "change_pct"] / 100), 3) for b in web.index},
     )
 
 
@@ -338,3 +421,8 @@ def _fig_fct(scale):
 @figure(PAPER, "fabric_fct")
 def _fig_fabric(scale):
     return viz.fct_by_class(ecmp(scale), title="FCT by size class, leaf-spine at 90% load")
+
+
+@figure(PAPER, "leafspine_mix")
+def _fig_mix(scale):
+    return viz.pred_vs_baselines(mix_table(scale))
