@@ -3,6 +3,29 @@
 Models: :mod:`workbench.aqm` (fluid steady state, simpy packet-level dumbbell and 128-host leaf-spine). The static
 baseline is ECN marking from 20 to 200 packets with probability up to 0.1; PRED uses a per-flow slope of 0.01 from
 ``min_k = 5`` packets with both controllers on. Bottleneck 10 Gbit/s, base RTT 100 us (BDP 83 packets).
+
+The leaf-spine claim's setting
+------------------------------
+What is published about PRED's leaf-spine simulation, and where it comes from:
+
+* the abstract (https://www.usenix.org/conference/nsdi25/presentation/du): physical testbed and large-scale
+  simulations; 66% lower switch queue and up to 80% lower FCT than static-threshold methods, 34% lower tail FCT
+  than ACC;
+* two independent readers' summaries of the paper's PDF (public GitHub paper-notes collections, found by text
+  search for "Flow Concurrent Stabilizer"): NS-3, a 128-host leaf-spine at 10 Gbit/s, WebSearch at 90% load;
+  small-flow p99 FCT 1.4 ms with PRED against 4.34 ms with ECNsharp (68% lower) and 6.68 ms with CoDel (80% lower)
+  -- so the "68-80%" is against ECNsharp and CoDel, and no static-ECN number or threshold is given; PRED's
+  parameters: T_FCS 1.25 RTT, T_QLA 5 RTT in simulation, slope step 0.025, minK step 5 packets, beta 0.4,
+  maxK fixed at 500 KB;
+* a third-party NS-3 reimplementation (GitHub atharv02ag/Implementation-of-PRED-in-ns-3,
+  ``scratch/leaf_spine_ecn.cc``): 8 spines, 8 leaves x 16 servers, 10 Gbit/s and 10 us per link, 1000-packet
+  buffers, DCTCP with IW 10, step ECN at 70 packets as the baseline.
+
+Not published (in what the workbench can read), hence assumed in ``pred-leafspine-mix``: a non-blocking fabric of
+16 leaves x 8 hosts with 8 spines (the shape of the ``fabric-websearch-128`` network the packet engine is validated
+on), 10 us per link (base RTT ~80 us, BDP ~67 packets; the reimplementation's value), 1000-packet buffers (above
+PRED's 500 KB maxK), a 10 ms minimum RTO, and the static baselines, which are swept: step K = 5, 15, 30, 65 packets
+(65 is DCTCP's recommendation at 10 Gbit/s) and RED 20-200 packets with probability up to 0.1.
 """
 
 from __future__ import annotations
@@ -23,7 +46,7 @@ PAPER = Paper(
     "pred",
     title="Performance-oriented Random Early Detection for Consistently Stable Performance in Datacenters",
     citation="PRED, USENIX NSDI 2025",
-    url="https://www.usenix.org/conference/nsdi25",
+    url="https://www.usenix.org/conference/nsdi25/presentation/du",
     notebook="notebooks/05_pred_aqm.ipynb",
 )
 
@@ -366,34 +389,51 @@ def mix_table(scale: str, mixes: tuple[str, ...] = MIXES) -> pd.DataFrame:
     return out.reset_index()
 
 
+def _leafspine_verdict(value) -> str:
+    weakest, strongest = value
+    if weakest >= 0.68:
+        return "reproduced"
+    return "partial" if strongest >= 0.3 else "not reproduced"
+
+
 @claim(
     PAPER,
     "small_flow_p99_leaf_spine",
     text="In a leaf-spine fabric at 90% load PRED lowers the small-flow p99 FCT well below static ECN.",
     paper_value="68-80% lower small-flow p99 FCT",
-    compare=InRange(0.68, 0.80, partial_low=0.3, partial_high=1.0),
-    expected="not reproduced",
+    compare=Check(
+        _leafspine_verdict,
+        "reproduced if >= 68% lower than even the best static baseline; partial if >= 30% lower than some",
+    ),
+    expected="partial",
     note="Measured in the paper's setting as far as it is published (128-host leaf-spine, 10 Gbit/s links, DCTCP, "
-    "web search at 90% load; non-blocking 16 x 8 hosts with 8 spines, 1 us links and 1000-packet buffers assumed) "
-    "against the best of six static baselines (step K = 5, 15, 30, 65 packets; RED 20-200 p 0.1 and 5-65). The "
-    "68-80% is PRED (1.4 ms) against ECNsharp (4.34 ms) and CoDel (6.68 ms), per readers' notes of the paper; its "
-    "static-ECN number and thresholds are not given there. A well-set static threshold matches PRED with web search "
-    "alone; PRED's gain appears against high thresholds (K = 65, RED 20-200) and grows with long-lived background "
-    "flows, which is where a static ramp's queue grows with the flow count (see mix_table and notebook 05).",
+    "web search alone at 90% load; non-blocking 16 x 8 hosts with 8 spines, 10 us links and 1000-packet buffers "
+    "assumed) against five static baselines: step K = 5, 15, 30, 65 packets and RED 20-200 (p 0.1). The paper's "
+    "68-80% is PRED (1.4 ms) against ECNsharp (4.34 ms) and CoDel (6.68 ms), per readers' summaries of the paper; "
+    "its static-ECN thresholds are not published. Against K = 15-65 and RED 20-200 PRED is about 65-80% lower "
+    "(about 80% against DCTCP's K = 65, whose ~120-packet port queues it removes), but K = 5 matches or beats "
+    "PRED's small-flow tail, at a cost to medium flows (slower p50, more unfinished). With long-lived background "
+    "flows or incast added the picture is the same (about 45-76% lower against K >= 15, no significant gain "
+    "against K = 5). So the gain is against static thresholds set for the BDP (~67 packets at 10 us links), not "
+    "against static marking as such. The earlier leaf-spine experiment (pred-fct-vs-load), which found no gain, "
+    "marks at every host NIC with a 5-20 packet ramp that throttles senders before the switch thresholds matter.",
 )
 def _fabric(scale):
     table = mix_table(scale, ("websearch",))
     web = table[table["mix"] == "websearch"].set_index("baseline")
-    best = web["static_p99_ms"].idxmin()
-    worst = web["static_p99_ms"].idxmax()
-    red = -web.loc[best, "change_pct"] / 100
-    change = f"{red:.0%} lower" if red >= 0 else f"{-red:.0%} higher"
+    red = -web["change_pct"] / 100
+    best, worst = web["static_p99_ms"].idxmin(), web["static_p99_ms"].idxmax()
+    weakest, strongest = float(red[best]), float(red.max())
+
+    def pct(r: float) -> str:
+        return f"{r:.0%} lower" if r >= 0 else f"{-r:.0%} higher"
+
     return Measured(
-        float(red),
-        f"{change} than the best static baseline ({best}: p99 {web.loc[best, 'static_p99_ms']:.2f} -> "
-        f"{web.loc[best, 'pred_p99_ms']:.2f} ms); {-web.loc[worst, 'change_pct']:.0f}% lower than the worst "
-        f"({worst}), web search alone, {int(web.loc[best, 'seeds'])} seed(s)",
-        {b: round(float(-web.loc[b, "change_pct"] / 100), 3) for b in web.index},
+        [weakest, strongest],
+        f"{pct(weakest)} than the best static baseline ({best}: p99 {web.loc[best, 'static_p99_ms']:.2f} -> "
+        f"{web.loc[best, 'pred_p99_ms']:.2f} ms); {pct(float(red[worst]))} than the worst ({worst}); "
+        f"web search alone, {int(web.loc[best, 'seeds'])} seed(s)",
+        {b: round(float(red[b]), 3) for b in web.index},
     )
 
 
