@@ -20,8 +20,11 @@ def _run(marking, mix, **kw):
 
 def test_every_mix_and_marking_carries_the_same_web_search_flows():
     web = []
-    for mix, marking in [("websearch", aqm.RedMarking.step(15)), ("incast", aqm.PRED_DEFAULT),
-                         ("background", aqm.RedMarking.step(65))]:
+    for mix, marking in [
+        ("websearch", aqm.RedMarking.step(15)),
+        ("incast", aqm.PRED_DEFAULT),
+        ("background", aqm.RedMarking.step(65)),
+    ]:
         f = _run(marking, mix, incast_fanin=3, background_receivers=2, background_flows_per_receiver=3).flows
         web.append(f[f.kind == "websearch"][["size_bytes", "start_s"]].reset_index(drop=True))
     assert len(web[0]) > 5
@@ -57,8 +60,15 @@ def test_pred_holds_a_shorter_queue_than_a_high_static_threshold_under_backgroun
 
 
 def test_registered_experiment_rows():
-    grid = {"mix": "incast", "marking": ["static", "pred"], "baseline": "step-15", "leaves": 3, "spines": 2,
-            "hosts_per_leaf": 6, "duration_s": 0.004}  # 18 hosts: room for the default 16-sender incast
+    grid = {
+        "mix": "incast",
+        "marking": ["static", "pred"],
+        "baseline": "step-15",
+        "leaves": 3,
+        "spines": 2,
+        "hosts_per_leaf": 6,
+        "duration_s": 0.004,
+    }  # 18 hosts: room for the default 16-sender incast
     df = ex.sweep("pred-leafspine-mix", grid, seeds=1, client=False, cache=False, progress=False)
     assert ex.errors(df).empty
     assert set(df.marking) == {"static", "pred"} and len(df) == 6
