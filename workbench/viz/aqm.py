@@ -134,10 +134,13 @@ def pred_vs_baselines(
     lo, hi = claimed_pct
     fig.add_hrect(y0=lo, y1=hi, fillcolor=COLORS["pred"], opacity=0.15, line_width=0)
     fig.add_annotation(
-        xref="paper", x=1.0, y=hi, text="paper: 68-80% lower", showarrow=False, xanchor="right", yanchor="bottom"
+        xref="paper", x=0.01, y=(lo + hi) / 2, text="paper: 68-80% lower", showarrow=False, xanchor="left"
     )
     fig.add_hline(y=0.0, line={"color": COLORS["theory"], "width": 1})
     fig.update_layout(barmode="group")
     return style(
-        fig, title=title, x_title="static baseline (step K or RED min-max, packets)", y_title="PRED vs static (%)"
+        fig,
+        title=title,
+        x_title="static baseline (step K or RED min-max, packets)",
+        y_title="PRED vs static (%, negative: PRED lower)",
     )
