@@ -189,6 +189,73 @@ print(fct_sweep.groupby(["marking", "routing"]).mean_queue_pkts.mean().round(2).
 fct_vs_load(fct_summary, title="FCT vs load, 32-host leaf-spine (mean over 3 seeds, error bars 1 s.e.)")
 
 # %% [markdown]
+# ## PRED's leaf-spine claim: static thresholds x workload mix
+#
+# The paper's claim, "68-80% lower small-flow p99 FCT in a leaf-spine at 90% load", comes from an NS-3 simulation
+# of a 128-host leaf-spine at 10 Gbit/s with WebSearch traffic at 90% load. Readers' summaries of the paper give
+# PRED 1.4 ms against ECNsharp's 4.34 ms (68% lower) and CoDel's 6.68 ms (80% lower): the range is against those two
+# schemes, and neither the static-ECN number nor its thresholds are published where the workbench can read them
+# (sources and what is assumed: the docstring of `workbench.reproductions.pred`). So here the static baseline is a
+# swept parameter: step marking at K = 5, 15, 30, 65 packets (65 is DCTCP's recommendation at 10 Gbit/s) and a RED
+# ramp from 20 to 200 packets. The fabric is 16 leaves x 8 hosts with 8 spines, 10 Gbit/s and 10 us per link (base
+# RTT ~80 us), 1000-packet buffers, DCTCP, ECMP, and three mixes on top of the same web-search flows at 90% load:
+# web search alone; plus 8 long-lived flows into each of 16 hosts; plus 16-to-1 incast bursts of 64 KB, 2000 a
+# second. Marking, baseline and mix are treatments, so at one seed every run carries the same web-search flows and
+# PRED's change is paired per seed.
+#
+# The registered experiment `pred-leafspine-mix` runs it (15 ms of arrivals per run, 2 seeds: 36 runs, ~5-15 min of
+# CPU on this machine); this notebook loads the cached runs (`make reproduce` fills the cache):
+#
+# ```
+# workbench sweep run pred-leafspine-mix --grid mix=websearch,background,incast --grid marking=static \
+#     --grid baseline=step-5,step-15,step-30,step-65,red-20-200 --grid duration_s=0.015 --seeds 2 --out static.parquet
+# workbench sweep run pred-leafspine-mix --grid mix=websearch,background,incast --grid marking=pred \
+#     --grid duration_s=0.015 --seeds 2 --out pred.parquet
+# ```
+
+# %%
+mix_table = rep.mix_table("full")
+print("small flows (< 100 KB): p99 FCT (ms, mean over seeds), PRED's paired change (%, +- 1 s.e.), mean queue (pkts)")
+print(mix_table.round(2).to_string(index=False))
+
+# %% tags=["nbval-ignore-output"]
+figs["pred/leafspine_mix"]
+
+# %% [markdown]
+# What the lower thresholds cost: p50 and p99 FCT (ms) of every size class with web search alone, and the flows
+# still unfinished when the run ends (15 ms after the last arrival; mean over seeds).
+
+# %%
+mix_runs = rep.mix_sweep("full")
+web = mix_runs[mix_runs["mix"] == "websearch"].assign(
+    setting=lambda d: d.marking.where(d.marking == "pred", d.baseline))
+print(web.pivot_table(index="setting", columns="size_class", values=["p50_s", "p99_s"], sort=False)
+      .mul(1e3).round(2).to_string())
+print(web.pivot_table(index="setting", columns="size_class", values="unfinished", sort=False).round(1).to_string())
+
+# %% [markdown]
+# **Where PRED's advantage appears and where it does not.** With web search alone (the paper's setting) PRED's
+# small-flow p99 is 65-80% below static step marking at K = 15, 30 and 65 packets and below the RED 20-200 ramp:
+# the claimed range, reached against exactly the thresholds one would set for this fabric's bandwidth-delay product
+# (~67 packets at 10 us per link; DCTCP recommends K = 65 at 10 Gbit/s). Those thresholds let every busy port hold
+# tens to ~120 packets (0.1 ms at 10 Gbit/s each, several ports per path), and a short flow's tail is that queue;
+# PRED's concurrency-scaled slope holds ports to a few packets. A static threshold of K = 5 packets does the same:
+# against it PRED has no small-flow gain (within the seed-to-seed spread), and K = 5 pays for it in medium flows
+# (the slowest medium-flow median and the most medium flows unfinished at the end of the run) because it marks far
+# below the BDP. PRED itself gives up a little there too: its medium-flow median sits between K = 5 and K >= 15. Adding 8
+# long-lived flows into each of 16 hosts, or 16-to-1 incast bursts, leaves the picture the same: 45-76% lower
+# against K >= 15 and RED, no significant gain against K = 5.
+#
+# So the claim's magnitude reproduces, and the verdict is *partial*: PRED is 68-80% lower than static ECN set the
+# usual way, not than static ECN as such, and the paper's 68-80% is against ECNsharp and CoDel, whose static-ECN
+# thresholds are not published. The earlier leaf-spine experiment above (`pred-fct-vs-load`, ~equal FCT) differs in
+# one assumption that decides it: it marks at every host NIC with a shallow 5-20 packet ramp (a stand-in for TCP
+# small queues), which throttles every sender at its own NIC so the switch thresholds hardly matter; without that
+# ramp the same 32-host fabric (4 leaves x 8 hosts, 2 spines at 40 Gbit/s, 30 ms of flows, seed 1) gave static
+# 6.7 ms vs PRED 2.8 ms small-flow p99, against 1.4 vs 1.3 ms with it (one run each of
+# `aqm.leaf_spine_fct(0.9, marking, topology=..., duration_s=0.03, seed=1, nic_marking=None)`, not rerun here).
+
+# %% [markdown]
 # ## Explore
 #
 # Any parameter of `pred-fct-vs-load` as a control (a multi-select for a choice, a list `0.3, 0.9` or a range
@@ -200,6 +267,16 @@ fct_vs_load(fct_summary, title="FCT vs load, 32-host leaf-spine (mean over 3 see
 explore_panel("pred-fct-vs-load", x="load", series=["marking", "routing"], values=["p50_s", "p99_s"],
               grid={**FCT_GRID, "load": [0.3, 0.9]}, seeds=3, facet_col="size_class", client=False, scale=1e3,
               log_y=True, y_title="FCT (ms, log scale)")
+
+# %% [markdown]
+# The leaf-spine mix study the same way: `pred-leafspine-mix` with the mix, the marking and the static baseline as
+# multi-selects (on a 32-host leaf-spine for 10 ms per run, so a few settings take seconds).
+
+# %% tags=["nbval-ignore-output"]
+explore_panel("pred-leafspine-mix", x="load", series=["mix", "marking", "baseline"], values=["p99_s"],
+              grid={"mix": "websearch", "marking": ["static", "pred"], "baseline": "step-15", "load": [0.5, 0.9],
+                    "leaves": 8, "spines": 4, "hosts_per_leaf": 4, "duration_s": 0.01},
+              seeds=1, facet_col="size_class", client=False, scale=1e3, log_y=True, y_title="p99 FCT (ms, log scale)")
 
 # %% [markdown]
 # ## What differs from the paper and why
@@ -214,12 +291,12 @@ explore_panel("pred-fct-vs-load", x="load", series=["marking", "routing"], value
 #   thresholds are; the paper's exact baseline is not reproduced.
 # * **FCT gains are smaller than "up to 80%"** on one bottleneck (~40-55% for small flows): PRED removes ~120 packets
 #   (~150 us) of queue, but short flows also spend several RTTs in slow start, which marking cannot change.
-# * **The leaf-spine small-flow p99 claim does not reproduce.** With web-search traffic alone the static ramp
-#   already keeps fabric queues at a few packets, so there is little for PRED to remove: the small-flow p99 stays
-#   within a few percent of static, while PRED's concurrency-scaled slope (it counts many short flows per port) marks
-#   harder and makes medium flows slower. Packet spraying (table above) changes the small-flow p99 by a few percent,
-#   not the paper's 68-80%, and other PRED settings (QLA off, `minK` 12, a 5x smaller slope per flow) give the same
-#   picture in this model.
+# * **The leaf-spine small-flow p99 claim reproduces against usual static thresholds, not against all.** In the
+#   paper's setting (128 hosts, 10 Gbit/s, web search at 90% load; the link delay, buffers and static thresholds are
+#   assumed, see above) PRED's small-flow p99 is 65-80% lower than static K = 15-65 and RED 20-200, and equal to
+#   K = 5 (which slows medium flows). The earlier `pred-fct-vs-load` setting finds no gain because its host-NIC
+#   marking ramp throttles senders before the switch thresholds matter; packet spraying there changes the
+#   small-flow p99 by a few percent.
 # * **Model limits.** Windows are sent in trains of up to 16 packets per simulation event; a train does not see trains
 #   that start while it is arriving. PRED's QLA gets bounds the paper does not state (`minK` within 0-40 packets,
 #   slope offset within +-0.25, slope at least one flow's), because a hill climb on a noisy utility otherwise drifts.

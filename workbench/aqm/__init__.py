@@ -12,7 +12,7 @@ Layers of the model, from fastest to most detailed:
 * :mod:`~workbench.aqm.perpacket` -- its ground truth, compiled (numba) and the faster of the two on loaded fabrics:
   every packet and every ACK through every hop's FIFO, static marking or PRED's controllers;
 * :mod:`~workbench.aqm.scenarios` -- one bottleneck shared by long and web-search flows, and web-search flows across
-  a leaf-spine fabric (from :mod:`workbench.fabric.topology`, paths from :mod:`workbench.fabric.routing`);
+  a leaf-spine fabric, alone or with background flows or incast bursts (from :mod:`workbench.fabric.topology`, paths from :mod:`workbench.fabric.routing`);
 * :mod:`~workbench.aqm.replay` -- a given flow table (e.g. the ``fabric-websearch-128`` connection matrices) on a
   given leaf-spine, in either engine, and the ``workbench aqm replay`` command;
 * :mod:`~workbench.aqm.workload` -- the DCTCP web-search flow-size distribution, Poisson arrivals at a load, size
@@ -29,7 +29,7 @@ from .fluid import DCTCP_G, FluidResult, bdp_pkts, simulate_fluid, steady_state
 from .packet import Network, SimResult
 from .pred import PRED_DEFAULT, FluidMarking, PredConfig, fluid_marking
 from .red import STATIC_DEFAULT, RedMarking, mark_probability
-from .scenarios import ROUTINGS, dumbbell, fabric_paths, fct_summary, leaf_spine_fct
+from .scenarios import MIXES, ROUTINGS, ack_paths, dumbbell, fabric_paths, fct_summary, leaf_spine_fct, leaf_spine_mix
 from .workload import (
     SIZE_CLASSES,
     VALIDATION_SIZE_CLASSES,
@@ -42,9 +42,11 @@ from .workload import (
 
 __all__ = [
     "DCTCP_G",
+    "MIXES",
     "PRED_DEFAULT",
     "ROUTINGS",
     "STATIC_DEFAULT",
+    "ack_paths",
     "fabric_paths",
     "FlowSizeCDF",
     "FluidMarking",
@@ -61,6 +63,7 @@ __all__ = [
     "fct_summary",
     "fluid_marking",
     "leaf_spine_fct",
+    "leaf_spine_mix",
     "mark_probability",
     "poisson_flows",
     "simulate_fluid",

@@ -1,5 +1,6 @@
 """Packet-level scenarios on the simpy engine of :mod:`workbench.aqm.packet`: one bottleneck shared by long and
-web-search flows, web-search flows across a leaf-spine fabric, and the FCT summary by size class.
+web-search flows, web-search flows across a leaf-spine fabric, the same with long-lived background flows or incast
+bursts added (:func:`leaf_spine_mix`), and the FCT summary by size class.
 
 Paths through a fabric come from :func:`workbench.fabric.routing.assign_paths` (:func:`fabric_paths`), so the packet
 model routes flows exactly as the fabric models do.
@@ -7,6 +8,7 @@ model routes flows exactly as the fabric models do.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -22,10 +24,25 @@ from .pred import PredConfig
 from .red import RedMarking
 from .workload import SIZE_CLASSES, FlowSizeCDF, poisson_flows, size_class
 
-__all__ = ["ROUTINGS", "dumbbell", "fabric_paths", "leaf_spine_fct", "fct_summary"]
+__all__ = [
+    "ROUTINGS",
+    "MIXES",
+    "dumbbell",
+    "fabric_paths",
+    "ack_paths",
+    "leaf_spine_fct",
+    "leaf_spine_mix",
+    "fct_summary",
+]
 
 #: Path choices the packet model supports (the :mod:`workbench.fabric.routing` names).
 ROUTINGS = ("ecmp", "spray")
+
+#: Workload mixes of :func:`leaf_spine_mix`: web search alone, plus long-lived background flows, plus incast bursts.
+MIXES = ("websearch", "background", "incast")
+
+#: Size of an acknowledgement (bytes) in :func:`leaf_spine_mix`; ACKs queue behind data on the reverse path.
+ACK_BYTES = 40
 
 
 def fabric_paths(topology: LeafSpine, src, dst, routing: str = "ecmp", seed: Seed = None) -> list[tuple]:
@@ -60,6 +77,27 @@ def fabric_paths(topology: LeafSpine, src, dst, routing: str = "ecmp", seed: See
     rows = [tuple(x for x in r if x >= 0) for r in links]
     bounds = np.concatenate([[0], np.cumsum(np.maximum(count, 1))]).tolist()
     return [tuple(rows[bounds[i] : bounds[i + 1]]) for i in range(f)]
+
+
+def ack_paths(topology: LeafSpine, src, dst, paths: list[tuple]) -> list[tuple]:
+    """The reverse (ACK) paths of :func:`fabric_paths`' ``paths``: each path back from ``dst`` to ``src`` through the
+    same spine.
+
+    Examples
+    --------
+    >>> topo = leaf_spine(2, 2, 2)
+    >>> ack_paths(topo, [0, 0], [1, 3], fabric_paths(topo, [0, 0], [1, 3], "spray"))
+    [((1, 4),), ((3, 10, 12, 4), (3, 11, 13, 4))]
+    """
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    k = np.array([len(p) for p in paths], dtype=np.int64)
+    flat = [q for p in paths for q in p]
+    spine = np.array([(q[1] - topology.leaf_up_base) % topology.spines if len(q) == 4 else -1 for q in flat])
+    back = path_links(topology, np.repeat(dst, k), np.repeat(src, k), spine.astype(np.int64)).tolist()
+    rows = [tuple(x for x in r if x >= 0) for r in back]
+    bounds = np.concatenate([[0], np.cumsum(k)]).tolist()
+    return [tuple(rows[bounds[i] : bounds[i + 1]]) for i in range(len(paths))]
 
 
 def dumbbell(
@@ -242,6 +280,157 @@ def leaf_spine_fct(
         warmup_s=warmup_s,
         drain_s=drain_s,
     )
+
+
+def _distinct_senders(rng: np.random.Generator, n_hosts: int, receivers: np.ndarray, fanin: int) -> np.ndarray:
+    """``fanin`` distinct senders for each receiver (never the receiver itself), shape ``(len(receivers), fanin)``."""
+    pick = np.argsort(rng.random((receivers.size, n_hosts - 1)), axis=1)[:, :fanin]
+    return pick + (pick >= receivers[:, None])
+
+
+def leaf_spine_mix(
+    marking: RedMarking | PredConfig,
+    *,
+    mix: str = "websearch",
+    load: float = 0.9,
+    topology: LeafSpine | None = None,
+    link_delay_s: float = 10e-6,
+    buffer_pkts: float = 1000.0,
+    packet_bytes: int = 1500,
+    duration_s: float = 0.02,
+    drain_s: float | None = None,
+    background_receivers: int = 16,
+    background_flows_per_receiver: int = 8,
+    incast_fanin: int = 16,
+    incast_bytes: int = 64_000,
+    incast_rate_hz: float = 2000.0,
+    min_rto_s: float | None = 10e-3,
+    chunk_pkts: int = 16,
+    seed: Seed = None,
+) -> SimResult:
+    """Web-search flows at ``load`` across a leaf-spine, alone or with long-lived background flows or incast bursts.
+
+    The network is modelled as in :mod:`workbench.aqm.replay` (where the chunked engine is validated): every link at
+    the host rate with ``link_delay_s`` one way, per-path base RTTs, 40-byte ACKs queueing on the reverse path, every
+    switch output marking with ``marking`` and holding ``buffer_pkts``, per-flow random ECMP.
+
+    ``mix`` adds, on top of the same web-search flows (they are drawn first from ``seed``, so every mix and marking
+    at a seed carries identical web-search flows):
+
+    * ``"websearch"``: nothing;
+    * ``"background"``: ``background_flows_per_receiver`` long-lived DCTCP flows into each of
+      ``background_receivers`` random hosts, from random other hosts, for the whole run (a standing many-flow
+      bottleneck at those hosts' downlinks, the regime where a static ramp's queue grows with the flow count);
+    * ``"incast"``: Poisson bursts at ``incast_rate_hz``, each ``incast_fanin`` distinct senders answering one
+      random receiver with ``incast_bytes`` each at the same instant (partition-aggregate responses).
+
+    Parameters
+    ----------
+    marking : RedMarking or PredConfig
+    mix : {"websearch", "background", "incast"}
+    load : float
+        Web-search load per host NIC, in ``(0, 1)``.
+    topology : LeafSpine, optional
+        Default ``leaf_spine(16, 8, 8)`` at 10 Gbit/s everywhere: 128 hosts, non-blocking (the shape of the
+        ``fabric-websearch-128`` network).
+    link_delay_s, buffer_pkts, packet_bytes : float
+        One-way propagation per link, switch buffer, packet size.
+    duration_s, drain_s : float
+        Arrival window and the extra time for flows to finish (default ``duration_s``); FCT statistics should
+        leave out the first fifth (``min_start_s=duration_s / 5`` in :func:`fct_summary`).
+    background_receivers, background_flows_per_receiver, incast_fanin, incast_bytes, incast_rate_hz
+        The background and incast traffic (ignored by the other mixes).
+    min_rto_s : float or None
+        Senders' minimum retransmission timeout (``None``: losses are always repaired by fast retransmit).
+    chunk_pkts : int
+        Largest train per engine event (1: one packet per event).
+    seed : int, Generator or None
+
+    Returns
+    -------
+    SimResult
+        ``flows`` has a ``kind`` column (``"long"``, ``"websearch"``, ``"incast"``); ``links`` covers every switch
+        port after the warm-up (a fifth of ``duration_s``).
+
+    Examples
+    --------
+    >>> topo = leaf_spine(2, 2, 4, host_gbps=10, uplink_gbps=10)
+    >>> r = leaf_spine_mix(RedMarking.step(15), mix="incast", topology=topo, duration_s=0.004, incast_fanin=3,
+    ...                    seed=0)
+    >>> sorted(set(r.flows.kind))
+    ['incast', 'websearch']
+    """
+    mix = one_of("mix", mix, MIXES)
+    load = in_range("load", load, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+    topo = leaf_spine(16, 8, 8, host_gbps=10.0, uplink_gbps=10.0) if topology is None else topology
+    if not isinstance(topo, LeafSpine):
+        raise TypeError(f"topology must be a LeafSpine, got {type(topo).__name__}")
+    n = topo.n_hosts
+    if n < 2:
+        raise ValueError(f"topology must have at least 2 hosts, got {n}")
+    cap = np.asarray(topo.capacity_gbps, dtype=float)
+    if (cap <= 0).any():
+        raise ValueError("topology has failed links; leaf_spine_mix needs a fabric without failures")
+    link_delay_s = nonnegative("link_delay_s", link_delay_s)
+    duration_s = positive("duration_s", duration_s)
+    drain_s = duration_s if drain_s is None else nonnegative("drain_s", drain_s)
+    rng = generator(seed)
+    web = poisson_flows(load, topo.host_gbps * n, duration_s, seed=rng)
+    src = rng.integers(0, n, len(web))
+    dst = random_destinations(src, n, seed=rng)
+    start, size = web["start_s"].to_numpy(), web["size_bytes"].to_numpy()
+    kind = np.full(len(web), "websearch", dtype=object)
+    long_src = long_dst = np.zeros(0, dtype=np.int64)
+    if mix == "background":
+        m = integer("background_receivers", background_receivers, minimum=1, maximum=n)
+        k = integer("background_flows_per_receiver", background_flows_per_receiver, minimum=1, maximum=n - 1)
+        receivers = rng.permutation(n)[:m]
+        long_src = _distinct_senders(rng, n, receivers, k).ravel()
+        long_dst = np.repeat(receivers, k)
+    elif mix == "incast":
+        fanin = integer("incast_fanin", incast_fanin, minimum=1, maximum=n - 1)
+        burst_bytes = integer("incast_bytes", incast_bytes, minimum=1)
+        rate = positive("incast_rate_hz", incast_rate_hz)
+        bursts = int(rng.poisson(rate * duration_s))
+        at = rng.uniform(0.0, duration_s, bursts)
+        receivers = rng.integers(0, n, bursts)
+        senders = _distinct_senders(rng, n, receivers, fanin)
+        src = np.concatenate([src, senders.ravel()])
+        dst = np.concatenate([dst, np.repeat(receivers, fanin)])
+        start = np.concatenate([start, np.repeat(at, fanin)])
+        size = np.concatenate([size, np.full(bursts * fanin, burst_bytes, dtype=np.int64)])
+        kind = np.concatenate([kind, np.full(bursts * fanin, "incast", dtype=object)])
+    order = np.argsort(start, kind="stable")
+    src, dst, start, size, kind = src[order], dst[order], start[order], size[order], kind[order]
+    paths = fabric_paths(topo, np.concatenate([long_src, src]), np.concatenate([long_dst, dst]), "ecmp", seed=rng)
+    hop_rtt_s = 2.0 * link_delay_s + 8.0 * ACK_BYTES / (topo.host_gbps * 1e9)
+    net = Network(
+        cap,
+        np.asarray(topo.link_kind) != 0,
+        marking,
+        rtt_s=4 * hop_rtt_s,
+        host_gbps=topo.host_gbps,
+        buffer_pkts=buffer_pkts,
+        packet_bytes=packet_bytes,
+        chunk_pkts=chunk_pkts,
+        monitor_links=(),
+        hop_rtt_s=hop_rtt_s,
+        ack_bytes=ACK_BYTES,
+        min_rto_s=min_rto_s,
+        seed=rng,
+    )
+    n_long = long_src.size
+    r = net.run(
+        duration_s=duration_s,
+        long_paths=paths[:n_long],
+        short_starts_s=start,
+        short_sizes_bytes=size,
+        short_paths=paths[n_long:],
+        short_ack_paths=ack_paths(topo, src, dst, paths[n_long:]),
+        warmup_s=duration_s / 5,
+        drain_s=drain_s,
+    )
+    return dataclasses.replace(r, flows=r.flows.assign(kind=np.concatenate([np.full(n_long, "long"), kind])))
 
 
 def fct_summary(

@@ -8,6 +8,11 @@
 * ``pred-fct-vs-load`` -- web-search flows on a leaf-spine (:func:`workbench.aqm.leaf_spine_fct`), every switch port
   marking with ``marking``: FCT by size class plus the fabric's mean switch queue. A default point (128 hosts) takes
   ~10-20 s of CPU.
+* ``pred-leafspine-mix`` -- PRED's leaf-spine setting (128 hosts, 10 Gbit/s links, web search at 90% load) with
+  one of :data:`workbench.aqm.MIXES` (web search alone, plus long-lived background flows, plus incast bursts) and
+  either PRED or one of the static baselines of :data:`STATIC_BASELINES` (step thresholds and RED ramps) on every
+  switch port (:func:`workbench.aqm.leaf_spine_mix`): FCT of the web-search flows by size class plus the switch
+  ports' queues. A default point takes ~5 s (static) to ~15 s (PRED) of CPU.
 
 ``marking`` is ``"static"`` (RED/ECN from ``min_k_pkts`` to ``max_k_pkts``, probability up to ``max_p``; default
 :data:`workbench.aqm.STATIC_DEFAULT`) or ``"pred"`` (:class:`workbench.aqm.PredConfig` with ``slope_per_pkt``,
@@ -22,10 +27,30 @@ from .. import aqm
 from ..fabric import topology
 from ._space import Param, experiment
 
-__all__ = ["pred_queue_vs_concurrency", "pred_dumbbell_fct", "pred_fct_vs_load", "MARKINGS", "marking_config"]
+__all__ = [
+    "pred_queue_vs_concurrency",
+    "pred_dumbbell_fct",
+    "pred_fct_vs_load",
+    "pred_leafspine_mix",
+    "MARKINGS",
+    "STATIC_BASELINES",
+    "marking_config",
+]
 
 #: Marking values and their default configurations (static RED/ECN 20-200 packets; PRED as in the paper).
 MARKINGS: dict[str, aqm.RedMarking | aqm.PredConfig] = {"static": aqm.STATIC_DEFAULT, "pred": aqm.PRED_DEFAULT}
+
+#: Static baselines of ``pred-leafspine-mix``: DCTCP step marking at K packets, and RED ramps from min to max
+#: packets (``red-20-200``: probability up to 0.1, the workbench default; ``red-5-65``: up to 1, a ramp spanning
+#: the step thresholds).
+STATIC_BASELINES: dict[str, aqm.RedMarking] = {
+    "step-5": aqm.RedMarking.step(5),
+    "step-15": aqm.RedMarking.step(15),
+    "step-30": aqm.RedMarking.step(30),
+    "step-65": aqm.RedMarking.step(65),
+    "red-20-200": aqm.RedMarking(20, 200, 0.1),
+    "red-5-65": aqm.RedMarking(5, 65, 1.0),
+}
 
 _S, _P = aqm.STATIC_DEFAULT, aqm.PRED_DEFAULT
 #: The marking parameters shared by the bottleneck experiments (defaults are the two default configurations).
@@ -180,4 +205,62 @@ def pred_fct_vs_load(
     fct = aqm.fct_summary(run.flows, min_start_s=duration_s / 5)
     fct["mean_queue_pkts"] = float(run.links.mean_queue_pkts.mean())
     fct["utilization"] = float(run.links.utilization.mean())
+    return fct
+
+
+@experiment(
+    "pred-leafspine-mix",
+    version="1",
+    params=[
+        Param("mix", "websearch", choices=aqm.MIXES, seeded=False, doc="web search alone, + background, + incast"),
+        Param("marking", "pred", choices=tuple(MARKINGS), seeded=False, doc="AQM marking policy of every port"),
+        Param(
+            "baseline",
+            "step-65",
+            choices=tuple(STATIC_BASELINES),
+            seeded=False,
+            doc="the static marking when marking is 'static' (ignored for PRED)",
+        ),
+        Param.fraction("load", 0.9, "web-search load per host NIC"),
+        Param("leaves", 16, "", low=1, high=64, doc="leaf switches"),
+        Param("spines", 8, "", low=1, high=64, doc="spine switches"),
+        Param("hosts_per_leaf", 8, "", low=1, high=64, doc="hosts per leaf (default 16 x 8 = 128 hosts)"),
+        Param("link_gbps", 10.0, "Gbit/s", low=0.0, low_inclusive=False, doc="capacity of every link"),
+        Param("link_delay_s", 10e-6, "s", low=0.0, high=1e-3, doc="one-way propagation delay per link"),
+        Param("buffer_pkts", 1000, "", low=1, high=100_000, doc="switch buffer per port (packets)"),
+        Param("duration_s", 0.02, "s", low=0.0, high=10.0, low_inclusive=False, doc="flow arrival window"),
+    ],
+)
+def pred_leafspine_mix(
+    *,
+    mix,
+    marking,
+    baseline,
+    load,
+    leaves,
+    spines,
+    hosts_per_leaf,
+    link_gbps,
+    link_delay_s,
+    buffer_pkts,
+    duration_s,
+    seed,
+):
+    """FCT percentiles of the web-search flows by size class, and the switch ports' mean and largest mean queue."""
+    topo = topology.leaf_spine(leaves, spines, hosts_per_leaf, host_gbps=link_gbps, uplink_gbps=link_gbps)
+    config = STATIC_BASELINES[baseline] if marking == "static" else MARKINGS[marking]
+    run = aqm.leaf_spine_mix(
+        config,
+        mix=mix,
+        load=load,
+        topology=topo,
+        link_delay_s=link_delay_s,
+        buffer_pkts=buffer_pkts,
+        duration_s=duration_s,
+        seed=seed,
+    )
+    web = run.flows[run.flows["kind"] == "websearch"]
+    fct = aqm.fct_summary(web, min_start_s=duration_s / 5)
+    fct["mean_queue_pkts"] = float(run.links.mean_queue_pkts.mean())
+    fct["max_mean_queue_pkts"] = float(run.links.mean_queue_pkts.max())
     return fct

@@ -3,6 +3,29 @@
 Models: :mod:`workbench.aqm` (fluid steady state, simpy packet-level dumbbell and 128-host leaf-spine). The static
 baseline is ECN marking from 20 to 200 packets with probability up to 0.1; PRED uses a per-flow slope of 0.01 from
 ``min_k = 5`` packets with both controllers on. Bottleneck 10 Gbit/s, base RTT 100 us (BDP 83 packets).
+
+The leaf-spine claim's setting
+------------------------------
+What is published about PRED's leaf-spine simulation, and where it comes from:
+
+* the abstract (https://www.usenix.org/conference/nsdi25/presentation/du): physical testbed and large-scale
+  simulations; 66% lower switch queue and up to 80% lower FCT than static-threshold methods, 34% lower tail FCT
+  than ACC;
+* two independent readers' summaries of the paper's PDF (public GitHub paper-notes collections, found by text
+  search for "Flow Concurrent Stabilizer"): NS-3, a 128-host leaf-spine at 10 Gbit/s, WebSearch at 90% load;
+  small-flow p99 FCT 1.4 ms with PRED against 4.34 ms with ECNsharp (68% lower) and 6.68 ms with CoDel (80% lower)
+  -- so the "68-80%" is against ECNsharp and CoDel, and no static-ECN number or threshold is given; PRED's
+  parameters: T_FCS 1.25 RTT, T_QLA 5 RTT in simulation, slope step 0.025, minK step 5 packets, beta 0.4,
+  maxK fixed at 500 KB;
+* a third-party NS-3 reimplementation (GitHub atharv02ag/Implementation-of-PRED-in-ns-3,
+  ``scratch/leaf_spine_ecn.cc``): 8 spines, 8 leaves x 16 servers, 10 Gbit/s and 10 us per link, 1000-packet
+  buffers, DCTCP with IW 10, step ECN at 70 packets as the baseline.
+
+Not published (in what the workbench can read), hence assumed in ``pred-leafspine-mix``: a non-blocking fabric of
+16 leaves x 8 hosts with 8 spines (the shape of the ``fabric-websearch-128`` network the packet engine is validated
+on), 10 us per link (base RTT ~80 us, BDP ~67 packets; the reimplementation's value), 1000-packet buffers (above
+PRED's 500 KB maxK), a 10 ms minimum RTO, and the static baselines, which are swept: step K = 5, 15, 30, 65 packets
+(65 is DCTCP's recommendation at 10 Gbit/s) and RED 20-200 packets with probability up to 0.1.
 """
 
 from __future__ import annotations
@@ -13,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
-from ..aqm import PRED_DEFAULT, dumbbell
+from ..aqm import MIXES, PRED_DEFAULT, dumbbell
 from ..aqm.fluid import steady_state
 from ..experiments.aqm import MARKINGS
 from ..viz import aqm as viz
@@ -23,7 +46,7 @@ PAPER = Paper(
     "pred",
     title="Performance-oriented Random Early Detection for Consistently Stable Performance in Datacenters",
     citation="PRED, USENIX NSDI 2025",
-    url="https://www.usenix.org/conference/nsdi25",
+    url="https://www.usenix.org/conference/nsdi25/presentation/du",
     notebook="notebooks/05_pred_aqm.ipynb",
 )
 
@@ -91,6 +114,39 @@ def ecmp(scale: str) -> pd.DataFrame:
     """The ECMP rows of :func:`fabric` (the paper's setting)."""
     df = fabric(scale)
     return df[df.routing == "ecmp"].drop(columns="routing")
+
+
+#: Seeds of the leaf-spine mix study per scale.
+MIX_SEEDS = {"full": 2, "quick": 1}
+#: Static baselines the mix study compares PRED with (step thresholds K and one RED ramp).
+MIX_BASELINES = ("step-5", "step-15", "step-30", "step-65", "red-20-200")
+
+
+def mix_grid(scale: str, mixes: tuple[str, ...] = MIXES) -> list[dict]:
+    """Points of the leaf-spine mix study (``pred-leafspine-mix``): every mix with PRED and with every static
+    baseline of :data:`MIX_BASELINES`. Full scale is the paper's fabric (128 hosts, 15 ms of arrivals); quick scale
+    a 32-host leaf-spine (8 leaves x 4 hosts, 4 spines) for 10 ms."""
+    size = (
+        {"duration_s": 0.015}
+        if scale == "full"
+        else {"leaves": 8, "spines": 4, "hosts_per_leaf": 4, "duration_s": 0.01}
+    )
+    points = []
+    for mix in mixes:
+        points.append({"mix": mix, "marking": "pred", **size})
+        points += [{"mix": mix, "marking": "static", "baseline": b, **size} for b in MIX_BASELINES]
+    return points
+
+
+def mix_sweep(scale: str, mixes: tuple[str, ...] = MIXES, *, client=False, progress: bool = False) -> pd.DataFrame:
+    """The leaf-spine mix study at ``scale`` (cached per point and seed): one row per mix x marking x baseline x
+    seed x size class. ``client`` as in :func:`workbench.experiments.sweep` (default serial)."""
+    grid = mix_grid(scale, mixes)
+    df = ex.sweep("pred-leafspine-mix", grid, seeds=MIX_SEEDS[scale], client=client, progress=progress)
+    failed = ex.errors(df)
+    if not failed.empty:
+        raise RuntimeError(f"pred-leafspine-mix failed at {len(failed)} point(s):\n{failed.to_string()}")
+    return df
 
 
 @functools.cache
@@ -286,31 +342,98 @@ def _fct(scale):
     return Measured(red[best], f"best {red[best]:.0%} lower ({best})", {k: round(v, 3) for k, v in red.items()})
 
 
+def mix_cached(scale: str) -> bool:
+    """Whether every point and seed of the mix study at ``scale`` is in the experiment cache (so loading it is
+    instant)."""
+    exp = ex.get("pred-leafspine-mix")
+    return all(
+        ex.cache_path(exp, ex.cache_key(exp, p, 0, r)).exists()
+        for p in exp.points(mix_grid(scale))
+        for r in range(MIX_SEEDS[scale])
+    )
+
+
+@functools.cache
+def mix_table(scale: str, mixes: tuple[str, ...] = MIXES) -> pd.DataFrame:
+    """Small-flow (< 100 KB) p99 FCT of PRED against every static baseline in every mix (:func:`mix_sweep`).
+
+    PRED and the static runs at one seed carry the same web-search flows (marking, baseline and mix are treatments),
+    so PRED's change is paired per seed: ``change_pct`` is the mean over seeds of ``100 * (pred / static - 1)``
+    (negative: PRED lower) and ``change_sem_pct`` its standard error. Columns: ``mix, baseline, seeds,
+    static_p99_ms, static_sem_ms, pred_p99_ms, pred_sem_ms, change_pct, change_sem_pct, static_queue_pkts,
+    pred_queue_pkts`` (mean queue over the switch ports).
+    """
+    df = mix_sweep(scale, mixes)
+    small = df[df["size_class"].str.startswith("small")]
+    pred = small.loc[small.marking == "pred", ["mix", "seed", "p99_s", "mean_queue_pkts"]]
+    static = small[small.marking == "static"].merge(pred, on=["mix", "seed"], suffixes=("", "_pred"))
+    static = static.assign(
+        static_ms=static.p99_s * 1e3,
+        pred_ms=static.p99_s_pred * 1e3,
+        change=100 * (static.p99_s_pred / static.p99_s - 1),
+    )
+    g = static.groupby(["mix", "baseline"], sort=False)
+    out = pd.DataFrame(
+        {
+            "seeds": g.size(),
+            "static_p99_ms": g.static_ms.mean(),
+            "static_sem_ms": g.static_ms.sem(),
+            "pred_p99_ms": g.pred_ms.mean(),
+            "pred_sem_ms": g.pred_ms.sem(),
+            "change_pct": g.change.mean(),
+            "change_sem_pct": g.change.sem(),
+            "static_queue_pkts": g.mean_queue_pkts.mean(),
+            "pred_queue_pkts": g.mean_queue_pkts_pred.mean(),
+        }
+    )
+    return out.reset_index()
+
+
+def _leafspine_verdict(value) -> str:
+    weakest, strongest = value
+    if weakest >= 0.68:
+        return "reproduced"
+    return "partial" if strongest >= 0.3 else "not reproduced"
+
+
 @claim(
     PAPER,
     "small_flow_p99_leaf_spine",
     text="In a leaf-spine fabric at 90% load PRED lowers the small-flow p99 FCT well below static ECN.",
     paper_value="68-80% lower small-flow p99 FCT",
-    compare=InRange(0.68, 0.80, partial_low=0.3),
-    expected="not reproduced",
-    note="With web-search traffic only, the static ramp already keeps the fabric's queues short (a few packets on "
-    "average), so there is little queue for PRED to remove: the small-flow p99 stays within a few percent of "
-    "static, while PRED's concurrency-scaled slope counts many short flows at each port, marks harder and makes "
-    "medium flows slower. The paper's leaf-spine setting (link speeds, buffers, static thresholds, workload mix) is "
-    "not reproduced: the sources available to the workbench give only the abstract (testbed and large-scale "
-    "simulation; 66% lower queue, up to 80% lower FCT). The packet model under this claim is checked against a "
-    "per-packet engine on the fixed fabric-websearch-128 workload (workbench.aqm.replay): medians agree within 4% "
-    "for flows under 1 MB, but the chunked engine's tails and large flows still differ by 15-90%, so this "
-    "measurement is a trend, not a settled number.",
+    compare=Check(
+        _leafspine_verdict,
+        "reproduced if >= 68% lower than even the best static baseline; partial if >= 30% lower than some",
+    ),
+    expected="partial",
+    note="Measured in the paper's setting as far as it is published (128-host leaf-spine, 10 Gbit/s links, DCTCP, "
+    "web search alone at 90% load; non-blocking 16 x 8 hosts with 8 spines, 10 us links and 1000-packet buffers "
+    "assumed) against five static baselines: step K = 5, 15, 30, 65 packets and RED 20-200 (p 0.1). The paper's "
+    "68-80% is PRED (1.4 ms) against ECNsharp (4.34 ms) and CoDel (6.68 ms), per readers' summaries of the paper; "
+    "its static-ECN thresholds are not published. Against K = 15-65 and RED 20-200 PRED is about 65-80% lower "
+    "(about 80% against DCTCP's K = 65, whose ~120-packet port queues it removes), but K = 5 matches or beats "
+    "PRED's small-flow tail, at a cost to medium flows (slower p50, more unfinished). With long-lived background "
+    "flows or incast added the picture is the same (about 45-76% lower against K >= 15, no significant gain "
+    "against K = 5). So the gain is against static thresholds set for the BDP (~67 packets at 10 us links), not "
+    "against static marking as such. The earlier leaf-spine experiment (pred-fct-vs-load), which found no gain, "
+    "marks at every host NIC with a 5-20 packet ramp that throttles senders before the switch thresholds matter.",
 )
 def _fabric(scale):
-    small = small_flow_fct(ecmp(scale))
-    red = 1 - small.loc["pred", "p99_s"] / small.loc["static", "p99_s"]
-    change = f"{red:.0%} lower" if red >= 0 else f"{-red:.0%} higher"
+    table = mix_table(scale, ("websearch",))
+    web = table[table["mix"] == "websearch"].set_index("baseline")
+    red = -web["change_pct"] / 100
+    best, worst = web["static_p99_ms"].idxmin(), web["static_p99_ms"].idxmax()
+    weakest, strongest = float(red[best]), float(red.max())
+
+    def pct(r: float) -> str:
+        return f"{r:.0%} lower" if r >= 0 else f"{-r:.0%} higher"
+
     return Measured(
-        float(red),
-        f"{change} (p99 {small.loc['static', 'p99_s'] * 1e3:.2f}"
-        f" -> {small.loc['pred', 'p99_s'] * 1e3:.2f} ms, {int(small.loc['pred', 'count'])} small flows)",
+        [weakest, strongest],
+        f"{pct(weakest)} than the best static baseline ({best}: p99 {web.loc[best, 'static_p99_ms']:.2f} -> "
+        f"{web.loc[best, 'pred_p99_ms']:.2f} ms); {pct(float(red[worst]))} than the worst ({worst}); "
+        f"web search alone, {int(web.loc[best, 'seeds'])} seed(s)",
+        {b: round(float(red[b]), 3) for b in web.index},
     )
 
 
@@ -338,3 +461,8 @@ def _fig_fct(scale):
 @figure(PAPER, "fabric_fct")
 def _fig_fabric(scale):
     return viz.fct_by_class(ecmp(scale), title="FCT by size class, leaf-spine at 90% load")
+
+
+@figure(PAPER, "leafspine_mix")
+def _fig_mix(scale):
+    return viz.pred_vs_baselines(mix_table(scale))

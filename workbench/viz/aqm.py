@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from . import COLORS, style
 from .experiments import errorbar_lines
 
-__all__ = ["queue_vs_concurrency", "queue_traces", "fct_by_class", "fct_vs_load"]
+__all__ = ["queue_vs_concurrency", "queue_traces", "fct_by_class", "fct_vs_load", "pred_vs_baselines"]
 
 _MARKING_COLORS = {"static": COLORS["static"], "pred": COLORS["pred"]}
 
@@ -95,4 +95,52 @@ def fct_vs_load(summary: pd.DataFrame, *, title: str = "FCT vs load: static vs P
         title=title,
         x_title="offered load (fraction of host link)",
         y_title="FCT (ms, log scale)",
+    )
+
+
+_MIX_COLORS = {"websearch": "#1f77b4", "background": "#d62728", "incast": "#2ca02c"}
+
+
+def pred_vs_baselines(
+    table: pd.DataFrame,
+    *,
+    claimed_pct: tuple[float, float] = (-80.0, -68.0),
+    title: str = "PRED's change of small-flow p99 FCT vs each static baseline, leaf-spine at 90% load",
+) -> go.Figure:
+    """Grouped bars of PRED's change of the small-flow p99 FCT (percent, negative: PRED lower) against each static
+    baseline, one colour per workload mix, error bars one standard error over seeds, and the paper's claimed range
+    as a shaded band.
+
+    ``table`` has ``mix, baseline, change_pct, change_sem_pct`` (:func:`workbench.reproductions.pred.mix_table`).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"mix": ["websearch", "background"], "baseline": "step-15", "change_pct": [2.0, -40.0],
+    ...                   "change_sem_pct": [3.0, 5.0]})
+    >>> [d.name for d in pred_vs_baselines(t).data]
+    ['websearch', 'background']
+    """
+    fig = go.Figure()
+    for mix, sub in table.groupby("mix", sort=False):
+        fig.add_trace(
+            go.Bar(
+                x=sub["baseline"],
+                y=sub["change_pct"],
+                error_y={"type": "data", "array": sub["change_sem_pct"].fillna(0.0)},
+                name=str(mix),
+                marker_color=_MIX_COLORS.get(str(mix), COLORS["theory"]),
+            )
+        )
+    lo, hi = claimed_pct
+    fig.add_hrect(y0=lo, y1=hi, fillcolor=COLORS["pred"], opacity=0.15, line_width=0)
+    fig.add_annotation(
+        xref="paper", x=0.01, y=(lo + hi) / 2, text="paper: 68-80% lower", showarrow=False, xanchor="left"
+    )
+    fig.add_hline(y=0.0, line={"color": COLORS["theory"], "width": 1})
+    fig.update_layout(barmode="group")
+    return style(
+        fig,
+        title=title,
+        x_title="static baseline (step K or RED min-max, packets)",
+        y_title="PRED vs static (%, negative: PRED lower)",
     )
