@@ -6,7 +6,6 @@
   load balancer (``balancer``: round-robin or random). Per-request TTFT, TBT, end-to-end latency and queueing delay.
 * :mod:`workbench.serving.capacity`: SLOs (a TTFT and optionally a TBT quantile) and the highest request rate that
   meets one on the abstract server, by bisection over a rate scale, averaged over seeds.
-* :mod:`workbench.serving.provisioning`: ServeGen's use case, the under-provisioning of a naive workload model.
 * :mod:`workbench.serving.specs`: GPU and model specification tables (a source per row; user rows by dict or CSV).
 * :mod:`workbench.serving.roofline`: a replica (model, GPU, tensor parallelism) and its per-operator roofline
   iteration cost, sequential or overlapped (NanoFlow); the linear model derived from it by least squares.
@@ -20,7 +19,7 @@
   NanoFlow's optimal-throughput bound with the resource that binds.
 """
 
-from .capacity import SLO, CapacityResult, capacity_search, meets_slo, summarize_at
+from .capacity import SLO, CapacityResult, capacity_search, meets_slo, server_for, summarize_at
 from .engine import SCHEDULERS, ReplicaRun, Scheduler, serve, simulate_replica
 from .roofline import EFFICIENCY, Deployment, Efficiency, fit_linear
 from .simulator import BALANCERS, InstanceRun, ServerConfig, balance, latency_summary, simulate, simulate_instance
@@ -43,6 +42,7 @@ __all__ = [
     "latency_summary",
     "meets_slo",
     "serve",
+    "server_for",
     "simulate",
     "simulate_instance",
     "simulate_replica",
