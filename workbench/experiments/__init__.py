@@ -28,7 +28,7 @@ True
 ('static', 'pred')
 """
 
-from ._engine import cluster, shutdown
+from ._engine import cluster, dashboard_link, shutdown
 from ._space import Experiment, Param, experiment, get, names
 from ._store import cache_key, cache_path, point_seed
 from ._sweep import errors, summarize, sweep
@@ -43,6 +43,7 @@ __all__ = [
     "errors",
     "summarize",
     "cluster",
+    "dashboard_link",
     "shutdown",
     "point_seed",
     "cache_key",

@@ -92,7 +92,11 @@ def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s
     ],
 )
 def diagnosis_detection(*, kind, detector, noise_level, severity, ranks, collective, seed):
-    """Whether ``detector`` raises an alarm, localizes the fault, and how fast, for one job."""
+    """Whether ``detector`` raises an alarm and localizes the fault (1 or 0, so their means over seeds are rates), and
+    how fast (NaN when it does not localize it)."""
     scenario = Scenario(kind, ranks, severity, noise_level, collective=collective, seed=seed % 2**31)
     row = run_scenario(scenario, [detector])[0]
-    return {k: row[k] for k in ("alarm", "correct", "top1", "top3", "delay_s", "gpu_hours")}
+    return {
+        **{k: int(row[k]) for k in ("alarm", "correct", "top1", "top3")},
+        **{k: float(row[k]) for k in ("delay_s", "gpu_hours")},
+    }
