@@ -182,7 +182,25 @@ print(rep.usecase_summary("quick").round(3).to_string())
 # as the full composition (at the full scale, medians 0.66 and 0.73 of the naive capacity), while the time drift of
 # lengths under Poisson arrivals costs little (about 0.9). Where the two disagree (mm-image) the coupling matters:
 # its burstiest clients send short requests, and giving their bursts pooled (longer) lengths is worse still.
+
+# %% [markdown]
+# ## Explore: sweep a parameter study
 #
+# Any parameter of the registered experiment `serving-capacity` as a control (a multi-select for a choice, a list
+# `0.3,0.9` or a range `start:stop:count` for a number). The panel runs the grid below when it is built (cached under
+# `$WORKBENCH_CACHE/experiments/serving-capacity/`, so re-running the notebook reads it back); "Run sweep" runs a new
+# grid through `experiments.sweep` and plots the mean over seeds with error bars of one standard error. Here: one
+# server's capacity under m-small's composed workload and its naive counterpart at two hours of the day (5-minute
+# spans, so the default runs in seconds).
+
+# %% tags=["nbval-ignore-output"]
+from workbench.widgets.explore import explore_panel
+
+explore_panel("serving-capacity", x="hour", series=["workload"], values=["capacity_rps"],
+              grid={"model": "m-small", "hour": [2, 14], "workload": ["composed", "naive"], "span_s": 300.0},
+              seeds=1, client=False, y_title="capacity (req/s)")
+
+# %% [markdown]
 # ## What differs from the paper, and why
 #
 # * **Under-provisioning: partial.** The naive plan is optimistic in most (model, hour) cells (about 90% at full
