@@ -69,7 +69,7 @@ def training_iteration_time(*, model, gpu, dp, tp, pp, global_batch, routing, co
     ],
 )
 def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s, replicas, seed):
-    """ETTR in closed form and by Monte-Carlo, with the fractions of wall time lost."""
+    """ETTR in closed form and by Monte-Carlo (with its standard error over replicas)."""
     recovery = tf.Recovery(
         mode=mode, interval_s=interval_s, checkpoint_s=checkpoint_s, detect_s=detect_s, isolate_s=isolate_s
     )
@@ -92,8 +92,10 @@ def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s
     ],
 )
 def diagnosis_detection(*, kind, detector, noise_level, severity, ranks, collective, seed):
-    """Whether ``detector`` raises an alarm and localizes the fault (1 or 0, so their means over seeds are rates), and
-    how fast (NaN when it does not localize it)."""
+    """Whether ``detector`` raises an alarm and localizes the fault in one job, and how fast.
+
+    ``alarm``, ``correct``, ``top1`` and ``top3`` are 1 or 0 (their means over seeds are rates); ``delay_s`` and
+    ``gpu_hours`` are NaN when the detector does not localize the fault."""
     scenario = Scenario(kind, ranks, severity, noise_level, collective=collective, seed=seed % 2**31)
     row = run_scenario(scenario, [detector])[0]
     return {
