@@ -130,13 +130,30 @@ def speedup_figures() -> dict[str, float]:
 def overhead_ms() -> float:
     client = _client()
     with _temp_cache():
-        return 1e3 * _wall(lambda: ex.sweep(noop, {"i": range(2000)}, client=client, progress=False)) / 2000
+        before, cpu0 = _worker_cpu_s(client), time.process_time()
+        wall = _wall(lambda: ex.sweep(noop, {"i": range(2000)}, client=client, progress=False))
+        cpu, after = time.process_time() - cpu0, _worker_cpu_s(client)
+    workers = sum(after[w] - before[w] for w in after)
+    print(
+        f"  overhead: {1e3 * wall / 2000:.2f} ms wall per point; CPU per point {1e3 * cpu / 2000:.2f} ms in this "
+        f"process + {1e3 * workers / 2000:.2f} ms on the workers; 1-min load average {os.getloadavg()[0]:.1f}",
+        file=sys.stderr,
+    )
+    return 1e3 * wall / 2000
 
 
 def cached_rerun_s() -> float:
     with _temp_cache():
         ex.sweep(noop, {"i": range(1000)}, client=False, progress=False)
-        return best_time(lambda: ex.sweep(noop, {"i": range(1000)}, progress=False), repeat=3)
+        cpu0 = time.process_time()
+        best = best_time(lambda: ex.sweep(noop, {"i": range(1000)}, progress=False), repeat=3)
+        cpu = (time.process_time() - cpu0) / 3
+    print(
+        f"  cached re-run: best {best:.3f} s wall, {cpu:.3f} s CPU on average; 1-min load average "
+        f"{os.getloadavg()[0]:.1f}",
+        file=sys.stderr,
+    )
+    return best
 
 
 @functools.cache
