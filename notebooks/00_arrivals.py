@@ -95,6 +95,26 @@ for fig in figures.values():
     fig.show()
 
 # %% [markdown]
+# ## Explore: sweep a parameter study
+#
+# Any parameter of the registered experiment `arrivals-queue-wait` as a control (a multi-select for a choice, a list
+# `0.3,0.9` or a range `start:stop:count` for a number). The panel runs the grid below when it is built (cached under
+# `$WORKBENCH_CACHE/experiments/arrivals-queue-wait/`, so re-running the notebook reads it back); "Run sweep" runs a
+# new grid through `experiments.sweep` and plots the mean over seeds with error bars of one standard error. Here: the
+# mean and 99th-percentile wait of one FIFO server vs utilization for Poisson, Gamma and Weibull arrivals with gap CV
+# 3 (vLLM burstiness 1/9). This panel runs on the process's Dask LocalCluster (`client=None`: the same numbers as
+# serially); its dashboard link is printed first and shown in the panel's status line.
+
+# %% tags=["nbval-ignore-output"]
+from workbench import experiments
+from workbench.widgets.explore import explore_panel
+
+print("Dask dashboard:", experiments.dashboard_link())
+explore_panel("arrivals-queue-wait", x="utilization", series=["process"], values=["mean_wait_s", "p99_wait_s"],
+              grid={"utilization": [0.3, 0.5, 0.7, 0.9], "process": ["poisson", "gamma", "weibull"],
+                    "customers": 20_000}, seeds=3, client=None, log_y=True, y_title="wait (s, log scale)")
+
+# %% [markdown]
 # ## What differs from the sources, and why
 #
 # * The "4-5x p99 TTFT" finding comes from a full serving simulator, where TTFT includes prefill. Here the server is a

@@ -24,8 +24,8 @@
 import numpy as np
 import pandas as pd
 
+from workbench import experiments, viz
 from workbench import fabric as fb
-from workbench import viz
 from workbench.reproductions import build_figures, show_claims
 from workbench.widgets.fabric import spraying_panel
 
@@ -56,11 +56,19 @@ show_claims("spraying", "full")
 # * **Balls into bins.** With ECMP, a leaf's *m* flows land on its *s* uplinks like balls in bins; the expected
 #   maximum is computed exactly (Poissonization + an FFT convolution at a single point), not sampled.
 #
-# The tables below come from the sweeps of `workbench.fabric.sweeps`, each a tidy DataFrame.
+# The tables below are sweeps of registered experiments (`workbench.experiments`: `ballsbins-max-load`,
+# `fabric-congestion`), serially and cached, each a tidy DataFrame with the parameters first.
 
 # %%
-cases = [(8, 8), (16, 16), (64, 16), (256, 16), (1024, 1024)]
-print(fb.max_load_table(cases, samples=100_000, seed=1).round(3).to_string(index=False))
+def run(name, grid):
+    """A sweep of one seed, serially in this kernel (cached under $WORKBENCH_CACHE/experiments/)."""
+    return experiments.sweep(name, grid, client=False, progress=False)
+
+
+cases = [{"flows": 8, "paths": 8}, {"flows": 16, "paths": 16}, {"flows": 64, "paths": 16}, {"flows": 256, "paths": 16},
+         {"flows": 1024, "paths": 1024}]
+loads = run("ballsbins-max-load", cases)
+print(loads[["flows", "paths", "expected_max_exact", "expected_max_monte_carlo"]].round(3).to_string(index=False))
 
 # %% [markdown]
 # ## Try it
@@ -82,11 +90,10 @@ spraying_panel()
 # (`fb.exact_congestion_ratio`).
 
 # %%
-topo = fb.leaf_spine(16, 16, 16, host_gbps=400, uplink_gbps=400)
-step = fb.collective_steps("halving_doubling", 256, 2**30)[0]
-routings = ("ecmp", "mp-2", "mp-4", "mp-8", "minimal", "planned")
-table = fb.routing_table(topo, step, routings, samples=4000, seed=7)
-print(table.drop(columns="step").round(3).to_string(index=False))
+fabric = {"leaves": 16, "spines": 16, "hosts_per_leaf": 16, "host_gbps": 400.0, "uplink_gbps": 400.0}
+routings = ["ecmp", "mp-2", "mp-4", "mp-8", "minimal", "planned"]
+table = run("fabric-congestion", {**fabric, "routing": routings, "samples": 4000})
+print(table[["routing", "ratio", "ratio_exact", "connections_per_host"]].round(3).to_string(index=False))
 
 # %% [markdown]
 # The splitting rule is not free in connections when a source sends fewer flows to a leaf than there are spines:
@@ -99,8 +106,8 @@ print(table.drop(columns="step").round(3).to_string(index=False))
 
 # %%
 routings = ["ecmp", "mp-8", "minimal"]
-worst = fb.worst_step_table(topo, 256, 2**30, fb.COLLECTIVES, routings, samples=200, seed=5, steps_seed=3)
-print(worst.pivot(index="collective", columns="routing", values="worst_step_ratio")
+worst = run("fabric-congestion", {**fabric, "collective": fb.COLLECTIVES, "routing": routings, "measure": "worst_step"})
+print(worst.pivot(index="collective", columns="routing", values="ratio")
       .loc[list(fb.COLLECTIVES), routings].round(3).to_string())
 
 # %% [markdown]
@@ -110,10 +117,13 @@ print(worst.pivot(index="collective", columns="routing", values="worst_step_rati
 # carry 2 flows (2x): with failures, splitting beats any unsplit plan.
 
 # %%
-failed_links = [(0, p) for p in range(4)]
-routings = ("ecmp", "mp-8", "spray", "minimal", "planned")
-print(fb.failure_table(topo, failed_links, step, routings, samples=1000, seed=2).round(3).to_string(index=False))
-failed = topo.with_failures(failed_links)
+routings = ["ecmp", "mp-8", "spray", "minimal", "planned"]
+fail = run("fabric-congestion", {**fabric, "failed_uplinks": 4, "routing": routings, "measure": "step_vs_healthy",
+                                 "samples": 1000})
+print(fail[["routing", "failed_uplinks", "ratio"]].rename(columns={"ratio": "time_vs_ideal"}).round(3)
+      .to_string(index=False))
+failed = fb.leaf_spine(16, 16, 16, host_gbps=400, uplink_gbps=400, failed_links=[(0, 0), (0, 1), (0, 2), (0, 3)])
+step = fb.collective_steps("halving_doubling", 256, 2**30)[0]
 print("minimal == spray on every link:", np.allclose(fb.link_loads(failed, step, "minimal"),
                                                     fb.link_loads(failed, step, "spray")))
 
@@ -123,14 +133,11 @@ print("minimal == spray on every link:", np.allclose(fb.link_loads(failed, step,
 # rule, applied per (source host, destination edge switch) over the group's paths, is again exactly ideal.
 
 # %%
-ft = fb.fat_tree(8)
-first = {name: fb.collective_steps(name, 128, 2**30, seed=1)[0] for name in ("halving_doubling", "all_to_all",
-                                                                               "permutation")}
-steps = {f"{name} ({st.label})": st for name, st in first.items()}
+collectives = ["halving_doubling", "all_to_all", "permutation"]
 routings = ["ecmp", "mp-8", "minimal", "planned"]
-ft_table = fb.routing_table(ft, steps, routings, samples=200, seed=6)
-print(ft_table.pivot(index="step", columns="routing", values="ratio_monte_carlo")
-      .loc[list(steps), routings].round(3).to_string())
+ft_table = run("fabric-congestion", {"topology": "fat_tree", "k": 8, "collective": collectives, "routing": routings})
+print(ft_table.assign(step=ft_table.collective + " (" + ft_table.step_label + ")")
+      .pivot(index="step", columns="routing", values="ratio").loc[:, routings].round(3).to_string())
 
 # %% [markdown]
 # ## Reproduction figures
@@ -139,6 +146,24 @@ print(ft_table.pivot(index="step", columns="routing", values="ratio_monte_carlo"
 figs = build_figures("spraying", "full")
 for fig in figs.values():
     fig.show()
+
+# %% [markdown]
+# ## Explore: sweep a parameter study
+#
+# Any parameter of the registered experiment `fabric-congestion` as a control (a multi-select for a choice, a list
+# `0.3,0.9` or a range `start:stop:count` for a number). The panel runs the grid below when it is built (cached under
+# `$WORKBENCH_CACHE/experiments/fabric-congestion/`, so re-running the notebook reads it back); "Run sweep" runs a new
+# grid through `experiments.sweep` and plots the mean over seeds with error bars of one standard error. Here: the
+# crossing halving-doubling step's congestion vs ideal spraying as the fabric grows (16 spines, 16 hosts per leaf),
+# for ECMP, MP-8 and the minimal splitting rule.
+
+# %% tags=["nbval-ignore-output"]
+from workbench.widgets.explore import explore_panel
+
+explore_panel("fabric-congestion", x="leaves", series=["routing"], values=["ratio"],
+              grid={"leaves": [2, 4, 8, 16], "spines": 16, "hosts_per_leaf": 16,
+                    "routing": ["ecmp", "mp-8", "minimal"], "samples": 100}, seeds=3, client=False,
+              y_title="max congestion / spraying")
 
 # %% [markdown]
 # ## What differs from the paper and why

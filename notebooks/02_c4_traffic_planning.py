@@ -23,8 +23,8 @@
 import numpy as np
 import pandas as pd
 
+from workbench import experiments, viz
 from workbench import fabric as fb
-from workbench import viz
 from workbench.reproductions import build_figures, show_claims
 from workbench.reproductions.c4 import gain_table
 from workbench.widgets.fabric import c4_panel
@@ -80,13 +80,18 @@ c4_panel()
 #
 # Worst step of each collective relative to ideal spraying, for ECMP, planned (unsplit) paths and spraying. The
 # rank-ordered ring is already ideal under ECMP (one flow per leaf crosses the spine); scattered placements and
-# halving-doubling are not, and planned paths bring every case back to the ideal.
+# halving-doubling are not, and planned paths bring every case back to the ideal. The table is an explicit list of
+# points of the `fabric-congestion` experiment (`measure="worst_step"`), run serially and cached.
 
 # %%
-cases = [("ring", "linear"), ("ring", "strided"), ("halving_doubling", "linear"), ("permutation", "linear")]
+cases = [{"collective": "ring", "placement": "linear"}, {"collective": "ring", "placement": "strided"},
+         {"collective": "halving_doubling", "placement": "linear"}, {"collective": "permutation", "placement": "linear"}]
 routings = ["ecmp", "planned", "spray"]
-worst = fb.worst_step_vs_gpus([64, 256, 1024], cases, routings, samples=100, seed=4, steps_seed=1)
-print(worst.pivot_table(index=["gpus", "collective", "placement"], columns="routing", values="worst_step_ratio",
+points = [{**case, "leaves": gpus // 16, "spines": 16, "hosts_per_leaf": 16, "routing": routing,
+           "measure": "worst_step", "samples": 100}
+          for gpus in (64, 256, 1024) for case in cases for routing in routings]
+worst = experiments.sweep("fabric-congestion", points, client=False, progress=False)
+print(worst.pivot_table(index=["gpus", "collective", "placement"], columns="routing", values="ratio",
                         sort=False)[routings].round(3).to_string())
 
 # %% [markdown]
@@ -112,6 +117,23 @@ print(hd.round(3).to_string(index=False))
 figs = build_figures("c4", "full")
 for fig in figs.values():
     fig.show()
+
+# %% [markdown]
+# ## Explore: sweep a parameter study
+#
+# Any parameter of the registered experiment `fabric-congestion` as a control (a multi-select for a choice, a list
+# `0.3,0.9` or a range `start:stop:count` for a number). The panel runs the grid below when it is built (cached under
+# `$WORKBENCH_CACHE/experiments/fabric-congestion/`, so re-running the notebook reads it back); "Run sweep" runs a new
+# grid through `experiments.sweep` and plots the mean over seeds with error bars of one standard error. Here: the
+# worst step of a strided ring all-reduce vs the number of leaves (16 GPUs each, 16 spines), ECMP vs planned paths.
+
+# %% tags=["nbval-ignore-output"]
+from workbench.widgets.explore import explore_panel
+
+explore_panel("fabric-congestion", x="leaves", series=["routing"], values=["ratio"],
+              grid={"leaves": [2, 4, 8, 16], "spines": 16, "hosts_per_leaf": 16, "collective": "ring",
+                    "placement": "strided", "routing": ["ecmp", "planned"], "measure": "worst_step", "samples": 50},
+              seeds=2, client=False, y_title="worst step / spraying")
 
 # %% [markdown]
 # ## What differs from the paper and why

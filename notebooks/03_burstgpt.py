@@ -75,11 +75,10 @@ print(f"BurstGPT file on the search path: {ta.burstgpt_path()}")
 print(f"BurstGPT source used here: {bg.attrs['source']}")
 if bg.attrs.get("stand_in"):
     print("\nStand-in assumptions (beyond the paper's Gamma shape 0.5 and Zipf 1.1):")
-    for key, value in gen.STAND_IN_ASSUMPTIONS.items():
-        print(f"  {key}: {value}")
+    print(pd.Series(gen.STAND_IN_ASSUMPTIONS).to_string())
 # Paths are printed relative to the data search path so the output is the same on every machine.
-for name, rel in ta.REAL_TRACES.items():
-    print(f"{name}: {rel} ({'found' if data.find(rel) else 'absent'} on the data search path)")
+traces = pd.DataFrame({"path": pd.Series(ta.REAL_TRACES)})
+print(traces.assign(on_search_path=traces.path.map(data.find).notna()).to_string())
 
 # %% [markdown]
 # ## Explore
@@ -123,8 +122,8 @@ print(table[cols].round(3).T.to_string())
 # %%
 from workbench.workloads import characterize
 
-for by in ("log_type", "model"):
-    print(characterize.failure_rates(bg, by).round(4).to_string(index=False), end="\n\n")
+print(characterize.failure_rates(bg, "log_type").round(4).to_string(index=False), end="\n\n")
+print(characterize.failure_rates(bg, "model").round(4).to_string(index=False), end="\n\n")
 conv = characterize.conversation_stats(bg)
 print(f"sessions in the BurstGPT source: {conv.sessions}"
       + (f", mean turns {conv.mean_turns:.2f}" if conv.sessions else " (no Session ID column: a v1 file or the stand-in)"))
@@ -137,9 +136,7 @@ print(f"sessions in the BurstGPT source: {conv.sessions}"
 
 # %%
 round_trips = rep.round_trips("full")
-for r in gen.round_trip_summary(round_trips).itertuples():
-    print(f"{r.trace:32s} {r.parameters:4d} parameters, {r.share_within_2se:.0%} within 2 SE, "
-          f"max |z| {r.max_abs_z:.2f}")
+print(gen.round_trip_summary(round_trips).round(2).to_string(index=False))
 first = next(iter(round_trips))  # Azure code when the real traces are on the search path
 print(f"\n{first}, first parameters:")
 print(round_trips[first].head(6).round(3).to_string(index=False))
@@ -181,6 +178,23 @@ print(f"{len(scaled)} requests exported; reloaded {len(back)}, "
 figures = build_figures("burstgpt", "full")
 for fig in figures.values():
     fig.show()
+
+# %% [markdown]
+# ## Explore: sweep a parameter study
+#
+# Any parameter of the registered experiment `burstgpt-round-trip` as a control (a multi-select for a choice, a list
+# `0.3,0.9` or a range `start:stop:count` for a number). The panel runs the grid below when it is built (cached under
+# `$WORKBENCH_CACHE/experiments/burstgpt-round-trip/`, so re-running the notebook reads it back); "Run sweep" runs a
+# new grid through `experiments.sweep` and plots the mean over seeds with error bars of one standard error. Here: fit
+# the stand-in trace, generate at a rate multiplier and re-fit: the rate ratio follows the multiplier and the median
+# window shape stays put.
+
+# %% tags=["nbval-ignore-output"]
+from workbench.widgets.explore import explore_panel
+
+explore_panel("burstgpt-round-trip", x="rate_scale", values=["rate_ratio", "shape_refit"],
+              grid={"rate_scale": [0.5, 1.0, 2.0], "days": 0.5}, seeds=2, client=False,
+              y_title="ratio to the fit / Gamma shape")
 
 # %% [markdown]
 # ## What differs from the paper, and why

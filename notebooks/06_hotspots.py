@@ -106,6 +106,22 @@ print(by_policy.set_index(["policy", "hot_tors"]).mul(1e6).round(2).add_suffix("
       .to_string(index=False))
 
 # %% [markdown]
+# ## Explore: sweep a parameter study
+#
+# Any parameter of the registered experiment `placement-hot-tors` as a control (a multi-select for a choice, a list
+# `0.3,0.9` or a range `start:stop:count` for a number). The panel runs the grid below when it is built (cached under
+# `$WORKBENCH_CACHE/experiments/placement-hot-tors/`, so re-running the notebook reads it back); "Run sweep" runs a
+# new grid through `experiments.sweep` and plots the mean over seeds with error bars of one standard error. Here: the
+# share of hot ToRs vs the mean utilization, random vs hotspot-aware placement, on 200 racks.
+
+# %% tags=["nbval-ignore-output"]
+from workbench.widgets.explore import explore_panel
+
+explore_panel("placement-hot-tors", x="mean_utilization", series=["policy"], values=["hot_fraction"],
+              grid={"mean_utilization": [0.3, 0.4, 0.5, 0.6], "racks": 200}, seeds=3, client=False,
+              y_title="share of ToRs that are hot")
+
+# %% [markdown]
 # ## What differs from the paper and why
 #
 # * **Knee and latency growth reproduce**: with CV-2 sources the latency curve bends at ~75% utilization and the

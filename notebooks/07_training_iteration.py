@@ -141,6 +141,23 @@ for key in ("c4-training/gain_vs_fabric_share", "c4-training/iteration_vs_gpus",
 viz.training.breakdown(bd, title="GPT-3 175B on 1,024 H100s: iteration breakdown by routing").show()
 
 # %% [markdown]
+# ## Explore: sweep a parameter study
+#
+# Any parameter of the registered experiment `training-iteration-time` as a control (a multi-select for a choice, a
+# list `0.3,0.9` or a range `start:stop:count` for a number). The panel runs the grid below when it is built (cached
+# under `$WORKBENCH_CACHE/experiments/training-iteration-time/`, so re-running the notebook reads it back); "Run
+# sweep" runs a new grid through `experiments.sweep` and plots the mean over seeds with error bars of one standard
+# error. Here: GPT-3 175B on H100s (TP 8, PP 4) as the data-parallel degree grows, ECMP vs planned paths vs spraying
+# (one ECMP hashing per seed).
+
+# %% tags=["nbval-ignore-output"]
+from workbench.widgets.explore import explore_panel
+
+explore_panel("training-iteration-time", x="dp", series=["routing"], values=["iteration_s"],
+              grid={"dp": [4, 8, 16, 32], "routing": ["ecmp", "planned", "spray"]}, seeds=3, client=False,
+              y_title="iteration time (s)")
+
+# %% [markdown]
 # ## What differs from the papers and why
 #
 # * **One efficiency per GPU generation.** Real kernels run closer to peak with larger hidden sizes; the model is

@@ -141,6 +141,23 @@ for key in ("trainmover/ettr_vs_gpus", "young-daly/ettr_vs_interval"):
 viz.training.loss_breakdown(loss, title="16,384 GPUs: GPU-hours lost per day").show()
 
 # %% [markdown]
+# ## Explore: sweep a parameter study
+#
+# Any parameter of the registered experiment `training-ettr` as a control (a multi-select for a choice, a list
+# `0.3,0.9` or a range `start:stop:count` for a number). The panel runs the grid below when it is built (cached under
+# `$WORKBENCH_CACHE/experiments/training-ettr/`, so re-running the notebook reads it back); "Run sweep" runs a new
+# grid through `experiments.sweep` and plots the mean over seeds with error bars of one standard error. Here: the
+# Monte-Carlo ETTR vs the checkpoint interval for three job MTBFs (checkpoint restart, 100 replicas of 30 days per
+# seed).
+
+# %% tags=["nbval-ignore-output"]
+from workbench.widgets.explore import explore_panel
+
+explore_panel("training-ettr", x="interval_s", series=["mtbf_h"], values=["ettr_monte_carlo"],
+              grid={"interval_s": [600.0, 1800.0, 3600.0, 7200.0], "mtbf_h": [1.0, 3.0, 10.0], "replicas": 100},
+              seeds=3, client=False, y_title="ETTR")
+
+# %% [markdown]
 # ## What differs from the papers and why
 #
 # * **Rates.** Per-component rates come from one 54-day snapshot of one cluster (Llama 3, Table 5) and are scaled

@@ -160,6 +160,23 @@ by_size = quality_sweep.quality_results("full").groupby(["detector", "ranks"])[[
 print(by_size.round(1).unstack("ranks").to_string())
 
 # %% [markdown]
+# ## Explore: sweep a parameter study
+#
+# Any parameter of the registered experiment `diagnosis-detection` as a control (a multi-select for a choice, a list
+# `0.3,0.9` or a range `start:stop:count` for a number). The panel runs the grid below when it is built (cached under
+# `$WORKBENCH_CACHE/experiments/diagnosis-detection/`, so re-running the notebook reads it back); "Run sweep" runs a
+# new grid through `experiments.sweep` and plots the mean over seeds with error bars of one standard error. Here: the
+# share of 64-rank jobs with a slow GPU whose culprit each detector ranks first, and its delay, as the signal noise
+# grows.
+
+# %% tags=["nbval-ignore-output"]
+from workbench.widgets.explore import explore_panel
+
+explore_panel("diagnosis-detection", x="noise_level", series=["detector"], values=["top1", "delay_s"],
+              grid={"noise_level": [0.5, 1.0, 2.0, 4.0, 8.0], "detector": ["c4d", "minder", "holmes", "naive"]},
+              seeds=3, client=False, y_title="top-1 rate / delay (s)")
+
+# %% [markdown]
 # ## What differs from the papers and why
 #
 # * **Mechanisms reproduce.** From collective timings alone a slow NIC or GPU is pinned on the right rank: the

@@ -29,6 +29,7 @@ def test_explore_panel_runs_the_sweep_and_plots_error_bars(tmp_path, monkeypatch
         scale=1e3,
         log_y=True,
         y_title="FCT (ms)",
+        autorun=False,
     )
     assert type(p.controls["marking"]).__name__ == "SelectMultiple" and p.controls["marking"].value == (
         "static",
@@ -49,10 +50,23 @@ def test_explore_panel_runs_the_sweep_and_plots_error_bars(tmp_path, monkeypatch
 
 def test_explore_panel_reports_bad_values_before_running(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
-    p = explore_panel("pred-fct-vs-load", x="load", values=["p99_s"], client=False)
+    p = explore_panel("pred-fct-vs-load", x="load", values=["p99_s"], client=False, autorun=False)
     p.controls["load"].value = "0.5, 1.5"
     p.run.click()
     assert "Grid error" in p.info.value and "'load'" in p.info.value and not p.figure.data
     with pytest.raises(ValueError, match="hosts"):
         explore_panel("pred-fct-vs-load", x="hosts", values=["p99_s"])
     assert parse_values(ex.get("pred-fct-vs-load").param("leaves"), "2:8:4") == [2, 4, 6, 8]
+
+
+def test_explore_panel_runs_its_initial_grid_when_built(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    grid = {"utilization": [0.5, 0.9], "process": ["poisson", "gamma"], "customers": 2000}
+    p = explore_panel("arrivals-queue-wait", x="utilization", series=["process"], values=["mean_wait_s"], grid=grid,
+                      seeds=2, client=False)  # fmt: skip
+    assert "8 point x seed runs: 8 computed" in p.info.value and "dashboard" not in p.info.value
+    assert {t.name for t in p.figure.data} == {"poisson", "gamma"}
+    again = explore_panel("arrivals-queue-wait", x="utilization", series=["process"], values=["mean_wait_s"],
+                          grid=grid, seeds=2, client=False)  # fmt: skip
+    assert "8 from the cache" in again.info.value
+    assert [list(t.y) for t in again.figure.data] == [list(t.y) for t in p.figure.data]

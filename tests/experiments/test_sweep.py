@@ -230,3 +230,28 @@ def test_scheduler_from_the_environment(scheduler, monkeypatch):
     result = ex.sweep("test-draws", {"x": [1.0, 2.0]}, progress=False)
     assert result.attrs["computed"] == 2
     assert ex.cluster(scheduler).scheduler.address == scheduler
+
+
+CHEAP = {
+    "fabric-congestion": {
+        "leaves": [2, 4],
+        "spines": 4,
+        "hosts_per_leaf": 4,
+        "routing": ["ecmp", "mp-2"],
+        "samples": 20,
+    },
+    "collective-time-vs-size": {"leaves": 2, "spines": 2, "hosts_per_leaf": 4, "routing": ["ecmp", "spray"]},
+    "ballsbins-max-load": {"flows": [8, 64], "samples": 500},
+    "arrivals-queue-wait": {"utilization": [0.5, 0.9], "process": ["poisson", "weibull"], "customers": 2000},
+    "training-iteration-time": {"dp": [4, 8], "routing": ["ecmp", "spray"]},
+    "training-ettr": {"mtbf_h": [1.0, 5.0], "mode": ["checkpoint", "live"], "replicas": 10},
+    "diagnosis-detection": {"noise_level": [1.0, 4.0], "detector": ["c4d", "minder"]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHEAP))
+def test_registered_studies_give_the_same_bytes_serially_and_on_two_workers(name, local):
+    run = {"seeds": 2, "cache": False, "progress": False}
+    serial = ex.sweep(name, CHEAP[name], client=False, **run)
+    assert ex.errors(serial).empty and len(serial) >= 4
+    assert frame_bytes(serial) == frame_bytes(ex.sweep(name, CHEAP[name], client=local, **run))

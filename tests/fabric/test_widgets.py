@@ -48,7 +48,8 @@ def test_c4_panel_corners():
 def test_panel_models_return_frozen_views_of_tidy_tables():
     v = spraying_model(fb.leaf_spine(4, 2, 2), "halving_doubling", 2**20, ["ecmp", "minimal"])
     assert v.n_ranks == 8 and v.step_label == "reduce-scatter d=4"  # the step that crosses leaves
-    assert list(v.connections.columns) == ["routing", "connections_per_host"]
+    assert v.connections.routing.tolist() == ["ecmp", "minimal"]  # a fabric-congestion sweep at the busiest step
+    assert (v.connections.step_label == v.step_label).all() and "connections_per_host" in v.connections
     assert set(v.uplink.routing) == {"ecmp", "minimal"} and set(v.times.routing) == {"ecmp", "minimal"}
     assert all(isinstance(t, pd.DataFrame) for t in (v.ratio, v.uplink, v.times, v.connections))
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -1,4 +1,4 @@
-"""SLO checks, capacity search (bracketing, bisection, seeds, instances) and the provisioning-gap use case."""
+"""SLO checks, capacity search (bracketing, bisection, seeds, instances) and the default server per model."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.serving import SLO, ServerConfig, capacity_search, meets_slo, simulate
-from workbench.serving.provisioning import provisioning_gap, server_for
+from workbench.serving import SLO, ServerConfig, capacity_search, meets_slo, server_for, simulate
 from workbench.workloads import servegen as sg
 
 
@@ -86,18 +85,8 @@ def test_capacity_bad_input():
         capacity_search(_poisson(100), rel_tol=0)
 
 
-def test_provisioning_gap_runs_on_a_model_and_is_deterministic():
-    a = provisioning_gap("m-large", hours=[21], span_s=600, seeds=1)
-    b = provisioning_gap("m-large", hours=[21], span_s=600, seeds=1)
-    pd.testing.assert_frame_equal(a, b)
-    row = a.iloc[0]
-    assert row["composed_rps"] > 0 and row["naive_rps"] > 0
-    assert row["underprovision"] == pytest.approx(1 - row["composed_rps"] / row["naive_rps"])
+def test_default_servers_and_the_released_pool():
     assert server_for("deepseek-r1").kv_budget_tokens > server_for("m-large").kv_budget_tokens
-    with pytest.raises(ValueError, match="hour"):
-        provisioning_gap("m-large", hours=[24], span_s=600, seeds=1)
-    with pytest.raises(ValueError, match="model"):
-        provisioning_gap("nope", hours=[1])
     pool = sg.load_pool("m-small")
     assert pool.n_clients == 43
 

@@ -9,15 +9,23 @@ seed under ``$WORKBENCH_CACHE/experiments/<name>/`` so a rerun computes only wha
 The registered studies wrap the public model functions (each wrapper keeps the model's keyword names in one place,
 so a rename in a model package is a one-line change in the wrapper):
 
-================================  ======================================================================
+================================  ================================================================================
+``arrivals-queue-wait``           waiting time of one FIFO server vs utilization x arrival process
+``ballsbins-max-load``            expected maximum load of flows hashed on paths (exact and Monte-Carlo)
+``burstgpt-round-trip``           BurstGPT fit -> generate -> fit vs rate scale
+``collective-time-vs-size``       collective completion time vs message size x routing
+``diagnosis-detection``           fault detection and localization vs detector x fault x noise
 ``fabric-congestion``             fabric congestion ratio vs GPU count x routing x collective
-``pred-queue-vs-concurrency``     standing queue vs long flows x marking, fluid and packet level (one bottleneck)
+``placement-hot-tors``            hot ToRs vs utilization, random vs aware placement
 ``pred-dumbbell-fct``             flow completion time by size class vs load x marking (one bottleneck)
 ``pred-fct-vs-load``              flow completion time by size class vs load x marking x routing (leaf-spine)
+``pred-leafspine-mix``            PRED vs static baselines on a leaf-spine vs workload mix
+``pred-queue-vs-concurrency``     standing queue vs long flows x marking, fluid and packet level (one bottleneck)
 ``serving-capacity``              serving capacity vs model x hour x workload (composed, naive)
-``placement-hot-tors``            hot ToRs vs utilization, random vs aware placement
-``burstgpt-round-trip``           BurstGPT fit -> generate -> fit vs rate scale
-================================  ======================================================================
+``serving-hardware``              latency and throughput of a deployment (model, GPU, TP, PP, scheduler, balancer)
+``training-ettr``                 effective training time ratio vs MTBF x checkpointing
+``training-iteration-time``       training iteration time breakdown vs plan on a leaf-spine
+================================  ================================================================================
 
 Examples
 --------
@@ -29,7 +37,7 @@ True
 """
 
 from . import serving_hw  # noqa: F401  (registers "serving-hardware")
-from ._engine import cluster, shutdown
+from ._engine import cluster, dashboard_link, shutdown
 from ._space import Experiment, Param, experiment, get, names
 from ._store import cache_key, cache_path, point_seed
 from ._sweep import errors, summarize, sweep
@@ -44,6 +52,7 @@ __all__ = [
     "errors",
     "summarize",
     "cluster",
+    "dashboard_link",
     "shutdown",
     "point_seed",
     "cache_key",

@@ -16,7 +16,7 @@ from typing import Any
 
 from ._store import compute, compute_batch
 
-__all__ = ["cluster", "shutdown", "resolve", "run_serial", "run_dask", "batch_size"]
+__all__ = ["cluster", "shutdown", "resolve", "dashboard_link", "run_serial", "run_dask", "batch_size"]
 
 _CLIENTS: dict[str, Any] = {}
 
@@ -71,6 +71,13 @@ def resolve(client):
             f"client must be None, False, a scheduler address or a distributed.Client, got {type(client).__name__}"
         )
     return client
+
+
+def dashboard_link(client=None) -> str:
+    """The Dask dashboard address of the cluster a sweep with this ``client`` runs on (``""`` for ``client=False``);
+    starts the shared LocalCluster if it is not running. The dashboard is served when ``bokeh`` is installed."""
+    resolved = resolve(client)
+    return "" if resolved is None else str(resolved.dashboard_link)
 
 
 def run_serial(fn, tasks: list[tuple]) -> Iterator[tuple[int, str, Any]]:

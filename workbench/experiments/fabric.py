@@ -1,68 +1,83 @@
-"""Fabric congestion vs GPU count x routing x collective (the study of :func:`workbench.fabric.ratio_vs_size` and of
-notebook 01's loops over routings and collectives).
+"""Fabric studies: congestion vs fabric size x routing x collective, collective time vs message size, and the
+balls-into-bins maximum load behind ECMP's penalty.
 
-One point is one leaf-spine fabric, one collective on one rank per host (``halving_doubling`` uses the largest power
-of two of hosts) and one routing. ``measure`` says what is compared with ideal packet spraying: one step's max link
-congestion (``step``, Monte-Carlo mean over hashings), the worst step's, or the whole collective's bandwidth time.
-``failed_uplinks`` fails that many uplinks of leaf 0. ``routing`` is a treatment (not seeded): every routing sees the
-same collective and the same hashing stream at a point.
+* ``fabric-congestion`` -- one collective on one rank per host of a leaf-spine (or a k-ary fat-tree) under one
+  routing. ``measure`` says what is compared with ideal packet spraying: one step's max link congestion (``step``,
+  the Monte-Carlo mean over hashings, with the exact value where :func:`workbench.fabric.has_exact_ratio` holds),
+  the worst step's (``worst_step``), the whole collective's bandwidth time (``collective_time``), or one step's
+  congestion with ``failed_uplinks`` of leaf 0's uplinks failed relative to spraying on the healthy fabric
+  (``step_vs_healthy``). It also reports the busiest host's connections for that step. This is the study behind
+  notebook 01's routing, worst-step and failure tables, notebook 02's worst step vs GPU count, and the spraying
+  and C4 ratio-vs-size figures.
+* ``collective-time-vs-size`` -- one collective's completion time (fluid, ``latency_s`` per step) at message sizes
+  spaced evenly in log from ``min_size_bytes`` to ``max_size_bytes`` (one row per size:
+  :func:`workbench.fabric.collective_time_vs_size`, vectorized over the sizes).
+* ``ballsbins-max-load`` -- the expected maximum load of ``flows`` balls hashed into ``paths`` bins, exact
+  (:func:`workbench.fabric.expected_max_load`) and by Monte-Carlo (:func:`workbench.fabric.simulate_max_load`).
+
+``routing`` is a treatment (not seeded): every routing sees the same collective, placement and hashing stream at a
+point (common random numbers), so differences between routings are not sampling noise.
 """
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
 from .._rng import spawn
-from ..fabric import collectives, metrics, planning, topology
+from ..fabric import collectives, metrics, planning
+from ..fabric.ballsbins import expected_max_load, simulate_max_load
+from ..fabric.fattree import fat_tree
+from ..fabric.routing import ROUTINGS, as_host_step, connections_per_host, link_loads
+from ..fabric.topology import leaf_spine
 from ._space import Param, experiment
 
-__all__ = ["fabric_congestion", "ROUTINGS"]
+__all__ = ["fabric_congestion", "collective_time_vs_size", "ballsbins_max_load", "build_topology"]
 
-#: Routing values of :mod:`workbench.fabric.routing` (``mp-<x>`` for the x-path ECMP variants in use).
-ROUTINGS = ("ecmp", "mp-2", "mp-4", "mp-8", "spray", "minimal", "planned")
+#: The fabric's parameters, shared by the fabric experiments (leaf-spine ones are ignored by a fat-tree).
+FABRIC_PARAMS = [
+    Param("topology", "leaf_spine", choices=("leaf_spine", "fat_tree"), doc="two-tier leaf-spine or k-ary fat-tree"),
+    Param("leaves", 8, "", low=1, high=512, doc="leaf switches (leaf-spine)"),
+    Param("spines", 8, "", low=1, high=512, doc="spine switches (leaf-spine)"),
+    Param("hosts_per_leaf", 16, "", low=1, high=256, doc="hosts (one GPU rank each) per leaf (leaf-spine)"),
+    Param("k", 8, "", low=2, high=64, doc="fat-tree arity, even (k^3/4 hosts; fat-tree)"),
+    Param("host_gbps", 100.0, "Gbit/s", low=0.0, low_inclusive=False, doc="host link capacity"),
+    Param("uplink_gbps", 100.0, "Gbit/s", low=0.0, low_inclusive=False, doc="switch-to-switch link capacity"),
+    Param("failed_uplinks", 0, "", low=0, doc="failed uplinks of leaf 0, to spines 0, 1, ... (leaf-spine)"),
+]
+#: The collective's parameters, shared by the fabric experiments.
+COLLECTIVE_PARAMS = [
+    Param("collective", "halving_doubling", choices=collectives.COLLECTIVES, doc="collective traffic pattern"),
+    Param(
+        "ranks", 0, "", low=0, doc="GPU ranks, one per host (0: as many as fit; a power of two for halving_doubling)"
+    ),
+    Param("placement", "linear", choices=collectives.PLACEMENTS, doc="which host each rank runs on"),
+    Param("routing", "ecmp", choices=tuple(ROUTINGS), seeded=False, doc="how paths are chosen"),
+]
 
 
-@experiment(
-    "fabric-congestion",
-    version="1",
-    params=[
-        Param("leaves", 8, "", low=1, high=512, doc="leaf switches (GPUs = leaves x hosts_per_leaf)"),
-        Param("spines", 8, "", low=1, high=512, doc="spine switches"),
-        Param("hosts_per_leaf", 16, "", low=1, high=256, doc="hosts (one GPU rank each) per leaf"),
-        Param("collective", "halving_doubling", choices=collectives.COLLECTIVES, doc="collective traffic pattern"),
-        Param("routing", "ecmp", choices=ROUTINGS, seeded=False, doc="how paths are chosen"),
-        Param(
-            "measure",
-            "step",
-            choices=("step", "worst_step", "collective_time"),
-            doc="one step's congestion, the worst step's, or the collective's bandwidth time, vs spraying",
-        ),
-        Param("step", 0, "", low=0, doc="step index for measure='step' (the last step if beyond)"),
-        Param("host_gbps", 100.0, "Gbit/s", low=0.0, low_inclusive=False, doc="host link capacity"),
-        Param("uplink_gbps", 100.0, "Gbit/s", low=0.0, low_inclusive=False, doc="leaf-spine link capacity"),
-        Param("failed_uplinks", 0, "", low=0, doc="failed uplinks of leaf 0 (to spines 0, 1, ...)"),
-        Param("samples", 200, "", low=1, high=100_000, doc="Monte-Carlo hashings averaged"),
-    ],
-)
-def fabric_congestion(
-    *,
-    leaves,
-    spines,
-    hosts_per_leaf,
-    collective,
-    routing,
-    measure,
-    step,
-    host_gbps,
-    uplink_gbps,
-    failed_uplinks,
-    samples,
-    seed,
-):
-    """Congestion (or collective time) ratio to ideal spraying of one collective under one routing."""
+def build_topology(
+    *, topology: str, leaves: int, spines: int, hosts_per_leaf: int, k: int, host_gbps: float, uplink_gbps: float,
+    failed_uplinks: int,
+):  # fmt: skip
+    """The fabric of a point: a leaf-spine with ``failed_uplinks`` of leaf 0's uplinks failed, or a fat-tree.
+
+    Examples
+    --------
+    >>> t = build_topology(topology="leaf_spine", leaves=2, spines=4, hosts_per_leaf=4, k=8, host_gbps=100.0,
+    ...                    uplink_gbps=50.0, failed_uplinks=1)
+    >>> t.n_hosts, t.failed
+    (8, ((0, 0),))
+    """
+    if topology == "fat_tree":
+        if failed_uplinks:
+            raise ValueError(f"failed_uplinks applies to a leaf-spine only, got {failed_uplinks} with a fat-tree")
+        return fat_tree(k, host_gbps=host_gbps, link_gbps=uplink_gbps)
     if failed_uplinks >= spines:
         raise ValueError(
             f"failed_uplinks must be below spines ({spines}) so leaf 0 stays connected, got {failed_uplinks}"
         )
-    topo = topology.leaf_spine(
+    return leaf_spine(
         leaves,
         spines,
         hosts_per_leaf,
@@ -70,23 +85,108 @@ def fabric_congestion(
         uplink_gbps=uplink_gbps,
         failed_links=[(0, s) for s in range(failed_uplinks)],
     )
-    gpus = topo.n_hosts
-    if collective == "halving_doubling":
-        gpus = 1 << (gpus.bit_length() - 1)
-    if gpus < 2:
-        raise ValueError(f"the fabric has {gpus} host(s); a collective needs at least 2")
+
+
+def _ranks(collective: str, ranks: int, n_hosts: int) -> int:
+    if ranks == 0:
+        ranks = collectives.ranks_that_fit(collective, n_hosts)
+    if ranks > n_hosts:
+        raise ValueError(f"ranks must be at most the fabric's {n_hosts} hosts, got {ranks}")
+    if ranks < 2:
+        raise ValueError(f"the fabric has {n_hosts} host(s); a collective needs at least 2 ranks")
+    return ranks
+
+
+@experiment(
+    "fabric-congestion",
+    version="2",
+    params=[
+        *FABRIC_PARAMS,
+        *COLLECTIVE_PARAMS,
+        Param(
+            "measure",
+            "step",
+            choices=("step", "worst_step", "collective_time", "step_vs_healthy"),
+            doc="one step's congestion, the worst step's, the collective's bandwidth time (vs spraying), or one "
+            "step's with failures vs spraying without",
+        ),
+        Param("step", 0, "", low=0, doc="step index for the step measures (the last step if beyond)"),
+        Param("samples", 200, "", low=1, high=100_000, doc="Monte-Carlo hashings averaged"),
+    ],
+)
+def fabric_congestion(*, collective, ranks, placement, routing, measure, step, samples, seed, **fabric):
+    """Congestion (or collective time) ratio to ideal spraying of one collective under one routing."""
+    topo = build_topology(**fabric)
+    n = _ranks(collective, ranks, topo.n_hosts)
     rng_steps, rng_paths = spawn(seed, 2)
-    # the model's routing argument is passed by position: a keyword rename there needs no change here
+    steps = collectives.collective_steps(collective, n, 2**30, seed=rng_steps)
+    chosen = steps[min(step, len(steps) - 1)]
+    exact = np.nan
+    # the models' routing argument is passed by position: a keyword rename there needs no change here
     if measure == "collective_time":
         ratio = planning.fabric_slowdown(
-            topo, collective, gpus, routing, baseline="spray", samples=samples, seed=rng_paths
+            topo, collective, n, routing, baseline="spray", samples=samples, seed=rng_paths, placement=placement
         )
+    elif measure == "worst_step":
+        ratio = metrics.worst_step_ratio(topo, steps, routing, samples=samples, seed=rng_paths, placement=placement)
+    elif measure == "step_vs_healthy":
+        host_step = as_host_step(topo, chosen, placement, rng_paths)
+        healthy = build_topology(**{**fabric, "failed_uplinks": 0})
+        ideal = metrics.max_congestion(healthy, link_loads(healthy, host_step, "spray"))
+        ratio = metrics.sample_max_congestion(topo, host_step, routing, samples, rng_paths).mean() / ideal
     else:
-        steps = collectives.collective_steps(collective, gpus, 2**30, seed=rng_steps)
-        if measure == "worst_step":
-            ratio = metrics.worst_step_ratio(topo, steps, routing, samples=samples, seed=rng_paths)
-        else:
-            ratio = metrics.congestion_ratio(
-                topo, steps[min(step, len(steps) - 1)], routing, samples=samples, seed=rng_paths
-            )
-    return {"gpus": gpus, "ratio": float(ratio)}
+        ratio = metrics.congestion_ratio(topo, chosen, routing, samples=samples, seed=rng_paths, placement=placement)
+        if metrics.has_exact_ratio(topo, chosen, routing, placement=placement):
+            exact = metrics.exact_congestion_ratio(topo, chosen, routing, placement=placement)
+    connections = connections_per_host(topo, chosen, routing, placement=placement)
+    return {
+        "gpus": n,
+        "step_label": chosen.label,
+        "ratio": float(ratio),
+        "ratio_exact": float(exact),
+        "connections_per_host": int(connections.max()),
+    }
+
+
+@experiment(
+    "collective-time-vs-size",
+    version="1",
+    params=[
+        *FABRIC_PARAMS,
+        *COLLECTIVE_PARAMS,
+        Param("min_size_bytes", 2.0**16, "B", low=1.0, doc="smallest message"),
+        Param("max_size_bytes", 2.0**34, "B", low=1.0, doc="largest message"),
+        Param("sizes", 10, "", low=1, high=1000, doc="message sizes, evenly spaced in log"),
+        Param("latency_s", 5e-6, "s", low=0.0, high=1.0, doc="latency per step"),
+    ],
+)
+def collective_time_vs_size(
+    *, collective, ranks, placement, routing, min_size_bytes, max_size_bytes, sizes, latency_s, seed, **fabric
+):
+    """Completion time of one collective under one routing at each message size (one hashing)."""
+    if max_size_bytes < min_size_bytes:
+        raise ValueError(f"max_size_bytes ({max_size_bytes:g}) must be at least min_size_bytes ({min_size_bytes:g})")
+    topo = build_topology(**fabric)
+    n = _ranks(collective, ranks, topo.n_hosts)
+    sizes_bytes = np.geomspace(min_size_bytes, max_size_bytes, sizes)
+    time_s = metrics.collective_time_vs_size(
+        topo, collective, n, sizes_bytes, routing, seed=seed, latency_s=latency_s, placement=placement
+    )
+    return pd.DataFrame({"gpus": n, "size_bytes": sizes_bytes, "time_s": time_s})
+
+
+@experiment(
+    "ballsbins-max-load",
+    version="1",
+    params=[
+        Param("flows", 16, "", low=1, high=10**6, doc="flows (balls) hashed"),
+        Param("paths", 16, "", low=1, high=10**6, doc="paths (bins)"),
+        Param("samples", 100_000, "", low=1, high=10**7, doc="Monte-Carlo hashings"),
+    ],
+)
+def ballsbins_max_load(*, flows, paths, samples, seed):
+    """Expected maximum load of ``flows`` flows hashed uniformly on ``paths`` paths, exact and by Monte-Carlo."""
+    return {
+        "expected_max_exact": float(expected_max_load(flows, paths)),
+        "expected_max_monte_carlo": float(simulate_max_load(flows, paths, samples, seed).mean()),
+    }

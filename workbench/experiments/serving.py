@@ -1,38 +1,55 @@
-"""Serving capacity vs model x hour x workload: ServeGen's composed per-client workload against the naive one.
+"""Serving capacity vs model x hour x workload, and ServeGen's use case built on it: how far a naive workload misleads
+capacity planning.
 
 One point composes an hour's span of a released model's client pool (:func:`workbench.workloads.servegen.compose`,
-the data's rate curve scaled to ``mean_rate_rps``), optionally replaces it by its naive counterpart (Poisson at the
-same mean rate, pooled lengths: :func:`~workbench.workloads.servegen.naive_workload`), and searches the highest rate
-one server meets the default SLO at (:func:`workbench.serving.capacity_search`) with the model's default server
-(:func:`workbench.serving.provisioning.server_for`). ``workload`` is a treatment (not seeded): the naive workload is
-built from the same composed requests. The under-provisioning of :func:`~workbench.serving.provisioning.
-provisioning_gap` is ``1 - composed / naive`` of the two rows at a point.
+the data's rate curve scaled to ``mean_rate_rps``; each client keeps its own rate share, burstiness and length PMFs),
+optionally replaces it by its naive counterpart built from the same requests
+(:func:`~workbench.workloads.servegen.naive_workload`: one Poisson process at the same mean rate and lengths from
+the pooled distribution, or one half of that for the ablation: ``arrivals_only`` keeps the composed arrivals with
+pooled lengths, ``lengths_only`` Poisson arrivals with the composed lengths), and searches the highest rate one
+server meets the default SLO at (:func:`workbench.serving.capacity_search`) with the model's default server
+(:func:`workbench.serving.server_for`). ``workload`` is a treatment (not seeded): every kind is built from the same
+composed requests.
+
+:func:`provisioning_gap` is the use case: sizing a deployment with the naive capacity ``C_naive`` while the real
+traffic only sustains ``C_composed`` per instance provisions ``C_composed / C_naive`` of the instances needed, so the
+*under-provisioning* is ``1 - C_composed / C_naive`` (0 when the naive workload is faithful, positive when it is
+optimistic), with capacities averaged over seeds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
 from .._rng import spawn
-from ..serving import SLO, capacity_search
-from ..serving.provisioning import server_for
+from ..serving import SLO, capacity_search, server_for
 from ..workloads import servegen
 from ..workloads.servegen import MODELS
 from ._space import Param, experiment
+from ._sweep import errors, sweep
 
-__all__ = ["serving_capacity"]
+__all__ = ["serving_capacity", "provisioning_gap", "WORKLOADS"]
+
+#: Workload kinds: the per-client composition, the naive baseline and its two halves (the ablation).
+WORKLOADS = ("composed", "naive", "arrivals_only", "lengths_only")
+_KEEP = {"naive": None, "arrivals_only": "arrivals", "lengths_only": "lengths"}
 
 
 @experiment(
     "serving-capacity",
-    version="1",
+    version="2",
     params=[
         Param("model", "m-large", choices=tuple(MODELS), doc="released ServeGen model (client pool)"),
         Param("hour", 14, "h", low=0, high=23, doc="hour of day the span starts at"),
         Param(
             "workload",
             "composed",
-            choices=("composed", "naive"),
+            choices=WORKLOADS,
             seeded=False,
-            doc="per-client composition or the naive Poisson/pooled-length baseline",
+            doc="per-client composition, the naive Poisson/pooled-length baseline, or one half of it",
         ),
         Param("day", 0, "d", low=0, high=13, doc="day of the release (0 for the 1-day models)"),
         Param("span_s", 1800.0, "s", low=60.0, high=86_400.0, doc="length of the composed span"),
@@ -42,7 +59,7 @@ __all__ = ["serving_capacity"]
             "rps",
             low=0.0,
             low_inclusive=False,
-            doc="mean the span's rate curve is scaled to before the search",
+            doc="mean the span's rate curve is scaled to before the search (sets the sample size only)",
         ),
         Param("rel_tol", 0.03, "fraction", low=0.0, high=0.5, low_inclusive=False, doc="capacity search tolerance"),
     ],
@@ -53,11 +70,80 @@ def serving_capacity(*, model, hour, workload, day, span_s, mean_rate_rps, rel_t
     pool = servegen.load_pool(model).select(start_s, span_s)
     rng_compose, rng_naive = spawn(seed, 2)
     requests = servegen.compose(pool, start_s=start_s, duration_s=span_s, mean_rate_rps=mean_rate_rps, seed=rng_compose)
-    if workload == "naive":
-        requests = servegen.naive_workload(requests, seed=rng_naive)
+    if workload != "composed":
+        requests = servegen.naive_workload(requests, seed=rng_naive, keep=_KEEP[workload])
     result = capacity_search([requests], server_for(model), SLO(), rel_tol=rel_tol)
     return {
         "capacity_rps": float(result.capacity_rps),
         "feasible": result.details["infeasible_workloads"] == 0,
         "requests": len(requests),
+        "cv_median": float(pool.weighted_cv_quantiles([0.5])[0]),
     }
+
+
+def provisioning_gap(
+    model: str,
+    hours: Sequence[int] = (2, 8, 14, 20),
+    *,
+    span_s: float = 1800.0,
+    day: int = 0,
+    seeds: int = 2,
+    mean_rate_rps: float = 4.0,
+    rel_tol: float = 0.03,
+    ablation: bool = False,
+    base_seed: int = 0,
+    client=False,
+) -> pd.DataFrame:
+    """Capacity under the composed and the naive workload per hour of day, and the naive plan's under-provisioning:
+    a ``serving-capacity`` sweep over ``hours`` x workload x ``seeds`` (serially by default; cached).
+
+    ``ablation`` adds the two half-naive workloads (columns ``arrivals_only_rps`` and ``lengths_only_rps``): which
+    half of the composition costs the capacity. ``client`` is as in :func:`~workbench.experiments.sweep`.
+
+    Returns
+    -------
+    DataFrame
+        One row per hour: ``hour``, ``composed_rps``, ``naive_rps`` (means over seeds), ``underprovision``
+        (1 - composed / naive, NaN if the naive capacity is 0), ``feasible`` (False when some composed workload misses
+        the SLO at any rate, so its capacity is 0), ``requests`` (mean composed requests), ``cv_median`` (the span's
+        rate-weighted median CV), then the ablation columns.
+
+    Examples
+    --------
+    >>> g = provisioning_gap("m-small", hours=[14], span_s=300, seeds=1)
+    >>> list(g.columns)[:4]
+    ['hour', 'composed_rps', 'naive_rps', 'underprovision']
+    """
+    kinds = list(WORKLOADS if ablation else WORKLOADS[:2])
+    grid = {
+        "model": model,
+        "hour": list(hours),
+        "workload": kinds,
+        "day": day,
+        "span_s": span_s,
+        "mean_rate_rps": mean_rate_rps,
+        "rel_tol": rel_tol,
+    }
+    df = sweep("serving-capacity", grid, seeds, base_seed=base_seed, client=client, progress=False)
+    failed = errors(df)
+    if len(failed):
+        raise RuntimeError(f"serving-capacity failed at {len(failed)} point(s); first:\n{failed.traceback.iloc[0]}")
+    by = df.groupby(["hour", "workload"], sort=False)
+    capacity = by.capacity_rps.mean().unstack("workload")[kinds]
+    composed = df[df.workload == "composed"].groupby("hour", sort=False)
+    naive = capacity["naive"]
+    out = pd.DataFrame(
+        {
+            "hour": capacity.index.astype(int),
+            "composed_rps": capacity["composed"].to_numpy(),
+            "naive_rps": naive.to_numpy(),
+            "underprovision": np.where(naive > 0, 1 - capacity["composed"] / naive.where(naive > 0), np.nan),
+            "feasible": composed.feasible.all().to_numpy(),
+            "requests": composed.requests.mean().round().astype(int).to_numpy(),
+            "cv_median": composed.cv_median.first().to_numpy(),
+        }
+    )
+    for kind in kinds[2:]:
+        out[f"{kind}_rps"] = capacity[kind].to_numpy()
+    out.attrs.update({"model": model, "slo": SLO().describe(), "span_s": float(span_s), "seeds": seeds})
+    return out

@@ -17,9 +17,10 @@ Layers, bottom up:
   :func:`uplink_load_table` (leaf->spine loads as a tidy table).
 - :mod:`~workbench.fabric.ballsbins`: exact :func:`expected_max_load` of ``m`` flows hashed on ``n`` paths.
 - :mod:`~workbench.fabric.planning`: the C4 iteration-time model built on the congestion ratios.
-- :mod:`~workbench.fabric.sweeps`: tidy-DataFrame sweeps for the reproductions, panels and notebooks
-  (:func:`ratio_vs_size`, :func:`max_load_table`, :func:`routing_table`, :func:`worst_step_table`,
-  :func:`failure_table`, :func:`time_vs_size_table`, :func:`connections_table`, :func:`worst_step_vs_gpus`).
+
+Parameter studies over these models (congestion vs fabric size x routing x collective, collective time vs message
+size, balls-into-bins maximum load) are registered experiments in :mod:`workbench.experiments.fabric`, run by
+:func:`workbench.experiments.sweep`.
 """
 
 from .ballsbins import (
@@ -66,16 +67,6 @@ from .routing import (
     minimal_split_subflows,
     parse_routing,
 )
-from .sweeps import (
-    connections_table,
-    failure_table,
-    max_load_table,
-    ratio_vs_size,
-    routing_table,
-    time_vs_size_table,
-    worst_step_table,
-    worst_step_vs_gpus,
-)
 from .topology import LINK_KINDS, LeafSpine, leaf_spine, path_links
 
 __all__ = [
@@ -117,20 +108,12 @@ __all__ = [
     "path_links",
     "place_ranks",
     "random_destinations",
-    "ratio_vs_size",
     "sample_max_congestion",
     "simulate_max_load",
     "spine_link_matrix",
     "uplink_load_table",
     "exact_congestion_ratio",
     "has_exact_ratio",
-    "max_load_table",
-    "routing_table",
-    "worst_step_table",
-    "failure_table",
-    "time_vs_size_table",
-    "connections_table",
-    "worst_step_vs_gpus",
     "busiest_step",
     "ranks_that_fit",
 ]

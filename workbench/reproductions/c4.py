@@ -15,6 +15,7 @@ import functools
 
 import numpy as np
 
+from .. import experiments as ex
 from .. import fabric as fb
 from .._rng import spawn
 from . import AtMost, Check, Measured, Paper, Verdict, Within, claim, figure
@@ -153,8 +154,9 @@ def _fig_coll(scale):
     from ..viz import fabric as vf
 
     ks = (2, 4, 16, 64) if scale == "full" else (2, 4, 16)
-    t = fb.ratio_vs_size(
-        ks, 16, 16, "halving_doubling", ("ecmp", "mp-8", "spray", "planned"), step=None, samples=50, seed=8
+    grid = {"leaves": ks, "spines": 16, "hosts_per_leaf": 16, "routing": ["ecmp", "mp-8", "spray", "planned"]}
+    t = ex.sweep(
+        "fabric-congestion", {**grid, "measure": "collective_time", "samples": 50}, client=False, progress=False
     )
     return vf.ratio_vs_size(t, title="Halving-doubling all-reduce time vs ideal, 16 hosts per leaf, 16 spines")
 

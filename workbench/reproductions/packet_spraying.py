@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .. import experiments as ex
 from .. import fabric as fb
 from .._rng import spawn
 from . import AtMost, Measured, Paper, Trend, Within, claim, figure
@@ -33,6 +34,10 @@ _SAMPLES = {"full": 4000, "quick": 600}
 
 def _topo256() -> fb.LeafSpine:
     return fb.leaf_spine(16, 16, 16, host_gbps=400, uplink_gbps=400)
+
+
+#: The same fabric as a grid of the fabric experiments.
+_GRID256 = {"leaves": 16, "spines": 16, "hosts_per_leaf": 16, "host_gbps": 400.0, "uplink_gbps": 400.0}
 
 
 def _hd_cross_step() -> fb.Step:
@@ -352,12 +357,12 @@ def _fig_ratio(scale):
 @functools.cache
 def congestion_vs_size(scale: str = "quick"):
     """Congestion ratio of the crossing halving-doubling step per routing on k x k x k fabrics (k leaves = spines =
-    hosts per leaf)."""
-    import pandas as pd
-
+    hosts per leaf): the ``fabric-congestion`` experiment, serially and cached."""
     ks = (4, 8, 16, 32) if scale == "full" else (4, 8, 16)
-    frames = [fb.ratio_vs_size([k], k, k, "halving_doubling", fb.ROUTINGS, step=0, samples=300, seed=k) for k in ks]
-    return pd.concat(frames, ignore_index=True)
+    points = [
+        {"leaves": k, "spines": k, "hosts_per_leaf": k, "routing": r, "samples": 300} for k in ks for r in fb.ROUTINGS
+    ]
+    return ex.sweep("fabric-congestion", points, client=False, progress=False)
 
 
 @figure(PAPER, "link_heatmap")
@@ -375,9 +380,14 @@ def _fig_heat(scale):
 def _fig_time(scale):
     from ..viz import fabric as vf
 
-    topo = _topo256()
-    sizes = np.logspace(16, 31, 16, base=2)
-    table = fb.time_vs_size_table(topo, "halving_doubling", 256, sizes, ("ecmp", "mp-4", "minimal", "spray"), seed=2)
+    grid = {
+        **_GRID256,
+        "routing": ["ecmp", "mp-4", "minimal", "spray"],
+        "min_size_bytes": 2.0**16,
+        "max_size_bytes": 2.0**31,
+        "sizes": 16,
+    }
+    table = ex.sweep("collective-time-vs-size", grid, client=False, progress=False)
     return vf.time_vs_size(table, title="Halving-doubling all-reduce, 256 GPUs")
 
 
@@ -385,8 +395,6 @@ def _fig_time(scale):
 def _fig_qp(scale):
     from ..viz import fabric as vf
 
-    topo = fb.leaf_spine(32, 16, 16)
-    step = fb.collective_steps("all_to_all", 512, _SIZE)[0]
-    return vf.connections_bar(
-        fb.connections_table(topo, step, fb.ROUTINGS), title="Connections per host, all-to-all on 512 GPUs"
-    )
+    grid = {"leaves": 32, "spines": 16, "hosts_per_leaf": 16, "collective": "all_to_all", "routing": fb.ROUTINGS}
+    table = ex.sweep("fabric-congestion", {**grid, "samples": 1}, client=False, progress=False)
+    return vf.connections_bar(table, title="Connections per host, all-to-all on 512 GPUs")

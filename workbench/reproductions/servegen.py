@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..serving.provisioning import provisioning_gap
+from ..experiments.serving import provisioning_gap
 from ..viz import servegen as fig
 from ..workloads import servegen as sg
 from ..workloads.servegen import stats as st
@@ -101,7 +101,9 @@ def usecase(scale: Scale) -> pd.DataFrame:
     cfg = USECASE[scale]
     frames = []
     for i, m in enumerate(MODELS):
-        g = provisioning_gap(m, cfg["hours"], span_s=cfg["span_s"], seeds=cfg["seeds"], seed=SEED + i, ablation=True)
+        g = provisioning_gap(
+            m, cfg["hours"], span_s=cfg["span_s"], seeds=cfg["seeds"], base_seed=SEED + i, ablation=True
+        )
         g.insert(0, "model", m)
         frames.append(g)
     return pd.concat(frames, ignore_index=True)

@@ -3,10 +3,10 @@
 * :mod:`workbench.serving.simulator`: the abstract continuous-batching server. A linear iteration cost (prefill
   tokens, decode batch, resident KV tokens), a KV-cache token budget in which each request reserves its full context
   on admission (an oracle of its output length), FCFS admission mixing prefills with decodes, and instances behind a
-  load balancer (``balancer``: round-robin or random; least-outstanding on the hardware replicas). Per-request TTFT, TBT, end-to-end latency and queueing delay.
+  load balancer (``balancer``: round-robin or random; least-outstanding on the hardware replicas). Per-request TTFT,
+  TBT, end-to-end latency and queueing delay.
 * :mod:`workbench.serving.capacity`: SLOs (a TTFT and optionally a TBT quantile) and the highest request rate that
   meets one on the abstract server, by bisection over a rate scale, averaged over seeds.
-* :mod:`workbench.serving.provisioning`: ServeGen's use case, the under-provisioning of a naive workload model.
 * :mod:`workbench.serving.specs`: GPU and model specification tables (a source per row; user rows by dict or CSV).
 * :mod:`workbench.serving.roofline`: a replica (model, GPU, tensor parallelism) and its per-operator roofline
   iteration cost, sequential or overlapped (NanoFlow), tensor- and pipeline-parallel; the linear model derived from
@@ -23,7 +23,7 @@
   NanoFlow's optimal-throughput bound with the resource that binds.
 """
 
-from .capacity import SLO, CapacityResult, capacity_search, meets_slo, summarize_at
+from .capacity import SLO, CapacityResult, capacity_search, meets_slo, server_for, summarize_at
 from .cluster import serve
 from .engine import PREEMPTIONS, SCHEDULERS, ReplicaRun, Scheduler, simulate_replica
 from .roofline import EFFICIENCY, Deployment, Efficiency, fit_linear
@@ -48,6 +48,7 @@ __all__ = [
     "latency_summary",
     "meets_slo",
     "serve",
+    "server_for",
     "simulate",
     "simulate_instance",
     "simulate_replica",

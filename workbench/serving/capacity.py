@@ -21,7 +21,33 @@ import pandas as pd
 from .._validate import in_range, integer, positive
 from .simulator import ServerConfig, latency_summary, simulate
 
-__all__ = ["SLO", "CapacityResult", "meets_slo", "capacity_search"]
+__all__ = ["SLO", "CapacityResult", "meets_slo", "capacity_search", "DEFAULT_SERVERS", "server_for"]
+
+#: Server per ServeGen model: the default (a ~13B model on one GPU) for the language and multimodal models, and a
+#: faster, bigger instance (a multi-GPU node with a larger KV cache) for the reasoning model, whose prompts reach 20k+
+#: tokens.
+DEFAULT_SERVERS: dict[str, ServerConfig] = {
+    "deepseek-r1": ServerConfig(
+        base_s=0.02,
+        prefill_token_s=3e-5,
+        decode_seq_s=1e-4,
+        kv_token_s=5e-9,
+        kv_budget_tokens=600_000,
+        max_batch=256,
+        max_prefill_tokens=32_768,
+    ),
+}
+
+
+def server_for(model: str) -> ServerConfig:
+    """The default :class:`ServerConfig` for a ServeGen ``model`` (capacity searches of its workloads).
+
+    Examples
+    --------
+    >>> server_for("deepseek-r1").kv_budget_tokens > server_for("m-large").kv_budget_tokens
+    True
+    """
+    return DEFAULT_SERVERS.get(model, ServerConfig())
 
 
 @dataclass(frozen=True)

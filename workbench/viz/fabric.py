@@ -41,7 +41,7 @@ def _color(routing: str) -> str:
 
 
 def ratio_vs_size(table: pd.DataFrame, title: str = "Max congestion vs ideal spraying") -> go.Figure:
-    """Lines of ``ratio`` vs ``gpus`` per ``routing`` (a frame from :func:`workbench.fabric.ratio_vs_size`)."""
+    """Lines of ``ratio`` vs ``gpus`` per ``routing`` (a ``fabric-congestion`` sweep, :mod:`workbench.experiments.fabric`)."""
     fig = go.Figure()
     for routing, part in table.groupby("routing", sort=False):
         fig.add_trace(
@@ -85,7 +85,7 @@ def uplink_heatmaps(table: pd.DataFrame, title: str) -> go.Figure:
 
 def time_vs_size(table: pd.DataFrame, title: str) -> go.Figure:
     """Collective completion time (s) vs message size (bytes) per routing, from
-    :func:`workbench.fabric.time_vs_size_table`."""
+    a ``collective-time-vs-size`` sweep (:mod:`workbench.experiments.fabric`)."""
     fig = go.Figure()
     for routing, part in table.groupby("routing", sort=False):
         fig.add_trace(
@@ -103,7 +103,7 @@ def time_vs_size(table: pd.DataFrame, title: str) -> go.Figure:
 
 
 def connections_bar(table: pd.DataFrame, title: str) -> go.Figure:
-    """Connections (queue pairs) of the busiest host per routing, from :func:`workbench.fabric.connections_table`."""
+    """Connections (queue pairs) of the busiest host per routing, from a ``fabric-congestion`` sweep."""
     counts = table["connections_per_host"].tolist()
     fig = go.Figure(
         go.Bar(

@@ -5,11 +5,18 @@ Each :class:`~workbench.experiments.Param` becomes a control: a parameter with c
 number a text field of values (``0.3, 0.5, 0.9``) or of an evenly spaced range (``0.3:0.9:4``, start:stop:count).
 "Run" sends the grid x seeds to :func:`workbench.experiments.sweep` (with its progress bar; cached, so a grid seen
 before returns at once) and draws :func:`workbench.experiments.summarize` with
-:func:`workbench.viz.experiments.errorbar_lines`.
+:func:`workbench.viz.experiments.errorbar_lines`. The initial grid runs when the panel is built (``autorun``), so a
+notebook's explore section shows its figure without a click; with a Dask cluster the status line links its dashboard.
+
+A notebook's explore section is one call::
+
+    explore_panel("arrivals-queue-wait", x="utilization", series=["process"], values=["mean_wait_s"],
+                  grid={"utilization": [0.5, 0.7, 0.9], "process": ["poisson", "gamma"]}, client=False)
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -88,6 +95,7 @@ def explore_panel(
     scale: float = 1.0,
     log_y: bool = False,
     y_title: str = "mean over seeds",
+    autorun: bool = True,
 ) -> Panel:
     """A panel that sweeps ``experiment_name`` over the chosen values and plots ``values`` vs ``x``.
 
@@ -112,11 +120,14 @@ def explore_panel(
         Where the sweep runs (see :func:`workbench.experiments.sweep`; ``False`` serially).
     scale, log_y, y_title
         Passed to :func:`workbench.viz.experiments.errorbar_lines` (``y_title`` with units).
+    autorun : bool
+        Run the initial grid when the panel is built (keep that grid small: a notebook runs it on every execution,
+        then reads it from the cache).
 
     Examples
     --------
     >>> p = explore_panel("placement-hot-tors", x="mean_utilization", series=["policy"], values=["hot_fraction"],
-    ...                   grid={"mean_utilization": [0.3, 0.6], "racks": 50}, seeds=2, client=False)
+    ...                   grid={"mean_utilization": [0.3, 0.6], "racks": 50}, seeds=2, client=False, autorun=False)
     >>> type(p.controls["policy"]).__name__ if "policy" in p.controls else type(p.controls["racks"]).__name__
     'Text'
     """
@@ -134,7 +145,7 @@ def explore_panel(
     bar = W.Output()
     figure = FigurePane()
 
-    def on_run(*_):
+    def on_run(*_, progress: bool = True):
         try:
             chosen = {name: _values(exp.param(name), c) for name, c in controls.items()}
         except (TypeError, ValueError) as err:
@@ -143,17 +154,24 @@ def explore_panel(
         lines = [s for s in series if s != x] + [
             n for n, v in chosen.items() if len(v) > 1 and n != x and n not in series
         ]
-        with bar:
-            bar.clear_output(wait=True)
+        # the progress bar is drawn into ``bar`` on a click; while the cell that builds the panel runs (autorun) the
+        # sweep is quiet, so nothing is captured into a widget by a notebook executor
+        capture = bar if progress else contextlib.nullcontext()
+        with capture:
+            if progress:
+                bar.clear_output(wait=True)
             try:
-                df = ex.sweep(exp, chosen, n_seeds.value, client=client, progress=True)
+                df = ex.sweep(exp, chosen, n_seeds.value, client=client, progress=progress)
             except (TypeError, ValueError) as err:
                 info.value = f"<b>Grid error:</b> {err}"
                 return
         failed = ex.errors(df)
         a = df.attrs
-        info.value = f"{a['total']} point x seed runs: {a['computed']} computed, {a['cache_hits']} from the cache" + (
-            f", <b>{len(failed)} failed</b> (first: {failed.error.iloc[0]})" if len(failed) else ""
+        link = ex.dashboard_link(client) if a["computed"] and client is not False else ""
+        info.value = (
+            f"{a['total']} point x seed runs: {a['computed']} computed, {a['cache_hits']} from the cache"
+            + (f", <b>{len(failed)} failed</b> (first: {failed.error.iloc[0]})" if len(failed) else "")
+            + (f'; <a href="{link}" target="_blank">Dask dashboard</a>' if link else "")
         )
         if df.empty:
             return
@@ -178,4 +196,6 @@ def explore_panel(
     run.on_click(on_run)
     out = panel([*controls.values(), n_seeds, run], [figure], info=W.VBox([info, bar]))
     out.run, out.figure, out.controls, out.info = run, figure, controls, info
+    if autorun:
+        on_run(progress=False)
     return out

@@ -9,6 +9,7 @@ at the panel's sizes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ import ipywidgets as w
 import numpy as np
 import pandas as pd
 
+from .. import experiments as ex
 from .. import fabric as fb
 from ..viz import fabric as vf
 from . import FigurePane, panel, redraw
@@ -34,14 +36,14 @@ __all__ = [
 
 @dataclass(frozen=True)
 class SprayingView:
-    """What the spraying panel shows for one setting (tables from :mod:`workbench.fabric.sweeps`)."""
+    """What the spraying panel shows for one setting (tables from the fabric experiments)."""
 
     n_ranks: int
     step_label: str
-    ratio: pd.DataFrame  #: ratio_vs_size: leaves, gpus, routing, ratio
+    ratio: pd.DataFrame  #: fabric-congestion sweep over leaves x routing: collective time vs spraying
     uplink: pd.DataFrame  #: uplink_load_table of the busiest step (first three routings)
-    times: pd.DataFrame  #: time_vs_size_table: routing, size_bytes, time_s
-    connections: pd.DataFrame  #: connections_table of the busiest step
+    times: pd.DataFrame  #: collective-time-vs-size sweep: routing, size_bytes, time_s
+    connections: pd.DataFrame  #: fabric-congestion sweep at the busiest step: routing, connections_per_host
 
 
 def spraying_model(topology: fb.LeafSpine, collective: str, size_bytes: int, routings: Sequence[str]) -> SprayingView:
@@ -53,33 +55,29 @@ def spraying_model(topology: fb.LeafSpine, collective: str, size_bytes: int, rou
     >>> v.n_ranks, v.connections.connections_per_host.tolist()
     (4, [1, 2])
     """
+    failed = len(topology.failed)
+    if set(topology.failed) != {(0, s) for s in range(failed)}:
+        raise ValueError(f"the panel fails leaf 0's first uplinks only, got failed links {topology.failed}")
     n = fb.ranks_that_fit(collective, topology.n_hosts)
     steps = fb.collective_steps(collective, n, size_bytes, seed=0)
     step = fb.busiest_step(topology, steps)
+    fabric = {
+        "spines": topology.spines,
+        "hosts_per_leaf": topology.hosts_per_leaf,
+        "host_gbps": topology.host_gbps,
+        "uplink_gbps": topology.uplink_gbps,
+        "failed_uplinks": failed,
+        "collective": collective,
+        "routing": list(routings),
+    }
+    run = functools.partial(ex.sweep, client=False, progress=False)
     sizes_leaves = sorted({2, 4, 8, 16} & set(range(2, topology.leaves + 1)) | {topology.leaves})
-    ratio = fb.ratio_vs_size(
-        sizes_leaves,
-        topology.spines,
-        topology.hosts_per_leaf,
-        collective,
-        routings,
-        step=None,
-        samples=20,
-        seed=0,
-        host_gbps=topology.host_gbps,
-        uplink_gbps=topology.uplink_gbps,
-        failed_links=topology.failed,
-    )
+    ratio = run("fabric-congestion", {**fabric, "leaves": sizes_leaves, "measure": "collective_time", "samples": 20})
+    fabric["leaves"] = topology.leaves
     loads = {r: fb.link_loads(topology, step, r, seed=1) for r in routings[:3]}
-    times = fb.time_vs_size_table(topology, collective, n, np.logspace(16, 34, 10, base=2), routings, seed=2)
-    return SprayingView(
-        n,
-        step.label,
-        ratio,
-        fb.uplink_load_table(topology, loads),
-        times,
-        fb.connections_table(topology, step, routings),
-    )
+    times = run("collective-time-vs-size", {**fabric, "min_size_bytes": 2.0**16, "max_size_bytes": 2.0**34})
+    connections = run("fabric-congestion", {**fabric, "step": steps.index(step), "samples": 1})
+    return SprayingView(n, step.label, ratio, fb.uplink_load_table(topology, loads), times, connections)
 
 
 class SprayingPanel:

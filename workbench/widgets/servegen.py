@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from ..distributions import ecdf
 from ..serving import SLO, ServerConfig, capacity_search, latency_summary, simulate
-from ..serving.provisioning import server_for
+from ..serving.capacity import server_for
 from ..viz import servegen as fig_sg
 from ..workloads import servegen as sg
 from ..workloads.servegen import stats as st

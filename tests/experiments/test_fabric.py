@@ -1,0 +1,71 @@
+"""The fabric experiments reproduce the model functions they wrap and the tables notebooks 01 and 02 print."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench import experiments as ex
+from workbench import fabric as fb
+
+RUN = {"client": False, "cache": False, "progress": False}
+SMALL = {"leaves": 4, "spines": 4, "hosts_per_leaf": 4}
+
+
+def test_fabric_congestion_measures_match_the_model():
+    df = ex.sweep("fabric-congestion", {**SMALL, "routing": ["ecmp", "mp-2", "minimal"], "samples": 400}, **RUN)
+    assert list(df.columns[-5:]) == ["gpus", "step_label", "ratio", "ratio_exact", "connections_per_host"]
+    by = df.set_index("routing")
+    assert (by.gpus == 16).all() and by.ratio_exact["minimal"] == by.ratio["minimal"] == 1.0
+    topo, step = fb.leaf_spine(4, 4, 4), fb.collective_steps("halving_doubling", 16, 2**30)[0]
+    assert by.ratio_exact["ecmp"] == pytest.approx(fb.exact_congestion_ratio(topo, step, "ecmp"))
+    assert abs(by.ratio["ecmp"] - by.ratio_exact["ecmp"]) < 0.1
+    assert by.connections_per_host.tolist() == [1, 2, 4]
+    # failures vs the healthy fabric: 4 flows of leaf 0 on its 3 live uplinks (4/3 for the splitting rule)
+    fail = ex.sweep(
+        "fabric-congestion",
+        {**SMALL, "measure": "step_vs_healthy", "failed_uplinks": 1, "routing": ["spray", "minimal", "ecmp"]},
+        **RUN,
+    ).set_index("routing")
+    assert fail.ratio["minimal"] == pytest.approx(fail.ratio["spray"]) == pytest.approx(4 / 3)
+    assert fail.ratio["ecmp"] > fail.ratio["spray"]
+    worst = ex.sweep(
+        "fabric-congestion",
+        {**SMALL, "measure": "worst_step", "collective": ["ring", "halving_doubling"], "routing": ["ecmp", "minimal"]},
+        **RUN,
+    )
+    assert (worst[worst.routing == "minimal"].ratio == 1.0).all()
+    ft = ex.sweep("fabric-congestion", {"topology": "fat_tree", "k": 4, "routing": ["ecmp", "minimal"]}, **RUN)
+    assert ft.gpus.tolist() == [16, 16] and ft.ratio.iloc[1] == 1.0 and ft.ratio.iloc[0] > 1.0
+
+
+def test_fabric_congestion_rejects_bad_points_before_running():
+    with pytest.raises(ValueError, match="'routing'"):
+        ex.sweep("fabric-congestion", {"routing": ["ecmp", "hash"]}, **RUN)
+    with pytest.raises(ValueError, match="'placement'"):
+        ex.sweep("fabric-congestion", {"placement": []}, **RUN)
+    with pytest.raises(ValueError, match="'leaves'"):
+        ex.sweep("fabric-congestion", {"leaves": 0}, **RUN)
+    # a value each parameter accepts but the fabric does not: the point fails, named in the errors table
+    df = ex.sweep("fabric-congestion", {**SMALL, "failed_uplinks": [1, 4], "samples": 5}, **RUN)
+    assert len(df) == 1 and "failed_uplinks" in ex.errors(df).error.iloc[0]
+
+
+def test_collective_time_vs_size_rows_are_sizes_and_serial_equals_parallel():
+    grid = {**SMALL, "collective": "ring", "routing": ["ecmp", "spray"], "sizes": 4}
+    df = ex.sweep("collective-time-vs-size", grid, **RUN)
+    assert list(df.columns[-3:]) == ["gpus", "size_bytes", "time_s"] and len(df) == 8
+    spray = df[df.routing == "spray"]
+    expected = fb.collective_time_vs_size(fb.leaf_spine(4, 4, 4), "ring", 16, spray.size_bytes, "spray")
+    assert np.allclose(spray.time_s, expected) and np.all(np.diff(spray.time_s) > 0)
+    with pytest.raises(ValueError, match="'sizes'"):
+        ex.sweep("collective-time-vs-size", {"sizes": 0}, **RUN)
+
+
+def test_ballsbins_max_load_exact_and_monte_carlo_agree():
+    df = ex.sweep("ballsbins-max-load", [{"flows": 16, "paths": 16, "samples": 5000}], seeds=2, **RUN)
+    assert list(df.columns) == ["flows", "paths", "samples", "seed", "expected_max_exact", "expected_max_monte_carlo"]
+    assert df.expected_max_exact.iloc[0] == pytest.approx(3.078, abs=1e-3)
+    assert (abs(df.expected_max_monte_carlo - 3.078) < 0.05).all() and df.expected_max_monte_carlo.nunique() == 2
+    with pytest.raises(ValueError, match="'paths'"):
+        ex.sweep("ballsbins-max-load", {"paths": 0}, **RUN)

@@ -1,0 +1,34 @@
+"""ServeGen's use case on the ``serving-capacity`` experiment: the under-provisioning table (the ablation runs in the reproduction's test)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from workbench import experiments as ex
+from workbench.experiments.serving import provisioning_gap
+
+
+def test_provisioning_gap_is_the_sweep_pivoted_and_deterministic(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    a = provisioning_gap("m-small", hours=[14], span_s=300, seeds=1)
+    assert list(a.columns) == [
+        "hour",
+        "composed_rps",
+        "naive_rps",
+        "underprovision",
+        "feasible",
+        "requests",
+        "cv_median",
+    ]
+    b = provisioning_gap("m-small", hours=[14], span_s=300, seeds=1)  # from the cache
+    pd.testing.assert_frame_equal(a, b)
+    row = a.iloc[0]
+    assert row["composed_rps"] > 0 and row["naive_rps"] > 0 and row["feasible"]
+    assert row["underprovision"] == pytest.approx(1 - row["composed_rps"] / row["naive_rps"])
+    df = ex.sweep("serving-capacity", {"model": "m-small", "hour": 14, "span_s": 300.0}, progress=False, client=False)
+    assert df.attrs["cache_hits"] == 1 and df.capacity_rps.iloc[0] == row["composed_rps"]
+    with pytest.raises(ValueError, match="'hour'"):
+        provisioning_gap("m-small", hours=[24], span_s=300, seeds=1)
+    with pytest.raises(ValueError, match="'model'"):
+        provisioning_gap("nope", hours=[1])

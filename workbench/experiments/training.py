@@ -1,0 +1,104 @@
+"""Training-cluster studies: iteration time vs GPU count x routing, ETTR vs MTBF x checkpoint interval, and fault
+detection vs signal noise.
+
+* ``training-iteration-time`` -- one parallelism plan (``tp`` x ``pp`` x ``dp`` GPUs) of a model on a GPU type, its
+  data-parallel collective stepped on a non-blocking leaf-spine of ``hosts_per_leaf`` hosts per leaf under
+  ``routing`` (:func:`workbench.training.iteration_time`; one ECMP hashing per job, seeded). A plan that does not
+  fit raises :class:`~workbench.training.PlanError`, reported in the sweep's errors table.
+* ``training-ettr`` -- the effective training time ratio of a job whose failures arrive every ``mtbf_h`` hours,
+  checkpointing every ``interval_s`` (or migrating live): closed form (:func:`workbench.training.failures.ettr`)
+  and Monte-Carlo (:func:`workbench.training.failures.simulate`).
+* ``diagnosis-detection`` -- one job with one fault (or none) at ``noise_level`` times the default signal noise,
+  scored for one detector (:func:`workbench.training.diagnosis.run_scenario`).
+
+``routing``, ``mode`` and ``detector`` are treatments (not seeded): at a point every value sees the same draws.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+
+from ..fabric.routing import ROUTINGS
+from ..fabric.topology import leaf_spine
+from ..training import GPUS, MODELS, Plan, iteration_time
+from ..training import failures as tf
+from ..training.diagnosis import FAULT_KINDS
+from ..training.diagnosis.evaluate import DETECTORS, Scenario, run_scenario
+from ._space import Param, experiment
+
+__all__ = ["training_iteration_time", "training_ettr", "diagnosis_detection"]
+
+
+@experiment(
+    "training-iteration-time",
+    version="1",
+    params=[
+        Param("model", "gpt3-175b", choices=tuple(MODELS), doc="model"),
+        Param("gpu", "H100", choices=tuple(GPUS), doc="GPU type (its NIC sets the host links)"),
+        Param("dp", 32, "", low=1, high=65_536, doc="data-parallel degree (GPUs = tp x pp x dp)"),
+        Param("tp", 8, "", low=1, high=64, doc="tensor-parallel degree"),
+        Param("pp", 4, "", low=1, high=256, doc="pipeline-parallel degree"),
+        Param("global_batch", 512, "", low=1, doc="sequences per iteration"),
+        Param("routing", "ecmp", choices=tuple(ROUTINGS), seeded=False, doc="how the DP collective's paths are chosen"),
+        Param("collective", "ring", choices=("ring", "halving_doubling"), doc="DP all-reduce algorithm"),
+        Param("hosts_per_leaf", 32, "", low=1, high=256, doc="GPUs (one NIC each) per leaf; spines = hosts_per_leaf"),
+    ],
+)
+def training_iteration_time(*, model, gpu, dp, tp, pp, global_batch, routing, collective, hosts_per_leaf, seed):
+    """Iteration-time breakdown of one plan on a non-blocking leaf-spine."""
+    spec = GPUS[gpu]
+    plan = Plan(tp=tp, pp=pp, dp=dp, global_batch=global_batch)
+    leaves = math.ceil(plan.gpus / hosts_per_leaf)
+    topo = leaf_spine(leaves, hosts_per_leaf, hosts_per_leaf, host_gbps=spec.nic_gbps)
+    breakdown = iteration_time(MODELS[model], plan, spec, topo, routing, collective=collective, seed=seed % 2**31)
+    return {"gpus": plan.gpus, **asdict(breakdown)}
+
+
+@experiment(
+    "training-ettr",
+    version="1",
+    params=[
+        Param("mtbf_h", 3.0, "h", low=0.01, high=10_000.0, doc="mean time between job-interrupting failures"),
+        Param("interval_s", 3600.0, "s", low=1.0, high=1e7, doc="checkpoint interval"),
+        Param("mode", "checkpoint", choices=("checkpoint", "live"), seeded=False, doc="restart or live migration"),
+        Param("checkpoint_s", 60.0, "s", low=0.0, high=1e5, doc="time to write a checkpoint"),
+        Param("detect_s", 600.0, "s", low=0.0, high=1e6, doc="time to detect a failure"),
+        Param("isolate_s", 1800.0, "s", low=0.0, high=1e6, doc="time to isolate the faulty machine"),
+        Param("replicas", 200, "", low=1, high=100_000, doc="Monte-Carlo replicas of 30 days"),
+    ],
+)
+def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s, replicas, seed):
+    """ETTR in closed form and by Monte-Carlo (with its standard error over replicas)."""
+    recovery = tf.Recovery(
+        mode=mode, interval_s=interval_s, checkpoint_s=checkpoint_s, detect_s=detect_s, isolate_s=isolate_s
+    )
+    rate = 1.0 / (mtbf_h * 3600.0)
+    closed = tf.ettr(rate, recovery)
+    mc = tf.simulate(rate, recovery, replicas=replicas, seed=seed)
+    return {"ettr": closed["ettr"], "ettr_monte_carlo": mc["ettr"], "ettr_se": mc["ettr_se"]}
+
+
+@experiment(
+    "diagnosis-detection",
+    version="1",
+    params=[
+        Param("kind", "slow_gpu", choices=(*FAULT_KINDS, "none"), doc="fault injected ('none': a healthy job)"),
+        Param("detector", "c4d", choices=tuple(DETECTORS), seeded=False, doc="detector scored"),
+        Param("noise_level", 1.0, "", low=0.0, high=100.0, doc="multiple of the default signal noise"),
+        Param("severity", 2.0, "", low=1.0, high=100.0, doc="fault severity (slowdown factor)"),
+        Param("ranks", 64, "", low=2, high=65_536, doc="ranks of the job"),
+        Param("collective", "ring", choices=("ring", "halving_doubling"), doc="collective whose timings are read"),
+    ],
+)
+def diagnosis_detection(*, kind, detector, noise_level, severity, ranks, collective, seed):
+    """Whether ``detector`` raises an alarm and localizes the fault in one job, and how fast.
+
+    ``alarm``, ``correct``, ``top1`` and ``top3`` are 1 or 0 (their means over seeds are rates); ``delay_s`` and
+    ``gpu_hours`` are NaN when the detector does not localize the fault."""
+    scenario = Scenario(kind, ranks, severity, noise_level, collective=collective, seed=seed % 2**31)
+    row = run_scenario(scenario, [detector])[0]
+    return {
+        **{k: int(row[k]) for k in ("alarm", "correct", "top1", "top3")},
+        **{k: float(row[k]) for k in ("delay_s", "gpu_hours")},
+    }
