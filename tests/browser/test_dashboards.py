@@ -96,7 +96,7 @@ def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash
         assert page.evaluate(_FIGURE_STATE) != before, f"{dash.paper}: moving a control did not redraw the figure"
         page.wait_for_function(_DRAWN, timeout=90_000, polling=500)
         page.wait_for_timeout(1000)
-        page.screenshot(path=str(screenshots_dir / f"dashboard-{dash.paper}.png"))
+        page.screenshot(path=str(screenshots_dir / f"dashboard-{dash.paper}.png"), full_page=True)
         assert not requests_out, f"{dash.paper}: requests left the machine: {requests_out[:5]}"
         assert not console_errors, f"{dash.paper}: console errors: {console_errors[:5]}"
     except Exception:

@@ -246,6 +246,27 @@ def _move_control(page, panel) -> str:
     raise AssertionError("the panel has no slider, dropdown or multi-select to move")
 
 
+#: Scroll the notebook so that the panel's top (part 0) or the next screenful of it is in view; true if there was
+#: more of the panel to show.
+_SCROLL = """([panel, part]) => {
+  const scroller = panel.closest('.jp-WindowedPanel-outer') || panel.closest('.jp-Notebook');
+  if (part === 0) { panel.scrollIntoView({block: 'start'}); return true; }
+  const view = scroller.getBoundingClientRect();
+  if (panel.getBoundingClientRect().bottom <= view.bottom + 2) return false;
+  scroller.scrollTop += view.height - 60;
+  return true;
+}"""
+
+
+def _screenshots(page, panel, stem: Path, parts: int = 4) -> None:
+    """What a person sees of the panel: the whole window (file browser open), one screenful at a time."""
+    for part in range(parts):
+        if not page.evaluate(_SCROLL, [panel.element_handle(), part]):
+            break
+        page.wait_for_timeout(300)
+        page.screenshot(path=f"{stem}-{part}.png")
+
+
 def _wait(page, check, arg, budget_s: float) -> bool:
     deadline = time.monotonic() + budget_s
     while time.monotonic() < deadline:
@@ -306,10 +327,8 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str):
             )
             page.wait_for_function(_IDLE, timeout=REDRAW_S * 1000, polling=500)
             assert _wait(page, _DRAWN, panel.element_handle(), REDRAW_S), f"{name} panel {k}: figures not redrawn"
-            page.wait_for_timeout(800)  # let plotly finish its transition before the screenshot
-            panel.scroll_into_view_if_needed()
-            panel.screenshot(path=str(screenshots_dir / f"lab-{Path(name).stem}-panel{k}.png"))
-        page.screenshot(path=str(screenshots_dir / f"lab-{Path(name).stem}-window.png"))
+            page.wait_for_timeout(800)  # let plotly finish its transition before the screenshots
+            _screenshots(page, panel, screenshots_dir / f"lab-{Path(name).stem}-panel{k}")
         assert not requests_out, f"{name}: requests left the machine: {requests_out[:5]}"
         assert not console_errors, f"{name}: console errors: {console_errors[:5]}"
         print(f"{name}: cells {run} in {run_s:.1f} s, {len(panels)} panel(s)")
