@@ -252,8 +252,9 @@ _SCROLL = """([panel, part]) => {
   const scroller = panel.closest('.jp-WindowedPanel-outer') || panel.closest('.jp-Notebook');
   if (part === 0) { panel.scrollIntoView({block: 'start'}); return true; }
   const view = scroller.getBoundingClientRect();
-  if (panel.getBoundingClientRect().bottom <= view.bottom + 2) return false;
-  scroller.scrollTop += view.height - 60;
+  const below = panel.getBoundingClientRect().bottom - view.bottom;
+  if (below <= 2) return false;
+  scroller.scrollTop += Math.min(view.height - 60, below + 20);
   return true;
 }"""
 

@@ -78,6 +78,10 @@ def tidy_axes(fig: go.Figure) -> go.Figure:
     return fig
 
 
+#: Most powers of ten labelled on a log axis (beyond, every second or third one is).
+_MAX_LOG_LABELS = 7
+
+
 def _log_extent(fig: go.Figure, ax, axis: str) -> tuple[float, float] | None:
     """log10 of the smallest and largest positive values shown on log axis ``ax`` (its range, else its traces' data)."""
     if ax.range is not None and None not in ax.range:
@@ -102,8 +106,10 @@ def _tidy(ax, fig: go.Figure, axis: str) -> None:
     if ax.type == "log":
         ax.update(exponentformat="power")
         extent = None if ax.tickvals is not None or ax.dtick is not None else _log_extent(fig, ax, axis)
-        if extent is not None and np.floor(extent[1]) - np.ceil(extent[0]) >= 1:
-            ax.update(dtick=1)  # at least two powers of ten in view: label only those (no "2" and "5" between)
+        decades = None if extent is None else np.floor(extent[1]) - np.ceil(extent[0])
+        if decades is not None and decades >= 1:
+            # At least two powers of ten in view: label only those (no "2" and "5" between), at most ~7 of them.
+            ax.update(dtick=int(np.ceil((decades + 1) / _MAX_LOG_LABELS)))
     else:  # plain numbers: 800,000 rather than 0.8e+6 or 800k, 0.0001 rather than 100μ
         ax.update(exponentformat="none", separatethousands=True)
 
@@ -121,9 +127,10 @@ def _wrap(text: str, chars: int) -> tuple[str, int]:
     return "<br>".join(lines), len(lines)
 
 
-def fit_titles(fig: go.Figure, width_px: int) -> go.Figure:
+def fit_titles(fig: go.Figure, width_px: int, height_px: int | None = None) -> go.Figure:
     """Wrap the title and the subplot titles so that they fit a figure ``width_px`` wide (plotly never wraps text; a
-    long title runs past a narrow figure), with the top margin the extra title lines need.
+    long title runs past a narrow figure), with the top margin the extra title lines need; with ``height_px``, wrap
+    y-axis titles longer than their axis too (they would run into the title).
 
     Examples
     --------
@@ -148,6 +155,17 @@ def fit_titles(fig: go.Figure, width_px: int) -> go.Figure:
             extra = max(extra, int(1.3 * ann_size) * (ann_lines - 1))
     if extra:
         fig.update_layout(margin_t=(fig.layout.margin.t if fig.layout.margin.t is not None else 60) + extra)
+    if lines > 1 or extra:  # keep a wrapped title at the top, clear of the subplot titles below it
+        fig.update_layout(title_yref="container", title_y=1, title_yanchor="top", title_pad_t=12)
+    if height_px is not None:
+        top = fig.layout.margin.t if fig.layout.margin.t is not None else 60
+        plot_px = max(height_px - top - 90, 60)  # less the x-axis ticks, title and legend below
+        for ax in fig.select_yaxes():
+            if ax.title.text:
+                span = ax.domain[1] - ax.domain[0] if ax.domain else 1.0
+                ax.title.text, _ = _wrap(
+                    ax.title.text, int(plot_px * span / ((ax.title.font.size or 14) * _EM_PER_CHAR))
+                )
     return fig
 
 

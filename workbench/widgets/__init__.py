@@ -123,8 +123,8 @@ def redraw(target: go.FigureWidget | FigurePane, fresh: go.Figure, *, height: in
     if isinstance(target, FigurePane):
         fig = go.Figure(fresh)
         tidy_axes(fig)
-        fit_titles(fig, FIGURE_MIN_PX)
         fig.update_layout(width=None, autosize=True, height=height)
+        fit_titles(fig, FIGURE_MIN_PX, height)
         target.show(fig)
         return
     with target.batch_update():
