@@ -156,7 +156,8 @@ def fit_titles(fig: go.Figure, width_px: int, height_px: int | None = None) -> g
     if extra:
         fig.update_layout(margin_t=(fig.layout.margin.t if fig.layout.margin.t is not None else 60) + extra)
     if lines > 1 or extra:  # keep a wrapped title at the top, clear of the subplot titles below it
-        fig.update_layout(title_yref="container", title_y=1, title_yanchor="top", title_pad_t=12)
+        below_top = 14 / height_px if height_px else 0.03  # plotly's pad.t does not move a container-anchored title
+        fig.update_layout(title_yref="container", title_y=1 - below_top, title_yanchor="top")
     if height_px is not None:
         top = fig.layout.margin.t if fig.layout.margin.t is not None else 60
         plot_px = max(height_px - top - 90, 60)  # less the x-axis ticks, title and legend below
