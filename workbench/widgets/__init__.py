@@ -137,18 +137,12 @@ def redraw(target: go.FigureWidget | FigurePane, fresh: go.Figure, *, height: in
         target.layout.height = height
 
 
-#: A control whose description is longer than this spans two grid columns (a checkbox's label is cut, not wrapped).
-LONG_DESCRIPTION = 30
-
-
 def _fit(control: W.Widget) -> W.Widget:
     """Let a control fill its grid cell and show its whole description."""
     if hasattr(control, "style") and hasattr(control.style, "description_width"):
         control.style.description_width = "initial"
     if isinstance(control, W.Checkbox):
         control.indent = False  # no blank description column before the box
-    if len(getattr(control, "description", "") or "") > LONG_DESCRIPTION:
-        control.layout.grid_column = "span 2"
     control.layout.width = "auto"
     control.layout.min_width = "0"
     return control
