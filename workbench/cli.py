@@ -155,7 +155,6 @@ def _cmd_data_fetch(args: argparse.Namespace) -> int:
 
 
 def _cmd_dashboard(args: argparse.Namespace) -> int:
-    import os
     import subprocess
 
     from . import dashboards
@@ -168,10 +167,10 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
     print(f"dashboards: {len(paths)} notebooks in {out}")
     if args.build_only:
         return 0
-    cmd = [sys.executable, "-m", "voila", "--no-browser", f"--port={args.port}", "--Voila.ip=127.0.0.1", str(out)]
+    cmd, env = dashboards.voila_command(out, args.port)
     print(f"serving on http://127.0.0.1:{args.port}/voila/render/index.ipynb (Ctrl+C stops)")
     try:
-        return subprocess.call(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        return subprocess.call(cmd, env=env)
     except KeyboardInterrupt:
         return 0
 

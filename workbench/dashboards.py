@@ -4,6 +4,9 @@ A dashboard is a tiny generated notebook that imports the paper's panel from :mo
 it, so there is no second copy of panel code: a fix to a panel is a fix to its dashboard. :func:`build` writes the
 notebooks; ``workbench dashboard`` builds them and serves them with Voilà on 127.0.0.1 (``make dashboard``).
 
+:func:`voila_command` is how they are served: offline (the ``workbench`` template drops the lab template's Font
+Awesome CDN links; Voilà's bundle carries the icons) and quiet (no extension that logs errors outside JupyterLab is loaded).
+
 The landing page shows each paper's verdict counts: measured ones from ``scoreboard.json`` when ``workbench
 reproduce`` has written it, otherwise the verdicts the registry expects (which the test suite asserts), labelled as
 such.
@@ -16,7 +19,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Dashboard", "DASHBOARDS", "build", "landing_html"]
+__all__ = ["Dashboard", "DASHBOARDS", "build", "landing_html", "voila_command"]
+
+#: Where the workbench's Voilà template lives (``<here>/voila/templates/workbench``), added to ``JUPYTER_PATH``.
+TEMPLATES = Path(__file__).parent / "templates"
+#: JupyterLab extensions a dashboard does not load: jupytext's expects JupyterLab's document manager, which Voilà does
+#: not provide, and logs an error in every dashboard. (An allow-list of plotly's renderer alone also drops the widget
+#: manager Voilà needs, so no panel shows.)
+DENIED_EXTENSIONS = ("jupyterlab-jupytext",)
 
 
 @dataclass(frozen=True)
@@ -162,3 +172,29 @@ def build(out_dir: str | os.PathLike, *, scoreboard: str | os.PathLike | None = 
     path.write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
     written.append(path)
     return written
+
+
+def voila_command(directory: str | os.PathLike, port: int) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment that serve ``directory`` with Voilà on ``127.0.0.1:port``.
+
+    Examples
+    --------
+    >>> cmd, env = voila_command("out/dashboards", 8866)
+    >>> cmd[1:3], "--template=workbench" in cmd, env["JUPYTER_PATH"].split(os.pathsep)[0] == str(TEMPLATES)
+    (['-m', 'voila'], True, True)
+    """
+    import sys
+
+    cmd = [
+        sys.executable,
+        "-m",
+        "voila",
+        "--no-browser",
+        f"--port={int(port)}",
+        "--Voila.ip=127.0.0.1",
+        "--template=workbench",
+        *(f"--VoilaConfiguration.extension_denylist={name}" for name in DENIED_EXTENSIONS),
+        str(directory),
+    ]
+    path = os.pathsep.join(p for p in (str(TEMPLATES), os.environ.get("JUPYTER_PATH", "")) if p)
+    return cmd, {**os.environ, "JUPYTER_PATH": path, "PYTHONUNBUFFERED": "1"}

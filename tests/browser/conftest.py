@@ -109,6 +109,13 @@ def lab(workdir, tmp_path_factory):
     (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False})
     )
+    # Lab's debugger logs "Could not restore the debugger state" errors when a test shuts a kernel down while it
+    # answers the debugger's start-up requests; the tests do not use the debugger, so it is disabled.
+    config = tmp_path_factory.mktemp("lab-config")
+    (config / "labconfig").mkdir()
+    (config / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/debugger-extension": True}})
+    )
     port = _free_port()
     log = workdir / "lab.log"
     cmd = [
@@ -129,7 +136,9 @@ def lab(workdir, tmp_path_factory):
     if hasattr(os, "getuid") and os.getuid() == 0:
         cmd.append("--allow-root")
     with log.open("w") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=workdir)
+        proc = subprocess.Popen(
+            cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=workdir, env={**os.environ, "JUPYTER_CONFIG_DIR": str(config)}
+        )
     try:
         _wait_http(f"http://127.0.0.1:{port}/api/status?token={TOKEN}", proc, log)
         yield f"http://127.0.0.1:{port}"

@@ -1,5 +1,6 @@
 """Every paper's dashboard as a colleague sees it: the landing page lists the papers with verdict counts, each app
-loads its panel (no code, no error), one control redraws its figure, and nothing runs past the window at 1366x768."""
+loads its panel (no code, no error), every figure is drawn, one control redraws its figure, nothing runs past the
+window at 1366x768, no request leaves the machine and the browser console shows no error."""
 
 from __future__ import annotations
 
@@ -9,12 +10,21 @@ from pathlib import Path
 import pytest
 
 from workbench.dashboards import DASHBOARDS
+from workbench.widgets import FIGURE_CLASS
 
 pytestmark = pytest.mark.browser
 
 VIEWPORT = {"width": 1366, "height": 768}
 _FIGURE_STATE = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(p =>
   Array.from(p.querySelectorAll('.cartesianlayer, .heatmaplayer, .barlayer')).map(l => l.innerHTML).join('')).join('|')"""
+#: Every figure pane showing a figure has drawn it in a box of real size (not collapsed to zero height).
+_DRAWN = f"""() => {{
+  const shown = Array.from(document.querySelectorAll('.{FIGURE_CLASS}')).filter(p => p.querySelector('.jp-RenderedPlotly'));
+  return shown.length > 0 && shown.every(p => {{ const r = p.getBoundingClientRect();
+                                               return !!p.querySelector('.main-svg') && r.height > 50 && r.width > 50; }});
+}}"""
+#: URLs a dashboard may load: its own server, inline data and blobs (plotly's image export).
+LOCAL = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")
 _OVERFLOW = """() => Array.from(document.querySelectorAll('.jupyter-widgets *, .js-plotly-plot'))
   .filter(e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.right > window.innerWidth + 2; })
   .slice(0, 5).map(e => `${e.tagName}.${e.className.baseVal ?? e.className} right=${Math.round(e.getBoundingClientRect().right)}`)"""
@@ -22,6 +32,10 @@ _OVERFLOW = """() => Array.from(document.querySelectorAll('.jupyter-widgets *, .
 
 def test_landing_page_lists_every_dashboard(browser, voila, screenshots_dir: Path):
     page = browser.new_page(viewport=VIEWPORT)
+    console_errors: list[str] = []
+    requests_out: list[str] = []
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    page.on("request", lambda r: None if r.url.startswith(LOCAL) else requests_out.append(r.url))
     try:
         page.goto(f"{voila}/voila/render/index.ipynb", wait_until="commit")
         page.wait_for_selector("table a", timeout=120_000)
@@ -29,6 +43,8 @@ def test_landing_page_lists_every_dashboard(browser, voila, screenshots_dir: Pat
         assert links.count() == len(DASHBOARDS)
         assert "reproduced" in page.inner_text("table")
         page.screenshot(path=str(screenshots_dir / "dashboard-index.png"))
+        assert not requests_out, f"requests left the machine: {requests_out[:5]}"
+        assert not console_errors, f"console errors: {console_errors[:5]}"
     finally:
         page.close()
 
@@ -51,6 +67,11 @@ PENDING: dict[str, str] = {}  # paper id -> reason, for a dashboard with a known
 )
 def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash):
     page = browser.new_page(viewport=VIEWPORT)
+    console_errors: list[str] = []
+    requests_out: list[str] = []
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: console_errors.append(str(e)))
+    page.on("request", lambda r: None if r.url.startswith(LOCAL) else requests_out.append(r.url))
     try:
         page.goto(f"{voila}/voila/render/{dash.filename}", timeout=240_000, wait_until="commit")
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=240_000)
@@ -73,8 +94,11 @@ def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash
         while page.evaluate(_FIGURE_STATE) == before and time.monotonic() < deadline:
             page.wait_for_timeout(500)
         assert page.evaluate(_FIGURE_STATE) != before, f"{dash.paper}: moving a control did not redraw the figure"
+        page.wait_for_function(_DRAWN, timeout=90_000, polling=500)
         page.wait_for_timeout(1000)
-        page.screenshot(path=str(screenshots_dir / f"dashboard-{dash.paper}.png"))
+        page.screenshot(path=str(screenshots_dir / f"dashboard-{dash.paper}.png"), full_page=True)
+        assert not requests_out, f"{dash.paper}: requests left the machine: {requests_out[:5]}"
+        assert not console_errors, f"{dash.paper}: console errors: {console_errors[:5]}"
     except Exception:
         _failed(page, screenshots_dir, f"dashboard-{dash.paper}")
         raise

@@ -11,10 +11,11 @@ plotly.js) and nothing is fetched from a CDN, so notebooks and dashboards work o
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-__all__ = ["TEMPLATE", "COLORS", "style", "tidy_axes", "mark_x", "setup_notebook"]
+__all__ = ["TEMPLATE", "COLORS", "style", "tidy_axes", "fit_titles", "mark_x", "setup_notebook"]
 
 TEMPLATE = "plotly_white"
 #: Colour per recurring series, so the same thing has the same colour in every figure.
@@ -60,26 +61,113 @@ def style(
 
 
 def tidy_axes(fig: go.Figure) -> go.Figure:
-    """Number formats people read without a legend: powers of ten on log axes (``10^-6``, not ``1μ``) and no SI
+    """Number formats people read without a legend: powers of ten on log axes (``10^-6``, not ``1μ``; only the powers
+    of ten are labelled when at least two are in view) and no SI
     suffixes on linear axes (``0.0001`` and ``800,000``, never ``100μ`` or ``0.8e+6``). Idempotent; :func:`style` and the panels'
     redraw call it, so axes set to log after :func:`style` are covered too.
 
     Examples
     --------
-    >>> f = tidy_axes(go.Figure(layout={"yaxis": {"type": "log"}}))
-    >>> f.layout.yaxis.exponentformat, f.layout.xaxis.exponentformat
-    ('power', 'none')
+    >>> f = tidy_axes(go.Figure(go.Scatter(x=[1, 2], y=[0.5, 300]), layout={"yaxis": {"type": "log"}}))
+    >>> f.layout.yaxis.exponentformat, f.layout.yaxis.dtick, f.layout.xaxis.exponentformat
+    ('power', 1, 'none')
     """
-    fig.for_each_xaxis(_tidy)
-    fig.for_each_yaxis(_tidy)
+    for axis in ("x", "y"):
+        for ax in getattr(fig, f"select_{axis}axes")():
+            _tidy(ax, fig, axis)
     return fig
 
 
-def _tidy(ax) -> None:
+#: Most powers of ten labelled on a log axis (beyond, every second or third one is).
+_MAX_LOG_LABELS = 7
+
+
+def _log_extent(fig: go.Figure, ax, axis: str) -> tuple[float, float] | None:
+    """log10 of the smallest and largest positive values shown on log axis ``ax`` (its range, else its traces' data)."""
+    if ax.range is not None and None not in ax.range:
+        return float(min(ax.range)), float(max(ax.range))
+    ref = axis + ax.plotly_name[len(axis) + 4 :]  # "xaxis2" -> "x2"
+    values = []
+    for trace in fig.data:
+        if (getattr(trace, f"{axis}axis", None) or axis) == ref and getattr(trace, axis, None) is not None:
+            try:
+                v = np.asarray(getattr(trace, axis), dtype=float).ravel()
+            except (TypeError, ValueError):  # categories or dates: not a log axis's data
+                continue
+            v = v[np.isfinite(v) & (v > 0)]
+            if v.size:
+                values.append((v.min(), v.max()))
+    if not values:
+        return None
+    return float(np.log10(min(v[0] for v in values))), float(np.log10(max(v[1] for v in values)))
+
+
+def _tidy(ax, fig: go.Figure, axis: str) -> None:
     if ax.type == "log":
         ax.update(exponentformat="power")
+        extent = None if ax.tickvals is not None or ax.dtick is not None else _log_extent(fig, ax, axis)
+        decades = None if extent is None else np.floor(extent[1]) - np.ceil(extent[0])
+        if decades is not None and decades >= 1:
+            # At least two powers of ten in view: label only those (no "2" and "5" between), at most ~7 of them.
+            ax.update(dtick=int(np.ceil((decades + 1) / _MAX_LOG_LABELS)))
     else:  # plain numbers: 800,000 rather than 0.8e+6 or 800k, 0.0001 rather than 100μ
         ax.update(exponentformat="none", separatethousands=True)
+
+
+#: Average glyph width of plotly's default font, in ems (for estimating how many characters fit a width).
+_EM_PER_CHAR = 0.56
+
+
+def _wrap(text: str, chars: int) -> tuple[str, int]:
+    import textwrap
+
+    if not text or "<br" in text or len(text) <= chars:
+        return text, 1
+    lines = textwrap.wrap(text, max(chars, 12))
+    return "<br>".join(lines), len(lines)
+
+
+def fit_titles(fig: go.Figure, width_px: int, height_px: int | None = None) -> go.Figure:
+    """Wrap the title and the subplot titles so that they fit a figure ``width_px`` wide (plotly never wraps text; a
+    long title runs past a narrow figure), with the top margin the extra title lines need; with ``height_px``, wrap
+    y-axis titles longer than their axis too (they would run into the title).
+
+    Examples
+    --------
+    >>> f = fit_titles(go.Figure(layout={"title": {"text": "A rather long title for a figure in a narrow cell"}}), 300)
+    >>> f.layout.title.text.count("<br>"), f.layout.margin.t
+    (1, 82)
+    """
+    size = fig.layout.title.font.size or 17
+    usable = width_px - (fig.layout.margin.l if fig.layout.margin.l is not None else 80) * 0.3
+    text, lines = _wrap(fig.layout.title.text or "", int(usable / (size * _EM_PER_CHAR)))
+    if lines > 1:
+        top = fig.layout.margin.t if fig.layout.margin.t is not None else 60
+        fig.update_layout(title_text=text, margin_t=top + int(1.3 * size) * (lines - 1))
+    # Subplot titles: paper-anchored annotations above a column (make_subplots), as wide as their column.
+    widths = [ax.domain[1] - ax.domain[0] for ax in fig.select_xaxes() if ax.domain]
+    column = min(widths) if widths else 1.0
+    extra = 0
+    for ann in fig.layout.annotations:
+        if ann.xref == "paper" and ann.yref == "paper" and not ann.showarrow and ann.yanchor == "bottom":
+            ann_size = ann.font.size or 16
+            ann.text, ann_lines = _wrap(ann.text or "", int(width_px * column / (ann_size * _EM_PER_CHAR)))
+            extra = max(extra, int(1.3 * ann_size) * (ann_lines - 1))
+    if extra:
+        fig.update_layout(margin_t=(fig.layout.margin.t if fig.layout.margin.t is not None else 60) + extra)
+    if lines > 1 or extra:  # keep a wrapped title at the top, clear of the subplot titles below it
+        below_top = 14 / height_px if height_px else 0.03  # plotly's pad.t does not move a container-anchored title
+        fig.update_layout(title_yref="container", title_y=1 - below_top, title_yanchor="top")
+    if height_px is not None:
+        top = fig.layout.margin.t if fig.layout.margin.t is not None else 60
+        plot_px = max(height_px - top - 90, 60)  # less the x-axis ticks, title and legend below
+        for ax in fig.select_yaxes():
+            if ax.title.text:
+                span = ax.domain[1] - ax.domain[0] if ax.domain else 1.0
+                ax.title.text, _ = _wrap(
+                    ax.title.text, int(plot_px * span / ((ax.title.font.size or 14) * _EM_PER_CHAR))
+                )
+    return fig
 
 
 def mark_x(

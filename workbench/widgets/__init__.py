@@ -23,14 +23,29 @@ from collections.abc import Sequence
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from ..viz import tidy_axes
+from ..viz import fit_titles, tidy_axes
 
-__all__ = ["FigurePane", "Panel", "redraw", "panel", "controls_grid", "figures_grid", "FIGURE_MIN_PX", "CONTROL_MIN_PX"]
+__all__ = [
+    "FigurePane",
+    "Panel",
+    "redraw",
+    "panel",
+    "controls_grid",
+    "figures_grid",
+    "FIGURE_MIN_PX",
+    "CONTROL_MIN_PX",
+    "PANEL_CLASS",
+    "FIGURE_CLASS",
+]
 
 #: Narrowest a figure cell gets before the figures wrap onto another row (two side by side need ~900 px).
 FIGURE_MIN_PX = 440
 #: Narrowest a control cell gets before the controls wrap.
 CONTROL_MIN_PX = 300
+#: CSS classes on every panel's top-level element and on every figure pane: a stable marker for the browser tests
+#: (and for any page that embeds panels) that does not depend on which controls or figures a panel has.
+PANEL_CLASS = "wb-panel"
+FIGURE_CLASS = "wb-figure"
 
 
 class FigurePane(W.Output):
@@ -49,6 +64,7 @@ class FigurePane(W.Output):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.add_class(FIGURE_CLASS)
         self.figure = go.Figure()
         self.layout.width = "100%"
         self.layout.min_width = "0"
@@ -79,7 +95,7 @@ class FigurePane(W.Output):
                 "output_type": "display_data",
                 "metadata": {},
                 "data": {
-                    "application/vnd.plotly.v1+json": {**bundle, "config": {"responsive": True}},
+                    "application/vnd.plotly.v1+json": bundle,
                     "text/plain": f"<{fig.layout.title.text or 'figure'}>",
                 },
             },
@@ -87,7 +103,12 @@ class FigurePane(W.Output):
 
 
 class Panel(W.VBox):
-    """A panel's top-level widget; before its notebook runs, it reads as a hint instead of a widget repr."""
+    """A panel's top-level widget (CSS class :data:`PANEL_CLASS`); before its notebook runs, it reads as a hint
+    instead of a widget repr."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_class(PANEL_CLASS)
 
     def __repr__(self) -> str:
         return "Interactive panel: run the notebook (or this cell) to use it."
@@ -96,12 +117,14 @@ class Panel(W.VBox):
 def redraw(target: go.FigureWidget | FigurePane, fresh: go.Figure, *, height: int = 380) -> None:
     """Replace what ``target`` shows with ``fresh``.
 
-    The figure fills the width of its cell (``autosize``, no fixed width), so it never runs past the output area.
+    The figure fills the width of its cell (``autosize``, no fixed width), so it never runs past the output area;
+    its titles are wrapped to fit the narrowest cell (:data:`FIGURE_MIN_PX`).
     """
     if isinstance(target, FigurePane):
         fig = go.Figure(fresh)
         tidy_axes(fig)
         fig.update_layout(width=None, autosize=True, height=height)
+        fit_titles(fig, FIGURE_MIN_PX, height)
         target.show(fig)
         return
     with target.batch_update():
@@ -118,6 +141,8 @@ def _fit(control: W.Widget) -> W.Widget:
     """Let a control fill its grid cell and show its whole description."""
     if hasattr(control, "style") and hasattr(control.style, "description_width"):
         control.style.description_width = "initial"
+    if isinstance(control, W.Checkbox):
+        control.indent = False  # no blank description column before the box
     control.layout.width = "auto"
     control.layout.min_width = "0"
     return control
