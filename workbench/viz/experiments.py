@@ -69,7 +69,7 @@ def errorbar_lines(
             raise ValueError(f"column {col!r} is not in the summary (columns: {', '.join(summary.columns)})")
     cols = list(pd.unique(summary[facet_col])) if facet_col else [None]
     rows = list(pd.unique(summary[facet_row])) if facet_row else [None]
-    titles = [" / ".join(str(v) for v in (r, c) if v is not None) for r in rows for c in cols]
+    titles = [" / ".join(_facet_label(v) for v in (r, c) if v is not None) for r in rows for c in cols]
     fig = make_subplots(
         rows=len(rows),
         cols=len(cols),
@@ -116,3 +116,12 @@ def errorbar_lines(
     fig.update_xaxes(title_text=x_title, row=len(rows))
     fig.update_yaxes(title_text=y_title, col=1)
     return fig
+
+
+def _facet_label(value) -> str:
+    """A facet value as a panel title: a result column such as ``p50_s`` reads ``p50`` (its unit is in ``y_title``)."""
+    text = str(value)
+    for unit in ("_s", "_ms", "_us", "_bytes", "_pkts", "_rps"):
+        if text.endswith(unit) and len(text) > len(unit):
+            return text[: -len(unit)].replace("_", " ")
+    return text

@@ -44,7 +44,9 @@ class ServingHardwarePanel:
         self.tp = W.Dropdown(options=[1, 2, 4, 8], value=tp, description="tensor parallel")
         self.scheduler = W.Dropdown(options=["vllm", "sarathi", "orca"], value=scheduler, description="scheduler")
         self.overlap = W.Checkbox(value=False, description="overlapped (NanoFlow)")
-        self.disagg = W.Checkbox(value=False, description="disaggregated (1 prefill + 1 decode replica)")
+        self.disagg = W.Checkbox(
+            value=False, description="disaggregated", tooltip="one prefill replica and one decode replica"
+        )
         self.source = W.Dropdown(
             options=[m for m, (kind, _) in sg.MODELS.items() if kind == "language"],
             value=source,
