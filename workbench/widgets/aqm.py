@@ -17,7 +17,7 @@ import pandas as pd
 from .. import aqm
 from .. import experiments as ex
 from ..viz import aqm as viz
-from . import FigurePane, panel, redraw
+from . import FigurePane, html_table, panel, redraw
 
 __all__ = ["PanelResult", "pred_panel", "panel_model"]
 
@@ -102,19 +102,18 @@ def panel_model(
 def _table(result: PanelResult) -> str:
     fct = result.fct
     first = fct[fct.size_class == aqm.SIZE_CLASSES[0][0]].set_index("marking")
-    rows = "".join(
-        f"<tr><td>{m}</td><td>{first.loc[m, 'utilization']:.3f}</td><td>{first.loc[m, 'mean_queue_pkts']:.1f}</td>"
-        + (
-            f"<td>{first.loc[m, 'p50_s'] * 1e6:.0f}</td><td>{int(first.loc[m, 'count'])}</td></tr>"
-            if first.loc[m, "count"]
-            else "<td>no small flow finished</td><td>0</td></tr>"
-        )
+    rows = [
+        [
+            m,
+            f"{first.loc[m, 'utilization']:.3f}",
+            f"{first.loc[m, 'mean_queue_pkts']:.1f}",
+            f"{first.loc[m, 'p50_s'] * 1e6:.0f}" if first.loc[m, "count"] else "no small flow finished",
+            int(first.loc[m, "count"]),
+        ]
         for m in first.index
-    )
-    return (
-        "<table><tr><th>marking</th><th>utilization</th><th>mean queue (pkts)</th>"
-        "<th>small-flow p50 FCT (us)</th><th>small flows</th></tr>" + rows + "</table>"
-    )
+    ]
+    header = ["marking", "utilization", "mean queue (pkts)", "small-flow p50 FCT (us)", "small flows"]
+    return html_table(header, rows)
 
 
 def pred_panel() -> W.Widget:

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..training import diagnosis as dg
 from ..viz import diagnosis as vd
-from . import FigurePane, panel, redraw
+from . import FigurePane, html_table, panel, redraw
 
 __all__ = ["fault_panel", "panel_model"]
 
@@ -75,18 +75,22 @@ def fault_panel() -> W.Widget:
         redraw(heat, vd.timing_heatmap(out["signals"], out["suspects"]), height=420)
         redraw(curves, vd.pr_curves(out["sweep"]), height=420)
         f = out["signals"].faults[0]
-        rows = "".join(
-            f"<tr><td>{n}</td><td>{'yes' if r.alarm else 'no'}</td><td>{'yes' if r.top1 else 'no'}</td>"
-            f"<td>{'yes' if r.top3 else 'no'}</td><td>{'' if pd.isna(r.delay_s) else f'{r.delay_s:.1f}'}</td></tr>"
+        yes = {True: "yes", False: "no"}
+        rows = [
+            [
+                n,
+                yes[bool(r.alarm)],
+                yes[bool(r.top1)],
+                yes[bool(r.top3)],
+                "" if pd.isna(r.delay_s) else f"{r.delay_s:.1f}",
+            ]
             for n, r in out["scores"].iterrows()
-        )
-        info.value = (
-            f"fault on rank {f.rank} (machine {f.machine(out['signals'].job.ranks_per_machine)}) from "
-            f"iteration {f.onset_iteration}; "
-            f"curves over {out['pr_ranks']}-rank jobs"
-            "<table><tr><th>detector</th><th>alarm</th><th>top-1</th><th>top-3</th><th>delay (s)</th></tr>"
-            + rows
-            + "</table>"
+        ]
+        info.value = html_table(
+            ["detector", "alarm", "top-1", "top-3", "delay (s)"],
+            rows,
+            caption=f"fault on rank {f.rank} (machine {f.machine(out['signals'].job.ranks_per_machine)}) from "
+            f"iteration {f.onset_iteration}; curves over {out['pr_ranks']}-rank jobs",
         )
 
     for w in (kind, severity, ranks, noise, collective, detector):

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .. import placement as P
 from ..viz import placement as vp
-from . import FigurePane, panel, redraw
+from . import FigurePane, html_table, panel, redraw
 
 __all__ = ["HotspotView", "hotspot_panel", "panel_model"]
 
@@ -87,13 +87,10 @@ def hotspot_panel() -> W.Widget:
             height=360,
         )
         redraw(fig_cdf, vp.utilization_cdf(view.utilization, threshold=hot.value), height=360)
-        rows = "".join(
-            f"<tr><td>{r.policy}</td><td>{r.hot_tors}</td><td>{r.intensive_on_hot:.1%}</td><td>{r.migrated}</td></tr>"
-            for r in view.policies.itertuples()
-        )
-        info.value = (
-            f"knee at {view.knee:.0%} utilization<table><tr><th>policy</th><th>hot ToRs</th>"
-            "<th>network-intensive tasks on hot ToRs</th><th>migrated</th></tr>" + rows + "</table>"
+        info.value = html_table(
+            ["policy", "hot ToRs", "network-intensive tasks on hot ToRs", "migrated"],
+            [[r.policy, r.hot_tors, f"{r.intensive_on_hot:.1%}", r.migrated] for r in view.policies.itertuples()],
+            caption=f"knee at {view.knee:.0%} utilization",
         )
 
     for w in (cv, mean_u, sigma, noise, choices, hot, migrate):

@@ -19,7 +19,7 @@ from ..serving.capacity import server_for
 from ..viz import servegen as fig_sg
 from ..workloads import servegen as sg
 from ..workloads.servegen import stats as st
-from . import FigurePane, panel, redraw
+from . import FigurePane, html_table, panel, redraw
 
 __all__ = ["ServeGenPanel", "servegen_panel"]
 
@@ -141,8 +141,7 @@ class ServeGenPanel:
             curves[name] = ecdf(m["ttft_s"].where(~m["rejected"], float("inf")).to_numpy())
             ok = "meets" if s["ttft_p99_s"] <= slo.ttft_s else "misses"
             rows.append(
-                f"<tr><td>{name}</td><td>{len(w)}</td><td>{s['ttft_p50_s']:.2f}</td>"
-                f"<td>{s['ttft_p99_s']:.2f}</td><td>{1000 * s['tbt_p50_s']:.0f}</td><td>{ok}</td></tr>"
+                [name, len(w), f"{s['ttft_p50_s']:.2f}", f"{s['ttft_p99_s']:.2f}", f"{1000 * s['tbt_p50_s']:.0f}", ok]
             )
         redraw(
             self.timeline,
@@ -158,9 +157,8 @@ class ServeGenPanel:
             height=320,
         )
         redraw(self.ttft, fig_sg.ttft_cdf_figure(curves, slo_s=slo.ttft_s, fig=go.Figure()), height=320)
-        self.stats.value = (
-            "<table><tr><th>workload</th><th>requests</th><th>p50 TTFT (s)</th><th>p99 TTFT (s)</th>"
-            "<th>p50 TBT (ms)</th><th>SLO</th></tr>" + "".join(rows) + "</table>"
+        self.stats.value = html_table(
+            ["workload", "requests", "p50 TTFT (s)", "p99 TTFT (s)", "p50 TBT (ms)", "SLO"], rows
         )
         self.capacity.value = ""
 
