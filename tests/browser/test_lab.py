@@ -311,9 +311,11 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str):
         assert panels, f"{name}: no panel rendered"
         for k, panel in enumerate(panels):
             panel.scroll_into_view_if_needed()
-            # A panel that draws on a button press (a sweep) shows no figure until it is pressed.
-            on_button = not panel.locator(".jp-RenderedPlotly").count()
-            if on_button:
+            # A sweep panel redraws on its run button, whether or not it ran its first grid when built; any other
+            # panel that shows no figure yet draws on its first button.
+            sweep_button = panel.locator(".widget-button", has_text="Run sweep")
+            on_button = bool(sweep_button.count()) or not panel.locator(".jp-RenderedPlotly").count()
+            if on_button and not sweep_button.count():
                 panel.locator(".widget-button").first.click()
             assert _wait(page, _DRAWN, panel.element_handle(), REDRAW_S), f"{name} panel {k}: figures not drawn"
             overflow = panel.evaluate(_OVERFLOW)
@@ -321,7 +323,7 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str):
             before = panel.evaluate(_FIGURE_STATE)
             how = _move_control(page, panel)
             if on_button:
-                panel.locator(".widget-button").first.click()
+                (sweep_button if sweep_button.count() else panel.locator(".widget-button")).first.click()
             changed = f"(p) => ({_FIGURE_STATE})(p) !== {json.dumps(before)}"
             assert _wait(page, changed, panel.element_handle(), REDRAW_S), (
                 f"{name} panel {k}: moving a {how} did not redraw"
