@@ -124,7 +124,7 @@ def test_port_statistics_by_hand_and_without_effect_on_the_run():
         return simulate_packets(
             [10.0, 10.0, 2.5, 10.0, 10.0, 10.0], [False, False, True, False, False, False], PredConfig(),
             [((0, 2),)], [((3, 4),)], [0.0], [15_000], link_delay_s=1e-6, buffer_pkts=100, rtt_s=10e-6,
-            window_s=window_s,
+            window_s=window_s, seed=0,
         )  # fmt: skip
 
     measured, plain = run((0.0, 60e-6)), run(None)
