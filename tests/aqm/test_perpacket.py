@@ -26,7 +26,7 @@ def _incast(n_pkts: int, buffer_pkts: int) -> pd.DataFrame:
     return simulate_packets(
         CAP, SWITCH, RedMarking.step(15), DATA, ACKS, [0.0] * 3, [1500 * n_pkts] * 3,
         link_delay_s=1e-6, buffer_pkts=buffer_pkts, min_rto_s=RTO_S,
-    )  # fmt: skip
+    ).flows  # fmt: skip
 
 
 def test_shared_fifo_by_hand():
@@ -90,7 +90,7 @@ def test_alpha_starting_at_zero_cuts_less_and_loses_more():
         return simulate_packets(
             CAP, SWITCH, RedMarking.step(15), DATA, ACKS, [0.0, 1e-6, 2e-6], [1_500_000] * 3,
             link_delay_s=1e-6, buffer_pkts=40, dctcp_alpha0=alpha0,
-        )  # fmt: skip
+        ).flows  # fmt: skip
 
     linux, htsim = run(1.0), run(0.0)
     assert linux.finished.all() and htsim.finished.all()
@@ -109,8 +109,29 @@ def test_marking_on_arrival_or_on_departure_by_hand():
             [10.0, 10.0, 2.5, 10.0, 10.0, 10.0], [False, False, True, False, False, False], RedMarking.step(5),
             [((0, 2),), ((1, 2),)], [((3, 4),), ((3, 5),)], [0.0, 13e-6], [15_000, 15_000],
             link_delay_s=1e-6, buffer_pkts=100, mark_on=mark_on,
-        )  # fmt: skip
+        ).flows  # fmt: skip
         return out.marked_acks.tolist()
 
     assert run("arrival") == [4, 10]
     assert run("departure") == [9, 5]
+
+
+def test_port_statistics_by_hand_and_without_effect_on_the_run():
+    # flow A alone: its 10 packets reach the 2.5 Gbit/s port at 2.2 + 1.2 i us and keep it busy until 50.2 us; the
+    # queued work is 4.8 us per arrival minus the time served, whose integral over the busy period is
+    # 4.8 x (480 - 1.2 x 45) - 48^2 / 2 = 892.8 us^2, i.e. 186 packet-us: over a 60 us window 3.1 packets, busy 0.8
+    def run(window_s):
+        return simulate_packets(
+            [10.0, 10.0, 2.5, 10.0, 10.0, 10.0], [False, False, True, False, False, False], PredConfig(),
+            [((0, 2),)], [((3, 4),)], [0.0], [15_000], link_delay_s=1e-6, buffer_pkts=100, rtt_s=10e-6,
+            window_s=window_s, seed=0,
+        )  # fmt: skip
+
+    measured, plain = run((0.0, 60e-6)), run(None)
+    port = measured.links.set_index("link").loc[2]
+    assert port.mean_queue_pkts == pytest.approx(186 / 60, rel=1e-9)
+    assert port.utilization == pytest.approx(0.8, rel=1e-9)
+    pd.testing.assert_frame_equal(measured.flows, plain.flows)
+    assert plain.links.mean_queue_pkts.isna().all()
+    with pytest.raises(ValueError, match="window_s"):
+        run((1e-3, 1e-4))

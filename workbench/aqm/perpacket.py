@@ -41,6 +41,7 @@ import pandas as pd
 
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
+from .packet import SimResult
 from .perpacket_loop import simulate
 from .pred import PredConfig
 from .red import RedMarking
@@ -67,9 +68,10 @@ def simulate_packets(
     mark_on: str = "arrival",
     min_rto_s: float = 0.25,
     rtt_s: float | None = None,
+    window_s: tuple[float, float] | None = None,
     seed: Seed = None,
-) -> pd.DataFrame:
-    """Run flows packet by packet and return their completion times.
+) -> SimResult:
+    """Run flows packet by packet to completion: their completion times, and the switch ports' statistics.
 
     Parameters
     ----------
@@ -105,24 +107,31 @@ def simulate_packets(
         Retransmission timeout.
     rtt_s : float or None
         The base RTT PRED's control periods are counted in (required with PRED).
+    window_s : (float, float) or None
+        Where the switch ports' utilization and time-mean queue are measured (default: nowhere, NaN). Keeping
+        them costs a little time and never changes the run.
     seed : int, Generator or None
         Random stream of the marking draws (only a ramp with probabilities below 1 uses it).
 
     Returns
     -------
-    DataFrame
-        ``flow_id, size_bytes, start_s, fct_s, finished, retransmits, timeouts, marked_acks``, one row per flow
-        (``timeouts``: retransmissions sent after a retransmission timeout rather than by fast retransmit;
-        ``marked_acks``: ACKs that echoed a CE mark).
+    SimResult
+        ``flows``: ``flow_id, size_bytes, start_s, fct_s, finished, retransmits, timeouts, marked_acks``, one row
+        per flow (``timeouts``: retransmissions sent after a retransmission timeout rather than by fast retransmit;
+        ``marked_acks``: ACKs that echoed a CE mark). ``links``: every switch port's ``link, utilization,
+        mean_queue_pkts`` inside ``window_s`` (the queue in full-size packets, the one in service counted by its
+        remaining part) and ``marks, drops`` over the whole run. ``queue`` and ``control`` are empty (nothing is
+        sampled), ``packets`` counts data packets sent (retransmissions included) and ``duration_s`` is the last
+        completion.
 
     Examples
     --------
     One 15 kB flow over one 10 Gbit/s link with 1 us delay: ten packets in the first window, each 1.2 us of
     serialization; the last ACK returns 10 x 1.2 + 1 + 0.032 + 1 us after the start.
 
-    >>> fl = simulate_packets([10.0, 10.0], [False, False], RedMarking.step(15), [((0,),)], [((1,),)], [0.0], [15_000],
-    ...                       link_delay_s=1e-6, buffer_pkts=100)
-    >>> round(float(fl.fct_s.iloc[0]) * 1e6, 3)
+    >>> r = simulate_packets([10.0, 10.0], [False, False], RedMarking.step(15), [((0,),)], [((1,),)], [0.0], [15_000],
+    ...                      link_delay_s=1e-6, buffer_pkts=100)
+    >>> round(float(r.flows.fct_s.iloc[0]) * 1e6, 3)
     14.032
     """
     if not isinstance(marking, (RedMarking, PredConfig)):
@@ -140,6 +149,12 @@ def simulate_packets(
     alpha0 = in_range("dctcp_alpha0", dctcp_alpha0, 0.0, 1.0)
     one_of("mark_on", mark_on, ("arrival", "departure"))
     rto = positive("min_rto_s", min_rto_s)
+    if window_s is None:
+        window = np.array([np.inf, np.inf])
+    else:
+        window = np.array([nonnegative("window_s[0]", window_s[0]), nonnegative("window_s[1]", window_s[1])])
+        if not window[1] > window[0]:
+            raise ValueError(f"window_s must be (start, end) with end > start, got {tuple(window_s)}")
     starts = np.asarray(starts_s, dtype=float)
     sizes = np.asarray(sizes_bytes, dtype=np.int64)
     n = starts.size
@@ -180,15 +195,15 @@ def simulate_packets(
     keys = np.where(dlinks >= 0, flow_of_row[:, None] * cap.size + dlinks, -1)
     dslot = np.unique(keys, return_inverse=True)[1].reshape(keys.shape).astype(np.int64)
     byte_s = 8.0 / (cap * 1e9)  # seconds per byte, per link
-    done_t, retx, timeouts, echoed, _, _ = simulate(
+    done_t, retx, timeouts, echoed, drops, marks, busy_s, queue_pkt_s = simulate(
         byte_s, mtu * byte_s, np.ascontiguousarray(mask), delay, buffer,
         np.array([ramp.min_k_pkts, ramp.max_k_pkts, ramp.max_p]), pred, qref,
         dlinks, dlen, dslot, alinks, alen, path0, npaths,
         starts, npk.astype(np.int64), (sizes - (sizes - 1) // mtu * mtu).astype(np.int64),
-        mtu, ackb, iw, g, alpha0, rto, mark_on == "departure", generator(seed),
+        mtu, ackb, iw, g, alpha0, rto, mark_on == "departure", window, generator(seed),
     )  # fmt: skip
     fct = done_t - starts
-    return pd.DataFrame(
+    flows = pd.DataFrame(
         {
             "flow_id": np.arange(n),
             "size_bytes": sizes,
@@ -199,6 +214,26 @@ def simulate_packets(
             "timeouts": timeouts,
             "marked_acks": echoed,
         }
+    )
+    ports = np.flatnonzero(mask)
+    span = window[1] - window[0] if window_s is not None else np.nan
+    links = pd.DataFrame(
+        {
+            "link": ports,
+            "utilization": busy_s[ports] / span,
+            "mean_queue_pkts": queue_pkt_s[ports] / span,
+            "marks": marks[ports],
+            "drops": drops[ports],
+        }
+    )
+    empty = pd.DataFrame({"time_s": np.zeros(0), "link": np.zeros(0, dtype=np.int64)})
+    return SimResult(
+        flows=flows,
+        queue=empty.assign(queue_pkts=np.zeros(0)),
+        links=links,
+        control=empty.assign(n_flows=np.zeros(0), slope_per_pkt=np.zeros(0), min_k_pkts=np.zeros(0)),
+        packets=int(npk.sum() + retx.sum()),
+        duration_s=float(np.nanmax(done_t)) if n else 0.0,
     )
 
 

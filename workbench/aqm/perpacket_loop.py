@@ -195,17 +195,30 @@ def _pred_tick(links, ctl, utils, nseen, switch, mtu_s, qref, pred, tick, now):
 
 
 @njit(cache=True)
+def _window_edge(busy, st, switch, mtu_s, edge, t):
+    """Open (``edge`` 0) or close (1) the statistics window at ``t``: ``st`` rows are each switch port's busy time
+    and queue integral (packets x s) inside the window, and the time they are accounted up to."""
+    for li in range(switch.size):
+        if switch[li]:
+            if edge == 0:
+                st[2, li] = t
+            else:
+                _account(busy, st[0], st[1], st[2], mtu_s, li, t)
+
+
+@njit(cache=True)
 def simulate(
     byte_s, mtu_s, switch, delay, buffer, ramp, pred, qref, dlinks, dlen, dslot, alinks, alen, path0, npaths,
-    starts, npk, last_bytes, mtu, ackb, iw, g, alpha0, rto, dequeue, rng,
+    starts, npk, last_bytes, mtu, ackb, iw, g, alpha0, rto, dequeue, window, rng,
 ):  # fmt: skip
     """Run every flow to completion: (completion time, retransmissions, timeouts, CE-echoing ACKs) per flow, then
-    (drops, marks) per link.
+    (drops, marks, busy time and queue integral in packets x s inside ``window``) per link.
 
     ``ramp`` is the marking (start, end, top) of every switch port (PRED's: its one-flow ramp until the first
     period ends), ``pred`` PRED's parameters (``P_*``; empty: static) with
     ``qref`` its reference queue per link; ``dslot`` numbers each (data path, hop) by its (flow, link) pair, for
-    PRED's count of the flows crossing a port."""
+    PRED's count of the flows crossing a port. ``window`` (start, end) is where each switch port's busy time and
+    queue integral are kept (only there: the statistics never change the run)."""
     n = starts.size
     nl = byte_s.size
     links = np.zeros((7, nl))
@@ -249,6 +262,8 @@ def simulate(
     hp = np.empty(1024, np.int64)
     ctr = np.zeros(1, np.int64)
     nh = 0
+    st = np.zeros((3, nl))
+    edge = 0  # the window's next edge (2: closed)
     for f in range(n):
         ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, starts[f], _pack(_START, 0, 0, f, 0))
     if use_pred:
@@ -256,6 +271,9 @@ def simulate(
         ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0))
     while nh > 0:
         t, p, nh = _pop(ht, hs, hp, nh)
+        while edge < 2 and t >= window[edge]:
+            _window_edge(links[0], st, switch, mtu_s, edge, window[edge])
+            edge += 1
         kind = p & 7
         ce = (p >> 3) & 1
         h = (p >> 4) & 15
@@ -277,6 +295,8 @@ def simulate(
                     seen[dslot[path, h]] = tick
                     nseen[li] += 1
                 data = kind == _DATA
+                if edge == 1 and switch[li]:
+                    _account(links[0], st[0], st[1], st[2], mtu_s, li, t)
                 ta, ce = _hop(
                     links, marks, byte_s, mtu_s, li, t, nbytes, ce, switch[li], data, data and not dequeue, use_pred,
                     delay, buffer, rng,
@@ -406,4 +426,7 @@ def simulate(
                     rng,
                 )  # fmt: skip
                 ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(_DATA, 0, 1, f, q))
-    return done_t, retx, timeouts, echoed, drops, marks
+    while edge < 2:
+        _window_edge(links[0], st, switch, mtu_s, edge, window[edge])
+        edge += 1
+    return done_t, retx, timeouts, echoed, drops, marks, st[0], st[1]

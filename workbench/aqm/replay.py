@@ -32,12 +32,12 @@ import pandas as pd
 
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
-from ..fabric.topology import LeafSpine, leaf_spine, path_links
+from ..fabric.topology import LeafSpine, leaf_spine
 from .packet import Network
 from .perpacket import simulate_packets
 from .pred import PRED_DEFAULT, PredConfig
 from .red import RedMarking
-from .scenarios import ROUTINGS, fabric_paths
+from .scenarios import ROUTINGS, ack_paths, fabric_paths
 from .workload import VALIDATION_SIZE_CLASSES, size_class
 
 __all__ = [
@@ -194,18 +194,6 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
     return df
 
 
-def _reverse(topo: LeafSpine, src: np.ndarray, dst: np.ndarray, paths: list[tuple]) -> list[tuple]:
-    """The ACK paths: every data path reversed through the same spine."""
-    k = np.array([len(p) for p in paths])
-    rep_src, rep_dst = np.repeat(src, k), np.repeat(dst, k)
-    flat = [q for p in paths for q in p]
-    spine = np.array([(q[1] - topo.leaf_up_base) % topo.spines if len(q) == 4 else -1 for q in flat], dtype=np.int64)
-    back = path_links(topo, rep_dst, rep_src, spine).tolist()
-    rows = [tuple(x for x in r if x >= 0) for r in back]
-    bounds = np.concatenate([[0], np.cumsum(k)]).tolist()
-    return [tuple(rows[bounds[i] : bounds[i + 1]]) for i in range(len(paths))]
-
-
 def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 1, seed: Seed = 0) -> pd.DataFrame:
     """Run a flow table through ``network`` and return every flow's completion time.
 
@@ -262,7 +250,7 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
             switch_ports,
             network.marking,
             paths,
-            _reverse(topo, src[order], dst[order], paths),
+            ack_paths(topo, src[order], dst[order], paths),
             start[order],
             size[order],
             link_delay_s=network.link_delay_s,
@@ -274,7 +262,7 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
             dctcp_alpha0=network.dctcp_alpha0,
             mark_on=network.mark_on,
             seed=rng,
-        )
+        ).flows
         fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
     else:
         net = Network(
@@ -298,7 +286,7 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
             short_starts_s=start[order],
             short_sizes_bytes=size[order],
             short_paths=paths,
-            short_ack_paths=_reverse(topo, src[order], dst[order], paths),
+            short_ack_paths=ack_paths(topo, src[order], dst[order], paths),
             drain_s=max(1.0, span),
         )
         fct, finished = r.flows["fct_s"].to_numpy(), r.flows["finished"].to_numpy()

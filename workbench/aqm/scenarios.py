@@ -1,6 +1,7 @@
-"""Packet-level scenarios on the simpy engine of :mod:`workbench.aqm.packet`: one bottleneck shared by long and
-web-search flows, web-search flows across a leaf-spine fabric, the same with long-lived background flows or incast
-bursts added (:func:`leaf_spine_mix`), and the FCT summary by size class.
+"""Packet-level scenarios: on the chunked simpy engine of :mod:`workbench.aqm.packet`, one bottleneck shared by long
+and web-search flows and web-search flows across a leaf-spine fabric; on the per-packet engine of
+:mod:`workbench.aqm.perpacket`, web-search flows across a leaf-spine alone or with long-lived background flows or
+incast bursts added (:func:`leaf_spine_mix`); and the FCT summary by size class.
 
 Paths through a fabric come from :func:`workbench.fabric.routing.assign_paths` (:func:`fabric_paths`), so the packet
 model routes flows exactly as the fabric models do.
@@ -20,6 +21,7 @@ from ..fabric.collectives import Step, random_destinations
 from ..fabric.routing import assign_paths
 from ..fabric.topology import LeafSpine, leaf_spine, path_links
 from .packet import Network, SimResult
+from .perpacket import simulate_packets
 from .pred import PredConfig
 from .red import RedMarking
 from .workload import SIZE_CLASSES, FlowSizeCDF, poisson_flows, size_class
@@ -295,7 +297,7 @@ def leaf_spine_mix(
     load: float = 0.9,
     topology: LeafSpine | None = None,
     link_delay_s: float = 10e-6,
-    buffer_pkts: float = 1000.0,
+    buffer_pkts: int = 1000,
     packet_bytes: int = 1500,
     duration_s: float = 0.02,
     drain_s: float | None = None,
@@ -304,23 +306,27 @@ def leaf_spine_mix(
     incast_fanin: int = 16,
     incast_bytes: int = 64_000,
     incast_rate_hz: float = 2000.0,
-    min_rto_s: float | None = 10e-3,
-    chunk_pkts: int = 16,
+    min_rto_s: float = 10e-3,
     seed: Seed = None,
 ) -> SimResult:
-    """Web-search flows at ``load`` across a leaf-spine, alone or with long-lived background flows or incast bursts.
+    """Web-search flows at ``load`` across a leaf-spine, alone or with long-lived background flows or incast bursts,
+    run packet by packet.
 
-    The network is modelled as in :mod:`workbench.aqm.replay` (where the chunked engine is validated): every link at
-    the host rate with ``link_delay_s`` one way, per-path base RTTs, 40-byte ACKs queueing on the reverse path, every
-    switch output marking with ``marking`` and holding ``buffer_pkts``, per-flow random ECMP.
+    The engine is the validated per-packet one (:func:`workbench.aqm.perpacket.simulate_packets`: every data packet
+    and every 40-byte ACK through every hop's FIFO, DCTCP senders with IW 10), on the network of
+    :mod:`workbench.aqm.replay`: every link at the host rate with ``link_delay_s`` one way, every switch output
+    marking with ``marking`` and holding ``buffer_pkts`` (drop-tail), host NICs shared FIFOs, per-flow random ECMP.
+    Every flow runs to completion.
 
     ``mix`` adds, on top of the same web-search flows (they are drawn first from ``seed``, so every mix and marking
     at a seed carries identical web-search flows):
 
     * ``"websearch"``: nothing;
     * ``"background"``: ``background_flows_per_receiver`` long-lived DCTCP flows into each of
-      ``background_receivers`` random hosts, from random other hosts, for the whole run (a standing many-flow
-      bottleneck at those hosts' downlinks, the regime where a static ramp's queue grows with the flow count);
+      ``background_receivers`` random hosts, from random other hosts (a standing many-flow bottleneck at those
+      hosts' downlinks, the regime where a static ramp's queue grows with the flow count). They start at 0 with
+      ``host rate x (duration_s + drain_s)`` bytes each, more than their sender's NIC can send before
+      ``duration_s + drain_s``, so every one of them is still sending through the arrival window and the drain;
     * ``"incast"``: Poisson bursts at ``incast_rate_hz``, each ``incast_fanin`` distinct senders answering one
       random receiver with ``incast_bytes`` each at the same instant (partition-aggregate responses).
 
@@ -333,32 +339,36 @@ def leaf_spine_mix(
     topology : LeafSpine, optional
         Default ``leaf_spine(16, 8, 8)`` at 10 Gbit/s everywhere: 128 hosts, non-blocking (the shape of the
         ``fabric-websearch-128`` network).
-    link_delay_s, buffer_pkts, packet_bytes : float
-        One-way propagation per link, switch buffer, packet size.
-    duration_s, drain_s : float
-        Arrival window and the extra time for flows to finish (default ``duration_s``); FCT statistics should
-        leave out the first fifth (``min_start_s=duration_s / 5`` in :func:`fct_summary`).
+    link_delay_s : float
+        One-way propagation per link.
+    buffer_pkts, packet_bytes : int
+        Switch buffer and full packet size.
+    duration_s : float
+        Arrival window; FCT statistics should leave out its first fifth (``min_start_s=duration_s / 5`` in
+        :func:`fct_summary`).
+    drain_s : float, optional
+        How long after the arrival window the background flows keep sending at least (default ``duration_s``).
     background_receivers, background_flows_per_receiver, incast_fanin, incast_bytes, incast_rate_hz
         The background and incast traffic (ignored by the other mixes).
-    min_rto_s : float or None
-        Senders' minimum retransmission timeout (``None``: losses are always repaired by fast retransmit).
-    chunk_pkts : int
-        Largest train per engine event (1: one packet per event).
+    min_rto_s : float
+        Senders' retransmission timeout.
     seed : int, Generator or None
 
     Returns
     -------
     SimResult
-        ``flows`` has a ``kind`` column (``"long"``, ``"websearch"``, ``"incast"``); ``links`` covers every switch
-        port after the warm-up (a fifth of ``duration_s``).
+        ``flows`` (``flow_id, size_bytes, start_s, fct_s, finished, retransmits, timeouts, marked_acks, is_long,
+        kind``; ``kind`` is ``"long"``, ``"websearch"`` or ``"incast"``) and ``links``: every switch port's
+        ``utilization`` and time-mean queue from the end of the warm-up (a fifth of ``duration_s``) to the end of
+        the arrival window.
 
     Examples
     --------
     >>> topo = leaf_spine(2, 2, 4, host_gbps=10, uplink_gbps=10)
     >>> r = leaf_spine_mix(RedMarking.step(15), mix="incast", topology=topo, duration_s=0.004, incast_fanin=3,
     ...                    seed=0)
-    >>> sorted(set(r.flows.kind))
-    ['incast', 'websearch']
+    >>> sorted(set(r.flows.kind)), bool(r.flows.finished.all())
+    (['incast', 'websearch'], True)
     """
     mix = one_of("mix", mix, MIXES)
     load = in_range("load", load, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
@@ -380,13 +390,16 @@ def leaf_spine_mix(
     dst = random_destinations(src, n, seed=rng)
     start, size = web["start_s"].to_numpy(), web["size_bytes"].to_numpy()
     kind = np.full(len(web), "websearch", dtype=object)
-    long_src = long_dst = np.zeros(0, dtype=np.int64)
     if mix == "background":
         m = integer("background_receivers", background_receivers, minimum=1, maximum=n)
         k = integer("background_flows_per_receiver", background_flows_per_receiver, minimum=1, maximum=n - 1)
         receivers = rng.permutation(n)[:m]
-        long_src = _distinct_senders(rng, n, receivers, k).ravel()
-        long_dst = np.repeat(receivers, k)
+        long_bytes = math.ceil(topo.host_gbps * 1e9 / 8 * (duration_s + drain_s))
+        src = np.concatenate([_distinct_senders(rng, n, receivers, k).ravel(), src])
+        dst = np.concatenate([np.repeat(receivers, k), dst])
+        start = np.concatenate([np.zeros(m * k), start])
+        size = np.concatenate([np.full(m * k, long_bytes, dtype=np.int64), size])
+        kind = np.concatenate([np.full(m * k, "long", dtype=object), kind])
     elif mix == "incast":
         fanin = integer("incast_fanin", incast_fanin, minimum=1, maximum=n - 1)
         burst_bytes = integer("incast_bytes", incast_bytes, minimum=1)
@@ -402,35 +415,25 @@ def leaf_spine_mix(
         kind = np.concatenate([kind, np.full(bursts * fanin, "incast", dtype=object)])
     order = np.argsort(start, kind="stable")
     src, dst, start, size, kind = src[order], dst[order], start[order], size[order], kind[order]
-    paths = fabric_paths(topo, np.concatenate([long_src, src]), np.concatenate([long_dst, dst]), "ecmp", seed=rng)
-    hop_rtt_s = 2.0 * link_delay_s + 8.0 * ACK_BYTES / (topo.host_gbps * 1e9)
-    net = Network(
+    paths = fabric_paths(topo, src, dst, "ecmp", seed=rng)
+    r = simulate_packets(
         cap,
         np.asarray(topo.link_kind) != 0,
         marking,
-        rtt_s=4 * hop_rtt_s,
-        host_gbps=topo.host_gbps,
+        paths,
+        ack_paths(topo, src, dst, paths),
+        start,
+        size,
+        link_delay_s=link_delay_s,
         buffer_pkts=buffer_pkts,
         packet_bytes=packet_bytes,
-        chunk_pkts=chunk_pkts,
-        monitor_links=(),
-        hop_rtt_s=hop_rtt_s,
         ack_bytes=ACK_BYTES,
         min_rto_s=min_rto_s,
+        rtt_s=4 * (2.0 * link_delay_s + 8.0 * ACK_BYTES / (topo.host_gbps * 1e9)),
+        window_s=(duration_s / 5, duration_s),
         seed=rng,
     )
-    n_long = long_src.size
-    r = net.run(
-        duration_s=duration_s,
-        long_paths=paths[:n_long],
-        short_starts_s=start,
-        short_sizes_bytes=size,
-        short_paths=paths[n_long:],
-        short_ack_paths=ack_paths(topo, src, dst, paths[n_long:]),
-        warmup_s=duration_s / 5,
-        drain_s=drain_s,
-    )
-    return dataclasses.replace(r, flows=r.flows.assign(kind=np.concatenate([np.full(n_long, "long"), kind])))
+    return dataclasses.replace(r, flows=r.flows.assign(is_long=kind == "long", kind=kind))
 
 
 def fct_summary(

@@ -11,8 +11,9 @@
 * ``pred-leafspine-mix`` -- PRED's leaf-spine setting (128 hosts, 10 Gbit/s links, web search at 90% load) with
   one of :data:`workbench.aqm.MIXES` (web search alone, plus long-lived background flows, plus incast bursts) and
   either PRED or one of the static baselines of :data:`STATIC_BASELINES` (step thresholds and RED ramps) on every
-  switch port (:func:`workbench.aqm.leaf_spine_mix`): FCT of the web-search flows by size class plus the switch
-  ports' queues. A default point takes ~5 s (static) to ~15 s (PRED) of CPU.
+  switch port (:func:`workbench.aqm.leaf_spine_mix`, run packet by packet on the validated per-packet engine): FCT
+  of the web-search flows by size class plus the switch ports' time-mean queues. A default point takes seconds of
+  CPU (web search alone, incast) to ~10 s (background flows, which run to completion).
 
 ``marking`` is ``"static"`` (RED/ECN from ``min_k_pkts`` to ``max_k_pkts``, probability up to ``max_p``; default
 :data:`workbench.aqm.STATIC_DEFAULT`) or ``"pred"`` (:class:`workbench.aqm.PredConfig` with ``slope_per_pkt``,
@@ -210,7 +211,7 @@ def pred_fct_vs_load(
 
 @experiment(
     "pred-leafspine-mix",
-    version="1",
+    version="2",  # 2: the per-packet engine (1: the chunked simpy engine)
     params=[
         Param("mix", "websearch", choices=aqm.MIXES, seeded=False, doc="web search alone, + background, + incast"),
         Param("marking", "pred", choices=tuple(MARKINGS), seeded=False, doc="AQM marking policy of every port"),
