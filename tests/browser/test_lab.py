@@ -225,7 +225,7 @@ def lab_page(browser, lab, token, viewport):
 
 def _move_control(page, panel) -> str:
     """Move one control of the panel: a slider two steps, else another dropdown option, else one option fewer in a
-    multi-select."""
+    multi-select, else one value fewer in a sweep's list of values."""
     handle = panel.locator(".noUi-handle, .ui-slider-handle").first
     if handle.count():
         handle.focus()
@@ -243,7 +243,13 @@ def _move_control(page, panel) -> str:
         if len(chosen) > 1:
             m.select_option(chosen[:-1])
             return "multi-select"
-    raise AssertionError("the panel has no slider, dropdown or multi-select to move")
+    for text in panel.locator(".widget-text input[type=text]").all():
+        values = [v.strip() for v in text.input_value().split(",") if v.strip()]
+        if len(values) > 1:
+            text.fill(", ".join(values[:-1]))
+            text.press("Enter")
+            return "list of values"
+    raise AssertionError("the panel has no slider, dropdown, multi-select or list of values to move")
 
 
 #: Scroll the notebook so that the panel's top (part 0) or the next screenful of it is in view; true if there was

@@ -28,6 +28,14 @@ SMALL = {
     "serving-capacity": {"model": "m-small", "span_s": 300.0, "workload": ["composed", "naive"]},
     "placement-hot-tors": {"racks": 100, "mean_utilization": [0.3, 0.6]},
     "burstgpt-round-trip": {"days": 0.5, "rate_scale": [0.5, 2.0]},
+    "serving-hardware": {"mean_rate_rps": 2.0, "duration_s": 60.0, "scheduler": ["vllm", "sarathi"]},
+    "pred-leafspine-mix": {
+        "leaves": 2,
+        "spines": 2,
+        "hosts_per_leaf": 4,
+        "duration_s": 0.004,
+        "marking": ["static", "pred"],
+    },
 }
 
 
@@ -48,7 +56,7 @@ def test_builtin_experiment_runs_serially(name, tmp_path, monkeypatch):
     assert list(df.columns[: len(exp.params) + 1]) == [p.name for p in exp.params] + ["seed"]
     assert df.attrs["computed"] == 2 and len(list((tmp_path / "experiments" / name).glob("*.parquet"))) == 2
     for p in exp.params:
-        assert p.unit in ("", "s", "h", "d", "rps", "fraction", "Gbit/s", "B"), p
+        assert p.unit in ("", "s", "h", "d", "rps", "fraction", "Gbit/s", "B", "tokens"), p
         assert p.doc
 
 

@@ -36,7 +36,6 @@ True
 ('static', 'pred')
 """
 
-from . import serving_hw  # noqa: F401  (registers "serving-hardware")
 from ._engine import cluster, dashboard_link, shutdown
 from ._space import Experiment, Param, experiment, get, names
 from ._store import cache_key, cache_path, point_seed

@@ -24,7 +24,7 @@ from .._validate import in_range, integer, one_of
 __all__ = ["Param", "Experiment", "experiment", "get", "names", "MODULES"]
 
 #: Modules of :mod:`workbench.experiments` that register the built-in experiments (imported on first lookup).
-MODULES = ("fabric", "aqm", "serving", "placement", "workloads", "arrivals", "training")
+MODULES = ("fabric", "aqm", "serving", "serving_hw", "placement", "workloads", "arrivals", "training")
 
 _KINDS = (bool, int, float, str)
 _REGISTRY: dict[str, Experiment] = {}
