@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 OUT ?= out
 PYTEST_ARGS ?=
 
-.PHONY: reproduce test lint lab dashboard notebooks bench venv chromium clean
+.PHONY: reproduce test test-fast lint lab dashboard notebooks bench venv chromium clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,9 +25,13 @@ chromium:
 reproduce: venv chromium
 	$(BIN)/workbench reproduce --out $(OUT)
 
-## make test: unit, property, reproduction and notebook (nbval) tests
+## make test: everything: unit, property, reproduction, notebook (nbval) and browser tests
 test: venv chromium
 	$(BIN)/python -m pytest -n 2 --dist loadfile tests --nbval --nbval-current-env notebooks $(PYTEST_ARGS)
+
+## make test-fast: unit, property and quick-reproduction tests (no slow, browser or notebook tests), for every edit
+test-fast: venv
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow and not browser" tests $(PYTEST_ARGS)
 
 ## make lint: ruff (lint rules and format check) and mypy over the package
 LINT_PATHS := workbench tests benchmarks scripts conftest.py

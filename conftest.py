@@ -1,10 +1,50 @@
-"""Test-session hooks shared by ``tests/`` and the nbval run over ``notebooks/``."""
+"""Test-session hooks shared by ``tests/`` and the nbval run over ``notebooks/``.
+
+* **A cache of the session's own.** ``WORKBENCH_CACHE`` points at a fresh temporary directory for the whole session
+  (shared by the xdist workers and the notebook kernels, which inherit the environment; removed at the end), so no
+  test reads a developer's cached sweeps: a model change without a version bump cannot pass on stale results.
+  Numba's compiled-code cache stays where it was (it is keyed by each source file and invalidated by an edit).
+  ``WORKBENCH_TEST_CACHE=DIR`` keeps the session cache in ``DIR`` instead (a developer's fast re-runs).
+* **Markers** (``pyproject.toml``): ``slow`` (more than a few seconds), ``browser`` (headless Chromium), ``data``
+  (real data on the search path; added to every test marked with :func:`workbench.testing.requires_data`).
+  ``make test-fast`` deselects slow and browser tests and the notebooks.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from workbench.testing import notebook_missing_data
+
+_OWNER = "WORKBENCH_TEST_SESSION_OWNER"
+
+
+def pytest_configure(config):
+    if os.environ.get(_OWNER):  # an xdist worker or a nested session: the controller already chose the cache
+        return
+    numba_dir = os.environ.get("NUMBA_CACHE_DIR")
+    if not numba_dir:
+        from workbench.data import cache_dir
+
+        os.environ["NUMBA_CACHE_DIR"] = str(cache_dir() / "numba")
+    keep = os.environ.get("WORKBENCH_TEST_CACHE")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        os.environ["WORKBENCH_CACHE"] = str(Path(keep).resolve())
+    else:
+        tmp = tempfile.mkdtemp(prefix="workbench-test-cache-")
+        os.environ["WORKBENCH_CACHE"] = tmp
+        config._workbench_tmp_cache = tmp
+    os.environ[_OWNER] = str(os.getpid())
+
+
+def pytest_unconfigure(config):
+    tmp = getattr(config, "_workbench_tmp_cache", None)
+    if tmp and os.environ.get(_OWNER) == str(os.getpid()):
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _missing_by_notebook(paths) -> dict[Path, list[str]]:
@@ -17,8 +57,14 @@ def _missing_by_notebook(paths) -> dict[Path, list[str]]:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Execute, but do not compare, the cells of notebooks whose real data is absent (see
-    :func:`workbench.testing.notebook_missing_data`): a crash still fails the run, differing numbers do not."""
+    """Mark tests that need real data ``data``; execute, but do not compare, the cells of notebooks whose real data
+    is absent (see :func:`workbench.testing.notebook_missing_data`): a crash still fails the run, differing numbers do
+    not."""
+    import pytest
+
+    for item in items:
+        if any("workbench_data" in m.kwargs for m in item.iter_markers(name="skipif")):
+            item.add_marker(pytest.mark.data)
     cells = [item for item in items if type(item).__name__ == "IPyNbCell"]
     missing = _missing_by_notebook(Path(item.path) for item in cells)
     for item in cells:

@@ -34,53 +34,51 @@ line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
+from ._paths import out_dir
+
 __all__ = ["main"]
 
 
-def _out_dir(option: str, value: str) -> Path:
-    """Check that ``value`` can be an output directory (an existing directory, or creatable) before any work."""
-    p = Path(value).expanduser()
-    if p.exists() and not p.is_dir():
-        raise NotADirectoryError(f"{option} {value!r} exists and is not a directory")
-    parent = p
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise NotADirectoryError(f"{option} {value!r}: {parent} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise PermissionError(f"{option} {value!r}: {parent} is not writable")
-    return p
-
-
 def _cmd_reproduce(args: argparse.Namespace) -> int:
+    import plotly.io as pio
+
     from . import reproductions as rep
     from .viz.export import write_figures
 
-    out = _out_dir("--out", args.out)
+    out = out_dir("--out", args.out)
     scale: rep.Scale = "quick" if args.quick else "full"
     registry = rep.load_all()
-    if args.paper:
-        registry.select_claims(args.paper)  # validates the ids
+    claims = registry.select_claims(args.paper)  # validates the ids
+    papers = list(
+        dict.fromkeys([c.paper.id for c in claims] + [f.paper.id for f in registry.select_figures(args.paper)])
+    )
     t0 = time.perf_counter()
-    results = rep.run_claims(args.paper, scale, progress=True)
+    client = False if args.serial else None
+    runs = rep.run_papers(papers, scale, figures=not args.no_figures, client=client, progress=True)
+    results = [r for run in runs for r in rep.paper_results(run)]
     frame = rep.scoreboard_frame(results)
     with_pd_options(lambda: print("\n" + frame.to_string(index=False, max_colwidth=70) + "\n"))
     json_path, md_path = rep.write_scoreboard(results, out)
     print(f"scoreboard: {json_path}  {md_path}")
-    figs = {}
+    figs = {
+        f"{run.paper}/{name}": pio.from_json(js, skip_invalid=True) for run in runs for name, js in run.figures.items()
+    }
+    figure_errors = [(f"{run.paper}/{name}", err) for run in runs for name, err in run.figure_errors.items()]
     if not args.no_figures:
-        figs = rep.build_figures(args.paper, scale, progress=True)
         report = write_figures(figs, out / "figures")
-        print(f"figures: {len(report.written)} files in {out / 'figures'}")
+        print(f"figures: {len(report.written)} files written, {len(report.unchanged)} unchanged, in {out / 'figures'}")
         if report.skipped_reason:
             print(report.skipped_reason)
     html_path = rep.write_report(results, figs, out / "scoreboard.html")
     print(f"report: {html_path} (self-contained, opens offline)")
+    print("time per paper (s, claims + figures; 'cached' when the tree is unchanged since the last run):")
+    for run in sorted(runs, key=lambda r: -(r.claims_s + r.figures_s)):
+        how = "cached" if run.cached else "computed"
+        print(f"  {run.paper:<14} {run.claims_s:7.1f} + {run.figures_s:6.1f}  {how}")
     counts = frame["verdict"].value_counts().to_dict()
     print("verdicts: " + ", ".join(f"{k}: {v}" for k, v in counts.items()) + f"  ({time.perf_counter() - t0:.1f} s)")
     bad = [r for r in results if not r.as_expected]
@@ -91,7 +89,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             else f"verdict {r.verdict.value!r}, registry expects {r.claim.expected.value!r}"
         )
         print(f"UNEXPECTED {r.claim.key}: {what}", file=sys.stderr)
-    return 1 if bad else 0
+    for key, err in figure_errors:
+        print(f"FIGURE FAILED {key}: {err}", file=sys.stderr)
+    return 1 if bad or figure_errors else 0
 
 
 def with_pd_options(fn):
@@ -139,7 +139,7 @@ def _cmd_data_list(args: argparse.Namespace) -> int:
 def _cmd_data_fetch(args: argparse.Namespace) -> int:
     from . import data
 
-    dest = _out_dir("--dest", args.dest) if args.dest is not None else None
+    dest = out_dir("--dest", args.dest) if args.dest is not None else None
     paths = data.fetch(
         args.name,
         args.file or None,
@@ -220,7 +220,7 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
     if out is not None:
         if out.suffix not in (".parquet", ".csv"):
             raise ValueError(f"--out must end in .parquet or .csv, got {out.name!r}")
-        _out_dir("--out", str(out.parent))
+        out_dir("--out", str(out.parent))
         if out.exists() and not args.force:
             raise FileExistsError(f"--out {args.out!r} exists; pass --force to replace it")
     client = False if args.serial else args.scheduler
@@ -257,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="out", help="output directory (default: out/)")
     p.add_argument("--no-figures", action="store_true", help="skip writing figures")
     p.add_argument("--quick", action="store_true", help="run the small configurations the test suite uses")
+    p.add_argument("--serial", action="store_true", help="run the papers one after another in this process")
     p.set_defaults(func=_cmd_reproduce)
 
     p = sub.add_parser("dashboard", help="serve one Voilà app per paper and a landing page on 127.0.0.1")

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Dashboard", "DASHBOARDS", "build", "landing_html", "voila_command"]
+__all__ = ["Dashboard", "dashboards", "build", "landing_html", "voila_command"]
 
 #: Where the workbench's Voilà template lives (``<here>/voila/templates/workbench``), added to ``JUPYTER_PATH``.
 TEMPLATES = Path(__file__).parent / "templates"
@@ -42,20 +42,19 @@ class Dashboard:
         return f"{self.paper}.ipynb"
 
 
-#: Every paper that has an interactive panel.
-DASHBOARDS: tuple[Dashboard, ...] = (
-    Dashboard("arrivals", "Arrival processes and burstiness", "workbench.widgets.arrivals:arrivals_panel"),
-    Dashboard("spraying", "Packet spraying vs ECMP on leaf-spine fabrics", "workbench.widgets.fabric:spraying_panel"),
-    Dashboard("c4", "C4 traffic planning", "workbench.widgets.fabric:c4_panel"),
-    Dashboard("burstgpt", "BurstGPT workload characterization", "workbench.widgets.burstgpt:burstgpt_panel"),
-    Dashboard("servegen", "ServeGen per-client workloads", "workbench.widgets.servegen:servegen_panel"),
-    Dashboard("pred", "PRED adaptive ECN marking", "workbench.widgets.aqm:pred_panel"),
-    Dashboard("hotspots", "Hotspot-aware placement", "workbench.widgets.placement:hotspot_panel"),
-    Dashboard("c4-training", "Training iteration time on the fabric", "workbench.widgets.training:iteration_panel"),
-    Dashboard("trainmover", "Training under failures: ETTR and recovery", "workbench.widgets.training:failures_panel"),
-    Dashboard("c4d", "Fault localization in training jobs", "workbench.widgets.diagnosis:fault_panel"),
-    Dashboard("nanoflow", "LLM serving on real hardware", "workbench.widgets.serving_hw:serving_hardware_panel"),
-)
+def dashboards() -> tuple[Dashboard, ...]:
+    """Every paper with an interactive panel, in notebook order: discovered from the papers' records
+    (``Paper(panel=..., dashboard=...)``), so adding a paper with a panel adds its dashboard.
+
+    Examples
+    --------
+    >>> [d.paper for d in dashboards()][:2]
+    ['arrivals', 'spraying']
+    """
+    from .reproductions import load_all
+
+    papers = sorted((p for p in load_all().papers.values() if p.panel), key=lambda p: (p.notebook or "~", p.id))
+    return tuple(Dashboard(p.id, p.dashboard_title, p.panel) for p in papers)
 
 
 def _notebook(cells: list[tuple[str, str]]) -> dict:
@@ -107,7 +106,7 @@ def landing_html(scoreboard: Path | None = None) -> str:
     registry = load_all()
     counts, source = _verdicts(scoreboard)
     rows = []
-    for d in DASHBOARDS:
+    for d in dashboards():
         paper = registry.papers[d.paper]
         badges = " ".join(
             f'<span style="background:{VERDICT_COLORS[v][0]};color:#fff;border-radius:10px;padding:1px 8px;'
@@ -140,9 +139,7 @@ def build(out_dir: str | os.PathLike, *, scoreboard: str | os.PathLike | None = 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for d in DASHBOARDS:
-        if d.paper not in registry.papers:
-            raise ValueError(f"dashboard {d.paper!r}: no such paper in the registry ({sorted(registry.papers)})")
+    for d in dashboards():
         module, function = d.panel.split(":")
         paper = registry.papers[d.paper]
         nb = _notebook(

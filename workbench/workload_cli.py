@@ -179,9 +179,9 @@ def _cmd_describe(args: argparse.Namespace) -> int:
 
     df, table = _describe_table(args.file, args)
     if args.figures:
-        from .cli import _out_dir
+        from ._paths import out_dir
 
-        _write_figures(df, _out_dir("--figures", args.figures), args.window)
+        _write_figures(df, out_dir("--figures", args.figures), args.window)
     if args.json:
         print(json.dumps({"file": args.file, **D.as_json(table)}, indent=1))
     else:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.dashboards import DASHBOARDS
+from workbench.dashboards import dashboards
 from workbench.widgets import FIGURE_CLASS
 
 pytestmark = pytest.mark.browser
@@ -40,7 +40,7 @@ def test_landing_page_lists_every_dashboard(browser, voila, screenshots_dir: Pat
         page.goto(f"{voila}/voila/render/index.ipynb", wait_until="commit")
         page.wait_for_selector("table a", timeout=120_000)
         links = page.locator("table a")
-        assert links.count() == len(DASHBOARDS)
+        assert links.count() == len(dashboards())
         assert "reproduced" in page.inner_text("table")
         page.screenshot(path=str(screenshots_dir / "dashboard-index.png"))
         assert not requests_out, f"requests left the machine: {requests_out[:5]}"
@@ -61,9 +61,9 @@ PENDING: dict[str, str] = {}  # paper id -> reason, for a dashboard with a known
     "dash",
     [
         pytest.param(d, marks=pytest.mark.xfail(reason=PENDING[d.paper], strict=False)) if d.paper in PENDING else d
-        for d in DASHBOARDS
+        for d in dashboards()
     ],
-    ids=[d.paper for d in DASHBOARDS],
+    ids=[d.paper for d in dashboards()],
 )
 def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash):
     page = browser.new_page(viewport=VIEWPORT)

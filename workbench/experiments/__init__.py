@@ -37,9 +37,9 @@ True
 """
 
 from ._engine import cluster, dashboard_link, shutdown
-from ._space import Experiment, Param, experiment, get, names
+from ._space import Experiment, Param, builtin_modules, experiment, get, names
 from ._store import cache_key, cache_path, point_seed
-from ._sweep import errors, summarize, sweep
+from ._sweep import errors, run_point, summarize, sweep
 
 __all__ = [
     "Experiment",
@@ -47,7 +47,9 @@ __all__ = [
     "experiment",
     "get",
     "names",
+    "builtin_modules",
     "sweep",
+    "run_point",
     "errors",
     "summarize",
     "cluster",

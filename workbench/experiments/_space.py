@@ -13,6 +13,7 @@ import inspect
 import itertools
 import math
 import numbers
+import pkgutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,10 +22,7 @@ import pandas as pd
 
 from .._validate import in_range, integer, one_of
 
-__all__ = ["Param", "Experiment", "experiment", "get", "names", "MODULES"]
-
-#: Modules of :mod:`workbench.experiments` that register the built-in experiments (imported on first lookup).
-MODULES = ("fabric", "aqm", "serving", "serving_hw", "placement", "workloads", "arrivals", "training")
+__all__ = ["Param", "Experiment", "experiment", "get", "names", "builtin_modules"]
 
 _KINDS = (bool, int, float, str)
 _REGISTRY: dict[str, Experiment] = {}
@@ -53,6 +51,12 @@ class Param:
         parameters (common random numbers), so differences between treatments are not sampling noise.
     doc : str
         One line shown by ``workbench sweep show``.
+    label : str
+        What a reader calls it (a control's description, an axis title); default: the name without its unit suffix
+        (``mean_rate_rps`` -> ``mean rate``), see :func:`workbench._units.name_label`.
+    log : bool
+        Whether values are best chosen on a logarithmic scale (a control then offers 1-2-5 steps between the
+        bounds, and the default exactly).
 
     Examples
     --------
@@ -71,6 +75,8 @@ class Param:
     choices: tuple | None = None
     seeded: bool = True
     doc: str = ""
+    label: str = ""
+    log: bool = False
     kind: type = field(init=False)
 
     def __post_init__(self) -> None:
@@ -98,6 +104,13 @@ class Param:
             seeded=seeded,
             doc=doc,
         )
+
+    @property
+    def title(self) -> str:
+        """The reader's label with its unit, e.g. ``"mean rate (req/s)"`` (for controls and axis titles)."""
+        from .._units import name_label, with_unit
+
+        return with_unit(self.label or name_label(self.name), self.unit)
 
     @property
     def allowed(self) -> str:
@@ -165,6 +178,12 @@ class Experiment:
     params: tuple[Param, ...]
     version: str
     description: str = ""
+    small: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = field(default=None, compare=False, hash=False)
+
+    @property
+    def module(self) -> str:
+        """The module that registered the experiment (``workbench.experiments.<topic>`` for a built-in one)."""
+        return self.fn.__module__
 
     def param(self, name: str) -> Param:
         """The :class:`Param` called ``name``; ``ValueError`` naming the known parameters otherwise."""
@@ -228,13 +247,24 @@ class Experiment:
         return out
 
 
-def experiment(name: str, *, version: str, params: Sequence[Param], description: str = ""):
+def experiment(
+    name: str,
+    *,
+    version: str,
+    params: Sequence[Param],
+    description: str = "",
+    small: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+):
     """Register the decorated function as the experiment ``name`` and return the :class:`Experiment`.
 
     The function takes every parameter as a keyword plus ``seed`` (an int) and returns a dict of scalars or a tidy
     DataFrame whose columns do not repeat a parameter name or ``seed``. A ``**settings`` argument may take the
     declared parameters the function does not name (a group handed on as one, e.g. a marking configuration); a name
     the space does not declare is still an error.
+
+    ``small`` is the experiment's conformance grid: at least two points that run serially in a few seconds. The test
+    suite runs every registered experiment at its ``small`` grid (``tests/experiments/test_registered.py``), so a new
+    experiment is tested by declaring it; it is validated here, at registration.
 
     Examples
     --------
@@ -263,16 +293,33 @@ def experiment(name: str, *, version: str, params: Sequence[Param], description:
         old = _REGISTRY.get(name)
         if old is not None and (old.fn.__module__, old.fn.__qualname__) != (fn.__module__, fn.__qualname__):
             raise ValueError(f"experiment {name!r} is already registered by {old.fn.__module__}.{old.fn.__qualname__}")
-        exp = Experiment(name, fn, params, version, description or (inspect.getdoc(fn) or "").split("\n")[0])
+        exp = Experiment(name, fn, params, version, description or (inspect.getdoc(fn) or "").split("\n")[0], small)
+        if small is not None and len(exp.points(small)) < 2:
+            raise ValueError(f"experiment {name!r}: the small grid must have at least two points, got {small!r}")
         _REGISTRY[name] = exp
         return exp
 
     return register
 
 
+def builtin_modules() -> list[str]:
+    """The modules that register the built-in experiments: every non-underscore module of
+    :mod:`workbench.experiments`, discovered (adding a study is adding a module; no list to edit)."""
+    package = importlib.import_module(__package__)
+    return sorted(
+        f"{__package__}.{info.name}" for info in pkgutil.iter_modules(package.__path__) if not info.name.startswith("_")
+    )
+
+
+_LOADED = False
+
+
 def _load_builtin() -> None:
-    for module in MODULES:
-        importlib.import_module(f"{__package__}.{module}")
+    global _LOADED
+    if not _LOADED:
+        for module in builtin_modules():
+            importlib.import_module(module)
+        _LOADED = True
 
 
 def get(name: str | Experiment) -> Experiment:

@@ -15,7 +15,7 @@ from ._engine import resolve, run_dask, run_serial
 from ._space import Experiment, get
 from ._store import cache_folder, cache_key, point_seed, read_record, write_record
 
-__all__ = ["sweep", "errors", "summarize"]
+__all__ = ["sweep", "run_point", "errors", "summarize"]
 
 _ERROR_COLUMNS = ["seed", "error", "traceback"]
 
@@ -144,6 +144,34 @@ def sweep(
         "failures": failed,
     }
     return out
+
+
+def run_point(
+    experiment: str | Experiment,
+    params: Mapping[str, Any] | None = None,
+    *,
+    seed: int = 0,
+    base_seed: int = 0,
+    cache: bool | str = True,
+) -> pd.DataFrame:
+    """One point of ``experiment`` (``params`` over its defaults) for seed index ``seed``, in this process.
+
+    The row(s) are exactly those :func:`sweep` gives for that point and seed (same stream, same cache entry), so a
+    panel that calls this shows the experiment's own numbers. A point that raises re-raises its error here (with
+    the point named) instead of being listed.
+
+    Examples
+    --------
+    >>> row = run_point("arrivals-queue-wait", {"customers": 2000}, cache=False)
+    >>> row[["utilization", "process", "seed"]].values.tolist()
+    [[0.7, 'gamma', 0]]
+    """
+    point = dict(params or {})
+    df = sweep(experiment, point, seeds=[int(seed)], base_seed=base_seed, client=False, cache=cache, progress=False)
+    failed = df.attrs["failures"]
+    if failed:
+        raise RuntimeError(f"{get(experiment).name} failed at {point} (seed {seed}): {failed[0]['error']}")
+    return df
 
 
 def _assemble(exp: Experiment, tables: list[pa.Table]) -> pd.DataFrame:

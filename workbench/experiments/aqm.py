@@ -133,6 +133,7 @@ def marking_config(
 @experiment(
     "pred-queue-vs-concurrency",
     version="1",
+    small={"n_flows": 4, "model": ["fluid", "packet"], "duration_s": 0.005},
     params=[
         Param("n_flows", 8, "", low=1, high=1024, doc="concurrent long flows"),
         Param(
@@ -163,6 +164,7 @@ def pred_queue_vs_concurrency(*, n_flows, model, capacity_gbps, rtt_s, duration_
 @experiment(
     "pred-dumbbell-fct",
     version="1",
+    small={"n_long_flows": 2, "load": 0.3, "duration_s": 0.01, "marking": ["static", "pred"]},
     params=[
         Param.fraction("load", 0.5, "web-search load of the bottleneck"),
         Param("n_long_flows", 8, "", low=0, high=1024, doc="long flows sharing the bottleneck"),
@@ -184,6 +186,7 @@ def pred_dumbbell_fct(*, load, n_long_flows, capacity_gbps, rtt_s, duration_s, s
 @experiment(
     "pred-fct-vs-load",
     version="1",
+    small={"leaves": 2, "spines": 2, "hosts_per_leaf": 4, "duration_s": 0.005, "marking": ["static", "pred"]},
     params=[
         Param.fraction("load", 0.9, "offered load per host NIC"),
         Param("marking", "pred", choices=tuple(MARKINGS), seeded=False, doc="AQM marking policy of every port"),
@@ -212,6 +215,7 @@ def pred_fct_vs_load(
 @experiment(
     "pred-leafspine-mix",
     version="2",  # 2: the per-packet engine (1: the chunked simpy engine)
+    small={"leaves": 2, "spines": 2, "hosts_per_leaf": 4, "duration_s": 0.004, "marking": ["static", "pred"]},
     params=[
         Param("mix", "websearch", choices=aqm.MIXES, seeded=False, doc="web search alone, + background, + incast"),
         Param("marking", "pred", choices=tuple(MARKINGS), seeded=False, doc="AQM marking policy of every port"),

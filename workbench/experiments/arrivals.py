@@ -21,6 +21,7 @@ __all__ = ["arrivals_queue_wait"]
 @experiment(
     "arrivals-queue-wait",
     version="1",
+    small={"utilization": 0.8, "process": ["poisson", "gamma"], "customers": 5000},
     params=[
         Param.fraction("utilization", 0.7, "server utilization (arrival rate x mean service time)"),
         Param("process", "gamma", choices=("poisson", "gamma", "weibull"), seeded=False, doc="arrival process"),

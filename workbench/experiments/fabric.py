@@ -100,6 +100,7 @@ def _ranks(collective: str, ranks: int, n_hosts: int) -> int:
 @experiment(
     "fabric-congestion",
     version="2",
+    small={"leaves": 4, "spines": 4, "hosts_per_leaf": 4, "samples": 20, "routing": ["ecmp", "minimal"]},
     params=[
         *FABRIC_PARAMS,
         *COLLECTIVE_PARAMS,
@@ -151,6 +152,7 @@ def fabric_congestion(*, collective, ranks, placement, routing, measure, step, s
 @experiment(
     "collective-time-vs-size",
     version="1",
+    small={"leaves": 2, "spines": 2, "hosts_per_leaf": 2, "routing": ["ecmp", "spray"]},
     params=[
         *FABRIC_PARAMS,
         *COLLECTIVE_PARAMS,
@@ -178,6 +180,7 @@ def collective_time_vs_size(
 @experiment(
     "ballsbins-max-load",
     version="1",
+    small={"flows": [4, 16], "samples": 1000},
     params=[
         Param("flows", 16, "", low=1, high=10**6, doc="flows (balls) hashed"),
         Param("paths", 16, "", low=1, high=10**6, doc="paths (bins)"),

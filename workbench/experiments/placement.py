@@ -12,6 +12,7 @@ __all__ = ["placement_hot_tors"]
 @experiment(
     "placement-hot-tors",
     version="1",
+    small={"racks": 100, "mean_utilization": [0.3, 0.6]},
     params=[
         Param.fraction("mean_utilization", 0.4, "mean ToR uplink utilization the task demands are scaled to"),
         Param("racks", 1000, "", low=2, high=100_000, doc="racks (one ToR each)"),

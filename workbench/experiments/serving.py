@@ -41,6 +41,7 @@ _KEEP = {"naive": None, "arrivals_only": "arrivals", "lengths_only": "lengths"}
 @experiment(
     "serving-capacity",
     version="2",
+    small={"model": "m-small", "span_s": 300.0, "workload": ["composed", "naive"]},
     params=[
         Param("model", "m-large", choices=tuple(MODELS), doc="released ServeGen model (client pool)"),
         Param("hour", 14, "h", low=0, high=23, doc="hour of day the span starts at"),

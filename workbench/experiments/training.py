@@ -33,6 +33,7 @@ __all__ = ["training_iteration_time", "training_ettr", "diagnosis_detection"]
 @experiment(
     "training-iteration-time",
     version="1",
+    small={"dp": 4, "routing": ["ecmp", "planned"]},
     params=[
         Param("model", "gpt3-175b", choices=tuple(MODELS), doc="model"),
         Param("gpu", "H100", choices=tuple(GPUS), doc="GPU type (its NIC sets the host links)"),
@@ -58,6 +59,7 @@ def training_iteration_time(*, model, gpu, dp, tp, pp, global_batch, routing, co
 @experiment(
     "training-ettr",
     version="1",
+    small={"mtbf_h": [1.0, 10.0], "replicas": 20},
     params=[
         Param("mtbf_h", 3.0, "h", low=0.01, high=10_000.0, doc="mean time between job-interrupting failures"),
         Param("interval_s", 3600.0, "s", low=1.0, high=1e7, doc="checkpoint interval"),
@@ -82,6 +84,7 @@ def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s
 @experiment(
     "diagnosis-detection",
     version="1",
+    small={"detector": ["c4d", "naive"]},
     params=[
         Param("kind", "slow_gpu", choices=(*FAULT_KINDS, "none"), doc="fault injected ('none': a healthy job)"),
         Param("detector", "c4d", choices=tuple(DETECTORS), seeded=False, doc="detector scored"),

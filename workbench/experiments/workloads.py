@@ -25,6 +25,7 @@ _RATE_SCALE_KW = "rate_scale"
 @experiment(
     "burstgpt-round-trip",
     version="1",
+    small={"days": 0.5, "rate_scale": [0.5, 2.0]},
     params=[
         Param(
             "rate_scale",

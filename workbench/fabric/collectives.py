@@ -33,7 +33,7 @@ import numpy as np
 
 from .._rng import Seed, generator
 from .._validate import integer, one_of
-from .topology import LeafSpine
+from .topology import LeafSpine, Topology
 
 __all__ = [
     "Step",
@@ -195,9 +195,7 @@ def place_ranks(topology: LeafSpine, n_ranks: int, placement: str = "linear", se
     >>> place_ranks(leaf_spine(2, 2, 2), 4, "strided").tolist()
     [0, 2, 1, 3]
     """
-    from .fattree import FatTree
-
-    if not isinstance(topology, (LeafSpine, FatTree)):
+    if not isinstance(topology, Topology):
         raise TypeError(f"topology must be a LeafSpine or FatTree, got {type(topology).__name__}")
     n = integer("n_ranks", n_ranks, minimum=1)
     placement = one_of("placement", placement, PLACEMENTS)

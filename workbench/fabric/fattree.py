@@ -46,9 +46,10 @@ from .._rng import Seed, generator
 from .._validate import integer, positive
 from ._colouring import equitable_colours
 from ._groups import group_ranks
+from .topology import Topology
 
 if TYPE_CHECKING:
-    from .routing import Routing
+    from ._routing_kinds import Routing
 
 __all__ = [
     "FatTree",
@@ -61,7 +62,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class FatTree:
+class FatTree(Topology):
     """A k-ary fat-tree; build it with :func:`fat_tree`."""
 
     k: int
@@ -146,6 +147,16 @@ class FatTree:
                 g.add_edge(("agg", agg), ("core", core), link_id=ac + agg * h + i, capacity_gbps=self.link_gbps)
                 g.add_edge(("core", core), ("agg", agg), link_id=cd + agg * h + i, capacity_gbps=self.link_gbps)
         return g
+
+    def routed_link_loads(
+        self, src: np.ndarray, dst: np.ndarray, size: np.ndarray, routing: Routing, seed: Seed = None
+    ) -> np.ndarray:
+        """Bytes per link under a parsed ``routing`` (:func:`fat_tree_link_loads`)."""
+        return fat_tree_link_loads(self, src, dst, size, routing, seed)
+
+    def routed_connections(self, src: np.ndarray, dst: np.ndarray, size: np.ndarray, routing: Routing) -> np.ndarray:
+        """Connections per host under a parsed ``routing`` (:func:`fat_tree_connections`)."""
+        return fat_tree_connections(self, src, dst, size, routing)
 
 
 def fat_tree(k: int, host_gbps: float = 100.0, link_gbps: float | None = None) -> FatTree:

@@ -33,19 +33,17 @@ Loads are bytes per directed link (see :mod:`workbench.fabric.topology` for the 
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._rng import Seed, generator
-from .._validate import integer, one_of
+from .._validate import integer
 from ._colouring import equitable_colours
+from ._routing_kinds import ROUTINGS, Routing, parse_routing
 from ._splitting import expand_slots, live_spines, min_split_pieces, minimal_plan, minimal_split_subflows
 from .collectives import Step, place_ranks
-from .fattree import FatTree, fat_tree_connections, fat_tree_link_loads
-from .topology import LeafSpine
+from .topology import LeafSpine, Topology
 
 __all__ = [
     "ROUTINGS",
@@ -59,67 +57,6 @@ __all__ = [
     "minimal_split_subflows",
     "min_split_pieces",
 ]
-
-#: Routings offered in menus; any ``"mp-x"`` with integer x >= 1 is accepted too.
-ROUTINGS = ("ecmp", "mp-2", "mp-4", "mp-8", "spray", "minimal", "planned")
-_KINDS = ("ecmp", "mp", "spray", "minimal", "planned")
-_MP = re.compile(r"^mp-?(\d+)$")
-
-
-@dataclass(frozen=True)
-class Routing:
-    """A parsed routing: ``kind`` (``ecmp``/``mp``/``spray``/``minimal``/``planned``) and ``split``, the hashed
-    subflows per flow (``x`` for ``mp-x``, 1 otherwise). Build it with :func:`parse_routing`; ``str()`` gives the
-    canonical string back.
-
-    Examples
-    --------
-    >>> r = Routing("mp", 8)
-    >>> str(r), r.hashed
-    ('mp-8', True)
-    """
-
-    kind: str
-    split: int = 1
-
-    def __post_init__(self) -> None:
-        one_of("routing kind", self.kind, _KINDS)
-        low = 2 if self.kind == "mp" else 1
-        high = None if self.kind == "mp" else 1
-        integer(f"split of routing kind {self.kind!r}", self.split, minimum=low, maximum=high)
-
-    def __str__(self) -> str:
-        return f"mp-{self.split}" if self.kind == "mp" else self.kind
-
-    @property
-    def hashed(self) -> bool:
-        """Whether paths are drawn by hashing (``ecmp``, ``mp-x``), i.e. random."""
-        return self.kind in ("ecmp", "mp")
-
-
-def parse_routing(routing: str | Routing) -> Routing:
-    """The :class:`Routing` record of a routing string (a :class:`Routing` is returned as it is).
-
-    Case and surrounding blanks are ignored; ``"mp-1"`` is ECMP.
-
-    Examples
-    --------
-    >>> parse_routing("MP-8"), parse_routing("ecmp")
-    (Routing(kind='mp', split=8), Routing(kind='ecmp', split=1))
-    """
-    if isinstance(routing, Routing):
-        return routing
-    if not isinstance(routing, str):
-        raise TypeError(f"routing must be a str or Routing, got {type(routing).__name__}")
-    s = routing.strip().lower()
-    m = _MP.match(s)
-    if m:
-        x = int(m.group(1))
-        if x < 1:
-            raise ValueError(f"routing {routing!r}: the MP split factor must be >= 1")
-        return Routing("ecmp") if x == 1 else Routing("mp", x)
-    one_of("routing", s, ("ecmp", "spray", "minimal", "planned", "mp-x"))
-    return Routing(s)
 
 
 def as_host_step(topology: LeafSpine, demand: Step, placement: Any = None, seed: Seed = None) -> Step:
@@ -135,7 +72,7 @@ def as_host_step(topology: LeafSpine, demand: Step, placement: Any = None, seed:
     >>> as_host_step(leaf_spine(2, 2, 2), ring, "strided").src.tolist()
     [0, 2, 1, 3]
     """
-    if not isinstance(topology, (LeafSpine, FatTree)):
+    if not isinstance(topology, Topology):
         raise TypeError(f"topology must be a LeafSpine or FatTree, got {type(topology).__name__}")
     if not isinstance(demand, Step):
         raise TypeError(f"demand must be a Step (from collective_steps or Step(...)), got {type(demand).__name__}")
@@ -322,8 +259,8 @@ def link_loads(
     routing = parse_routing(routing)
     kind, x = routing.kind, routing.split
     step = as_host_step(topology, demand, placement, seed)
-    if isinstance(topology, FatTree):
-        return fat_tree_link_loads(topology, step.src, step.dst, step.size_bytes, routing, seed)
+    if not isinstance(topology, LeafSpine):  # another topology routes on its own paths
+        return topology.routed_link_loads(step.src, step.dst, step.size_bytes, routing, seed)
     nl = topology.n_links
     n = topology.n_hosts
     loads = np.bincount(step.src, weights=step.size_bytes, minlength=n).astype(float)
@@ -407,8 +344,8 @@ def connections_per_host(
     routing = parse_routing(routing)
     kind, x = routing.kind, routing.split
     step = as_host_step(topology, demand, placement)
-    if isinstance(topology, FatTree):
-        return fat_tree_connections(topology, step.src, step.dst, step.size_bytes, routing)
+    if not isinstance(topology, LeafSpine):
+        return topology.routed_connections(step.src, step.dst, step.size_bytes, routing)
     n = topology.n_hosts
     per_flow = np.bincount(step.src, minlength=n)
     if kind == "mp":

@@ -53,6 +53,7 @@ from .._validate import integer, positive
 __all__ = [
     "LeafSpine",
     "leaf_spine",
+    "Topology",
     "path_links",
     "LINK_KINDS",
 ]
@@ -61,8 +62,18 @@ __all__ = [
 LINK_KINDS = ("host_up", "host_down", "leaf_up", "spine_down")
 
 
+class Topology:
+    """What every fabric topology is (a :class:`LeafSpine`, a :class:`~workbench.fabric.fattree.FatTree`): hosts under
+    leaves (``n_hosts``, ``leaves``, ``hosts_per_leaf``) and directed links (``n_links``). A topology other than a
+    leaf-spine routes flows on its own paths: it implements ``routed_link_loads(src, dst, size, routing, seed)`` and
+    ``routed_connections(src, dst, size, routing)``, which :mod:`workbench.fabric.routing` calls, so the routing code
+    never dispatches on a topology's type."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
-class LeafSpine:
+class LeafSpine(Topology):
     """A leaf-spine fabric; build it with :func:`leaf_spine`.
 
     Attributes

@@ -25,19 +25,12 @@ edit anywhere else. :func:`run_claims` runs the claims, :func:`write_scoreboard`
 
 from __future__ import annotations
 
-import importlib
 import json
-import math
 import os
-import pkgutil
-import time
-import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from .._validate import one_of
@@ -48,6 +41,7 @@ from ._core import (
     AtMost,
     Check,
     Claim,
+    ClaimResult,
     Comparison,
     FigureSpec,
     InRange,
@@ -58,8 +52,10 @@ from ._core import (
     Trend,
     Verdict,
     Within,
+    load_all,
 )
 from ._report import VERDICT_COLORS, ClaimsTable, claims_html, write_report
+from ._runner import PaperRun, measure_claim, run_paper, run_papers, source_fingerprint
 
 __all__ = [
     "AtLeast",
@@ -87,6 +83,11 @@ __all__ = [
     "show_claims",
     "figure",
     "load_all",
+    "paper_results",
+    "PaperRun",
+    "run_paper",
+    "run_papers",
+    "source_fingerprint",
     "run_claim",
     "run_claims",
     "scoreboard_frame",
@@ -124,71 +125,6 @@ def figure(paper: Paper, name: str) -> Callable[[Callable[[Scale], Any]], Callab
     return register
 
 
-_LOADED = False
-
-
-def load_all() -> Registry:
-    """Import every paper module in this package (once) and return the registry."""
-    global _LOADED
-    if not _LOADED:
-        for info in pkgutil.iter_modules(__path__):
-            if not info.name.startswith("_"):
-                importlib.import_module(f"{__name__}.{info.name}")
-        _LOADED = True
-    return REGISTRY
-
-
-@dataclass(frozen=True)
-class ClaimResult:
-    """The outcome of running one claim."""
-
-    claim: Claim
-    measured: Measured | None
-    verdict: Verdict
-    seconds: float
-    error: str = ""
-
-    @property
-    def as_expected(self) -> bool:
-        return not self.error and self.verdict == self.claim.expected
-
-    def record(self) -> dict[str, Any]:
-        """The scoreboard.json object for this claim."""
-        c = self.claim
-        return {
-            "paper": c.paper.id,
-            "claim": c.text,
-            "paper_value": c.paper_value,
-            "measured": self.measured.summary if self.measured else f"error: {self.error}",
-            "verdict": self.verdict.value,
-            "claim_id": c.id,
-            "expected": c.expected.value,
-            "comparison": c.compare.describe(),
-            "value": _jsonable(self.measured.value) if self.measured else None,
-            "details": _jsonable(dict(self.measured.details)) if self.measured else {},
-            "note": c.note,
-            "citation": c.paper.citation,
-            "seconds": round(self.seconds, 3),
-        }
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        v = float(value)
-        return v if math.isfinite(v) else str(v)
-    if isinstance(value, (str, int, bool)) or value is None:
-        return value
-    return str(value)
-
-
 def run_claims(
     paper: str | Sequence[str] | None = None,
     scale: Scale = "full",
@@ -197,36 +133,41 @@ def run_claims(
 ) -> list[ClaimResult]:
     """Run the registered claims (of ``paper``, or all) at ``scale`` and return their results.
 
-    A measure that raises is recorded as ``not reproduced`` with the error, so one broken claim never hides the rest.
+    Each paper runs as one unit through :func:`run_paper` (cached by the source fingerprint, so asking twice, or
+    from the test suite and a notebook, computes once). A measure that raises is recorded as ``not reproduced`` with
+    the error, so one broken claim never hides the rest.
     """
     one_of("scale", scale, SCALES)
-    claims = load_all().select_claims(paper)
-    iterator: Any = claims
+    registry = load_all()
+    ids = list(dict.fromkeys(c.paper.id for c in registry.select_claims(paper)))
+    iterator: Any = ids
     if progress:
         from tqdm.auto import tqdm
 
-        iterator = tqdm(claims, desc="claims", unit="claim")
+        iterator = tqdm(ids, desc="papers", unit="paper")
     results = []
-    for c in iterator:
+    for pid in iterator:
         if progress:
-            iterator.set_postfix_str(c.key, refresh=True)
-        results.append(run_claim(c, scale))
+            iterator.set_postfix_str(pid, refresh=True)
+        results += paper_results(run_paper(pid, scale))
     return results
 
 
+def paper_results(run: PaperRun) -> list[ClaimResult]:
+    """The :class:`ClaimResult` of each claim of a :class:`PaperRun`."""
+    registry = load_all()
+    return [
+        ClaimResult(registry.claims[r.key], r.measured, r.verdict, r.seconds, r.error)
+        for r in run.claims
+        if r.key in registry.claims
+    ]
+
+
 def run_claim(c: Claim, scale: Scale = "full") -> ClaimResult:
-    """Measure one claim and compare; a measure that raises gives ``not reproduced`` with the error recorded."""
+    """Measure one claim and compare (uncached); a measure that raises gives ``not reproduced`` with the error."""
     one_of("scale", scale, SCALES)
-    t0 = time.perf_counter()
-    try:
-        measured = c.measure(scale)
-        if not isinstance(measured, Measured):
-            raise TypeError(f"measure of {c.key} returned {type(measured).__name__}, expected Measured")
-        verdict = c.compare.verdict(measured.value)
-        return ClaimResult(c, measured, verdict, time.perf_counter() - t0)
-    except Exception as exc:  # recorded, reported, and makes the CLI exit non-zero
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return ClaimResult(c, None, Verdict.NOT_REPRODUCED, time.perf_counter() - t0, detail)
+    r = measure_claim(c, scale)
+    return ClaimResult(c, r.measured, r.verdict, r.seconds, r.error)
 
 
 def scoreboard_frame(results: Sequence[ClaimResult]) -> pd.DataFrame:
@@ -246,16 +187,34 @@ def scoreboard_frame(results: Sequence[ClaimResult]) -> pd.DataFrame:
     )
 
 
-def claims_table(paper: str, scale: Scale = "full") -> pd.DataFrame:
-    """Run one paper's claims and return the table a notebook shows (claim, paper says, measured, verdict)."""
-    frame = scoreboard_frame(run_claims(paper, scale))
-    return frame.drop(columns=["paper"])
+def _select(paper: str, scale: Scale, ids: Sequence[str] | None) -> list[ClaimResult]:
+    results = run_claims(paper, scale)
+    if ids is None:
+        return results
+    if isinstance(ids, str):
+        ids = [ids]
+    by_id = {r.claim.id: r for r in results}
+    unknown = [i for i in ids if i not in by_id]
+    if unknown:
+        raise ValueError(
+            f"paper {paper!r} has no claim(s) {', '.join(map(repr, unknown))}; its claims: {', '.join(by_id)}"
+        )
+    return [by_id[i] for i in ids]
 
 
-def show_claims(paper: str, scale: Scale = "full") -> ClaimsTable:
-    """Run one paper's claims and return them for display: an HTML table with verdict badges in a notebook,
-    word-wrapped text in a terminal (see :class:`ClaimsTable`)."""
-    return ClaimsTable(run_claims(paper, scale))
+def claims_table(paper: str, scale: Scale = "quick", *, ids: Sequence[str] | None = None) -> pd.DataFrame:
+    """One paper's claims as a table (claim, paper says, measured, verdict); ``ids`` selects claims by id."""
+    return scoreboard_frame(_select(paper, scale, ids)).drop(columns=["paper"])
+
+
+def show_claims(paper: str, scale: Scale = "quick", *, ids: Sequence[str] | None = None) -> ClaimsTable:
+    """One paper's claims for display: an HTML table with verdict badges in a notebook, word-wrapped text in a
+    terminal (see :class:`ClaimsTable`). ``ids`` selects claims by id (never by position).
+
+    Notebooks show the ``"quick"`` scale, which reaches the same verdicts as the paper-sized ``"full"`` scale that
+    ``workbench reproduce`` writes to the scoreboard (and is computed once per tree: the test suite and the
+    notebooks share the cached result)."""
+    return ClaimsTable(_select(paper, scale, ids))
 
 
 def _md_cell(text: str) -> str:
@@ -263,11 +222,15 @@ def _md_cell(text: str) -> str:
 
 
 def write_scoreboard(results: Sequence[ClaimResult], out_dir: str | os.PathLike) -> tuple[Path, Path]:
-    """Write ``scoreboard.json`` and ``scoreboard.md`` into ``out_dir`` and return their paths."""
+    """Write ``scoreboard.json`` and ``scoreboard.md`` into ``out_dir`` (atomically: a failed write leaves the old
+    files as they were) and return their paths."""
+    from ..cache import atomic_path
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     json_path = out / "scoreboard.json"
-    json_path.write_text(json.dumps([r.record() for r in results], indent=2) + "\n")
+    with atomic_path(json_path) as tmp:
+        tmp.write_text(json.dumps([r.record() for r in results], indent=2) + "\n")
     lines = [
         "# Reproduction scoreboard",
         "",
@@ -286,19 +249,24 @@ def write_scoreboard(results: Sequence[ClaimResult], out_dir: str | os.PathLike)
     counts = pd.Series([r.verdict.value for r in results]).value_counts()
     lines += ["", "Totals: " + ", ".join(f"{k}: {v}" for k, v in counts.items())]
     md_path = out / "scoreboard.md"
-    md_path.write_text("\n".join(lines) + "\n")
+    with atomic_path(md_path) as tmp:
+        tmp.write_text("\n".join(lines) + "\n")
     return json_path, md_path
 
 
 def build_figures(
     paper: str | Sequence[str] | None = None, scale: Scale = "full", *, progress: bool = False
 ) -> dict[str, Any]:
-    """Build the registered reproduction figures, keyed ``<paper>/<name>``."""
-    one_of("scale", scale, SCALES)
-    specs = load_all().select_figures(paper)
-    iterator: Any = specs
-    if progress:
-        from tqdm.auto import tqdm
+    """The registered reproduction figures, keyed ``<paper>/<name>``: built with each paper's claims (one
+    computation per study, cached by :func:`run_paper`); a figure that failed to build raises here."""
+    import plotly.io as pio
 
-        iterator = tqdm(specs, desc="figures", unit="fig")
-    return {f"{s.paper.id}/{s.name}": s.build(scale) for s in iterator}
+    one_of("scale", scale, SCALES)
+    ids = list(dict.fromkeys(f.paper.id for f in load_all().select_figures(paper)))
+    out: dict[str, Any] = {}
+    for run in run_papers(ids, scale, figures=True, client=False, progress=progress):
+        if run.figure_errors:
+            name, error = next(iter(run.figure_errors.items()))
+            raise RuntimeError(f"figure {run.paper}/{name} failed: {error}")
+        out.update({f"{run.paper}/{name}": pio.from_json(js, skip_invalid=True) for name, js in run.figures.items()})
+    return out

@@ -13,7 +13,9 @@ Measure functions take a :data:`Scale`: ``"full"`` is the paper-sized configurat
 from __future__ import annotations
 
 import enum
+import importlib
 import math
+import pkgutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -39,6 +41,8 @@ __all__ = [
     "FigureSpec",
     "REGISTRY",
     "Registry",
+    "ClaimResult",
+    "load_all",
 ]
 
 
@@ -65,6 +69,16 @@ class Paper:
         Full title, a citation line (authors, venue, year) and where to read it.
     notebook : str
         The notebook that presents the reproduction (e.g. ``"notebooks/03_burstgpt.ipynb"``), or ``""``.
+    panel : str
+        The paper's interactive panel as ``"module:function"`` (e.g. ``"workbench.widgets.aqm:pred_panel"``), or
+        ``""``. A paper with a panel gets a Voilà dashboard (:mod:`workbench.dashboards`), discovered from here.
+    dashboard : str
+        The dashboard's title (default: ``title``).
+    experiments : tuple of str
+        The registered experiments (``workbench sweep list``) the paper's claims and figures measure through.
+
+    A paper is one record: its module declares this, its claims and its figures, and everything else (the
+    scoreboard, ``workbench list``, the dashboards, the tests) discovers them.
     """
 
     id: str
@@ -72,6 +86,23 @@ class Paper:
     citation: str
     url: str = ""
     notebook: str = ""
+    panel: str = ""
+    dashboard: str = ""
+    experiments: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.id or self.id != self.id.strip() or "/" in self.id:
+            raise ValueError(f"paper id must be a non-empty slug without '/', got {self.id!r}")
+        if self.panel and (self.panel.count(":") != 1 or not all(self.panel.split(":"))):
+            raise ValueError(f"paper {self.id!r}: panel must be 'module:function', got {self.panel!r}")
+        if self.dashboard and not self.panel:
+            raise ValueError(f"paper {self.id!r}: a dashboard title needs a panel")
+        object.__setattr__(self, "experiments", tuple(self.experiments))
+
+    @property
+    def dashboard_title(self) -> str:
+        """The dashboard's title: ``dashboard``, or the paper's ``title``."""
+        return self.dashboard or self.title
 
 
 @dataclass(frozen=True)
@@ -369,3 +400,69 @@ def _paper_ids(registry: Registry, paper: str | Sequence[str] | None) -> set[str
 
 
 REGISTRY = Registry()
+
+
+_LOADED = False
+
+
+def load_all() -> Registry:
+    """Import every paper module in this package (once) and return the registry."""
+    global _LOADED
+    if not _LOADED:
+        package = importlib.import_module(__package__)
+        for info in pkgutil.iter_modules(package.__path__):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{__package__}.{info.name}")
+        _LOADED = True
+    return REGISTRY
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """The outcome of running one claim."""
+
+    claim: Claim
+    measured: Measured | None
+    verdict: Verdict
+    seconds: float
+    error: str = ""
+
+    @property
+    def as_expected(self) -> bool:
+        return not self.error and self.verdict == self.claim.expected
+
+    def record(self) -> dict[str, Any]:
+        """The scoreboard.json object for this claim."""
+        c = self.claim
+        return {
+            "paper": c.paper.id,
+            "claim": c.text,
+            "paper_value": c.paper_value,
+            "measured": self.measured.summary if self.measured else f"error: {self.error}",
+            "verdict": self.verdict.value,
+            "claim_id": c.id,
+            "expected": c.expected.value,
+            "comparison": c.compare.describe(),
+            "value": _jsonable(self.measured.value) if self.measured else None,
+            "details": _jsonable(dict(self.measured.details)) if self.measured else {},
+            "note": c.note,
+            "citation": c.paper.citation,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else str(v)
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    return str(value)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ._core import Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import ClaimResult
+    from ._core import ClaimResult
 
 __all__ = ["ClaimsTable", "VERDICT_COLORS", "claims_html", "write_report"]
 

@@ -30,6 +30,8 @@ PAPER = Paper(
     "Kingman, 1961",
     url="https://docs.vllm.ai/en/latest/cli/bench/serve.html",
     notebook="notebooks/00_arrivals.ipynb",
+    panel="workbench.widgets.arrivals:arrivals_panel",
+    dashboard="Arrival processes and burstiness",
 )
 
 BURSTINESS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 16.0)

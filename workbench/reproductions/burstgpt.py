@@ -42,6 +42,8 @@ PAPER = Paper(
     citation="Yuxin Wang et al., KDD 2025 (arXiv:2401.17644)",
     url="https://arxiv.org/abs/2401.17644",
     notebook="notebooks/03_burstgpt.ipynb",
+    panel="workbench.widgets.burstgpt:burstgpt_panel",
+    dashboard="BurstGPT workload characterization",
 )
 
 ROUND_TRIP_WINDOW_S = 300.0  # the real traces are one hour long: 12 windows of 5 minutes for the round trip

@@ -26,6 +26,8 @@ PAPER = Paper(
     citation="J. Dong, B. Luo, J. Zhang, et al. arXiv:2406.04594, 2024",
     url="https://arxiv.org/abs/2406.04594",
     notebook="notebooks/02_c4_traffic_planning.ipynb",
+    panel="workbench.widgets.fabric:c4_panel",
+    dashboard="C4 traffic planning",
 )
 
 #: "moderate" communication share of the iteration time, chosen before measuring (see the notebook)

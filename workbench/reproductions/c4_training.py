@@ -31,6 +31,8 @@ PAPER = Paper(
     citation="J. Dong, B. Luo, J. Zhang, et al. arXiv:2406.04594, 2024",
     url="https://arxiv.org/abs/2406.04594",
     notebook="notebooks/07_training_iteration.ipynb",
+    panel="workbench.widgets.training:iteration_panel",
+    dashboard="Training iteration time on the fabric",
 )
 
 #: "moderate" fabric share of the iteration (exposed DP communication under planned paths), as in notebook 02

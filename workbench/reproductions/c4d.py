@@ -24,6 +24,8 @@ PAPER = Paper(
     citation="J. Dong, B. Luo, J. Zhang, et al. arXiv:2406.04594, 2024 (HPCA 2025)",
     url="https://arxiv.org/abs/2406.04594",
     notebook="notebooks/09_fault_localization.ipynb",
+    panel="workbench.widgets.diagnosis:fault_panel",
+    dashboard="Fault localization in training jobs",
 )
 
 PERSISTENT = ("slow_gpu", "nic_degraded", "cpu_contention", "fail_stop")

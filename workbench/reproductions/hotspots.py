@@ -23,6 +23,8 @@ PAPER = Paper(
     citation="Google, USENIX NSDI 2025",
     url="https://www.usenix.org/conference/nsdi25",
     notebook="notebooks/06_hotspots.ipynb",
+    panel="workbench.widgets.placement:hotspot_panel",
+    dashboard="Hotspot-aware placement",
 )
 
 UTILIZATION = np.round(np.arange(0.05, 0.951, 0.05), 2)

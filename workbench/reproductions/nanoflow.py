@@ -26,6 +26,8 @@ PAPER = Paper(
     citation="Zhu, Gao, Zhao, et al., OSDI 2025 (arXiv:2408.12757)",
     url="https://arxiv.org/abs/2408.12757",
     notebook="notebooks/10_serving_hardware.ipynb",
+    panel="workbench.widgets.serving_hw:serving_hardware_panel",
+    dashboard="LLM serving on real hardware",
 )
 
 #: (model, GPUs per replica): the paper's evaluated models, on A100-80GB as in its evaluation.

@@ -26,6 +26,8 @@ PAPER = Paper(
     citation="V. Addanki, P. Goyal, I. Marinos. arXiv:2407.00550, 2024 (v2: Ethereal)",
     url="https://arxiv.org/abs/2407.00550",
     notebook="notebooks/01_packet_spraying.ipynb",
+    panel="workbench.widgets.fabric:spraying_panel",
+    dashboard="Packet spraying vs ECMP on leaf-spine fabrics",
 )
 
 _SIZE = 2**30  # bytes; ratios do not depend on it

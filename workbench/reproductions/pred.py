@@ -49,6 +49,8 @@ PAPER = Paper(
     citation="PRED, USENIX NSDI 2025",
     url="https://www.usenix.org/conference/nsdi25/presentation/du",
     notebook="notebooks/05_pred_aqm.ipynb",
+    panel="workbench.widgets.aqm:pred_panel",
+    dashboard="PRED adaptive ECN marking",
 )
 
 N_FLOWS = (2, 4, 8, 16, 32)

@@ -38,6 +38,8 @@ PAPER = Paper(
     citation="Xiang, Li, Zhang, et al. (Alibaba), arXiv 2505.09999, 2025",
     url="https://arxiv.org/abs/2505.09999",
     notebook="notebooks/04_servegen.ipynb",
+    panel="workbench.widgets.servegen:servegen_panel",
+    dashboard="ServeGen per-client workloads",
 )
 
 MODELS = tuple(sg.MODELS)

@@ -25,6 +25,8 @@ PAPER = Paper(
     citation="C. Lao, J. Gao, J. Cao, et al. arXiv:2412.12636 (OSDI'26)",
     url="https://arxiv.org/abs/2412.12636",
     notebook="notebooks/08_training_failures.ipynb",
+    panel="workbench.widgets.training:failures_panel",
+    dashboard="Training under failures: ETTR and recovery",
 )
 
 JOB_GPUS = {"full": (1024, 4096, 16384, 65536, 100_000), "quick": (1024, 16384, 100_000)}

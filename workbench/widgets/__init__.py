@@ -27,6 +27,10 @@ import plotly.graph_objects as go
 from ..viz import fit_titles, tidy_axes
 
 __all__ = [
+    "param_control",
+    "param_controls",
+    "param_values",
+    "log_steps",
     "FigurePane",
     "Panel",
     "redraw",
@@ -214,3 +218,117 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence[object]], *, capti
     body = "".join(f"<tr>{cells('td', r)}</tr>" for r in rows)
     lead = f"<div>{html.escape(caption)}</div>" if caption else ""
     return f'{lead}<table style="border-collapse:collapse"><tr>{cells("th", header)}</tr>{body}</table>'
+
+
+def log_steps(low: float, high: float, default: float | None = None) -> list[float]:
+    """Values 1, 2, 5 x 10^k from ``low`` to ``high`` (both included), with ``default`` inserted exactly: the stops
+    of a logarithmic control, so that a slider never snaps to an odd value such as 631 where 600 was meant.
+
+    Examples
+    --------
+    >>> log_steps(1, 100, 30)
+    [1, 2, 5, 10, 20, 30, 50, 100]
+    """
+    import math
+
+    if not (0 < low < high):
+        raise ValueError(f"log_steps needs 0 < low < high, got low={low}, high={high}")
+    values = {low, high}
+    for k in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
+        for m in (1, 2, 5):
+            v = m * 10.0**k
+            if low <= v <= high:
+                values.add(v)
+    if default is not None:
+        values.add(default)
+    return sorted(int(v) if float(v).is_integer() else float(v) for v in values)
+
+
+def _nice(v: float) -> str:
+    return f"{v:,.0f}" if float(v).is_integer() and abs(v) >= 1 else f"{v:g}"
+
+
+def param_control(param, value=None, *, step: float | None = None, **kwargs) -> W.Widget:
+    """The control for an experiment's :class:`~workbench.experiments.Param`, constrained to what the parameter
+    allows: a dropdown for choices, a checkbox for a flag, a slider between finite bounds (1-2-5 stops when the
+    parameter is ``log``), a number box otherwise. The description is the parameter's title with its unit; the value
+    is ``value`` (validated) or the default; sliders update on release (``continuous_update=False``), so a drag costs
+    one model call. ``control.param_name`` is the parameter's name (read it back with :func:`param_values`).
+
+    Examples
+    --------
+    >>> from workbench import experiments as ex
+    >>> c = param_control(ex.get("arrivals-queue-wait").param("utilization"))
+    >>> type(c).__name__, c.description, c.value, c.continuous_update
+    ('FloatSlider', 'utilization', 0.7, False)
+    """
+    value = param.default if value is None else param.validate(value)
+    common = {"description": param.title, "tooltip": param.doc, **kwargs}
+    if param.choices is not None:
+        control: W.Widget = W.Dropdown(options=list(param.choices), value=value, **common)
+    elif param.kind is bool:
+        control = W.Checkbox(value=bool(value), **common)
+    elif param.kind is str:
+        control = W.Text(value=value, continuous_update=False, **common)
+    else:
+        lo, hi = param.low, param.high
+        finite = lo is not None and hi is not None
+        if finite and param.log and lo is not None and hi is not None:
+            lo_v = lo if param.low_inclusive else lo * 1.000001 if lo > 0 else None
+            if lo_v is None or lo_v <= 0:
+                raise ValueError(f"parameter {param.name!r} is log-scaled but its lower bound {lo} is not positive")
+            stops = [v for v in log_steps(max(lo_v, 1e-300), hi, value) if param.low_inclusive or v > lo]
+            stops = [v for v in stops if param.high_inclusive or v < hi]
+            options = [(_nice(v), param.kind(v)) for v in stops]
+            control = W.SelectionSlider(options=options, value=param.kind(value), continuous_update=False, **common)
+        elif finite and lo is not None and hi is not None:
+            if param.kind is int:
+                lo_i = int(lo) + (0 if param.low_inclusive else 1)
+                hi_i = int(hi) - (0 if param.high_inclusive else 1)
+                control = W.IntSlider(
+                    value=value, min=lo_i, max=hi_i, step=int(step or 1), continuous_update=False, **common
+                )
+            else:
+                step = step or _default_step(lo, hi)
+                lo_f = lo if param.low_inclusive else lo + step
+                hi_f = hi if param.high_inclusive else hi - step
+                control = W.FloatSlider(
+                    value=value, min=lo_f, max=hi_f, step=step, continuous_update=False, readout_format=".3g", **common
+                )
+        else:
+            bounds = {}
+            if lo is not None:
+                bounds["min"] = lo
+            if hi is not None:
+                bounds["max"] = hi
+            box = W.BoundedIntText if param.kind is int else W.BoundedFloatText
+            control = (
+                box(value=value, **bounds, **common)
+                if bounds
+                else (W.IntText if param.kind is int else W.FloatText)(value=value, **common)
+            )
+    control.param_name = param.name
+    return control
+
+
+def _default_step(low: float, high: float) -> float:
+    import math
+
+    span = high - low
+    return 10.0 ** math.floor(math.log10(span / 20)) if span > 0 else 1.0
+
+
+def param_controls(experiment, names: Sequence[str], values: dict | None = None, **overrides) -> list[W.Widget]:
+    """One :func:`param_control` per parameter name of ``experiment`` (a name or an
+    :class:`~workbench.experiments.Experiment`), valued from ``values`` (default: the parameters' defaults);
+    ``overrides`` maps a name to keyword arguments of its control (e.g. ``step``)."""
+    from .. import experiments as ex
+
+    exp = ex.get(experiment)
+    values = values or {}
+    return [param_control(exp.param(n), values.get(n), **overrides.get(n, {})) for n in names]
+
+
+def param_values(controls: Sequence[W.Widget]) -> dict:
+    """``{parameter name: value}`` of controls made by :func:`param_control`."""
+    return {c.param_name: c.value for c in controls if hasattr(c, "param_name")}

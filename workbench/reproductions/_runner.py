@@ -1,0 +1,387 @@
+"""Running papers: one paper's claims and figures as one unit, cached by what they depend on, in parallel.
+
+A paper's claims and figures share their computations (a paper module computes each study once, a
+``functools.cache``'d function of the scale, and both claims and figures read it), so the unit of work is the paper:
+:func:`run_paper` measures every claim of one paper and, if asked, builds its figures, in one process.
+
+Results are cached under ``$WORKBENCH_CACHE/reproductions/<scale>/`` keyed by the paper, the scale and a
+fingerprint of everything a result can depend on (:func:`source_fingerprint`: the bytes of every file of the
+``workbench`` package and of the project's ``datasets/``, plus the name, size and modification time of every file on
+the data search path). Any edit to the code or the data is a different key, so a cached result is never stale; an
+unchanged tree is read back in milliseconds (``make reproduce`` twice, or the test suite and the notebooks asking
+for the same paper). Entries are written atomically and verified on read (a damaged entry is recomputed). A lock
+file per entry makes concurrent callers (the test suite's workers, notebook kernels) compute a paper once: the
+second waits for the first and reads its result.
+
+:func:`run_papers` runs several papers as tasks on the local Dask cluster (longest first, by their last measured
+time), with a progress bar naming the papers still running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import time
+import traceback
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._validate import one_of
+from ._core import REGISTRY, SCALES, Claim, Measured, Scale, Verdict, _jsonable, load_all
+
+__all__ = ["PaperRun", "ClaimRecord", "source_fingerprint", "run_paper", "run_papers", "RESULT_FORMAT"]
+
+#: Version of the cached result layout; part of every key.
+RESULT_FORMAT = 1
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+_PROJECT_DATASETS = _PACKAGE.parent / "datasets"
+_FINGERPRINT: dict[tuple[str, ...], str] = {}
+
+
+def _hash_tree(h: Any, root: Path, *, content: bool) -> None:
+    if not root.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith((".pyc", ".tmp", ".part")) or name.startswith("."):
+                continue
+            path = Path(dirpath, name)
+            rel = str(path.relative_to(root))
+            try:
+                if content:
+                    h.update(f"{rel}\0".encode())
+                    h.update(path.read_bytes())
+                else:
+                    st = path.stat()
+                    h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+            except OSError:  # unreadable or vanished: part of the key as such
+                h.update(f"{rel}\0unreadable\0".encode())
+
+
+def source_fingerprint() -> str:
+    """A digest of everything a reproduction can depend on: the package's files, the project's ``datasets/`` and
+    the files on the data search path (by name, size and modification time). Computed once per process and search
+    path.
+
+    Examples
+    --------
+    >>> len(source_fingerprint())
+    16
+    """
+    from ..data import search_path
+
+    roots = tuple(str(p) for p in search_path())
+    known = _FINGERPRINT.get(roots)
+    if known is not None:
+        return known
+    h = hashlib.sha256(f"format {RESULT_FORMAT}\0".encode())
+    _hash_tree(h, _PACKAGE, content=True)
+    _hash_tree(h, _PROJECT_DATASETS, content=True)
+    for root in roots:
+        h.update(f"root {root}\0".encode())
+        if Path(root).resolve() != _PROJECT_DATASETS.resolve():
+            _hash_tree(h, Path(root), content=False)
+    digest = h.hexdigest()[:16]
+    _FINGERPRINT[roots] = digest
+    return digest
+
+
+@dataclass(frozen=True)
+class ClaimRecord:
+    """One claim's outcome as stored: the claim's key, what was measured, the verdict, the time and any error."""
+
+    key: str
+    measured: Measured | None
+    verdict: Verdict
+    seconds: float
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.measured
+        return {
+            "key": self.key,
+            "measured": None
+            if m is None
+            else {"value": _jsonable(m.value), "summary": m.summary, "details": _jsonable(dict(m.details))},
+            "verdict": self.verdict.value,
+            "seconds": self.seconds,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> ClaimRecord:
+        m = rec["measured"]
+        measured = None if m is None else Measured(m["value"], m["summary"], m["details"])
+        return cls(rec["key"], measured, Verdict(rec["verdict"]), float(rec["seconds"]), rec["error"])
+
+
+@dataclass(frozen=True)
+class PaperRun:
+    """What running one paper gave: its claims' records, its figures (plotly JSON by name, when built), the figure
+    errors, and the seconds spent on claims and on figures."""
+
+    paper: str
+    scale: str
+    claims: tuple[ClaimRecord, ...]
+    figures: dict[str, str] = field(default_factory=dict)
+    figure_errors: dict[str, str] = field(default_factory=dict)
+    claims_s: float = 0.0
+    figures_s: float = 0.0
+    cached: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "paper": self.paper,
+            "scale": self.scale,
+            "claims": [c.to_json() for c in self.claims],
+            "figures": self.figures,
+            "figure_errors": self.figure_errors,
+            "claims_s": self.claims_s,
+            "figures_s": self.figures_s,
+        }
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any], *, cached: bool = True) -> PaperRun:
+        return cls(
+            rec["paper"],
+            rec["scale"],
+            tuple(ClaimRecord.from_json(c) for c in rec["claims"]),
+            dict(rec["figures"]),
+            dict(rec["figure_errors"]),
+            float(rec["claims_s"]),
+            float(rec["figures_s"]),
+            cached,
+        )
+
+
+def measure_claim(c: Claim, scale: Scale) -> ClaimRecord:
+    """Measure one claim and compare; a measure that raises gives ``not reproduced`` with the error recorded."""
+    t0 = time.perf_counter()
+    try:
+        measured = c.measure(scale)
+        if not isinstance(measured, Measured):
+            raise TypeError(f"measure of {c.key} returned {type(measured).__name__}, expected Measured")
+        verdict = c.compare.verdict(measured.value)
+        return ClaimRecord(c.key, measured, verdict, time.perf_counter() - t0)
+    except Exception as exc:  # recorded, reported, and makes the CLI exit non-zero
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return ClaimRecord(c.key, None, Verdict.NOT_REPRODUCED, time.perf_counter() - t0, detail)
+
+
+def _compute(paper: str, scale: Scale, figures: bool) -> PaperRun:
+    import plotly.io as pio
+
+    registry = load_all()
+    t0 = time.perf_counter()
+    claims = tuple(measure_claim(c, scale) for c in registry.select_claims(paper))
+    t1 = time.perf_counter()
+    figs: dict[str, str] = {}
+    errors: dict[str, str] = {}
+    if figures:
+        for spec in registry.select_figures(paper):
+            try:
+                figs[spec.name] = pio.to_json(spec.build(scale), validate=False)
+            except Exception as exc:  # one broken figure never hides the others; reported by the caller
+                errors[spec.name] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return PaperRun(paper, scale, claims, figs, errors, t1 - t0, time.perf_counter() - t1)
+
+
+def _entry(paper: str, scale: str) -> Path:
+    from ..data import cache_dir
+
+    return cache_dir() / "reproductions" / scale / f"{paper}-{source_fingerprint()}.json"
+
+
+def _read(entry: Path) -> dict[str, Any] | None:
+    """The stored record, or ``None`` when absent or damaged (its digest line does not match its body)."""
+    try:
+        raw = entry.read_bytes()
+    except OSError:
+        return None
+    head, _, body = raw.partition(b"\n")
+    if head.decode("ascii", "replace") != hashlib.sha256(body).hexdigest():
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _write(entry: Path, rec: dict[str, Any]) -> None:
+    from ..cache import atomic_path
+
+    body = json.dumps(rec, separators=(",", ":")).encode()
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(entry) as tmp:
+            tmp.write_bytes(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+    except OSError:  # a read-only or full cache: the result is still returned, just not kept
+        pass
+
+
+@contextlib.contextmanager
+def _locked(entry: Path) -> Iterator[None]:
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(entry.with_suffix(".lock"), "a")  # noqa: SIM115 - held for the block
+    except OSError:
+        yield
+        return
+    with fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def run_paper(paper: str, scale: Scale = "full", *, figures: bool = False, cache: bool = True) -> PaperRun:
+    """Every claim of ``paper`` at ``scale`` (and its figures when ``figures``), cached by the source fingerprint.
+
+    A cached run with figures also answers a call without; a cached run without figures is extended (the claims are
+    read back, the figures built, which reuses the paper's ``functools.cache``'d studies in this process).
+
+    Examples
+    --------
+    >>> run = run_paper("arrivals", "quick", cache=False)
+    >>> [c.key for c in run.claims][:2]
+    ['arrivals/cv-burstiness', 'arrivals/idc-renewal']
+    """
+    one_of("scale", scale, SCALES)
+    registry = load_all()
+    registry.select_claims(paper)  # validates the id
+    if not cache:
+        return _compute(paper, scale, figures)
+    entry = _entry(paper, scale)
+    with _locked(entry):
+        stored = _read(entry)
+        if stored is not None and (stored["figures"] or stored["figure_errors"] or not figures):
+            return PaperRun.from_json(stored)
+        run = _compute(paper, scale, figures)
+        if stored is not None:  # keep the stored claims (same key: same code and data), add the figures
+            run = PaperRun(
+                paper,
+                scale,
+                PaperRun.from_json(stored).claims,
+                run.figures,
+                run.figure_errors,
+                float(stored["claims_s"]),
+                run.figures_s,
+            )
+        _write(entry, run.to_json())
+        _record_time(scale, paper, run.claims_s + run.figures_s)
+        return run
+
+
+def _timings_path(scale: str) -> Path:
+    from ..data import cache_dir
+
+    return cache_dir() / "reproductions" / scale / "seconds.json"
+
+
+def _record_time(scale: str, paper: str, seconds: float) -> None:
+    path = _timings_path(scale)
+    try:
+        known = json.loads(path.read_text()) if path.is_file() else {}
+    except (OSError, ValueError):
+        known = {}
+    known[paper] = round(seconds, 2)
+    _write_plain(path, known)
+
+
+def _write_plain(path: Path, rec: dict[str, Any]) -> None:
+    from ..cache import atomic_path
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            tmp.write_text(json.dumps(rec, indent=1, sort_keys=True))
+    except OSError:
+        pass
+
+
+def _past_seconds(scale: str) -> dict[str, float]:
+    try:
+        return {str(k): float(v) for k, v in json.loads(_timings_path(scale).read_text()).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def _task(paper: str, scale: Scale, figures: bool) -> PaperRun:
+    return run_paper(paper, scale, figures=figures)
+
+
+def run_papers(
+    papers: Sequence[str],
+    scale: Scale = "full",
+    *,
+    figures: bool = True,
+    client: Any = None,
+    progress: bool = True,
+) -> list[PaperRun]:
+    """Run several papers (claims and figures), each one task, on ``client`` (``None``: the process's local Dask
+    cluster; ``False``: serially here), longest first; results in the order of ``papers``.
+
+    The progress bar counts papers and names those still running.
+    """
+    from tqdm.auto import tqdm
+
+    from ..experiments._engine import resolve
+
+    one_of("scale", scale, SCALES)
+    papers = list(papers)
+    past = _past_seconds(scale)
+    order = sorted(papers, key=lambda p: -past.get(p, 1e9))
+    done: dict[str, PaperRun] = {}
+    bar = tqdm(total=len(papers), desc="papers", unit="paper", disable=not progress)
+    try:
+        dask_client = None if client is False or len(papers) < 2 else resolve(client)
+        if dask_client is None:
+            for paper in order:
+                bar.set_postfix_str(paper, refresh=True)
+                done[paper] = run_paper(paper, scale, figures=figures)
+                bar.update(1)
+        else:
+            from distributed import as_completed
+
+            futures = {
+                dask_client.submit(
+                    _task,
+                    p,
+                    scale,
+                    figures,
+                    pure=False,
+                    key=f"paper-{p}-{scale}-{time.time_ns()}",
+                    priority=len(order) - i,
+                ): p
+                for i, p in enumerate(order)
+            }
+            slots = max(1, sum(dask_client.nthreads().values()))
+            left = list(order)
+
+            def status() -> str:  # the highest-priority papers not done are the ones running
+                queued = len(left) - slots
+                return "running: " + ", ".join(left[:slots]) + (f" (+{queued} queued)" if queued > 0 else "")
+
+            bar.set_postfix_str(status(), refresh=True)
+            for fut in as_completed(list(futures), loop=dask_client.loop):
+                paper = futures[fut]
+                done[paper] = fut.result()
+                left.remove(paper)
+                bar.update(1)
+                bar.set_postfix_str(status() if left else "done", refresh=True)
+    finally:
+        bar.close()
+    return [done[p] for p in papers]
+
+
+def claim_of(key: str) -> Claim:
+    """The registered claim ``paper/id``."""
+    return REGISTRY.claims[key]
