@@ -37,7 +37,7 @@ from ._core import REGISTRY, SCALES, Claim, Measured, Scale, Verdict, _jsonable,
 __all__ = ["PaperRun", "ClaimRecord", "source_fingerprint", "run_paper", "run_papers", "RESULT_FORMAT"]
 
 #: Version of the cached result layout; part of every key.
-RESULT_FORMAT = 1
+RESULT_FORMAT = 2
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 _PROJECT_DATASETS = _PACKAGE.parent / "datasets"
@@ -135,6 +135,7 @@ class PaperRun:
     claims_s: float = 0.0
     figures_s: float = 0.0
     cached: bool = False
+    with_figures: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -145,6 +146,7 @@ class PaperRun:
             "figure_errors": self.figure_errors,
             "claims_s": self.claims_s,
             "figures_s": self.figures_s,
+            "with_figures": self.with_figures,
         }
 
     @classmethod
@@ -158,6 +160,7 @@ class PaperRun:
             float(rec["claims_s"]),
             float(rec["figures_s"]),
             cached,
+            bool(rec["with_figures"]),
         )
 
 
@@ -190,7 +193,7 @@ def _compute(paper: str, scale: Scale, figures: bool) -> PaperRun:
                 figs[spec.name] = pio.to_json(spec.build(scale), validate=False)
             except Exception as exc:  # one broken figure never hides the others; reported by the caller
                 errors[spec.name] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return PaperRun(paper, scale, claims, figs, errors, t1 - t0, time.perf_counter() - t1)
+    return PaperRun(paper, scale, claims, figs, errors, t1 - t0, time.perf_counter() - t1, False, figures)
 
 
 def _entry(paper: str, scale: str) -> Path:
@@ -262,7 +265,7 @@ def run_paper(paper: str, scale: Scale = "full", *, figures: bool = False, cache
     entry = _entry(paper, scale)
     with _locked(entry):
         stored = _read(entry)
-        if stored is not None and (stored["figures"] or stored["figure_errors"] or not figures):
+        if stored is not None and (stored["with_figures"] or not figures):
             return PaperRun.from_json(stored)
         run = _compute(paper, scale, figures)
         if stored is not None:  # keep the stored claims (same key: same code and data), add the figures
@@ -274,6 +277,8 @@ def run_paper(paper: str, scale: Scale = "full", *, figures: bool = False, cache
                 run.figure_errors,
                 float(stored["claims_s"]),
                 run.figures_s,
+                False,
+                True,
             )
         _write(entry, run.to_json())
         _record_time(scale, paper, run.claims_s + run.figures_s)
@@ -337,12 +342,16 @@ def run_papers(
 
     one_of("scale", scale, SCALES)
     papers = list(papers)
-    past = _past_seconds(scale)
-    order = sorted(papers, key=lambda p: -past.get(p, 1e9))
     done: dict[str, PaperRun] = {}
-    bar = tqdm(total=len(papers), desc="papers", unit="paper", disable=not progress)
+    for paper in papers:  # what the cache already holds is read here: no cluster is started for it
+        stored = _read(_entry(paper, scale))
+        if stored is not None and (stored["with_figures"] or not figures):
+            done[paper] = PaperRun.from_json(stored)
+    past = _past_seconds(scale)
+    order = sorted((p for p in papers if p not in done), key=lambda p: -past.get(p, 1e9))
+    bar = tqdm(total=len(papers), initial=len(done), desc="papers", unit="paper", disable=not progress)
     try:
-        dask_client = None if client is False or len(papers) < 2 else resolve(client)
+        dask_client = None if client is False or len(order) < 2 else resolve(client)
         if dask_client is None:
             for paper in order:
                 bar.set_postfix_str(paper, refresh=True)
