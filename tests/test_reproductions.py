@@ -133,6 +133,7 @@ def test_scoreboard_files(tmp_path):
     assert "| paper | claim | paper says | measured | verdict |" in md_path.read_text()
 
 
+@pytest.mark.slow
 def test_cli_reproduce_quick(tmp_path, capsys):
     code = main(["reproduce", "--paper", "arrivals", "--quick", "--out", str(tmp_path)])
     out = capsys.readouterr().out
@@ -148,6 +149,7 @@ def test_cli_unknown_paper_is_a_clear_error(capsys):
     assert "unknown paper" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_pred_routing_comparison_quick():
     from workbench.reproductions import pred
 

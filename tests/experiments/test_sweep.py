@@ -159,6 +159,7 @@ def test_identical_bytes_serial_local_cluster_and_cache(local, cache):
     assert refreshed.attrs["computed"] == len(X) * 2 * 3 and frame_bytes(refreshed) == frame_bytes(serial)
 
 
+@pytest.mark.slow
 def test_killed_worker_is_replaced_and_results_are_unchanged(local):
     grid = {"x": [*X, 3.5, 4.0], "busy_s": 0.4}
     serial = ex.sweep("test-draws", grid, seeds=2, client=False, cache=False, progress=False)
@@ -191,6 +192,7 @@ def test_failures_are_collected_and_the_rest_completes(local):
     )
 
 
+@pytest.mark.slow
 def test_sweep_by_address_and_killed_client_resumes_with_only_the_missing_points(scheduler, cache, tmp_path):
     xs = [0.25 * i for i in range(1, 13)]
     script = (
