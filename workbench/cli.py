@@ -226,14 +226,14 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
     client = False if args.serial else args.scheduler
     cache = "refresh" if args.refresh else not args.no_cache
     t0 = time.perf_counter()
-    df = experiments.sweep(
+    run = experiments.run_sweep(
         exp, grid, args.seeds, base_seed=args.base_seed, client=client, cache=cache, progress=not args.no_progress
     )
+    df = run.table
     with_pd_options(lambda: print(df.to_string(index=False, max_rows=60)))
-    a = df.attrs
     print(
-        f"{a['total']} point x seed runs: {a['computed']} computed, {a['cache_hits']} from the cache, "
-        f"{len(a['failures'])} failed ({time.perf_counter() - t0:.1f} s)"
+        f"{run.total} point x seed runs: {run.computed} computed, {run.cache_hits} from the cache, "
+        f"{len(run.failures)} failed ({time.perf_counter() - t0:.1f} s)"
     )
     if out is not None:
         from .cache import atomic_path
@@ -242,10 +242,10 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
         with atomic_path(out, overwrite=args.force) as tmp:
             df.to_parquet(tmp, index=False) if out.suffix == ".parquet" else df.to_csv(tmp, index=False)
         print(f"wrote {out}")
-    for failure in a["failures"]:
+    for _, failure in run.failures.iterrows():
         point = ", ".join(f"{k}={failure[k]}" for k in exp.defaults()) + f", seed={failure['seed']}"
         print(f"FAILED {point}\n{failure['traceback']}", file=sys.stderr)
-    return 1 if a["failures"] else 0
+    return 0 if run.ok else 1
 
 
 def build_parser() -> argparse.ArgumentParser:

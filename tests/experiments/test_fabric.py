@@ -46,9 +46,9 @@ def test_fabric_congestion_rejects_bad_points_before_running():
         ex.sweep("fabric-congestion", {"placement": []}, **RUN)
     with pytest.raises(ValueError, match="'leaves'"):
         ex.sweep("fabric-congestion", {"leaves": 0}, **RUN)
-    # a value each parameter accepts but the fabric does not: the point fails, named in the errors table
-    df = ex.sweep("fabric-congestion", {**SMALL, "failed_uplinks": [1, 4], "samples": 5}, **RUN)
-    assert len(df) == 1 and "failed_uplinks" in ex.errors(df).error.iloc[0]
+    # a value each parameter accepts but the fabric does not: the point fails, named in the failures
+    run = ex.run_sweep("fabric-congestion", {**SMALL, "failed_uplinks": [1, 4], "samples": 5}, **RUN)
+    assert len(run.table) == 1 and "failed_uplinks" in run.failures.error.iloc[0]
 
 
 def test_collective_time_vs_size_rows_are_sizes_and_serial_equals_parallel():

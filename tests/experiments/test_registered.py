@@ -23,10 +23,11 @@ def test_builtin_experiment_runs_serially(name, tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
     exp = ex.get(name)
     n_points = len(exp.points(exp.small))
-    df = ex.sweep(name, exp.small, seeds=1, client=False, progress=False)
-    assert ex.errors(df).empty and len(df) >= 2
+    run = ex.run_sweep(name, exp.small, seeds=1, client=False, progress=False)
+    df = run.table
+    assert run.ok and len(df) >= 2, run.failures
     assert list(df.columns[: len(exp.params) + 1]) == [p.name for p in exp.params] + ["seed"]
-    assert df.attrs["computed"] == n_points
+    assert run.computed == n_points
     assert len(list((tmp_path / "experiments" / name).glob("*.parquet"))) == n_points
     for p in exp.params:
         assert p.unit in ("", "s", "h", "d", "rps", "fraction", "Gbit/s", "B", "tokens"), p

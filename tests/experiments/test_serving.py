@@ -26,8 +26,10 @@ def test_provisioning_gap_is_the_sweep_pivoted_and_deterministic(tmp_path, monke
     row = a.iloc[0]
     assert row["composed_rps"] > 0 and row["naive_rps"] > 0 and row["feasible"]
     assert row["underprovision"] == pytest.approx(1 - row["composed_rps"] / row["naive_rps"])
-    df = ex.sweep("serving-capacity", {"model": "m-small", "hour": 14, "span_s": 300.0}, progress=False, client=False)
-    assert df.attrs["cache_hits"] == 1 and df.capacity_rps.iloc[0] == row["composed_rps"]
+    run = ex.run_sweep(
+        "serving-capacity", {"model": "m-small", "hour": 14, "span_s": 300.0}, progress=False, client=False
+    )
+    assert run.cache_hits == 1 and run.table.capacity_rps.iloc[0] == row["composed_rps"]
     with pytest.raises(ValueError, match="'hour'"):
         provisioning_gap("m-small", hours=[24], span_s=300, seeds=1)
     with pytest.raises(ValueError, match="'model'"):

@@ -39,7 +39,7 @@ True
 from ._engine import cluster, dashboard_link, shutdown
 from ._space import Experiment, Param, builtin_modules, experiment, get, names
 from ._store import cache_key, cache_path, point_seed
-from ._sweep import errors, run_point, summarize, sweep
+from ._sweep import SweepError, SweepRun, run_point, run_sweep, summarize, sweep
 
 __all__ = [
     "Experiment",
@@ -50,7 +50,9 @@ __all__ = [
     "builtin_modules",
     "sweep",
     "run_point",
-    "errors",
+    "run_sweep",
+    "SweepRun",
+    "SweepError",
     "summarize",
     "cluster",
     "dashboard_link",

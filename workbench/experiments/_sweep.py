@@ -1,4 +1,11 @@
-"""``sweep``: an experiment over a grid of points x seeds, cached per point x seed, on Dask or in process."""
+"""``sweep``: an experiment over a grid of points x seeds, cached per point x seed, on Dask or in process.
+
+:func:`run_sweep` returns a :class:`SweepRun` record: the tidy table beside the run's own numbers (points computed,
+read from the cache, failed with their tracebacks). :func:`sweep` returns the table alone and raises
+:class:`SweepError` naming the failed points if any point raised, so a table is never silently missing rows. A
+table's ``attrs`` carry provenance only (``experiment``, ``version``, ``base_seed``: what it is a table of), never
+results.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import contextlib
 import numbers
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -15,7 +23,7 @@ from ._engine import resolve, run_dask, run_serial
 from ._space import Experiment, get
 from ._store import cache_folder, cache_key, point_seed, read_record, write_record
 
-__all__ = ["sweep", "run_point", "errors", "summarize"]
+__all__ = ["sweep", "run_sweep", "run_point", "summarize", "SweepRun", "SweepError"]
 
 _ERROR_COLUMNS = ["seed", "error", "traceback"]
 
@@ -34,6 +42,47 @@ def _replicates(seeds) -> list[int]:
     raise TypeError(f"seeds must be a positive int or a non-empty list of seed indices, got {seeds!r}")
 
 
+@dataclass(frozen=True)
+class SweepRun:
+    """A sweep's result: ``table`` (one tidy row per point x seed x result row, parameters first, then ``seed``,
+    then the results), ``failures`` (one row per failed point x seed: its parameters, ``seed``, the ``error`` line
+    and the full ``traceback``; empty when everything ran) and the run's counts."""
+
+    experiment: str
+    version: str
+    base_seed: int
+    table: pd.DataFrame
+    failures: pd.DataFrame
+    total: int
+    computed: int
+    cache_hits: int
+
+    @property
+    def ok(self) -> bool:
+        """Whether every point x seed ran."""
+        return self.failures.empty
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (for messages: ``2.5``, not ``np.float64(2.5)``)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+class SweepError(RuntimeError):
+    """Points of a sweep raised: the message names them and the first error; ``.run`` is the :class:`SweepRun`
+    (the points that completed are in ``.run.table``)."""
+
+    def __init__(self, run: SweepRun) -> None:
+        first = run.failures.iloc[0]
+        params = [c for c in run.failures.columns if c not in _ERROR_COLUMNS]
+        point = ", ".join(f"{c}={_plain(first[c])!r}" for c in params)
+        super().__init__(
+            f"{run.experiment}: {len(run.failures)} of {run.total} point(s) failed; first at {point}, seed "
+            f"{first['seed']}: {first['error']}"
+        )
+        self.run = run
+
+
 def sweep(
     experiment: str | Experiment,
     grid: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
@@ -44,7 +93,34 @@ def sweep(
     cache: bool | str = True,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Run ``experiment`` at every point of ``grid`` x ``seeds``; one tidy row per point x seed x result row.
+    """Run ``experiment`` at every point of ``grid`` x ``seeds`` and return the tidy table (see :func:`run_sweep`
+    for the parameters); :class:`SweepError` naming the failed points if any point raised.
+
+    Examples
+    --------
+    >>> df = sweep("placement-hot-tors", {"mean_utilization": [0.3, 0.5], "racks": 50}, seeds=2, client=False,
+    ...            cache=False, progress=False)
+    >>> df[["mean_utilization", "policy", "seed"]].shape
+    (8, 3)
+    """
+    run = run_sweep(experiment, grid, seeds, base_seed=base_seed, client=client, cache=cache, progress=progress)
+    if not run.ok:
+        raise SweepError(run)
+    return run.table
+
+
+def run_sweep(
+    experiment: str | Experiment,
+    grid: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+    seeds: int | Sequence[int] = 1,
+    *,
+    base_seed: int = 0,
+    client=None,
+    cache: bool | str = True,
+    progress: bool = True,
+) -> SweepRun:
+    """Run ``experiment`` at every point of ``grid`` x ``seeds``: the table (one tidy row per point x seed x result
+    row) beside the failures and the run's counts.
 
     Parameters
     ----------
@@ -73,17 +149,17 @@ def sweep(
 
     Returns
     -------
-    pandas.DataFrame
-        Parameter columns first, then ``seed`` (the index), then the experiment's result columns; rows in grid
-        order, seeds within a point. Points that raised are left out and listed by :func:`errors`. ``attrs`` holds
-        ``experiment``, ``version``, ``base_seed``, ``total``, ``computed``, ``cache_hits`` and the failures.
+    SweepRun
+        ``table``: parameter columns first, then ``seed`` (the index), then the experiment's result columns; rows in
+        grid order, seeds within a point. Points that raised are left out of it and listed in ``failures`` (the
+        other points complete).
 
     Examples
     --------
-    >>> df = sweep("placement-hot-tors", {"mean_utilization": [0.3, 0.5], "racks": 50}, seeds=2, client=False,
-    ...            cache=False, progress=False)
-    >>> df[["mean_utilization", "policy", "seed"]].shape, df.attrs["computed"]
-    ((8, 3), 4)
+    >>> run = run_sweep("placement-hot-tors", {"mean_utilization": [0.3, 0.5], "racks": 50}, seeds=2,
+    ...                 client=False, cache=False, progress=False)
+    >>> run.table.shape[0], run.computed, run.ok
+    (8, 4, True)
     """
     from tqdm.auto import tqdm
 
@@ -134,16 +210,17 @@ def sweep(
     finally:
         bar.close()
     out = _assemble(exp, [t for t in tables if t is not None])
-    out.attrs = {
-        "experiment": exp.name,
-        "version": exp.version,
-        "base_seed": int(base_seed),
-        "total": len(jobs),
-        "computed": len(tasks) - len(failed),
-        "cache_hits": hits,
-        "failures": failed,
-    }
-    return out
+    out.attrs = {"experiment": exp.name, "version": exp.version, "base_seed": int(base_seed)}
+    return SweepRun(
+        exp.name,
+        exp.version,
+        int(base_seed),
+        out,
+        pd.DataFrame(failed, columns=[p.name for p in exp.params] + _ERROR_COLUMNS),
+        len(jobs),
+        len(tasks) - len(failed),
+        hits,
+    )
 
 
 def run_point(
@@ -167,11 +244,7 @@ def run_point(
     [[0.7, 'gamma', 0]]
     """
     point = dict(params or {})
-    df = sweep(experiment, point, seeds=[int(seed)], base_seed=base_seed, client=False, cache=cache, progress=False)
-    failed = df.attrs["failures"]
-    if failed:
-        raise RuntimeError(f"{get(experiment).name} failed at {point} (seed {seed}): {failed[0]['error']}")
-    return df
+    return sweep(experiment, point, seeds=[int(seed)], base_seed=base_seed, client=False, cache=cache, progress=False)
 
 
 def _assemble(exp: Experiment, tables: list[pa.Table]) -> pd.DataFrame:
@@ -180,16 +253,7 @@ def _assemble(exp: Experiment, tables: list[pa.Table]) -> pd.DataFrame:
     return pa.concat_tables(tables, promote_options="permissive").to_pandas()
 
 
-def errors(result: pd.DataFrame) -> pd.DataFrame:
-    """The failures of a :func:`sweep`: one row per failed point x seed with its parameters, the error line and the
-    full traceback (empty when everything ran)."""
-    failures = result.attrs.get("failures", [])
-    exp = get(result.attrs["experiment"]) if "experiment" in result.attrs else None
-    columns = ([p.name for p in exp.params] if exp else []) + _ERROR_COLUMNS
-    return pd.DataFrame(failures, columns=columns)
-
-
-def summarize(result: pd.DataFrame, values: Sequence[str] | None = None) -> pd.DataFrame:
+def summarize(result: pd.DataFrame | SweepRun, values: Sequence[str] | None = None) -> pd.DataFrame:
     """Mean and spread over seeds of a :func:`sweep`'s numeric results: the table behind error bars.
 
     Rows are grouped by the parameters and the non-numeric result columns (a size class, a policy); each numeric
@@ -203,6 +267,10 @@ def summarize(result: pd.DataFrame, values: Sequence[str] | None = None) -> pd.D
     >>> list(s.columns[-6:]), len(s), int(s.n.max())
     (['policy', 'quantity', 'mean', 'std', 'sem', 'n'], 4, 3)
     """
+    if isinstance(result, SweepRun):
+        result = result.table
+    if "experiment" not in result.attrs:
+        raise ValueError("summarize needs a table from sweep (its attrs name the experiment) or a SweepRun")
     exp = get(result.attrs["experiment"])
     params = [p.name for p in exp.params]
     results = [c for c in result.columns if c not in params and c != "seed"]

@@ -85,9 +85,6 @@ def panel_model(
         client=False,
         progress=False,
     )
-    failed = ex.errors(fct)
-    if not failed.empty:
-        raise ValueError(f"the packet run failed: {failed.error.iloc[0]}")
     point = (
         fct.groupby("marking", sort=False)[["mean_queue_pkts", "utilization"]]
         .first()

@@ -161,15 +161,14 @@ def explore_panel(
             if progress:
                 bar.clear_output(wait=True)
             try:
-                df = ex.sweep(exp, chosen, n_seeds.value, client=client, progress=progress)
+                run = ex.run_sweep(exp, chosen, n_seeds.value, client=client, progress=progress)
             except (TypeError, ValueError) as err:
                 info.value = f"<b>Grid error:</b> {err}"
                 return
-        failed = ex.errors(df)
-        a = df.attrs
-        link = ex.dashboard_link(client) if a["computed"] and client is not False else ""
+        failed, df = run.failures, run.table
+        link = ex.dashboard_link(client) if run.computed and client is not False else ""
         info.value = (
-            f"{a['total']} point x seed runs: {a['computed']} computed, {a['cache_hits']} from the cache"
+            f"{run.total} point x seed runs: {run.computed} computed, {run.cache_hits} from the cache"
             + (f", <b>{len(failed)} failed</b> (first: {failed.error.iloc[0]})" if len(failed) else "")
             + (f'; <a href="{link}" target="_blank">Dask dashboard</a>' if link else "")
         )
