@@ -237,6 +237,41 @@ def test_simulated_tail_matches_exact_gim1(process):
     assert np.quantile(w, 0.99) == pytest.approx(float(exact.quantile(0.99)), rel=0.06)
 
 
+@pytest.mark.parametrize("utilization", [0.9, 0.95, 0.99, 0.999, 1 - 1e-9])
+@pytest.mark.parametrize(
+    "process", [arr.Gamma.from_cv(1.0, 3.0), arr.Gamma.from_cv(1.0, 0.3), arr.Deterministic(1.0), arr.Poisson(2.0)]
+)
+def test_gim1_root_is_non_trivial_at_high_load(process, utilization):
+    """The root finder lands in (0, 1), never on the trivial root sigma = 1, up to utilizations next to 1; the
+    heavy-traffic limit holds there: decay -> 2 (1 - rho) / ((ca^2 + cs^2) E[S]) (Kingman)."""
+    w = arr.gim1_wait(process, utilization)
+    assert 0.0 < w.sigma < 1.0 and w.decay_per_s > 0
+    mean_service = utilization / process.rate_rps
+    heavy = 2 * (1 - utilization) / ((process.cv**2 + 1.0) * mean_service)
+    assert w.decay_per_s == pytest.approx(heavy, rel=0.25 if utilization < 0.99 else 0.02)
+    assert np.isfinite(w.quantile(0.99)) and w.quantile(0.99) < 1e3 / (1 - utilization)
+
+
+def test_gim1_gamma_cv3_at_095_is_finite():
+    """The defect seen in notebook 00: sigma came back as 0.999999999999999 and the decay 1e-15 /s."""
+    w = arr.gim1_wait(arr.Gamma.from_cv(1.0, cv=3.0), 0.95)
+    assert w.sigma == pytest.approx(0.98986, abs=1e-4)
+    assert w.decay_per_s == pytest.approx(0.010671, rel=1e-3)
+
+
+@settings(max_examples=12, deadline=None)
+@given(cv=st.floats(0.2, 3.0), utilization=st.floats(0.3, 0.9))
+def test_gim1_matches_lindley_simulation(cv, utilization):
+    """Property: for Gamma arrivals of any CV and load, the exact GI/M/1 probability of waiting and mean wait match
+    the Lindley simulation of the same queue."""
+    process = arr.Gamma.from_cv(1.0, cv)
+    exact = arr.gim1_wait(process, utilization)
+    assert 0.0 < exact.sigma < 1.0
+    w = arr.queue_waits(process, utilization, 400_000, seed=11)
+    assert np.mean(w > 0) == pytest.approx(exact.sigma, abs=0.02)
+    assert w.mean() == pytest.approx(exact.mean_s, rel=0.15)
+
+
 def test_kingman_exact_for_mm1_and_quantile():
     assert arr.kingman_mean_wait(0.7, 1.0, 1.0, 1.0) == pytest.approx(0.7 / 0.3)
     assert arr.kingman_wait_quantile(0.99, 0.7, 1.0, 1.0, 1.0) == pytest.approx(0.7 / 0.3 * math.log(100))

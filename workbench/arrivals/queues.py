@@ -116,20 +116,46 @@ def gim1_wait(process: Poisson | Gamma | Deterministic, utilization: float) -> G
     lam = process.rate_rps
     mu = lam / rho
     if isinstance(process, Poisson) or (isinstance(process, Gamma) and process.shape == 1.0):
-        sigma = rho
+        return GIM1Wait(rho, mu - lam)
+    if isinstance(process, Deterministic) or math.isinf(getattr(process, "shape", math.inf)):
+
+        def log_lst(s: float) -> float:
+            return -s / lam
     else:
-        if isinstance(process, Deterministic) or math.isinf(getattr(process, "shape", math.inf)):
+        k, theta = process.shape, process.scale_s
 
-            def lst(s: float) -> float:
-                return math.exp(-s / lam)
-        else:
-            k, theta = process.shape, process.scale_s
+        def log_lst(s: float) -> float:
+            return -k * math.log1p(s * theta)
 
-            def lst(s: float) -> float:
-                return math.exp(-k * math.log1p(s * theta))
+    y = _gim1_decay_fraction(log_lst, mu, rho)
+    # sigma = A*(mu y) evaluated directly keeps full relative precision at both ends (sigma near 0 and near 1),
+    # where 1 - y would not.
+    return GIM1Wait(float(math.exp(log_lst(mu * y))), float(mu * y))
 
-        sigma = optimize.brentq(lambda x: lst(mu * (1 - x)) - x, 1e-300, 1 - 1e-15, xtol=1e-15, rtol=1e-14)
-    return GIM1Wait(float(sigma), float(mu * (1 - sigma)))
+
+def _gim1_decay_fraction(log_lst, mu: float, rho: float) -> float:
+    """The root ``y = 1 - sigma`` in (0, 1) of ``log(1 - y) = log A*(mu y)``, away from the trivial root ``y = 0``.
+
+    With ``h(y) = log1p(-y) - log A*(mu y)``: ``h(0) = 0`` and ``h'(0) = 1/rho - 1 > 0``, and ``h`` is concave
+    (``log A*`` of a Laplace transform is convex), falling to ``-inf`` at ``y = 1``, so it has exactly one root in
+    (0, 1). Solving for ``sigma`` directly near 1 (as a bracket ``[0, 1 - 1e-15]`` does) lets rounding noise in
+    ``A*`` pass for the trivial root ``sigma = 1`` at high utilization; ``h`` is computed with ``log1p`` and stays
+    accurate near 0, and the lower end of the bracket is moved down until ``h`` is clearly positive there.
+    """
+
+    def h(y: float) -> float:
+        return math.log1p(-y) - log_lst(mu * y)
+
+    # h(y) ~ (1/rho - 1) y - O(y^2) near 0: below this y the linear term dominates.
+    lo = min(0.5, 1e-3 * (1.0 - rho))
+    while h(lo) <= 0.0:
+        lo *= 0.5
+        if lo < 1e-300:
+            raise ArithmeticError(f"gim1_wait: no non-trivial root found at utilization {rho!r}")
+    hi = math.nextafter(1.0, 0.0)
+    if h(hi) >= 0.0:  # sigma < 1e-16: the queue almost never waits; y = 1 to double precision
+        return 1.0
+    return float(optimize.brentq(h, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500))
 
 
 def kingman_mean_wait(utilization: float, ca2: float, cs2: float, mean_service_s: float) -> float:
