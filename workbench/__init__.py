@@ -22,3 +22,23 @@ class WorkbenchWarning(UserWarning):
 
 
 __all__ = ["WorkbenchWarning", "__version__"]
+
+
+def _numba_cache_under_workbench_cache() -> None:
+    """Numba's compiled-code cache goes under ``$WORKBENCH_CACHE/numba`` (not into the installed package's
+    ``__pycache__``), unless the user chose ``NUMBA_CACHE_DIR``. Set before the first compile: numba reads the
+    variable when it is imported, and its config attribute when it writes a cache, so both are set."""
+    import os
+    import sys
+
+    from ._paths import cache_root
+
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    os.environ["NUMBA_CACHE_DIR"] = str(cache_root() / "numba")
+    config = sys.modules.get("numba.core.config")
+    if config is not None:
+        config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]  # type: ignore[attr-defined]
+
+
+_numba_cache_under_workbench_cache()

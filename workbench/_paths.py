@@ -1,11 +1,18 @@
-"""Paths given on the command line: checked before any work starts."""
+"""Paths given on the command line (checked before any work starts) and the cache root."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["out_dir"]
+__all__ = ["out_dir", "cache_root"]
+
+
+def cache_root() -> Path:
+    """``$WORKBENCH_CACHE``, or ``~/.cache/workbench`` when it is unset **or empty** (an empty value would otherwise
+    put the cache in the current directory, beside whatever data is there). Not created here."""
+    value = os.environ.get("WORKBENCH_CACHE", "").strip()
+    return Path(value).expanduser() if value else Path.home() / ".cache" / "workbench"
 
 
 def out_dir(option: str, value: str) -> Path:

@@ -36,6 +36,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import threading
 import time
 import warnings
@@ -47,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from . import WorkbenchWarning
+from ._paths import cache_root
 
 __all__ = [
     "CacheWarning",
@@ -55,6 +57,7 @@ __all__ = [
     "fingerprint",
     "cache_key",
     "atomic_path",
+    "check_target",
     "cached_frame",
     "cached_arrays",
     "memo",
@@ -72,18 +75,32 @@ class CacheWarning(WorkbenchWarning):
 
 
 def cache_dir(*parts: str) -> Path:
-    """``$WORKBENCH_CACHE`` (default ``~/.cache/workbench``), or a sub-directory of it; created on first use.
+    """``$WORKBENCH_CACHE`` (default ``~/.cache/workbench``, also when set but empty), or a sub-directory of it;
+    created on first use (a directory that cannot be created warns once and is returned anyway: writers then warn
+    and the work goes on uncached).
 
     Examples
     --------
     >>> cache_dir("traces").name
     'traces'
     """
-    d = Path(os.environ.get("WORKBENCH_CACHE", Path.home() / ".cache" / "workbench")).expanduser()
+    d = cache_root()
     for part in parts:
         d = d / part
-    d.mkdir(parents=True, exist_ok=True)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a read-only or full cache only costs speed: writers warn and carry on
+        if str(d) not in _unwritable:
+            _unwritable.add(str(d))
+            warnings.warn(
+                f"cache directory {d} cannot be created ({exc.strerror or exc}); running uncached",
+                CacheWarning,
+                stacklevel=2,
+            )
     return d
+
+
+_unwritable: set[str] = set()
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -169,13 +186,86 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def check_target(path: str | os.PathLike, *, overwrite: bool) -> Path:
+    """Refuse to write over what is not a regular file: a directory, a FIFO, a device or a socket always; an existing
+    file or a dangling symlink unless ``overwrite`` (the CLI's ``--force``). Returns the path.
+
+    Examples
+    --------
+    >>> check_target("/dev/null", overwrite=True)
+    Traceback (most recent call last):
+    ...
+    IsADirectoryError: /dev/null is a character device, not a regular file; refusing to replace it
+    """
+    target = Path(path)
+    if not os.path.lexists(target):
+        return target
+    if target.is_symlink() and not target.exists():
+        if not overwrite:
+            raise FileExistsError(f"{target} is a dangling symbolic link; pass --force (overwrite=True) to replace it")
+        return target
+    st = target.stat()
+    if not stat.S_ISREG(st.st_mode):
+        kind = (
+            "directory"
+            if stat.S_ISDIR(st.st_mode)
+            else "FIFO"
+            if stat.S_ISFIFO(st.st_mode)
+            else "character device"
+            if stat.S_ISCHR(st.st_mode)
+            else "block device"
+            if stat.S_ISBLK(st.st_mode)
+            else "socket"
+        )
+        raise IsADirectoryError(f"{target} is a {kind}, not a regular file; refusing to replace it")
+    if not overwrite:
+        raise FileExistsError(f"{target} exists; pass --force (overwrite=True) to replace it")
+    return target
+
+
+_swept_dirs: set[tuple[str, str]] = set()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - another user's live process
+        return True
+    return True
+
+
+def _remove_stale_temporaries(directory: Path, name: str) -> None:
+    """Delete ``.<name>.<pid>.<hex>.tmp`` files left in ``directory`` by processes that no longer run (a writer
+    killed with SIGKILL cannot clean up after itself). Once per directory and target name per process."""
+    key = (str(directory), name)
+    if key in _swept_dirs:
+        return
+    _swept_dirs.add(key)
+    prefix = f".{name}."
+    try:
+        entries = [e for e in os.scandir(directory) if e.name.startswith(prefix) and e.name.endswith(".tmp")]
+    except OSError:
+        return
+    for e in entries:
+        pid_text = e.name[len(prefix) :].split(".", 1)[0]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and not _pid_alive(int(pid_text)):
+            with contextlib.suppress(OSError):
+                os.unlink(e.path)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, *, overwrite: bool = True) -> Iterator[Path]:
     """Context manager yielding a temporary path in ``path``'s directory; on success the file is fsynced and renamed
-    over ``path``, on any error it is deleted and ``path`` is left as it was.
+    over ``path``, on any error (SIGINT, and SIGTERM under the ``workbench`` command, included) it is deleted and
+    ``path`` is left as it was. The project's one writer of output and cache files.
 
+    The target must be a regular file or absent (:func:`check_target`: directories, FIFOs and devices are refused);
     ``overwrite=False`` raises :class:`FileExistsError` (before anything is written, and again before the rename)
-    when ``path`` exists. The temporary file is created with the process umask, like a plain ``open``.
+    when ``path`` exists or is a dangling symlink. The temporary file gets a unique name
+    ``.<name>.<pid>.<random>.tmp``; temporaries of dead processes beside the target are removed. It is created with
+    the process umask, like a plain ``open``.
 
     Examples
     --------
@@ -186,10 +276,9 @@ def atomic_path(path: str | os.PathLike, *, overwrite: bool = True) -> Iterator[
     >>> target.read_text(), sorted(p.name for p in target.parent.iterdir())
     ('done', ['out.txt'])
     """
-    target = Path(path)
-    if not overwrite and target.exists():
-        raise FileExistsError(f"{target} exists; pass overwrite=True (CLI: --force) to replace it")
+    target = check_target(path, overwrite=overwrite)
     directory = target.parent
+    _remove_stale_temporaries(directory, target.name)
     tmp = None
     for _ in range(100):
         candidate = directory / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
@@ -207,8 +296,7 @@ def atomic_path(path: str | os.PathLike, *, overwrite: bool = True) -> Iterator[
         with open(tmp, "rb+") as fh:
             fh.flush()
             os.fsync(fh.fileno())
-        if not overwrite and target.exists():
-            raise FileExistsError(f"{target} appeared while it was being written; pass overwrite=True to replace it")
+        check_target(target, overwrite=overwrite)  # again: something may have appeared while we wrote
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -231,13 +319,17 @@ def _verified(entry: Path, source: str) -> bool:
         return False
     side = _sidecar(entry)
     try:
-        recorded = side.read_text().split()[0]
-    except (OSError, IndexError):
+        recorded = side.read_text(encoding="ascii").split()[0]
+    except (OSError, IndexError, UnicodeDecodeError):  # missing, empty or damaged sidecar: rebuild the entry
         recorded = None
     actual = _sha256_file(entry)
     if recorded == actual:
         return True
-    why = "has no checksum sidecar" if recorded is None else f"sha256 {actual[:12]}... != recorded {recorded[:12]}..."
+    why = (
+        "has no readable checksum sidecar"
+        if recorded is None
+        else f"sha256 {actual[:12]}... != recorded {recorded[:12]}..."
+    )
     warnings.warn(
         f"cache file {entry} for {source} failed verification ({why}); rebuilding it", CacheWarning, stacklevel=4
     )

@@ -333,9 +333,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _exit_on_sigterm() -> None:
+    """SIGTERM unwinds like Ctrl-C (``finally`` blocks and the atomic writer's cleanup run, so no temporary file is
+    left behind) instead of killing the process where it stands. Only in the main thread of the main interpreter."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _exit_on_sigterm()
     try:
         return args.func(args)
     except (ValueError, OSError) as exc:  # OSError: network (ConnectionError), paths, a full disk

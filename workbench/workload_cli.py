@@ -118,9 +118,14 @@ def _plan(args: argparse.Namespace):
         from .workloads.convert import read_table
 
         if args.fit is not None:
+            if args.save_params:  # before the fit: an existing file needs --force, like --out
+                from .cache import check_target
+
+                check_target(Path(args.save_params).expanduser(), overwrite=args.force)
             model = B.fit_model(read_table(args.fit), window_s=args.window)
             if args.save_params:
-                print(f"parameters: {B.save_params(model, args.save_params)}", file=sys.stderr)
+                saved = B.save_params(model, args.save_params, overwrite=args.force)
+                print(f"parameters: {saved}", file=sys.stderr)
         else:
             model = B.load_params(args.params)
         return S.burstgpt_plan(model, rate_scale=args.rate_scale, duration_s=args.duration)

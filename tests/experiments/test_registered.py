@@ -28,7 +28,7 @@ def test_builtin_experiment_runs_serially(name, tmp_path, monkeypatch):
     assert run.ok and len(df) >= 2, run.failures
     assert list(df.columns[: len(exp.params) + 1]) == [p.name for p in exp.params] + ["seed"]
     assert run.computed == n_points
-    assert len(list((tmp_path / "experiments" / name).glob("*.parquet"))) == n_points
+    assert len(list((tmp_path / "experiments" / name).glob("*.rec"))) == n_points
     for p in exp.params:
         assert p.unit in ("", "s", "h", "d", "rps", "fraction", "Gbit/s", "B", "tokens"), p
         assert p.doc

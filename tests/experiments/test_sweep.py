@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 
 HERE = Path(__file__).parent
@@ -23,6 +22,7 @@ import sweep_fixtures  # noqa: E402,F401  (registers "test-draws")
 
 from workbench import experiments as ex  # noqa: E402
 from workbench.cli import main  # noqa: E402
+from workbench.experiments._store import read_record  # noqa: E402
 
 X = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
 
@@ -144,7 +144,7 @@ def test_identical_bytes_serial_local_cluster_and_cache(local, cache):
     assert list(serial.columns) == ["x", "arm", "busy_s", "fail_above", "seed", "k", "value"]
     assert len(serial) == len(X) * 2 * 3 * 3
     run_two = ex.run_sweep("test-draws", grid, seeds=3, client=local, progress=False)
-    assert run_two.computed == len(X) * 2 * 3 and len(list(cache.glob("*.parquet"))) == len(X) * 2 * 3
+    assert run_two.computed == len(X) * 2 * 3 and len(list(cache.glob("*.rec"))) == len(X) * 2 * 3
     run_cached = ex.run_sweep("test-draws", grid, seeds=3, client=False, progress=False)
     assert run_cached.cache_hits == len(X) * 2 * 3 and run_cached.computed == 0
     on_two, cached = run_two.table, run_cached.table
@@ -213,7 +213,7 @@ def test_sweep_by_address_and_killed_client_resumes_with_only_the_missing_points
     )
     try:
         deadline = time.monotonic() + 90
-        while len(list(cache.glob("*.parquet"))) < 4:
+        while len(list(cache.glob("*.rec"))) < 4:
             assert client_proc.poll() is None, client_proc.stderr.read().decode()
             assert time.monotonic() < deadline, "the sweep client wrote nothing"
             time.sleep(0.05)
@@ -221,10 +221,10 @@ def test_sweep_by_address_and_killed_client_resumes_with_only_the_missing_points
         client_proc.wait()
     finally:
         _stop(client_proc)
-    done = len(list(cache.glob("*.parquet")))
+    done = len(list(cache.glob("*.rec")))
     assert 4 <= done < len(xs)
-    for record in cache.glob("*.parquet"):  # atomic writes: a killed writer leaves no partial record
-        assert pq.read_table(record).num_rows == 3
+    for record in cache.glob("*.rec"):  # atomic writes: a killed writer leaves no partial record
+        assert read_record(record).num_rows == 3  # verified: checksum and length
     resumed = ex.run_sweep("test-draws", {"x": xs, "busy_s": 0.3}, client=scheduler, progress=False)
     assert resumed.cache_hits == done and resumed.computed == len(xs) - done
     serial = ex.sweep("test-draws", {"x": xs, "busy_s": 0.3}, client=False, cache=False, progress=False)

@@ -32,6 +32,7 @@ import pandas as pd
 
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
+from ..cache import atomic_path, check_target
 from ..fabric.topology import LeafSpine, leaf_spine
 from .packet import Network
 from .perpacket import simulate_packets
@@ -370,6 +371,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``workbench aqm replay`` from parsed arguments."""
+    try:  # before any work: refuse a directory, FIFO, device, or an existing file without --force
+        check_target(args.out, overwrite=args.force)
+    except OSError as exc:
+        print(f"workbench: error: {exc}", file=sys.stderr)
+        return 2
     flows = read_connection_matrix(args.file)
     name = _dataset_of(args.file) or "fabric-websearch-128"
     net = LeafSpineNetwork.of_dataset(name)
@@ -398,15 +404,11 @@ def run(args: argparse.Namespace) -> int:
             return 2
         over["marking"] = PRED_DEFAULT
     net = dataclasses.replace(net, **over)
-    if args.out.exists() and not args.force:
-        print(f"error: {args.out} exists (pass --force to overwrite)", file=sys.stderr)
-        return 2
     t0 = time.perf_counter()
     fct = replay(flows, net, chunk_pkts=args.chunk_pkts, seed=args.seed)
     wall = time.perf_counter() - t0
-    tmp = args.out.with_name(args.out.name + ".part")
-    fct[["size_bytes", "start_s", "fct_s"]].to_csv(tmp, index=False)
-    tmp.replace(args.out)
+    with atomic_path(args.out, overwrite=args.force) as tmp:  # a full disk leaves no partial file behind
+        fct[["size_bytes", "start_s", "fct_s"]].to_csv(tmp, index=False)
     stats = fct_statistics(fct)
     print(
         f"{len(fct)} flows on {net.leaves}x{net.hosts_per_leaf} hosts, {net.spines} spines ({name} network"

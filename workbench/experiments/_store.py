@@ -4,17 +4,25 @@ A point's random stream is ``SeedSequence(base_seed, spawn_key=(*digest(seeded p
 that ``SeedSequence(base_seed).spawn`` would hand out, addressed by the point's own values instead of its position
 in the grid, so the same point gets the same stream whatever the grid around it, the worker count, the completion
 order or a restart. The cache key hashes the experiment's name and version, every parameter, the base seed and the
-replicate. Records are written atomically (a temporary file in the same directory, then :func:`os.replace`), so a
-reader never sees a partial file even when the writer is killed.
+replicate.
+
+A record is a verified file: one JSON header line (format, key, experiment, version, parameters, base seed,
+replicate, and the sha256 and length of the payload), then the payload (the point's table as parquet). A read checks
+every header field against the point it is looking for and the payload against its checksum; any mismatch (a flipped
+bit, a truncated file, two records swapped, a record of another version) is reported with a :class:`CacheWarning`
+naming the file, the record is removed and the point recomputed. Records are written through the project's one
+atomic writer (:func:`workbench.cache.atomic_path`), so a reader never sees a partial file even when the writer is
+killed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
-import os
 import traceback
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +32,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..cache import CacheWarning, atomic_path
 from ..data import cache_dir
 from ._space import Experiment
 
@@ -36,7 +45,13 @@ __all__ = [
     "compute_batch",
     "read_record",
     "write_record",
+    "encode_record",
+    "RECORD_SUFFIX",
 ]
+
+#: File ending of an experiment record (a JSON header line, then the parquet payload).
+RECORD_SUFFIX = ".rec"
+_MAGIC = b"workbench-record 1\n"
 
 
 def _canonical(obj: Any) -> bytes:
@@ -80,8 +95,8 @@ def cache_folder(exp: Experiment) -> Path:
 
 
 def cache_path(exp: Experiment, key: str) -> Path:
-    """``$WORKBENCH_CACHE/experiments/<name>/<key>.parquet``."""
-    return cache_folder(exp) / f"{key}.parquet"
+    """``$WORKBENCH_CACHE/experiments/<name>/<key>.rec``."""
+    return cache_folder(exp) / f"{key}{RECORD_SUFFIX}"
 
 
 _ARROW_TYPES = {bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.string()}
@@ -89,11 +104,20 @@ _ARROW_TYPES = {bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.
 
 def _table(result: Any, params: dict[str, Any], replicate: int) -> pa.Table:
     if isinstance(result, Mapping):
+        bad = {k: type(v).__name__ for k, v in result.items() if not _is_scalar(v)}
+        if bad:
+            raise TypeError(
+                "an experiment's dict result holds scalars (bool, int, float, str or None); "
+                + ", ".join(f"{k!r} is a {t}" for k, t in bad.items())
+            )
         table = pa.table({k: [v] for k, v in result.items()})
     elif isinstance(result, pd.DataFrame):
         table = pa.Table.from_pandas(result, preserve_index=False).replace_schema_metadata(None)
     else:
         raise TypeError(f"an experiment returns a dict of scalars or a DataFrame, got {type(result).__name__}")
+    nested = [f.name for f in table.schema if not _is_primitive(f.type)]
+    if nested:
+        raise TypeError(f"result columns {nested} are not scalar columns (bool, integer, float or string)")
     clash = [c for c in table.column_names if c in params or c == "seed"]
     if clash:
         raise ValueError(f"result columns {clash} repeat a parameter name or 'seed'")
@@ -101,6 +125,51 @@ def _table(result: Any, params: dict[str, Any], replicate: int) -> pa.Table:
     head = [pa.array([v] * n, type=_ARROW_TYPES[type(v)]) for v in params.values()]
     head.append(pa.array(np.full(n, replicate, dtype=np.int64)))
     return pa.Table.from_arrays(head + table.columns, names=[*params, "seed", *table.column_names])
+
+
+def _is_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (bool, int, float, str, np.bool_, np.integer, np.floating))
+
+
+def _is_primitive(t: pa.DataType) -> bool:
+    return (
+        pa.types.is_boolean(t)
+        or pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_null(t)
+        or (pa.types.is_dictionary(t) and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)))
+    )
+
+
+def _kind(t: pa.DataType) -> str:
+    """The comparable kind of a result column: numbers (bool, int and float mix freely), text, or nothing yet."""
+    if pa.types.is_null(t):
+        return "null"
+    if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t):
+        return "number"
+    return "text"
+
+
+def schema_conflicts(reference: pa.Schema | None, table: pa.Table) -> list[str]:
+    """Columns of ``table`` whose kind (number or text) differs from the same column in ``reference``.
+
+    A sweep checks each computed point against the first one before caching it, so a point that returns a string
+    where the others return numbers is reported as a failure naming that point, instead of being cached and breaking
+    every later run of the sweep when the records are concatenated.
+    """
+    if reference is None:
+        return []
+    out = []
+    for field in table.schema:
+        i = reference.get_field_index(field.name)
+        if i < 0:
+            continue
+        a, b = _kind(reference.field(i).type), _kind(field.type)
+        if "null" not in (a, b) and a != b:
+            out.append(f"{field.name!r} is {field.type} here but {reference.field(i).type} at other points")
+    return out
 
 
 def compute(fn, params: dict[str, Any], seed: int, replicate: int) -> tuple[str, bytes | str]:
@@ -118,21 +187,79 @@ def compute_batch(fn, batch: list[tuple]) -> list[tuple[int, str, bytes | str]]:
     return [(i, *compute(fn, params, seed, replicate)) for i, params, seed, replicate in batch]
 
 
-def read_record(data: bytes | Path) -> pa.Table | None:
-    """Parse a record (bytes or a file); ``None`` when the file is missing or unreadable (it is then recomputed)."""
+def _header(exp: Experiment, key: str, params: dict[str, Any], base_seed: int, replicate: int) -> dict[str, Any]:
+    return {
+        "key": key,
+        "experiment": exp.name,
+        "version": exp.version,
+        "params": params,
+        "base_seed": base_seed,
+        "replicate": replicate,
+    }
+
+
+def encode_record(
+    exp: Experiment, key: str, params: dict[str, Any], base_seed: int, replicate: int, payload: bytes
+) -> bytes:
+    """The bytes of a record: the magic line, the JSON header (with the payload's sha256 and length), the payload."""
+    head = _header(exp, key, params, base_seed, replicate)
+    head |= {"sha256": hashlib.sha256(payload).hexdigest(), "bytes": len(payload)}
+    return _MAGIC + json.dumps(head, sort_keys=True, separators=(",", ":")).encode() + b"\n" + payload
+
+
+def read_record(
+    data: bytes | Path,
+    expect: tuple[Experiment, str, dict[str, Any], int, int] | None = None,
+) -> pa.Table | None:
+    """Parse a payload (``bytes``, as a worker returns it) or a record file (a ``Path``, verified against ``expect``
+    = ``(experiment, key, params, base_seed, replicate)``).
+
+    ``None`` when the file is missing; when it is unreadable or fails verification, ``None`` too, after a
+    :class:`~workbench.cache.CacheWarning` naming the file and what failed, and the file is removed (the point is
+    then recomputed).
+    """
+    if isinstance(data, bytes):
+        return pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
+    path = Path(data)
     try:
-        return pq.ParquetFile(pa.BufferReader(data) if isinstance(data, bytes) else data).read(use_threads=False)
-    except (OSError, pa.ArrowException):
+        raw = path.read_bytes()
+    except FileNotFoundError:
         return None
+    except OSError as exc:
+        return _reject(path, f"cannot be read ({exc.strerror or exc})")
+    if not raw.startswith(_MAGIC):
+        return _reject(path, "is not a workbench record (bad magic line)")
+    line_end = raw.find(b"\n", len(_MAGIC))
+    try:
+        head = json.loads(raw[len(_MAGIC) : line_end].decode())
+        if not isinstance(head, dict):
+            raise ValueError("header is not an object")
+    except (ValueError, UnicodeDecodeError):
+        return _reject(path, "has a damaged header")
+    payload = raw[line_end + 1 :]
+    if head.get("bytes") != len(payload):
+        return _reject(path, f"is truncated or padded ({len(payload)} payload bytes, header says {head.get('bytes')})")
+    if head.get("sha256") != hashlib.sha256(payload).hexdigest():
+        return _reject(path, "failed its checksum (the payload was altered)")
+    if expect is not None:
+        want = json.loads(json.dumps(_header(*expect)))  # the same JSON round trip the header went through
+        wrong = [k for k in want if head.get(k) != want[k]]
+        if wrong:
+            return _reject(path, f"belongs to another point ({', '.join(wrong)} differ)")
+    try:
+        return pq.ParquetFile(pa.BufferReader(payload)).read(use_threads=False)
+    except (OSError, pa.ArrowException) as exc:
+        return _reject(path, f"has an unreadable payload ({exc})")
+
+
+def _reject(path: Path, why: str) -> pa.Table | None:
+    warnings.warn(f"experiment record {path} {why}; recomputing the point", CacheWarning, stacklevel=3)
+    with contextlib.suppress(OSError):
+        path.unlink()
+    return None
 
 
 def write_record(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (the folder must exist)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Write the record ``data`` (from :func:`encode_record`) to ``path`` atomically (the folder must exist)."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,9 +20,19 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from ..cache import CacheWarning
 from ._engine import resolve, run_dask, run_serial
 from ._space import Experiment, get
-from ._store import cache_folder, cache_key, point_seed, read_record, write_record
+from ._store import (
+    RECORD_SUFFIX,
+    cache_folder,
+    cache_key,
+    encode_record,
+    point_seed,
+    read_record,
+    schema_conflicts,
+    write_record,
+)
 
 __all__ = ["sweep", "run_sweep", "run_point", "summarize", "SweepRun", "SweepError"]
 
@@ -141,9 +152,10 @@ def run_sweep(
         ``None``: ``$WORKBENCH_SCHEDULER`` if set, else the process's shared LocalCluster (started on first use).
         A scheduler address or a Client: that cluster. ``False``: serially in this process (same bytes).
     cache : bool or "refresh"
-        ``True`` reads each point x seed from ``$WORKBENCH_CACHE/experiments/<name>/<key>.parquet`` when present
-        and writes what it computes (atomically, as each result arrives, so an interrupted sweep resumes where it
-        stopped); ``"refresh"`` recomputes everything and rewrites; ``False`` neither reads nor writes.
+        ``True`` reads each point x seed from ``$WORKBENCH_CACHE/experiments/<name>/<key>.rec`` when present
+        and verified (checksum, key, parameters, seeds and version; a damaged record is recomputed with a
+        warning) and writes what it computes (atomically, as each result arrives, so an interrupted sweep resumes
+        where it stopped); ``"refresh"`` recomputes everything and rewrites; ``False`` neither reads nor writes.
     progress : bool
         A tqdm bar (terminal or notebook): points done of the total, cache hits, failures.
 
@@ -174,13 +186,33 @@ def run_sweep(
     keys = [cache_key(exp, p, int(base_seed), r) for p, r in jobs]
     tables: list[pa.Table | None] = [None] * len(jobs)
     folder = cache_folder(exp)
+    writable = bool(cache)
     if cache:
-        folder.mkdir(parents=True, exist_ok=True)
-    if cache is True:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            writable = False
+            warnings.warn(
+                f"sweep cache {folder} is not usable ({exc.strerror or exc}); running uncached",
+                CacheWarning,
+                stacklevel=2,
+            )
+    if cache is True and folder.is_dir():
         present = set(os.listdir(folder))
         for i, key in enumerate(keys):
-            if f"{key}.parquet" in present:
-                tables[i] = read_record(folder / f"{key}.parquet")
+            if f"{key}{RECORD_SUFFIX}" in present:
+                point, rep = jobs[i]
+                tables[i] = read_record(folder / f"{key}{RECORD_SUFFIX}", (exp, key, point, int(base_seed), rep))
+    reference = next((t.schema for t in tables if t is not None), None)
+    for i, t in enumerate(tables):  # records cached before a model changed its output types are recomputed
+        if t is not None and schema_conflicts(reference, t):
+            warnings.warn(
+                f"experiment record {folder / (keys[i] + RECORD_SUFFIX)} has a result schema that differs from the "
+                f"other points' ({'; '.join(schema_conflicts(reference, t))}); recomputing the point",
+                CacheWarning,
+                stacklevel=2,
+            )
+            tables[i] = None
     hits = sum(t is not None for t in tables)
     tasks = [
         (i, keys[i], p, point_seed(exp, p, int(base_seed), r), r) for i, (p, r) in enumerate(jobs) if tables[i] is None
@@ -196,12 +228,28 @@ def run_sweep(
             )
             with contextlib.closing(stream):  # an interrupt cancels what the cluster has not finished
                 for i, status, payload in stream:
+                    point, rep = jobs[i]
                     if status == "ok":
-                        tables[i] = read_record(payload)
-                        if cache:
-                            write_record(folder / f"{keys[i]}.parquet", payload)
-                    else:
-                        point, rep = jobs[i]
+                        table = read_record(payload)
+                        conflicts = schema_conflicts(reference, table)
+                        if conflicts:
+                            status, payload = "error", f"TypeError: result schema differs: {'; '.join(conflicts)}"
+                        else:
+                            tables[i] = table
+                            reference = table.schema if reference is None else reference
+                            if writable:
+                                record = encode_record(exp, keys[i], point, int(base_seed), rep, payload)
+                                try:
+                                    write_record(folder / f"{keys[i]}{RECORD_SUFFIX}", record)
+                                except OSError as exc:  # a full or read-only cache: keep going, uncached
+                                    writable = False
+                                    warnings.warn(
+                                        f"cannot write to sweep cache {folder} ({exc.strerror or exc}); "
+                                        "the rest of the sweep runs uncached",
+                                        CacheWarning,
+                                        stacklevel=2,
+                                    )
+                    if status != "ok":
                         failed.append(
                             {**point, "seed": rep, "error": payload.strip().splitlines()[-1], "traceback": payload}
                         )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..cache import atomic_path
 from ._core import Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -188,7 +189,6 @@ def write_report(
     parts.append("</body></html>")
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text("\n".join(parts), encoding="utf-8")
-    os.replace(tmp, out)
+    with atomic_path(out) as tmp:
+        tmp.write_text("\n".join(parts), encoding="utf-8")
     return out

@@ -45,7 +45,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import _validate as V
-from ..cache import atomic_path
+from ..cache import atomic_path, check_target
 from .schema import validate_requests
 
 __all__ = [
@@ -105,11 +105,7 @@ def _check_table(df: pd.DataFrame) -> None:
 def _target(path: str | os.PathLike, overwrite: bool) -> Path:
     if not isinstance(overwrite, bool):
         raise TypeError(f"overwrite must be a bool, got {type(overwrite).__name__}")
-    p = Path(path).expanduser()
-    if p.is_dir():
-        raise IsADirectoryError(f"path {str(p)!r} is a directory; give a file name")
-    if p.exists() and not overwrite:
-        raise FileExistsError(f"{p} exists; pass overwrite=True (CLI: --force) to replace it")
+    p = check_target(Path(path).expanduser(), overwrite=overwrite)  # regular files only; --force to replace
     p.parent.mkdir(parents=True, exist_ok=True)
     return p
 

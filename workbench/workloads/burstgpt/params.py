@@ -15,8 +15,9 @@ from .model import BurstGPTModel, from_params
 __all__ = ["save_params", "load_params"]
 
 
-def save_params(model: BurstGPTModel, path) -> Path:
+def save_params(model: BurstGPTModel, path, *, overwrite: bool = True) -> Path:
     """Write a model as JSON (per-window arrays as lists), atomically; :func:`load_params` reads it back.
+    ``overwrite=False`` refuses an existing file (the CLI's ``--save-params`` without ``--force``).
 
     Examples
     --------
@@ -33,7 +34,7 @@ def save_params(model: BurstGPTModel, path) -> Path:
     doc = {f.name: getattr(model, f.name) for f in fields(model)}
     doc = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in doc.items()}
     p = Path(path).expanduser()
-    with atomic_path(p) as tmp:
+    with atomic_path(p, overwrite=overwrite) as tmp:
         tmp.write_text(json.dumps(doc, indent=1) + "\n")
     return p
 
