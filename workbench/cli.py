@@ -250,6 +250,7 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__.split("\n")[0])
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks instead of one-line errors")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("reproduce", help="run all reproductions headless: scoreboard and figures")
@@ -354,12 +355,22 @@ def main(argv: list[str] | None = None) -> int:
     _exit_on_sigterm()
     try:
         return args.func(args)
-    except (ValueError, OSError) as exc:  # OSError: network (ConnectionError), paths, a full disk
-        print(f"workbench: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("workbench: interrupted (a partial download is kept and resumed by the next fetch)", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        if isinstance(exc, (ValueError, OSError)):  # bad input: values, paths, the network, a full disk
+            print(f"workbench: error: {' '.join(str(exc).split())}", file=sys.stderr)
+            return 2
+        # a failure of ours: one line, status 1 (``workbench --debug ...`` shows the traceback)
+        print(
+            f"workbench: error: {type(exc).__name__}: {' '.join(str(exc).split())} (run with --debug for the "
+            "traceback)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

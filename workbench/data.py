@@ -65,10 +65,30 @@ def search_path() -> list[Path]:
     dirs.append(PROJECT_ROOT.parent / "shared" / "data")
     seen: list[Path] = []
     for d in dirs:
-        d = d.resolve()
-        if d.is_dir() and d not in seen:
+        try:
+            d = d.resolve()
+            usable = d.is_dir()
+        except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before Python 3.13), a bad mount
+            _warn_unusable(d, exc)
+            continue
+        if usable and d not in seen:
             seen.append(d)
     return seen
+
+
+_warned_dirs: set[str] = set()
+
+
+def _warn_unusable(d: Path, exc: Exception) -> None:
+    """Warn once per directory that a search-path entry is skipped (a symlink loop, an unreadable mount)."""
+    import warnings
+
+    from . import WorkbenchWarning
+
+    if str(d) not in _warned_dirs:
+        _warned_dirs.add(str(d))
+        why = "a symbolic link loop" if isinstance(exc, RuntimeError) or "loop" in str(exc).lower() else str(exc)
+        warnings.warn(f"data search path entry {d} is skipped: {why}", WorkbenchWarning, stacklevel=3)
 
 
 def find(relpath: str | os.PathLike) -> Path | None:

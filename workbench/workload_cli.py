@@ -31,6 +31,12 @@ __all__ = ["add_parser", "parse_duration", "parse_clock"]
 _UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
+#: The most requests ``workload generate`` writes to one file (about 50 GB of CSV): a bound on a mistyped duration.
+MAX_GENERATED_REQUESTS = 1_000_000_000
+#: The longest duration the workload commands accept (ten years): a bound on a mistyped value.
+MAX_DURATION_S = 10 * 365 * 86400.0
+
+
 def parse_duration(text: str) -> float:
     """Seconds from ``90``, ``90s``, ``20m``, ``1.5h``, ``1d``.
 
@@ -42,7 +48,10 @@ def parse_duration(text: str) -> float:
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|m|min|h|d)?\s*", str(text))
     if not m:
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 90s, 20m, 1h, 1d)")
-    return float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    if not seconds <= MAX_DURATION_S:
+        raise argparse.ArgumentTypeError(f"{text!r} is longer than ten years ({MAX_DURATION_S:.4g} s)")
+    return seconds
 
 
 def parse_clock(text: str) -> float:
@@ -150,9 +159,15 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
     fmt = _out_format(args)
     out = Path(args.out)
-    if out.exists() and not args.force:
-        raise FileExistsError(f"{out} exists; pass --force to replace it")
+    from .cache import check_target
+
+    check_target(out, overwrite=args.force)  # before any work: regular files only, --force to replace
     plan = _plan(args)
+    if not plan.expected_requests <= MAX_GENERATED_REQUESTS:
+        raise ValueError(
+            f"this would generate about {plan.expected_requests:.3g} requests over {plan.duration_s:.3g} s, more "
+            f"than the {MAX_GENERATED_REQUESTS:,} one file may hold; shorten --duration or lower the rate"
+        )
     chunk_blocks = max(1, round(args.chunk / plan.block_s)) if args.chunk else plan.n_blocks
     with _bar(round(plan.expected_requests), "req", args.no_progress) as bar:
         chunks = S.iter_chunks(plan, args.seed, chunk_blocks=chunk_blocks, progress=bar.update)

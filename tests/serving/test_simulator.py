@@ -184,7 +184,7 @@ def test_balance_and_bad_input():
         ServerConfig(base_s=0.0)
     with pytest.raises(ValueError, match="kv_budget_tokens"):
         ServerConfig(kv_budget_tokens=0)
-    with pytest.raises(ValueError, match="sorted"):
+    with pytest.raises(ValueError, match="non-decreasing"):
         simulate_instance([1.0, 0.0], [1, 1], [1, 1])
     with pytest.raises(ValueError, match="input_tokens"):
         simulate_instance([0.0], [-1], [1])

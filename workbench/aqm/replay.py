@@ -102,7 +102,13 @@ class LeafSpineNetwork:
 
     def __post_init__(self) -> None:
         for name in ("leaves", "spines", "hosts_per_leaf"):
-            integer(name, getattr(self, name), minimum=1)
+            integer(name, getattr(self, name), minimum=1, maximum=MAX_FABRIC_SIDE)
+        if self.leaves * self.hosts_per_leaf > MAX_HOSTS:
+            raise ValueError(
+                f"leaves x hosts_per_leaf = {self.leaves * self.hosts_per_leaf:,} hosts is more than the per-packet "
+                f"engine holds ({MAX_HOSTS:,}; its per-port state grows with hosts x spines): use fewer leaves or "
+                "hosts per leaf"
+            )
         positive("link_gbps", self.link_gbps)
         nonnegative("link_delay_s", self.link_delay_s)
         integer("buffer_pkts", self.buffer_pkts, minimum=1)
@@ -134,6 +140,15 @@ _LINE = re.compile(r"^\s*(\d+)->(\d+)\s+id\s+(\d+)\s+start\s+(\d+)\s+size\s+(\d+
 _HEADER = re.compile(r"^\s*(Nodes|Connections)\s+(\d+)\s*$")
 
 
+#: The largest leaf or spine count and host count a replayed network may have (the per-packet engine keeps state per
+#: port and per host pair of each leaf).
+MAX_FABRIC_SIDE = 4096
+MAX_HOSTS = 65536
+#: Bounds on a .cm file's numbers: picosecond start times below 2**62 (53 days), sizes below 2**50 bytes (1 PiB).
+_MAX_START_PS = 1 << 62
+_MAX_SIZE_BYTES = 1 << 50
+
+
 def read_connection_matrix(path: str | Path) -> pd.DataFrame:
     """Read an htsim connection matrix: ``Nodes N``, ``Connections C``, then ``SRC->DST id ID start PS size BYTES``.
 
@@ -156,6 +171,10 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
     [[0.0, 3.0, 2e-06, 1500.0]]
     """
     path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if not path.is_file():  # a FIFO would block for ever, /dev/zero fill memory
+        raise ValueError(f"{path}: not a regular file; give a .cm connection matrix")
     header: dict[str, int] = {}
     rows: list[tuple[int, int, int, int, int]] = []
     with path.open(encoding="utf-8") as fh:
@@ -171,6 +190,8 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
                         f"Connections header before the flows), got {line.strip()[:80]!r}"
                     )
                 header[h.group(1)] = int(h.group(2))
+                if h.group(1) == "Nodes" and not 2 <= header["Nodes"] <= MAX_HOSTS:
+                    raise ValueError(f"{path}:{lineno}: Nodes must be in [2, {MAX_HOSTS}], got {header['Nodes']}")
                 continue
             if "Nodes" not in header:
                 raise ValueError(f"{path}:{lineno}: a 'Nodes N' line must come before the flows")
@@ -182,6 +203,11 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
                 raise ValueError(f"{path}:{lineno}: flow {fid} goes from host {src} to itself")
             if size < 1:
                 raise ValueError(f"{path}:{lineno}: flow {fid} has size 0")
+            if size >= _MAX_SIZE_BYTES or start >= _MAX_START_PS or fid >= 1 << 63:
+                raise ValueError(
+                    f"{path}:{lineno}: flow {fid}: start {start} ps or size {size} B is out of range "
+                    f"(start < 2**62 ps, size < 2**50 B)"
+                )
             rows.append((fid, src, dst, start, size))
     if "Nodes" not in header:
         raise ValueError(f"{path}: no 'Nodes N' line")

@@ -34,7 +34,7 @@ def cluster(address: str | None = None, *, n_workers: int | None = None):
     if client is not None and client.status in ("running", "connecting"):
         return client
     if address:
-        client = Client(address, set_as_default=False)
+        client = _connect(Client, address)
     else:
         workers = n_workers or os.cpu_count() or 1
         # a free port: on a shared machine 8787 is often taken by someone else's cluster
@@ -44,6 +44,31 @@ def cluster(address: str | None = None, *, n_workers: int | None = None):
         client = Client(local, set_as_default=False)
     _CLIENTS[name] = client
     return client
+
+
+#: Seconds to wait for a scheduler given by address before giving up with a clear error.
+CONNECT_TIMEOUT_S = 10
+
+
+def _connect(Client, address: str):
+    """A client to the scheduler at ``address``; a malformed address or an unreachable scheduler is a ValueError /
+    ConnectionError naming it (not a 60 s wait ending in a TimeoutError traceback)."""
+    import re
+
+    text = str(address).strip()
+    m = re.fullmatch(r"(?:(tcp|tls|inproc|ucx|ws|wss)://)?([A-Za-z0-9.\-\[\]:]+?)(?::(\d{1,5}))?", text)
+    if not m or (m.group(3) is not None and not 0 < int(m.group(3)) < 65536):
+        raise ValueError(
+            f"scheduler address {text!r} is not a Dask scheduler address (e.g. tcp://127.0.0.1:8786); "
+            "check --scheduler or WORKBENCH_SCHEDULER"
+        )
+    try:
+        return Client(text, set_as_default=False, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError) as exc:
+        raise ConnectionError(
+            f"no Dask scheduler answered at {text!r} within {CONNECT_TIMEOUT_S} s ({type(exc).__name__}); start one "
+            "with `dask scheduler`, fix --scheduler / WORKBENCH_SCHEDULER, or use --serial"
+        ) from None
 
 
 def shutdown() -> None:

@@ -142,6 +142,8 @@ class Param:
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
             value = float(value)
+            if not math.isfinite(value):  # no model parameter means anything at infinity or NaN
+                raise ValueError(f"{name} must be a finite number, got {value!r}; allowed: {self.allowed}")
         if self.choices is not None:
             return one_of(name, value, self.choices)
         if self.kind in (int, float) and (self.low is not None or self.high is not None):

@@ -39,11 +39,16 @@ __all__ = ["sweep", "run_sweep", "run_point", "summarize", "SweepRun", "SweepErr
 _ERROR_COLUMNS = ["seed", "error", "traceback"]
 
 
+#: The most point x seed jobs one sweep may hold (each is a task, a cache record and a row): a larger study is
+#: split into several sweeps, which the cache stitches together.
+MAX_JOBS = 1_000_000
+
+
 def _replicates(seeds) -> list[int]:
     if isinstance(seeds, numbers.Integral) and not isinstance(seeds, bool):
         n_seeds = int(seeds)
-        if n_seeds < 1:
-            raise ValueError(f"seeds must be >= 1 (the number of seeds per point), got {seeds}")
+        if not 1 <= n_seeds <= MAX_JOBS:
+            raise ValueError(f"seeds must be in [1, {MAX_JOBS:,}] (the number of seeds per point), got {seeds}")
         return list(range(n_seeds))
     if isinstance(seeds, Sequence) and not isinstance(seeds, str) and seeds:
         reps = [int(s) for s in seeds if isinstance(s, numbers.Integral) and not isinstance(s, bool) and int(s) >= 0]
@@ -180,8 +185,13 @@ def run_sweep(
         raise ValueError(f"cache must be True, False or 'refresh', got {cache!r}")
     if isinstance(base_seed, bool) or not isinstance(base_seed, numbers.Integral) or base_seed < 0:
         raise ValueError(f"base_seed must be a non-negative integer, got {base_seed!r}")
-    points = exp.points(grid)
     reps = _replicates(seeds)
+    points = exp.points(grid)
+    if len(points) * len(reps) > MAX_JOBS:
+        raise ValueError(
+            f"{len(points):,} points x {len(reps):,} seeds = {len(points) * len(reps):,} jobs, more than one sweep "
+            f"holds ({MAX_JOBS:,}); split the grid or use fewer seeds"
+        )
     jobs = [(p, r) for p in points for r in reps]
     keys = [cache_key(exp, p, int(base_seed), r) for p, r in jobs]
     tables: list[pa.Table | None] = [None] * len(jobs)

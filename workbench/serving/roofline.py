@@ -139,6 +139,14 @@ class Deployment:
         positive("memory_utilization", self.memory_utilization)
         if self.memory_utilization > 1:
             raise ValueError(f"memory_utilization must be <= 1, got {self.memory_utilization}")
+        reserve = nonnegative("activation_reserve_gb", self.activation_reserve_gb)
+        if reserve >= g.hbm_gb * self.memory_utilization:
+            raise ValueError(
+                f"activation_reserve_gb must be below the usable HBM per GPU ({g.hbm_gb * self.memory_utilization:g} "
+                f"GB of {g.gpu}), got {reserve:g}"
+            )
+        if self.max_kv_tokens is not None:
+            integer("max_kv_tokens", self.max_kv_tokens, minimum=1)
         eff = self.efficiency
         if eff is None:
             if g.generation not in EFFICIENCY:

@@ -38,6 +38,7 @@ import pandas as pd
 
 from .._rng import Seed, generator
 from .._validate import integer, nonnegative, one_of, positive
+from ..workloads.schema import validate_requests
 
 __all__ = ["ServerConfig", "InstanceRun", "simulate", "simulate_instance", "balance", "latency_summary", "BALANCERS"]
 
@@ -102,22 +103,28 @@ class ServerConfig:
         )
 
 
+#: The longest request (input or output tokens) the serving models accept: far above any context window, far
+#: below what would make a simulation run for ever.
+MAX_SERVED_TOKENS = 10_000_000
+
+
 def _check_requests(arrival_s, input_tokens, output_tokens):
+    """Validated ``(arrival_s, input_tokens, output_tokens)`` arrays, through the workloads' one request validator
+    (finite sorted arrivals; non-negative whole token counts, at most :data:`MAX_SERVED_TOKENS`), plus what serving
+    needs: arrivals >= 0. A request with 0 output tokens is served as 1: the prefill produces the first token."""
     arr = np.asarray(arrival_s, dtype=float)
-    inp = np.asarray(input_tokens, dtype=np.int64)
-    out = np.asarray(output_tokens, dtype=np.int64)
-    if not (arr.ndim == inp.ndim == out.ndim == 1 and arr.size == inp.size == out.size):
+    inp_raw, out_raw = np.asarray(input_tokens), np.asarray(output_tokens)
+    if not (arr.ndim == inp_raw.ndim == out_raw.ndim == 1 and arr.size == inp_raw.size == out_raw.size):
         raise ValueError(
-            f"arrival_s, input_tokens and output_tokens must be 1-D of one length, got {arr.shape}, {inp.shape}, "
-            f"{out.shape}"
+            f"arrival_s, input_tokens and output_tokens must be 1-D of one length, got {arr.shape}, "
+            f"{inp_raw.shape}, {out_raw.shape}"
         )
-    if arr.size and (not np.isfinite(arr).all() or (arr < 0).any()):
-        raise ValueError("arrival_s must be finite and >= 0")
-    if arr.size and (np.diff(arr) < 0).any():
-        raise ValueError("arrival_s must be sorted (non-decreasing)")
-    if (inp < 0).any():
-        raise ValueError(f"input_tokens must be >= 0; element {int(np.argmax(inp < 0))} is {inp[inp < 0][0]}")
-    return arr, inp, np.maximum(out, 1)
+    table = pd.DataFrame({"arrival_s": arr, "input_tokens": inp_raw, "output_tokens": out_raw})
+    validate_requests(table, name="requests", max_tokens=MAX_SERVED_TOKENS)
+    if arr.size and (arr < 0).any():
+        i = int(np.argmax(arr < 0))
+        raise ValueError(f"requests.arrival_s must be >= 0; row {i} is {arr[i]}")
+    return arr, inp_raw.astype(np.int64), np.maximum(out_raw.astype(np.int64), 1)
 
 
 def _request_arrays(requests: pd.DataFrame, time_scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

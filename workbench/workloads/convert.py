@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from . import traces
 from .export import FORMATS, format_for, write_stream
 from .schema import OPTIONAL, standardize, validate_requests
+from .traces.files import _header, check_last_line
 
 __all__ = ["read_table", "losses", "convert"]
 
@@ -87,6 +88,8 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     else:
         head = _first_line(p)
         if head.startswith("arrival_s,") or head == "arrival_s":
+            header = _header(p)  # a duplicated column is an error, not a silent "arrival_s.1"
+            check_last_line(p, len(header))
             try:
                 df = pd.read_csv(p, dtype={"session_id": "string"})
             except (ValueError, pd.errors.ParserError) as exc:
@@ -95,6 +98,7 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
                 df["hash_ids"] = [json.loads(v) if isinstance(v, str) else [] for v in df["hash_ids"]]
             out = _check(df, p, 2)
         elif head.startswith("{") and '"arrival_s"' in head:
+            check_last_line(p)
             try:
                 df = pd.read_json(p, lines=True, dtype={"session_id": "string"})
             except ValueError as exc:

@@ -467,6 +467,7 @@ def write_stream(
         V.integer("hash_block_tokens", hash_block_tokens, minimum=1)
     p = _target(path, overwrite)
     n, last, id_offset = 0, -np.inf, 0
+    columns: list[str] | None = None
     with atomic_path(p, overwrite=overwrite) as tmp:
         writer, buffered = None, []
         with open(tmp, "wb") if format == "parquet" else open(tmp, "w", newline="") as fh:
@@ -487,7 +488,15 @@ def write_stream(
                         id_offset += int((-(-out["input_length"].to_numpy() // hash_block_tokens)).sum())
                     out.to_json(fh, orient="records", lines=True)
                 elif format == "csv":
-                    _csv_frame(df).to_csv(fh, index=False, header=n == 0)
+                    frame = _csv_frame(df)
+                    if columns is None:
+                        columns = list(frame.columns)
+                    elif list(frame.columns) != columns:  # rows must match the one header already written
+                        raise ValueError(
+                            f"chunk starting at row {n} has columns {list(frame.columns)}, but the file's header "
+                            f"(from the first chunk) is {columns}; every chunk must have the same columns"
+                        )
+                    frame.to_csv(fh, index=False, header=n == 0)
                 elif format == "jsonl":
                     _jsonl_frame(df).to_json(fh, orient="records", lines=True)
                 else:

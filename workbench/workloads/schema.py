@@ -60,12 +60,16 @@ OPTIONAL: dict[str, str] = {
 STANDARD = ("arrival_s", "input_tokens", "output_tokens", "model", "log_type", "session_id", "failed")
 
 
-def validate_requests(df: pd.DataFrame, *, name: str = "df", sorted_: bool = True) -> pd.DataFrame:
-    """Check that ``df`` is a request table and return it unchanged.
+def validate_requests(
+    df: pd.DataFrame, *, name: str = "df", sorted_: bool = True, max_tokens: int | None = None
+) -> pd.DataFrame:
+    """Check that ``df`` is a request table and return it unchanged: the project's one request validator (loaders,
+    exporters and the serving simulators all call it).
 
     Raises TypeError when ``df`` is not a DataFrame or a column has the wrong kind, and ValueError (naming the first
-    offending row) for missing required columns, NaN or infinite arrival times, negative or missing token counts,
-    or, when ``sorted_``, arrival times that go backwards.
+    offending row) for missing required columns, NaN or infinite arrival times, negative, fractional or missing
+    token counts, token counts above ``max_tokens`` (when given), or, when ``sorted_``, arrival times that go
+    backwards.
 
     Examples
     --------
@@ -105,6 +109,9 @@ def validate_requests(df: pd.DataFrame, *, name: str = "df", sorted_: bool = Tru
         if bad.any():
             i = int(np.argmax(bad))
             raise ValueError(f"{name}.{col} must be non-negative integers; row {i} is {v[i]}")
+        if max_tokens is not None and (v > max_tokens).any():
+            i = int(np.argmax(v > max_tokens))
+            raise ValueError(f"{name}.{col} must be at most {max_tokens:,} tokens; row {i} is {v[i]:,.0f}")
     return df
 
 

@@ -47,12 +47,18 @@ from .files import (
     MAX_TOKENS,
     MOONCAKE_FIELDS,
     TraceFormatError,
+    TruncationWarning,
+    check_last_line,
+    check_unique_columns,
     detect_format,
 )
 from .formats import load_azure, load_burstgpt, load_mooncake, load_trace
 
 __all__ = [
     "TraceFormatError",
+    "TruncationWarning",
+    "check_last_line",
+    "check_unique_columns",
     "BURSTGPT_V1_COLUMNS",
     "BURSTGPT_V3_COLUMNS",
     "AZURE_COLUMNS",

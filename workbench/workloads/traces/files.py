@@ -7,6 +7,7 @@ import csv
 import gzip
 import io
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from ... import WorkbenchWarning
 from ... import cache as _cache
 from ... import data as _data
 from ..schema import standardize
@@ -42,6 +44,11 @@ _FORMATS = ("auto", "burstgpt", "azure", "mooncake")
 
 class TraceFormatError(ValueError):
     """A malformed trace file; the message names the file and line."""
+
+
+class TruncationWarning(WorkbenchWarning):
+    """A data file does not end in a newline, so its last line may have been cut short (the message names the file
+    and line). Published files that match their registry checksum are exempt: they are known to be whole."""
 
 
 def _err(path: Path, line: int | None, msg: str) -> TraceFormatError:
@@ -121,6 +128,8 @@ def _cached(path: Path, kind: str, cache: bool, build) -> pd.DataFrame:
     the parsed table is kept as verified parquet under ``workbench.cache.cache_dir("traces")``, keyed by the source's
     content, :data:`LOADER_VERSION` and ``kind`` (the format and every option that changes the result)."""
     _data.verify_file(path)
+    first = _first_line(path)
+    check_last_line(path, None if first.lstrip().startswith("{") else len(_header(path)))
     if not cache:
         return build()
     return standardize(_cache.cached_frame(path, LOADER_VERSION, build, kind=kind))
@@ -271,4 +280,69 @@ def _check_monotone(path: Path, row0: int, t: np.ndarray, prev, line_offset: int
 
 
 def _header(path: Path) -> list[str]:
-    return [h.strip() for h in next(csv.reader([_first_line(path)]))]
+    """The CSV header's column names; a name that appears twice is an error (which one holds the data?)."""
+    names = [h.strip() for h in next(csv.reader([_first_line(path)]))]
+    check_unique_columns(path, names)
+    return names
+
+
+def check_unique_columns(path: Path, names) -> None:
+    """A header that names a column twice is a :class:`TraceFormatError` naming the column and both positions."""
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names, start=1):
+        if name in seen:
+            raise _err(
+                path,
+                1,
+                f"column {name!r} appears twice (columns {seen[name]} and {i}): which one holds the data is "
+                "ambiguous; remove or rename one",
+            )
+        seen[name] = i
+
+
+def _count_lines(path: Path) -> int:
+    n = 0
+    with open(path, "rb") as fh:
+        while block := fh.read(_BLOCK_BYTES):
+            n += block.count(b"\n")
+    return n
+
+
+def check_last_line(path: Path, n_fields: int | None = None) -> None:
+    """Notice a file that may have been cut short: one that does not end in a newline.
+
+    A CSV whose last line has fewer fields than the header (``n_fields``), or an empty last field, is a
+    :class:`TraceFormatError` naming that line (the cut fell inside the row). Otherwise the last line is still
+    suspect (``198`` cut to ``19`` parses fine): a :class:`TruncationWarning` names the file and line. Gzip files
+    are checked by their own trailer; a published file matching its registry sha256 is known to be whole.
+    """
+    if _is_gzip(path):
+        return
+    size = path.stat().st_size
+    if size == 0:
+        return
+    with open(path, "rb") as fh:
+        fh.seek(max(0, size - 65536))
+        tail = fh.read()
+    if tail.endswith(b"\n"):
+        return
+    entry = _data.registry_file(path)
+    if entry is not None and entry.sha256 is not None and _cache.fingerprint(path) == entry.sha256:
+        return
+    lineno = _count_lines(path) + 1
+    last = tail.rsplit(b"\n", 1)[-1].decode("utf-8", "replace").rstrip("\r")
+    if n_fields is not None and lineno > 1:
+        fields = next(csv.reader([last]), [])
+        if len(fields) < n_fields or not fields[-1].strip():
+            raise _err(
+                path,
+                lineno,
+                f"the last line has {len(fields)} of the header's {n_fields} fields and the file does not end in "
+                f"a newline: it was cut short ({last[:80]!r})",
+            )
+    warnings.warn(
+        f"{path}, line {lineno}: the file does not end in a newline, so its last line may have been cut short "
+        f"({last[:80]!r}); check the values of that row",
+        TruncationWarning,
+        stacklevel=3,
+    )

@@ -3,6 +3,7 @@ detects the format and dispatches."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 from pathlib import Path
@@ -217,14 +218,19 @@ def _azure_times(p: Path, row0: int, text: np.ndarray) -> np.ndarray:
     ts = pd.to_datetime(pd.Series(text), format="ISO8601", errors="coerce", utc=True)
     if ts.isna().any():
         i = int(np.argmax(ts.isna().to_numpy()))
+        lo, hi = _AZURE_DATES
+        outside = f"TIMESTAMP {text[i]!r} is outside the supported dates {lo.date()} to {hi.date()}"
         try:
-            pd.to_datetime(text[i], format="ISO8601", utc=True)
-            what = f"TIMESTAMP is not a date-time: {text[i]!r}"
+            pd.to_datetime(text[i], format="ISO8601", utc=True)  # parses alone (at a coarser unit) but not in ns
+            what = outside
         except pd.errors.OutOfBoundsDatetime:
-            lo, hi = _AZURE_DATES
-            what = f"TIMESTAMP {text[i]!r} is outside the supported dates {lo.date()} to {hi.date()}"
+            what = outside
         except (ValueError, TypeError):
-            what = f"TIMESTAMP is not a date-time: {text[i]!r}"
+            try:  # a valid date-time that nanoseconds cannot hold (year 1600, 3000) is out of range, not garbage
+                _dt.datetime.fromisoformat(str(text[i]).strip()[:26])
+                what = outside
+            except ValueError:
+                what = f"TIMESTAMP is not a date-time: {text[i]!r}"
         raise _err(p, row0 + i + 2, what)
     return ts.dt.tz_localize(None).to_numpy().astype("datetime64[ns]").astype(np.int64)
 
