@@ -126,9 +126,11 @@ print(f"base {cfg.base_s * 1e3:.2f} ms, {cfg.prefill_token_s * 1e6:.1f} us per p
 #   input/output length, and first-token latency), replayed as the benchmark ran them (the whole batch prefilled
 #   together, then decoded).
 #
-# Nothing is fitted: the efficiencies are the stated per-generation constants, and the per-iteration overhead is
-# stated per engine (4 ms for the Python engines vLLM and Sarathi-Serve, 0.5 ms for TensorRT-LLM, none for
-# NanoFlow's asynchronous scheduling).
+# Nothing is fitted: the efficiencies are the stated per-generation constants, and each row runs on the profile of
+# the engine that measured it (`Deployment(..., engine=...)`, `datasets/serving_specs/engines.csv`): Sarathi-Serve
+# on the eager vLLM 0.x profile, whose host work per step is Vidur's measured CPU profile (0.8 ms + 42 µs per
+# sequence, plus 0.7 ms and 6.2 ms of Ray at TP >= 2), added to the GPU step; TensorRT-LLM a C++ runtime (0.5 ms,
+# overlapped); NanoFlow none on the critical path (asynchronous scheduling).
 
 # %%
 val = validation_table()
@@ -152,13 +154,15 @@ fig.validation_figure(val)
 #   on the compute-bound iteration; NanoFlow's measured GEMM peak is 83% of the datasheet (1,857 tokens/s/GPU x
 #   2 x 70e9 FLOPs = 260 TFLOP/s) and it reaches 68.5% of that, i.e. 57% of the datasheet: interference between the
 #   overlapped kernels and the nano-batch overheads (13% in its ablation) that the model does not charge.
-# * **Sarathi-Serve: -23% on the prefill, -45% to -81% on decode iterations.** The artifact's own operator split
-#   (Table 2 CSV) shows where: its linear layers take 161 ms of the 217 ms prefill (the model: 153 ms), so the
-#   roofline's GEMMs agree; the remaining ~40 ms per iteration are normalisations, rotary embeddings, sampling and
-#   the all-reduce over the PCIe cards' pairwise NVLink bridge in an eager PyTorch engine without CUDA graphs. Decode
-#   iterations grow by ~1.1 ms per request (47 ms at 1 request, 189 ms at 128) where the roofline adds 0.08 ms (the
-#   KV read): per-request work in the engine (input preparation, paged-attention metadata, sampling) that a
-#   roofline cannot see. The error grows with the batch for that reason.
+# * **Sarathi-Serve: -21% on the prefill, -37% to -76% on decode iterations** on the eager vLLM profile (before the
+#   engine profiles, with a stated 4 ms per step: -23% and -45% to -81%). The artifact's own operator split (Table 2
+#   CSV) shows where: its linear layers take 161 ms of the 217 ms prefill (the model: 153 ms), so the roofline's GEMMs
+#   agree; the remaining ~40 ms per iteration are normalisations, rotary embeddings, sampling and the all-reduce over
+#   the PCIe cards' pairwise NVLink bridge in an eager PyTorch engine without CUDA graphs. Decode iterations grow by
+#   ~1.1 ms per request (47 ms at 1 request, 189 ms at 128); Vidur's measured host work accounts for 42 µs of it per
+#   request (and Ray's 6.2 ms per step at TP 2), the roofline's KV read for 0.08 ms: the rest is GPU-side per-request
+#   work of the eager engine (paged-attention kernels far below bandwidth, per-layer launches) that neither the
+#   roofline nor the host profile sees. The error grows with the batch for that reason.
 #
 # We keep the efficiencies and overheads stated rather than fit them to any of these points: the table says how
 # far a datasheet roofline is from each engine generation, which is the honest use of it.

@@ -93,7 +93,9 @@ def test_vllm_matches_the_iteration_by_iteration_reference(cap):
 def test_vllm_prefill_stalls_decodes_and_sarathi_does_not():
     # a decode with a few tokens left when a 4k-token prompt arrives: vLLM pauses it for the whole prefill,
     # Sarathi-Serve finishes it within a few 512-token chunks
-    arr, inp, out = [0.0, 0.5], [100, 4000], [45, 5]
+    step = D7.iteration_s(0, 0, 1, 150)  # one decode step of the first request alone
+    n_out = int(0.5 / step) + 3  # still decoding, three tokens to go, when the long prompt arrives at 0.5 s
+    arr, inp, out = [0.0, 0.5], [100, 4000], [n_out, 5]
     r_v = simulate_replica(arr, inp, out, D7, Scheduler("vllm"))
     r_s = simulate_replica(arr, inp, out, D7, Scheduler("sarathi", max_num_batched_tokens=512))
     prefill_alone = D7.iteration_s(4000, 4000 * 4001 / 2, 0, 0, 1)

@@ -41,10 +41,16 @@ def bound_table() -> pd.DataFrame:
     """One row per (model, workload): the binding resource, optimal/overlapped/sequential tokens/s per GPU."""
     rows = []
     for name, tp in SETUPS:
-        dep = Deployment(model(name), gpu(GPU), tp=tp)
+        # "sequential": the device's operators one after another with the host work hidden (NanoFlow's own
+        # non-overlapped execution, what its overlap gain is measured against); "eager": the paper's baselines (vLLM
+        # 0.5 and its peers of mid-2024), which also pay their host work between steps (the eager vLLM profile:
+        # Vidur's measured CPU costs, Ray at TP >= 2)
+        dep = Deployment(model(name), gpu(GPU), tp=tp, engine="nanoflow")
+        eager = Deployment(model(name), gpu(GPU), tp=tp, engine="vllm-v0")
         for inp, out in WORKLOADS:
             peak = optimal_throughput(dep, inp, out)
             eff = optimal_throughput(dep, inp, out, at_peak=False)
+            eager_eff = optimal_throughput(eager, inp, out, at_peak=False)
             rows.append(
                 {
                     "model": name,
@@ -57,12 +63,14 @@ def bound_table() -> pd.DataFrame:
                     "optimal_tokens_per_s": peak["optimal_tokens_per_s"],
                     "overlapped_tokens_per_s": eff["optimal_tokens_per_s"],
                     "sequential_tokens_per_s": eff["sequential_tokens_per_s"],
+                    "eager_tokens_per_s": eager_eff["sequential_tokens_per_s"],
                     "headline_tokens_per_s": peak["headline_tokens_per_s"],
                 }
             )
     t = pd.DataFrame(rows)
     t["overlap_gain"] = t["overlapped_tokens_per_s"] / t["sequential_tokens_per_s"]
     t["sequential_fraction"] = t["sequential_tokens_per_s"] / t["optimal_tokens_per_s"]
+    t["eager_fraction"] = t["eager_tokens_per_s"] / t["optimal_tokens_per_s"]
     t["overlapped_fraction"] = t["overlapped_tokens_per_s"] / t["optimal_tokens_per_s"]
     return t
 
@@ -106,14 +114,15 @@ def _fraction(scale: Scale) -> Measured:
     paper_value="baselines ~36% of optimal on LLaMA-2-70B (68.5% / 1.91)",
     compare=Within(0.36, rel=0.15, partial_rel=0.5),
     expected="partial",
-    note="Sequential execution (sum of operator rooflines plus a 4 ms per-iteration overhead) over the peak bound for "
-    "LLaMA-2-70B, median over workloads. The model's sequential engine is ideal apart from the roofline and the "
-    "overhead: it leaves out the baselines' kernel and scheduling losses, so it lands above the paper's ~36%.",
+    note="Sequential execution (sum of operator rooflines plus the eager vLLM engine's measured host work per step: "
+    "Vidur's CPU profile, growing with the batch, and Ray at TP 8) over the peak bound for LLaMA-2-70B, median over "
+    "workloads. Apart from that host work the model's sequential engine is ideal: it leaves out the baselines' "
+    "kernel losses.",
 )
 def _sequential(scale: Scale) -> Measured:
     t = bound_table()
-    v = float(t.loc[t["model"] == "Llama-2-70B", "sequential_fraction"].median())
-    return Measured(v, f"{v:.0%} of optimal (sequential, LLaMA-2-70B)")
+    v = float(t.loc[t["model"] == "Llama-2-70B", "eager_fraction"].median())
+    return Measured(v, f"{v:.0%} of optimal (eager sequential engine, LLaMA-2-70B)")
 
 
 @claim(

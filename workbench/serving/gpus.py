@@ -68,7 +68,10 @@ def optimal_throughput(
         from .roofline import Efficiency
 
         dep = dataclasses.replace(
-            deployment, efficiency=Efficiency(1.0, 1.0, 1.0, overhead_s=0.0, allreduce_latency_s=0.0), overhead_s=None
+            deployment,
+            efficiency=Efficiency(1.0, 1.0, 1.0, allreduce_latency_s=0.0),
+            overhead_s=None,
+            engine="nanoflow",  # no host cost: the peak is the hardware's
         )
     ctx = input_tokens + output_tokens / 2
     b = integer("batch", batch, minimum=1) if batch is not None else max(1, int(dep.kv_capacity_tokens // ctx))
@@ -79,8 +82,7 @@ def optimal_throughput(
     mem = sum(r[1] for r in res.values())
     net = sum(r[2] for r in res.values())
     tokens = b + prefill
-    assert dep.overhead_s is not None  # resolved by Deployment.__post_init__
-    seq = dep.overhead_s + sum(max(r) for r in res.values())
+    seq = dep.profile.combine(sum(max(r) for r in res.values()), dep.cpu_s(b))  # sequential execution
     m, g = dep.model, dep.gpu
     return {
         "batch": float(b),

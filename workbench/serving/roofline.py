@@ -39,6 +39,8 @@ import numpy as np
 import pandas as pd
 
 from .._validate import integer, nonnegative, one_of, positive
+from .engines import EngineProfile
+from .engines import engine as engine_profile
 from .simulator import ServerConfig
 from .specs import GPU, Model, gpu, model
 
@@ -54,7 +56,6 @@ class Efficiency:
     compute: float
     memory: float
     network: float
-    overhead_s: float = 0.004  # scheduling, sampling and launches per iteration in an eager Python engine (vLLM 0.x)
     allreduce_latency_s: float = 10e-6  # per all-reduce call (NCCL small-message latency on NVLink)
 
 
@@ -97,9 +98,14 @@ class Deployment:
         Defaults to :data:`EFFICIENCY` of the GPU's generation.
     max_kv_tokens : int, optional
         Caps the KV cache (vLLM's ``num_gpu_blocks_override``, in tokens).
+    engine : str or EngineProfile, optional
+        The serving engine's host work per iteration (:mod:`workbench.serving.engines`, ``engines.csv``):
+        ``"vllm"`` (current vLLM V1, CPU work hidden behind the GPU step), ``"vllm-v0"`` (eager vLLM of 2023-24:
+        measured CPU work added to every step, Ray at TP >= 2), ``"sarathi-serve"``, ``"sglang"``, ``"trtllm"``,
+        ``"nanoflow"``. Default: ``"nanoflow"`` when ``overlap`` else ``"vllm"``.
     overhead_s : float, optional
-        CPU/launch overhead per iteration of sequential execution; defaults to the efficiency's (an eager Python
-        engine such as vLLM 0.x); an engine with a C++ runtime and CUDA graphs (TensorRT-LLM) has far less.
+        A fixed host overhead per iteration added to every step, in place of the engine profile (for a stated
+        constant of your own).
 
     Examples
     --------
@@ -107,7 +113,10 @@ class Deployment:
     >>> d.kv_capacity_tokens
     107803
     >>> round(d.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)  # one decode step: weights read at 85% of HBM
-    11.93
+    7.93
+    >>> eager = Deployment("Llama-2-7B", "A100-80GB", engine="vllm-v0")  # + the measured host step of vLLM 0.x
+    >>> round(eager.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)
+    8.78
     """
 
     model: Model  # a name (str) is accepted and resolved to its record by __post_init__
@@ -122,8 +131,10 @@ class Deployment:
     efficiency: Efficiency | None = None
     max_kv_tokens: int | None = None
     overhead_s: float | None = None
+    engine: str | EngineProfile | None = None
     kv_capacity_tokens: int = field(init=False, repr=False, compare=False)
     _c: dict[str, float] = field(init=False, repr=False, compare=False)
+    _engine: EngineProfile = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         m, g = model(self.model), gpu(self.gpu)
@@ -153,8 +164,15 @@ class Deployment:
                 raise ValueError(f"no stated efficiency for GPU generation {g.generation!r}; pass efficiency=")
             eff = EFFICIENCY[g.generation]
             object.__setattr__(self, "efficiency", eff)
-        overhead = eff.overhead_s if self.overhead_s is None else nonnegative("overhead_s", self.overhead_s)
-        object.__setattr__(self, "overhead_s", overhead)
+        if self.overhead_s is not None:
+            if self.engine is not None:
+                raise ValueError("give engine= or overhead_s=, not both (overhead_s replaces the engine's profile)")
+            fixed = nonnegative("overhead_s", self.overhead_s)
+            prof = EngineProfile("fixed-overhead", fixed, 0.0, 0.0, 0.0, False, "a stated fixed overhead per step")
+        else:
+            prof = engine_profile(self.engine if self.engine is not None else ("nanoflow" if self.overlap else "vllm"))
+            object.__setattr__(self, "engine", prof.engine)
+        object.__setattr__(self, "_engine", prof)
         tp, n_gpu = self.tp, self.tp * self.pp
         free = n_gpu * (g.hbm_bytes * self.memory_utilization - self.activation_reserve_gb * 1e9) - m.weight_bytes
         if free < m.kv_bytes_per_token * 16:
@@ -244,24 +262,37 @@ class Deployment:
             "allreduce": (0.0, 0.0, (c["ar_bytes"] * tokens + c["ar_fixed"]) if tokens > 0 else 0.0),
         }
 
-    def iteration_s(self, *work: Any, **named: Any) -> float:
-        """Duration of one iteration (arguments as :meth:`resources`): sum of operator rooflines plus overhead, or
-        the busiest resource if ``overlap``; with ``pp > 1``, the micro-batched pipeline of the class docstring."""
+    @property
+    def profile(self) -> EngineProfile:
+        """The resolved engine profile (see ``engine``)."""
+        return self._engine
+
+    def cpu_s(self, sequences: float) -> float:
+        """The engine's host seconds for one iteration over ``sequences`` running sequences (see ``engine``)."""
+        return self._engine.cpu_s(sequences, tp=self.tp)
+
+    def gpu_s(self, *work: Any, **named: Any) -> float:
+        """The GPU's seconds of one iteration (arguments as :meth:`resources`): the sum of operator rooflines, or the
+        busiest resource if ``overlap``; with ``pp > 1``, the micro-batched pipeline of the class docstring."""
         if self.pp == 1:
             res = self.resources(*work, **named)
-            if self.overlap:
-                return max(_totals(res))
-            assert self.overhead_s is not None  # resolved by __post_init__
-            return self.overhead_s + _sequential(res)
+            return max(_totals(res)) if self.overlap else _sequential(res)
         p, pairs, dec, kv, sampled = _work(*work, **named)
         m, c = self.micro_batches, self._c
-        assert m is not None and self.overhead_s is not None  # resolved by __post_init__
+        assert m is not None  # resolved by __post_init__
         per = self.resources(p / m, pairs / m, dec / m, kv / m, 0.0)
         per.pop("lm_head")  # the last stage samples once per iteration (below)
         tokens = (p + dec) / m
         p2p = (c["p2p_bytes"] * tokens + c["p2p_fixed"]) if tokens > 0 else 0.0
         head = max(c["head_flops"] * sampled * c["flop_s"], c["head_bytes"] * (sampled > 0) * c["byte_s"])
-        return self.overhead_s + head + (m + self.pp - 1) * _sequential(per) + (self.pp - 1) * p2p
+        return head + (m + self.pp - 1) * _sequential(per) + (self.pp - 1) * p2p
+
+    def iteration_s(self, *work: Any, **named: Any) -> float:
+        """Duration of one iteration (arguments as :meth:`resources`): the GPU's time (:meth:`gpu_s`) and the
+        engine's host time over the running sequences (``max(decode_seqs, sampled)``), added for an eager engine,
+        overlapped (the larger) for one that schedules ahead."""
+        _, _, dec, _, sampled = _work(*work, **named)
+        return self._engine.combine(self.gpu_s(*work, **named), self.cpu_s(max(dec, sampled)))
 
     def sequential_cost(self):
         """A fast scalar ``f(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled)`` equal to
@@ -273,22 +304,27 @@ class Deployment:
         lin_f, lin_b = c["lin_flops"] * fs, c["shared_bytes"] * bs
         att_f, kv_b = c["attn_flops"] * fs, c["kv_bytes"] * bs
         head_f, head_b = c["head_flops"] * fs, c["head_bytes"] * bs
-        assert self.overhead_s is not None  # resolved by __post_init__
-        ar, ar0, over = c["ar_bytes"], c["ar_fixed"], self.overhead_s
+        ar, ar0 = c["ar_bytes"], c["ar_fixed"]
         dec = max(att_f, kv_b)
+        prof = self._engine
+        cpu0 = prof.cpu_s(0, tp=self.tp)
+        per_seq, hide = prof.per_seq_s, prof.overlap_cpu
 
         def cost(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled):
             tok = prefill_tokens + decode_seqs
             lin = lin_f * tok
-            return (
-                over
-                + (lin if lin > lin_b else lin_b)
+            gpu = (
+                (lin if lin > lin_b else lin_b)
                 + max(att_f * prefill_pairs, kv_b * prefill_tokens)
                 + dec * kv_tokens
                 + max(head_f * sampled, head_b)
                 + ar * tok
                 + ar0
             )
+            cpu = cpu0 + per_seq * (decode_seqs if decode_seqs > sampled else sampled)
+            if hide:
+                return gpu if gpu > cpu else cpu
+            return gpu + cpu
 
         return cost
 
@@ -314,16 +350,23 @@ class Deployment:
     def decode_line(self, decode_seqs: int, kv_tokens: float) -> tuple[float, float, float]:
         """A pure-decode iteration's time as ``a + s * kv_tokens``, valid for KV totals up to the returned limit.
 
-        Sequential execution is linear in the resident KV for a fixed batch; overlapped execution is the maximum of
-        three lines, so the line binding at ``kv_tokens`` holds up to the next crossing (returned, ``inf`` if none).
+        Sequential execution is linear in the resident KV for a fixed batch; overlapped execution (and an engine that
+        hides its host step) is the maximum of several lines, so the line binding at ``kv_tokens`` holds up to the
+        next crossing (returned, ``inf`` if none).
         """
-        if not self.overlap:  # linear in the resident KV: two points give the line
-            a = self.iteration_s(0, 0, decode_seqs, 0.0)
-            return a, (self.iteration_s(0, 0, decode_seqs, 1e6) - a) / 1e6, math.inf
-        c = self._c
-        ac, am = c["attn_flops"] * c["flop_s"], c["kv_bytes"] * c["byte_s"]
-        comp, mem, net = _totals(self.resources(0, 0, decode_seqs, 0.0))
-        lines = [(comp, ac), (mem, am), (net, 0.0)]
+        cpu = self.cpu_s(decode_seqs)
+        if not self.overlap:  # the GPU's time is linear in the resident KV: two points give the line
+            a = self.gpu_s(0, 0, decode_seqs, 0.0)
+            lines = [(a, (self.gpu_s(0, 0, decode_seqs, 1e6) - a) / 1e6)]
+        else:
+            c = self._c
+            ac, am = c["attn_flops"] * c["flop_s"], c["kv_bytes"] * c["byte_s"]
+            comp, mem, net = _totals(self.resources(0, 0, decode_seqs, 0.0))
+            lines = [(comp, ac), (mem, am), (net, 0.0)]
+        if self._engine.overlap_cpu:  # the host's step is one more line (flat in the KV)
+            lines.append((cpu, 0.0))
+        else:
+            lines = [(a + cpu, s) for a, s in lines]
         k = int(np.argmax([a + s * kv_tokens for a, s in lines]))
         a, s = lines[k]
         limit = math.inf

@@ -14,8 +14,8 @@ precision, tensor parallelism, batch size and input/output lengths. Each is repl
   (:data:`DENSE_BATCH_TOKENS`), prompt and output tokens over the makespan, per GPU.
 
 Nothing is fitted: the efficiencies are the stated per-generation constants of
-:data:`~workbench.serving.roofline.EFFICIENCY`, and the only engine-specific constant is the per-iteration CPU
-overhead in :data:`ENGINE_OVERHEAD_S`. FP8 rows use one byte per weight and per KV element (TensorRT-LLM's FP8 with
+:data:`~workbench.serving.roofline.EFFICIENCY`, and the engine's host work comes from its profile
+(:mod:`~workbench.serving.engines`, the engine of each row by :data:`ENGINE_OF`). FP8 rows use one byte per weight and per KV element (TensorRT-LLM's FP8 with
 an FP8 KV cache: the 13B batch of 1,024 needs ~214 GB of BF16 KV, more than an H200 holds, so the KV was 8-bit).
 """
 
@@ -30,13 +30,11 @@ from .engine import Scheduler, simulate_replica
 from .roofline import Deployment
 from .specs import SPECS_DIR, model
 
-__all__ = ["DENSE_BATCH_TOKENS", "ENGINE_OVERHEAD_S", "published", "replay", "validation_table"]
+__all__ = ["DENSE_BATCH_TOKENS", "ENGINE_OF", "published", "replay", "validation_table"]
 
-#: Per-iteration CPU/launch overhead of an engine (stated, not fitted): vLLM 0.x schedules and samples in Python
-#: between iterations (milliseconds); TensorRT-LLM runs a C++ runtime with CUDA graphs (a fraction of a millisecond).
-#: Sarathi-Serve is a vLLM fork (the same Python engine loop); NanoFlow schedules on the CPU asynchronously, so its
-#: overlapped iterations pay none.
-ENGINE_OVERHEAD_S = {"vllm": 4e-3, "sarathi-serve": 4e-3, "tensorrt-llm": 0.5e-3, "nanoflow": 0.0}
+#: The engine profile (``engines.csv``) of each engine named in the published table: Sarathi-Serve's artifact ran
+#: its vLLM 0.x fork, the TensorRT-LLM tables v0.5 (a C++ runtime, not overlapped), NanoFlow its asynchronous engine.
+ENGINE_OF = {"vllm": "vllm-v0", "sarathi-serve": "sarathi-serve", "tensorrt-llm": "trtllm-v0.5", "nanoflow": "nanoflow"}
 
 #: Tokens per iteration of NanoFlow's dense batch (chunked prefill topping up the decodes); its search picks the size,
 #: here stated once (a throughput-oriented engine keeps the GEMMs at thousands of tokens).
@@ -57,7 +55,7 @@ def _deployment(row) -> Deployment:
         row["gpu"],
         tp=int(row["tp"]),
         dtype=row["dtype"],
-        overhead_s=ENGINE_OVERHEAD_S[row["engine"]],
+        engine=ENGINE_OF[row["engine"]],
         overlap=row["engine"] == "nanoflow",
     )
 

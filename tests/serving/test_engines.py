@@ -1,0 +1,94 @@
+"""Engine profiles: each engine's host work per iteration, with its source, and how it combines with the GPU step."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from workbench.serving import Deployment, Scheduler, simulate_replica
+from workbench.serving.engines import ENGINES_CSV, engine, engines
+from workbench.testing import requires_data
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_four_profiles_exist_with_sources():
+    for name in ("vllm", "vllm-v0", "sglang", "trtllm"):
+        e = engine(name)
+        assert e.source and e.description
+    assert Deployment("Llama-2-7B", "A100-80GB").engine == "vllm"  # the default
+    assert Deployment("Llama-2-7B", "A100-80GB", overlap=True).engine == "nanoflow"
+
+
+def test_unknown_engine_names_the_known_ones():
+    with pytest.raises(ValueError, match=r"unknown engine 'vllm-v9'; engines.csv has: vllm, vllm-v0"):
+        Deployment("Llama-2-7B", "A100-80GB", engine="vllm-v9")
+    with pytest.raises(ValueError, match="not both"):
+        Deployment("Llama-2-7B", "A100-80GB", engine="vllm", overhead_s=0.001)
+
+
+def test_eager_engine_adds_its_host_step_and_ray_at_tp2():
+    """vLLM 0.x: GPU + CPU; the CPU step grows by a per-sequence cost, and at TP >= 2 by Ray's ~6 ms (Vidur)."""
+    d1 = Deployment("Llama-2-13B", "A100-80GB", engine="vllm-v0")
+    d2 = Deployment("Llama-2-13B", "A100-80GB", tp=2, engine="vllm-v0")
+    for d in (d1, d2):
+        gpu = d.gpu_s(0, 0, 32, 32 * 1000)
+        assert d.iteration_s(0, 0, 32, 32 * 1000) == pytest.approx(gpu + d.cpu_s(32))
+    e = engine("vllm-v0")
+    assert d1.cpu_s(32) == pytest.approx(e.iteration_s + 32 * e.per_seq_s)
+    assert d2.cpu_s(32) - d1.cpu_s(32) == pytest.approx(e.tp_iteration_s + e.tp_rpc_s)
+    assert 0.005 < e.tp_rpc_s < 0.008
+
+
+def test_overlapping_engines_hide_the_host_step_until_it_is_longer():
+    d = Deployment("Llama-2-7B", "A100-80GB", engine="sglang")
+    small = d.iteration_s(0, 0, 8, 8000)
+    assert small == pytest.approx(d.gpu_s(0, 0, 8, 8000))  # GPU-bound: CPU hidden
+    huge = d.cpu_s(5000)
+    assert d.iteration_s(0, 0, 5000, 0) == pytest.approx(max(d.gpu_s(0, 0, 5000, 0), huge))
+
+
+def test_decode_line_matches_iteration_on_both_sides_of_the_crossing():
+    """The simulator's fast decode stepping uses the binding line; it must equal iteration_s wherever it is valid."""
+    for eng in ("vllm", "vllm-v0"):
+        d = Deployment("Llama-2-7B", "A100-80GB", engine=eng)
+        for kv in (0.0, 1e3, 5e4, 2e5):
+            a, s, limit = d.decode_line(64, kv)
+            assert kv <= limit
+            assert a + s * kv == pytest.approx(d.iteration_s(0, 0, 64, kv), rel=1e-9)
+
+
+def test_engine_choice_moves_latency_the_right_way():
+    import numpy as np
+
+    arr, inp, out = np.zeros(16), np.full(16, 512), np.full(16, 128)
+    sched = Scheduler(kind="vllm", max_num_batched_tokens=8192, block_tokens=16)
+    fast = simulate_replica(arr, inp, out, Deployment("Llama-2-7B", "A100-80GB", tp=2, engine="vllm"), sched)
+    slow = simulate_replica(arr, inp, out, Deployment("Llama-2-7B", "A100-80GB", tp=2, engine="vllm-v0"), sched)
+    assert np.max(slow.finish_s) > 1.3 * np.max(fast.finish_s)  # Ray and the exposed host step at TP 2
+
+
+def test_malformed_engine_table_names_the_line(tmp_path, monkeypatch):
+    from workbench.serving import engines as E
+
+    bad = tmp_path / "engines.csv"
+    bad.write_text(ENGINES_CSV.read_text().replace("0.00624,false", "lots,false", 1))
+    monkeypatch.setattr(E, "ENGINES_CSV", bad)
+    E.engines.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"engines.csv:3: malformed engine row"):
+            E.engines()
+    finally:
+        monkeypatch.undo()
+        E.engines.cache_clear()
+    assert "vllm" in engines()
+
+
+@requires_data("vidur-profiles/cpu_overheads/a100.csv")
+def test_vllm_v0_profile_is_what_the_script_derives_from_vidur():
+    spec = importlib.util.spec_from_file_location("derive_engine_costs", ROOT / "scripts" / "derive_engine_costs.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--check"]) == 0
