@@ -15,9 +15,10 @@ REGISTRY = rep.load_all()
 
 @pytest.mark.parametrize("key", sorted(REGISTRY.claims))
 def test_claim_reaches_expected_verdict(key):
-    """Each paper runs once (its claims share their studies; the result is cached for the session, so the notebooks'
-    claims tables read it instead of recomputing)."""
+    """Each paper runs once, claims and figures (its claims share their studies; the result is cached for the session,
+    so the figure invariants and the notebooks' claims tables read it instead of recomputing)."""
     claim = REGISTRY.claims[key]
+    rep.run_paper(claim.paper.id, "quick", figures=True)  # with its figures: the figure-invariant tests read this run
     (result,) = [r for r in rep.run_claims(claim.paper.id, "quick") if r.claim.key == key]
     assert not result.error, result.error
     assert result.verdict == claim.expected, (

@@ -8,7 +8,14 @@ from pathlib import Path
 
 from . import data
 
-__all__ = ["requires_data", "data_file", "find_widget", "notebook_missing_data"]
+__all__ = [
+    "requires_data",
+    "data_file",
+    "find_widget",
+    "notebook_missing_data",
+    "figure_problems",
+    "MAX_LEGEND_ENTRIES",
+]
 
 
 def _missing_reason(missing: list[str]) -> str:
@@ -84,3 +91,77 @@ def find_widget(root, *, description: str | None = None, kind: str | None = None
             return w
         stack[:0] = list(getattr(w, "children", ()))
     raise KeyError(f"no widget with description={description!r} kind={kind!r} under {type(root).__name__}")
+
+
+#: More legend entries than this crowd the plot away (use colour for one dimension and dash for another instead).
+MAX_LEGEND_ENTRIES = 8
+_RAW_IDENTIFIER = r"\b[a-z0-9]+_[a-z0-9_]+\b"
+_ASCII_UNITS = r"\(us\)|\bus\b(?![a-z])|\(rps\)|\brps\b"
+_FLOAT_NOISE = 1e-9
+
+
+def figure_problems(fig) -> list[str]:
+    """What a reader would see wrong in a plotly figure; empty when it passes the project's figure invariants:
+
+    * every plotted number finite (NaN is a gap and allowed; infinity is not data);
+    * no linear axis autoranged over floating-point noise (a data span below 1e-9 of its magnitude);
+    * titles, axis titles, annotations and legend entries in words (no ``snake_case`` identifiers) and units from
+      the project's table (``µs`` and ``req/s``, never ``us`` or ``rps``);
+    * at most :data:`MAX_LEGEND_ENTRIES` legend entries.
+
+    Examples
+    --------
+    >>> import plotly.graph_objects as go
+    >>> figure_problems(go.Figure(go.Scatter(y=[1, float("inf")], name="mean_rate_rps")))
+    ['inf in trace 0 (mean_rate_rps).y', "identifier in legend: 'mean_rate_rps'"]
+    """
+    import re
+
+    import numpy as np
+
+    problems: list[str] = []
+    for i, t in enumerate(fig.data):
+        for attr in ("x", "y", "z"):
+            v = getattr(t, attr, None)
+            if v is None:
+                continue
+            try:
+                a = np.asarray(v, dtype=float).ravel()
+            except (TypeError, ValueError):  # categories, dates
+                continue
+            if np.isinf(a).any():
+                problems.append(f"inf in trace {i} ({t.name}).{attr}")
+    texts = []
+    if fig.layout.title and fig.layout.title.text:
+        texts.append(("title", fig.layout.title.text))
+    for ax in [*fig.select_xaxes(), *fig.select_yaxes()]:
+        if ax.title and ax.title.text:
+            texts.append((ax.plotly_name, ax.title.text))
+        if ax.range is None and ax.type in (None, "-", "linear"):
+            axis = ax.plotly_name[0]
+            ref = axis + ax.plotly_name[5:]
+            vals = [
+                np.asarray(getattr(t, axis), dtype=float).ravel()
+                for t in fig.data
+                if (getattr(t, f"{axis}axis", None) or axis) == ref
+                and getattr(t, axis, None) is not None
+                and np.asarray(getattr(t, axis)).dtype.kind in "fiu"
+            ]
+            v = np.concatenate(vals) if vals else np.empty(0)
+            v = v[np.isfinite(v)]
+            if v.size > 1 and 0 < np.ptp(v) <= _FLOAT_NOISE * max(abs(float(v.mean())), 1e-300):
+                problems.append(f"{ax.plotly_name} autoranges over float noise ({v.min()!r} .. {v.max()!r})")
+    for a in fig.layout.annotations or ():
+        if a.text:
+            texts.append(("annotation", a.text))
+    legend = [t.name for t in fig.data if t.name and t.showlegend is not False]
+    texts += [("legend", name) for name in dict.fromkeys(legend)]
+    for where, text in texts:
+        plain = re.sub(r"<[^>]+>", " ", text)
+        if re.search(_RAW_IDENTIFIER, plain):
+            problems.append(f"identifier in {where}: {text!r}")
+        if re.search(_ASCII_UNITS, plain):
+            problems.append(f"ASCII unit in {where}: {text!r}")
+    if len(set(legend)) > MAX_LEGEND_ENTRIES:
+        problems.append(f"{len(set(legend))} legend entries (at most {MAX_LEGEND_ENTRIES})")
+    return problems

@@ -15,7 +15,17 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-__all__ = ["TEMPLATE", "COLORS", "style", "tidy_axes", "fit_titles", "mark_x", "setup_notebook"]
+__all__ = [
+    "TEMPLATE",
+    "COLORS",
+    "EXPORT_SCALE",
+    "style",
+    "tidy_axes",
+    "fit_titles",
+    "mark_x",
+    "export_config",
+    "setup_notebook",
+]
 
 TEMPLATE = "plotly_white"
 #: Colour per recurring series, so the same thing has the same colour in every figure.
@@ -112,6 +122,39 @@ def _tidy(ax, fig: go.Figure, axis: str) -> None:
             ax.update(dtick=int(np.ceil((decades + 1) / _MAX_LOG_LABELS)))
     else:  # plain numbers: 800,000 rather than 0.8e+6 or 800k, 0.0001 rather than 100μ
         ax.update(exponentformat="none", separatethousands=True)
+        if ax.range is None and ax.type in (None, "-", "linear") and ax.autorange is not False:
+            _no_noise_range(fig, ax, axis)
+
+
+#: A linear axis whose data spans less than this fraction of its magnitude shows rounding noise, not data.
+_NOISE_SPAN = 1e-9
+
+
+def _axis_values(fig: go.Figure, ax, axis: str) -> np.ndarray:
+    """Every finite number plotted on axis ``ax`` (empty for categories, dates or no data)."""
+    ref = axis + ax.plotly_name[len(axis) + 4 :]  # "xaxis2" -> "x2"
+    parts = []
+    for trace in fig.data:
+        if (getattr(trace, f"{axis}axis", None) or axis) == ref and getattr(trace, axis, None) is not None:
+            try:
+                v = np.asarray(getattr(trace, axis), dtype=float).ravel()
+            except (TypeError, ValueError):
+                continue
+            parts.append(v[np.isfinite(v)])
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+def _no_noise_range(fig: go.Figure, ax, axis: str) -> None:
+    """A constant series computed in floating point (0.99999999999999778 ... 0.99999999999999889) would autorange
+    over its rounding noise and draw it as data: give such an axis a range of +-5% around the value instead."""
+    v = _axis_values(fig, ax, axis)
+    if v.size < 2:
+        return
+    lo, hi = float(v.min()), float(v.max())
+    mid = (lo + hi) / 2
+    if 0 < hi - lo <= _NOISE_SPAN * max(abs(mid), 1e-300):
+        half = max(abs(mid) * 0.05, 1e-12)
+        ax.update(range=[mid - half, mid + half])
 
 
 #: Average glyph width of plotly's default font, in ems (for estimating how many characters fit a width).
@@ -200,8 +243,35 @@ def mark_x(
     return fig
 
 
+#: Scale of the camera button's PNG: an on-screen figure of ~460 px is saved ~1,400 px wide (paper-ready).
+EXPORT_SCALE = 3
+
+
+def export_config(fig: go.Figure | None = None) -> dict:
+    """Plotly's display config for a figure: the camera button saves a PNG at :data:`EXPORT_SCALE` times the
+    on-screen size, named after the figure's title.
+
+    Examples
+    --------
+    >>> export_config(go.Figure(layout={"title": "p99 wait vs load (Gamma CV 3)"}))["toImageButtonOptions"]
+    {'format': 'png', 'scale': 3, 'filename': 'p99-wait-vs-load-gamma-cv-3'}
+    """
+    import re
+
+    title = ""
+    if fig is not None and fig.layout.title and fig.layout.title.text:
+        title = re.sub(r"<[^>]+>", " ", fig.layout.title.text)
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:80] or "workbench-figure"
+    return {"toImageButtonOptions": {"format": "png", "scale": EXPORT_SCALE, "filename": slug}, "displaylogo": False}
+
+
 def setup_notebook(renderer: str = "plotly_mimetype") -> None:
     """Set plotly's default renderer for notebooks: the JupyterLab/Voilà mimetype renderer (the ``jupyterlab-plotly``
-    extension installed with plotly draws it offline; no CDN request)."""
+    extension installed with plotly draws it offline; no CDN request), with the camera button exporting at
+    :data:`EXPORT_SCALE` times the on-screen size."""
     pio.renderers.default = renderer
     pio.templates.default = TEMPLATE
+    for name in renderer.split("+"):
+        r = pio.renderers[name]
+        if hasattr(r, "config"):
+            r.config = {**(r.config or {}), **export_config()}

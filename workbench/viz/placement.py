@@ -42,7 +42,7 @@ def latency_curve(
     if knee is not None:
         fig.add_vline(x=knee, line_dash="dash", line_color=COLORS["theory"], annotation_text=f"knee {knee:.2f}")
     fig.update_yaxes(type="log")
-    return style(fig, title=title, x_title="link utilization", y_title="latency (us, log scale)")
+    return style(fig, title=title, x_title="link utilization", y_title="latency (µs, log scale)")
 
 
 def hot_tor_bars(study: pd.DataFrame, *, title: str = "Hot ToRs and where network-intensive tasks land") -> go.Figure:

@@ -60,6 +60,16 @@ def operator_figure(breakdown: pd.DataFrame) -> go.Figure:
     return style(fig, title="Roofline cost per operator of one iteration", x_title="operator", y_title="time (ms)")
 
 
+#: Reader's names of the validation table's metrics (legend entries, not column identifiers).
+METRIC_LABELS = {
+    "output_tokens_per_s_per_gpu": "output tokens/s per GPU",
+    "total_tokens_per_s_per_gpu": "total tokens/s per GPU",
+    "ttft_s": "time to first token (s)",
+    "prefill_iteration_s": "prefill iteration (s)",
+    "decode_iteration_s": "decode iteration (s)",
+}
+
+
 def validation_figure(table: pd.DataFrame) -> go.Figure:
     """Model vs published value per point (``published``, ``model_estimate``, ``metric``, ``point``), log-log."""
     fig = go.Figure()
@@ -69,7 +79,7 @@ def validation_figure(table: pd.DataFrame) -> go.Figure:
                 x=part["published"],
                 y=part["model_estimate"],
                 mode="markers",
-                name=metric,
+                name=METRIC_LABELS.get(metric, metric.replace("_", " ")),
                 text=part["point"],
                 hovertemplate="%{text}<br>published %{x}<br>model %{y}",
             )

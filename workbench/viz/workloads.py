@@ -135,9 +135,22 @@ def length_ccdf(curves: dict[str, dict], *, title: str = "Token lengths", fig: g
                     mode="lines",
                     name=f"{name}: {label}",
                     legendgroup=name,
+                    showlegend=False,  # colour says the source, dash the fit: one legend entry each, not one per pair
                     line={"color": colors[name], "dash": dashes[i % 3], "width": 1},
                 )
             )
+    # the key to the dashes, by fit family (each fit's own KS distance is in its hover label)
+    fit_labels = list(dict.fromkeys(label.split(" (")[0] for c in curves.values() for label in c["fits"]))
+    for i, label in enumerate(fit_labels):
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="lines",
+                name=f"{label} fit",
+                line={"color": "#555555", "dash": dashes[i % 3], "width": 1},
+            )
+        )
     fig.update_xaxes(type="log", dtick=1, tickangle=0)  # one label per decade: no crowded, tilted ticks
     fig.update_yaxes(type="log", dtick=1)
     return style(fig, title=title, x_title="length (tokens)", y_title="P(length ≥ x)")

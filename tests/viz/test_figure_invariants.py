@@ -1,0 +1,47 @@
+"""Every figure the reproductions build passes the figure invariants (what a reader sees is checked, not only that
+it renders), and the shared figure settings hold: paper-ready camera export, no axis drawn over rounding noise."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pytest
+
+from workbench.reproductions import build_figures, load_all
+from workbench.testing import figure_problems
+from workbench.viz import EXPORT_SCALE, export_config, setup_notebook, tidy_axes
+
+PAPERS = list(dict.fromkeys(f.paper.id for f in load_all().select_figures(None)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("paper", PAPERS)
+def test_reproduction_figures_pass_the_invariants(paper):
+    figures = build_figures(paper, "quick")
+    assert figures
+    found = {key: figure_problems(fig) for key, fig in figures.items()}
+    assert not any(found.values()), {k: v for k, v in found.items() if v}
+
+
+def test_checker_catches_each_defect():
+    noisy = go.Figure(go.Scatter(x=[1, 2, 3], y=[0.99999999999999778, 0.99999999999999889, 0.9999999999999980]))
+    assert any("float noise" in p for p in figure_problems(noisy))
+    assert not figure_problems(tidy_axes(noisy))  # tidy_axes gives such an axis a +-5% range around the value
+    crowded = go.Figure([go.Scatter(y=[i], name=f"series {i}") for i in range(9)])
+    assert figure_problems(crowded) == ["9 legend entries (at most 8)"]
+    units = go.Figure(go.Scatter(y=[1]), layout={"yaxis": {"title": {"text": "latency (us)"}}})
+    assert figure_problems(units) == ["ASCII unit in yaxis: 'latency (us)'"]
+    assert not figure_problems(go.Figure(go.Scatter(y=[1, float("nan"), 2], name="p99 wait (µs)")))
+
+
+def test_camera_button_exports_paper_ready_png():
+    cfg = export_config(go.Figure(layout={"title": {"text": "Small-flow p99 FCT vs load"}}))
+    assert cfg["toImageButtonOptions"] == {
+        "format": "png",
+        "scale": EXPORT_SCALE,
+        "filename": "small-flow-p99-fct-vs-load",
+    }
+    assert EXPORT_SCALE * 463 >= 1200  # a panel figure ~463 px wide on screen is saved >= 1,200 px wide
+    import plotly.io as pio
+
+    setup_notebook()
+    assert pio.renderers["plotly_mimetype"].config["toImageButtonOptions"]["scale"] == EXPORT_SCALE
