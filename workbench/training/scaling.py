@@ -133,9 +133,11 @@ def weak_scaling(
     routings: Sequence[str] = ("ecmp", "spray", "planned"),
     hosts_per_leaf: int = 32,
     seeds: int = 4,
+    recompute: str = "none",
     **kwargs,
 ) -> pd.DataFrame:
-    """Iteration time vs GPU count (DP grows, ``batch_per_replica`` sequences per DP replica) per routing.
+    """Iteration time vs GPU count (DP grows, ``batch_per_replica`` sequences per DP replica) per routing, with the
+    plans' activation ``recompute`` setting (as :class:`~workbench.training.Plan`).
 
     Each count ``N`` runs on ``leaf_spine(N / hosts_per_leaf, hosts_per_leaf, hosts_per_leaf)`` with the GPU's NIC
     rate on every link.
@@ -162,7 +164,7 @@ def weak_scaling(
         topo = fb.leaf_spine(n // h, h, h, host_gbps=gpu.nic_gbps)
         t = routing_comparison(
             model,
-            [Plan(tp, pp, dp, dp * batch_per_replica)],
+            [Plan(tp, pp, dp, dp * batch_per_replica, recompute=recompute)],
             gpu,
             topo,
             routings,
