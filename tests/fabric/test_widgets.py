@@ -37,6 +37,11 @@ def test_c4_panel_corners():
     p.gpus.value = 16
     p.share.value = 0.3
     assert "16 GPUs" in p.status.value and "30%" in p.status.value
+    (mark,) = [t for t in p.fig_gain.data if t.name.startswith("selected")]
+    assert mark.x[0] == pytest.approx(30.0)  # the communication-share slider moves a drawn point (it changed none)
+    p.share.value = 0.6
+    (mark,) = [t for t in p.fig_gain.data if t.name.startswith("selected")]
+    assert mark.x[0] == pytest.approx(60.0) and mark.y[0] > 0
     p.collective.value = "all_to_all"
     p.gpus.value = 4096  # all-to-all sweep is capped at 512 GPUs to stay interactive
     assert "512 GPUs" in p.status.value

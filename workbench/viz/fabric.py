@@ -135,11 +135,29 @@ def slowdown_vs_gpus(table: pd.DataFrame, title: str = "Communication slowdown o
     return style(fig, title=title, x_title="GPUs", y_title="communication time, ECMP / planned (x)")
 
 
-def gain_vs_share(table: pd.DataFrame, title: str = "Runtime gain of planned paths (C4P model)") -> go.Figure:
-    """Gain (%) vs communication share (%) with one line per GPU count; a band marks C4's reported ~15%."""
+def gain_vs_share(
+    table: pd.DataFrame,
+    title: str = "Runtime gain of planned paths (C4P model)",
+    *,
+    selected: tuple[float, float] | None = None,
+) -> go.Figure:
+    """Gain (%) vs communication share (%) with one line per GPU count; a band marks C4's reported ~15%;
+    ``selected = (share, gain)`` (fractions) marks the point a panel's slider chose."""
     fig = go.Figure()
     for gpus, part in table.groupby("gpus"):
         fig.add_trace(go.Scatter(x=100 * part["comm_share"], y=100 * part["gain"], mode="lines", name=f"{gpus} GPUs"))
+    if selected is not None:
+        share, gain = selected
+        fig.add_trace(
+            go.Scatter(
+                x=[100 * share],
+                y=[100 * gain],
+                mode="markers",
+                name=f"selected: {100 * share:.0f}% share",
+                marker={"size": 11, "symbol": "diamond", "color": "#222222"},
+            )
+        )
+        fig.add_vline(x=100 * share, line={"dash": "dot", "color": "#888888", "width": 1})
     fig.add_hrect(
         y0=12,
         y1=18,

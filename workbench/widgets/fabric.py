@@ -236,7 +236,12 @@ class C4Panel:
         view = c4_model(self.gpus.value, coll, self.conns.value, self.ports.value, self.share.value, self.gpus.options)
         t = view.table
         figs = [
-            (self.fig_gain, vf.gain_vs_share(t[t.gpus.isin([t.gpus.min(), view.gpus])])),
+            (
+                self.fig_gain,
+                vf.gain_vs_share(
+                    t[t.gpus.isin([t.gpus.min(), view.gpus])], selected=(self.share.value, view.gain)
+                ),  # the slider moves the marked point
+            ),
             (self.fig_slow, vf.slowdown_vs_gpus(t, title=f"{coll}: ECMP / planned communication time")),
         ]
         for fw, fig in figs:
