@@ -65,3 +65,21 @@ def test_search_path_order_and_require(tmp_path, monkeypatch):
 def test_cache_dir_respects_env(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
     assert data.cache_dir() == tmp_path / "cache" and (tmp_path / "cache").is_dir()
+
+
+def test_dashboard_landing_shows_measured_verdicts_with_their_date(tmp_path, monkeypatch):
+    """The landing page showed the registry's expected verdicts although a measured out/scoreboard.json existed."""
+    import json as _json
+
+    from workbench import dashboards
+    from workbench.cli import main
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "scoreboard.json").write_text(_json.dumps([{"paper": "arrivals", "verdict": "partial"}]))
+    html = dashboards.landing_html(out / "scoreboard.json")
+    assert "measured (scoreboard.json, 20" in html and "registry" not in html
+    monkeypatch.chdir(tmp_path)
+    assert main(["dashboard", "--dir", str(tmp_path / "apps"), "--build-only"]) == 0
+    index = (tmp_path / "apps" / "index.ipynb").read_text()
+    assert "scoreboard.json" in index  # the default scoreboard was found and passed to the landing page

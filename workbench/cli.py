@@ -162,7 +162,9 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
     out = Path(args.dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--dir {out}: exists and is not a directory")
-    scoreboard = Path(args.scoreboard) if args.scoreboard else None
+    # the measured verdicts of the last `make reproduce` (out/scoreboard.json) unless another file is named
+    default_board = Path("out") / "scoreboard.json"
+    scoreboard = Path(args.scoreboard) if args.scoreboard else (default_board if default_board.is_file() else None)
     paths = dashboards.build(out, scoreboard=scoreboard)
     print(f"dashboards: {len(paths)} notebooks in {out}")
     if args.build_only:
@@ -264,7 +266,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dashboard", help="serve one Voilà app per paper and a landing page on 127.0.0.1")
     p.add_argument("--port", type=int, default=8866, help="port on 127.0.0.1 (default 8866)")
     p.add_argument("--dir", default="out/dashboards", help="where the dashboard notebooks are written")
-    p.add_argument("--scoreboard", default=None, help="scoreboard.json whose verdicts the landing page shows")
+    p.add_argument(
+        "--scoreboard",
+        default=None,
+        help="scoreboard.json whose verdicts the landing page shows (default: out/scoreboard.json when it exists)",
+    )
     p.add_argument("--build-only", action="store_true", help="write the notebooks, do not serve")
     p.set_defaults(func=_cmd_dashboard)
 

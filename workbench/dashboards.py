@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
 
 __all__ = ["Dashboard", "dashboards", "build", "landing_html", "voila_command"]
@@ -86,7 +87,10 @@ def _verdicts(scoreboard: Path | None) -> tuple[dict[str, dict[str, int]], str]:
         for rec in json.loads(scoreboard.read_text(encoding="utf-8")):
             paper = counts.setdefault(rec["paper"], {})
             paper[rec["verdict"]] = paper.get(rec["verdict"], 0) + 1
-        return counts, f"measured ({scoreboard.name})"
+        from datetime import datetime
+
+        when = datetime.fromtimestamp(scoreboard.stat().st_mtime, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return counts, f"measured ({scoreboard.name}, {when})"
     for claim in load_all().claims.values():
         paper = counts.setdefault(claim.paper.id, {})
         paper[claim.expected.value] = paper.get(claim.expected.value, 0) + 1
