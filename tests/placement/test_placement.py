@@ -100,3 +100,23 @@ def test_tor_latency_interpolates():
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_panel_knee_is_the_claims_knee():
+    """Notebook 06 printed 'knee at 85%' at its default CV 2 while the claim said 75% (both from one noisy simulated
+    curve each); both now read the exact GI/M/1 curve."""
+    from workbench.reproductions import run_claims
+    from workbench.widgets.placement import panel_model
+
+    view = panel_model(2.0, 0.4, 1.5, 0.5, 4, 0.75, True, racks=50)
+    (knee,) = [r for r in run_claims("hotspots", "quick") if r.claim.key.endswith("knee_near_75")]
+    assert view.knee == pytest.approx(knee.measured.value)
+    assert view.knee == pytest.approx(0.78)
+
+
+def test_exact_latency_matches_simulation_and_knee_is_cv_invariant():
+    u = np.array([0.3, 0.6, 0.8])
+    sim = P.latency_vs_utilization(u, cv=2.0, n=400_000, seed=3)
+    np.testing.assert_allclose(sim.mean_latency_s, P.exact_mean_latency(u, cv=2.0), rtol=0.1)
+    knees = {cv: P.knee_utilization(P.KNEE_GRID, P.exact_mean_latency(P.KNEE_GRID, cv=cv)) for cv in (1, 2, 4)}
+    assert set(knees.values()) == {0.78}
