@@ -18,3 +18,16 @@ def test_failures_panel_updates():
     before = p.status.value
     p.gpus.value = 100_000
     assert p.status.value != before and "MTBF" in p.status.value and len(p.fig_loss.data) == 6
+
+
+def test_failures_panel_log_controls_stop_at_their_defaults_and_ends():
+    """08's log sliders snapped to 631 s where 600 s was meant; now they stop at 1-2-5 values and the defaults, and
+    every control moves to both ends of its range without an error."""
+    p = FailuresPanel()
+    assert (p.detect.value, p.isolate.value, p.rate.value) == (600, 1800, 1)
+    for control in (p.rate, p.detect, p.isolate, p.gpus):
+        assert control.continuous_update is False
+        for end in (control.options[0], control.options[-1]):
+            control.value = end
+            assert "MTBF" in p.status.value
+        control.value = control.options[len(control.options) // 2]

@@ -19,7 +19,7 @@ from ..training import failures as tf
 from ..training.iteration import iteration_table
 from ..training.scaling import weak_scaling
 from ..viz import training as vt
-from . import FigurePane, panel, redraw
+from . import FigurePane, log_steps, panel, redraw
 
 __all__ = ["IterationPanel", "iteration_panel", "FailuresPanel", "failures_panel"]
 
@@ -123,11 +123,15 @@ class FailuresPanel:
         self.gpus = w.SelectionSlider(
             options=[1024, 2048, 4096, 8192, 16384, 32768, 65536, 100_000], value=16384, description="GPUs"
         )
-        self.rate = w.FloatLogSlider(1.0, base=10, min=-1, max=1, step=0.1, description="rate x Llama 3")
-        self.detect = w.FloatLogSlider(600, base=10, min=0, max=4, step=0.1, description="detection (s)")
-        self.isolate = w.FloatLogSlider(1800, base=10, min=0, max=4, step=0.1, description="isolation (s)")
+        # logarithmic controls stop at 1-2-5 values and at their defaults (a FloatLogSlider snapped 600 s to 631 s
+        # and printed "2.00e+3"); every control redraws on release, not on every drag step
+        self.rate = w.SelectionSlider(options=log_steps(0.1, 10, 1), value=1, description="rate x Llama 3")
+        self.detect = w.SelectionSlider(options=log_steps(1, 10_000, 600), value=600, description="detection (s)")
+        self.isolate = w.SelectionSlider(options=log_steps(1, 10_000, 1800), value=1800, description="isolation (s)")
         self.restart = w.FloatSlider(270, min=30, max=3600, step=30, description="restart (s)")
         self.ckpt = w.FloatSlider(60, min=5, max=600, step=5, description="checkpoint write (s)")
+        for c in (self.gpus, self.rate, self.detect, self.isolate, self.restart, self.ckpt):
+            c.continuous_update = False
         self.status = w.HTML()
         self.fig_curve = FigurePane()
         self.fig_loss = FigurePane()
