@@ -795,8 +795,8 @@ def check_schedule(inst: Instance, schedule: Schedule, *, tol: float = 1e-6) -> 
     Examples
     --------
     >>> inst = Instance(pp0=2, pp1=2, m0=2, m1=1, f0=1, f1=1)
-    >>> check_schedule(inst, sequential_1f1b(inst)).makespan
-    21.0
+    >>> check_schedule(inst, sequential_1f1b(inst)).makespan  # (2 + 2 - 1) 3 + (1 + 2 - 1) 3
+    15.0
     """
     lay = _layout(inst)
     s = schedule
