@@ -340,44 +340,72 @@ def _from_starts(inst: Instance, start: np.ndarray, **info: Any) -> Schedule:
 
 
 @njit(cache=True)
-def _decode(prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, start_out):  # pragma: no cover
+def _gpu_ect(g, bucket, count, chain_start, pos, ready, gfree, task_dur, task_mem, mem, cap):  # pragma: no cover
+    """Earliest completion among the tasks waiting on GPU ``g`` that fit under the memory cap."""
+    best = np.int64(1) << 62
+    for k in range(count[g]):
+        c = bucket[g, k]
+        t = chain_start[c] + pos[c]
+        if task_mem[t] > 0.0 and mem[g] + task_mem[t] > cap:
+            continue
+        est = ready[c] if ready[c] > gfree[g] else gfree[g]
+        if est + task_dur[t] < best:
+            best = est + task_dur[t]
+    return best
+
+
+@njit(cache=True)
+def _decode(prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, cap, start_out):  # pragma: no cover
     """Giffler-Thompson list scheduling: repeatedly take the earliest-completing ready task, and on its GPU start the
-    highest-priority ready task that could start before that completion. Returns makespan, peak memory and the sum of
-    chain completion times; fills ``start_out``."""
+    highest-priority ready task that could start before that completion. A forward that would lift its GPU's
+    activation memory above ``cap`` waits; if every waiting task is held back so (the cap deadlocks), the cap is
+    lifted for the rest of the schedule. Returns makespan, peak memory and the sum of chain completion times; fills
+    ``start_out``.
+
+    Waiting tasks are kept in one bucket per GPU with each GPU's earliest completion cached, so a step costs the
+    chosen GPU's bucket plus the number of GPUs."""
     n_chains = chain_start.shape[0]
+    big = np.int64(1) << 62
     pos = np.zeros(n_chains, np.int64)
     ready = np.zeros(n_chains, np.int64)
     gfree = np.zeros(n_gpus, np.int64)
     mem = np.zeros(n_gpus)
-    active = np.arange(n_chains)
-    n_active = n_chains
+    bucket = np.empty((n_gpus, n_chains), np.int64)
+    count = np.zeros(n_gpus, np.int64)
+    for c in range(n_chains):
+        g = task_gpu[chain_start[c]]
+        bucket[g, count[g]] = c
+        count[g] += 1
+    gect = np.empty(n_gpus, np.int64)
+    for g in range(n_gpus):
+        gect[g] = _gpu_ect(g, bucket, count, chain_start, pos, ready, gfree, task_dur, task_mem, mem, cap)
+    n_left = n_chains
     makespan = 0
     peak = 0.0
     completion = 0
-    while n_active > 0:
-        best_ect = np.int64(1) << 62
-        gstar = -1
-        for k in range(n_active):
-            c = active[k]
-            t = chain_start[c] + pos[c]
-            g = task_gpu[t]
-            est = ready[c] if ready[c] > gfree[g] else gfree[g]
-            ect = est + task_dur[t]
-            if ect < best_ect:
-                best_ect = ect
+    while n_left > 0:
+        gstar = 0
+        for g in range(1, n_gpus):
+            if gect[g] < gect[gstar]:
                 gstar = g
+        best_ect = gect[gstar]
+        if best_ect >= big:  # the memory cap holds every waiting task back: lift it
+            cap = np.inf
+            for g in range(n_gpus):
+                gect[g] = _gpu_ect(g, bucket, count, chain_start, pos, ready, gfree, task_dur, task_mem, mem, cap)
+            continue
         bk = -1
         bestp = -np.inf
-        for k in range(n_active):
-            c = active[k]
+        for k in range(count[gstar]):
+            c = bucket[gstar, k]
             t = chain_start[c] + pos[c]
-            if task_gpu[t] != gstar:
+            if task_mem[t] > 0.0 and mem[gstar] + task_mem[t] > cap:
                 continue
             est = ready[c] if ready[c] > gfree[gstar] else gfree[gstar]
             if est < best_ect and prio[t] > bestp:
                 bestp = prio[t]
                 bk = k
-        c = active[bk]
+        c = bucket[gstar, bk]
         t = chain_start[c] + pos[c]
         s = ready[c] if ready[c] > gfree[gstar] else gfree[gstar]
         e = s + task_dur[t]
@@ -390,10 +418,24 @@ def _decode(prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, 
             peak = mem[gstar]
         if e > makespan:
             makespan = e
+        # take c out of its bucket
+        count[gstar] -= 1
+        last = bucket[gstar, count[gstar]]
+        bucket[gstar, bk] = last
         if pos[c] == chain_len[c]:
             completion += e
-            n_active -= 1
-            active[bk] = active[n_active]
+            n_left -= 1
+        else:
+            h = task_gpu[t + 1]
+            bucket[h, count[h]] = c
+            count[h] += 1
+            if h != gstar:
+                tn = t + 1
+                if not (task_mem[tn] > 0.0 and mem[h] + task_mem[tn] > cap):
+                    est = e if e > gfree[h] else gfree[h]
+                    if est + task_dur[tn] < gect[h]:
+                        gect[h] = est + task_dur[tn]
+        gect[gstar] = _gpu_ect(gstar, bucket, count, chain_start, pos, ready, gfree, task_dur, task_mem, mem, cap)
     return makespan, peak, completion
 
 
@@ -403,18 +445,26 @@ def _greedy_priority(inst: Instance) -> np.ndarray:
     return lay.tail - chain / (len(lay.chain_start) + 1.0)
 
 
-def _run_decode(inst: Instance, prio: np.ndarray) -> tuple[np.ndarray, int, float, int]:
+def _run_decode(inst: Instance, prio: np.ndarray, memory_limit: float = np.inf) -> tuple[np.ndarray, int, float, int]:
     lay = _layout(inst)
     start = np.zeros(len(lay.dur), np.int64)
     ms, peak, comp = _decode(
-        np.asarray(prio, np.float64), lay.chain_start, lay.chain_len, lay.gpu, lay.dur, lay.mem, inst.gpus, start
-    )
+        np.asarray(prio, np.float64), lay.chain_start, lay.chain_len, lay.gpu, lay.dur, lay.mem, inst.gpus,
+        float(memory_limit), start,
+    )  # fmt: skip
     return start, int(ms), float(peak), int(comp)
 
 
-def greedy(inst: Instance) -> Schedule:
+def _limit(memory_limit: float | None) -> float:
+    # a hair of slack so that sums of activation memories equal to the limit fit despite rounding
+    return np.inf if memory_limit is None else positive("memory_limit", memory_limit) + 1e-9
+
+
+def greedy(inst: Instance, *, memory_limit: float | None = None) -> Schedule:
     """A greedy list schedule of the fused problem: whenever a GPU can start work, the ready task whose chain has the
     longest remaining path goes first (earlier micro-batches on ties), as an active schedule (Giffler-Thompson).
+    With ``memory_limit`` a forward waits while it would lift its GPU's activation memory above the limit (lifted
+    if that deadlocks; ``info["peak_memory"]`` tells).
 
     Examples
     --------
@@ -422,8 +472,9 @@ def greedy(inst: Instance) -> Schedule:
     >>> greedy(inst).makespan >= lower_bound(inst).value
     True
     """
-    start, _, peak, _ = _run_decode(inst, _greedy_priority(inst))
-    return _from_starts(inst, start, method="greedy", peak_memory=peak)
+    limit = _limit(memory_limit)
+    start, _, peak, _ = _run_decode(inst, _greedy_priority(inst), limit)
+    return _from_starts(inst, start, method="greedy", peak_memory=peak, memory_limit=memory_limit)
 
 
 @njit(cache=True)
@@ -557,7 +608,7 @@ def _anneal_kernel(  # pragma: no cover
     iterations = draw_g.shape[0]
     n = task_dur.shape[0]
     scratch = np.zeros(n, np.int64)
-    ms, peak, comp = _decode(prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, scratch)
+    ms, peak, comp = _decode(prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, memory_limit, scratch)
     over = peak - memory_limit if peak > memory_limit else 0.0
     cur = ms + weight * comp + memory_penalty * over
     best = cur
@@ -575,7 +626,9 @@ def _anneal_kernel(  # pragma: no cover
         b = orders[g, j]
         prio[a], prio[b] = prio[b], prio[a]
         orders[g, i], orders[g, j] = b, a
-        ms, peak, comp = _decode(prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, scratch)
+        ms, peak, comp = _decode(
+            prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, memory_limit, scratch
+        )
         over = peak - memory_limit if peak > memory_limit else 0.0
         new = ms + weight * comp + memory_penalty * over
         if new <= cur or draw_u[it] < np.exp((cur - new) / temp):
@@ -617,7 +670,8 @@ def anneal(
     A state is one priority order of the tasks on each GPU; a move swaps two tasks at most ``window`` places apart
     in one GPU's order; a state is evaluated by the compiled list-scheduling decoder of :func:`greedy`. The cost is
     the makespan plus a small weight (1/(chains x 100)) on the sum of micro-batch completion times (to steer across
-    makespan plateaus) plus, with ``memory_limit``, 10 x the peak memory above it. Metropolis acceptance at a
+    makespan plateaus). With ``memory_limit`` the decoder holds forwards back as in :func:`greedy`, and a state whose
+    decoding had to lift the limit pays 10 x its peak memory above the limit. Metropolis acceptance at a
     temperature falling geometrically from ``temperature[0]`` to ``temperature[1]`` times the greedy makespan. The
     best state found is returned.
 
@@ -638,20 +692,20 @@ def anneal(
     t_hi, t_lo = (positive("temperature[0]", temperature[0]), positive("temperature[1]", temperature[1]))
     window = integer("window", window, minimum=1)
     lay = _layout(inst)
+    limit = _limit(memory_limit)
     prio0 = _greedy_priority(inst)
-    start, ms0, _, _ = _run_decode(inst, prio0)
+    start, ms0, _, _ = _run_decode(inst, prio0, limit)
     if iterations is None:
         budget = positive("time_budget_s", time_budget_s)
         t = time.perf_counter()
         reps = 0
         while reps < 3 or time.perf_counter() - t < 0.05:  # the decoder's time per call
-            _run_decode(inst, prio0)
+            _run_decode(inst, prio0, limit)
             reps += 1
         per = (time.perf_counter() - t) / reps
         iterations = max(0, int(budget * 0.9 / per))
     iterations = integer("iterations", iterations, minimum=0)
     orders, counts = _orders_by_priority(inst, prio0)
-    limit = np.inf if memory_limit is None else positive("memory_limit", memory_limit)
     weight = 1.0 / (len(lay.chain_start) * 100.0)
     rng = generator(seed)
     draws = (
@@ -664,10 +718,11 @@ def anneal(
         prio0.copy(), orders, counts, lay.chain_start, lay.chain_len, lay.gpu, lay.dur, lay.mem, inst.gpus, *draws,
         t_hi * ms0, t_lo * ms0, weight, limit, 10.0,
     )  # fmt: skip
-    start, _, peak, _ = _run_decode(inst, best_prio)
+    start, _, peak, _ = _run_decode(inst, best_prio, limit)
     return _from_starts(
-        inst, start, method="anneal", seed=seed, iterations=iterations, accepted=int(accepted), peak_memory=peak
-    )
+        inst, start, method="anneal", seed=seed, iterations=iterations, accepted=int(accepted), peak_memory=peak,
+        memory_limit=memory_limit,
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------------------------------
