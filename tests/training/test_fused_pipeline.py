@@ -180,3 +180,15 @@ def test_greedy_and_short_anneal_on_a_published_instance():
     a = fp.anneal(inst, seed=0, iterations=300)
     assert fp.check_schedule(inst, a).makespan >= bound
     assert fp.check_schedule(inst, fp.greedy(inst)).makespan >= bound
+
+
+def test_memory_limit_holds_forwards_back():
+    inst = fp.Instance(pp0=4, pp1=2, m0=8, m1=4, f0=2, f1=1, mem0=1.0, mem1=1.0)
+    free = fp.check_schedule(inst, fp.greedy(inst))
+    assert free.peak_memory > 6.0  # the longest-path greedy runs forwards ahead and piles up activations
+    for s in (fp.greedy(inst, memory_limit=6.0), fp.anneal(inst, seed=0, iterations=300, memory_limit=6.0)):
+        c = fp.check_schedule(inst, s)
+        assert c.peak_memory <= 6.0 + 1e-9 and s.info["peak_memory"] == pytest.approx(c.peak_memory)
+        assert c.makespan >= fp.lower_bound(inst).value
+    with pytest.raises(ValueError, match="memory_limit must satisfy 0 < value"):
+        fp.greedy(inst, memory_limit=-1.0)

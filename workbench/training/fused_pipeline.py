@@ -445,6 +445,21 @@ def _greedy_priority(inst: Instance) -> np.ndarray:
     return lay.tail - chain / (len(lay.chain_start) + 1.0)
 
 
+def _start_priorities(inst: Instance) -> dict[str, np.ndarray]:
+    """Heuristic priority orders annealing may start from: longest remaining path (:func:`greedy`), backwards
+    first, earliest micro-batch first, and earliest micro-batch with backwards first."""
+    lay = _layout(inst)
+    cp = _greedy_priority(inst)
+    backward = lay.task >= np.where(lay.model == 0, inst.pp0, inst.pp1)
+    by_mb = -(lay.mb * 1000.0) + lay.tail / 1e4
+    return {
+        "longest-path": cp,
+        "backward-first": cp + 1e6 * backward,
+        "micro-batch": by_mb,
+        "micro-batch-backward-first": by_mb + 1e6 * backward,
+    }
+
+
 def _run_decode(inst: Instance, prio: np.ndarray, memory_limit: float = np.inf) -> tuple[np.ndarray, int, float, int]:
     lay = _layout(inst)
     start = np.zeros(len(lay.dur), np.int64)
@@ -665,7 +680,8 @@ def anneal(
     window: int = 4,
     memory_limit: float | None = None,
 ) -> Schedule:
-    """Simulated annealing over task priority orders, from the :func:`greedy` priorities.
+    """Simulated annealing over task priority orders, from the best of four heuristic orders (the :func:`greedy`
+    one, backwards first, earliest micro-batch first, both; ``info["start_order"]`` names it).
 
     A state is one priority order of the tasks on each GPU; a move swaps two tasks at most ``window`` places apart
     in one GPU's order; a state is evaluated by the compiled list-scheduling decoder of :func:`greedy`. The cost is
@@ -693,8 +709,10 @@ def anneal(
     window = integer("window", window, minimum=1)
     lay = _layout(inst)
     limit = _limit(memory_limit)
-    prio0 = _greedy_priority(inst)
-    start, ms0, _, _ = _run_decode(inst, prio0, limit)
+    starts = {k: _run_decode(inst, p, limit) for k, p in _start_priorities(inst).items()}
+    first = min(starts, key=lambda k: (starts[k][1] + 10.0 * max(0.0, starts[k][2] - limit), k != "longest-path"))
+    prio0 = _start_priorities(inst)[first]
+    ms0 = starts[first][1]
     if iterations is None:
         budget = positive("time_budget_s", time_budget_s)
         t = time.perf_counter()
@@ -721,7 +739,7 @@ def anneal(
     start, _, peak, _ = _run_decode(inst, best_prio, limit)
     return _from_starts(
         inst, start, method="anneal", seed=seed, iterations=iterations, accepted=int(accepted), peak_memory=peak,
-        memory_limit=memory_limit,
+        memory_limit=memory_limit, start_order=first,
     )  # fmt: skip
 
 
