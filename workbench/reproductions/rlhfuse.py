@@ -33,15 +33,15 @@ PAPER = Paper(
 )
 
 #: Annealing moves per instance at the full scale: what the compiled decoder runs in about 8 s on one core of the
-#: development machine (its time per schedule grows about as tasks^1.7: 50 us at 768 tasks). A count, not a time
-#: budget, so that a claim is deterministic; the quick scale runs a tenth of it.
+#: development machine (about 60 ns per task and schedule). A count, not a time budget, so that a claim is
+#: deterministic; the quick scale runs a tenth of it.
 FULL_SECONDS = 8.0
 MEMORY = ("unlimited", "published")
 
 
 def anneal_iterations(inst: fp.Instance, scale: str) -> int:
     """Annealing moves for ``inst`` at ``scale`` (``"full"``: about 8 s on one core; ``"quick"``: a tenth)."""
-    per_call_s = 50e-6 * (inst.n_tasks / 768) ** 1.7
+    per_call_s = 60e-9 * inst.n_tasks
     n = int(FULL_SECONDS / per_call_s)
     return n if scale == "full" else n // 10
 

@@ -677,14 +677,14 @@ def anneal(
     iterations: int | None = None,
     time_budget_s: float | None = None,
     temperature: tuple[float, float] = (0.003, 0.0001),
-    window: int = 4,
+    window: int | None = None,
     memory_limit: float | None = None,
 ) -> Schedule:
     """Simulated annealing over task priority orders, from the best of four heuristic orders (the :func:`greedy`
     one, backwards first, earliest micro-batch first, both; ``info["start_order"]`` names it).
 
     A state is one priority order of the tasks on each GPU; a move swaps two tasks at most ``window`` places apart
-    in one GPU's order; a state is evaluated by the compiled list-scheduling decoder of :func:`greedy`. The cost is
+    in one GPU's order (default: a quarter of a GPU's tasks, at least 4); a state is evaluated by the compiled list-scheduling decoder of :func:`greedy`. The cost is
     the makespan plus a small weight (1/(chains x 100)) on the sum of micro-batch completion times (to steer across
     makespan plateaus). With ``memory_limit`` the decoder holds forwards back as in :func:`greedy`, and a state whose
     decoding had to lift the limit pays 10 x its peak memory above the limit. Metropolis acceptance at a
@@ -706,7 +706,8 @@ def anneal(
     if (iterations is None) == (time_budget_s is None):
         raise ValueError("anneal needs exactly one of iterations (>= 0) and time_budget_s (> 0)")
     t_hi, t_lo = (positive("temperature[0]", temperature[0]), positive("temperature[1]", temperature[1]))
-    window = integer("window", window, minimum=1)
+    per_gpu = inst.n_tasks // inst.gpus
+    window = max(4, per_gpu // 4) if window is None else integer("window", window, minimum=1)
     lay = _layout(inst)
     limit = _limit(memory_limit)
     starts = {k: _run_decode(inst, p, limit) for k, p in _start_priorities(inst).items()}
@@ -739,7 +740,7 @@ def anneal(
     start, _, peak, _ = _run_decode(inst, best_prio, limit)
     return _from_starts(
         inst, start, method="anneal", seed=seed, iterations=iterations, accepted=int(accepted), peak_memory=peak,
-        memory_limit=memory_limit, start_order=first,
+        memory_limit=memory_limit, start_order=first, window=window,
     )  # fmt: skip
 
 
