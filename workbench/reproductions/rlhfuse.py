@@ -29,6 +29,7 @@ PAPER = Paper(
     title="Optimizing RLHF Training for Large Language Models with Stage Fusion (RLHFuse)",
     citation="Y. Zhong, Z. Zhang, B. Wu, et al. USENIX NSDI 2025 (arXiv 2409.13221)",
     url="https://arxiv.org/abs/2409.13221",
+    notebook="notebooks/12_rlhf_and_checkpointing.ipynb",
     experiments=("rlhf-fused-pipeline",),
 )
 
