@@ -351,16 +351,23 @@ def _greedy_priority(inst: Instance) -> np.ndarray:
 
 def _start_priorities(inst: Instance) -> dict[str, np.ndarray]:
     """Heuristic priority orders annealing may start from: longest remaining path (:func:`greedy`), backwards
-    first, earliest micro-batch first, and earliest micro-batch with backwards first."""
+    first, earliest micro-batch first, earliest micro-batch with backwards first, and progress through each model's
+    own 1F1B schedule (a task's 1F1B start over that schedule's makespan: the two models interleaved in step)."""
     lay = _layout(inst)
     cp = _greedy_priority(inst)
     backward = lay.task >= np.where(lay.model == 0, inst.pp0, inst.pp1)
     by_mb = -(lay.mb * 1000.0) + lay.tail / 1e4
+    actor = one_f_one_b(inst.pp0, inst.m0, inst.f0)
+    critic = one_f_one_b(inst.pp1, inst.m1, inst.f1)
+    progress = np.empty(inst.n_tasks)
+    progress[lay.model == 0] = actor.start / actor.makespan
+    progress[lay.model > 0] = np.tile(critic.start / critic.makespan, inst.replicas)  # replicas in model order
     return {
         "longest-path": cp,
         "backward-first": cp + 1e6 * backward,
         "micro-batch": by_mb,
         "micro-batch-backward-first": by_mb + 1e6 * backward,
+        "1f1b-progress": -progress,
     }
 
 
@@ -494,13 +501,17 @@ def anneal(
     temperature: tuple[float, float] = (0.003, 0.0001),
     window: int | None = None,
     memory_limit: float | None = None,
+    chains: int = 2,
 ) -> Schedule:
-    """Simulated annealing over task priority orders, from the best of four heuristic orders (the :func:`greedy`
-    one, backwards first, earliest micro-batch first, both; ``info["start_order"]`` names it).
+    """Simulated annealing over task priority orders, from the best of five heuristic orders (the :func:`greedy`
+    one, backwards first, earliest micro-batch first, both, and progress through each model's own 1F1B).
 
-    A state is one priority order of the tasks on each GPU; a move swaps two tasks at most ``window`` places apart
-    in one GPU's order (default: a quarter of a GPU's tasks, at least 4); a state is evaluated by the compiled list-scheduling decoder of :func:`greedy`. The cost is
-    the makespan plus a small weight (1/(chains x 100)) on the sum of micro-batch completion times (to steer across
+    ``chains`` independent chains start from the best ``chains`` orders, the iterations split evenly between them;
+    the best schedule found is returned (``info["start_order"]`` names its start). A state is one priority order of
+    the tasks on each GPU; a move swaps two tasks at most ``window`` places apart in one GPU's order (default: a
+    quarter of a GPU's tasks, at least 4); a state is evaluated by the compiled list-scheduling decoder of
+    :func:`greedy`. The cost is the makespan plus a small weight (1/(micro-batches x 100)) on the sum of micro-batch
+    completion times (to steer across
     makespan plateaus). With ``memory_limit`` the decoder holds forwards back as in :func:`greedy`, and a state whose
     decoding had to lift the limit pays 10 x its peak memory above the limit. Metropolis acceptance at a
     temperature falling geometrically from ``temperature[0]`` to ``temperature[1]`` times the greedy makespan. The
@@ -523,39 +534,49 @@ def anneal(
     t_hi, t_lo = (positive("temperature[0]", temperature[0]), positive("temperature[1]", temperature[1]))
     per_gpu = inst.n_tasks // inst.gpus
     window = max(4, per_gpu // 4) if window is None else integer("window", window, minimum=1)
+    chains = integer("chains", chains, minimum=1, maximum=5)
     lay = _layout(inst)
     limit = _limit(memory_limit)
-    starts = {k: _run_decode(inst, p, limit) for k, p in _start_priorities(inst).items()}
-    first = min(starts, key=lambda k: (starts[k][1] + 10.0 * max(0.0, starts[k][2] - limit), k != "longest-path"))
-    prio0 = _start_priorities(inst)[first]
-    ms0 = starts[first][1]
+    orders0 = _start_priorities(inst)
+    starts = {k: _run_decode(inst, p, limit) for k, p in orders0.items()}
+
+    def cost(k: str) -> float:
+        return starts[k][1] + 10.0 * max(0.0, starts[k][2] - limit)
+
+    ranked = sorted(starts, key=lambda k: (cost(k), k != "longest-path"))[:chains]
     if iterations is None:
         budget = positive("time_budget_s", time_budget_s)
         t = time.perf_counter()
         reps = 0
         while reps < 3 or time.perf_counter() - t < 0.05:  # the decoder's time per call
-            _run_decode(inst, prio0, limit)
+            _run_decode(inst, orders0[ranked[0]], limit)
             reps += 1
         per = (time.perf_counter() - t) / reps
         iterations = max(0, int(budget * 0.9 / per))
     iterations = integer("iterations", iterations, minimum=0)
-    orders, counts = _orders_by_priority(inst, prio0)
     weight = 1.0 / (len(lay.chain_start) * 100.0)
     rng = generator(seed)
-    draws = (
-        rng.integers(0, inst.gpus, iterations),
-        rng.random(iterations),
-        rng.integers(1, window + 1, iterations),
-        rng.random(iterations),
-    )
-    best_prio, accepted = _anneal_kernel(
-        prio0.copy(), orders, counts, lay.chain_start, lay.chain_len, lay.gpu, lay.dur, lay.mem, inst.gpus, *draws,
-        t_hi * ms0, t_lo * ms0, weight, limit, 10.0,
-    )  # fmt: skip
-    start, _, peak, _ = _run_decode(inst, best_prio, limit)
+    best: tuple[float, int, str] | None = None
+    for c, first in enumerate(ranked):  # independent chains from the best start orders, iterations split evenly
+        n = iterations // len(ranked) + (c < iterations % len(ranked))
+        prio0 = orders0[first]
+        orders, counts = _orders_by_priority(inst, prio0)
+        draws = (rng.integers(0, inst.gpus, n), rng.random(n), rng.integers(1, window + 1, n), rng.random(n))
+        ms0 = starts[first][1]
+        prio, accepted = _anneal_kernel(
+            prio0.copy(), orders, counts, lay.chain_start, lay.chain_len, lay.gpu, lay.dur, lay.mem, inst.gpus,
+            *draws, t_hi * ms0, t_lo * ms0, weight, limit, 10.0,
+        )  # fmt: skip
+        start, ms, peak, _ = _run_decode(inst, prio, limit)
+        value = ms + 10.0 * max(0.0, peak - limit)
+        if best is None or value < best[0]:
+            best = (value, c, first)
+            kept = (start, peak, int(accepted))
+    assert best is not None
+    start, peak, accepted = kept
     return _from_starts(
-        inst, start, method="anneal", seed=seed, iterations=iterations, accepted=int(accepted), peak_memory=peak,
-        memory_limit=memory_limit, start_order=first, window=window,
+        inst, start, method="anneal", seed=seed, iterations=iterations, accepted=accepted, peak_memory=peak,
+        memory_limit=memory_limit, start_order=best[2], window=window, chains=len(ranked),
     )  # fmt: skip
 
 
