@@ -24,7 +24,7 @@ METHODS = ("bound", "sequential-1f1b", "greedy", "anneal", "published")
 
 @experiment(
     "rlhf-fused-pipeline",
-    version="1",
+    version="2",
     small={"method": ["greedy", "anneal", "sequential-1f1b"], "iterations": 300},
     params=[
         Param("instance", -1, "", low=-1, high=11, doc="published instance (0-11), or -1 for pp0 .. mem1 below"),
