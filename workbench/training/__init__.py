@@ -9,6 +9,9 @@ faulty machine or the irregular iteration (:mod:`workbench.training.diagnosis`).
 - :mod:`~workbench.training.validation`: published measurements and the model's error on each.
 - :mod:`~workbench.training.failures`: failure rates per component class (Llama 3), checkpoint-restart vs live
   migration, ETTR in closed form (renewal-reward) and by Monte-Carlo, Young/Daly, GPU-hours lost.
+- :mod:`~workbench.training.fused_pipeline`: RLHFuse's fused Actor/Critic pipelines: the task model, the four-term
+  lower bound, 1F1B, sequential 1F1B, greedy and simulated-annealing schedules, and the published schedules' reader
+  and checker.
 
 Like every model package it imports nothing from ``viz``, ``experiments``, ``reproductions`` or ``widgets``.
 """

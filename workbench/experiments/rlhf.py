@@ -1,0 +1,74 @@
+"""RLHF training studies: RLHFuse's fused Actor/Critic pipelines (issue 27).
+
+* ``rlhf-fused-pipeline`` -- one fused-pipeline instance scheduled by one ``method``
+  (:mod:`workbench.training.fused_pipeline`): ``bound`` (the four-term lower bound), ``sequential-1f1b`` (the
+  Actor's 1F1B, then the Critic's), ``greedy`` (a list schedule), ``anneal`` (simulated annealing over task
+  priority orders, ``iterations`` moves from the best heuristic order; seeded) or ``published`` (the authors'
+  schedule, read and checked). ``instance`` picks one of the 12 published instances (``rlhfuse-schedules`` on the
+  data search path); ``-1`` takes the instance from ``pp0 .. mem1`` instead (no data needed).
+  ``memory`` ``published`` caps activation memory per GPU at the published schedule's peak (``greedy``/``anneal``).
+
+``method`` and ``memory`` are treatments (not seeded). Every row reports the makespan, the bound, the gap to the
+bound, the peak activation memory and the utilization, all recomputed by the checker from the schedule's tasks.
+"""
+
+from __future__ import annotations
+
+from ..training import fused_pipeline as fp
+from ._space import Param, experiment
+
+__all__ = ["rlhf_fused_pipeline"]
+
+METHODS = ("bound", "sequential-1f1b", "greedy", "anneal", "published")
+
+
+@experiment(
+    "rlhf-fused-pipeline",
+    version="2",
+    small={"method": ["greedy", "anneal", "sequential-1f1b"], "iterations": 300},
+    params=[
+        Param("instance", -1, "", low=-1, high=11, doc="published instance (0-11), or -1 for pp0 .. mem1 below"),
+        Param("method", "anneal", choices=METHODS, seeded=False, doc="how the fused pipeline is scheduled"),
+        Param("iterations", 20_000, "", low=0, high=10**8, log=True, doc="annealing moves"),
+        Param("memory", "unlimited", choices=("unlimited", "published"), seeded=False, doc="activation memory cap"),
+        Param("pp0", 8, "", low=1, high=256, doc="Actor pipeline stages (= GPUs) when instance = -1"),
+        Param("pp1", 4, "", low=1, high=256, doc="Critic pipeline stages (divides pp0) when instance = -1"),
+        Param("m0", 8, "", low=1, high=4096, doc="Actor micro-batches when instance = -1"),
+        Param("m1", 4, "", low=1, high=4096, doc="micro-batches per Critic replica when instance = -1"),
+        Param("f0", 5, "", low=1, high=10_000, doc="Actor forward time per stage (time units) when instance = -1"),
+        Param("f1", 4, "", low=1, high=10_000, doc="Critic forward time per stage when instance = -1"),
+        Param("mem0", 1.95, "", low=0.0, doc="Actor activation memory per micro-batch and stage, instance = -1"),
+        Param("mem1", 2.0, "", low=0.0, doc="Critic activation memory per micro-batch and stage, instance = -1"),
+    ],
+)
+def rlhf_fused_pipeline(*, instance, method, iterations, memory, pp0, pp1, m0, m1, f0, f1, mem0, mem1, seed):
+    """Makespan, gap to the lower bound and peak memory of one fused-pipeline schedule."""
+    if instance >= 0:
+        inst = fp.load_instances()[instance]
+    else:
+        inst = fp.Instance(pp0=pp0, pp1=pp1, m0=m0, m1=m1, f0=f0, f1=f1, mem0=mem0, mem1=mem1)
+    if (method == "published" or memory == "published") and instance < 0:
+        raise ValueError("method 'published' and memory 'published' need a published instance (instance >= 0)")
+    limit = None
+    if memory == "published":
+        limit = fp.check_schedule(inst, fp.published_schedule(inst.exp)).peak_memory
+    bound = fp.lower_bound(inst).value
+    if method == "bound":
+        return {"makespan": float(bound), "lower_bound": float(bound), "gap_to_bound": 0.0, "peak_memory": float("nan"),
+                "utilization": inst.work / (inst.gpus * bound)}  # fmt: skip
+    if method == "sequential-1f1b":
+        sched = fp.sequential_1f1b(inst)
+    elif method == "greedy":
+        sched = fp.greedy(inst, memory_limit=limit)
+    elif method == "anneal":
+        sched = fp.anneal(inst, seed=seed % 2**31, iterations=iterations, memory_limit=limit)
+    else:
+        sched = fp.published_schedule(inst.exp)
+    c = fp.check_schedule(inst, sched)
+    return {
+        "makespan": c.makespan,
+        "lower_bound": float(bound),
+        "gap_to_bound": c.makespan / bound - 1.0,
+        "peak_memory": c.peak_memory,
+        "utilization": c.utilization,
+    }
