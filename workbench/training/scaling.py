@@ -133,7 +133,7 @@ def weak_scaling(
     routings: Sequence[str] = ("ecmp", "spray", "planned"),
     hosts_per_leaf: int = 32,
     seeds: int = 4,
-    recompute: str = "none",
+    recompute: str = "selective",
     **kwargs,
 ) -> pd.DataFrame:
     """Iteration time vs GPU count (DP grows, ``batch_per_replica`` sequences per DP replica) per routing, with the
