@@ -8,6 +8,7 @@ import pytest
 
 from workbench import reproductions as rep
 from workbench.cli import main
+from workbench.data import find
 from workbench.reproductions import AtLeast, AtMost, Check, InRange, Trend, Verdict, Within
 
 REGISTRY = rep.load_all()
@@ -18,6 +19,9 @@ def test_claim_reaches_expected_verdict(key):
     """Each paper runs once, claims and figures (its claims share their studies; the result is cached for the session,
     so the figure invariants and the notebooks' claims tables read it instead of recomputing)."""
     claim = REGISTRY.claims[key]
+    missing = [f for f in claim.paper.requires_data if find(f) is None]
+    if missing:
+        pytest.skip(f"{claim.paper.id} needs data not on the search path: {', '.join(missing)}")
     rep.run_paper(claim.paper.id, "quick", figures=True)  # with its figures: the figure-invariant tests read this run
     (result,) = [r for r in rep.run_claims(claim.paper.id, "quick") if r.claim.key == key]
     assert not result.error, result.error

@@ -6,6 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import pytest
 
+from workbench.data import find
 from workbench.reproductions import build_figures, load_all
 from workbench.testing import figure_problems
 from workbench.viz import EXPORT_SCALE, export_config, setup_notebook, tidy_axes
@@ -16,6 +17,9 @@ PAPERS = list(dict.fromkeys(f.paper.id for f in load_all().select_figures(None))
 @pytest.mark.slow
 @pytest.mark.parametrize("paper", PAPERS)
 def test_reproduction_figures_pass_the_invariants(paper):
+    missing = [f for f in load_all().papers[paper].requires_data if find(f) is None]
+    if missing:
+        pytest.skip(f"{paper} needs data not on the search path: {', '.join(missing)}")
     figures = build_figures(paper, "quick")
     assert figures
     found = {key: figure_problems(fig) for key, fig in figures.items()}

@@ -76,6 +76,10 @@ class Paper:
         The dashboard's title (default: ``title``).
     experiments : tuple of str
         The registered experiments (``workbench sweep list``) the paper's claims and figures measure through.
+    requires_data : tuple of str
+        Data files (relative to the data search path) without which the claims cannot be measured at all (no
+        stand-in exists); where one is missing, the tests skip the paper's claims naming it, and the scoreboard
+        records the claims' error.
 
     A paper is one record: its module declares this, its claims and its figures, and everything else (the
     scoreboard, ``workbench list``, the dashboards, the tests) discovers them.
@@ -89,6 +93,7 @@ class Paper:
     panel: str = ""
     dashboard: str = ""
     experiments: tuple[str, ...] = ()
+    requires_data: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.id or self.id != self.id.strip() or "/" in self.id:
@@ -98,6 +103,7 @@ class Paper:
         if self.dashboard and not self.panel:
             raise ValueError(f"paper {self.id!r}: a dashboard title needs a panel")
         object.__setattr__(self, "experiments", tuple(self.experiments))
+        object.__setattr__(self, "requires_data", tuple(self.requires_data))
 
     @property
     def dashboard_title(self) -> str:

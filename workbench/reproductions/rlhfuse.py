@@ -31,6 +31,7 @@ PAPER = Paper(
     url="https://arxiv.org/abs/2409.13221",
     notebook="notebooks/12_rlhf_and_checkpointing.ipynb",
     experiments=("rlhf-fused-pipeline",),
+    requires_data=("rlhfuse-schedules/instances.csv",),
 )
 
 #: Annealing moves per instance at the full scale: what the compiled decoder runs in about 8 s on one core of the
