@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from workbench import viz
-from workbench.reproductions import build_figures, claims_table
+from workbench.reproductions import build_figures, show_claims
 from workbench.reproductions import servegen as rep
 from workbench.widgets.servegen import servegen_panel
 from workbench.workloads import servegen as sg
@@ -54,7 +54,7 @@ pd.set_option("display.max_colwidth", 120)
 # `workbench reproduce --paper servegen` runs the full scale (about 30 s) and reaches the same verdicts.
 
 # %%
-print(claims_table("servegen", "quick").to_string(index=False))
+show_claims("servegen")
 
 # %% [markdown]
 # ## The data and the model in a few sentences

@@ -25,7 +25,7 @@
 import pandas as pd
 
 from workbench import aqm, experiments, viz
-from workbench.reproductions import build_figures, claims_table
+from workbench.reproductions import build_figures, show_claims
 from workbench.reproductions import pred as rep
 from workbench.viz.aqm import fct_vs_load
 from workbench.widgets.aqm import pred_panel
@@ -41,7 +41,7 @@ pd.set_option("display.max_colwidth", 80)
 # Measured at the paper-sized ("full") configuration; `workbench reproduce --paper pred` prints the same rows.
 
 # %%
-print(claims_table("pred", "full").to_string(index=False))
+show_claims("pred", "full")
 
 # %% [markdown]
 # ## The model in a few sentences
