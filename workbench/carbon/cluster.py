@@ -303,7 +303,7 @@ def simulate(
             st.job_exec[j] -= 1
             st.busy -= 1
             free.append(e)
-        if free:
+        if free and (not events or events[0][0] > t):  # decide once all events at this instant are in
             assign(t)
 
     if np.isnan(completion).any():

@@ -99,7 +99,7 @@ class CarbonTrace:
     def window(self, start: str | np.datetime64, hours: int) -> CarbonTrace:
         """The ``hours`` hours starting at UTC hour ``start`` (e.g. ``"2022-07-01T00"``); error if out of range."""
         hours = V.integer("hours", hours, minimum=1)
-        t0 = np.datetime64(start, "h")
+        t0 = np.datetime64(str(start), "h")
         i = int((t0 - self.hours[0]) / np.timedelta64(1, "h"))
         if i < 0 or i + hours > len(self):
             raise TraceError(
@@ -247,7 +247,7 @@ def forecast_bounds(values: np.ndarray, horizon: int = 48) -> tuple[np.ndarray, 
     return np.nanmin(win, axis=1), np.nanmax(win, axis=1)
 
 
-def trace_summary(trace: CarbonTrace, kind: str = "direct") -> dict[str, float]:
+def trace_summary(trace: CarbonTrace, kind: str = "direct") -> dict[str, float | str]:
     """Summary of a trace: mean, min, max, mean daily spread (max - min within each UTC day, averaged over whole
     days), coefficient of variation, the share of hours below the mean of the next 48 hours, and the share of
     estimated hours."""
