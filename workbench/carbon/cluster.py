@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -106,7 +107,7 @@ class _State:
         self.intensity = intensity
         self.low, self.high = forecast_bounds(intensity, 48)
         self.job_exec = [0] * len(jobs)
-        self.to_launch = [d.num_tasks.copy() for d in jobs]
+        self.to_launch = [d.num_tasks.tolist() for d in jobs]
         self.cp = [d.critical_path_s() for d in jobs]
         self.remaining_work = [d.total_work_s for d in jobs]
         self.active: list[int] = []
@@ -191,8 +192,8 @@ def simulate(
     st = _State(jobs, arr, inten, executors, job_cap, mapping)
     n_jobs = len(jobs)
     # per-job stage bookkeeping
-    waiting = [np.array([len(p) for p in d.parents]) for d in jobs]
-    left = [d.num_tasks.copy() for d in jobs]  # tasks not yet finished
+    waiting = [[len(p) for p in d.parents] for d in jobs]
+    left = [d.num_tasks.tolist() for d in jobs]  # tasks not yet finished
     stages_left = [d.num_stages for d in jobs]
     runnable: list[set[int]] = [set() for _ in jobs]
     completion = np.full(n_jobs, np.nan)
@@ -200,15 +201,16 @@ def simulate(
     ex_stage = [-1] * executors
     ex_start = [0.0] * executors
     free = list(range(executors - 1, -1, -1))
-    rec_start: list[float] = []
-    rec_end: list[float] = []
-    rec_ex: list[int] = []
-    rec_job: list[int] = []
-    rec_stage: list[int] = []
+    rec: list[tuple[float, float, int, int, int]] = []
     keep = getattr(sched, "keep_running", None)
 
-    buf = rng.random(4096)
+    buf = rng.random(4096).tolist()
     pos = 0
+    keys_of = [d.keys.tolist() for d in jobs]
+    pools_of = [d.pool_lists for d in jobs]
+    job_exec = st.job_exec
+    mean_task = [d.mean_task_s.tolist() for d in jobs]
+    to_launch = st.to_launch
     events: list[tuple[float, int, int, int]] = []  # (time, kind, seq, payload); kind 0 finish, 1 arrival, 2 wake
     seq = 0
     for j in np.argsort(arr, kind="stable"):
@@ -218,18 +220,17 @@ def simulate(
 
     def start_task(e: int, j: int, s: int, t: float) -> None:
         nonlocal pos, buf, seq
-        d = jobs[j]
-        keys = d.keys
-        n = st.job_exec[j]
-        k = int(np.searchsorted(keys, n, side="right")) - 1
-        if pos + 2 > buf.size:
-            buf = rng.random(4096)
+        keys = keys_of[j]
+        n = job_exec[j]
+        k = bisect_right(keys, n) - 1
+        if pos + 2 > len(buf):
+            buf = rng.random(4096).tolist()
             pos = 0
         u1, u2 = buf[pos], buf[pos + 1]
         pos += 2
         if k < 0:
             k = 0
-        elif k < keys.size - 1 and u1 < (n - keys[k]) / (keys[k + 1] - keys[k]):
+        elif k < len(keys) - 1 and u1 < (n - keys[k]) / (keys[k + 1] - keys[k]):
             k += 1
         if ex_job[e] != j:
             kind = 2
@@ -237,11 +238,12 @@ def simulate(
             kind = 1
         else:
             kind = 0
-        pool = d.pools[kind][s][k]
-        dur = float(pool[int(u2 * pool.size)])
+        pool = pools_of[j][kind][s][k]
+        dur = pool[int(u2 * len(pool))]
         ex_job[e], ex_stage[e], ex_start[e] = j, s, t
-        st.to_launch[j][s] -= 1
-        if st.to_launch[j][s] == 0:
+        tl = to_launch[j]
+        tl[s] -= 1
+        if tl[s] == 0:
             runnable[j].discard(s)
         heapq.heappush(events, (t + dur, 0, seq, e))
         seq += 1
@@ -279,12 +281,8 @@ def simulate(
         elif kind == 0:
             e = x
             j, s = ex_job[e], ex_stage[e]
-            rec_start.append(ex_start[e])
-            rec_end.append(t)
-            rec_ex.append(e)
-            rec_job.append(j)
-            rec_stage.append(s)
-            st.remaining_work[j] -= float(jobs[j].mean_task_s[s])
+            rec.append((ex_start[e], t, e, j, s))
+            st.remaining_work[j] -= mean_task[j][s]
             left[j][s] -= 1
             if left[j][s] == 0:
                 stages_left[j] -= 1
@@ -308,8 +306,8 @@ def simulate(
 
     if np.isnan(completion).any():
         raise RuntimeError("simulation ended with unfinished jobs (a stage could never run)")
-    a = np.array(rec_start)
-    b = np.array(rec_end)
+    recs = np.array(rec, dtype=float).reshape(-1, 5)
+    a, b = recs[:, 0].copy(), recs[:, 1].copy()
     f = _cumulative(inten, mapping)
     busy_int = float((f(b) - f(a)).sum())
     makespan = float(np.nanmax(completion))
@@ -322,9 +320,9 @@ def simulate(
         completion_s=completion,
         busy_start_s=a,
         busy_end_s=b,
-        busy_executor=np.array(rec_ex, dtype=np.int64),
-        busy_job=np.array(rec_job, dtype=np.int64),
-        busy_stage=np.array(rec_stage, dtype=np.int64),
+        busy_executor=recs[:, 2].astype(np.int64),
+        busy_job=recs[:, 3].astype(np.int64),
+        busy_stage=recs[:, 4].astype(np.int64),
         carbon_g=carbon,
         energy_kwh=power_w / 1000.0 * float((b - a).sum()) / 3600.0,
         makespan_s=makespan,

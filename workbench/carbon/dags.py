@@ -27,6 +27,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -74,6 +75,11 @@ class JobDAG:
     pools: tuple[tuple[tuple[np.ndarray, ...], ...], ...]
     mean_task_s: np.ndarray
     topo_order: tuple[int, ...] = field(default=())
+
+    @functools.cached_property
+    def pool_lists(self) -> tuple:
+        """:attr:`pools` as nested Python lists (fast scalar indexing in the simulator's event loop)."""
+        return tuple(tuple(tuple(p.tolist() for p in st) for st in kind) for kind in self.pools)
 
     @property
     def num_stages(self) -> int:
