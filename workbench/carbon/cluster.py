@@ -295,12 +295,12 @@ def simulate(
                 if stages_left[j] == 0:
                     completion[j] = t
                     st.active.remove(j)
-            if st.to_launch[j][s] > 0 and (keep is None or keep(st, t)):
+            if to_launch[j][s] > 0 and (keep is None or keep(st, t)):
                 start_task(e, j, s, t)
-                continue
-            st.job_exec[j] -= 1
-            st.busy -= 1
-            free.append(e)
+            else:
+                job_exec[j] -= 1
+                st.busy -= 1
+                free.append(e)
         if free and (not events or events[0][0] > t):  # decide once all events at this instant are in
             assign(t)
 
