@@ -106,9 +106,13 @@ class _State:
         self.mapping = mapping
         self.intensity = intensity
         self.low, self.high = forecast_bounds(intensity, 48)
+        self._sph = mapping.seconds_per_hour
+        self._hour = -1
+        self._now = (0.0, 0.0, 0.0)
         self.job_exec = [0] * len(jobs)
         self.to_launch = [d.num_tasks.tolist() for d in jobs]
         self.cp = [d.critical_path_s() for d in jobs]
+        self.cp_lists = [c.tolist() for c in self.cp]
         self.remaining_work = [d.total_work_s for d in jobs]
         self.active: list[int] = []
         self.frontier: list[set[int]] = [set() for _ in jobs]  # parents done, not finished
@@ -116,13 +120,17 @@ class _State:
 
     def carbon_now(self, t: float) -> tuple[float, float, float]:
         """``(c, L, U)`` at simulated time ``t``: this hour's intensity and the next 48 hours' bounds."""
-        h = self.mapping.hour_index(t)
+        h = self.mapping.start_hour + int(t // self._sph)
+        if h == self._hour:
+            return self._now
         if h >= self.intensity.size:
             raise TraceError(
                 f"the simulation reached trace hour {h} but the intensity has {self.intensity.size} hours; "
                 f"give a longer trace or a smaller seconds_per_hour ({self.mapping.seconds_per_hour})"
             )
-        return float(self.intensity[h]), float(self.low[h]), float(self.high[h])
+        self._hour = h
+        self._now = (float(self.intensity[h]), float(self.low[h]), float(self.high[h]))
+        return self._now
 
 
 def _cumulative(intensity: np.ndarray, mapping: TimeMapping):
@@ -251,10 +259,16 @@ def simulate(
     def assign(t: float) -> None:
         nonlocal wake_at, seq
         while free:
-            cands = [(j, s) for j in st.active if st.job_exec[j] < job_cap for s in runnable[j]]
-            if not cands:
-                return
-            got = sched.choose(st, cands, t, len(free))
+            if sched.blocked(st, t):
+                if not any(runnable[j] for j in st.active):
+                    return
+                cands = []
+                got = None
+            else:
+                cands = [(j, s) for j in st.active if st.job_exec[j] < job_cap for s in runnable[j]]
+                if not cands:
+                    return
+                got = sched.choose(st, cands, t, len(free))
             if got is None or got[1] <= 0:
                 h = mapping.hour_index(t)
                 nxt = mapping.hour_start(h + 1)

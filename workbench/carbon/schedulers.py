@@ -116,9 +116,13 @@ class Scheduler:
     name = "base"
     carbon_aware = False
 
-    def priorities(self, sim: Any, candidates: list[tuple[int, int]]) -> np.ndarray:
+    def priorities(self, sim: Any, candidates: list[tuple[int, int]]) -> list[float]:
         """Priority of each candidate (higher runs first)."""
         raise NotImplementedError
+
+    def blocked(self, sim: Any, t: float) -> bool:
+        """True when no executor may start at ``t`` whatever is runnable (the cluster then skips the decision)."""
+        return False
 
     def limit(self, sim: Any, j: int, s: int, free: int) -> int:
         """Executors to give stage ``s`` of job ``j``: free ones, up to its unlaunched tasks and the job's cap."""
@@ -127,7 +131,7 @@ class Scheduler:
     def choose(self, sim: Any, candidates: list[tuple[int, int]], t: float, free: int) -> tuple[int, int] | None:
         """Pick the highest-priority candidate and its executor count."""
         p = self.priorities(sim, candidates)
-        i = int(np.argmax(p))
+        i = max(range(len(p)), key=p.__getitem__)
         j, s = candidates[i]
         return i, self.limit(sim, j, s, free)
 
@@ -139,7 +143,7 @@ class Fifo(Scheduler):
 
     def priorities(self, sim, candidates):
         """``-(arrival, stage)`` lexicographically."""
-        return np.array([-sim.arrival[j] * 1e4 - s for j, s in candidates])
+        return [-float(sim.arrival[j]) * 1e4 - s for j, s in candidates]
 
 
 class CriticalPath(Scheduler):
@@ -149,7 +153,8 @@ class CriticalPath(Scheduler):
 
     def priorities(self, sim, candidates):
         """Critical path of each candidate stage (executor-seconds to the job's end)."""
-        return np.array([sim.cp[j][s] for j, s in candidates])
+        cp = sim.cp_lists
+        return [cp[j][s] for j, s in candidates]
 
 
 class Fair(Scheduler):
@@ -168,12 +173,12 @@ class Fair(Scheduler):
         """How far each candidate's job is below its share (share - executors), ties by critical path."""
         jobs = sorted({j for j, _ in candidates} | set(sim.active))
         share = self._shares(sim, jobs)
-        return np.array([share[j] - sim.job_exec[j] + 1e-9 * sim.cp[j][s] for j, s in candidates])
+        return [share[j] - sim.job_exec[j] + 1e-9 * sim.cp_lists[j][s] for j, s in candidates]
 
     def choose(self, sim, candidates, t, free):
         """The job furthest below its share gets up to its share (at least one executor)."""
         p = self.priorities(sim, candidates)
-        i = int(np.argmax(p))
+        i = max(range(len(p)), key=p.__getitem__)
         j, s = candidates[i]
         room = max(1, math.ceil(p[i]))
         return i, min(self.limit(sim, j, s, free), room)
@@ -189,15 +194,21 @@ class Cap(Scheduler):
         self.base = base or CriticalPath()
         self.minimum = None if minimum is None else V.integer("minimum", minimum, minimum=0)
         self._cache: dict[tuple, int] = {}
+        self._last_now: tuple | None = None
+        self._last_allowed = 0
 
     def allowed(self, sim, t: float) -> int:
         """Executors allowed to be busy at time ``t`` (:func:`cap_allowed` with this hour's ``c, L, U``)."""
-        key = (*sim.carbon_now(t), sim.executors)
+        now = sim.carbon_now(t)
+        if now is self._last_now:
+            return self._last_allowed
+        key = (*now, sim.executors)
         got = self._cache.get(key)
         if got is None:
             c, lo, hi, k = key
             b = k // 5 if self.minimum is None else min(self.minimum, k)
             got = self._cache[key] = cap_allowed(c, lo, hi, k, b)
+        self._last_now, self._last_allowed = now, got
         return got
 
     def priorities(self, sim, candidates):
@@ -213,6 +224,10 @@ class Cap(Scheduler):
         if got is None:
             return None
         return got[0], min(got[1], room)
+
+    def blocked(self, sim, t: float) -> bool:
+        """No executor may start while the busy ones fill the allowance."""
+        return sim.busy >= self.allowed(sim, t)
 
     def keep_running(self, sim, t: float) -> bool:
         """An executor finishing a task continues its stage only while busy executors are within the allowance."""
@@ -235,16 +250,26 @@ class Pcaps(Scheduler):
 
     def choose(self, sim, candidates, t, free):
         """Highest-priority candidate whose importance passes ``c <= Psi_gamma(r)``; ``None`` if none does."""
-        p = np.asarray(self.base.priorities(sim, candidates), float)
+        p = self.base.priorities(sim, candidates)
         c, lo, hi = sim.carbon_now(t)
         front = [(j, s) for j in sim.active for s in sim.frontier[j]]
-        top = max(p.max(), np.max(self.base.priorities(sim, front)) if front else 0.0)
-        r = p / top if top > 0 else np.ones_like(p)
-        for i in np.argsort(-p, kind="stable"):
-            if c <= pcaps_threshold(float(min(max(r[i], 0.0), 1.0)), self.gamma, lo, hi):
-                j, s = candidates[int(i)]
-                return int(i), self.base.limit(sim, j, s, free)
-        return None
+        top = max(max(p), max(self.base.priorities(sim, front)) if front else 0.0)
+        g = self.gamma
+        base = g * lo + (1.0 - g) * hi
+        scale = (hi - base) / math.expm1(g) if g > 0 else 0.0
+        eps = 1e-9 * max(hi, 1.0)
+        best, best_p = -1, -math.inf
+        for i, pi in enumerate(p):  # pcaps_threshold inlined: the highest-priority candidate that passes
+            if pi <= best_p:
+                continue
+            r = min(max(pi / top, 0.0), 1.0) if top > 0 else 1.0
+            psi = hi if g == 0.0 else base + scale * math.expm1(g * r)
+            if c <= psi + eps:
+                best, best_p = i, pi
+        if best < 0:
+            return None
+        j, s = candidates[best]
+        return best, self.base.limit(sim, j, s, free)
 
 
 def make_scheduler(name: str, gamma: float = 0.5, alpha: float = 0.0, cap_minimum: int | None = None) -> Scheduler:

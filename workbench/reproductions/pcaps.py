@@ -106,9 +106,9 @@ def _both_cut(value) -> Verdict:
     paper_value="PCAPS up to 32.9% less carbon (prototype); CAP less",
     compare=Check(_both_cut, "reproduced if both cut > 1% with mean JCT +50% at most; partial if both cut > 0"),
     expected=Verdict.PARTIAL,
-    note="Both cut carbon on average, but not both at a moderate cost: PCAPS (gamma 0.5) cuts below 1% for a "
-    "few tens of percent more mean JCT; CAP (B = K/5) cuts around a tenth but multiplies the mean JCT several "
-    "times. With one trace hour per 60 simulated seconds and jobs that finish in about half a minute, a stage "
+    note="Both cut carbon on average, but not at a moderate cost: PCAPS (gamma 0.5) cuts about 1% or less while "
+    "the mean JCT grows by a quarter to more than double; CAP (B = K/5) cuts 5-12% but multiplies the mean JCT "
+    "several times. With one trace hour per 60 simulated seconds and jobs that finish in about half a minute, a stage "
     "PCAPS defers mostly waits for more important stages of the same hour; moving work into cleaner hours takes "
     "CAP's cluster-wide executor limit, which queues whole jobs.",
 )
@@ -160,8 +160,8 @@ def _beats(value) -> Verdict:
     expected=Verdict.NOT_REPRODUCED,
     note="Compared at the JCT increase of CAP with B = K/2 (its mildest setting here): PCAPS's carbon cut is read "
     "off its curve over gamma at that JCT increase (linear interpolation, clamped to the curve's ends). In this "
-    "simulator PCAPS's cuts stay below 1% at every gamma while CAP reaches a comparable JCT increase with a larger "
-    "cut, so the precedence-aware rule does not win here; the critical-path stand-in gives flatter importance "
+    "simulator PCAPS's cut at CAP's JCT cost is at most CAP's (below it at both scales; close at full scale), "
+    "so the precedence-aware rule does not win here; the critical-path stand-in gives flatter importance "
     "than Decima's probabilities, which may be part of the difference.",
 )
 def _beats_m(scale):
