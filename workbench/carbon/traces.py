@@ -1,0 +1,274 @@
+"""Hourly grid carbon-intensity traces: loading, validation, summaries, forecast bounds and the time mapping.
+
+The shared files (``carbon-dag/carbon-intensity/<zone>/<zone>_<year>_hourly.csv``) are Electricity Maps exports
+(via HewlettPackard/green-dcc): one row per UTC hour with the direct and the life-cycle (LCA) intensity in
+gCO2eq/kWh and a ``Data Estimated`` flag for filled hours. Attribute Electricity Maps when publishing results.
+
+The PCAPS paper (Lechowicz et al., arXiv 2502.09717) and its simulator read a forecast window of the next 48 hours:
+``L`` and ``U`` are the lowest and highest intensity in that window (:func:`forecast_bounds`). The simulator maps
+simulated time onto trace hours by a fixed scale (one trace hour per 60,000 simulated ms in the authors'
+simulator); :class:`TimeMapping` makes that scale an explicit parameter.
+
+Examples
+--------
+>>> import numpy as np
+>>> lo, hi = forecast_bounds(np.array([5.0, 1.0, 3.0, 4.0]), horizon=2)
+>>> lo.tolist(), hi.tolist()
+([1.0, 1.0, 3.0, 4.0], [5.0, 3.0, 4.0, 4.0])
+>>> TimeMapping(seconds_per_hour=60.0, start_hour=10).hour_index(125.0)
+12
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import _validate as V
+from .. import data
+
+__all__ = [
+    "ZONES",
+    "ALIASES",
+    "TraceError",
+    "CarbonTrace",
+    "TimeMapping",
+    "read_hourly_csv",
+    "load_trace",
+    "forecast_bounds",
+    "trace_summary",
+]
+
+#: Zones with files in ``carbon-dag/carbon-intensity`` (Electricity Maps zone ids).
+ZONES = ("US-CAL-CISO", "DE-LU", "AU-NSW", "CA-ON", "US-MIDA-PJM", "ZA", "GB", "US-NY-NYIS")
+#: Short names used in the PCAPS paper's evaluation (and GB / NYISO) for the zone ids.
+ALIASES = {
+    "CAISO": "US-CAL-CISO",
+    "DE": "DE-LU",
+    "Germany": "DE-LU",
+    "NSW": "AU-NSW",
+    "Ontario": "CA-ON",
+    "ON": "CA-ON",
+    "PJM": "US-MIDA-PJM",
+    "ZA": "ZA",
+    "South Africa": "ZA",
+    "GB": "GB",
+    "NYISO": "US-NY-NYIS",
+}
+_ROOT = "carbon-dag/carbon-intensity"
+_COL_TIME = "Datetime (UTC)"
+_COL_DIRECT = "Carbon Intensity gCO₂eq/kWh (direct)"
+_COL_LCA = "Carbon Intensity gCO₂eq/kWh (LCA)"
+_COL_EST = "Data Estimated"
+
+
+class TraceError(ValueError):
+    """A carbon trace that cannot be used: the message names the file (and line) and what is wrong."""
+
+
+@dataclass(frozen=True)
+class CarbonTrace:
+    """Hourly carbon intensity of one zone.
+
+    Attributes
+    ----------
+    zone : Electricity Maps zone id.
+    hours : ``datetime64[h]`` UTC hour starts, strictly consecutive.
+    direct, lca : gCO2eq/kWh, direct (operational) and life-cycle intensity per hour.
+    estimated : True for hours Electricity Maps filled by estimation.
+    """
+
+    zone: str
+    hours: np.ndarray
+    direct: np.ndarray
+    lca: np.ndarray
+    estimated: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.hours.size)
+
+    def values(self, kind: str = "direct") -> np.ndarray:
+        """The intensity series of ``kind`` (``"direct"`` or ``"lca"``), gCO2eq/kWh per hour."""
+        V.one_of("kind", kind, ("direct", "lca"))
+        return self.direct if kind == "direct" else self.lca
+
+    def window(self, start: str | np.datetime64, hours: int) -> CarbonTrace:
+        """The ``hours`` hours starting at UTC hour ``start`` (e.g. ``"2022-07-01T00"``); error if out of range."""
+        hours = V.integer("hours", hours, minimum=1)
+        t0 = np.datetime64(str(start), "h")
+        i = int((t0 - self.hours[0]) / np.timedelta64(1, "h"))
+        if i < 0 or i + hours > len(self):
+            raise TraceError(
+                f"window start={t0} hours={hours} is outside the {self.zone} trace "
+                f"({self.hours[0]} .. {self.hours[-1]})"
+            )
+        s = slice(i, i + hours)
+        return CarbonTrace(self.zone, self.hours[s], self.direct[s], self.lca[s], self.estimated[s])
+
+
+@dataclass(frozen=True)
+class TimeMapping:
+    """How simulated time maps onto trace hours: ``hour = start_hour + floor(t / seconds_per_hour)``.
+
+    ``seconds_per_hour`` simulated seconds cover one trace hour; the PCAPS simulator uses 60 (one trace hour per
+    simulated minute), which compresses a week of grid variation into 168 simulated minutes.
+    """
+
+    seconds_per_hour: float = 60.0
+    start_hour: int = 0
+
+    def __post_init__(self) -> None:
+        V.positive("seconds_per_hour", self.seconds_per_hour)
+        V.integer("start_hour", self.start_hour, minimum=0)
+
+    def hour_index(self, t_s: float) -> int:
+        """The trace-hour index that simulated time ``t_s`` (seconds) falls into."""
+        return self.start_hour + int(t_s // self.seconds_per_hour)
+
+    def hour_start(self, index: int) -> float:
+        """The simulated time (s) at which trace hour ``index`` begins."""
+        return (index - self.start_hour) * self.seconds_per_hour
+
+
+def _zone_id(zone: str) -> str:
+    if zone in ZONES:
+        return zone
+    if zone in ALIASES:
+        return ALIASES[zone]
+    raise TraceError(f"zone must be one of {', '.join(ZONES)} (or {', '.join(ALIASES)}); got {zone!r}")
+
+
+def read_hourly_csv(path: str | os.PathLike) -> CarbonTrace:
+    """Read one Electricity Maps hourly export, checking every row.
+
+    Errors (:class:`TraceError`) name the file and the line: a missing column, an unparsable hour or intensity, an
+    hour that does not advance (non-monotone), or a gap (a missing hour).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise TraceError(f"{path}: no such carbon-trace file")
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise TraceError(f"{path}: empty file") from None
+        cols = {name: i for i, name in enumerate(header)}
+        for need in (_COL_TIME, _COL_DIRECT, _COL_LCA, _COL_EST):
+            if need not in cols:
+                raise TraceError(f"{path}:1: missing column {need!r} (have {', '.join(header)})")
+        rows = list(reader)
+    zone_col = cols.get("Zone Id")
+    n = len(rows)
+    if n == 0:
+        raise TraceError(f"{path}: no data rows")
+    it, idd, il, ie = cols[_COL_TIME], cols[_COL_DIRECT], cols[_COL_LCA], cols[_COL_EST]
+    try:
+        hours = np.array([r[it].replace(" ", "T")[:13] for r in rows], dtype="datetime64[h]")
+    except (ValueError, IndexError):
+        for k, r in enumerate(rows):
+            try:
+                np.datetime64(r[it].replace(" ", "T")[:13], "h")
+            except (ValueError, IndexError):
+                raise TraceError(f"{path}:{k + 2}: unparsable hour {r[it] if r else ''!r}") from None
+        raise
+    vals = np.empty((n, 2))
+    for j, col in enumerate((idd, il)):
+        try:
+            vals[:, j] = [float(r[col]) for r in rows]
+        except (ValueError, IndexError):
+            for k, r in enumerate(rows):
+                try:
+                    float(r[col])
+                except (ValueError, IndexError):
+                    raise TraceError(f"{path}:{k + 2}: column {header[col]!r} is not a number") from None
+    bad = ~np.isfinite(vals).all(axis=1) | (vals < 0).any(axis=1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise TraceError(f"{path}:{k + 2}: intensity must be a finite number >= 0, got {vals[k].tolist()}")
+    step = np.diff(hours).astype(np.int64)
+    if (step <= 0).any():
+        k = int(np.argmax(step <= 0)) + 1
+        raise TraceError(f"{path}:{k + 2}: hour {hours[k]} does not advance past {hours[k - 1]} (non-monotone hours)")
+    if (step > 1).any():
+        k = int(np.argmax(step > 1)) + 1
+        raise TraceError(f"{path}:{k + 2}: gap of {int(step[k - 1]) - 1} hour(s) after {hours[k - 1]}")
+    est = np.array([r[ie].strip().lower() == "true" for r in rows])
+    zone = rows[0][zone_col] if zone_col is not None else path.stem
+    return CarbonTrace(zone, hours, vals[:, 0].copy(), vals[:, 1].copy(), est)
+
+
+def load_trace(zone: str, years: int | tuple[int, ...] | None = None) -> CarbonTrace:
+    """Load the hourly trace of ``zone`` (an id of :data:`ZONES` or a short name of :data:`ALIASES`).
+
+    ``years`` picks files (default: every year present, 2021-2024); consecutive files must join without a gap or an
+    overlap (the error names both files). A zone without a folder or file raises :class:`TraceError` naming the path.
+    """
+    zid = _zone_id(zone)
+    folder = data.find(f"{_ROOT}/{zid}")
+    if folder is None or not folder.is_dir():
+        raise TraceError(f"no carbon-trace folder {_ROOT}/{zid} on the data search path for zone {zone!r}")
+    if years is None:
+        files = sorted(folder.glob(f"{zid}_*_hourly.csv"))
+    else:
+        ys = (years,) if isinstance(years, int) else tuple(years)
+        files = [folder / f"{zid}_{V.integer('years', y, minimum=1900)}_hourly.csv" for y in ys]
+    if not files:
+        raise TraceError(f"{folder}: no {zid}_<year>_hourly.csv files for zone {zone!r}")
+    parts = [read_hourly_csv(f) for f in files]
+    for a, b, fa, fb in zip(parts, parts[1:], files, files[1:], strict=False):
+        gap = int((b.hours[0] - a.hours[-1]) / np.timedelta64(1, "h"))
+        if gap != 1:
+            what = "overlap" if gap < 1 else f"gap of {gap - 1} hour(s)"
+            raise TraceError(f"{fb}:2: {what} between {fa.name} (ends {a.hours[-1]}) and {b.hours[0]}")
+    return CarbonTrace(
+        zid,
+        np.concatenate([p.hours for p in parts]),
+        np.concatenate([p.direct for p in parts]),
+        np.concatenate([p.lca for p in parts]),
+        np.concatenate([p.estimated for p in parts]),
+    )
+
+
+def forecast_bounds(values: np.ndarray, horizon: int = 48) -> tuple[np.ndarray, np.ndarray]:
+    """Per hour ``t``: ``L_t = min`` and ``U_t = max`` of ``values[t : t + horizon]`` (shorter at the end).
+
+    These are the forecast bounds of PCAPS / CAP (arXiv 2502.09717, Sec. 4: ``L`` and ``U`` bound the carbon
+    intensity over the next 48 hours); a perfect forecast here, as in the authors' simulator.
+    """
+    v = V.array_1d("values", values, min_size=1)
+    horizon = V.integer("horizon", horizon, minimum=1)
+    pad = np.concatenate([v, np.full(horizon - 1, np.nan)])
+    win = np.lib.stride_tricks.sliding_window_view(pad, horizon)
+    return np.nanmin(win, axis=1), np.nanmax(win, axis=1)
+
+
+def trace_summary(trace: CarbonTrace, kind: str = "direct") -> dict[str, float | str]:
+    """Summary of a trace: mean, min, max, mean daily spread (max - min within each UTC day, averaged over whole
+    days), coefficient of variation, the share of hours below the mean of the next 48 hours, and the share of
+    estimated hours."""
+    v = trace.values(kind)
+    days = v.size // 24
+    day = v[: days * 24].reshape(days, 24) if days else v.reshape(1, -1)
+    lo, hi = day.min(axis=1), day.max(axis=1)
+    h = 48
+    csum = np.concatenate([[0.0], np.cumsum(v)])
+    idx = np.arange(v.size)
+    end = np.minimum(idx + h, v.size)
+    fwd_mean = (csum[end] - csum[idx]) / (end - idx)
+    return {
+        "zone": trace.zone,
+        "hours": int(v.size),
+        "mean": float(v.mean()),
+        "min": float(v.min()),
+        "max": float(v.max()),
+        "daily_spread": float((hi - lo).mean()),
+        "relative_daily_spread": float(((hi - lo) / np.maximum(day.mean(axis=1), 1e-9)).mean()),
+        "cv": float(v.std() / max(v.mean(), 1e-9)),
+        "share_below_48h_mean": float((v < fwd_mean).mean()),
+        "share_estimated": float(trace.estimated.mean()),
+    }

@@ -1,0 +1,111 @@
+"""Carbon-aware scheduling studies (issue 25): PCAPS / CAP on TPC-H job DAGs and real grid traces, and SCI placement.
+
+* ``carbon-scheduling`` -- ``jobs`` TPC-H jobs (Decima's query x scale mix) arriving as a Poisson stream whose
+  offered work is ``load`` x the cluster's capacity, on ``executors`` executors (each job capped at ``job_cap``),
+  scheduled by ``scheduler`` (PCAPS with ``gamma``; CAP with ``cap_minimum`` always-allowed executors) on the
+  ``region``'s 2023 hourly direct carbon intensity from the start of ``season``, one trace hour per
+  ``seconds_per_hour`` simulated seconds (:func:`workbench.carbon.simulate`). ``scheduler`` is a treatment: at a
+  point every scheduler sees the same jobs, arrivals and duration draws.
+* ``sunk-carbon-placement`` -- total operational carbon of placing ``utilization`` x a fleet of old and new servers
+  by operational carbon vs by SCI over a year of the region's intensity (:func:`workbench.carbon.sunk.compare`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..carbon import sunk
+from ..carbon.cluster import poisson_arrivals, sample_jobs, simulate
+from ..carbon.dags import load_jobs
+from ..carbon.schedulers import SCHEDULERS, make_scheduler
+from ..carbon.traces import ALIASES, TimeMapping, load_trace
+from ._space import Param, experiment
+
+__all__ = ["carbon_scheduling", "sunk_carbon_placement", "REGIONS", "SEASONS", "region_intensity"]
+
+#: The PCAPS evaluation's regions present in the shared data (Quebec is not), plus GB and NYISO.
+REGIONS = ("CAISO", "DE", "NSW", "ON", "PJM", "ZA", "GB", "NYISO")
+#: First UTC hour of each season's window in the trace year.
+SEASONS = {"winter": "01-15", "spring": "04-15", "summer": "07-15", "autumn": "10-15"}
+YEAR = 2023
+WINDOW_DAYS = 60
+
+
+@functools.cache
+def region_intensity(region: str, season: str, year: int = YEAR) -> np.ndarray:
+    """Direct intensity (gCO2eq/kWh) of ``region`` for :data:`WINDOW_DAYS` days from ``season``'s start."""
+    tr = load_trace(ALIASES.get(region, region), year)
+    return tr.window(f"{year}-{SEASONS[season]}T00", 24 * WINDOW_DAYS).direct
+
+
+@functools.cache
+def mean_job_work_s() -> float:
+    """Mean total work (executor-seconds) of a job in the 22 queries x 7 scales pool."""
+    return float(np.mean([j.total_work_s for j in load_jobs()]))
+
+
+@experiment(
+    "carbon-scheduling",
+    version="1",
+    small={"scheduler": ["agnostic", "cap", "pcaps"], "jobs": 10, "executors": 20, "region": "DE"},
+    params=[
+        Param("scheduler", "pcaps", choices=SCHEDULERS, seeded=False, doc="scheduling rule"),
+        Param("region", "CAISO", choices=REGIONS, doc="grid region (Electricity Maps zone)"),
+        Param("season", "summer", choices=tuple(SEASONS), doc="start of the trace window (2023)"),
+        Param("gamma", 0.5, "", low=0.0, high=1.0, seeded=False, doc="PCAPS carbon vs completion-time trade-off"),
+        Param.fraction("load", 0.5, "offered work / cluster capacity"),
+        Param("jobs", 50, "", low=1, high=2000, doc="jobs in the Poisson stream"),
+        Param("executors", 100, "", low=1, high=2000, doc="executors in the cluster"),
+        Param("job_cap", 25, "", low=1, high=2000, doc="executors one job may hold"),
+        Param("cap_minimum", 20, "", low=0, high=2000, seeded=False, doc="CAP's always-allowed executors B"),
+        Param("seconds_per_hour", 60.0, "s", low=1.0, high=3600.0, log=True, doc="simulated seconds per trace hour"),
+    ],
+)
+def carbon_scheduling(
+    *, scheduler, region, season, gamma, load, jobs, executors, job_cap, cap_minimum, seconds_per_hour, seed
+):
+    """Carbon and completion times of one job stream under one scheduler on one region's trace."""
+    s = seed % 2**31
+    pool = sample_jobs(jobs, seed=s)
+    arrivals = poisson_arrivals(jobs, mean_job_work_s() / (load * executors), seed=s + 1)
+    inten = region_intensity(region, season)
+    sched = make_scheduler(scheduler, gamma=gamma, cap_minimum=min(cap_minimum, executors))
+    r = simulate(
+        pool,
+        arrivals,
+        inten,
+        sched,
+        executors=executors,
+        job_cap=min(job_cap, executors),
+        mapping=TimeMapping(seconds_per_hour),
+        seed=s + 2,
+    )
+    return {
+        "carbon_kg": r.carbon_g / 1e3,
+        "energy_kwh": r.energy_kwh,
+        "intensity_seen": r.carbon_g / r.energy_kwh if r.energy_kwh > 0 else 0.0,
+        "mean_jct_s": r.mean_jct_s,
+        "p95_jct_s": float(np.percentile(r.jct_s, 95)),
+        "makespan_s": r.makespan_s,
+    }
+
+
+@experiment(
+    "sunk-carbon-placement",
+    version="1",
+    small={"region": ["ZA", "ON"]},
+    params=[
+        Param("region", "CAISO", choices=REGIONS, seeded=False, doc="grid region (a year of hourly intensity)"),
+        Param.fraction("utilization", 0.5, "busy cores / fleet cores"),
+        Param("lifetime_years", 4.0, "", low=1.0, high=15.0, doc="amortization lifetime EL"),
+        Param("n_old", 100, "", low=0, high=100_000, doc="old servers"),
+        Param("n_new", 100, "", low=0, high=100_000, doc="new servers"),
+    ],
+)
+def sunk_carbon_placement(*, region, utilization, lifetime_years, n_old, n_new, seed):
+    """Operational carbon of operational-carbon vs SCI placement over a year (deterministic: ``seed`` unused)."""
+    inten = load_trace(ALIASES.get(region, region), YEAR).direct
+    r = sunk.compare(inten, utilization, n_old=n_old, n_new=n_new, lifetime_years=lifetime_years)
+    return {**r, "break_even_intensity": sunk.break_even_intensity(lifetime_years)}
