@@ -33,6 +33,7 @@ PAPER = Paper(
     citation="A. Lechowicz, R. Shenoy, N. Bashir, M. Hajiesmaili, A. Wierman, C. Delimitrou. arXiv 2502.09717, 2025",
     url="https://arxiv.org/abs/2502.09717",
     experiments=("carbon-scheduling",),
+    requires_data=("carbon-dag/tpch/2g/q01.json", "carbon-dag/carbon-intensity/ZA/ZA_2023_hourly.csv"),
 )
 
 REGIONS = ("CAISO", "DE", "NSW", "ON", "PJM", "ZA")

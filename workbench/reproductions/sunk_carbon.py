@@ -27,6 +27,7 @@ PAPER = Paper(
     citation="N. Bashir, V. Gohil, A. Belavadi, M. Shahrad, D. Irwin, E. Olivetti, C. Delimitrou. ACM SoCC 2024",
     url="https://arxiv.org/abs/2410.15087",
     experiments=("sunk-carbon-placement",),
+    requires_data=("carbon-dag/carbon-intensity/ZA/ZA_2023_hourly.csv",),
 )
 
 REGIONS = ("CAISO", "DE", "NSW", "ON", "PJM", "ZA", "GB", "NYISO")
