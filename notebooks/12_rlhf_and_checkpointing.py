@@ -85,6 +85,20 @@ table[cols + mem].round(2)
 vr.makespans(table)
 
 # %% [markdown]
+# ## Panel: shape a fused pipeline
+#
+# Pick the Actor's and the Critic's stage counts, their micro-batches and the Critic's size relative to the Actor
+# (its forward time per stage), and how the fused problem is scheduled (annealing, greedy list scheduling, or the two
+# models one after the other). The Gantt chart shows one row per GPU; the table gives the makespan against the
+# lower bound and against sequential 1F1B. A small instance (forward 10 time units per Actor stage), so every
+# change redraws in well under a second.
+
+# %% tags=["nbval-ignore-output"]
+from workbench.widgets.rlhf import fused_pipeline_panel
+
+fused_pipeline_panel()
+
+# %% [markdown]
 # ## A fused schedule, drawn
 #
 # Instance 2 (8 GPUs; the Actor with 8 stages and 8 micro-batches, two Critic replicas of 4 stages): the published

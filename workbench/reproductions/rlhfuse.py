@@ -30,6 +30,8 @@ PAPER = Paper(
     citation="Y. Zhong, Z. Zhang, B. Wu, et al. USENIX NSDI 2025 (arXiv 2409.13221)",
     url="https://arxiv.org/abs/2409.13221",
     notebook="notebooks/12_rlhf_and_checkpointing.ipynb",
+    panel="workbench.widgets.rlhf:fused_pipeline_panel",
+    dashboard="RLHF: fused Actor/Critic pipelines",
     experiments=("rlhf-fused-pipeline",),
     requires_data=("rlhfuse-schedules/instances.csv",),
 )
