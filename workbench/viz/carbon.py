@@ -121,7 +121,14 @@ def busy_vs_intensity(
     )
     style(fig, title=title, x_title="trace hour since the window start (h)")
     fig.update_yaxes(title_text="executors busy (mean over the hour)", secondary_y=False, rangemode="tozero")
-    fig.update_yaxes(title_text="carbon intensity (gCO2eq/kWh)", secondary_y=True, rangemode="tozero", showgrid=False)
+    fig.update_yaxes(
+        title_text="carbon intensity (gCO2eq/kWh)",
+        secondary_y=True,
+        rangemode="tozero",
+        showgrid=False,
+        tickmode="auto",
+        tickformat=",.0f",
+    )
     return fig
 
 
