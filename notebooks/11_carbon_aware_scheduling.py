@@ -112,7 +112,8 @@ figs["pcaps/busy_vs_intensity"]
 # %% [markdown]
 # ## Reproduction: the sunk-carbon fallacy
 #
-# Extra operational carbon of SCI placement over operational-carbon placement, per region, at 30% utilization:
+# Extra operational carbon (%) of SCI placement over operational-carbon placement, per region, utilization and
+# lifetime (years):
 
 # %%
 t = sunk_rep.table("quick")
