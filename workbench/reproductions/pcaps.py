@@ -25,13 +25,17 @@ import pandas as pd
 from .. import experiments as ex
 from ..carbon import load_trace, trace_summary
 from ..experiments.carbon import SEASONS, WINDOW_DAYS, YEAR
-from . import Check, Measured, Paper, Scale, Trend, Verdict, claim
+from ..viz import carbon as vc
+from . import Check, Measured, Paper, Scale, Trend, Verdict, claim, figure
 
 PAPER = Paper(
     "pcaps",
     title="Carbon- and Precedence-Aware Scheduling for Data Processing Clusters (PCAPS, CAP)",
     citation="A. Lechowicz, R. Shenoy, N. Bashir, M. Hajiesmaili, A. Wierman, C. Delimitrou. arXiv 2502.09717, 2025",
     url="https://arxiv.org/abs/2502.09717",
+    notebook="notebooks/11_carbon_aware_scheduling.ipynb",
+    panel="workbench.widgets.carbon:carbon_panel",
+    dashboard="Carbon-aware scheduling",
     experiments=("carbon-scheduling",),
     requires_data=("carbon-dag/tpch/2g/q01.json", "carbon-dag/carbon-intensity/ZA/ZA_2023_hourly.csv"),
 )
@@ -222,4 +226,39 @@ def _gamma(scale):
         + ", ".join(f"{x:.2%}" for x in rows.carbon_cut)
         + f" at gamma {', '.join(map(str, GAMMAS))}",
         {"carbon_cut": rows.carbon_cut.tolist()},
+    )
+
+
+@figure(PAPER, "carbon_vs_jct")
+def _fig_points(scale: Scale):
+    return vc.carbon_vs_jct(
+        runs(scale), title=f"Carbon vs mean job completion time per scheduler (mean of {len(REGIONS)} regions, summer)"
+    )
+
+
+@functools.cache
+def example(scale: Scale, region: str = "CAISO") -> dict:
+    """Busy executors per trace hour of the carbon-agnostic baseline and PCAPS (gamma 0.5) on one region's summer
+    window (the first seed of :func:`runs`), with that window's intensity."""
+    from ..carbon import TimeMapping, poisson_arrivals, sample_jobs, simulate
+    from ..experiments.carbon import mean_job_work_s, region_intensity
+
+    z = _size(scale)
+    pool = sample_jobs(z["jobs"], seed=0)
+    arrivals = poisson_arrivals(z["jobs"], mean_job_work_s() / (0.5 * z["executors"]), seed=1)
+    inten = region_intensity(region, "summer")
+    busy = {
+        s: simulate(
+            pool, arrivals, inten, s, executors=z["executors"], job_cap=z["job_cap"], mapping=TimeMapping(), seed=2
+        ).busy_per_hour()
+        for s in ("agnostic", "pcaps")
+    }
+    return {"busy": busy, "intensity": inten}
+
+
+@figure(PAPER, "busy_vs_intensity")
+def _fig_busy(scale: Scale):
+    e = example(scale)
+    return vc.busy_vs_intensity(
+        e["busy"], e["intensity"], title="Executors busy per trace hour against CAISO's intensity (summer 2023)"
     )

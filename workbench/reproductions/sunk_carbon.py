@@ -19,13 +19,15 @@ import functools
 import pandas as pd
 
 from .. import experiments as ex
-from . import AtLeast, Check, Measured, Paper, Scale, Verdict, claim
+from ..viz import carbon as vc
+from . import AtLeast, Check, Measured, Paper, Scale, Verdict, claim, figure
 
 PAPER = Paper(
     "sunk_carbon",
     title="The Sunk Carbon Fallacy: Rethinking Carbon Footprint Metrics for Effective Carbon-Aware Scheduling",
     citation="N. Bashir, V. Gohil, A. Belavadi, M. Shahrad, D. Irwin, E. Olivetti, C. Delimitrou. ACM SoCC 2024",
     url="https://arxiv.org/abs/2410.15087",
+    notebook="notebooks/11_carbon_aware_scheduling.ipynb",
     experiments=("sunk-carbon-placement",),
     requires_data=("carbon-dag/carbon-intensity/ZA/ZA_2023_hourly.csv",),
 )
@@ -92,4 +94,24 @@ def _depends(scale):
         + "; Germany by lifetime "
         + ", ".join(f"{lt:g} y: {v:.1%}" for lt, v in by_l.items()),
         {"table": t.to_dict("records")},
+    )
+
+
+@functools.cache
+def mean_intensity() -> dict[str, float]:
+    """Mean direct intensity (gCO2eq/kWh) of each region over 2023."""
+    from ..carbon.traces import ALIASES, load_trace
+    from ..experiments.carbon import YEAR
+
+    return {r: float(load_trace(ALIASES[r], YEAR).direct.mean()) for r in REGIONS}
+
+
+@figure(PAPER, "placement_by_intensity")
+def _fig_place(scale: Scale):
+    t = table(scale)
+    one = t[(t.utilization == 0.3) & (t.lifetime_years == 4.0)]
+    return vc.sunk_comparison(
+        one,
+        mean_intensity(),
+        title="Total carbon of a year's work by placement rule (30% utilization, 4-year lifetime, 2023)",
     )
