@@ -266,3 +266,16 @@ def test_every_numeric_parameter_holds_its_edges(exp, param):
                 exp.points({param.name: edge})
             except ValueError as exc:  # an edge may clash with another parameter's default: say which
                 assert param.name in str(exc) or "must" in str(exc)
+
+
+def test_replay_of_a_million_flows_is_refused_up_front_with_an_estimate(tmp_path, capsys):
+    """A .cm with a million flows in 0.1 s ran for minutes with no progress and no bound; now the packet count and a
+    time estimate are stated up front and the run is refused above the limit unless --force."""
+    n = 1_000_000
+    lines = ["Nodes 128", f"Connections {n}"]
+    lines += [f"{i % 127}->{i % 127 + 1} id {i} start {i * 100} size 200000" for i in range(n)]
+    (tmp_path / "big.cm").write_text("\n".join(lines) + "\n")
+    assert main(["aqm", "replay", str(tmp_path / "big.cm"), "--out", str(tmp_path / "o.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "1,000,000 flows" in err and "packet limit; pass --force" in err and "minutes" in err
+    assert not (tmp_path / "o.csv").exists()

@@ -140,6 +140,13 @@ _LINE = re.compile(r"^\s*(\d+)->(\d+)\s+id\s+(\d+)\s+start\s+(\d+)\s+size\s+(\d+
 _HEADER = re.compile(r"^\s*(Nodes|Connections)\s+(\d+)\s*$")
 
 
+#: Packets the per-packet engine replays per second on one core, measured on the web-search files (2.4 M packets in
+#: ~5 s of simulation): for the up-front estimate only.
+REPLAY_PACKETS_PER_S = 5e5
+#: A replay larger than this (about 3 minutes) is refused unless --force: a mistyped or hostile file must not run for
+#: hours without a word.
+MAX_REPLAY_PACKETS = 100_000_000
+
 #: The largest leaf or spine count and host count a replayed network may have (the per-packet engine keeps state per
 #: port and per host pair of each leaf).
 MAX_FABRIC_SIDE = 4096
@@ -392,7 +399,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--chunk-pkts", type=int, default=1, help="1 = every packet (default: exact and fast); more = chunked trains"
     )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument(
+        "--force", action="store_true", help="overwrite --out if it exists; run a replay above the packet limit"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -430,6 +439,17 @@ def run(args: argparse.Namespace) -> int:
             return 2
         over["marking"] = PRED_DEFAULT
     net = dataclasses.replace(net, **over)
+    packets = int(np.ceil(flows["size_bytes"].to_numpy() / net.packet_bytes).sum())
+    if packets > MAX_REPLAY_PACKETS and not args.force:  # a stated estimate up front, not minutes without a word
+        print(
+            f"workbench: error: {args.file} holds {len(flows):,} flows, {packets:,} packets: about "
+            f"{packets / REPLAY_PACKETS_PER_S / 60:.0f} minutes of per-packet simulation, above the "
+            f"{MAX_REPLAY_PACKETS:,}-packet limit; pass --force to run it anyway",
+            file=sys.stderr,
+        )
+        return 2
+    if packets > MAX_REPLAY_PACKETS // 10:
+        print(f"replaying {packets:,} packets: about {packets / REPLAY_PACKETS_PER_S:.0f} s", file=sys.stderr)
     t0 = time.perf_counter()
     fct = replay(flows, net, chunk_pkts=args.chunk_pkts, seed=args.seed)
     wall = time.perf_counter() - t0
