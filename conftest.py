@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from workbench.testing import notebook_missing_data
+from workbench.testing import notebook_missing_data, notebook_needs_data
 
 _OWNER = "WORKBENCH_TEST_SESSION_OWNER"
 
@@ -68,8 +68,12 @@ def pytest_collection_modifyitems(config, items):
     cells = [item for item in items if type(item).__name__ == "IPyNbCell"]
     missing = _missing_by_notebook(Path(item.path) for item in cells)
     for item in cells:
-        if Path(item.path) in missing:
-            item.options["check"] = False
+        path = Path(item.path)
+        if path in missing:
+            if notebook_needs_data(path):  # no stand-in: it cannot run at all
+                item.add_marker(pytest.mark.skip(reason=f"{path.name} needs data: {', '.join(missing[path])}"))
+            else:
+                item.options["check"] = False
 
 
 def pytest_report_header(config):

@@ -10,7 +10,9 @@
 #     language: python
 #     name: python3
 #   workbench:
+#     runs_without_data: false
 #     requires_data:
+#     - mooncake-fast25/conversation_trace.jsonl
 #     - servegen/data/language/m-large
 #     - servegen/data/language/m-mid
 #     - servegen/data/language/m-small

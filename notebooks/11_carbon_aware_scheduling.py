@@ -10,6 +10,7 @@
 #     language: python
 #     name: python3
 #   workbench:
+#     runs_without_data: false
 #     requires_data:
 #     - carbon-dag/tpch/2g/q01.json
 #     - carbon-dag/carbon-intensity/US-CAL-CISO/US-CAL-CISO_2023_hourly.csv

@@ -10,6 +10,7 @@
 #     language: python
 #     name: python3
 #   workbench:
+#     runs_without_data: false
 #     requires_data:
 #     - rlhfuse-schedules/instances.csv
 #     - rlhfuse-schedules/traces/trace_exp2.txt

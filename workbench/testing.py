@@ -69,6 +69,22 @@ def notebook_missing_data(notebook: str | os.PathLike) -> list[str]:
     return [rel for rel in required if data.find(rel) is None]
 
 
+def notebook_needs_data(notebook: str | os.PathLike) -> bool:
+    """True when a notebook cannot run at all without its ``requires_data`` files (metadata
+    ``workbench.runs_without_data: false``: no stand-in exists); such a notebook is skipped, naming the files, where
+    they are absent, instead of being executed without output comparison."""
+    metadata = json.loads(Path(notebook).read_text(encoding="utf-8")).get("metadata", {})
+    return metadata.get("workbench", {}).get("runs_without_data", True) is False
+
+
+def paper_missing_data(paper_id: str) -> list[str]:
+    """The files of a paper's ``requires_data`` (its claims, experiments and panel have no stand-in) that are not on
+    the data search path here."""
+    from .reproductions import load_all
+
+    return [rel for rel in load_all().papers[paper_id].requires_data if data.find(rel) is None]
+
+
 def find_widget(root, *, description: str | None = None, kind: str | None = None):
     """The first widget under ``root`` (depth-first through ``children``) whose ``description`` equals
     ``description`` and/or whose class name is ``kind`` (e.g. ``"HTML"``); ``KeyError`` if there is none.

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from workbench.testing import notebook_missing_data, notebook_needs_data
 from workbench.widgets import FIGURE_CLASS, PANEL_CLASS
 
 pytestmark = pytest.mark.browser
@@ -285,6 +286,10 @@ def _wait(page, check, arg, budget_s: float) -> bool:
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str):
+    nb = ROOT / "notebooks" / name
+    missing = notebook_missing_data(nb)
+    if missing and notebook_needs_data(nb):
+        pytest.skip(f"{name} needs data: {', '.join(missing)}")
     page = lab_page
     console_errors: list[str] = []
     requests_out: list[str] = []

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
+from workbench.data import find
 from workbench.testing import data_file, requires_data
 from workbench.workloads import schema
 from workbench.workloads import servegen as sg
@@ -381,7 +382,9 @@ def test_summary_manifest_checksums():
         assert sum(f.get("missing", False) for f in entry["source_files"]) == entry["clients_without_lengths"]
     assert total < 5e6  # a few MB at most
     # spot-check two source checksums against the raw files when they are present
-    raw = data_file("servegen/data/multimodal/mm-image/chunk-0-trace.csv")
+    raw = find("servegen/data/multimodal/mm-image/chunk-0-trace.csv")
+    if raw is None:  # the summaries above need no data; the raw files are checked where they exist
+        return
     for f in manifest["models"]["mm-image"]["source_files"][:2]:
         data = (raw.parent / f["file"].rsplit("/", 1)[1]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == f["sha256"]
