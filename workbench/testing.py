@@ -77,12 +77,10 @@ def notebook_needs_data(notebook: str | os.PathLike) -> bool:
     return metadata.get("workbench", {}).get("runs_without_data", True) is False
 
 
-def paper_missing_data(paper_id: str) -> list[str]:
-    """The files of a paper's ``requires_data`` (its claims, experiments and panel have no stand-in) that are not on
-    the data search path here."""
-    from .reproductions import load_all
-
-    return [rel for rel in load_all().papers[paper_id].requires_data if data.find(rel) is None]
+def paper_missing_data(paper) -> list[str]:
+    """The files of a paper's ``requires_data`` (a :class:`~workbench.reproductions.Paper`: its claims, experiments and
+    panel have no stand-in) that are not on the data search path here."""
+    return [rel for rel in paper.requires_data if data.find(rel) is None]
 
 
 def find_widget(root, *, description: str | None = None, kind: str | None = None):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from workbench.dashboards import dashboards
+from workbench.reproductions import load_all
 from workbench.testing import paper_missing_data
 from workbench.widgets import FIGURE_CLASS
 
@@ -67,7 +68,7 @@ PENDING: dict[str, str] = {}  # paper id -> reason, for a dashboard with a known
     ids=[d.paper for d in dashboards()],
 )
 def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash):
-    missing = paper_missing_data(dash.paper)
+    missing = paper_missing_data(load_all().papers[dash.paper])
     if missing:
         pytest.skip(f"{dash.paper}'s panel needs data: {', '.join(missing)}")
     page = browser.new_page(viewport=VIEWPORT)

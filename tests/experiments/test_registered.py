@@ -23,7 +23,7 @@ def test_every_builtin_experiment_declares_a_small_grid():
 
 @pytest.mark.parametrize("name", sorted(BUILTIN))
 def test_builtin_experiment_runs_serially(name, tmp_path, monkeypatch):
-    missing = [f for paper in _PAPERS.values() if name in paper.experiments for f in paper_missing_data(paper.id)]
+    missing = [f for paper in _PAPERS.values() if name in paper.experiments for f in paper_missing_data(paper)]
     if missing:
         pytest.skip(f"{name} needs data not on the search path: {', '.join(missing)}")
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
