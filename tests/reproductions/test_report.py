@@ -42,3 +42,15 @@ def test_report_is_self_contained(tmp_path):
     assert page.count("Plotly.newPlot") == 1
     assert all(v.value in page for v in Verdict)
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_report_has_a_table_of_contents_linking_every_paper_and_claim(tmp_path):
+    results = _results()
+    page = write_report(results, {}, tmp_path / "scoreboard.html").read_text(encoding="utf-8")
+    toc = page.split("<nav class='wb-toc'>", 1)[1].split("</nav>", 1)[0]
+    targets = set(re.findall(r"href='#([^']+)'", toc))
+    ids = set(re.findall(r"""id=["']([^"']+)["']""", page))
+    paper_ids = {r.claim.paper.id for r in results}
+    assert paper_ids <= targets
+    assert len(targets - paper_ids) == len(results)  # one link per claim
+    assert targets <= ids  # every link lands on an element of the page

@@ -73,8 +73,14 @@ class _Row:
         return cls(r.claim.text, r.claim.paper_value, measured, r.verdict, r.claim.note, r.error)
 
 
-def claims_html(results: Sequence[ClaimResult], *, with_css: bool = True) -> str:
-    """The claims of ``results`` as an HTML table (claim, paper says, measured, verdict badge, note row)."""
+def _anchor(r: ClaimResult) -> str:
+    """The HTML id of a claim's row in the report (``claim-<paper>-<claim>``)."""
+    return html.escape(f"claim-{r.claim.paper.id}-{r.claim.id}")
+
+
+def claims_html(results: Sequence[ClaimResult], *, with_css: bool = True, anchors: bool = False) -> str:
+    """The claims of ``results`` as an HTML table (claim, paper says, measured, verdict badge, note row); with
+    ``anchors`` each claim's row carries the id the report's table of contents links to."""
     rows = [_Row.of(r) for r in results]
     out = [
         _CSS if with_css else "",
@@ -82,10 +88,11 @@ def claims_html(results: Sequence[ClaimResult], *, with_css: bool = True) -> str
         '<colgroup><col class="claim"><col class="says"><col class="measured"><col class="verdict"></colgroup>',
         "<thead><tr><th>claim</th><th>paper says</th><th>measured</th><th>verdict</th></tr></thead><tbody>",
     ]
-    for row in rows:
+    for r, row in zip(results, rows):
         cls = ' class="has-note"' if row.note else ""
+        ident = f' id="{_anchor(r)}"' if anchors else ""
         out.append(
-            f"<tr{cls}><td>{html.escape(row.claim)}</td><td>{html.escape(row.paper_says)}</td>"
+            f"<tr{ident}{cls}><td>{html.escape(row.claim)}</td><td>{html.escape(row.paper_says)}</td>"
             f"<td>{html.escape(row.measured)}</td><td>{_badge(row.verdict, row.error)}</td></tr>"
         )
         if row.note:
@@ -150,7 +157,8 @@ def write_report(
     *,
     title: str = "Reproduction scoreboard",
 ) -> Path:
-    """Write a self-contained HTML report: per paper, its claims table and its figures (``<paper>/<name>`` keys).
+    """Write a self-contained HTML report: a table of contents (a link per paper and per claim, with its verdict),
+    then per paper its claims table and its figures (``<paper>/<name>`` keys).
 
     plotly.js is embedded once in the page, so the report opens offline. The file is written atomically.
     """
@@ -169,16 +177,30 @@ def write_report(
         f"<script type='text/javascript'>{get_plotlyjs()}</script>",
         _CSS,
         "<style>body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1140px;padding:0 12px;}"
-        "h2{margin-top:40px;border-bottom:1px solid #d0d7de;} .wb-fig{margin:16px 0;}</style></head><body>",
+        "h2{margin-top:40px;border-bottom:1px solid #d0d7de;} .wb-fig{margin:16px 0;}"
+        "nav.wb-toc ol{margin:4px 0;} nav.wb-toc>ol>li{margin:6px 0;} nav.wb-toc li li{font-size:90%;}"
+        "</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         "<p>" + " ".join(f"{_badge(v)} {counts[v]}" for v in Verdict) + "</p>",
+        "<nav class='wb-toc'><h2 style='margin-top:16px'>Contents</h2><ol>",
     ]
+    for paper_id, rows in by_paper.items():
+        name = rows[0].claim.paper.title if rows else paper_id
+        parts.append(f"<li><a href='#{html.escape(paper_id)}'>{html.escape(name)}</a>")
+        if rows:
+            parts.append("<ol>")
+            for r in rows:
+                label = "error" if r.error else r.verdict.value
+                parts.append(f"<li><a href='#{_anchor(r)}'>{html.escape(r.claim.text)}</a> ({html.escape(label)})</li>")
+            parts.append("</ol>")
+        parts.append("</li>")
+    parts.append("</ol></nav>")
     for paper_id, rows in by_paper.items():
         paper = rows[0].claim.paper if rows else None
         heading = f"{paper.title} ({paper.citation})" if paper else paper_id
         parts.append(f"<h2 id='{html.escape(paper_id)}'>{html.escape(heading)}</h2>")
         if rows:
-            parts.append(claims_html(rows, with_css=False))
+            parts.append(claims_html(rows, with_css=False, anchors=True))
         for key, fig in figures.items():
             if key.split("/", 1)[0] != paper_id:
                 continue
