@@ -45,7 +45,7 @@ import pandas as pd
 from IPython.display import display
 
 from workbench import viz
-from workbench.reproductions import ClaimsTable, build_figures, run_claims
+from workbench.reproductions import ClaimsTable, run_claims
 from workbench.reproductions import nanoflow as rep
 from workbench.reproductions import servegen_gpus as rep_sg
 from workbench.serving import SLO, Deployment, Scheduler, fit_linear, latency_summary, serve, specs
@@ -330,13 +330,6 @@ print(f"colocated plan: {best['gpus']:.0f} GPUs ({best['replicas']:.0f} x TP{bes
 
 # %%
 print(rep_sg.gap_table("quick").round(3).to_string(index=False))
-
-# %% [markdown]
-# ## Figures
-
-# %% tags=["nbval-ignore-output"]
-figs = build_figures("nanoflow", "quick")
-display(*figs.values())
 
 # %% [markdown]
 # ## Explore

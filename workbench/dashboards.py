@@ -194,6 +194,11 @@ def voila_command(directory: str | os.PathLike, port: int) -> tuple[list[str], d
         f"--port={int(port)}",
         "--Voila.ip=127.0.0.1",
         "--template=workbench",
+        # Voilà 0.5 sends the kernel-shutdown beacon of a closing page without an _xsrf token (voila-dashboards/voila
+        # #1458), so every visited page left its kernel running. The server listens on the loopback only, and the
+        # only POST it serves shuts down a kernel named by its random id: the check is off so that closing a page
+        # frees its kernel.
+        "--Voila.tornado_settings=disable_check_xsrf=True",
         *(f"--VoilaConfiguration.extension_denylist={name}" for name in DENIED_EXTENSIONS),
         str(directory),
     ]

@@ -121,7 +121,9 @@ def figure_problems(fig) -> list[str]:
     * no linear axis autoranged over floating-point noise (a data span below 1e-9 of its magnitude);
     * titles, axis titles, annotations and legend entries in words (no ``snake_case`` identifiers) and units from
       the project's table (``µs`` and ``req/s``, never ``us`` or ``rps``);
-    * at most :data:`MAX_LEGEND_ENTRIES` legend entries.
+    * at most :data:`MAX_LEGEND_ENTRIES` legend entries;
+    * no line drawn exactly over another with the same dash (the one beneath would be invisible although it keeps
+      its legend entry).
 
     Examples
     --------
@@ -178,4 +180,10 @@ def figure_problems(fig) -> list[str]:
             problems.append(f"ASCII unit in {where}: {text!r}")
     if len(set(legend)) > MAX_LEGEND_ENTRIES:
         problems.append(f"{len(set(legend))} legend entries (at most {MAX_LEGEND_ENTRIES})")
+    from ._plotdata import coinciding_lines
+
+    for i, j in coinciding_lines(fig):
+        a, b = fig.data[i], fig.data[j]
+        if (a.line.dash or "solid") == (b.line.dash or "solid") and a.name and a.showlegend is not False:
+            problems.append(f"trace {j} ({b.name}) hides trace {i} ({a.name}): same points, same dash")
     return problems

@@ -109,3 +109,29 @@ def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash
         raise
     finally:
         page.close()
+
+
+def _voila_kernels(url: str) -> int:
+    """Kernel processes under the ``workbench dashboard`` serving ``url``."""
+    import psutil
+
+    port = url.rsplit(":", 1)[1]
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = p.info["cmdline"] or []
+        if "dashboard" in cmd and port in cmd:
+            return sum("ipykernel_launcher" in " ".join(c.cmdline()) for c in p.children(recursive=True))
+    raise AssertionError(f"no workbench dashboard process serves {url}")
+
+
+def test_closing_a_page_shuts_its_kernel_down(browser, voila):
+    """Twenty visits leave no kernel behind (Voilà's shutdown beacon was refused for a missing _xsrf token)."""
+    before = _voila_kernels(voila)
+    for _ in range(20):
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{voila}/voila/render/index.ipynb", wait_until="commit")
+        page.wait_for_selector("table a", timeout=120_000)
+        page.close(run_before_unload=True)  # what closing the tab does: the page's unload handlers run
+    deadline = time.monotonic() + 20
+    while _voila_kernels(voila) > before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _voila_kernels(voila) <= before

@@ -49,3 +49,19 @@ def test_camera_button_exports_paper_ready_png():
 
     setup_notebook()
     assert pio.renderers["plotly_mimetype"].config["toImageButtonOptions"]["scale"] == EXPORT_SCALE
+
+
+def test_coinciding_lines_stay_visible():
+    same = go.Figure([go.Scatter(x=[1, 2, 3], y=[4.0, 5.0, 6.0], name=n) for n in ("ecmp", "spray", "planned")])
+    same.add_scatter(x=[1, 2, 3], y=[4.0, 5.0, 6.000001], name="other")  # close, but not the same line
+    assert figure_problems(same) == [
+        "trace 1 (spray) hides trace 0 (ecmp): same points, same dash",
+        "trace 2 (planned) hides trace 0 (ecmp): same points, same dash",
+        "trace 2 (planned) hides trace 1 (spray): same points, same dash",
+    ]
+    tidy_axes(same)  # what style() and every panel's redraw call
+    assert not figure_problems(same)
+    dashes = [t.line.dash for t in same.data]
+    assert dashes[0] is None and dashes[3] is None and len({dashes[1], dashes[2]}) == 2
+    tidy_axes(same)  # idempotent
+    assert [t.line.dash for t in same.data] == dashes

@@ -15,12 +15,16 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from .._plotdata import coinciding_lines
+
 __all__ = [
     "TEMPLATE",
     "COLORS",
     "EXPORT_SCALE",
     "style",
     "tidy_axes",
+    "show_coinciding",
+    "coinciding_lines",
     "fit_titles",
     "mark_x",
     "export_config",
@@ -85,6 +89,34 @@ def tidy_axes(fig: go.Figure) -> go.Figure:
     for axis in ("x", "y"):
         for ax in getattr(fig, f"select_{axis}axes")():
             _tidy(ax, fig, axis)
+    show_coinciding(fig)
+    return fig
+
+
+#: Dash styles given, in turn, to a line drawn exactly over an earlier one (so both stay visible).
+_OVERLAP_DASHES = ("dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def show_coinciding(fig: go.Figure) -> go.Figure:
+    """Keep every line visible where lines coincide: a line drawn exactly over an earlier one is dashed (a dash
+    style of its own per overlap), so the one beneath shows through its gaps; its legend entry shows the dash.
+    Idempotent; :func:`tidy_axes` calls it.
+
+    Examples
+    --------
+    >>> f = show_coinciding(go.Figure([go.Scatter(x=[0, 1], y=[1, 2], name="a"), go.Scatter(x=[0, 1], y=[1, 2])]))
+    >>> f.data[0].line.dash, f.data[1].line.dash
+    (None, 'dash')
+    """
+    covered: dict[int, int] = {}
+    for i, j in coinciding_lines(fig):
+        if j in covered:
+            continue
+        covered[j] = i
+        t = fig.data[j]
+        if t.line.dash in (None, "solid") or t.line.dash == fig.data[i].line.dash:
+            used = {fig.data[k].line.dash for k, base in covered.items() if base == i and k != j}
+            t.line.dash = next((d for d in _OVERLAP_DASHES if d not in used), "dot")
     return fig
 
 

@@ -14,6 +14,8 @@ from . import style
 __all__ = ["DETECTOR_COLORS", "timing_heatmap", "pr_curves", "delay_vs_size"]
 
 DETECTOR_COLORS = {"naive": "#7f7f7f", "c4d": "#d62728", "minder": "#1f77b4", "holmes": "#2ca02c"}
+#: Marker symbol per detector (curves that run together stay apart).
+DETECTOR_SYMBOLS = {"naive": "x", "c4d": "circle", "minder": "square", "holmes": "diamond"}
 _SYMBOLS = {"naive": "x", "c4d": "diamond", "minder": "square", "holmes": "triangle-up"}
 
 
@@ -107,7 +109,9 @@ def timing_heatmap(
 
 def pr_curves(sweep: pd.DataFrame) -> go.Figure:
     """Precision against recall for each detector as its threshold sweeps (:func:`~workbench.training.diagnosis.
-    evaluate.threshold_sweep`); a threshold with no alarm has no precision and is not drawn.
+    evaluate.threshold_sweep`); a threshold with no alarm has no precision and is not drawn. Each curve is the path
+    of the threshold from low to high (recall never rises along it), with a marker symbol per detector, so curves
+    that run together stay apart.
 
     Examples
     --------
@@ -118,13 +122,14 @@ def pr_curves(sweep: pd.DataFrame) -> go.Figure:
     """
     fig = go.Figure()
     for name, g in sweep.groupby("detector", sort=False):
-        g = g.dropna(subset=["precision"]).sort_values("recall")
+        g = g.dropna(subset=["precision"]).sort_values("threshold")
         fig.add_scatter(
             x=g.recall,
             y=g.precision,
             mode="lines+markers",
             name=name,
             line={"color": DETECTOR_COLORS.get(name)},
+            marker={"symbol": DETECTOR_SYMBOLS.get(name, "circle"), "size": 8},
             text=[f"threshold {v:g}" for v in g.threshold],
             hovertemplate="%{text}<br>recall %{x:.2f}<br>precision %{y:.2f}<extra></extra>",
         )
