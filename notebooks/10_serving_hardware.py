@@ -176,8 +176,7 @@ fig.validation_figure(val)
 
 # %%
 pool = sg.load_pool("m-large").select(14 * 3600, 600)
-work = sg.compose(pool, start_s=14 * 3600, duration_s=600, rate_scale=30.0 / float(pool.aggregate_rate().mean()),
-                  seed=0)
+work = sg.compose(pool, start_s=14 * 3600, duration_s=600, mean_rate_rps=30.0, seed=0)
 d8 = Deployment("Llama-3.1-8B", "H100-SXM")
 runs = {
     "vLLM (prefill-first)": serve(work, d8, Scheduler("vllm", max_num_batched_tokens=16384)),
@@ -294,10 +293,10 @@ fig.throughput_bound_figure(bt)
 # <= 100 ms? (TP 1 and 2 cannot hold the weights.)
 
 # %%
-plan = capacity_gpus(work, "Qwen2-72B", "H100-SXM", SLO(ttft_s=2.0, tbt_s=0.1), tps=(1, 2, 4, 8))
+plan = capacity_gpus(work, "Qwen2-72B", "H100-SXM", SLO(ttft_s=2.0, tbt_s=0.1), tps=(1, 2, 4, 8), duration_s=600)
 print(plan.round(2).to_string(index=False))
-print(f"cheapest: {plan.attrs['best']['gpus']:.0f} GPUs as {plan.attrs['best']['replicas']:.0f} x TP"
-      f"{plan.attrs['best']['tp']:.0f}")
+best = plan[plan["cheapest"]].iloc[0]
+print(f"cheapest: {best['gpus']:.0f} GPUs as {best['replicas']:.0f} x TP{best['tp']:.0f}")
 
 # %% [markdown]
 # ## Prefill/decode disaggregation
@@ -318,7 +317,8 @@ print(pd.DataFrame(rows).round(3).to_string(index=False))
 strict = SLO(ttft_s=2.0, tbt_s=0.05)
 print("disaggregated plan:", {k: round(v, 2) for k, v in disaggregation_plan(work, "Llama-3.1-8B", "H100-SXM",
                                                                               strict).items()})
-best = capacity_gpus(work, "Llama-3.1-8B", "H100-SXM", strict, tps=(1,)).attrs["best"]
+plan8 = capacity_gpus(work, "Llama-3.1-8B", "H100-SXM", strict, tps=(1,), duration_s=600)
+best = plan8[plan8["cheapest"]].iloc[0]
 print(f"colocated plan: {best['gpus']:.0f} GPUs ({best['replicas']:.0f} x TP{best['tp']:.0f}, "
       f"{best['replica_rps']:.1f} req/s per replica)")
 

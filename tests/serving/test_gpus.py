@@ -36,10 +36,13 @@ def test_capacity_in_gpus_grows_with_load_and_tighter_slo():
     assert list(base["tp"]) == [1, 2] and base["fits"].all()
     heavy = req.assign(arrival_s=req["arrival_s"] / 4)
     more = capacity_gpus(heavy, "Llama-3.1-8B", "H100-SXM", tps=(1,))
-    assert more.attrs["best"]["gpus"] > base.loc[base["tp"] == 1, "gpus"].iloc[0]
+    assert more["cheapest"].sum() == 1 and base["cheapest"].sum() == 1
+    assert more.loc[more["cheapest"], "gpus"].iloc[0] > base.loc[base["tp"] == 1, "gpus"].iloc[0]
     assert more.loc[0, "replica_rps"] == pytest.approx(base.loc[0, "replica_rps"], rel=0.35)
     no_fit = capacity_gpus(req, "Llama-3.1-70B", "H100-SXM", tps=(1,), slo=SLO(ttft_s=2.0))
-    assert not no_fit["fits"].any() and no_fit.attrs["best"] == {}
+    assert not no_fit["fits"].any() and not no_fit["cheapest"].any()
+    window = capacity_gpus(req, "Llama-3.1-8B", "H100-SXM", tps=(1,), duration_s=120.0)  # half the rate
+    assert window.loc[0, "replica_rps"] == pytest.approx(base.loc[0, "replica_rps"] * req["arrival_s"].max() / 120.0)
 
 
 def test_validation_points_have_sources_and_errors():

@@ -137,6 +137,7 @@ def capacity_gpus(
     rel_tol: float = 0.05,
     max_evaluations: int = 14,
     max_replicas: int = 4096,
+    duration_s: float | None = None,
 ) -> pd.DataFrame:
     """GPUs needed to serve ``requests`` (at their own rate) within ``slo``, per tensor-parallel degree; ``slo``
     defaults to ``SLO(ttft_s=2.0, tbt_s=0.1)`` and ``scheduler`` to ``Scheduler()``.
@@ -146,8 +147,10 @@ def capacity_gpus(
     DataFrame
         One row per TP degree: ``tp``, ``fits`` (the model fits a replica), ``replica_rps`` (the rate one replica
         sustains), ``replicas`` and ``gpus`` (the smallest count found to meet the SLO; NaN when it does not fit or
-        no rate meets the SLO, e.g. prompts whose prefill alone exceeds the TTFT target). ``attrs["best"]`` is the
-        row with the fewest GPUs.
+        no rate meets the SLO, e.g. prompts whose prefill alone exceeds the TTFT target), and ``cheapest``: true on
+        the one row with the fewest GPUs (on none when no degree meets the SLO). ``replica_rps`` is a share of the
+        workload's rate: its requests over ``duration_s``, the length of the traffic window (default: up to the last
+        arrival).
 
     Examples
     --------
@@ -156,7 +159,7 @@ def capacity_gpus(
     >>> req = pd.DataFrame({"arrival_s": np.sort(rng.uniform(0, 60, n)), "input_tokens": rng.integers(100, 2000, n),
     ...                     "output_tokens": rng.integers(20, 400, n)})
     >>> plan = capacity_gpus(req, "Llama-3.1-70B", "H100-SXM", tps=(2, 4))
-    >>> int(plan.attrs["best"]["gpus"]) >= 2
+    >>> int(plan.loc[plan["cheapest"], "gpus"].iloc[0]) >= 2
     True
     """
     slo = SLO(ttft_s=2.0, tbt_s=0.1) if slo is None else slo
@@ -164,7 +167,11 @@ def capacity_gpus(
         raise TypeError(f"slo must be an SLO, got {type(slo).__name__}")
     scheduler = Scheduler() if scheduler is None else scheduler
     max_replicas = integer("max_replicas", max_replicas, minimum=1)
-    duration = float(requests.attrs.get("duration_s") or requests["arrival_s"].max() or 1.0)
+    if duration_s is None:
+        duration = float(requests["arrival_s"].max()) if len(requests) else 0.0
+        duration = duration if duration > 0 else 1.0
+    else:
+        duration = positive("duration_s", duration_s)
     rate = len(requests) / duration
     rows = []
 
@@ -210,8 +217,8 @@ def capacity_gpus(
             }
         )
     out = pd.DataFrame(rows)
-    ok = out.dropna(subset=["gpus"])
-    out.attrs["best"] = ok.loc[ok["gpus"].idxmin()].to_dict() if len(ok) else {}
-    out.attrs["slo"] = slo.describe()
-    out.attrs["rate_rps"] = rate
+    out["cheapest"] = False
+    ok = out["gpus"].notna()
+    if ok.any():
+        out.loc[out.loc[ok, "gpus"].idxmin(), "cheapest"] = True
     return out

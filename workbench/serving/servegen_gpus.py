@@ -101,10 +101,12 @@ def provisioning_gap_gpus(
             raise ValueError(f"no traffic for {model} in the span starting at hour {h}")
         comp, naive = [], []
         for g in rng.spawn(seeds):
-            w = compose(span_pool, start_s=h * 3600, duration_s=span, rate_scale=target / mean, seed=g)
-            comp.append(capacity_gpus(w, spec, gpu, slo, tps=(tp,), scheduler=scheduler).iloc[0])
+            w = compose(span_pool, start_s=h * 3600, duration_s=span, mean_rate_rps=target, seed=g)
+            comp.append(capacity_gpus(w, spec, gpu, slo, tps=(tp,), scheduler=scheduler, duration_s=span).iloc[0])
             naive.append(
-                capacity_gpus(naive_workload(w, seed=g), spec, gpu, slo, tps=(tp,), scheduler=scheduler).iloc[0]
+                capacity_gpus(
+                    naive_workload(w, seed=g), spec, gpu, slo, tps=(tp,), scheduler=scheduler, duration_s=span
+                ).iloc[0]
             )
         c_rps = float(np.mean([r["replica_rps"] for r in comp]))
         n_rps = float(np.mean([r["replica_rps"] for r in naive]))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from ..serving import SLO, Deployment, Scheduler, serve, specs
+from ..serving import SLO, Deployment, Scheduler, latency_summary, serve, specs
 from ..serving.disagg import serve_disaggregated
 from ..serving.gpus import capacity_gpus, optimal_throughput
 from ..viz import serving_hw as viz
@@ -109,8 +109,7 @@ class ServingHardwarePanel:
         """The workload of the current settings (composed, or its naive twin)."""
         start = 14 * 3600
         pool = sg.load_pool(self.source.value).select(start, self.span_s)
-        mean = float(pool.aggregate_rate().mean())
-        w = sg.compose(pool, start_s=start, duration_s=self.span_s, rate_scale=self.rate.value / mean, seed=self.seed)
+        w = sg.compose(pool, start_s=start, duration_s=self.span_s, mean_rate_rps=self.rate.value, seed=self.seed)
         return w if self.workload.value == "composed" else sg.naive_workload(w, seed=self.seed)
 
     def update(self) -> None:
@@ -124,9 +123,7 @@ class ServingHardwarePanel:
             m = serve_disaggregated(req, dep, dep, prefill_scheduler=self.sched(), decode_scheduler=self.sched())
         else:
             m = serve(req, dep, self.sched())
-        done = ~m["rejected"]
-        span = float((m["arrival_s"] + m["e2e_s"]).max())
-        tokens = float((m["input_tokens"] + m["output_tokens"])[done].sum()) / span / m.attrs["gpus"]
+        tokens = latency_summary(m)["output_tokens_per_s"] / m.attrs["gpus"]  # as the serving-hardware experiment
         bound = optimal_throughput(dep, float(req["input_tokens"].mean()) + 1, float(req["output_tokens"].mean()))
         slo = self.slo()
         redraw(
@@ -141,7 +138,7 @@ class ServingHardwarePanel:
         self.stats.value = (
             f"{len(m)} requests, KV cache {dep.kv_capacity_tokens:,} tokens, {int(m['preemptions'].sum())} "
             f"preemptions, {int(m['rejected'].sum())} rejected<br>p99 TTFT {q['ttft_s']:.2f} s, p99 TBT "
-            f"{1000 * q['tbt_s']:.0f} ms<br>throughput {tokens:,.0f} tokens/s per GPU; optimal bound "
+            f"{1000 * q['tbt_s']:.0f} ms<br>throughput {tokens:,.0f} output tokens/s per GPU; optimal bound "
             f"{bound['optimal_tokens_per_s']:,.0f} ({bound['bound']}-bound at batch {bound['batch']:.0f})"
         )
         self.plan.value = ""
@@ -155,6 +152,7 @@ class ServingHardwarePanel:
             self.slo(),
             scheduler=self.sched(),
             overlap=self.overlap.value,
+            duration_s=self.span_s,
         )
 
     # ---- callbacks
@@ -163,13 +161,13 @@ class ServingHardwarePanel:
 
     def _on_plan(self, button) -> None:
         plan = self.gpus_needed()
-        best = plan.attrs["best"]
-        if not best:
+        if not plan["cheapest"].any():
             self.plan.value = "<b>no TP degree meets the SLO</b>"
             return
+        best = plan[plan["cheapest"]].iloc[0]
         self.plan.value = (
             f"<b>{best['gpus']:.0f} GPUs</b>: {best['replicas']:.0f} replicas of TP {best['tp']:.0f} "
-            f"({plan.attrs['slo']})"
+            f"({self.slo().describe()})"
         )
 
 
