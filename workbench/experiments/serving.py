@@ -26,12 +26,13 @@ import pandas as pd
 
 from .._rng import spawn
 from ..serving import SLO, capacity_search, server_for
+from ..serving.servegen_gpus import HARDWARE, hardware_label, plan_gpus
 from ..workloads import servegen
 from ..workloads.servegen import MODELS
 from ._space import Param, experiment
 from ._sweep import sweep
 
-__all__ = ["serving_capacity", "provisioning_gap", "WORKLOADS"]
+__all__ = ["serving_capacity", "provisioning_gap", "serving_gpus", "provisioning_gap_gpus", "WORKLOADS"]
 
 #: Workload kinds: the per-client composition, the naive baseline and its two halves (the ablation).
 WORKLOADS = ("composed", "naive", "arrivals_only", "lengths_only")
@@ -145,3 +146,88 @@ def provisioning_gap(
         out[f"{kind}_rps"] = capacity[kind].to_numpy()
     out.attrs.update({"model": model, "slo": SLO().describe(), "span_s": float(span_s), "seeds": seeds})
     return out
+
+
+@experiment(
+    "serving-gpus",
+    version="1",
+    small={"model": "m-small", "span_s": 120.0, "mean_rate_rps": 3.0, "workload": ["composed", "naive"]},
+    params=[
+        Param("model", "m-large", choices=tuple(HARDWARE), doc="ServeGen model (sized on its HARDWARE mapping)"),
+        Param("hour", 14, "h", low=0, high=23, doc="hour of day the span starts at"),
+        Param("workload", "composed", choices=WORKLOADS[:2], seeded=False, doc="per-client composition or naive"),
+        Param("span_s", 900.0, "s", low=60.0, high=86_400.0, doc="length of the composed span"),
+        Param("mean_rate_rps", 20.0, "rps", low=0.0, low_inclusive=False, doc="mean the span's rate is scaled to"),
+    ],
+)
+def serving_gpus(*, model, hour, workload, span_s, mean_rate_rps, seed):
+    """GPUs one workload kind of a ServeGen model's hour needs on real hardware (p99 TTFT and TBT SLOs)."""
+    pool = servegen.load_pool(model).select(hour * 3600, span_s)
+    rng_compose, rng_naive = spawn(seed, 2)
+    requests = servegen.compose(
+        pool, start_s=hour * 3600, duration_s=span_s, mean_rate_rps=mean_rate_rps, seed=rng_compose
+    )
+    if workload != "composed":
+        requests = servegen.naive_workload(requests, seed=rng_naive)
+    row = plan_gpus(model, requests, span_s)
+    return {
+        "replica_rps": float(row["replica_rps"]),
+        "replicas": float(row["replicas"]),
+        "gpus": float(row["gpus"]),
+        "requests": len(requests),
+    }
+
+
+def provisioning_gap_gpus(
+    model: str,
+    hours: Sequence[int] = (2, 8, 14, 20),
+    *,
+    span_s: float = 900.0,
+    mean_rate_rps: float = 20.0,
+    seeds: int = 1,
+    base_seed: int = 0,
+    client=False,
+) -> pd.DataFrame:
+    """GPUs for the composed and the naive workload per hour of day, and the naive plan's under-provisioning: a
+    ``serving-gpus`` sweep over ``hours`` x workload x ``seeds`` (serially by default; cached).
+
+    The under-provisioning of the naive plan is ``1 - C_composed / C_naive``, ``C`` the rate one replica sustains
+    under the SLO (means over seeds): one minus the ratio of the GPU counts ``rate / C x TP`` the two imply before
+    rounding up to whole replicas (at a few replicas, whole-replica counts round the difference away).
+
+    Returns
+    -------
+    DataFrame
+        One row per hour: ``model``, ``hardware``, ``hour``, ``composed_replica_rps`` and ``naive_replica_rps``,
+        ``composed_gpus`` and ``naive_gpus`` (whole replicas at the span's load), ``underprovision`` (NaN when the
+        naive capacity is 0) and ``requests``.
+
+    Examples
+    --------
+    >>> g = provisioning_gap_gpus("m-small", hours=[14], span_s=120, mean_rate_rps=3.0)
+    >>> list(g.columns)[:4]
+    ['model', 'hardware', 'hour', 'composed_replica_rps']
+    """
+    grid = {
+        "model": model,
+        "hour": list(hours),
+        "workload": ["composed", "naive"],
+        "span_s": span_s,
+        "mean_rate_rps": mean_rate_rps,
+    }
+    df = sweep("serving-gpus", grid, seeds, base_seed=base_seed, client=client, progress=False)
+    mean = df.groupby(["hour", "workload"], sort=False)[["replica_rps", "gpus", "requests"]].mean().unstack("workload")
+    c, n = mean["replica_rps"]["composed"], mean["replica_rps"]["naive"]
+    return pd.DataFrame(
+        {
+            "model": model,
+            "hardware": hardware_label(model),
+            "hour": mean.index.astype(int),
+            "composed_replica_rps": c.to_numpy(),
+            "naive_replica_rps": n.to_numpy(),
+            "composed_gpus": mean["gpus"]["composed"].to_numpy(),
+            "naive_gpus": mean["gpus"]["naive"].to_numpy(),
+            "underprovision": np.where(n > 0, 1 - c / n.where(n > 0), np.nan),
+            "requests": mean["requests"]["composed"].round().astype(int).to_numpy(),
+        }
+    )

@@ -40,6 +40,7 @@ PAPER = Paper(
     notebook="notebooks/04_servegen.ipynb",
     panel="workbench.widgets.servegen:servegen_panel",
     dashboard="ServeGen per-client workloads",
+    experiments=("serving-capacity", "serving-gpus"),
 )
 
 MODELS = tuple(sg.MODELS)

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..serving.servegen_gpus import HARDWARE, provisioning_gap_gpus
+from ..experiments.serving import provisioning_gap_gpus
+from ..serving.servegen_gpus import HARDWARE
 from . import AtLeast, Measured, Scale, claim
 from .servegen import PAPER
 
@@ -37,14 +38,11 @@ SETTINGS = {
 
 @functools.cache
 def gap_table(scale: Scale) -> pd.DataFrame:
-    """Rows of :func:`provisioning_gap_gpus` for every model of the scale."""
+    """Rows of :func:`~workbench.experiments.serving.provisioning_gap_gpus` for every model of the scale."""
     cfg = SETTINGS[scale]
-    frames = []
-    for i, m in enumerate(cfg.models):
-        g = provisioning_gap_gpus(m, cfg.hours, span_s=cfg.span_s, mean_rate_rps=cfg.mean_rate_rps, seed=i)
-        g.insert(0, "model", m)
-        g.insert(1, "hardware", g.attrs["hardware"])
-        frames.append(g)
+    frames = [
+        provisioning_gap_gpus(m, cfg.hours, span_s=cfg.span_s, mean_rate_rps=cfg.mean_rate_rps) for m in cfg.models
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
