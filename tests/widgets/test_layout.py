@@ -19,3 +19,37 @@ def test_info_table_aligns_every_cell_left_and_escapes():
 def test_info_table_rejects_a_ragged_row():
     with pytest.raises(ValueError, match="row 1 has 1 cells, the header has 2"):
         html_table(["a", "b"], [[1, 2], [3]])
+
+
+def _continuous(widget) -> list[str]:
+    found = (
+        [getattr(widget, "description", "") or type(widget).__name__] if getattr(widget, "continuous_update", 0) else []
+    )
+    for child in getattr(widget, "children", ()):
+        found += _continuous(child)
+    return found
+
+
+def test_controls_update_on_release_not_on_every_drag_step():
+    import ipywidgets as W
+
+    from workbench.widgets import controls_grid
+
+    nested = W.VBox([W.FloatSlider(description="load"), W.HBox([W.IntSlider(description="n"), W.Text()])])
+    grid = controls_grid([W.FloatLogSlider(description="rate"), nested, W.Dropdown(options=["a"])])
+    assert _continuous(grid) == []
+
+
+@pytest.mark.slow
+def test_every_paper_panel_updates_on_release():
+    import importlib
+
+    from workbench.reproductions import load_all
+    from workbench.testing import paper_missing_data
+
+    for paper in load_all().papers.values():
+        if not paper.panel or paper_missing_data(paper):
+            continue
+        module, name = paper.panel.split(":")
+        widget = getattr(importlib.import_module(module), name)()
+        assert _continuous(widget) == [], paper.id

@@ -155,8 +155,21 @@ def _fit(control: W.Widget) -> W.Widget:
     return control
 
 
+def _on_release(widget: W.Widget) -> W.Widget:
+    """``widget`` and every control inside it recompute on release, never on every drag step or keystroke
+    (``continuous_update=False`` on each slider and text box)."""
+    if hasattr(widget, "continuous_update"):
+        widget.continuous_update = False
+    for child in getattr(widget, "children", ()):
+        _on_release(child)
+    return widget
+
+
 def controls_grid(controls: Sequence[W.Widget], *, min_px: int = CONTROL_MIN_PX) -> W.GridBox:
-    """Controls in as many columns as fit (each at least ``min_px`` wide), descriptions never truncated."""
+    """Controls in as many columns as fit (each at least ``min_px`` wide), descriptions never truncated; every
+    slider and text box among them updates on release."""
+    for c in controls:
+        _on_release(c)
     return W.GridBox(
         [_fit(c) for c in controls],
         layout=W.Layout(
