@@ -65,3 +65,19 @@ def test_coinciding_lines_stay_visible():
     assert dashes[0] is None and dashes[3] is None and len({dashes[1], dashes[2]}) == 2
     tidy_axes(same)  # idempotent
     assert [t.line.dash for t in same.data] == dashes
+
+
+def test_an_entity_has_one_colour_in_every_figure():
+    """Topic figures, panels and explore panels take an entity's colour from the one table (viz.COLORS)."""
+    import pandas as pd
+
+    from workbench.viz import COLORS, carbon, diagnosis, fabric, servegen
+    from workbench.viz.experiments import errorbar_lines
+
+    for table in (fabric.ROUTING_COLORS, carbon.SCHEDULER_COLORS, diagnosis.DETECTOR_COLORS, servegen.MODEL_COLORS):
+        assert table.items() <= COLORS.items()
+    summary = pd.DataFrame(
+        {"load": [0.5, 0.9] * 2, "routing": ["ecmp"] * 2 + ["spray"] * 2, "mean": [1.0, 2.0, 1.0, 1.5], "sem": 0.1}
+    )
+    fig = errorbar_lines(summary, "load", series=["routing"], title="FCT", x_title="load", y_title="FCT (s)")
+    assert {t.name: t.line.color for t in fig.data} == {"ecmp": COLORS["ecmp"], "spray": COLORS["spray"]}

@@ -20,6 +20,7 @@ from .._plotdata import coinciding_lines
 __all__ = [
     "TEMPLATE",
     "COLORS",
+    "colors_of",
     "EXPORT_SCALE",
     "style",
     "tidy_axes",
@@ -32,17 +33,60 @@ __all__ = [
 ]
 
 TEMPLATE = "plotly_white"
-#: Colour per recurring series, so the same thing has the same colour in every figure.
+#: Colour per entity (a routing, a marking, a placement policy, a scheduler, a detector, a workload model, an arrival
+#: process), one table for every figure: the topic figures, the panels and the explore panels all look colours up
+#: here, so an entity has the same colour wherever it is drawn (an entity not listed gets a palette colour).
 COLORS = {
+    # arrival processes and reference curves
     "poisson": "#1f77b4",
     "gamma": "#d62728",
     "weibull": "#2ca02c",
     "theory": "#444444",
     "ideal": "#2ca02c",
+    # routing (fabric)
     "ecmp": "#d62728",
+    "mp-2": "#ff7f0e",
+    "mp-4": "#bcbd22",
+    "mp-8": "#8c564b",
+    "spray": "#2ca02c",
+    "minimal": "#1f77b4",
+    "planned": "#9467bd",
+    # marking (AQM) and placement policy
     "static": "#7f7f7f",
     "pred": "#9467bd",
+    "random": "#7f7f7f",
+    "aware": "#9467bd",
+    # detectors (fault localization)
+    "naive": "#7f7f7f",
+    "c4d": "#d62728",
+    "minder": "#1f77b4",
+    "holmes": "#2ca02c",
+    # carbon-aware schedulers
+    "fifo": "#7f7f7f",
+    "fair": "#8c564b",
+    "cp": "#1f77b4",
+    "agnostic": "#1f77b4",
+    "cap": "#ff7f0e",
+    "cap-fifo": "#e377c2",
+    "pcaps": "#2ca02c",
+    # ServeGen workload models
+    "m-large": "#1f77b4",
+    "m-mid": "#ff7f0e",
+    "m-small": "#2ca02c",
+    "mm-image": "#9467bd",
+    "deepseek-r1": "#d62728",
 }
+
+
+def colors_of(*names: str) -> dict[str, str]:
+    """The :data:`COLORS` entries of ``names``: a topic's colour table, taken from the one table.
+
+    Examples
+    --------
+    >>> colors_of("ecmp", "spray")
+    {'ecmp': '#d62728', 'spray': '#2ca02c'}
+    """
+    return {n: COLORS[n] for n in names}
 
 
 def style(

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import COLORS, style
+from . import COLORS, colors_of, style
 from .experiments import errorbar_lines
 
 __all__ = ["queue_vs_concurrency", "queue_traces", "fct_by_class", "fct_vs_load", "pred_vs_baselines"]
 
-_MARKING_COLORS = {"static": COLORS["static"], "pred": COLORS["pred"]}
+_MARKING_COLORS = colors_of("static", "pred")
 
 
 def queue_vs_concurrency(frame: pd.DataFrame, *, title: str = "Standing queue vs concurrent long flows") -> go.Figure:

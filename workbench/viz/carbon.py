@@ -17,20 +17,12 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import COLORS, style
+from . import COLORS, colors_of, style
 
 __all__ = ["SCHEDULER_COLORS", "SCHEDULER_NAMES", "carbon_vs_jct", "busy_vs_intensity", "sunk_comparison"]
 
 #: Colour per scheduler of :data:`workbench.carbon.SCHEDULERS` (``agnostic`` is ``cp``: same colour).
-SCHEDULER_COLORS = {
-    "fifo": "#7f7f7f",
-    "fair": "#8c564b",
-    "cp": "#1f77b4",
-    "agnostic": "#1f77b4",
-    "cap": "#ff7f0e",
-    "cap-fifo": "#e377c2",
-    "pcaps": "#2ca02c",
-}
+SCHEDULER_COLORS = colors_of("fifo", "fair", "cp", "agnostic", "cap", "cap-fifo", "pcaps")
 #: Legend name per scheduler.
 SCHEDULER_NAMES = {
     "fifo": "FIFO",

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import style
+from . import colors_of, style
 
 __all__ = ["DETECTOR_COLORS", "timing_heatmap", "pr_curves", "delay_vs_size"]
 
-DETECTOR_COLORS = {"naive": "#7f7f7f", "c4d": "#d62728", "minder": "#1f77b4", "holmes": "#2ca02c"}
+DETECTOR_COLORS = colors_of("naive", "c4d", "minder", "holmes")
 #: Marker symbol per detector (curves that run together stay apart).
 DETECTOR_SYMBOLS = {"naive": "x", "c4d": "circle", "minder": "square", "holmes": "diamond"}
 _SYMBOLS = {"naive": "x", "c4d": "diamond", "minder": "square", "holmes": "triangle-up"}

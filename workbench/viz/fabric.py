@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import COLORS, style
+from . import COLORS, colors_of, style
 
 __all__ = [
     "ROUTING_COLORS",
@@ -25,15 +25,7 @@ __all__ = [
 ]
 
 #: One colour per routing, the same in every fabric figure.
-ROUTING_COLORS = {
-    "ecmp": COLORS["ecmp"],
-    "mp-2": "#ff7f0e",
-    "mp-4": "#bcbd22",
-    "mp-8": "#8c564b",
-    "spray": COLORS["ideal"],
-    "minimal": "#1f77b4",
-    "planned": "#9467bd",
-}
+ROUTING_COLORS = colors_of("ecmp", "mp-2", "mp-4", "mp-8", "spray", "minimal", "planned")
 
 
 def _color(routing: str) -> str:

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import COLORS, style
+from . import COLORS, colors_of, style
 
 __all__ = ["latency_curve", "hot_tor_bars", "utilization_cdf"]
 
-_POLICY_COLORS = {"random": COLORS["static"], "aware": COLORS["pred"]}
+_POLICY_COLORS = colors_of("random", "aware")
 
 
 def latency_curve(

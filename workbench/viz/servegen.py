@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..distributions import pmf_ccdf, weighted_cdf
-from . import COLORS, style
+from . import COLORS, colors_of, style
 
 __all__ = [
     "MODEL_COLORS",
@@ -27,13 +27,7 @@ __all__ = [
     "ttft_cdf_figure",
 ]
 
-MODEL_COLORS = {
-    "m-large": "#1f77b4",
-    "m-mid": "#ff7f0e",
-    "m-small": "#2ca02c",
-    "mm-image": "#9467bd",
-    "deepseek-r1": "#d62728",
-}
+MODEL_COLORS = colors_of("m-large", "m-mid", "m-small", "mm-image", "deepseek-r1")
 _PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728", "#8c564b", "#e377c2", "#7f7f7f"]
 
 
