@@ -10,7 +10,6 @@
 #     language: python
 #     name: python3
 #   workbench:
-#     runs_without_data: false
 #     requires_data:
 #     - carbon-dag/tpch/2g/q01.json
 #     - carbon-dag/carbon-intensity/US-CAL-CISO/US-CAL-CISO_2023_hourly.csv
@@ -21,6 +20,7 @@
 #     - carbon-dag/carbon-intensity/ZA/ZA_2023_hourly.csv
 #     - carbon-dag/carbon-intensity/GB/GB_2023_hourly.csv
 #     - carbon-dag/carbon-intensity/US-NY-NYIS/US-NY-NYIS_2023_hourly.csv
+#     runs_without_data: false
 # ---
 
 # %% [markdown]

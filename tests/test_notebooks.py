@@ -72,3 +72,20 @@ def test_requires_data_metadata_is_valid(nb_path):
     from workbench.testing import notebook_missing_data
 
     notebook_missing_data(nb_path)  # raises on malformed metadata
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_saving_from_lab_leaves_the_paired_py_unchanged(nb_path, tmp_path):
+    """JupyterLab's jupytext pairing rewrites the .py from the notebook on every save (autosave included): with the
+    project's jupytext settings that must give the committed .py byte for byte (else a save dirties git), which
+    also catches an .ipynb left stale after an edit of its .py."""
+    import subprocess
+    import sys
+
+    out = tmp_path / f"{nb_path.stem}.py"
+    subprocess.run(
+        [sys.executable, "-m", "jupytext", "--quiet", "--to", "py:percent", str(nb_path), "-o", str(out)],
+        check=True,
+        cwd=nb_path.parent,
+    )
+    assert out.read_bytes() == nb_path.with_suffix(".py").read_bytes()
