@@ -86,7 +86,9 @@ def test_hand_built_launch_then_sync_chain():
     """CPU launch (0.5 s) -> kernel (2 s) -> CPU sync (0 s) -> launch (0.5 s) -> kernel (1 s): 4 s, 0.5 s of
     'other' (the exposed launch after the sync) plus the first launch."""
     kinds = [gk.CPU_LAUNCH, gk.COMPUTE, gk.CPU_SYNC, gk.CPU_LAUNCH, gk.COMPUTE]
-    g = _tiny([0.5, 2.0, 0.0, 0.5, 1.0], kinds, [0, 1, 0, 0, 1], [0, 1, 0, 2, 3, 1], [1, 2, 2, 3, 4, 4], [0, 1, 2, 2, 0, 2])
+    g = _tiny(
+        [0.5, 2.0, 0.0, 0.5, 1.0], kinds, [0, 1, 0, 0, 1], [0, 1, 0, 2, 3, 1], [1, 2, 2, 3, 4, 4], [0, 1, 2, 2, 0, 2]
+    )
     r = simulate(g)
     assert r.iteration_s == pytest.approx(4.0)
     assert r.breakdown["other_s"] == pytest.approx(1.0)
@@ -130,9 +132,9 @@ def test_what_if_dp_changes_only_dp_kernels_and_the_sharded_optimizer():
 
 def test_bad_input_named():
     g = build_graph(MODELS["gpt-1.7b"], Plan(1, 2, 4, 16), GPUS["A100"])
-    with pytest.raises(GraphCycleError, match="cycle: .* nodes can never start"):
+    with pytest.raises(GraphCycleError, match=r"cycle: .* nodes can never start"):
         simulate(add_dependencies(g, [g.n_nodes - 1], [0]))
-    with pytest.raises(PlanError, match="does not fit in H100 memory.*over by"):
+    with pytest.raises(PlanError, match=r"does not fit in H100 memory.*over by"):
         build_graph(GPT175, Plan(8, 1, 8, 64), H100)
     with pytest.raises(PlanError, match="off by"):
         build_graph(GPT175, Plan(8, 8, 8, 512, recompute="full"), H100, n_gpus=500)
