@@ -66,6 +66,7 @@ __all__ = [
     "build_graph",
     "graph_iteration",
     "simulate",
+    "timeline_table",
     "what_if",
     "NODE_KINDS",
     "EDGE_KINDS",
@@ -322,3 +323,32 @@ def what_if(graph: ExecGraph, **changes) -> ExecGraph:
         model = _gpt_like(model, int(changes.pop("layers", model.layers)), int(changes.pop("hidden", model.hidden)))
     plan = replace(graph.plan, **changes)
     return build_graph(model, plan, graph.gpu, mode=graph.mode, **graph.options)
+
+
+def timeline_table(graph: ExecGraph, result: SimResult, *, gpu_only: bool = True) -> pd.DataFrame:
+    """One row per node (GPU kernels only unless ``gpu_only=False``): ``stage, stream, kind, mb, layer, start_s,
+    end_s, critical`` (on the critical path), for timelines.
+
+    Examples
+    --------
+    >>> from workbench.training import MODELS, GPUS, Plan
+    >>> g = build_graph(MODELS["gpt-1.7b"], Plan(1, 2, 4, 16), GPUS["A100"])
+    >>> t = timeline_table(g, simulate(g))
+    >>> sorted(t.stream.unique()), bool(t.critical.any())
+    (['compute', 'dp', 'pp'], True)
+    """
+    crit = np.zeros(graph.n_nodes, bool)
+    crit[result.critical] = True
+    keep = graph.kind >= gk.COMPUTE if gpu_only else np.ones(graph.n_nodes, bool)
+    return pd.DataFrame(
+        {
+            "stage": graph.stage[keep],
+            "stream": np.asarray(STREAMS)[graph.res[keep] % gk.N_RES],
+            "kind": np.asarray(NODE_KINDS)[graph.kind[keep]],
+            "mb": graph.mb[keep],
+            "layer": graph.layer[keep],
+            "start_s": result.start[keep],
+            "end_s": result.end[keep],
+            "critical": crit[keep],
+        }
+    )
