@@ -18,20 +18,33 @@ N_RES = 5
 
 
 @njit(cache=True)
-def _node(n, dur, kind, res, stage, mb, layer, last, es, ed, ek, ne, d, k, r, s, j, lay):  # pragma: no cover
-    """Append node ``n`` (returns ``n + 1``) with its same-stream edge from the stream's previous node."""
-    dur[n], kind[n], res[n], stage[n], mb[n], layer[n] = d, k, r, s, j, lay
+def _node(nd, eg, cnt, last, d, k, r, s, j, lay):  # pragma: no cover
+    """Append a node (returns its id) with its same-stream edge from the stream's previous node."""
+    n = cnt[0]
+    nd[n, 0], nd[n, 1], nd[n, 2], nd[n, 3], nd[n, 4], nd[n, 5] = d, k, r, s, j, lay
     if last[r] >= 0:
-        es[ne[0]], ed[ne[0]], ek[ne[0]] = last[r], n, E_STREAM
-        ne[0] += 1
+        _edge(eg, cnt, last[r], n, E_STREAM)
     last[r] = n
-    return n + 1
+    cnt[0] = n + 1
+    return n
 
 
 @njit(cache=True)
-def _edge(es, ed, ek, ne, a, b, k):  # pragma: no cover
-    es[ne[0]], ed[ne[0]], ek[ne[0]] = a, b, k
-    ne[0] += 1
+def _edge(eg, cnt, a, b, k):  # pragma: no cover
+    e = cnt[1]
+    eg[e, 0], eg[e, 1], eg[e, 2] = a, b, k
+    cnt[1] = e + 1
+
+
+@njit(cache=True)
+def _launched(nd, eg, cnt, last, launch_s, rcpu, d, k, r, s, j, lay, prev, cross):  # pragma: no cover
+    """A CPU launch then its kernel (launch edge), with a cross-stream edge from ``prev`` when ``cross``."""
+    ln = _node(nd, eg, cnt, last, launch_s, CPU_LAUNCH, rcpu, s, j, lay)
+    x = _node(nd, eg, cnt, last, d, k, r, s, j, lay)
+    _edge(eg, cnt, ln, x, E_LAUNCH)
+    if cross and prev >= 0:
+        _edge(eg, cnt, prev, x, E_CROSS)
+    return x
 
 
 @njit(cache=True)
@@ -41,36 +54,23 @@ def build(p, m, ls, t_cf, t_cb, t_cr, n_tf, n_tb, n_tr, t_tp, t_pp, t_dp, t_opt,
     all-reduces; every kernel has a CPU launch before it. ``t_cf, t_cb, t_cr`` are per-layer compute seconds
     (forward, backward, recompute), ``t_tp`` one all-reduce, ``t_pp`` one stage-boundary transfer, ``t_dp`` the whole
     DP collective (split into per-layer buckets on the last micro-batch's backward), ``t_opt`` the optimizer step.
-    ``serial`` puts every kernel of a rank on its compute stream and starts the DP collective after the backward."""
+    ``serial`` puts every kernel of a rank on its compute stream and starts the DP collective after the backward.
+    Returns node rows ``(dur, kind, res, stage, mb, layer)`` and edge rows ``(src, dst, kind)``."""
     per_layer = 2 * (2 + max(n_tf, 1)) + 2 * (2 + max(n_tb, 1)) + 2 * (2 + max(n_tr, 1)) + 4
     cap = p * (m * (ls * per_layer + 12) + 8) + 8
-    dur = np.zeros(cap)
-    kind = np.zeros(cap, np.int8)
-    res = np.zeros(cap, np.int32)
-    stage = np.zeros(cap, np.int32)
-    mb = np.zeros(cap, np.int32)
-    layer = np.zeros(cap, np.int32)
-    ecap = 4 * cap
-    es = np.zeros(ecap, np.int64)
-    ed = np.zeros(ecap, np.int64)
-    ek = np.zeros(ecap, np.int8)
-    ne = np.zeros(1, np.int64)
-    send_f = -np.ones((p, m), np.int64)  # transfer node of stage s's forward of micro-batch j
-    send_b = -np.ones((p, m), np.int64)
-    first_f = -np.ones((p, m), np.int64)  # first compute kernel and CPU sync of each op
-    first_b = -np.ones((p, m), np.int64)
-    sync_f = -np.ones((p, m), np.int64)
-    sync_b = -np.ones((p, m), np.int64)
-    n = 0
+    nd = np.zeros((cap, 6))
+    eg = np.zeros((4 * cap, 3), np.int64)
+    cnt = np.zeros(2, np.int64)
+    send = -np.ones((2, p, m), np.int64)  # transfer node of stage s's forward (0) / backward (1) of micro-batch j
+    first = -np.ones((2, p, m), np.int64)  # first compute kernel of each op
+    sync = -np.ones((2, p, m), np.int64)  # CPU sync before each op
+    last = -np.ones(N_RES * p, np.int64)
     for s in range(p):
         base = s * N_RES
-        last = -np.ones(N_RES * p, np.int64)
-        rc, rt, rp, rd, rcpu = base + R_COMPUTE, base + R_TP, base + R_PP, base + R_DP, base + R_CPU
-        if serial:
-            rt, rp, rd = rc, rc, rc
+        rc, rcpu = base + R_COMPUTE, base + R_CPU
+        rt, rp, rd = (rc, rc, rc) if serial else (base + R_TP, base + R_PP, base + R_DP)
         w = min(p - s - 1, m)
-        n_ops = 2 * m
-        for o in range(n_ops):
+        for o in range(2 * m):
             # 1F1B order: w forwards, then (F, B) pairs, then the remaining backwards
             if o < w:
                 fwd, j = True, o
@@ -80,18 +80,15 @@ def build(p, m, ls, t_cf, t_cb, t_cr, n_tf, n_tb, n_tr, t_tp, t_pp, t_dp, t_opt,
                 j = w + q // 2 if fwd else q // 2
             else:
                 fwd, j = False, m - w + (o - w - 2 * (m - w))
+            d = 0 if fwd else 1
             prev = -1  # last GPU node of this op on the data path
             if p > 1:  # Megatron's p2p exchange ends with a device synchronisation (GPU -> CPU)
-                sy = n
-                n = _node(n, dur, kind, res, stage, mb, layer, last, es, ed, ek, ne, 0.0, CPU_SYNC, rcpu, s, j, -1)
+                sy = _node(nd, eg, cnt, last, 0.0, CPU_SYNC, rcpu, s, j, -1)
                 if last[rc] >= 0:
-                    _edge(es, ed, ek, ne, last[rc], sy, E_SYNC)
+                    _edge(eg, cnt, last[rc], sy, E_SYNC)
                 if rp != rc and last[rp] >= 0:
-                    _edge(es, ed, ek, ne, last[rp], sy, E_SYNC)
-                if fwd:
-                    sync_f[s, j] = sy
-                else:
-                    sync_b[s, j] = sy
+                    _edge(eg, cnt, last[rp], sy, E_SYNC)
+                sync[d, s, j] = sy
             passes = 1 if fwd else (2 if t_cr > 0 else 1)
             for ps in range(passes):
                 recomp = (not fwd) and passes == 2 and ps == 0
@@ -102,140 +99,37 @@ def build(p, m, ls, t_cf, t_cb, t_cr, n_tf, n_tb, n_tr, t_tp, t_pp, t_dp, t_opt,
                 for li in range(ls):
                     lay = li if (fwd or recomp) else ls - 1 - li
                     for _half in range(2):
-                        ln = n
-                        n = _node(
-                            n,
-                            dur,
-                            kind,
-                            res,
-                            stage,
-                            mb,
-                            layer,
-                            last,
-                            es,
-                            ed,
-                            ek,
-                            ne,
-                            launch_s,
-                            CPU_LAUNCH,
-                            rcpu,
-                            s,
-                            j,
-                            lay,
-                        )
-                        c = n
-                        n = _node(
-                            n, dur, kind, res, stage, mb, layer, last, es, ed, ek, ne, tc / 2, COMPUTE, rc, s, j, lay
-                        )
-                        _edge(es, ed, ek, ne, ln, c, E_LAUNCH)
-                        if prev >= 0 and res[prev] != rc:
-                            _edge(es, ed, ek, ne, prev, c, E_CROSS)
-                        if fwd and first_f[s, j] < 0:
-                            first_f[s, j] = c
-                        if (not fwd) and first_b[s, j] < 0:
-                            first_b[s, j] = c
+                        c = _launched(nd, eg, cnt, last, launch_s, rcpu, tc / 2, COMPUTE, rc, s, j, lay, prev,
+                                      prev >= 0 and nd[prev, 2] != rc)  # fmt: skip
+                        if first[d, s, j] < 0:
+                            first[d, s, j] = c
                         prev = c
                         for _ in range(nt // 2):
-                            ln = n
-                            n = _node(
-                                n,
-                                dur,
-                                kind,
-                                res,
-                                stage,
-                                mb,
-                                layer,
-                                last,
-                                es,
-                                ed,
-                                ek,
-                                ne,
-                                launch_s,
-                                CPU_LAUNCH,
-                                rcpu,
-                                s,
-                                j,
-                                lay,
-                            )
-                            a = n
-                            n = _node(
-                                n, dur, kind, res, stage, mb, layer, last, es, ed, ek, ne, t_tp, TP_COMM, rt, s, j, lay
-                            )
-                            _edge(es, ed, ek, ne, ln, a, E_LAUNCH)
-                            if rt != rc:
-                                _edge(es, ed, ek, ne, prev, a, E_CROSS)
-                            prev = a
+                            prev = _launched(nd, eg, cnt, last, launch_s, rcpu, t_tp, TP_COMM, rt, s, j, lay, prev,
+                                             rt != rc)  # fmt: skip
                     if (not fwd) and (not recomp) and j == m - 1 and t_dp > 0 and not serial:
-                        ln = n
-                        n = _node(
-                            n,
-                            dur,
-                            kind,
-                            res,
-                            stage,
-                            mb,
-                            layer,
-                            last,
-                            es,
-                            ed,
-                            ek,
-                            ne,
-                            launch_s,
-                            CPU_LAUNCH,
-                            rcpu,
-                            s,
-                            j,
-                            lay,
-                        )
-                        g = n
-                        n = _node(
-                            n, dur, kind, res, stage, mb, layer, last, es, ed, ek, ne, t_dp / ls, DP_COMM, rd, s, j, lay
-                        )
-                        _edge(es, ed, ek, ne, ln, g, E_LAUNCH)
-                        _edge(es, ed, ek, ne, prev, g, E_CROSS)
-            # stage-boundary transfer
-            if (fwd and s < p - 1) or ((not fwd) and s > 0):
-                ln = n
-                n = _node(
-                    n, dur, kind, res, stage, mb, layer, last, es, ed, ek, ne, launch_s, CPU_LAUNCH, rcpu, s, j, -1
-                )
-                x = n
-                n = _node(n, dur, kind, res, stage, mb, layer, last, es, ed, ek, ne, t_pp, PP_COMM, rp, s, j, -1)
-                _edge(es, ed, ek, ne, ln, x, E_LAUNCH)
-                if rp != rc:
-                    _edge(es, ed, ek, ne, prev, x, E_CROSS)
-                if fwd:
-                    send_f[s, j] = x
-                else:
-                    send_b[s, j] = x
+                        _launched(nd, eg, cnt, last, launch_s, rcpu, t_dp / ls, DP_COMM, rd, s, j, lay, prev, True)
+            if (fwd and s < p - 1) or ((not fwd) and s > 0):  # stage-boundary transfer
+                send[d, s, j] = _launched(nd, eg, cnt, last, launch_s, rcpu, t_pp, PP_COMM, rp, s, j, -1, prev,
+                                          rp != rc)  # fmt: skip
         # end of iteration: DP collective (serial: after the backward), sync, optimizer
         if t_dp > 0 and serial:
-            ln = n
-            n = _node(n, dur, kind, res, stage, mb, layer, last, es, ed, ek, ne, launch_s, CPU_LAUNCH, rcpu, s, -1, -1)
-            g = n
-            n = _node(n, dur, kind, res, stage, mb, layer, last, es, ed, ek, ne, t_dp, DP_COMM, rd, s, -1, -1)
-            _edge(es, ed, ek, ne, ln, g, E_LAUNCH)
-        sy = n
-        n = _node(n, dur, kind, res, stage, mb, layer, last, es, ed, ek, ne, 0.0, CPU_SYNC, rcpu, s, -1, -1)
+            _launched(nd, eg, cnt, last, launch_s, rcpu, t_dp, DP_COMM, rd, s, -1, -1, -1, False)
+        sy = _node(nd, eg, cnt, last, 0.0, CPU_SYNC, rcpu, s, -1, -1)
         for r in (rc, base + R_TP, base + R_PP, base + R_DP):
             if last[r] >= 0 and (r == rc or not serial):
-                _edge(es, ed, ek, ne, last[r], sy, E_SYNC)
-        ln = n
-        n = _node(n, dur, kind, res, stage, mb, layer, last, es, ed, ek, ne, launch_s, CPU_LAUNCH, rcpu, s, -1, -1)
-        op = n
-        n = _node(n, dur, kind, res, stage, mb, layer, last, es, ed, ek, ne, t_opt, OPTIMIZER, rc, s, -1, -1)
-        _edge(es, ed, ek, ne, ln, op, E_LAUNCH)
+                _edge(eg, cnt, last[r], sy, E_SYNC)
+        _launched(nd, eg, cnt, last, launch_s, rcpu, t_opt, OPTIMIZER, rc, s, -1, -1, -1, False)
     # cross-rank: a stage's op waits (CPU sync and first kernel) for the neighbour's transfer
     for s in range(p):
         for j in range(m):
             if s > 0:
-                _edge(es, ed, ek, ne, send_f[s - 1, j], first_f[s, j], E_CROSS)
-                _edge(es, ed, ek, ne, send_f[s - 1, j], sync_f[s, j], E_SYNC)
+                _edge(eg, cnt, send[0, s - 1, j], first[0, s, j], E_CROSS)
+                _edge(eg, cnt, send[0, s - 1, j], sync[0, s, j], E_SYNC)
             if s < p - 1:
-                _edge(es, ed, ek, ne, send_b[s + 1, j], first_b[s, j], E_CROSS)
-                _edge(es, ed, ek, ne, send_b[s + 1, j], sync_b[s, j], E_SYNC)
-    k = ne[0]
-    return dur[:n], kind[:n], res[:n], stage[:n], mb[:n], layer[:n], es[:k], ed[:k], ek[:k]
+                _edge(eg, cnt, send[1, s + 1, j], first[1, s, j], E_CROSS)
+                _edge(eg, cnt, send[1, s + 1, j], sync[1, s, j], E_SYNC)
+    return nd[: cnt[0]], eg[: cnt[1]]
 
 
 @njit(cache=True)

@@ -202,10 +202,12 @@ def build_graph(
     n_tr = 2 if (has_tp and full) else 0
     t_pp = f["pp_p2p_s"] / m / 2.0
     t_dp = f["dp_comm_s"]
-    arrays = gk.build(
+    nd, eg = gk.build(
         p, m, ls, t_cf, t_cb, t_cr, n_tf, n_tb, n_tr, t_tp, t_pp, t_dp, f["optimizer_s"], launch_s, mode == "serial"
     )
-    dur, kind, res, stage, mb, layer, src, dst, ek = arrays
+    dur = nd[:, 0].copy()
+    kind, res, stage, mb, layer = (nd[:, c].astype(t) for c, t in zip(range(1, 6), (np.int8, *[np.int32] * 4)))
+    src, dst, ek = eg[:, 0].copy(), eg[:, 1].copy(), eg[:, 2].astype(np.int8)
     if mode == "dpro":
         comm_kinds = np.isin(kind[src], (gk.TP_COMM, gk.PP_COMM, gk.DP_COMM))
         drop = (ek == gk.E_CROSS) & comm_kinds & (stage[src] == stage[dst])
