@@ -143,3 +143,14 @@ def test_bad_input_named():
     with pytest.raises(ValueError, match="mode"):
         build_graph(GPT175, Plan(8, 8, 8, 512, recompute="full"), H100, mode="x")
     assert isinstance(g, ExecGraph)
+
+
+@pytest.mark.parametrize("plan", [Plan(1, 4, 1, 2), Plan(1, 4, 1, 16)])
+def test_device_sync_after_each_exchange_serialises_pipeline_transfers(plan):
+    """Megatron-LM synchronises the device after each pipeline exchange, so without TP or DP nothing can overlap:
+    the stream-separated graph equals the serial one (also with fewer micro-batches than stages)."""
+    kw = {"launch_s": 0.0}
+    lumos = simulate(build_graph(MODELS["gpt-1.7b"], plan, GPUS["A100"], **kw))
+    serial = simulate(build_graph(MODELS["gpt-1.7b"], plan, GPUS["A100"], mode="serial", **kw))
+    assert lumos.iteration_s == pytest.approx(serial.iteration_s, rel=1e-12)
+    assert lumos.breakdown["overlapped_s"] == pytest.approx(0.0, abs=1e-12)
