@@ -1,7 +1,12 @@
 """Training-model speed (issue 12): one iteration breakdown of a 16,384-GPU plan on its fabric <= 50 ms (after the
 fabric is built; each call draws a new ECMP hashing, so the fabric's per-byte time is recomputed, not cached);
 10^3 plans on that fabric <= 5 s (cold cache); a month of Monte-Carlo failures for a 100k-GPU job x 1,000 replicas
-<= 2 s."""
+<= 2 s.
+
+Issue 26 (execution graph, design-space exploration): build + simulate the execution graph of GPT-3 175B on 512 H100
+(TP 8, PP 8, DP 8, 64 micro-batches, full recomputation) <= 50 ms; of Llama 3 405B on 16,384 H100 (TP 8, PP 16,
+DP 128) <= 0.5 s (the graph holds one pipeline: DP replicas only change collective durations); formula ranking of
+a design space >= 1,000 plans/s (every TP x PP x DP x micro-batch x recomputation plan of 8 job sizes)."""
 
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ from workbench import fabric as fb
 from workbench.training import GPUS, MODELS, Plan, iteration_table
 from workbench.training import failures as tf
 from workbench.training import iteration as ti
+from workbench.training.dse import plan_space
+from workbench.training.exec_graph import build_graph, simulate
 
 _TOPO = fb.leaf_spine(512, 32, 32, host_gbps=400)
 _SEEDS = itertools.count(1000)
@@ -48,8 +55,33 @@ def _month_mc() -> float:
     return best_time(lambda: tf.simulate(lf, tf.Recovery(), lp, replicas=1000, seed=0), repeat=3)
 
 
+def _graph(model: str, plan: Plan) -> float:
+    build_graph(MODELS[model], plan, GPUS["H100"])  # compile once (numba cache)
+    return best_time(lambda: simulate(build_graph(MODELS[model], plan, GPUS["H100"])), repeat=5)
+
+
+def _dse_rate() -> float:
+    model, gpu = MODELS["gpt3-175b"], GPUS["H100"]
+    spaces = [plan_space(model, gpu, n, 2048) for n in (64, 128, 256, 512, 1024, 2048, 4096, 8192)]
+    n_plans = sum(s["tp"].size for s in spaces)
+    return n_plans / best_time(lambda: [ti.iteration_arrays(model, s, gpu) for s in spaces], repeat=3)
+
+
 BENCHMARKS = [
     Benchmark("16,384-GPU iteration breakdown on a 512x32x32 leaf-spine (ECMP, new hashing)", 0.05, "s", _one_plan),
     Benchmark("1,000 plans of 16,384 GPUs on the fabric (cold cache)", 5.0, "s", _many_plans),
     Benchmark("month of failures, 100k GPUs x 1,000 replicas", 2.0, "s", _month_mc),
+    Benchmark(
+        "execution graph, GPT-3 175B on 512 H100 (build + simulate)",
+        0.05,
+        "s",
+        lambda: _graph("gpt3-175b", Plan(8, 8, 8, 512, recompute="full")),
+    ),
+    Benchmark(
+        "execution graph, Llama 3 405B on 16,384 H100 (build + simulate)",
+        0.5,
+        "s",
+        lambda: _graph("llama3-405b", Plan(8, 16, 128, 2048, recompute="full")),
+    ),
+    Benchmark("design-space exploration, formula ranking", 1000.0, "plans/s", _dse_rate, higher=True),
 ]

@@ -31,3 +31,19 @@ def test_failures_panel_log_controls_stop_at_their_defaults_and_ends():
             control.value = end
             assert "MTBF" in p.status.value
         control.value = control.options[len(control.options) // 2]
+
+
+def test_what_if_panel_matches_the_graph_and_reports_misfit():
+    from workbench.training import GPUS, MODELS, Plan
+    from workbench.training.exec_graph import build_graph, simulate
+    from workbench.widgets.training import WhatIfPanel
+
+    p = WhatIfPanel()
+    p.pp.value = 4
+    p.dp.value = 16
+    expected = simulate(build_graph(MODELS["gpt3-175b"], Plan(8, 4, 16, 512, recompute="full"), GPUS["H100"]))
+    assert p.result.iteration_s == expected.iteration_s
+    assert f"{expected.iteration_s:.2f} s" in p.status.value
+    p.recompute.value = "selective"
+    p.pp.value, p.tp.value = 1, 1
+    assert "does not fit" in p.status.value and "GiB" in p.status.value

@@ -8,6 +8,9 @@ detection vs signal noise.
 * ``training-ettr`` -- the effective training time ratio of a job whose failures arrive every ``mtbf_h`` hours,
   checkpointing every ``interval_s`` (or migrating live): closed form (:func:`workbench.training.failures.ettr`)
   and Monte-Carlo (:func:`workbench.training.failures.simulate`).
+* ``training-dse`` -- design-space exploration (Multiverse-style search, Lumos-style final ranking): every TP x PP
+  x DP x micro-batch x recomputation plan of ``n_gpus`` GPUs ranked by the formula (vectorized), the fastest that fit
+  in memory re-ranked by the execution graph (:func:`workbench.training.dse.explore`).
 * ``diagnosis-detection`` -- one job with one fault (or none) at ``noise_level`` times the default signal noise,
   scored for one detector (:func:`workbench.training.diagnosis.run_scenario`).
 
@@ -25,9 +28,10 @@ from ..training import GPUS, MODELS, Plan, iteration_time
 from ..training import failures as tf
 from ..training.diagnosis import FAULT_KINDS
 from ..training.diagnosis.evaluate import DETECTORS, Scenario, run_scenario
+from ..training.dse import explore
 from ._space import Param, experiment
 
-__all__ = ["training_iteration_time", "training_ettr", "diagnosis_detection"]
+__all__ = ["training_iteration_time", "training_ettr", "training_dse", "diagnosis_detection"]
 
 
 @experiment(
@@ -79,6 +83,37 @@ def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s
     closed = tf.ettr(rate, recovery)
     mc = tf.simulate(rate, recovery, replicas=replicas, seed=seed)
     return {"ettr": closed["ettr"], "ettr_monte_carlo": mc["ettr"], "ettr_se": mc["ettr_se"]}
+
+
+@experiment(
+    "training-dse",
+    version="1",
+    small={"n_gpus": [64, 512], "global_batch": 512, "top_k": 3},
+    params=[
+        Param("model", "gpt3-175b", choices=tuple(m for m in MODELS if not MODELS[m].is_moe), doc="dense model"),
+        Param("gpu", "H100", choices=tuple(GPUS), doc="GPU type"),
+        Param("n_gpus", 512, "", low=1, high=65_536, doc="GPUs of the job (tp x pp x dp)"),
+        Param("global_batch", 512, "", low=1, high=1_000_000, doc="sequences per iteration"),
+        Param("top_k", 5, "", low=1, high=50, doc="fastest plans (by the formula) re-ranked by the graph"),
+    ],
+)
+def training_dse(*, model, gpu, n_gpus, global_batch, top_k, seed):
+    """Fastest plan that fits, by the formula and after the graph's re-ranking (speed: benchmarks/bench_training.py)."""
+    r = explore(MODELS[model], GPUS[gpu], n_gpus, global_batch, top_k=top_k)
+    best, by_formula = r.top.iloc[0], r.top.sort_values("formula_rank").iloc[0]
+    return {
+        "plans": len(r.plans),
+        "plans_fit": int(r.plans.fits.sum()),
+        "best_tp": int(best.tp),
+        "best_pp": int(best.pp),
+        "best_dp": int(best.dp),
+        "best_micro_batch": int(best.micro_batch),
+        "best_full_recompute": int(best.recompute == "full"),
+        "best_graph_s": float(best.graph_s),
+        "formula_best_graph_s": float(by_formula.graph_s),
+        "rerank_changed": int(best.formula_rank != 0),
+        "graph_vs_formula": float(best.graph_s / best.formula_s - 1.0),
+    }
 
 
 @experiment(

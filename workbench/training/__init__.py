@@ -7,6 +7,11 @@ faulty machine or the irregular iteration (:mod:`workbench.training.diagnosis`).
   with the data-parallel collective routed on a :mod:`workbench.fabric` topology.
 - :mod:`~workbench.training.scaling`: plan grids, routing comparisons (ECMP vs planned per plan) and weak scaling.
 - :mod:`~workbench.training.validation`: published measurements and the model's error on each.
+- :mod:`~workbench.training.exec_graph`: the iteration as an execution graph (Lumos): CPU launches and syncs,
+  kernels on compute/TP/PP/DP streams, four dependency kinds, list-scheduling simulation, breakdown, critical path,
+  what-if edits and a dPRO-like mode.
+- :mod:`~workbench.training.dse`: design-space exploration over TP x PP x DP x micro-batch x recomputation, formula
+  first, graph re-ranking.
 - :mod:`~workbench.training.failures`: failure rates per component class (Llama 3), checkpoint-restart vs live
   migration, ETTR in closed form (renewal-reward) and by Monte-Carlo, Young/Daly, GPU-hours lost.
 - :mod:`~workbench.training.fused_pipeline`: RLHFuse's fused Actor/Critic pipelines: the task model, the four-term

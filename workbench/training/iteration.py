@@ -44,7 +44,7 @@ from .._rng import spawn
 from .._validate import in_range, integer, nonnegative, one_of
 from .specs import GPU, Model, Plan, PlanError, check_plan, memory_arrays
 
-__all__ = ["Breakdown", "group_seconds_per_byte", "iteration_table", "iteration_time", "COMPONENTS"]
+__all__ = ["Breakdown", "group_seconds_per_byte", "iteration_arrays", "iteration_table", "iteration_time", "COMPONENTS"]
 
 #: Critical-path components of an iteration, in the order they are stacked in figures; they sum to ``iteration_s``.
 COMPONENTS = ("compute_s", "tp_comm_s", "pp_p2p_s", "moe_a2a_s", "bubble_s", "dp_exposed_s", "optimizer_s")
@@ -220,14 +220,49 @@ def iteration_table(
     latency_s = nonnegative("latency_s", latency_s)
     dp_overlap = in_range("dp_overlap", dp_overlap, 0.0, 1.0)
     df = _plans_frame(plans)
-    tp, pp, dp, ep = (df[c].to_numpy(np.int64) for c in ("tp", "pp", "dp", "ep"))
-    v, b = df.virtual_stages.to_numpy(np.int64), df.micro_batch.to_numpy(float)
-    full = (df.recompute == "full").to_numpy()
-    gpus = tp * pp * dp
-    m = df.global_batch.to_numpy(np.int64) // (dp * df.micro_batch.to_numpy(np.int64))
-    s, h, L = float(model.seq_len), float(model.hidden), model.layers
-    for row in np.flatnonzero((pp > L) | (tp > gpu.gpus_per_node) | ((ep > 1) & (not model.is_moe))):
+    cols = {c: df[c].to_numpy() for c in _PLAN_FIELDS}
+    for row in np.flatnonzero(
+        (cols["pp"] > model.layers) | (cols["tp"] > gpu.gpus_per_node) | ((cols["ep"] > 1) & (not model.is_moe))
+    ):
         check_plan(model, Plan(**df.iloc[row].to_dict()), gpu)  # raises the named error
+    out = iteration_arrays(model, cols, gpu, topology, routing, collective, placement, seed, latency_s, dp_overlap)
+    return pd.concat([df, pd.DataFrame(out, index=df.index)], axis=1)
+
+
+def iteration_arrays(
+    model: Model,
+    cols: dict,
+    gpu: GPU,
+    topology=None,
+    routing: str = "ecmp",
+    collective: str = "ring",
+    placement: str = "linear",
+    seed: int = 0,
+    latency_s: float = 5e-6,
+    dp_overlap: float = 1.0,
+) -> dict[str, np.ndarray]:
+    """The numbers of :func:`iteration_table` as arrays, from arrays of the plan fields (``cols`` keyed by
+    :class:`Plan`'s field names, ``recompute`` as strings); no validation (callers validate), no DataFrame: the fast
+    path for the execution graph and design-space sweeps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from workbench.training import MODELS, GPUS
+    >>> cols = dict(tp=np.array([8]), pp=np.array([8]), dp=np.array([16]), global_batch=np.array([1536]),
+    ...             micro_batch=np.array([1]), ep=np.array([1]), virtual_stages=np.array([1]),
+    ...             recompute=np.array(["full"]), distributed_optimizer=np.array([True]))
+    >>> out = iteration_arrays(MODELS["gpt3-175b"], cols, GPUS["A100"])
+    >>> bool(np.isclose(out["iteration_s"], sum(out[c] for c in COMPONENTS)).all())
+    True
+    """
+    tp, pp, dp, ep = (np.asarray(cols[c]).astype(np.int64) for c in ("tp", "pp", "dp", "ep"))
+    v, b = np.asarray(cols["virtual_stages"]).astype(np.int64), np.asarray(cols["micro_batch"]).astype(float)
+    full = np.asarray(cols["recompute"]) == "full"
+    n = tp.size
+    gpus = tp * pp * dp
+    m = np.asarray(cols["global_batch"]).astype(np.int64) // (dp * np.asarray(cols["micro_batch"]).astype(np.int64))
+    s, h, L = float(model.seq_len), float(model.hidden), model.layers
     if topology is not None and gpus.max() > topology.n_hosts:
         worst = int(np.argmax(gpus))
         raise PlanError(
@@ -241,10 +276,10 @@ def iteration_table(
     n_ar = np.where(full, 6.0, 4.0)
     t_tp = np.where(tp > 1, layers_stage * n_ar * 2 * (tp - 1) / tp * 2 * b * s * h / gpu.nvlink_bytes_per_s, 0.0)
     t_pp = np.where(pp > 1, v * 2 * (2 * b * s * h / tp) / nic_bps, 0.0)
-    t_a2a = np.zeros(len(df))
+    t_a2a = np.zeros(n)
     if model.is_moe:
         a2a_bytes = 2 * b * s * model.top_k * h / tp
-        spb = np.zeros(len(df))
+        spb = np.zeros(n)
         nvl = ep * tp <= gpu.gpus_per_node
         spb[nvl] = (ep[nvl] - 1) / ep[nvl] / gpu.nvlink_bytes_per_s
         for i in np.flatnonzero(~nvl & (ep > 1)):
@@ -256,7 +291,7 @@ def iteration_table(
     bubble = (pp - 1) / v * t_mb
     dense = model.params - model.expert_params
     per_gpu = dense / (tp * pp) + model.expert_params / (tp * pp * ep)
-    t_dp = np.zeros(len(df))
+    t_dp = np.zeros(n)
     keys = np.stack([tp, pp, dp], axis=1)
     for key in np.unique(keys[dp > 1], axis=0):
         key_tp, key_pp, key_dp = (int(k) for k in key)
@@ -265,22 +300,23 @@ def iteration_table(
         t_dp[sel] = 2.0 * per_gpu[sel] * dp_spb + hops * latency_s
     window = dp_overlap * np.where(full, 0.75, 2.0 / 3.0) * t_c
     exposed = np.maximum(0.0, t_dp - window)
-    shards = np.where(df.distributed_optimizer.to_numpy(bool), dp, 1)
+    dopt = np.asarray(cols["distributed_optimizer"]).astype(bool)
+    shards = np.where(dopt, dp, 1)
     t_opt = 28.0 * per_gpu / shards / gpu.hbm_bw_bytes_per_s
-    out = df.copy()
+    out: dict[str, np.ndarray] = {}
     out["gpus"], out["micro_batches"] = gpus, m
     out["compute_s"], out["tp_comm_s"], out["pp_p2p_s"], out["moe_a2a_s"] = m * t_c, m * t_tp, m * t_pp, m * t_a2a
     out["bubble_s"], out["dp_comm_s"], out["dp_exposed_s"], out["optimizer_s"] = bubble, t_dp, exposed, t_opt
     it = m * t_mb + bubble + exposed + t_opt
     out["iteration_s"] = it
-    tokens = df.global_batch.to_numpy(float) * s
+    tokens = np.asarray(cols["global_batch"]).astype(float) * s
     out["tokens_per_s"] = tokens / it
     out["model_tflops_per_gpu"] = model.flops_per_token * tokens / it / gpus / 1e12
-    out["hardware_tflops_per_gpu"] = out.model_tflops_per_gpu * hw
-    out["mfu"] = out.model_tflops_per_gpu / gpu.peak_tflops
+    out["hardware_tflops_per_gpu"] = out["model_tflops_per_gpu"] * hw
+    out["mfu"] = out["model_tflops_per_gpu"] / gpu.peak_tflops
     out["bubble_fraction"] = bubble / (m * t_mb + bubble)
     out["comm_share"] = (m * (t_tp + t_pp + t_a2a) + exposed) / it
-    mem = memory_arrays(model, tp, pp, dp, ep, b, m, v, full, df.distributed_optimizer.to_numpy(bool))["total"]
+    mem = memory_arrays(model, tp, pp, dp, ep, b, m, v, full, dopt)["total"]
     out["memory_gib"] = mem / 2**30
     out["fits"] = mem <= gpu.hbm_bytes
     return out

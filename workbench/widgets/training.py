@@ -1,4 +1,5 @@
-"""Interactive panels for the training notebooks: iteration time on the fabric (07) and ETTR under failures (08).
+"""Interactive panels for the training notebooks: iteration time on the fabric (07), the execution graph's what-if
+(07) and ETTR under failures (08).
 
 Controls only offer combinations the models accept (TP and PP from divisors that fit the GPU count, GPU counts that
 fill whole leaves); a plan that does not fit in memory is reported in the status line instead of being drawn.
@@ -16,12 +17,14 @@ import plotly.graph_objects as go
 from .. import fabric as fb
 from ..training import GPUS, MODELS, Plan, PlanError, check_plan
 from ..training import failures as tf
+from ..training.exec_graph import build_graph, simulate, what_if
 from ..training.iteration import iteration_table
 from ..training.scaling import weak_scaling
+from ..viz import exec_graph as vg
 from ..viz import training as vt
 from . import FigurePane, log_steps, panel, redraw
 
-__all__ = ["IterationPanel", "iteration_panel", "FailuresPanel", "failures_panel"]
+__all__ = ["IterationPanel", "iteration_panel", "WhatIfPanel", "what_if_panel", "FailuresPanel", "failures_panel"]
 
 _ROUTINGS = ("ecmp", "mp-4", "spray", "planned")
 #: One activation-recomputation setting for every figure of the iteration panel (bars and weak scaling alike).
@@ -113,6 +116,76 @@ class IterationPanel:
 def iteration_panel() -> w.Widget:
     """Build the iteration-time panel and return its top-level widget."""
     return IterationPanel().widget
+
+
+class WhatIfPanel:
+    """Edit a plan's TP, PP, DP, global batch or recomputation (Lumos-style graph edits of a base plan) -> the new
+    iteration time and its breakdown (exposed compute, overlap, exposed communication, other) next to the base
+    plan's, and the breakdown of every pipeline stage."""
+
+    BASE = ("gpt3-175b", Plan(8, 8, 8, 512, recompute="full"))
+
+    def __init__(self) -> None:
+        name, base = self.BASE
+        self.model = w.Dropdown(options=["gpt-39b", "gpt-76b", "gpt3-175b"], value=name, description="model")
+        self.tp = w.Dropdown(options=[1, 2, 4, 8], value=base.tp, description="TP")
+        self.pp = w.Dropdown(options=[1, 2, 4, 8, 16], value=base.pp, description="PP")
+        self.dp = w.Dropdown(options=[1, 2, 4, 8, 16, 32, 64, 128], value=base.dp, description="DP")
+        self.batch = w.Dropdown(options=[128, 256, 512, 1024, 2048], value=base.global_batch, description="batch")
+        self.recompute = w.Dropdown(options=["selective", "full"], value=base.recompute, description="recompute")
+        self.status = w.HTML()
+        self.fig_bars = FigurePane()
+        self.fig_stages = FigurePane()
+        controls = [self.model, self.tp, self.pp, self.dp, self.batch, self.recompute]
+        for c in controls:
+            c.observe(lambda _c: self.update(), names="value")
+        self.widget = panel(controls, [self.fig_bars, self.fig_stages], info=self.status)
+        self.update()
+
+    def update(self) -> None:
+        model, gpu = MODELS[self.model.value], GPUS["H100"]
+        base = build_graph(model, self.BASE[1], gpu)
+        self.base = simulate(base)
+        try:
+            g = what_if(
+                base,
+                tp=self.tp.value,
+                pp=self.pp.value,
+                dp=self.dp.value,
+                global_batch=self.batch.value,
+                recompute=self.recompute.value,
+            )
+        except PlanError as exc:
+            self.status.value = f"<b>Plan does not fit:</b> {exc}"
+            self.result = None
+            for pane in (self.fig_bars, self.fig_stages):
+                redraw(pane, go.Figure(layout={"title": {"text": "Plan does not fit: see the status line"}}))
+            return
+        self.graph, self.result = g, simulate(g)
+        p = g.plan
+        label = f"TP{p.tp} PP{p.pp} DP{p.dp} b{p.global_batch}"
+        rows = pd.DataFrame(
+            [
+                {"plan": "base TP8 PP8 DP8 b512", **self.base.breakdown},
+                {"plan": label, **self.result.breakdown},
+            ]
+        )
+        redraw(self.fig_bars, vg.overlap_breakdown(rows, title=f"{model.name}: base vs edited plan (stage 0)"))
+        stages = self.result.per_stage.reset_index().assign(stage=lambda d: d.stage.astype(str))
+        redraw(self.fig_stages, vg.overlap_breakdown(stages, label="stage", title=f"{label}: every pipeline stage"))
+        cs = self.result.critical_share(g)
+        self.status.value = (
+            f"{p.gpus} GPUs: iteration {self.result.iteration_s:.2f} s (base {self.base.iteration_s:.2f} s, "
+            f"{self.result.iteration_s / self.base.iteration_s - 1:+.1%}); formula {g.formula['iteration_s']:.2f} s; "
+            f"critical path: compute {cs['compute'] / self.result.iteration_s:.0%}, TP "
+            f"{cs['tp_comm'] / self.result.iteration_s:.0%}, waits {cs['wait'] / self.result.iteration_s:.0%}; "
+            f"{g.n_nodes:,} nodes"
+        )
+
+
+def what_if_panel() -> w.Widget:
+    """Build the execution-graph what-if panel and return its top-level widget."""
+    return WhatIfPanel().widget
 
 
 class FailuresPanel:
