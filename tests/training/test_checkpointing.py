@@ -100,3 +100,20 @@ def test_experiment_small_grid_and_errors():
         ck.save_time(1e9, ck.Layout(1, 1, 1), "nope")
     with pytest.raises(ValueError, match="multiple"):
         ck.Layout.for_gpus(1000, 8, 16)
+
+
+def test_panel_number_is_the_experiment_number():
+    import ipywidgets as W
+
+    from workbench.widgets.checkpointing import checkpoint_panel, panel_model
+
+    rows, curve = panel_model(params_b=70.0, gpus=2048)
+    for m in ck.METHODS:
+        want = ex.run_point("checkpoint", {"params_b": 70.0, "gpus": 2048, "method": m}).iloc[0]
+        got = rows.set_index("method").loc[m]
+        assert got.ettr == pytest.approx(float(want.ettr), rel=1e-12)
+        assert got.stall_s == pytest.approx(float(want.stall_s), rel=1e-12)
+        # the curve peaks near the reported optimum
+        c = curve[curve.method == m]
+        assert c.ettr.max() <= got.ettr + 1e-9
+    assert isinstance(checkpoint_panel(), W.Box)

@@ -90,3 +90,16 @@ def test_experiment_small_grid():
     assert set(df.threshold) == {0.0, 0.02, 0.1}
     assert (df[df.threshold == 0.0].gain == 1.0).all()
     assert (df.fused_s <= df.baseline_s * 1.5).all()
+
+
+def test_panel_number_is_the_experiment_number():
+    from workbench.widgets.rlhf import generation_tail_panel, tail_model
+
+    v = {"threshold": 0.05, "samples": 128, "instances": 4, "sigma": 1.2}
+    row = ex.run_point("rlhf-generation-tail", v).iloc[0]
+    r = tail_model(**v)
+    assert r.gain == pytest.approx(float(row.gain), rel=1e-12)
+    assert r.fused_s == pytest.approx(float(row.fused_s), rel=1e-12)
+    import ipywidgets as W
+
+    assert isinstance(generation_tail_panel(), W.Box)

@@ -27,7 +27,7 @@ from ..training import fused_pipeline as fp
 from ..training import generation_tail as gt
 from ._space import Param, experiment
 
-__all__ = ["rlhf_fused_pipeline", "rlhf_generation_tail"]
+__all__ = ["rlhf_fused_pipeline", "rlhf_generation_tail", "generation_tail_run"]
 
 METHODS = ("bound", "sequential-1f1b", "greedy", "anneal", "published")
 
@@ -115,14 +115,24 @@ def rlhf_generation_tail(
     *, source, sigma, max_tokens, samples, instances, tail_instances, threshold, inference_models, model, gpu, tp, seed
 ):
     """Generation + inference stage time, baseline and fused, for one length draw."""
+    return generation_tail_run(
+        source=source, sigma=sigma, max_tokens=max_tokens, samples=samples, instances=instances,
+        tail_instances=tail_instances, threshold=threshold, inference_models=inference_models, model=model, gpu=gpu,
+        tp=tp, seed=seed,
+    ).summary()  # fmt: skip
+
+
+def generation_tail_run(
+    *, source, sigma, max_tokens, samples, instances, tail_instances, threshold, inference_models, model, gpu, tp, seed
+) -> gt.TailRun:
+    """The model run behind ``rlhf-generation-tail`` (the panel calls it with the experiment's seed)."""
     if tail_instances >= instances:
         raise ValueError(f"tail_instances must be below instances ({instances}), got {tail_instances}")
     if instances > samples:
         raise ValueError(f"instances must not exceed samples ({samples}), got {instances}")
     dep = Deployment(model, gpu, tp=tp)
     p, o = gt.sample_lengths(source, samples, sigma=sigma, max_tokens=max_tokens, seed=seed)
-    run = gt.generation_stage(
+    return gt.generation_stage(
         dep, p, o, instances=instances, tail_instances=tail_instances, threshold=threshold,
         inference_models=inference_models,
     )  # fmt: skip
-    return run.summary()

@@ -60,6 +60,7 @@ __all__ = [
     "save_time",
     "load_time",
     "ettr_table",
+    "ettr_curve",
     "BYTES_PER_PARAM",
 ]
 
@@ -307,3 +308,18 @@ def ettr_table(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def ettr_curve(
+    params: float, gpus: int, intervals_s, methods=METHODS, storage: Storage | None = None, *, tp: int = 8, pp: int = 16
+) -> pd.DataFrame:
+    """ETTR vs checkpoint interval per method (one :func:`ettr_table` row per interval and method).
+
+    Examples
+    --------
+    >>> t = ettr_curve(70e9, 1024, [60, 600], methods=("mcp",), tp=8, pp=8)
+    >>> list(t.columns[:3]), len(t)
+    (['gpus', 'method', 'stall_s'], 2)
+    """
+    frames = [ettr_table(params, [gpus], methods, storage, tp=tp, pp=pp, interval_s=float(t)) for t in intervals_s]
+    return pd.concat(frames, ignore_index=True).sort_values(["method", "interval_s"], ignore_index=True)
