@@ -191,12 +191,13 @@ def save_time(
     """
     one_of("method", method, METHODS)
     st = storage if storage is not None else Storage()
+    pcie = float(st.pcie_gbs or 0.0)  # resolved by Storage.__post_init__
     b = shard_bytes(params, layout, balanced=method != "dcp")
     node = min(st.gpus_per_node, layout.gpus)
     node_bytes = b * node
     phases = {
         "bytes": b,
-        "copy": b / (st.pcie_gbs * 1e9),
+        "copy": b / (pcie * 1e9),
         "plan": st.plan_s_per_rank * layout.gpus,
         "serialise": b / (st.serialise_gbs * 1e9),
         "upload": node_bytes / (st.upload_gbs(layout.gpus) * 1e9),
@@ -240,7 +241,7 @@ def load_time(
         "amplification": amp,
         "download": read * node / (st.upload_gbs(loaded.gpus) * 1e9),
         "deserialise": read / (st.serialise_gbs * 1e9),
-        "copy": need / (st.pcie_gbs * 1e9),
+        "copy": need / (float(st.pcie_gbs or 0.0) * 1e9),
     }
     parts = (phases["download"], phases["deserialise"], phases["copy"])
     phases["load"] = max(parts) if method == "bytecheckpoint" else sum(parts)

@@ -342,15 +342,12 @@ def generation_stage(
     gen = float(done.max())
     base = gen + float(work.sum()) / inst
     keep = int(np.floor(thr * n))
-    run = {
-        "generation_s": gen,
-        "inference_s": float(work.sum()) / inst,
-        "kv_peak_fraction": kv_peak / deployment.kv_capacity_tokens,
-        "completion": done,
-    }
+    inf_s = float(work.sum()) / inst
+    kv_frac = kv_peak / deployment.kv_capacity_tokens
     if keep == 0 or inst == 1:
-        return TailRun(base, base, fused_generation_s=gen, migrate_at_s=gen, migrate_s=0.0, migrated=0,
-                       fused_completion=done, **run)  # fmt: skip
+        return TailRun(base, base, generation_s=gen, fused_generation_s=gen, migrate_at_s=gen, migrate_s=0.0,
+                       migrated=0, inference_s=inf_s, kv_peak_fraction=kv_frac, completion=done,
+                       fused_completion=done)  # fmt: skip
     t_m = float(np.sort(done)[n - keep - 1])  # the (n - keep)-th completion: at most `keep` remain after it
     tail = np.flatnonzero(done > t_m)
     progress = np.zeros(n, dtype=np.int64)
@@ -375,8 +372,9 @@ def generation_stage(
     breaks = np.concatenate([[t_m], np.sort(tail_end)])
     rates = np.arange(inst - m, inst + 1, dtype=float)
     fused = _fluid_finish(np.maximum(fused_done, t_m), work, breaks, rates)
-    return TailRun(base, fused, fused_generation_s=float(fused_done.max()), migrate_at_s=t_m, migrate_s=move,
-                   migrated=int(tail.size), fused_completion=fused_done, **run)  # fmt: skip
+    return TailRun(base, fused, generation_s=gen, fused_generation_s=float(fused_done.max()), migrate_at_s=t_m,
+                   migrate_s=move, migrated=int(tail.size), inference_s=inf_s, kv_peak_fraction=kv_frac,
+                   completion=done, fused_completion=fused_done)  # fmt: skip
 
 
 def threshold_curve(deployment: Deployment, prompt, output, thresholds, **kw) -> pd.DataFrame:
