@@ -288,8 +288,8 @@ explore_panel("rlhf-generation-tail", x="threshold", series=["tail_instances"], 
 
 # %% tags=["nbval-ignore-output"]
 explore_panel("checkpoint", x="gpus", series=["method"], values=["ettr"],
-              grid={"gpus": [1024, 4096, 16384], "method": list(ck.METHODS), "aggregate_gbs": 200.0,
-                    "node_gbs": 5.0}, seeds=1, client=False, y_title="ETTR at the optimal interval")  # fmt: skip
+              grid={"gpus": [1024, 4096, 16384], "method": list(ck.METHODS), "aggregate_gbps": 1600.0,
+                    "node_gbps": 40.0}, seeds=1, client=False, y_title="ETTR at the optimal interval")  # fmt: skip
 
 # %% [markdown]
 # ## What differs from the papers

@@ -6,7 +6,8 @@
   (until durable), the load (same layout, and into ``reshard_tp`` times the tensor parallelism), and the effective
   training time ratio under Llama 3's failure rates at the optimal interval (``interval_s = 0``) or a given one
   (``optimal_interval_s`` reports the interval used).
-  Bandwidths are parameters (defaults and sources in :class:`~workbench.training.checkpointing.Storage`).
+  Bandwidths are parameters in Gbit/s (defaults = :class:`~workbench.training.checkpointing.Storage`'s in GB/s x 8,
+  with their sources there).
 
 Nothing is random here (the closed-form ETTR); ``method`` is a treatment.
 """
@@ -16,7 +17,14 @@ from __future__ import annotations
 from ..training import checkpointing as ck
 from ._space import Param, experiment
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "storage_of"]
+
+
+def storage_of(*, gpu, pcie_gbps, serialise_gbps, node_gbps, aggregate_gbps, plan_s_per_rank, **_) -> ck.Storage:
+    """The :class:`~workbench.training.checkpointing.Storage` of the experiment's parameters (Gbit/s -> GB/s; a
+    ``pcie_gbps`` of 0 takes the hardware table's)."""
+    return ck.Storage(gpu=gpu, pcie_gbs=pcie_gbps / 8 or None, serialise_gbs=serialise_gbps / 8,
+                      node_gbs=node_gbps / 8, aggregate_gbs=aggregate_gbps / 8, plan_s_per_rank=plan_s_per_rank)  # fmt: skip
 
 
 @experiment(
@@ -24,33 +32,27 @@ __all__ = ["checkpoint"]
     version="1",
     small={"method": list(ck.METHODS), "gpus": [1024, 4096]},
     params=[
-        Param("params_b", 405.0, "B", low=0.1, high=10_000.0, log=True, doc="model parameters (billions)"),
+        Param("params_b", 405.0, "", low=0.1, high=10_000.0, log=True, doc="model parameters (billions)"),
         Param("gpus", 1024, "", low=1, high=1_000_000, log=True, doc="GPUs of the job (a multiple of tp * pp)"),
         Param("tp", 8, "", low=1, high=64, doc="tensor parallelism"),
         Param("pp", 16, "", low=1, high=256, doc="pipeline parallelism"),
         Param("method", "bytecheckpoint", choices=ck.METHODS, seeded=False, doc="checkpointing system"),
         Param("interval_s", 0.0, "s", low=0.0, high=1e7, doc="work between checkpoints (0: the ETTR optimum)"),
         Param("reshard_tp", 2, "", low=1, high=64, doc="load into tp x this (resharding)"),
-        Param("node_gbs", 25.0, "GB/s", low=0.01, high=1e4, log=True, doc="one node's link to storage"),
-        Param("aggregate_gbs", 2000.0, "GB/s", low=0.1, high=1e6, log=True, doc="storage system total bandwidth"),
-        Param("serialise_gbs", 4.0, "GB/s", low=0.01, high=1e4, log=True, doc="serialisation per rank"),
-        Param("pcie_gbs", 0.0, "GB/s", low=0.0, high=1e4, doc="device-to-host per GPU (0: the hardware table)"),
-        Param("plan_ms_per_rank", 0.2, "ms", low=0.0, high=100.0, doc="save planning per rank of the job"),
+        Param("node_gbps", 200.0, "Gbit/s", low=0.1, high=1e5, log=True, doc="one node's link to storage"),
+        Param("aggregate_gbps", 16_000.0, "Gbit/s", low=1.0, high=1e7, log=True, doc="storage system total bandwidth"),
+        Param("serialise_gbps", 32.0, "Gbit/s", low=0.1, high=1e5, log=True, doc="serialisation per rank"),
+        Param("pcie_gbps", 0.0, "Gbit/s", low=0.0, high=1e5, doc="device-to-host per GPU (0: the hardware table)"),
+        Param("plan_s_per_rank", 2e-4, "s", low=0.0, high=0.1, doc="save planning per rank of the job"),
         Param("gpu", "H100-SXM", doc="GPU (hardware table)"),
     ],
 )
-def checkpoint(*, params_b, gpus, tp, pp, method, interval_s, reshard_tp, node_gbs, aggregate_gbs, serialise_gbs,
-               pcie_gbs, plan_ms_per_rank, gpu, seed):  # fmt: skip
+def checkpoint(*, params_b, gpus, tp, pp, method, interval_s, reshard_tp, node_gbps, aggregate_gbps, serialise_gbps,
+               pcie_gbps, plan_s_per_rank, gpu, seed):  # fmt: skip
     """Stall, save and load seconds and ETTR of one job checkpointed by one method."""
     del seed  # deterministic
-    st = ck.Storage(
-        gpu=gpu,
-        pcie_gbs=pcie_gbs or None,
-        serialise_gbs=serialise_gbs,
-        node_gbs=node_gbs,
-        aggregate_gbs=aggregate_gbs,
-        plan_s_per_rank=plan_ms_per_rank / 1e3,
-    )
+    st = storage_of(gpu=gpu, pcie_gbps=pcie_gbps, serialise_gbps=serialise_gbps, node_gbps=node_gbps,
+                    aggregate_gbps=aggregate_gbps, plan_s_per_rank=plan_s_per_rank)  # fmt: skip
     p = params_b * 1e9
     lay = ck.Layout.for_gpus(gpus, tp, pp)
     s = ck.save_time(p, lay, method, st)

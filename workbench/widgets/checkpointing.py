@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
+from ..experiments.checkpointing import storage_of
 from ..training import checkpointing as ck
 from ..viz import checkpointing as vc
 from . import FigurePane, html_table, panel, param_controls, param_values, redraw
@@ -16,7 +17,7 @@ from . import FigurePane, html_table, panel, param_controls, param_values, redra
 __all__ = ["checkpoint_panel", "panel_model", "CONTROLS", "GPU_STOPS"]
 
 #: The ``checkpoint`` parameters the panel controls besides the job size.
-CONTROLS = ("params_b", "node_gbs", "aggregate_gbs", "serialise_gbs")
+CONTROLS = ("params_b", "node_gbps", "aggregate_gbps", "serialise_gbps")
 #: Job sizes offered (multiples of the default tp x pp = 128).
 GPU_STOPS = (1024, 2048, 4096, 8192, 16384)
 #: Intervals of the ETTR curve (s).
@@ -37,9 +38,7 @@ def panel_model(**values) -> tuple[pd.DataFrame, pd.DataFrame]:
     p = {**exp.defaults(), **values}
     rows = pd.concat([ex.run_point("checkpoint", {**values, "method": m}, cache=False) for m in ck.METHODS],
                      ignore_index=True)  # fmt: skip
-    st = ck.Storage(gpu=p["gpu"], pcie_gbs=p["pcie_gbs"] or None, serialise_gbs=p["serialise_gbs"],
-                    node_gbs=p["node_gbs"], aggregate_gbs=p["aggregate_gbs"],
-                    plan_s_per_rank=p["plan_ms_per_rank"] / 1e3)  # fmt: skip
+    st = storage_of(**p)
     curve = ck.ettr_curve(p["params_b"] * 1e9, p["gpus"], INTERVALS, ck.METHODS, st, tp=p["tp"], pp=p["pp"])
     return rows, curve
 
