@@ -50,6 +50,7 @@ __all__ = [
     "decode_timeline",
     "inference_seconds",
     "generation_stage",
+    "threshold_curve",
 ]
 
 SOURCES = ("servegen-reasoning", "burstgpt")
