@@ -10,14 +10,24 @@
 
 ``method`` and ``memory`` are treatments (not seeded). Every row reports the makespan, the bound, the gap to the
 bound, the peak activation memory and the utilization, all recomputed by the checker from the schedule's tasks.
+
+* ``rlhf-generation-tail`` -- generation then inference of ``samples`` RLHF samples on ``instances`` serving replicas
+  (:mod:`workbench.training.generation_tail`): the baseline (inference after the longest sample) and RLHFuse's
+  inter-stage fusion (the last ``threshold`` share of samples migrated to ``tail_instances`` instances, inference
+  started on the freed ones). Lengths from ``source`` (BurstGPT's generator with log-space spread ``sigma``, or
+  ServeGen's reasoning model), capped at ``max_tokens``. ``threshold``, ``tail_instances``, ``instances`` and
+  ``sigma`` are treatments (every value sees the same draws); the row gives both stage times, the gain, the
+  migration time and what generation alone takes.
 """
 
 from __future__ import annotations
 
+from ..serving.roofline import Deployment
 from ..training import fused_pipeline as fp
+from ..training import generation_tail as gt
 from ._space import Param, experiment
 
-__all__ = ["rlhf_fused_pipeline"]
+__all__ = ["rlhf_fused_pipeline", "rlhf_generation_tail", "generation_tail_run"]
 
 METHODS = ("bound", "sequential-1f1b", "greedy", "anneal", "published")
 
@@ -72,3 +82,57 @@ def rlhf_fused_pipeline(*, instance, method, iterations, memory, pp0, pp1, m0, m
         "peak_memory": c.peak_memory,
         "utilization": c.utilization,
     }
+
+
+@experiment(
+    "rlhf-generation-tail",
+    version="1",
+    small={"threshold": [0.0, 0.02, 0.1], "samples": 128, "instances": 4},
+    params=[
+        Param("source", "burstgpt", choices=gt.SOURCES, doc="output-length model"),
+        Param("sigma", 0.8, "", low=0.0, high=3.0, seeded=False, doc="BurstGPT response log-space spread (tail)"),
+        Param("max_tokens", 8192, "tokens", low=16, high=65536, log=True, doc="maximum generated length"),
+        Param("samples", 512, "", low=2, high=65536, log=True, doc="samples (prompts) per RLHF iteration"),
+        Param("instances", 8, "", low=2, high=1024, seeded=False, doc="generation instances (replicas)"),
+        Param("tail_instances", 2, "", low=1, high=1023, seeded=False, doc="instances that finish the tail"),
+        Param(
+            "threshold",
+            0.02,
+            "fraction",
+            low=0.0,
+            high=1.0,
+            high_inclusive=False,
+            seeded=False,
+            doc="migrate once at most this share of samples remain (0: never)",
+        ),
+        Param("inference_models", 3.0, "", low=0.0, high=10.0, doc="Actor-sized forward passes per sample"),
+        Param("model", "Llama-3.1-8B", doc="the Actor (serving spec table)"),
+        Param("gpu", "H100-SXM", doc="GPU (hardware table)"),
+        Param("tp", 1, "", low=1, high=64, doc="tensor-parallel GPUs per instance"),
+    ],
+)
+def rlhf_generation_tail(
+    *, source, sigma, max_tokens, samples, instances, tail_instances, threshold, inference_models, model, gpu, tp, seed
+):
+    """Generation + inference stage time, baseline and fused, for one length draw."""
+    return generation_tail_run(
+        source=source, sigma=sigma, max_tokens=max_tokens, samples=samples, instances=instances,
+        tail_instances=tail_instances, threshold=threshold, inference_models=inference_models, model=model, gpu=gpu,
+        tp=tp, seed=seed,
+    ).summary()  # fmt: skip
+
+
+def generation_tail_run(
+    *, source, sigma, max_tokens, samples, instances, tail_instances, threshold, inference_models, model, gpu, tp, seed
+) -> gt.TailRun:
+    """The model run behind ``rlhf-generation-tail`` (the panel calls it with the experiment's seed)."""
+    if tail_instances >= instances:
+        raise ValueError(f"tail_instances must be below instances ({instances}), got {tail_instances}")
+    if instances > samples:
+        raise ValueError(f"instances must not exceed samples ({samples}), got {instances}")
+    dep = Deployment(model, gpu, tp=tp)
+    p, o = gt.sample_lengths(source, samples, sigma=sigma, max_tokens=max_tokens, seed=seed)
+    return gt.generation_stage(
+        dep, p, o, instances=instances, tail_instances=tail_instances, threshold=threshold,
+        inference_models=inference_models,
+    )  # fmt: skip

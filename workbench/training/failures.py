@@ -21,6 +21,10 @@ Renewal-reward gives ETTR (productive time / wall time) exactly: with ``q = exp(
 ETTR = E[productive per cycle] / (1/Lambda + E[downtime per cycle]) (:func:`ettr`). :func:`simulate` draws the same
 cycles (a month's worth of expected events per replica, all replicas at once as arrays) and estimates the same ratio
 with its standard error. The Young/Daly interval is ``sqrt(2 C MTBF)`` (:func:`young_daly_s`).
+
+An asynchronous checkpoint (``Recovery.checkpoint_lag_s = d``: the write goes on after the ``C``-second stall)
+becomes durable ``d`` seconds after its segment: the ``k``-th is durable at ``k T + d``, so
+``S(U) = floor((U - d)/T)^+ tau`` and ``E[S]`` gains a factor ``exp(-Lambda d)``.
 """
 
 from __future__ import annotations
@@ -94,10 +98,11 @@ class Recovery:
     checkpoint_s: float = 60.0
     interval_s: float = 3600.0
     iteration_s: float = 10.0
+    checkpoint_lag_s: float = 0.0
 
     def __post_init__(self) -> None:
         one_of("mode", self.mode, ("checkpoint", "live"))
-        for f in ("detect_s", "isolate_s", "restart_s", "migrate_s", "checkpoint_s", "iteration_s"):
+        for f in ("detect_s", "isolate_s", "restart_s", "migrate_s", "checkpoint_s", "iteration_s", "checkpoint_lag_s"):
             nonnegative(f, getattr(self, f))
         positive("interval_s", self.interval_s)
 
@@ -151,12 +156,13 @@ def planned_rate_per_s(n_gpus: int, gpus_per_host: int = 8, rate_scale: float = 
     return LLAMA3_PLANNED_PER_HOST_HOUR * n / g / 3600 * nonnegative("rate_scale", rate_scale)
 
 
-def _moments(lam: float, tau: float, c: float) -> tuple[float, float]:
-    """``E[S(U)], E[W(U)]`` for ``U ~ Exp(lam)`` and segments of ``tau`` work + ``c`` checkpoint."""
+def _moments(lam: float, tau: float, c: float, lag: float = 0.0) -> tuple[float, float]:
+    """``E[S(U)], E[W(U)]`` for ``U ~ Exp(lam)`` and segments of ``tau`` work + ``c`` checkpoint, each checkpoint
+    durable ``lag`` seconds after its segment."""
     q = np.exp(-lam * (tau + c))
     es = tau * q / -np.expm1(-lam * (tau + c))
     partial = (-np.expm1(-lam * tau) / lam - tau * q) / -np.expm1(-lam * (tau + c))
-    return float(es), float(es + partial)
+    return float(es * np.exp(-lam * lag)), float(es + partial)
 
 
 def ettr(failure_rate_per_s: float, recovery: Recovery, planned_rate_per_s: float = 0.0) -> dict[str, float]:
@@ -181,7 +187,7 @@ def ettr(failure_rate_per_s: float, recovery: Recovery, planned_rate_per_s: floa
     if lam == 0:
         share = recovery.interval_s / (recovery.interval_s + recovery.checkpoint_s)
         return {"ettr": share, "checkpoint": 1 - share, **{k: 0.0 for k in LOSS_PARTS[1:]}}
-    es, ew = _moments(lam, recovery.interval_s, recovery.checkpoint_s)
+    es, ew = _moments(lam, recovery.interval_s, recovery.checkpoint_s, recovery.checkpoint_lag_s)
     pf, pp = lf / lam, lp / lam
     live = recovery.mode == "live"
     parts = {
@@ -230,8 +236,8 @@ def simulate(
     u = rng.exponential(1 / lam, size=(replicas, k))
     failure = rng.random((replicas, k)) < lf / lam
     whole, rem = np.divmod(u, tau + c)
-    saved = whole * tau
-    work = saved + np.minimum(rem, tau)
+    work = whole * tau + np.minimum(rem, tau)
+    saved = np.maximum(np.floor((u - recovery.checkpoint_lag_s) / (tau + c)), 0.0) * tau
     live = recovery.mode == "live"
     productive = np.where(failure & (not live), saved, work)
     parts = {

@@ -61,3 +61,35 @@ def makespans(table: pd.DataFrame, title: str = "Makespan over the lower bound, 
     fig.update_layout(barmode="group")
     fig.update_yaxes(range=[0.95, None])
     return style(fig, title=title, x_title="instance", y_title="makespan / lower bound")
+
+
+def tail_completion(run, title: str = "Generation's long tail: samples finished over time") -> go.Figure:
+    """Share of samples finished vs time, baseline and fused (``run``: a
+    :class:`~workbench.training.generation_tail.TailRun`), with the migration and both stage ends marked."""
+    fig = go.Figure()
+    n = len(run.completion)
+    share = np.arange(1, n + 1) / n
+    for name, c, color in (("baseline", run.completion, "#2171b5"), ("fused (migrated tail)", run.fused_completion,
+                                                                       "#d94801")):  # fmt: skip
+        fig.add_trace(go.Scatter(x=np.sort(c), y=share, mode="lines", name=name, line={"shape": "hv", "color": color}))
+    marks = [
+        (run.baseline_s, "baseline: generation + inference", "#2171b5"),
+        (run.fused_s, "fused stage end", "#d94801"),
+    ]
+    if run.migrated:
+        marks.append((run.migrate_at_s, f"migrate {run.migrated} samples", "#636363"))
+    for x, text, color in marks:
+        fig.add_vline(x=x, line={"dash": "dot", "color": color}, annotation_text=text, annotation_position="top left")
+    return style(
+        fig, title=title, x_title="time from the start of generation (s)", y_title="share of samples generated"
+    )
+
+
+def gain_vs_threshold(table: pd.DataFrame, title: str = "Inter-stage fusion: gain vs migration threshold") -> go.Figure:
+    """One line per length-tail spread (``sigma``): the stage-time gain (baseline / fused) vs the threshold."""
+    fig = go.Figure()
+    for sigma, g in table.groupby("sigma"):
+        fig.add_trace(go.Scatter(x=g.threshold, y=g.gain, mode="lines+markers", name=f"sigma {sigma:g}"))
+    fig.add_hline(y=1.0, line={"dash": "dot", "color": "grey"})
+    return style(fig, title=title, x_title="migration threshold (share of samples remaining)",
+                 y_title="gain (baseline / fused stage time)")  # fmt: skip

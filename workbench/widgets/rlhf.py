@@ -1,15 +1,21 @@
-"""Interactive panel for notebook 12: a fused Actor/Critic pipeline you shape (stages, micro-batches, the Critic's
-size relative to the Actor), scheduled by a method you pick, drawn as a Gantt chart per GPU beside sequential 1F1B."""
+"""Interactive panels for notebook 12: a fused Actor/Critic pipeline you shape (stages, micro-batches, the Critic's
+size relative to the Actor), scheduled by a method you pick, drawn as a Gantt chart per GPU beside sequential 1F1B;
+and generation's long tail (length model, tail, threshold, instances) with RLHFuse's inter-stage fusion."""
 
 from __future__ import annotations
 
 import ipywidgets as W
 
+from .. import experiments as ex
+from ..experiments.rlhf import generation_tail_run
 from ..training import fused_pipeline as fp
 from ..viz import rlhf as vr
-from . import FigurePane, html_table, panel, redraw
+from . import FigurePane, html_table, panel, param_controls, param_values, redraw
 
-__all__ = ["fused_pipeline_panel", "panel_model"]
+__all__ = ["fused_pipeline_panel", "panel_model", "generation_tail_panel", "tail_model", "TAIL_CONTROLS"]
+
+#: The ``rlhf-generation-tail`` parameters the tail panel controls (the rest at their defaults).
+TAIL_CONTROLS = ("source", "sigma", "max_tokens", "threshold", "instances", "tail_instances", "samples")
 
 #: Annealing moves in the panel: a fraction of a second on one core for the panel's sizes.
 PANEL_ITERATIONS = 3_000
@@ -83,3 +89,45 @@ def fused_pipeline_panel() -> W.Widget:
         w.observe(update, "value")
     update()
     return panel([pp0, pp1, m0, m1, size, method], [fig], info=info)
+
+
+def tail_model(**values):
+    """The tail panel's model call: ``rlhf-generation-tail`` at ``values`` over its defaults, with the seed the
+    experiment gives that point (so the panel's numbers are the experiment's).
+
+    Examples
+    --------
+    >>> r = tail_model(samples=64, instances=4, threshold=0.05)
+    >>> r.fused_s <= r.baseline_s * 1.5
+    True
+    """
+    exp = ex.get("rlhf-generation-tail")
+    params = {**exp.defaults(), **values}
+    return generation_tail_run(**params, seed=ex.point_seed(exp, params, 0, 0))
+
+
+def generation_tail_panel() -> W.Widget:
+    """Build the generation-tail panel and return its top-level widget."""
+    controls = param_controls("rlhf-generation-tail", TAIL_CONTROLS)
+    info = W.HTML()
+    fig = FigurePane()
+
+    def update(*_):
+        v = param_values(controls)
+        if v["tail_instances"] >= v["instances"]:
+            info.value = html_table(["problem"], [["tail instances must be fewer than the instances"]])
+            return
+        r = tail_model(**v)
+        redraw(fig, vr.tail_completion(r), height=380)
+        info.value = html_table(
+            ["baseline stage", "fused stage", "gain", "generation alone", "inference", "migrated", "cap"],
+            [[f"{r.baseline_s:.1f} s", f"{r.fused_s:.1f} s", f"{r.gain:.3f}x", f"{r.generation_s:.1f} s",
+              f"{r.inference_s:.1f} s", f"{r.migrated} at {r.migrate_at_s:.1f} s",
+              f"{1 + r.inference_s / r.generation_s:.3f}x"]],
+            caption="cap = 1 + inference / generation: fusion hides inference behind the tail, nothing more",
+        )  # fmt: skip
+
+    for c in controls:
+        c.observe(update, "value")
+    update()
+    return panel(controls, [fig], info=info)
