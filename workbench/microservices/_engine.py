@@ -131,6 +131,7 @@ def run(
     own = np.zeros(n_svc)
     known = np.zeros(n_nodes)
     client_price = np.zeros(type_root.shape[0])
+    balance = 0.0
     ctl = np.zeros((n_ticks, n_svc))  # level / credits / own price per tick
     qlen_t = np.zeros((n_ticks, n_svc), np.int64)
     # heap of completions (at most one per busy worker)
@@ -189,10 +190,16 @@ def run(
             k = arr_type[r]
             if kind == 3:
                 tokens[r * max_nodes] = importance[r] * prm[3]
-                if prm[4] > 0.5 and tokens[r * max_nodes] < client_price[k]:
-                    status[r] = 1
-                    done_t[r] = now
-                    continue
+                if prm[4] > 0.5:
+                    # the client's token balance: a held-back request's tokens stay with the client, the next
+                    # request sent carries them all (the authors' "all" token strategy)
+                    balance += importance[r] * prm[3]
+                    if balance < client_price[k]:
+                        status[r] = 1
+                        done_t[r] = now
+                        continue
+                    tokens[r * max_nodes] = balance
+                    balance = 0.0
             fifo[fl % fcap] = r * max_nodes
             fl += 1
         else:

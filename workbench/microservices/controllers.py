@@ -23,8 +23,11 @@ reads as a kind and a parameter vector; the update rules are compiled pure funct
   own price plus the sum of the last prices its downstream calls returned (prices piggyback on responses); a
   request whose tokens are below the price is dropped at that hop, otherwise the service keeps its own price and
   splits the rest among its calls, each child getting its known price plus an equal share of the surplus
-  (:func:`split_tokens`). Clients hold back a request whose tokens are below the entry's last returned price (rate
-  limiting at the client, no work done).
+  (:func:`split_tokens`). Rate limiting at the client (``client_limit`` 1): the client pools the tokens of the
+  requests it generates and sends a request only when the pool covers the entry's last returned price, attaching
+  the whole pool (the implementation's "all" token strategy); a request it holds back costs no work and is counted
+  as "client-limited". The admitted rate is then about (token rate) / price, and responses keep refreshing the
+  price (a price above every single request's tokens cannot lock the client out).
 """
 
 from __future__ import annotations

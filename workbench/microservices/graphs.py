@@ -283,7 +283,7 @@ def hotel_reservation(mix: str = "search", slo_ms: float = 20.0) -> CallGraph:
     return CallGraph(f"hotel-reservation ({mix})", svcs, types, slo_ms)
 
 
-def social_network(mix: str = "mixed", slo_ms: float = 50.0) -> CallGraph:
+def social_network(mix: str = "mixed", slo_ms: float = 20.0) -> CallGraph:
     """DeathStarBench's social-network application (C++, Thrift).
 
     Services and edges (DeathStarBench ``socialNetwork``), ``nginx`` the front end:
