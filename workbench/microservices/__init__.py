@@ -29,7 +29,7 @@ from .graphs import (
     make_graph,
     social_network,
 )
-from .simulate import STATUS, Load, SimResult, arrivals, simulate
+from .simulate import STATUS, Load, SimResult, arrivals, compare_controllers, simulate
 
 __all__ = [
     "CONTROLLERS",
@@ -52,5 +52,6 @@ __all__ = [
     "Load",
     "SimResult",
     "arrivals",
+    "compare_controllers",
     "simulate",
 ]

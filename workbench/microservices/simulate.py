@@ -21,7 +21,7 @@ from . import _engine
 from .controllers import UPDATE_S, Controller, make_controller
 from .graphs import CallGraph, flatten
 
-__all__ = ["Load", "SimResult", "arrivals", "simulate", "STATUS"]
+__all__ = ["Load", "SimResult", "arrivals", "simulate", "compare_controllers", "STATUS"]
 
 STATUS = ("completed", "client-limited", "dropped", "overflow", "unfinished")
 QUEUE_CAP = 1 << 16
@@ -238,3 +238,23 @@ def simulate(
         control=ctl,
         queue_len=qlen,
     )
+
+
+def compare_controllers(
+    graph: CallGraph,
+    load: Load,
+    controllers: tuple[str, ...] = ("none", "dagor", "breakwater", "rajomon"),
+    *,
+    threshold_ms: float = 2.0,
+    seed: int = 0,
+) -> dict[str, SimResult]:
+    """One run per controller on the same arrivals (common random numbers), keyed by controller name.
+
+    Examples
+    --------
+    >>> from workbench.microservices import chain
+    >>> runs = compare_controllers(chain(2), Load(5000.0, 5000.0, 0.5), ("none", "rajomon"), seed=1)
+    >>> sorted(runs)
+    ['none', 'rajomon']
+    """
+    return {c: simulate(graph, load, make_controller(c, threshold_ms), seed=seed) for c in controllers}
