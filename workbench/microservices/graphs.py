@@ -182,8 +182,17 @@ def flatten(g: CallGraph) -> Flat:
         names[s.name] = i
     positive(f"slo_ms of graph {g.name!r}", g.slo_ms)
     mean_s = np.array([s.mean_ms / 1e3 for s in g.services])
-    svc, par, dep, nst, soff, sst, child, coff, roots, counts, weights = ([] for _ in range(11))
-    sst.append(0)
+    svc: list[int] = []
+    par: list[int] = []
+    dep: list[int] = []
+    nst: list[int] = []
+    soff: list[int] = []
+    sst: list[int] = [0]
+    child: list[int] = []
+    coff: list[int] = []
+    roots: list[int] = []
+    counts: list[int] = []
+    weights: list[float] = []
     for t in g.types:
         w = positive(f"weight of request type {t.name!r}", t.weight)
         nodes = _expand(g, t, names)
@@ -191,8 +200,8 @@ def flatten(g: CallGraph) -> Flat:
         roots.append(base)
         counts.append(len(nodes))
         weights.append(w)
-        for s, p, d, stages in nodes:
-            svc.append(s)
+        for si, p, d, stages in nodes:
+            svc.append(si)
             par.append(p + base if p >= 0 else -1)
             dep.append(d)
             nst.append(len(stages))
@@ -357,11 +366,11 @@ GRAPHS = ("hotel-search", "hotel-mixed", "social-mixed", "social-compose", "chai
 
 
 def make_graph(name: str, slo_ms: float | None = None) -> CallGraph:
-    """A named graph of :data:`GRAPHS` (``slo_ms`` None: the graph's default SLO)."""
+    """A named graph of :data:`GRAPHS` (``slo_ms`` None: the default SLO, 20 ms)."""
     one_of("graph", name, GRAPHS)
-    kw = {} if slo_ms is None else {"slo_ms": slo_ms}
+    slo = 20.0 if slo_ms is None else slo_ms
     if name.startswith("hotel"):
-        return hotel_reservation(name.split("-")[1], **kw)
+        return hotel_reservation(name.split("-")[1], slo)
     if name.startswith("social"):
-        return social_network(name.split("-")[1], **kw)
-    return chain(int(name.split("-")[1]), **kw)
+        return social_network(name.split("-")[1], slo)
+    return chain(int(name.split("-")[1]), slo)
