@@ -78,7 +78,8 @@ microservices_panel()
 # %% [markdown]
 # ## Reproduction: through a spike to twice the capacity
 #
-# Four DeathStarBench workloads, every controller, two seeds; metrics over the requests arriving during the spike.
+# Four DeathStarBench workloads, every controller, one seed (three at full scale); metrics over the requests arriving
+# during the spike.
 
 # %%
 runs = rep.runs("quick")

@@ -4,7 +4,7 @@
   ``base_load`` x the graph's capacity (the rate that saturates its busiest service for the graph's request mix),
   a ``pattern`` of "spike" (``spike_load`` x capacity from ``spike_start_s`` for ``spike_len_s``) or "step" (from
   ``spike_start_s`` to the end), under ``controller`` (a treatment: at a point every controller sees the same
-  arrivals, types and importances) with a common queueing-delay threshold ``threshold_ms``; metrics over the
+  arrivals, types and importances) with a common queueing-delay threshold ``threshold_s``; metrics over the
   requests arriving during the spike (:meth:`workbench.microservices.SimResult.summary`).
 """
 
@@ -24,10 +24,10 @@ def point_load(
     duration_s: float,
     spike_start_s: float,
     spike_len_s: float,
-    slo_ms: float,
+    slo_s: float,
 ) -> tuple:
     """The (graph, :class:`~workbench.microservices.Load`) of one point: rates relative to the graph's capacity."""
-    g = make_graph(graph, slo_ms)
+    g = make_graph(graph, slo_s * 1e3)
     cap = g.capacity_rps()
     load = Load(base_load * cap, spike_load * cap, duration_s, spike_start_s, spike_len_s, step=pattern == "step")
     return g, load
@@ -52,8 +52,8 @@ def point_load(
         Param("duration_s", 6.0, "s", low=0.5, high=120.0, doc="simulated time"),
         Param("spike_start_s", 1.0, "s", low=0.0, high=100.0, doc="spike start"),
         Param("spike_len_s", 3.0, "s", low=0.1, high=100.0, doc="spike length"),
-        Param("slo_ms", 20.0, "ms", low=1.0, high=1000.0, log=True, doc="end-to-end latency SLO"),
-        Param("threshold_ms", 2.0, "ms", low=0.1, high=100.0, log=True, doc="controllers' queueing-delay threshold"),
+        Param("slo_s", 0.02, "s", low=0.001, high=1.0, log=True, doc="end-to-end latency SLO"),
+        Param("threshold_s", 0.002, "s", low=0.0001, high=0.1, log=True, doc="controllers' queueing-delay threshold"),
     ],
 )
 def microservice_overload(
@@ -66,11 +66,11 @@ def microservice_overload(
     duration_s,
     spike_start_s,
     spike_len_s,
-    slo_ms,
-    threshold_ms,
+    slo_s,
+    threshold_s,
     seed,
 ):
     """Goodput, tail latency, drops and wasted work of one controller through a load spike on one call graph."""
-    g, load = point_load(graph, base_load, spike_load, pattern, duration_s, spike_start_s, spike_len_s, slo_ms)
-    r = simulate(g, load, make_controller(controller, threshold_ms), seed=seed % 2**31)
+    g, load = point_load(graph, base_load, spike_load, pattern, duration_s, spike_start_s, spike_len_s, slo_s)
+    r = simulate(g, load, make_controller(controller, threshold_s * 1e3), seed=seed % 2**31)
     return {"capacity_rps": g.capacity_rps(), **r.summary()}

@@ -54,7 +54,7 @@ SPIKE_LOAD = 2.0
 def _timing(scale: Scale) -> dict:
     if scale == "full":
         return {"duration_s": 8.0, "spike_start_s": 2.0, "spike_len_s": 4.0, "seeds": 3}
-    return {"duration_s": 3.5, "spike_start_s": 0.5, "spike_len_s": 3.0, "seeds": 2}
+    return {"duration_s": 3.5, "spike_start_s": 0.5, "spike_len_s": 3.0, "seeds": 1}
 
 
 def _sweep(
@@ -245,7 +245,7 @@ def _goodput45(scale):
 def spike_series(scale: Scale, graph: str = "hotel-search") -> dict[str, pd.DataFrame]:
     """Time series of one run per controller through the spike (seed 0)."""
     z = _timing(scale)
-    g, load = point_load(graph, 0.5, SPIKE_LOAD, "spike", z["duration_s"], z["spike_start_s"], z["spike_len_s"], 20.0)
+    g, load = point_load(graph, 0.5, SPIKE_LOAD, "spike", z["duration_s"], z["spike_start_s"], z["spike_len_s"], 0.02)
     return {c: r.timeseries(0.1) for c, r in compare_controllers(g, load, seed=0).items()}
 
 

@@ -23,7 +23,7 @@ from . import FigurePane, html_table, panel, param_controls, param_values, redra
 __all__ = ["MicroservicesView", "microservices_panel", "panel_model", "CONTROLS"]
 
 #: The experiment's parameters the panel offers (the others stay at their defaults).
-CONTROLS = ("graph", "base_load", "spike_load", "pattern", "threshold_ms")
+CONTROLS = ("graph", "base_load", "spike_load", "pattern", "threshold_s")
 EXPERIMENT = "microservice-overload"
 
 
@@ -59,9 +59,9 @@ def panel_model(replicate: int = 0, **values) -> MicroservicesView:
         p["duration_s"],
         p["spike_start_s"],
         p["spike_len_s"],
-        p["slo_ms"],
+        p["slo_s"],
     )
-    runs = compare_controllers(g, load, CONTROLLERS, threshold_ms=p["threshold_ms"], seed=seed)
+    runs = compare_controllers(g, load, CONTROLLERS, threshold_ms=p["threshold_s"] * 1e3, seed=seed)
     rows = [{"controller": c, "capacity_rps": g.capacity_rps(), **r.summary()} for c, r in runs.items()]
     return MicroservicesView(
         summary=pd.DataFrame(rows),
