@@ -35,7 +35,7 @@ def point_load(
 
 @experiment(
     "microservice-overload",
-    version="1",
+    version="2",
     small={
         "graph": ["hotel-search", "chain-4"],
         "controller": list(CONTROLLERS),
