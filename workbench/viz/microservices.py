@@ -28,11 +28,11 @@ CONTROLLER_NAMES = {
 }
 #: Axis title per summary metric.
 METRICS = {
-    "wasted_work_frac": "wasted work (share of service time on dropped requests)",
-    "goodput_rps": "goodput during the spike (requests/s within the SLO)",
-    "p99_ms": "p99 latency during the spike (ms)",
-    "p95_ms": "p95 latency during the spike (ms)",
-    "drop_frac": "dropped at a service (share of offered)",
+    "wasted_work_frac": "wasted work (share of service time)",
+    "goodput_rps": "goodput (req/s within the SLO)",
+    "p99_ms": "p99 latency (ms)",
+    "p95_ms": "p95 latency (ms)",
+    "drop_frac": "dropped at a service (share)",
 }
 
 
@@ -51,7 +51,7 @@ def spike_timeseries(
 ) -> go.Figure:
     """Three stacked panels over time from :meth:`~workbench.microservices.SimResult.timeseries` frames, one per
     controller (keyed by its name): goodput and offered load (requests/s), drops (requests/s), p95 latency (ms,
-    log axis, the SLO dashed). ``spike``: (start, end) shaded."""
+    log axis, the SLO dashed in red). ``spike``: (start, end) shaded."""
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06)
     first = True
     for name, ts in series.items():
@@ -69,7 +69,18 @@ def spike_timeseries(
         fig.add_trace(go.Scatter(x=ts.t_s, y=ts.goodput_rps, name=label, **kw), row=1, col=1)
         fig.add_trace(go.Scatter(x=ts.t_s, y=ts.drops_rps, name=label, showlegend=False, **kw), row=2, col=1)
         fig.add_trace(go.Scatter(x=ts.t_s, y=ts.p95_ms, name=label, showlegend=False, **kw), row=3, col=1)
-    fig.add_hline(y=slo_ms, line={"dash": "dash", "color": "red"}, row=3, col=1, annotation_text=f"SLO {slo_ms:g} ms")
+    t_end = max((float(ts.t_s.max()) for ts in series.values()), default=1.0)
+    fig.add_trace(
+        go.Scatter(
+            x=[0.0, t_end],
+            y=[slo_ms, slo_ms],
+            name=f"SLO {slo_ms:g} ms",
+            mode="lines",
+            line={"dash": "dash", "color": "red"},
+        ),
+        row=3,
+        col=1,
+    )
     if spike is not None:
         for r in (1, 2, 3):
             fig.add_vrect(x0=spike[0], x1=spike[1], fillcolor="grey", opacity=0.12, line_width=0, row=r, col=1)
