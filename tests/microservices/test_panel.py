@@ -30,7 +30,7 @@ def test_panel_builds_at_defaults():
     assert isinstance(info, W.HTML) and info.value.count("<tr>") == 5
     assert "Rajomon" in info.value and "Breakwater" in info.value
     # offered load + goodput, drops, p95 per controller
-    assert len(fig.data) == 1 + 3 * 4
+    assert len(fig.data) == 1 + 3 * 4 + 1  # offered load, goodput / drops / p95 per controller, the SLO
 
 
 @pytest.mark.slow
