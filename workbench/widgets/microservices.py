@@ -1,0 +1,115 @@
+"""Overload-control panel (notebook 15): a load spike on a microservice call graph -> goodput, drops and p95 latency
+over time per controller (none, DAGOR-style, Breakwater-style, Rajomon), and a table of the spike's numbers.
+
+The package pattern: :func:`panel_model` runs every controller on the same arrivals at one point of the
+``microservice-overload`` experiment, with the seed that experiment hands its function at that point (replicate 0),
+so the table is the experiment's own row per controller; the :mod:`workbench.viz.microservices` builders draw it
+and :func:`~workbench.widgets.redraw` swaps the figure in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ipywidgets as W
+import pandas as pd
+
+from .. import experiments as ex
+from ..experiments.microservices import point_load
+from ..microservices import CONTROLLERS, compare_controllers
+from ..viz import microservices as vm
+from . import FigurePane, html_table, panel, param_controls, param_values, redraw
+
+__all__ = ["MicroservicesView", "microservices_panel", "panel_model", "CONTROLS"]
+
+#: The experiment's parameters the panel offers (the others stay at their defaults).
+CONTROLS = ("graph", "base_load", "spike_load", "pattern", "threshold_s")
+EXPERIMENT = "microservice-overload"
+
+
+@dataclass(frozen=True)
+class MicroservicesView:
+    """What the panel shows for one setting."""
+
+    summary: pd.DataFrame  #: one row per controller: the experiment's metrics
+    series: dict[str, pd.DataFrame]  #: per controller: goodput, drops and p95 per 0.1 s
+    slo_ms: float
+    spike: tuple[float, float]
+    capacity_rps: float
+
+
+def panel_model(replicate: int = 0, **values) -> MicroservicesView:
+    """Every controller at one point of ``microservice-overload`` (``values`` over its defaults), seeded as the
+    experiment seeds its replicate ``replicate``.
+
+    Examples
+    --------
+    >>> v = panel_model(graph="chain-2", duration_s=1.0, spike_start_s=0.2, spike_len_s=0.5)
+    >>> v.summary.controller.tolist()
+    ['none', 'dagor', 'breakwater', 'rajomon']
+    """
+    exp = ex.get(EXPERIMENT)
+    p = {**exp.defaults(), **values}
+    seed = ex.point_seed(exp, p, 0, replicate) % 2**31
+    g, load = point_load(
+        p["graph"],
+        p["base_load"],
+        p["spike_load"],
+        p["pattern"],
+        p["duration_s"],
+        p["spike_start_s"],
+        p["spike_len_s"],
+        p["slo_s"],
+    )
+    runs = compare_controllers(g, load, CONTROLLERS, threshold_ms=p["threshold_s"] * 1e3, seed=seed)
+    rows = [{"controller": c, "capacity_rps": g.capacity_rps(), **r.summary()} for c, r in runs.items()]
+    return MicroservicesView(
+        summary=pd.DataFrame(rows),
+        series={c: r.timeseries(0.1) for c, r in runs.items()},
+        slo_ms=g.slo_ms,
+        spike=(load.spike_start_s, load.spike_end_s),
+        capacity_rps=g.capacity_rps(),
+    )
+
+
+def microservices_panel() -> W.Widget:
+    """Build the panel and return its top-level widget."""
+    controls = param_controls(EXPERIMENT, CONTROLS)
+    info = W.HTML()
+    fig = FigurePane()
+
+    def update(*_):
+        v = panel_model(**param_values(controls))
+        redraw(
+            fig,
+            vm.spike_timeseries(
+                v.series,
+                slo_ms=v.slo_ms,
+                spike=v.spike,
+                title="Through the load spike: goodput, drops and p95 per controller",
+            ),
+            height=560,
+        )
+        info.value = html_table(
+            ["controller", "goodput (req/s)", "p95 (ms)", "p99 (ms)", "dropped", "held at client", "wasted work"],
+            [
+                [
+                    vm.CONTROLLER_NAMES[r.controller],
+                    f"{r.goodput_rps:,.0f}",
+                    f"{r.p95_ms:,.1f}",
+                    f"{r.p99_ms:,.1f}",
+                    f"{r.drop_frac:.1%}",
+                    f"{r.client_limited_frac:.1%}",
+                    f"{r.wasted_work_frac:.1%}",
+                ]
+                for r in v.summary.itertuples()
+            ],
+            caption=f"requests arriving during the spike ({v.spike[0]:g}-{v.spike[1]:g} s); capacity "
+            f"{v.capacity_rps:,.0f} req/s (busiest service); SLO {v.slo_ms:g} ms",
+        )
+
+    for w in controls:
+        w.continuous_update = False
+        w.observe(update, "value")
+    update()
+    return panel(controls, [fig], info=info)
