@@ -10,7 +10,9 @@
 
 Reported: p99 and mean TTFT and TBT, output tokens per second, the synchronous stall's share of the tail TTFT and
 TBT and of the run, preemptions per request, GB copied, and the fraction finished. ``mechanism`` is a treatment (not
-seeded): every mechanism serves the same conversations with the same priority draws.
+seeded), and so are the priority process, the copy mechanism's constants, the KV cap and the hardware: every
+value of them serves the same conversations with the same initial priorities and the same stream of random draws
+(common random numbers); only ``load``, ``n_conversations`` and ``think_s`` shape the conversations.
 """
 
 from __future__ import annotations
@@ -30,23 +32,72 @@ GPUS = ("A100-80GB", "A100-40GB", "H100-SXM", "L40S")
 
 @experiment(
     "llm-preemption",
-    version="1",
+    version="2",
     small={"n_conversations": 60, "mechanism": ["vllm", "fastswitch"], "rate": [0.01, 0.05]},
     params=[
         Param("mechanism", "vllm", choices=tuple(MECHANISMS), seeded=False, doc="how preemption moves KV caches"),
-        Param("rate", 0.02, "1/iteration", low=0.0, high=1.0, doc="priority-change probability per iteration"),
-        Param("priority_kind", "reshuffle", choices=PRIORITY_KINDS, doc="reshuffle all at once or a Markov walk"),
-        Param("levels", 8, "", low=1, high=1024, doc="priority levels"),
-        Param("block_tokens", 16, "tokens", choices=(8, 16, 32, 64, 128), doc="KV block size"),
-        Param("group_blocks", 64, "blocks", low=1, high=4096, log=True, doc="blocks per group (block groups)"),
-        Param("pcie_gbs", 0.0, "GB/s", low=0.0, high=1000.0, doc="PCIe per GPU and direction (0: from the GPU)"),
-        Param("launch_us", 10.0, "us", low=0.0, high=1000.0, low_inclusive=False, doc="overhead per copy call"),
+        Param(
+            "rate",
+            0.02,
+            "1/iteration",
+            low=0.0,
+            high=1.0,
+            seeded=False,
+            doc="priority-change probability per iteration",
+        ),
+        Param(
+            "priority_kind",
+            "reshuffle",
+            choices=PRIORITY_KINDS,
+            seeded=False,
+            doc="reshuffle all at once or a Markov walk",
+        ),
+        Param("levels", 8, "", low=1, high=1024, seeded=False, doc="priority levels"),
+        Param("block_tokens", 16, "tokens", choices=(8, 16, 32, 64, 128), seeded=False, doc="KV block size"),
+        Param(
+            "group_blocks",
+            64,
+            "blocks",
+            low=1,
+            high=4096,
+            log=True,
+            seeded=False,
+            doc="blocks per group (block groups)",
+        ),
+        Param(
+            "pcie_gbs",
+            0.0,
+            "GB/s",
+            low=0.0,
+            high=1000.0,
+            seeded=False,
+            doc="PCIe per GPU and direction (0: from the GPU)",
+        ),
+        Param(
+            "launch_us",
+            10.0,
+            "us",
+            low=0.0,
+            high=1000.0,
+            low_inclusive=False,
+            seeded=False,
+            doc="overhead per copy call",
+        ),
         Param("load", 0.6, "conv/s", low=0.0, low_inclusive=False, high=1000.0, doc="conversation arrival rate"),
         Param("n_conversations", 200, "", low=1, high=1_000_000, log=True, doc="conversations served"),
         Param("think_s", 5.0, "s", low=0.0, low_inclusive=False, doc="mean pause between turns"),
-        Param("model", "Llama-3.1-8B", choices=MODELS, doc="served model"),
-        Param("gpu", "A100-80GB", choices=GPUS, doc="accelerator"),
-        Param("kv_tokens", 16384, "tokens", low=1024, high=10_000_000, log=True, doc="KV cache cap (pressure)"),
+        Param("model", "Llama-3.1-8B", choices=MODELS, seeded=False, doc="served model"),
+        Param("gpu", "A100-80GB", choices=GPUS, seeded=False, doc="accelerator"),
+        Param(
+            "kv_tokens",
+            16384,
+            "tokens",
+            low=1024,
+            high=10_000_000,
+            log=True,
+            seeded=False,
+            doc="KV cache cap (pressure)",
+        ),
     ],
 )
 def llm_preemption(

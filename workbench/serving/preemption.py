@@ -243,11 +243,18 @@ class PreemptionRun:
 def _cost_tables(dep: Deployment, max_tokens: int, max_seqs: int):
     """The deployment's iteration cost as tables and slopes, evaluated through its own roofline functions: by total
     tokens (linear layers, KV writes, all-reduce), per prefill pair, per resident KV token, by sampled tokens (LM
-    head) and the host step by sequences."""
-    tok = np.array([dep.gpu_s(t, 0, 0, 0, sampled=0) for t in range(max_tokens + max_seqs + 1)])
+    head) and the host step by sequences. The token and head tables are evaluated exactly up to 128 and on 128
+    points above, linearly interpolated between (each is piecewise linear in its argument, with one kink where the
+    weights' read stops binding, or smooth for a mixture of experts)."""
+
+    def table(f, size: int) -> np.ndarray:
+        x = np.unique(np.r_[np.arange(min(size, 129)), np.linspace(0, size - 1, 128).round()]).astype(int)
+        return np.interp(np.arange(size), x, [f(int(v)) for v in x])
+
+    tok = table(lambda t: dep.gpu_s(t, 0, 0, 0, sampled=0), max_tokens + max_seqs + 1)
     att = (dep.gpu_s(1, 1e9, 0, 0, sampled=0) - dep.gpu_s(1, 0, 0, 0, sampled=0)) / 1e9
     kv = (dep.gpu_s(0, 0, 1, 1e6, sampled=0) - dep.gpu_s(0, 0, 1, 0, sampled=0)) / 1e6
-    head = np.array([dep.gpu_s(0, 0, 0, 0, sampled=s) for s in range(2 * max_seqs + 2)])
+    head = table(lambda s: dep.gpu_s(0, 0, 0, 0, sampled=s), 2 * max_seqs + 2)
     cpu = np.array([dep.cpu_s(s) for s in range(2 * max_seqs + 2)])
     return tok, float(att), float(kv), head, cpu, bool(dep.profile.overlap_cpu)
 
