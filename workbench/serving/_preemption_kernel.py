@@ -23,6 +23,15 @@ def _uniform(state):
 
 
 @njit(cache=True)
+def blocks_to_send(context, host_tokens, block_tokens, reuse):
+    """Blocks a swap-out copies: the whole context's, or with reuse only those past the host copy's last full block
+    (a partly filled block on the host is sent again)."""
+    total = (context + block_tokens - 1) // block_tokens
+    have = host_tokens // block_tokens if reuse else 0
+    return total - have if have < total else 0
+
+
+@njit(cache=True)
 def copy_s(blocks, block_tokens, group_blocks, tensors, launch_s, token_s):
     """Seconds to copy ``blocks`` KV blocks one way: one copy per contiguous run of ``group_blocks`` blocks and per
     cache tensor (``tensors``: K and V of every layer), each paying ``launch_s``, plus the bytes over PCIe."""
@@ -383,11 +392,7 @@ def _swap_out(v, t, ctx, held, state, host, conv, preempts, pend_t, pend_b, n_pe
     """Swap request ``v`` out: copy the blocks not already valid in host memory; returns the synchronous stall (0 when
     asynchronous: the copy is queued on the outbound link and its blocks return at ``pend_t[n_pend]``)."""
     c = conv[v]
-    total = (ctx[v] + B - 1) // B
-    have = host[c] // B if reuse else 0
-    if have > total:
-        have = total
-    blocks = total - have
+    blocks = blocks_to_send(ctx[v], host[c], B, reuse)
     dt, cp = copy_s(blocks, B, group_blocks, tensors, launch_s, token_s)
     totals[1] += blocks * B
     totals[2] += cp

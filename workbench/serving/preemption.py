@@ -279,6 +279,7 @@ def simulate_preemption(
     launch_s: float = LAUNCH_S,
     pcie_gbs: float | None = None,
     pcie_efficiency: float = PCIE_EFFICIENCY,
+    priorities=None,
     max_iterations: int = 50_000_000,
     seed: Seed = 0,
 ) -> PreemptionRun:
@@ -286,7 +287,8 @@ def simulate_preemption(
     with priority preemption; see the module docstring for the model.
 
     ``pcie_gbs``: one direction per GPU in GB/s (default: the GPU table's ``pcie_gbps / 2``), scaled by
-    ``pcie_efficiency``. ``seed`` draws the initial priorities and their changes.
+    ``pcie_efficiency``. ``seed`` draws the initial priorities (uniform over the levels, unless ``priorities`` gives
+    one level per request) and their changes.
 
     Examples
     --------
@@ -340,6 +342,10 @@ def simulate_preemption(
     arrival = np.where(np.isnan(arrival), np.inf, arrival)
     rng = generator(seed)
     prio0 = rng.integers(0, priority.levels, n).astype(np.int64)
+    if priorities is not None:
+        prio0 = np.asarray(priorities, dtype=np.int64)
+        if prio0.shape != (n,) or (prio0 < 0).any() or (prio0 >= priority.levels).any():
+            raise ValueError(f"priorities must give one level in [0, {priority.levels}) per request ({n})")
     kseed = int(rng.integers(0, 2**31 - 1))
     gap_off = np.r_[0, np.cumsum(out - 1)[:-1]].astype(np.int64)
     n_gaps = int((out - 1).sum())
