@@ -164,6 +164,8 @@ def test_bad_input_names_what_is_wrong():
         simulate_preemption(table([(0.0, 10, 10)]), DEP, pcie_gbs=-1.0)
     with pytest.raises(ValueError, match="priorities"):
         simulate_preemption(table([(0.0, 10, 10)]), DEP, priorities=[9])
+    with pytest.raises(ValueError, match="truncated"):
+        simulate_preemption(conversations(20, 1.0, max_context=1000, seed=0).iloc[:5], DEP)
     with pytest.raises(ValueError, match="think_s"):
         conversations(5, 1.0, think_s=-1.0)
 

@@ -339,7 +339,18 @@ def simulate_preemption(
             f"({n_blocks} blocks of {B}): raise max_kv_tokens or cap the conversations' max_context"
         )
     arrival = r.arrival_s.to_numpy(float)
-    arrival = np.where(np.isnan(arrival), np.inf, arrival)
+    nxt_in = r["next"].to_numpy(np.int64)
+    conv_in = r.conversation.to_numpy(np.int64)
+    linked = nxt_in >= 0
+    if (nxt_in >= n).any() or (nxt_in < -1).any() or (nxt_in[linked] <= np.flatnonzero(linked)).any():
+        raise ValueError("requests' next must be -1 or the row of a later turn in the table (was it truncated?)")
+    if (conv_in < 0).any() or (conv_in[nxt_in[linked]] != conv_in[linked]).any():
+        raise ValueError("requests' next must point to a turn of the same conversation")
+    later = np.zeros(n, bool)
+    later[nxt_in[linked]] = True
+    if np.isnan(arrival[~later]).any() or (arrival[~later] < 0).any():
+        raise ValueError("every first turn needs an arrival_s >= 0 (later turns arrive after the previous one ends)")
+    arrival = np.where(later | np.isnan(arrival), np.inf, arrival)
     rng = generator(seed)
     prio0 = rng.integers(0, priority.levels, n).astype(np.int64)
     if priorities is not None:
