@@ -6,7 +6,7 @@
   iteration over ``levels`` levels, and preemption by swapping under ``mechanism`` (:data:`workbench.serving
   .preemption.MECHANISMS`: ``vllm``, ``+block-groups``, ``+async``, ``+reuse``, ``fastswitch``) with
   ``block_tokens``-token blocks, ``group_blocks`` blocks per group (the block-group mechanisms), ``pcie_gbs`` GB/s
-  per GPU and direction (0: the GPU table's) and ``launch_us`` per copy call (:func:`simulate_preemption`).
+  per GPU and direction (0: the GPU table's) and ``launch_s`` per copy call (:func:`simulate_preemption`).
 
 Reported: p99 and mean TTFT and TBT, output tokens per second, the synchronous stall's share of the tail TTFT and
 TBT and of the run, preemptions per request, GB copied, and the fraction finished. ``mechanism`` is a treatment (not
@@ -32,14 +32,14 @@ GPUS = ("A100-80GB", "A100-40GB", "H100-SXM", "L40S")
 
 @experiment(
     "llm-preemption",
-    version="2",
+    version="3",
     small={"n_conversations": 60, "mechanism": ["vllm", "fastswitch"], "rate": [0.01, 0.05]},
     params=[
         Param("mechanism", "vllm", choices=tuple(MECHANISMS), seeded=False, doc="how preemption moves KV caches"),
         Param(
             "rate",
             0.02,
-            "1/iteration",
+            "fraction",
             low=0.0,
             high=1.0,
             seeded=False,
@@ -57,7 +57,7 @@ GPUS = ("A100-80GB", "A100-40GB", "H100-SXM", "L40S")
         Param(
             "group_blocks",
             64,
-            "blocks",
+            "",
             low=1,
             high=4096,
             log=True,
@@ -67,23 +67,24 @@ GPUS = ("A100-80GB", "A100-40GB", "H100-SXM", "L40S")
         Param(
             "pcie_gbs",
             0.0,
-            "GB/s",
+            "",
             low=0.0,
             high=1000.0,
             seeded=False,
-            doc="PCIe per GPU and direction (0: from the GPU)",
+            label="PCIe per GPU and direction (GB/s)",
+            doc="PCIe per GPU and direction in GB/s (0: the GPU table's)",
         ),
+        Param("launch_s", 10e-6, "s", low=1e-7, high=1e-2, log=True, seeded=False, doc="overhead per copy call"),
         Param(
-            "launch_us",
-            10.0,
-            "us",
+            "load",
+            0.6,
+            "",
             low=0.0,
-            high=1000.0,
             low_inclusive=False,
-            seeded=False,
-            doc="overhead per copy call",
+            high=1000.0,
+            label="load (conversations/s)",
+            doc="conversation arrival rate per second",
         ),
-        Param("load", 0.6, "conv/s", low=0.0, low_inclusive=False, high=1000.0, doc="conversation arrival rate"),
         Param("n_conversations", 200, "", low=1, high=1_000_000, log=True, doc="conversations served"),
         Param("think_s", 5.0, "s", low=0.0, low_inclusive=False, doc="mean pause between turns"),
         Param("model", "Llama-3.1-8B", choices=MODELS, seeded=False, doc="served model"),
@@ -109,7 +110,7 @@ def llm_preemption(
     block_tokens,
     group_blocks,
     pcie_gbs,
-    launch_us,
+    launch_s,
     load,
     n_conversations,
     think_s,
@@ -130,7 +131,7 @@ def llm_preemption(
         mech,
         PriorityProcess(priority_kind, rate, levels),
         block_tokens=block_tokens,
-        launch_s=launch_us * 1e-6,
+        launch_s=launch_s,
         pcie_gbs=pcie_gbs if pcie_gbs > 0 else None,
         seed=seed,
     )
