@@ -10,8 +10,9 @@ would exceed ``max_context`` tokens.
 
 The defaults are of the order of ShareGPT conversations (FastSwitch's workload, arXiv 2411.18424, Section 5:
 multi-turn ShareGPT conversations): a few turns, user inputs of about a hundred tokens, answers of a few hundred.
-They are stated, not fitted; :func:`sessions_from_trace` takes turn counts from a trace with ``session_id`` instead
-(the Mooncake/Azure loaders of :mod:`workbench.workloads.traces` provide one where the trace has it).
+They are stated, not fitted; :func:`sessions_from_trace` takes the turns from a trace with ``session_id`` instead
+(BurstGPT's v3 release has one, read by :mod:`workbench.workloads.traces`; the Azure and Mooncake traces under the
+data path carry no session ids).
 """
 
 from __future__ import annotations
@@ -67,7 +68,17 @@ def conversations(
 def sessions_from_trace(trace: pd.DataFrame, *, think_s: float = 5.0, max_context: int = 4096, seed: Seed = 0):
     """Conversations from a trace with ``session_id``: one conversation per session, its turns the session's
     requests in arrival order (their ``input_tokens`` taken as the new input, ``output_tokens`` as the answer), the
-    first turn arriving at the session's first arrival; pauses drawn as in :func:`conversations`."""
+    first turn arriving at the session's first arrival (times from the earliest session's start); pauses drawn as
+    in :func:`conversations`.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"session_id": ["a", "b", "a"], "arrival_s": [0.0, 1.0, 5.0],
+    ...                   "input_tokens": [10, 20, 30], "output_tokens": [5, 6, 7]})
+    >>> c = sessions_from_trace(t)
+    >>> c.conversation.tolist(), c.input_tokens.tolist(), c["next"].tolist()
+    ([0, 0, 1], [10, 45, 20], [1, -1, -1])
+    """
     if "session_id" not in trace:
         raise ValueError("the trace has no session_id column: it cannot be split into conversations")
     think = positive("think_s", think_s)
