@@ -191,3 +191,24 @@ def test_panel_numbers_are_the_experiments(tmp_path, monkeypatch):
     for col in ("p99_ttft_s", "p99_tbt_s", "throughput_tok_s", "stall_share_tbt"):
         np.testing.assert_allclose(rows[col].to_numpy(), direct[col].to_numpy(), rtol=1e-12)
     assert math.isfinite(rows.p99_tbt_s.iloc[0])
+
+
+def _widgets(w):
+    yield w
+    for c in getattr(w, "children", ()):
+        yield from _widgets(c)
+
+
+def test_panel_builds_and_redraws_on_a_control_change(tmp_path, monkeypatch):
+    import ipywidgets as W
+
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    from workbench.widgets.preemption import preemption_panel
+
+    ws = list(_widgets(preemption_panel()))
+    rate = next(w for w in ws if getattr(w, "param_name", "") == "rate")
+    info = next(w for w in ws if isinstance(w, W.HTML) and "p99 TBT" in w.value)
+    before = info.value
+    assert "fastswitch" in before and "+reuse" in before
+    rate.value = 0.05
+    assert info.value != before
