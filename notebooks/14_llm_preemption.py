@@ -20,7 +20,7 @@
 # highest-priority waiting one by swapping KV caches to host memory. In vLLM that swap copies the cache one 16-token
 # block (and one layer's K or V tensor) at a time, synchronously, and sends a conversation's whole KV out again at
 # every preemption, so context switching itself becomes the tail: up to 59.9% of the P99 latency in the paper's
-# high-stress cases (Section 1). FastSwitch groups blocks into contiguous block groups (fewer, larger copies), swaps
+# high-stress cases (introduction). FastSwitch groups blocks into contiguous block groups (fewer, larger copies), swaps
 # asynchronously, and reuses the host copy of earlier turns; it reports 1.4-11.2x better tail TTFT and TBT than
 # vLLM (abstract) on LLaMA-8B and Qwen-32B serving multi-turn conversations.
 #

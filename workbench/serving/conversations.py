@@ -8,8 +8,8 @@ mean ``think_s``) after turn ``j`` finishes, so only the first turn's arrival is
 arrivals are set by the simulation (``arrival_s`` is NaN for them). A conversation stops early when its next prompt
 would exceed ``max_context`` tokens.
 
-The defaults are of the order of ShareGPT conversations (FastSwitch's workload, arXiv 2411.18424, Section 5:
-multi-turn ShareGPT conversations): a few turns, user inputs of about a hundred tokens, answers of a few hundred.
+The defaults are of the order of ShareGPT conversations (the multi-turn chat workload FastSwitch, arXiv 2411.18424,
+targets): a few turns, user inputs of about a hundred tokens, answers of a few hundred.
 They are stated, not fitted; :func:`sessions_from_trace` takes the turns from a trace with ``session_id`` instead
 (BurstGPT's v3 release has one, read by :mod:`workbench.workloads.traces`; the Azure and Mooncake traces under the
 data path carry no session ids).

@@ -2,8 +2,8 @@
 
 Fairness-oriented serving changes request priorities while they run, and when KV memory is short the scheduler
 preempts the lowest-priority running request for the highest-priority waiting one, swapping KV caches between GPU and
-host memory. FastSwitch (Shen, Li, Gao; arXiv 2411.18424, Sections 2-4) shows that in vLLM this context switching
-becomes the tail: up to 59.9% of the P99 latency is preemption stall (Section 1), because (1) vLLM copies the KV
+host memory. FastSwitch (Shen, Li, Gao; arXiv 2411.18424, abstract and introduction) shows that in vLLM this context switching
+becomes the tail: up to 59.9% of the P99 latency is preemption stall in high-stress cases, because (1) vLLM copies the KV
 cache one 16-token block at a time, per layer, so PCIe is used in tiny transfers (inadequate I/O utilisation); (2)
 the swap is synchronous, so the whole batch waits for it (GPU idleness); (3) a multi-turn conversation's KV is sent
 to the host again in full at every preemption (unnecessary I/O). Its three mechanisms answer each: a dynamic block
