@@ -1,0 +1,74 @@
+"""Preemption panel for notebook 14 (FastSwitch): priority-change rate, priority process, block size, PCIe, load and
+the mechanisms to compare -> p99 TTFT and TBT per mechanism, their gain over vLLM, throughput and vLLM's stall share.
+
+Every number is a point of the ``llm-preemption`` experiment (:func:`workbench.experiments.run_point`), so the panel
+shows the experiment's own rows."""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import pandas as pd
+
+from .. import experiments as ex
+from ..serving.preemption import MECHANISMS
+from ..viz import preemption as vp
+from . import FigurePane, html_table, panel, param_controls, param_values, redraw
+
+__all__ = ["PANEL_CONVERSATIONS", "RATES", "panel_model", "preemption_panel"]
+
+#: Conversations per point in the panel: the reproduction's quick scale (about 0.1 s per mechanism).
+PANEL_CONVERSATIONS = 100
+#: Priority-change rates the panel offers (per iteration).
+RATES = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
+
+
+def panel_model(mechanisms=tuple(MECHANISMS), seed: int = 0, **params) -> pd.DataFrame:
+    """The panel's model call: one ``llm-preemption`` row per mechanism (``vllm`` always included, first) at
+    ``params`` over the experiment's defaults with :data:`PANEL_CONVERSATIONS` conversations.
+
+    Examples
+    --------
+    >>> rows = panel_model(("fastswitch",), rate=0.02)  # doctest: +SKIP
+    >>> rows.mechanism.tolist()  # doctest: +SKIP
+    ['vllm', 'fastswitch']
+    """
+    names = list(dict.fromkeys(["vllm", *mechanisms]))
+    point = {"n_conversations": PANEL_CONVERSATIONS, **params}
+    rows = [ex.run_point("llm-preemption", {**point, "mechanism": m}, seed=seed) for m in names]
+    return pd.concat(rows, ignore_index=True)
+
+
+def preemption_panel() -> W.Widget:
+    """Build the panel and return its top-level widget."""
+    rate = W.SelectionSlider(options=list(RATES), value=0.02, description="priority-change rate (per iteration)")
+    rate.continuous_update = False
+    rate.param_name = "rate"
+    others = param_controls("llm-preemption", ["priority_kind", "block_tokens", "pcie_gbs", "load"])
+    mechs = W.SelectMultiple(options=list(MECHANISMS)[1:], value=tuple(list(MECHANISMS)[1:]), description="mechanisms")
+    info = W.HTML()
+    fig = FigurePane()
+
+    def update(*_):
+        rows = panel_model(tuple(mechs.value), **param_values([rate, *others]))
+        redraw(fig, vp.tails(rows, title=f"Tail latency by mechanism (rate {rate.value:g} per iteration)"), height=360)
+        base = rows.iloc[0]
+        info.value = html_table(
+            ["mechanism", "p99 TTFT (s)", "p99 TBT (ms)", "gain TTFT / TBT", "tokens/s", "stall share of p99 TBT"],
+            [
+                [
+                    r.mechanism,
+                    f"{r.p99_ttft_s:.3g}",
+                    f"{r.p99_tbt_s * 1e3:.3g}",
+                    f"{base.p99_ttft_s / r.p99_ttft_s:.2f}x / {base.p99_tbt_s / r.p99_tbt_s:.2f}x",
+                    f"{r.throughput_tok_s:.0f}",
+                    f"{r.stall_share_tbt:.0%}",
+                ]
+                for r in rows.itertuples()
+            ],
+            caption=f"{PANEL_CONVERSATIONS} conversations on Llama-3.1-8B / A100-80GB with a 16k-token KV cache",
+        )
+
+    for w in (rate, *others, mechs):
+        w.observe(update, "value")
+    update()
+    return panel([rate, *others, mechs], [fig], info=info)
