@@ -40,16 +40,35 @@ def test_controls_update_on_release_not_on_every_drag_step():
     assert _continuous(grid) == []
 
 
+def _panes(widget) -> list:
+    from workbench.widgets import FigurePane
+
+    found = [widget] if isinstance(widget, FigurePane) else []
+    for child in getattr(widget, "children", ()):
+        found += _panes(child)
+    return found
+
+
 @pytest.mark.slow
-def test_every_paper_panel_updates_on_release():
+def test_every_paper_panel_updates_on_release_and_draws_true_figures():
+    """Every dashboard's panel at its defaults: controls update on release, and every figure it shows passes the
+    figure invariants (finite values, no axis over float noise, words not identifiers, units from the table, no
+    hidden line, a readable legend)."""
     import importlib
 
     from workbench.reproductions import load_all
-    from workbench.testing import paper_missing_data
+    from workbench.testing import figure_problems, paper_missing_data
 
+    problems = {}
     for paper in load_all().papers.values():
         if not paper.panel or paper_missing_data(paper):
             continue
         module, name = paper.panel.split(":")
         widget = getattr(importlib.import_module(module), name)()
         assert _continuous(widget) == [], paper.id
+        panes = _panes(widget)
+        assert panes, f"{paper.id}: the panel shows no figure"
+        for i, pane in enumerate(panes):
+            if pane.figure.data and (found := figure_problems(pane.figure)):
+                problems[f"{paper.id}[{i}]"] = found
+    assert not problems, problems

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from .._units import name_label
 from . import colors_of, style
 
 __all__ = ["DETECTOR_COLORS", "timing_heatmap", "pr_curves", "delay_vs_size"]
@@ -75,7 +76,7 @@ def timing_heatmap(
             x=[f.onset_iteration],
             y=[str(f.rank)],
             mode="markers",
-            name=f"fault: {f.kind}",
+            name=f"fault: {name_label(f.kind)}",
             marker={"symbol": "star", "size": 16, "color": "white", "line": {"color": "black", "width": 1.5}},
         )
     rpm = signals.job.ranks_per_machine

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from .._units import name_label
 from . import COLORS, mark_x, style
 from .fabric import ROUTING_COLORS
 
@@ -150,6 +151,6 @@ def loss_breakdown(table: pd.DataFrame, title: str = "GPU-hours lost per day") -
     """Stacked GPU-hours lost per day by category; ``table`` has ``label, category, gpu_hours_per_day``."""
     fig = go.Figure()
     for cat, part in table.groupby("category", sort=False):
-        fig.add_trace(go.Bar(x=part.label.astype(str), y=part.gpu_hours_per_day, name=cat))
+        fig.add_trace(go.Bar(x=part.label.astype(str), y=part.gpu_hours_per_day, name=name_label(str(cat))))
     fig.update_layout(barmode="stack")
     return style(fig, title=title, x_title="scenario", y_title="GPU-hours lost per day")

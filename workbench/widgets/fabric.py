@@ -19,6 +19,7 @@ import pandas as pd
 
 from .. import experiments as ex
 from .. import fabric as fb
+from .._units import name_label
 from ..viz import fabric as vf
 from . import FigurePane, panel, redraw
 
@@ -150,9 +151,9 @@ class SprayingPanel:
             return
         view = spraying_model(topo, coll, 2**self.size_exp.value, list(self.routings.value) or ["ecmp"])
         new = [
-            (self.fig_ratio, vf.ratio_vs_size(view.ratio, title=f"{coll}: time vs ideal spraying")),
+            (self.fig_ratio, vf.ratio_vs_size(view.ratio, title=f"{name_label(coll)}: time vs ideal spraying")),
             (self.fig_heat, vf.uplink_heatmaps(view.uplink, title=f"Leaf->spine load, step '{view.step_label}'")),
-            (self.fig_time, vf.time_vs_size(view.times, title=f"{coll} on {view.n_ranks} GPUs")),
+            (self.fig_time, vf.time_vs_size(view.times, title=f"{name_label(coll)} on {view.n_ranks} GPUs")),
             (self.fig_qp, vf.connections_bar(view.connections, title="Connections per host (busiest step)")),
         ]
         for fw, fig in new:
@@ -242,7 +243,7 @@ class C4Panel:
                     t[t.gpus.isin([t.gpus.min(), view.gpus])], selected=(self.share.value, view.gain)
                 ),  # the slider moves the marked point
             ),
-            (self.fig_slow, vf.slowdown_vs_gpus(t, title=f"{coll}: ECMP / planned communication time")),
+            (self.fig_slow, vf.slowdown_vs_gpus(t, title=f"{name_label(coll)}: ECMP / planned communication time")),
         ]
         for fw, fig in figs:
             redraw(fw, fig)
