@@ -175,3 +175,33 @@ def voila(tmp_path_factory):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
             proc.wait(timeout=10)
+
+
+#: Every plotly figure inside ``root`` (the page when null) as JSON: its traces and layout as plotly.js holds them
+#: (typed arrays as lists).
+_PLOTTED = """(root) => JSON.stringify(Array.from((root || document).querySelectorAll('.js-plotly-plot'))
+  .map(gd => ({data: gd.data || [], layout: gd.layout || {}})),
+  (k, v) => (ArrayBuffer.isView(v) ? Array.from(v) : v))"""
+
+
+def _plotted_problems(page, root=None) -> dict[int, list[str]]:
+    """The figure invariants (:func:`workbench.testing.figure_problems`) applied to what the browser draws: every
+    plotly figure in ``root`` (an element handle; default the whole page), read from the DOM."""
+    import plotly.graph_objects as go
+
+    from workbench.testing import figure_problems
+
+    figures = json.loads(page.evaluate(_PLOTTED, root))
+    assert any(f["data"] for f in figures), "no plotted data found in the page's figures"
+    out = {}
+    for i, f in enumerate(figures):
+        fig = go.Figure(data=f["data"], layout=f["layout"], skip_invalid=True)
+        if found := figure_problems(fig):
+            out[i] = found
+    return out
+
+
+@pytest.fixture
+def plotted_problems():
+    """:func:`_plotted_problems`: the figure invariants applied to the figures a page draws."""
+    return _plotted_problems

@@ -67,7 +67,7 @@ PENDING: dict[str, str] = {}  # paper id -> reason, for a dashboard with a known
     ],
     ids=[d.paper for d in dashboards()],
 )
-def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash):
+def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash, plotted_problems):
     missing = paper_missing_data(load_all().papers[dash.paper])
     if missing:
         pytest.skip(f"{dash.paper}'s panel needs data: {', '.join(missing)}")
@@ -85,6 +85,8 @@ def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash
         assert "Traceback" not in body and "Error displaying widget" not in body
         assert "import" not in body and page.locator(".cm-editor:visible").count() == 0, "a dashboard shows no code"
         assert page.evaluate(_OVERFLOW) == [], f"{dash.paper}: elements run past the window"
+        drawn = plotted_problems(page)
+        assert not drawn, f"{dash.paper}: what the figures draw breaks the figure invariants: {drawn}"
         before = page.evaluate(_FIGURE_STATE)
         handle = page.locator(".noUi-handle, .ui-slider-handle").first
         if handle.count():
@@ -101,6 +103,8 @@ def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash
         assert page.evaluate(_FIGURE_STATE) != before, f"{dash.paper}: moving a control did not redraw the figure"
         page.wait_for_function(_DRAWN, timeout=90_000, polling=500)
         page.wait_for_timeout(1000)
+        drawn = plotted_problems(page)
+        assert not drawn, f"{dash.paper}: after a control moved, the figures break the invariants: {drawn}"
         page.screenshot(path=str(screenshots_dir / f"dashboard-{dash.paper}.png"), full_page=True)
         assert not requests_out, f"{dash.paper}: requests left the machine: {requests_out[:5]}"
         assert not console_errors, f"{dash.paper}: console errors: {console_errors[:5]}"

@@ -285,7 +285,7 @@ def _wait(page, check, arg, budget_s: float) -> bool:
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str):
+def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str, plotted_problems):
     nb = ROOT / "notebooks" / name
     missing = notebook_missing_data(nb)
     if missing and notebook_needs_data(nb):
@@ -342,6 +342,8 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str):
             page.wait_for_function(_IDLE, timeout=REDRAW_S * 1000, polling=500)
             assert _wait(page, _DRAWN, panel.element_handle(), REDRAW_S), f"{name} panel {k}: figures not redrawn"
             page.wait_for_timeout(800)  # let plotly finish its transition before the screenshots
+            drawn = plotted_problems(page, panel.element_handle())
+            assert not drawn, f"{name} panel {k}: what the figures draw breaks the figure invariants: {drawn}"
             _screenshots(page, panel, screenshots_dir / f"lab-{Path(name).stem}-panel{k}")
         assert not requests_out, f"{name}: requests left the machine: {requests_out[:5]}"
         assert not console_errors, f"{name}: console errors: {console_errors[:5]}"
