@@ -10,7 +10,6 @@
 #     language: python
 #     name: python3
 #   workbench:
-#     runs_without_data: false
 #     requires_data:
 #     - mooncake-fast25/conversation_trace.jsonl
 #     - servegen/data/language/m-large
@@ -18,6 +17,7 @@
 #     - servegen/data/language/m-small
 #     - servegen/data/reason/deepseek-r1
 #     - mooncake-fast25/conversation_trace.jsonl
+#     runs_without_data: false
 # ---
 
 # %% [markdown]

@@ -10,11 +10,11 @@
 #     language: python
 #     name: python3
 #   workbench:
-#     runs_without_data: false
 #     requires_data:
 #     - rlhfuse-schedules/instances.csv
 #     - rlhfuse-schedules/traces/trace_exp2.txt
 #     - rlhfuse-schedules/traces/trace_exp9.txt
+#     runs_without_data: false
 # ---
 
 # %% [markdown]
@@ -305,7 +305,7 @@ explore_panel("checkpoint", x="gpus", series=["method"], values=["ettr"],
 #   606). Whether 606 is reachable on instance 9 is open.
 # * **Communication is free** in the instances (a task starts when its predecessor ends, on another GPU), as in the
 #   authors' solver.
-
+#
 # * **Generation tail: the paper's settings are not reproduced.** Only the abstract and introduction of RLHFuse could
 #   be read from the stored copies, so the thresholds, instance counts and length distributions are the model's:
 #   Llama-3.1-8B on H100s with the serving roofline, BurstGPT's and ServeGen's length models. The gain it finds
