@@ -25,7 +25,7 @@ RTO_S = 0.25
 def _incast(n_pkts: int, buffer_pkts: int) -> pd.DataFrame:
     return simulate_packets(
         CAP, SWITCH, RedMarking.step(15), DATA, ACKS, [0.0] * 3, [1500 * n_pkts] * 3,
-        link_delay_s=1e-6, buffer_pkts=buffer_pkts, min_rto_s=RTO_S,
+        link_delay_s=1e-6, buffer_pkts=buffer_pkts, min_rto_s=RTO_S, init_rto_s=RTO_S, rto_tick_s=0.0,
     ).flows  # fmt: skip
 
 
@@ -151,7 +151,7 @@ def test_lossy_link_drops_a_seeded_fraction_and_flows_recover():
     a, b, clean = run(0.05, 1), run(0.05, 1), run(0.0, 1)
     assert a.flows.finished.all() and a.flows.equals(b.flows)
     drops = int(a.links.set_index("link").drops[3])
-    assert drops == a.flows.retransmits.sum() - int(a.links.drops.sum() - drops)
+    assert drops == a.links.drops.sum() and a.flows.retransmits.sum() >= drops  # go-back-N resends more
     assert 0.03 < drops / a.packets < 0.07
     assert clean.links.drops.sum() == 0 and clean.flows.retransmits.sum() == 0
     assert clean.flows.equals(run(0.0, 2).flows)

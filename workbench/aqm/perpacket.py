@@ -71,6 +71,12 @@ def simulate_packets(
     window_s: tuple[float, float] | None = None,
     seed: Seed = None,
     loss_prob=None,
+    loss_recovery: str = "newreno",
+    init_ssthresh_pkts: float | None = None,
+    buffer_bytes: int | None = None,
+    nic_buffer_pkts: int = 1000,
+    init_rto_s: float = 3.0,
+    rto_tick_s: float = 0.01,
 ) -> SimResult:
     """Run flows packet by packet to completion: their completion times, and the switch ports' statistics.
 
@@ -93,7 +99,8 @@ def simulate_packets(
     link_delay_s : float
         Propagation delay of every link.
     buffer_pkts : int
-        Packets a switch port holds (drop-tail beyond).
+        Packets a switch port holds: ``buffer_pkts x packet_bytes`` bytes unless ``buffer_bytes`` is given (with
+        ``loss_recovery="sack"``: whole packets).
     packet_bytes, ack_bytes, init_cwnd_pkts : int
     dctcp_g : float
         DCTCP's EWMA gain.
@@ -105,7 +112,7 @@ def simulate_packets(
         included), or as it leaves, on the packets queued behind it (as htsim's ``ECNQueue`` does). Drops are
         always decided on arrival.
     min_rto_s : float
-        Retransmission timeout.
+        The retransmission timeout's floor (with ``loss_recovery="sack"``: the fixed timeout after a drop).
     rtt_s : float or None
         The base RTT PRED's control periods are counted in (required with PRED).
     window_s : (float, float) or None
@@ -116,8 +123,23 @@ def simulate_packets(
         it).
     loss_prob : array-like or None
         Per link, the probability that a data packet crossing it is lost (a failing link: the packet is lost as if
-        the queue had dropped it, and counted in the port's ``drops``); default 0 everywhere (no draws). The sender's
-        own NIC, the first hop of its data, never loses packets.
+        the queue had dropped it, and counted in the link's ``drops``; data and ACKs alike); default 0 everywhere
+        (no draws). With ``loss_recovery="sack"`` only data packets after the sender's NIC are lost.
+    loss_recovery : {"newreno", "sack"}
+        ``"newreno"`` (default): the model above. ``"sack"``: the engine before NewReno (kept for comparison):
+        a receiver that acknowledges each packet individually, a loss detected by three later packets acknowledged
+        or a fixed ``min_rto_s`` after the drop, queues and marking thresholds counted in whole packets, no slow-start
+        threshold, ACKs never dropped; the parameters below are then ignored.
+    init_ssthresh_pkts : float or None
+        Initial slow-start threshold (packets); None: unbounded.
+    buffer_bytes : int or None
+        Bytes a switch port holds (data and ACKs alike; drop-tail for a packet that does not fit).
+    nic_buffer_pkts : int
+        Packets a host NIC holds (drop-tail beyond).
+    init_rto_s : float
+        The retransmission timeout before the first RTT sample.
+    rto_tick_s : float
+        Period of the retransmission timer's checks (from time 0); 0 checks at the exact deadline.
 
     Returns
     -------
@@ -155,6 +177,14 @@ def simulate_packets(
     alpha0 = in_range("dctcp_alpha0", dctcp_alpha0, 0.0, 1.0)
     one_of("mark_on", mark_on, ("arrival", "departure"))
     rto = positive("min_rto_s", min_rto_s)
+    one_of("loss_recovery", loss_recovery, ("newreno", "sack"))
+    ssth0 = (
+        np.inf if init_ssthresh_pkts is None else float(in_range("init_ssthresh_pkts", init_ssthresh_pkts, 1.0, 1e12))
+    )
+    buf_bytes = buffer * mtu if buffer_bytes is None else integer("buffer_bytes", buffer_bytes, minimum=1)
+    nic_pkts = integer("nic_buffer_pkts", nic_buffer_pkts, minimum=1, maximum=1 << 20)
+    rto0 = positive("init_rto_s", init_rto_s)
+    tick_s = nonnegative("rto_tick_s", rto_tick_s)
     if window_s is None:
         window = np.array([np.inf, np.inf])
     else:
@@ -207,13 +237,28 @@ def simulate_packets(
     keys = np.where(dlinks >= 0, flow_of_row[:, None] * cap.size + dlinks, -1)
     dslot = np.unique(keys, return_inverse=True)[1].reshape(keys.shape).astype(np.int64)
     byte_s = 8.0 / (cap * 1e9)  # seconds per byte, per link
-    done_t, retx, timeouts, echoed, drops, marks, busy_s, queue_pkt_s = simulate(
-        byte_s, mtu * byte_s, np.ascontiguousarray(mask), delay, buffer,
-        np.array([ramp.min_k_pkts, ramp.max_k_pkts, ramp.max_p]), pred, qref,
-        dlinks, dlen, dslot, alinks, alen, path0, npaths,
-        starts, npk.astype(np.int64), (sizes - (sizes - 1) // mtu * mtu).astype(np.int64),
-        mtu, ackb, iw, g, alpha0, rto, mark_on == "departure", window, generator(seed), lossp,
-    )  # fmt: skip
+    last = (sizes - (sizes - 1) // mtu * mtu).astype(np.int64)
+    ramp3 = np.array([ramp.min_k_pkts, ramp.max_k_pkts, ramp.max_p])
+    if loss_recovery == "sack":
+        done_t, retx, timeouts, echoed, drops, marks, busy_s, queue_pkt_s = simulate(
+            byte_s, mtu * byte_s, np.ascontiguousarray(mask), delay, buffer, ramp3, pred, qref,
+            dlinks, dlen, dslot, alinks, alen, path0, npaths, starts, npk.astype(np.int64), last,
+            mtu, ackb, iw, g, alpha0, rto, mark_on == "departure", window, generator(seed), lossp,
+        )  # fmt: skip
+    else:
+        from .perpacket_tcp import simulate_tcp
+
+        if isinstance(marking, RedMarking) and ramp3[1] - ramp3[0] == 1.0 and ramp3[2] == 1.0:
+            ramp3[0] = ramp3[1]  # DCTCP's step: marked when the queue, the packet counted, exceeds K packets' bytes
+        # FIFO ring per link: room for a full buffer of ACKs or a full NIC, and the arrivals looked back over
+        slots = max(buf_bytes // min(ackb, mtu), nic_pkts) + 258
+        ring = 1 << int(slots - 1).bit_length()
+        done_t, retx, timeouts, echoed, drops, marks, busy_s, queue_pkt_s = simulate_tcp(
+            byte_s, mtu * byte_s, np.ascontiguousarray(mask), delay, buf_bytes, nic_pkts, ring, ramp3, pred, qref,
+            dlinks, dlen, dslot, alinks, alen, path0, npaths, starts, npk.astype(np.int64), last,
+            mtu, ackb, iw, ssth0, g, alpha0, rto0, rto, tick_s, mark_on == "departure", window, generator(seed),
+            lossp,
+        )  # fmt: skip
     fct = done_t - starts
     flows = pd.DataFrame(
         {

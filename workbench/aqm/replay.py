@@ -33,7 +33,7 @@ import pandas as pd
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..cache import atomic_path, check_target
-from ..fabric.topology import LeafSpine, leaf_spine
+from ..fabric.topology import LeafSpine, leaf_spine, path_links
 from .packet import Network
 from .perpacket import simulate_packets
 from .pred import PRED_DEFAULT, PredConfig
@@ -44,6 +44,7 @@ from .workload import VALIDATION_SIZE_CLASSES, size_class
 __all__ = [
     "LeafSpineNetwork",
     "read_connection_matrix",
+    "read_spines",
     "replay",
     "fct_statistics",
     "main",
@@ -80,12 +81,15 @@ class LeafSpineNetwork:
         (htsim's ``ECNQueue``).
     dctcp_alpha0 : float
         DCTCP's initial ``alpha`` (per-packet engine only): 1 as Linux, 0 as htsim.
+    loss_recovery, init_ssthresh_pkts, buffer_bytes, nic_buffer_pkts, init_rto_s, min_rto_s, rto_tick_s, ack_bytes, init_cwnd_pkts, dctcp_g
+        The senders' and queues' parameters of :func:`~workbench.aqm.perpacket.simulate_packets` (per-packet engine
+        only, except ``min_rto_s``; ``buffer_bytes`` None: ``buffer_pkts`` full packets).
 
     Examples
     --------
     >>> net = LeafSpineNetwork.of_dataset("fabric-websearch-128")
-    >>> net.topology().n_hosts, net.marking == RedMarking.step(15)
-    (128, True)
+    >>> net.topology().n_hosts, net.marking == RedMarking.step(15), net.buffer_bytes, net.init_ssthresh_pkts
+    (128, True, 150000, 100.0)
     """
 
     leaves: int
@@ -99,6 +103,16 @@ class LeafSpineNetwork:
     routing: str = "ecmp"
     mark_on: str = "arrival"
     dctcp_alpha0: float = 1.0
+    loss_recovery: str = "newreno"
+    init_ssthresh_pkts: float | None = None
+    buffer_bytes: int | None = None
+    nic_buffer_pkts: int = 1000
+    init_rto_s: float = 3.0
+    min_rto_s: float = MIN_RTO_S
+    rto_tick_s: float = 0.01
+    ack_bytes: int = ACK_BYTES
+    init_cwnd_pkts: int = 10
+    dctcp_g: float = 1.0 / 16.0
 
     def __post_init__(self) -> None:
         for name in ("leaves", "spines", "hosts_per_leaf"):
@@ -118,6 +132,18 @@ class LeafSpineNetwork:
         one_of("routing", self.routing, ROUTINGS)
         one_of("mark_on", self.mark_on, ("arrival", "departure"))
         in_range("dctcp_alpha0", self.dctcp_alpha0, 0.0, 1.0)
+        one_of("loss_recovery", self.loss_recovery, ("newreno", "sack"))
+        if self.init_ssthresh_pkts is not None:
+            in_range("init_ssthresh_pkts", self.init_ssthresh_pkts, 1.0, 1e12)
+        if self.buffer_bytes is not None:
+            integer("buffer_bytes", self.buffer_bytes, minimum=1)
+        integer("nic_buffer_pkts", self.nic_buffer_pkts, minimum=1, maximum=1 << 20)
+        positive("init_rto_s", self.init_rto_s)
+        positive("min_rto_s", self.min_rto_s)
+        nonnegative("rto_tick_s", self.rto_tick_s)
+        integer("ack_bytes", self.ack_bytes, minimum=1)
+        integer("init_cwnd_pkts", self.init_cwnd_pkts, minimum=1)
+        positive("dctcp_g", self.dctcp_g)
 
     @classmethod
     def of_dataset(cls, name: str) -> LeafSpineNetwork:
@@ -228,8 +254,77 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
     return df
 
 
+_SPINE_LINE = re.compile(r"^\s*(\d+)\s+(-?\d+)\s*$")
+
+
+def read_spines(path: str | Path, flows: pd.DataFrame, spines: int, hosts_per_leaf: int) -> np.ndarray:
+    """Read a ``.spines`` file (``ID SPINE`` per line: the spine each flow of a connection matrix was pinned to,
+    ``-1`` for a flow between two hosts of one leaf) and return the spine of every row of ``flows``.
+
+    A malformed line, an id not among ``flows.flow_id`` or given twice, a spine outside ``0..spines-1``, ``-1`` for a
+    flow across leaves (or a spine for one within a leaf), or a line count other than the number of flows raises
+    one ``ValueError`` naming the file and line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> flows = pd.DataFrame({"flow_id": [1, 2], "src": [0, 0], "dst": [3, 1]})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = Path(d) / "m.spines"
+    ...     _ = p.write_text("1 1\n2 -1\n")
+    ...     read_spines(p, flows, spines=2, hosts_per_leaf=2).tolist()
+    [1, -1]
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file (a .spines file: one 'ID SPINE' line per flow)")
+    ids = flows["flow_id"].to_numpy(dtype=np.int64) if "flow_id" in flows else np.arange(1, len(flows) + 1)
+    row_of = {int(i): r for r, i in enumerate(ids)}
+    local = (flows["src"].to_numpy() // hosts_per_leaf) == (flows["dst"].to_numpy() // hosts_per_leaf)
+    out = np.full(len(flows), -2, dtype=np.int64)
+    lineno = 0
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            m = _SPINE_LINE.match(line)
+            if m is None:
+                raise ValueError(f"{path}:{lineno}: expected 'ID SPINE' (two integers), got {line.strip()[:80]!r}")
+            fid, sp = int(m.group(1)), int(m.group(2))
+            r = row_of.get(fid)
+            if r is None:
+                raise ValueError(f"{path}:{lineno}: flow id {fid} is not in the connection matrix")
+            if out[r] != -2:
+                raise ValueError(f"{path}:{lineno}: flow id {fid} is given twice")
+            if not -1 <= sp < spines:
+                raise ValueError(f"{path}:{lineno}: spine {sp} of flow {fid} outside 0..{spines - 1} (or -1)")
+            if (sp == -1) != bool(local[r]):
+                where = "within one leaf needs spine -1" if local[r] else "across leaves needs a spine, not -1"
+                raise ValueError(f"{path}:{lineno}: flow {fid} {where}")
+            out[r] = sp
+    missing = int((out == -2).sum())
+    if missing:
+        raise ValueError(
+            f"{path}:{lineno}: the file ends here but {missing} of the {len(flows)} flows have no spine "
+            f"(first: id {int(ids[np.argmax(out == -2)])})"
+        )
+    return out
+
+
+def _pinned_paths(topo: LeafSpine, src: np.ndarray, dst: np.ndarray, spine: np.ndarray) -> list[tuple]:
+    """One path per flow through its given spine (none for a flow within a leaf)."""
+    rows = path_links(topo, src, dst, spine).tolist()
+    return [(tuple(x for x in r if x >= 0),) for r in rows]
+
+
 def replay(
-    flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 1, seed: Seed = 0, loss_prob=None
+    flows: pd.DataFrame,
+    network: LeafSpineNetwork,
+    *,
+    chunk_pkts: int = 1,
+    seed: Seed = 0,
+    loss_prob=None,
+    spines=None,
 ) -> pd.DataFrame:
     """Run a flow table through ``network`` and return every flow's completion time.
 
@@ -244,8 +339,11 @@ def replay(
     seed : int, Generator or None
         Path choice (ECMP), then the marking and loss draws.
     loss_prob : array-like or None
-        Per link id of ``network.topology()``, the probability a data packet crossing it is lost (per-packet engine
+        Per link id of ``network.topology()``, the probability a packet crossing it is lost (per-packet engine
         only; see :func:`~workbench.aqm.perpacket.simulate_packets`).
+    spines : array-like of int or None
+        The spine of every flow (``-1`` within a leaf; e.g. from :func:`read_spines`), its ACKs through the same:
+        the paths are then given, not drawn (``network.routing`` is ignored).
 
     Returns
     -------
@@ -282,7 +380,16 @@ def replay(
         raise ValueError("flows must go between distinct hosts, with size_bytes >= 1 and finite start_s >= 0")
     order = np.argsort(start, kind="stable")
     rng = generator(seed)
-    paths = fabric_paths(topo, src[order], dst[order], network.routing, seed=rng)
+    if spines is None:
+        paths = fabric_paths(topo, src[order], dst[order], network.routing, seed=rng)
+    else:
+        pinned = np.asarray(spines, dtype=np.int64)
+        local = src // network.hosts_per_leaf == dst // network.hosts_per_leaf
+        if pinned.shape != src.shape or ((pinned < 0) != local).any() or pinned.max(initial=-1) >= network.spines:
+            raise ValueError(
+                f"spines must give every flow a spine in 0..{network.spines - 1}, and -1 exactly to flows within a leaf"
+            )
+        paths = _pinned_paths(topo, src[order], dst[order], pinned[order])
     cap = np.asarray(topo.capacity_gbps, dtype=float)
     switch_ports = np.asarray(topo.link_kind) != 0
     if chunk == 1:
@@ -297,13 +404,21 @@ def replay(
             link_delay_s=network.link_delay_s,
             buffer_pkts=network.buffer_pkts,
             packet_bytes=network.packet_bytes,
-            ack_bytes=ACK_BYTES,
-            min_rto_s=MIN_RTO_S,
+            ack_bytes=network.ack_bytes,
+            init_cwnd_pkts=network.init_cwnd_pkts,
+            dctcp_g=network.dctcp_g,
+            min_rto_s=network.min_rto_s,
             rtt_s=_base_rtt_s(network, 4),
             dctcp_alpha0=network.dctcp_alpha0,
             mark_on=network.mark_on,
             seed=rng,
             loss_prob=loss_prob,
+            loss_recovery=network.loss_recovery,
+            init_ssthresh_pkts=network.init_ssthresh_pkts,
+            buffer_bytes=network.buffer_bytes,
+            nic_buffer_pkts=network.nic_buffer_pkts,
+            init_rto_s=network.init_rto_s,
+            rto_tick_s=network.rto_tick_s,
         ).flows
         fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
     else:
@@ -390,7 +505,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", type=Path, help="connection matrix (htsim .cm format)")
     p.add_argument("--out", type=Path, required=True, help="CSV to write: size_bytes,start_s,fct_s")
     p.add_argument("--leaves", type=int)
-    p.add_argument("--spines", type=int)
+    p.add_argument("--n-spines", type=int, dest="n_spines", help="number of spines")
+    p.add_argument(
+        "--spines",
+        type=Path,
+        dest="spines_file",
+        help="per-flow spines ('ID SPINE' lines; default: the .spines file beside FILE, if any)",
+    )
     p.add_argument("--hosts-per-leaf", type=int)
     p.add_argument("--link-gbps", type=float)
     p.add_argument("--link-delay-us", type=float, help="per-link propagation delay (microseconds)")
@@ -402,7 +523,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--mark-on", choices=("arrival", "departure"), help="mark on arrival (default) or on departure")
     p.add_argument("--dctcp-alpha0", type=float, help="DCTCP's initial alpha (default 1, as Linux; htsim: 0)")
-    p.add_argument("--routing", choices=ROUTINGS)
+    p.add_argument(
+        "--routing", choices=ROUTINGS, help="draw the paths (per-flow ECMP or spraying, --seed) instead of reading them"
+    )
+    p.add_argument(
+        "--loss-recovery", choices=("newreno", "sack"), help="NewReno (default) or the older SACK-like engine"
+    )
     p.add_argument(
         "--chunk-pkts", type=int, default=1, help="1 = every packet (default: exact and fast); more = chunked trains"
     )
@@ -426,7 +552,6 @@ def run(args: argparse.Namespace) -> int:
         k: getattr(args, k)
         for k in (
             "leaves",
-            "spines",
             "hosts_per_leaf",
             "link_gbps",
             "buffer_pkts",
@@ -434,9 +559,14 @@ def run(args: argparse.Namespace) -> int:
             "routing",
             "mark_on",
             "dctcp_alpha0",
+            "loss_recovery",
         )
         if getattr(args, k) is not None
     }
+    if args.n_spines is not None:
+        over["spines"] = args.n_spines
+    if args.buffer_pkts is not None:
+        over["buffer_bytes"] = None  # a buffer given in packets: full packets' bytes
     if args.link_delay_us is not None:
         over["link_delay_s"] = args.link_delay_us * 1e-6
     if args.ecn_step_pkts is not None:
@@ -458,15 +588,24 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if packets > MAX_REPLAY_PACKETS // 10:
         print(f"replaying {packets:,} packets: about {packets / REPLAY_PACKETS_PER_S:.0f} s", file=sys.stderr)
+    spines_file = args.spines_file
+    if spines_file is None and args.routing is None and args.file.with_suffix(".spines").is_file():
+        spines_file = args.file.with_suffix(".spines")
+    if spines_file is not None and args.routing is not None:
+        print("workbench: error: --spines gives the paths; it cannot go with --routing", file=sys.stderr)
+        return 2
+    spines = None if spines_file is None else read_spines(spines_file, flows, net.spines, net.hosts_per_leaf)
     t0 = time.perf_counter()
-    fct = replay(flows, net, chunk_pkts=args.chunk_pkts, seed=args.seed)
+    fct = replay(flows, net, chunk_pkts=args.chunk_pkts, seed=args.seed, spines=spines)
     wall = time.perf_counter() - t0
     with atomic_path(args.out, overwrite=args.force) as tmp:  # a full disk leaves no partial file behind
         fct[["size_bytes", "start_s", "fct_s"]].to_csv(tmp, index=False)
     stats = fct_statistics(fct)
     print(
         f"{len(fct)} flows on {net.leaves}x{net.hosts_per_leaf} hosts, {net.spines} spines ({name} network"
-        f"{' with overrides' if over else ''}), chunk_pkts={args.chunk_pkts}: {wall:.1f} s -> {args.out}"
+        f"{' with overrides' if over else ''}), "
+        + (f"paths from {spines_file}" if spines_file else f"{net.routing} paths drawn with seed {args.seed}")
+        + f", chunk_pkts={args.chunk_pkts}: {wall:.1f} s -> {args.out}"
     )
     print(
         stats.assign(mean_us=stats.mean_s * 1e6, p50_us=stats.p50_s * 1e6, p99_us=stats.p99_s * 1e6)
