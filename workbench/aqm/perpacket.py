@@ -220,16 +220,7 @@ def simulate_packets(
             raise ValueError("rtt_s (the base RTT PRED's control periods count in) is required with PRED marking")
         rtt = positive("rtt_s", rtt_s)
         ramp = marking.fluid_marking().marking
-        c = marking
-        pred = np.array(  # in the order of perpacket_loop's P_* indices
-            [
-                c.slope_per_pkt, float(c.fcs), float(c.fcs_scaling == "sqrt"), float(c.qla), c.fcs_period_rtts * rtt,
-                max(1, round(c.qla_period_rtts / c.fcs_period_rtts)), c.throughput_weight, c.slope_step,
-                c.min_k_step_pkts, c.min_slope_for_slope_tuning, c.max_min_k_pkts, c.max_slope_offset, c.min_k_pkts,
-            ]
-        )  # fmt: skip
-        # QLA's reference queue: given, or each port's bandwidth-delay product
-        qref = np.full(cap.size, float(c.queue_ref_pkts)) if c.queue_ref_pkts else cap * 1e9 / (8.0 * mtu) * rtt
+        pred, qref = pred_parameters(marking, rtt, cap, mtu)
     else:
         ramp, pred, qref = marking, np.zeros(0), np.zeros(cap.size)
     # PRED counts the distinct flows crossing a port: one slot per (flow, link) a flow's data paths use
@@ -292,6 +283,22 @@ def simulate_packets(
         packets=int(npk.sum() + retx.sum()),
         duration_s=float(np.nanmax(done_t)) if n else 0.0,
     )
+
+
+def pred_parameters(c: PredConfig, rtt_s: float, capacity_gbps: np.ndarray, packet_bytes: int):
+    """PRED's configuration as the compiled controllers take it: the ``P_*`` parameter array of
+    :mod:`~workbench.aqm.perpacket_loop` and QLA's reference queue per link (given, or the link's bandwidth-delay
+    product in packets)."""
+    pred = np.array(  # in the order of perpacket_loop's P_* indices
+        [
+            c.slope_per_pkt, float(c.fcs), float(c.fcs_scaling == "sqrt"), float(c.qla), c.fcs_period_rtts * rtt_s,
+            max(1, round(c.qla_period_rtts / c.fcs_period_rtts)), c.throughput_weight, c.slope_step,
+            c.min_k_step_pkts, c.min_slope_for_slope_tuning, c.max_min_k_pkts, c.max_slope_offset, c.min_k_pkts,
+        ]
+    )  # fmt: skip
+    cap = np.asarray(capacity_gbps, dtype=float)
+    qref = np.full(cap.size, float(c.queue_ref_pkts)) if c.queue_ref_pkts else cap * 1e9 / (8.0 * packet_bytes) * rtt_s
+    return pred, qref
 
 
 def _path_table(paths: list[tuple], n_links: int) -> tuple[np.ndarray, np.ndarray]:
