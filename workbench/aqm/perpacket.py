@@ -242,8 +242,9 @@ def simulate_packets(
         if isinstance(marking, RedMarking) and ramp3[1] - ramp3[0] == 1.0 and ramp3[2] == 1.0:
             ramp3[0] = ramp3[1]  # DCTCP's step: marked when the queue, the packet counted, exceeds K packets' bytes
         # FIFO ring per link: room for a full buffer of ACKs or a full NIC, and the arrivals looked back over
+        # (at most 2**16 slots: a port then drops what would queue behind 65,280 packets)
         slots = max(buf_bytes // min(ackb, mtu), nic_pkts) + 258
-        ring = 1 << int(slots - 1).bit_length()
+        ring = min(1 << int(slots - 1).bit_length(), 1 << 16)
         done_t, retx, timeouts, echoed, drops, marks, busy_s, queue_pkt_s = simulate_tcp(
             byte_s, mtu * byte_s, np.ascontiguousarray(mask), delay, buf_bytes, nic_pkts, ring, ramp3, pred, qref,
             dlinks, dlen, dslot, alinks, alen, path0, npaths, starts, npk.astype(np.int64), last,

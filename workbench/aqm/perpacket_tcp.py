@@ -19,7 +19,7 @@ from numba import njit
 from .perpacket_loop import P_MIN_K, P_PERIOD_S, _account, _pred_tick, _window_edge
 
 # An event is a time, one int64 (kind 3 bits, CE 1 bit, hop 4 bits, flow 24 bits, and above bit 32 the data
-# packet's number or the ACK's cumulative number) and one more int64: for a data packet its slot in the previous
+# packet's number or the ACK's cumulative number) and 16 more bits: for a data packet its slot in the previous
 # port's ring, for an ACK the path alternative it travels.
 _DATA, _ACK, _START, _RTO, _TICK = 0, 1, 2, 3, 4
 #: The longest RTO after back-off (RFC 6298 allows a cap of 60 s or more).
@@ -32,40 +32,39 @@ def _pack(kind, ce, h, f, s):
 
 
 @njit(cache=True)
-def _put(ht, hs, hp, hx, i, t, seq, p, x):
+def _put(ht, hs, hp, i, t, seq, p):
     ht[i] = t
     hs[i] = seq
     hp[i] = p
-    hx[i] = x
 
 
 @njit(cache=True)
-def _push(ht, hs, hp, hx, n, ctr, t, p, x):
-    """Add event ``(p, x)`` at ``t`` (arrays doubled when full); equal times leave in the order added."""
+def _push(ht, hs, hp, n, ctr, t, p, x):
+    """Add event ``(p, x)`` at ``t`` (arrays doubled when full); equal times leave in the order added. ``x`` (below
+    2**16) rides in the low bits of the word that orders equal times."""
     if n == ht.size:
         ht = np.concatenate((ht, np.empty(n, np.float64)))
         hs = np.concatenate((hs, np.empty(n, np.int64)))
         hp = np.concatenate((hp, np.empty(n, np.int64)))
-        hx = np.concatenate((hx, np.empty(n, np.int64)))
-    seq = ctr[0]
+    seq = (ctr[0] << 16) | x
     ctr[0] += 1
     i = n
     while i > 0:
         j = (i - 1) >> 1
         if ht[j] < t or (ht[j] == t and hs[j] < seq):
             break
-        _put(ht, hs, hp, hx, i, ht[j], hs[j], hp[j], hx[j])
+        _put(ht, hs, hp, i, ht[j], hs[j], hp[j])
         i = j
-    _put(ht, hs, hp, hx, i, t, seq, p, x)
-    return ht, hs, hp, hx, n + 1
+    _put(ht, hs, hp, i, t, seq, p)
+    return ht, hs, hp, n + 1
 
 
 @njit(cache=True)
-def _pop(ht, hs, hp, hx, n):
+def _pop(ht, hs, hp, n):
     """The earliest event (time, payload, extra) and the heap's new size."""
-    t0, p0, x0 = ht[0], hp[0], hx[0]
+    t0, p0, x0 = ht[0], hp[0], hs[0] & 0xFFFF
     n -= 1
-    t, seq, p, x = ht[n], hs[n], hp[n], hx[n]
+    t, seq, p = ht[n], hs[n], hp[n]
     i = 0
     while True:
         c = 2 * i + 1
@@ -75,9 +74,9 @@ def _pop(ht, hs, hp, hx, n):
             c += 1
         if ht[c] > t or (ht[c] == t and hs[c] > seq):
             break
-        _put(ht, hs, hp, hx, i, ht[c], hs[c], hp[c], hx[c])
+        _put(ht, hs, hp, i, ht[c], hs[c], hp[c])
         i = c
-    _put(ht, hs, hp, hx, i, t, seq, p, x)
+    _put(ht, hs, hp, i, t, seq, p)
     return t0, p0, x0, n
 
 
@@ -102,47 +101,59 @@ def _rto_check_at(deadline, tick):
 
 
 @njit(cache=True)
-def _enqueue(q, li, t, nbytes, limit, by_bytes, byte_s, busy, lossp, rng):
+def _enqueue(q, head, tail, cum_in, li, t, nbytes, limit, by_bytes, byte_s, busy, lossp, rng):
     """A packet of ``nbytes`` into FIFO ``li`` at ``t``: its ring slot and the time it finishes leaving, or slot -1
     if dropped (random loss, or no room: ``limit`` bytes if ``by_bytes`` else packets, the one in service counted
-    whole; a full ring drops too). Also returns the queue in bytes it found."""
-    fin, cumb, tarr, head, tail, cum_in = q
-    m = fin.shape[1] - 1
+    whole; a full ring drops too). ``q[li, k]`` holds a queued packet's finish time, the bytes that entered the
+    FIFO before it, and its arrival time."""
+    m = q.shape[1] - 1
     h = head[li]
-    while h < tail[li] and fin[li, h & m] <= t:
+    while h < tail[li] and q[li, h & m, 0] <= t:
         h += 1
     head[li] = h
     n = tail[li] - h
-    qb = cum_in[li] - cumb[li, h & m] if n > 0 else 0
+    qb = cum_in[li] - q[li, h & m, 1] if n > 0 else 0.0
     if lossp[li] > 0.0 and rng.random() < lossp[li]:
-        return -1, 0.0, qb
+        return -1, 0.0
     if (qb + nbytes > limit if by_bytes else n >= limit) or n >= m - 256:
-        return -1, 0.0, qb
+        return -1, 0.0
     b = busy[li]
     d = (b if b > t else t) + nbytes * byte_s[li]
     busy[li] = d
     k = tail[li]
-    fin[li, k & m] = d
-    cumb[li, k & m] = cum_in[li]
-    tarr[li, k & m] = t
+    e = q[li, k & m]
+    e[0] = d
+    e[1] = cum_in[li]
+    e[2] = t
     tail[li] = k + 1
     cum_in[li] += nbytes
-    return k, d, qb
+    return k, d
 
 
 @njit(cache=True)
-def _left_behind(q, li, slot):
-    """Bytes in FIFO ``li`` as the packet in ``slot`` finished leaving it, that packet counted:
-    itself and every packet that arrived before that instant (the ring is looked back from its newest entry; only
-    the arrivals of one propagation delay came after it)."""
-    fin, cumb, tarr, _head, tail, cum_in = q
-    m = fin.shape[1] - 1
-    d = fin[li, slot & m]
+def _queued(q, head, tail, cum_in, li, t):
+    """Bytes in FIFO ``li`` at ``t`` (the packet in service counted whole)."""
+    m = q.shape[1] - 1
+    h = head[li]
+    while h < tail[li] and q[li, h & m, 0] <= t:
+        h += 1
+    head[li] = h
+    return cum_in[li] - q[li, h & m, 1] if h < tail[li] else 0.0
+
+
+@njit(cache=True)
+def _left_behind(q, tail, cum_in, li, idx):
+    """Bytes in FIFO ``li`` as the packet in ring slot ``idx`` finished leaving it, that packet counted: itself and
+    every packet that arrived before that instant (the ring is looked back from its newest entry; only the arrivals
+    of one propagation delay came after it)."""
+    m = q.shape[1] - 1
+    slot = tail[li] - ((tail[li] - idx) & m)
+    d = q[li, slot & m, 0]
     k = tail[li] - 1
-    while k > slot and tarr[li, k & m] >= d:
+    while k > slot and q[li, k & m, 2] >= d:
         k -= 1
-    after = cumb[li, (k + 1) & m] if k + 1 < tail[li] else cum_in[li]
-    return after - cumb[li, slot & m]
+    after = q[li, (k + 1) & m, 1] if k + 1 < tail[li] else cum_in[li]
+    return after - q[li, slot & m, 1]
 
 
 @njit(cache=True)
@@ -168,10 +179,11 @@ def simulate_tcp(
     nseen = np.zeros(nl, np.int64)
     seen = np.full(dslot.max() + 1 if use_pred else 1, -1, np.int64)
     tick = 0
-    fifo = (
-        np.empty((nl, ring)), np.zeros((nl, ring), np.int64), np.empty((nl, ring)), np.zeros(nl, np.int64),
-        np.zeros(nl, np.int64), np.zeros(nl, np.int64),
-    )  # fmt: skip
+    fifo = np.zeros((nl, ring, 3))
+    head = np.zeros(nl, np.int64)
+    tail = np.zeros(nl, np.int64)
+    cum_in = np.zeros(nl)  # bytes that ever entered each FIFO (exact in a float below 2**53)
+    m = ring - 1
     # sender
     una = np.zeros(n, np.int64)  # first unacknowledged packet
     nxt = np.zeros(n, np.int64)  # next packet to send
@@ -205,18 +217,17 @@ def simulate_tcp(
     ht = np.empty(1024, np.float64)
     hs = np.empty(1024, np.int64)
     hp = np.empty(1024, np.int64)
-    hx = np.empty(1024, np.int64)
     ctr = np.zeros(1, np.int64)
     nh = 0
     st = np.zeros((3, nl))
     edge = 0
     for f in range(n):
-        ht, hs, hp, hx, nh = _push(ht, hs, hp, hx, nh, ctr, starts[f], _pack(_START, 0, 0, f, 0), 0)
+        ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, starts[f], _pack(_START, 0, 0, f, 0), 0)
     if use_pred:
         ctl[1, :] = pred[P_MIN_K]
-        ht, hs, hp, hx, nh = _push(ht, hs, hp, hx, nh, ctr, pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0), 0)
+        ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0), 0)
     while nh > 0:
-        t, p, x, nh = _pop(ht, hs, hp, hx, nh)
+        t, p, x, nh = _pop(ht, hs, hp, nh)
         while edge < 2 and t >= window[edge]:
             _window_edge(links[0], st, switch, mtu_s, edge, window[edge])
             edge += 1
@@ -232,7 +243,9 @@ def simulate_tcp(
             nbytes = (last_bytes[f] if s == npk[f] - 1 else mtu) if data else ackb
             if data and dequeue and ce == 0 and switch[dlinks[path, h - 1]]:
                 prev = dlinks[path, h - 1]  # marked as it left the previous port, on the queue it left
-                ce = _ecn(_left_behind(fifo, prev, x) / mtu, links[1, prev], links[2, prev], links[3, prev], rng)
+                ce = _ecn(
+                    _left_behind(fifo, tail, cum_in, prev, x) / mtu, links[1, prev], links[2, prev], links[3, prev], rng
+                )
                 marks[prev] += ce
             if h < (dlen[path] if data else alen[path]):
                 li = dlinks[path, h] if data else alinks[path, h]
@@ -244,17 +257,19 @@ def simulate_tcp(
                     _account(links[0], links[4], links[5], links[6], mtu_s, li, t)
                 if port and edge == 1:
                     _account(links[0], st[0], st[1], st[2], mtu_s, li, t)
-                slot, d, qb = _enqueue(
-                    fifo, li, t, nbytes, buf_bytes if port else nic_pkts, port, byte_s, links[0], lossp, rng
-                )
+                qb = _queued(fifo, head, tail, cum_in, li, t) if data and port and not dequeue and ce == 0 else -1.0
+                slot, d = _enqueue(
+                    fifo, head, tail, cum_in, li, t, nbytes, buf_bytes if port else nic_pkts, port, byte_s, links[0],
+                    lossp, rng,
+                )  # fmt: skip
                 if slot < 0:
                     drops[li] += 1
                     continue
-                if data and port and not dequeue and ce == 0:
+                if qb >= 0.0:  # marking on arrival, on the queue it found and itself
                     ce = _ecn((qb + nbytes) / mtu, links[1, li], links[2, li], links[3, li], rng)
                     marks[li] += ce
-                ht, hs, hp, hx, nh = _push(
-                    ht, hs, hp, hx, nh, ctr, d + delay, _pack(kind, ce, h + 1, f, s), slot if data else x
+                ht, hs, hp, nh = _push(
+                    ht, hs, hp, nh, ctr, d + delay, _pack(kind, ce, h + 1, f, s), (slot & m) if data else x
                 )
                 continue
             if data:  # at the receiver: a cumulative ACK per packet, echoing its CE, through the receiver's NIC
@@ -264,12 +279,12 @@ def simulate_tcp(
                     while rcv[f] < npk[f] and got[o + rcv[f]]:
                         rcv[f] += 1
                 li = alinks[path, 0]
-                slot, d, qb = _enqueue(fifo, li, t, ackb, nic_pkts, False, byte_s, links[0], lossp, rng)
+                slot, d = _enqueue(fifo, head, tail, cum_in, li, t, ackb, nic_pkts, False, byte_s, links[0], lossp, rng)
                 if slot < 0:
                     drops[li] += 1
                 else:
                     alt = s % npaths[f]
-                    ht, hs, hp, hx, nh = _push(ht, hs, hp, hx, nh, ctr, d + delay, _pack(_ACK, ce, 1, f, rcv[f]), alt)
+                    ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, d + delay, _pack(_ACK, ce, 1, f, rcv[f]), alt)
                 continue
             # the ACK (next expected packet s) reaches the sender
             if not math.isnan(done_t[f]) or s < una[f]:
@@ -333,7 +348,7 @@ def simulate_tcp(
             tick += 1
             _pred_tick(links, ctl, utils, nseen, switch, mtu_s, qref, pred, tick, t)
             if nh > 0:
-                ht, hs, hp, hx, nh = _push(ht, hs, hp, hx, nh, ctr, t + pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0), 0)
+                ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, t + pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0), 0)
             continue
         else:  # a timer check of flow f
             chk[f] = False
@@ -342,7 +357,7 @@ def simulate_tcp(
             if t < rto_at[f]:
                 chk[f] = True
                 c = _rto_check_at(rto_at[f], rto_tick)
-                ht, hs, hp, hx, nh = _push(ht, hs, hp, hx, nh, ctr, c, _pack(_RTO, 0, 0, f, 0), 0)
+                ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, c, _pack(_RTO, 0, 0, f, 0), 0)
                 continue
             # timeout: back off, restart from the first unacknowledged packet with one packet (go-back-N)
             timeouts[f] += 1
@@ -377,15 +392,15 @@ def simulate_tcp(
                 if not chk[f]:
                     chk[f] = True
                     c = _rto_check_at(rto_at[f], rto_tick)
-                    ht, hs, hp, hx, nh = _push(ht, hs, hp, hx, nh, ctr, c, _pack(_RTO, 0, 0, f, 0), 0)
+                    ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, c, _pack(_RTO, 0, 0, f, 0), 0)
             path = path0[f] + q % npaths[f]
             li = dlinks[path, 0]
             nbytes = last_bytes[f] if q == npk[f] - 1 else mtu
-            slot, d, qb = _enqueue(fifo, li, t, nbytes, nic_pkts, False, byte_s, links[0], lossp, rng)
+            slot, d = _enqueue(fifo, head, tail, cum_in, li, t, nbytes, nic_pkts, False, byte_s, links[0], lossp, rng)
             if slot < 0:
                 drops[li] += 1
             else:
-                ht, hs, hp, hx, nh = _push(ht, hs, hp, hx, nh, ctr, d + delay, _pack(_DATA, 0, 1, f, q), slot)
+                ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, d + delay, _pack(_DATA, 0, 1, f, q), slot & m)
     while edge < 2:
         _window_edge(links[0], st, switch, mtu_s, edge, window[edge])
         edge += 1
