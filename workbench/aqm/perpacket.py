@@ -1,37 +1,58 @@
-"""Per-packet ground truth: every data packet and every ACK through every hop's FIFO, ACK-clocked DCTCP senders.
+"""Per-packet ground truth: every data packet and every ACK through every hop's FIFO, ACK-clocked DCTCP senders
+over TCP NewReno.
 
 This is the reference the chunked engine (:mod:`workbench.aqm.packet`, which moves trains of packets over fluid
 queues) is validated against on the same flows and network (:func:`workbench.aqm.replay.replay` with
-``chunk_pkts=1``). It is an event-heap simulation, compiled with numba, of the network described by a leaf-spine
-connection-matrix study such as ``fabric-websearch-128``:
+``chunk_pkts=1``). It is an event-heap simulation, compiled with numba (:mod:`~workbench.aqm.perpacket_tcp`), of
+the network a leaf-spine connection-matrix study such as ``fabric-websearch-128`` describes (its README; every
+item below is a parameter, the README's value reachable):
 
 * **Links.** Every directed link is a FIFO output queue with a capacity and a propagation delay; a packet arriving at
   time ``t`` leaves at ``max(t, busy_until) + size / capacity`` (store and forward) and reaches the next hop one
-  propagation delay later. The packets in a queue (the one in service counted whole) decide marking and dropping:
-  a switch port drops a packet that finds ``buffer_pkts`` packets there (drop-tail) and marks it with the RED/ECN
-  probability of that count (:meth:`~workbench.aqm.red.RedMarking.step` is DCTCP's step marking). Host NICs are
-  FIFO queues too (a host's flows share its NIC) that neither mark nor drop.
+  propagation delay later. A switch port holds ``buffer_bytes`` (default ``buffer_pkts`` full packets' bytes) of
+  data and ACKs alike, the packet in service counted whole, and drops a packet that does not fit (drop-tail; ACKs
+  too). A host NIC holds ``nic_buffer_pkts`` packets (data or ACKs) and never marks. ``loss_prob`` loses packets at
+  random on chosen links (failures).
+* **Marking.** DCTCP's step (:meth:`~workbench.aqm.red.RedMarking.step`), a RED ramp, or PRED's two controllers on
+  every switch port (run every FCS period on the flows and busy time they saw), on the queue in bytes over the
+  packet size, the marked packet counted: on ``mark_on="departure"`` a data packet leaving a port is marked when the
+  queue it leaves, itself and every packet that arrived before that instant, exceeds ``K`` full packets' bytes (the
+  ring of each port is looked back at when the packet reaches the next hop); on ``"arrival"``, the queue it finds
+  plus itself.
 * **Packets.** A flow of ``size_bytes`` is ``ceil(size / packet_bytes)`` packets, the last one carrying the remainder
-  (its serialization is shorter). The receiver acknowledges every packet at once with an ``ack_bytes`` packet that
-  echoes the CE mark and travels the reverse path through the same queues as data (it is never dropped).
-* **Senders (DCTCP).** No connection set-up (the flow starts sending at its start time; the network description
-  states none). Initial window ``init_cwnd_pkts``; per ACK, ``cwnd += 1`` in slow start and ``1/cwnd`` after; an ACK
-  with ECE cuts ``cwnd`` to ``cwnd (1 - alpha/2)`` at most once per window of data, and ``alpha`` is updated once per
-  window with gain ``g`` from the fraction of marked ACKs. A packet is sent whenever the packets in flight are fewer
-  than ``cwnd`` (ACK clocking); windows are never below one packet.
-* **Losses.** A dropped packet is detected when three later packets of its flow have been acknowledged (fast
-  retransmit, as with SACK): ``cwnd`` halves (once per window) and the packet is sent again. A loss with fewer than
-  three later packets is detected by the retransmission timeout, ``min_rto_s`` after the drop, which resets
-  ``cwnd`` to one packet.
-* **Marking.** A fixed RED/ECN ramp, or PRED's two controllers on every switch port, run every FCS period on the
-  packets that crossed the port (see ``marking`` below).
-* **Completion.** A flow completes when the ACK of its last outstanding packet reaches the sender; its FCT is that
-  time minus its start.
+  (its serialization is shorter). The receiver sends one cumulative ACK of ``ack_bytes`` per data packet (the next
+  packet it expects; out-of-order packets are kept), echoing that packet's CE, on the reverse path through the same
+  kind of queues: a hole makes duplicate ACKs.
+* **Senders (DCTCP over NewReno, no SACK).** No connection set-up (the first window leaves at the start time).
+  Initial window ``init_cwnd_pkts``, initial slow-start threshold ``init_ssthresh_pkts``; per new ACK ``cwnd += 1``
+  below the threshold and ``1/cwnd`` above; a packet is sent while ``next - first unacknowledged < cwnd``. DCTCP:
+  ``alpha`` starts at ``dctcp_alpha0``, and once per window of data (when the cumulative ACK passes the packet
+  that was next when the window began) ``alpha += g (F - alpha)`` with ``F`` the window's fraction of CE-echoing
+  ACKs and, if any was marked, ``cwnd = cwnd (1 - alpha/2)`` and ``ssthresh = cwnd`` (not during loss recovery).
+* **Loss recovery (RFC 6582).** The third duplicate ACK, if it acknowledges past ``recover``, sends the first
+  unacknowledged packet again, sets ``ssthresh = max(flight / 2, 2)``, ``cwnd = ssthresh + 3`` and ``recover`` to the
+  highest packet sent; each further duplicate inflates ``cwnd`` by one. A partial ACK (below ``recover``) sends the
+  next hole again and deflates ``cwnd`` by the packets it acknowledged, less one; a full ACK ends recovery with
+  ``cwnd = min(ssthresh, flight + 1)``.
+* **Retransmission timeout (RFC 6298, Karn).** One packet per window is timed; a sample (never of a packet sent
+  twice) updates ``SRTT`` and ``RTTVAR``, and ``RTO = max(min_rto_s, SRTT + 4 RTTVAR)``, ``init_rto_s`` before the
+  first sample. The timer runs while data is outstanding, restarts on each new ACK, and is checked every
+  ``rto_tick_s`` from time 0, so it fires at the first check after its deadline. A timeout doubles the RTO
+  (kept until a new sample), sets ``ssthresh = max(flight / 2, 2)``, ``cwnd = 1`` and ``recover`` to the highest
+  packet sent, and goes back to the first unacknowledged packet (go-back-N: everything after it is sent again as
+  the window allows).
+* **Completion.** A flow completes when the sender learns its last byte was acknowledged; its FCT is that time
+  minus its start.
 
-Cost: one heap event per packet per hop, data and ACK (about ten per packet on a four-link path), compiled: the
-50 ms ``fabric-websearch-128`` workload (about five million packets) runs in seconds (``benchmarks/bench_aqm.py``).
-The compiled loop is cached on disk (numba's ``cache=True``), so only the first run in a fresh environment pays the
-compilation (a few seconds).
+``loss_recovery="sack"`` runs the engine as it was before NewReno (:mod:`~workbench.aqm.perpacket_loop`): a
+receiver that acknowledges every packet individually, a loss detected by three later packets acknowledged or a
+fixed ``min_rto_s`` after the drop, queues and thresholds in whole packets, no slow-start threshold, ACKs never
+dropped.
+
+Cost: one heap event per packet per hop, data and ACK (about ten per packet on a four-link path), compiled and
+allocation-free per packet: the 50 ms ``fabric-websearch-128`` workload (about five million packets) runs in
+seconds (``benchmarks/bench_aqm.py``). The compiled loop is cached on disk (numba's ``cache=True``), so only the
+first run in a fresh environment pays the compilation (a minute on a loaded machine).
 """
 
 from __future__ import annotations

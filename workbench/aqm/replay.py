@@ -4,8 +4,11 @@ the per-packet ground truth, the connection-matrix loader, and the ``workbench a
 A flow table is a DataFrame with ``src, dst, start_s, size_bytes`` (hosts numbered from 0; hosts
 ``hosts_per_leaf * l ... hosts_per_leaf * (l + 1) - 1`` sit under leaf ``l``). :func:`read_connection_matrix`
 reads the htsim "connection matrix" text format of the ``fabric-websearch-128`` dataset; the network those files
-were simulated on is recorded in the dataset's registry entry (and card), and :meth:`LeafSpineNetwork.of_dataset`
-rebuilds it, so a replay with no network options runs exactly that network.
+were simulated on (its README: byte-counted buffers, marking on departure, NewReno DCTCP senders with their slow-start
+threshold and RTO) is recorded in the dataset's registry entry, and :meth:`LeafSpineNetwork.of_dataset` rebuilds it;
+:func:`read_spines` reads the spine each flow took in the reference run (the ``.spines`` file beside a ``.cm``), so
+``workbench aqm replay FILE`` with no options runs exactly that network on exactly those paths (``--routing ecmp
+--seed N`` draws the paths instead).
 
 ``chunk_pkts=1`` (the default) runs :func:`workbench.aqm.perpacket.simulate_packets`, every packet and ACK through
 every hop, compiled: it is both the ground truth and the fast mode (the 50 ms file in about 9 s of CPU, static or
