@@ -84,9 +84,10 @@ class LeafSpineNetwork:
         (htsim's ``ECNQueue``).
     dctcp_alpha0 : float
         DCTCP's initial ``alpha`` (per-packet engine only): 1 as Linux, 0 as htsim.
-    loss_recovery, init_ssthresh_pkts, buffer_bytes, nic_buffer_pkts, init_rto_s, min_rto_s, rto_tick_s, ack_bytes, init_cwnd_pkts, dctcp_g
+    loss_recovery, init_ssthresh_pkts, buffer_bytes, nic_buffer_pkts, init_rto_s, min_rto_s, rto_tick_s : various
         The senders' and queues' parameters of :func:`~workbench.aqm.perpacket.simulate_packets` (per-packet engine
-        only, except ``min_rto_s``; ``buffer_bytes`` None: ``buffer_pkts`` full packets).
+        only, except ``min_rto_s``; ``buffer_bytes`` None: ``buffer_pkts`` full packets), as are ``ack_bytes``,
+        ``init_cwnd_pkts`` and ``dctcp_g``.
 
     Examples
     --------
@@ -274,7 +275,7 @@ def read_spines(path: str | Path, flows: pd.DataFrame, spines: int, hosts_per_le
     >>> flows = pd.DataFrame({"flow_id": [1, 2], "src": [0, 0], "dst": [3, 1]})
     >>> with tempfile.TemporaryDirectory() as d:
     ...     p = Path(d) / "m.spines"
-    ...     _ = p.write_text("1 1\n2 -1\n")
+    ...     _ = p.write_text("1 1\\n2 -1\\n")
     ...     read_spines(p, flows, spines=2, hosts_per_leaf=2).tolist()
     [1, -1]
     """
