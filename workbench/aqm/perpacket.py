@@ -34,9 +34,10 @@ item below is a parameter, the README's value reachable):
   highest packet sent; each further duplicate inflates ``cwnd`` by one. A partial ACK (below ``recover``) sends the
   next hole again and deflates ``cwnd`` by the packets it acknowledged, less one; a full ACK ends recovery with
   ``cwnd = min(ssthresh, flight + 1)``.
-* **Retransmission timeout (RFC 6298, Karn).** One packet per window is timed; a sample (never of a packet sent
-  twice) updates ``SRTT`` and ``RTTVAR``, and ``RTO = max(min_rto_s, SRTT + 4 RTTVAR)``, ``init_rto_s`` before the
-  first sample. The timer runs while data is outstanding, restarts on each new ACK, and is checked every
+* **Retransmission timeout (RFC 6298, Karn).** Every ACK echoes the send time of the packet that triggered it
+  (``rtt_samples="every-ack"``, as TCP timestamps; or one timed packet per window, ``"one-per-window"``); a sample,
+  never of a packet sent twice, updates ``SRTT`` and ``RTTVAR``, and ``RTO = max(min_rto_s, SRTT + 4 RTTVAR)``,
+  ``init_rto_s`` before the first sample. The timer runs while data is outstanding, restarts on each new ACK, and is checked every
   ``rto_tick_s`` from time 0, so it fires at the first check after its deadline. A timeout doubles the RTO
   (kept until a new sample), sets ``ssthresh = max(flight / 2, 2)``, ``cwnd = 1`` and ``recover`` to the highest
   packet sent, and goes back to the first unacknowledged packet (go-back-N: everything after it is sent again as
@@ -98,6 +99,7 @@ def simulate_packets(
     nic_buffer_pkts: int = 1000,
     init_rto_s: float = 3.0,
     rto_tick_s: float = 0.01,
+    rtt_samples: str = "every-ack",
 ) -> SimResult:
     """Run flows packet by packet to completion: their completion times, and the switch ports' statistics.
 
@@ -161,6 +163,9 @@ def simulate_packets(
         The retransmission timeout before the first RTT sample.
     rto_tick_s : float
         Period of the retransmission timer's checks (from time 0); 0 checks at the exact deadline.
+    rtt_samples : {"every-ack", "one-per-window"}
+        RTT samples from every ACK (the triggering packet's send time echoed, as with TCP timestamps) or from one
+        timed packet per window (classic BSD); never from a packet sent twice (Karn's rule).
 
     Returns
     -------
@@ -206,6 +211,7 @@ def simulate_packets(
     nic_pkts = integer("nic_buffer_pkts", nic_buffer_pkts, minimum=1, maximum=1 << 20)
     rto0 = positive("init_rto_s", init_rto_s)
     tick_s = nonnegative("rto_tick_s", rto_tick_s)
+    one_of("rtt_samples", rtt_samples, ("every-ack", "one-per-window"))
     if window_s is None:
         window = np.array([np.inf, np.inf])
     else:
@@ -227,6 +233,8 @@ def simulate_packets(
         raise ValueError("sizes_bytes must be >= 1 and starts_s finite and >= 0")
     dpath = [tuple(tuple(int(x) for x in p) for p in alts) for alts in data_paths]
     apath = [tuple(tuple(int(x) for x in p) for p in alts) for alts in ack_paths]
+    if loss_recovery == "newreno" and any(len(a) > 16 for a in dpath):
+        raise ValueError("at most 16 alternative paths per flow with loss_recovery='newreno'")
     if any(len(a) != len(b) or not a for a, b in zip(dpath, apath)):
         raise ValueError("every flow needs as many ACK paths as data paths, and at least one")
     npk = -(-sizes // mtu)
@@ -270,7 +278,7 @@ def simulate_packets(
             byte_s, mtu * byte_s, np.ascontiguousarray(mask), delay, buf_bytes, nic_pkts, ring, ramp3, pred, qref,
             dlinks, dlen, dslot, alinks, alen, path0, npaths, starts, npk.astype(np.int64), last,
             mtu, ackb, iw, ssth0, g, alpha0, rto0, rto, tick_s, mark_on == "departure", window, generator(seed),
-            lossp,
+            lossp, rtt_samples == "every-ack",
         )  # fmt: skip
     fct = done_t - starts
     flows = pd.DataFrame(

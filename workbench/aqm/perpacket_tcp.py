@@ -160,13 +160,15 @@ def _left_behind(q, tail, cum_in, li, idx):
 def simulate_tcp(
     byte_s, mtu_s, switch, delay, buf_bytes, nic_pkts, ring, ramp, pred, qref, dlinks, dlen, dslot, alinks, alen,
     path0, npaths, starts, npk, last_bytes, mtu, ackb, iw, ssth0, g, alpha0, rto_init, rto_min, rto_tick, dequeue,
-    window, rng, lossp,
+    window, rng, lossp, per_ack,
 ):  # fmt: skip
     """Run every flow to completion: (completion time, retransmissions, timeouts, CE-echoing ACKs) per flow, then
     (drops, marks, busy time and queue integral in packets x s inside ``window``) per link. Arguments as
     :func:`workbench.aqm.perpacket_loop.simulate`, plus ``buf_bytes`` (switch ports, bytes), ``nic_pkts`` (host
-    NICs, packets), ``ring`` (slots per FIFO, a power of two), ``ssth0`` (initial slow-start threshold, packets) and
-    the RTO's initial value, floor and timer period (``rto_tick``; 0: exact)."""
+    NICs, packets), ``ring`` (slots per FIFO, a power of two), ``ssth0`` (initial slow-start threshold, packets),
+    the RTO's initial value, floor and timer period (``rto_tick``; 0: exact), and ``per_ack``: an RTT sample from
+    every ACK (the send time of the packet that triggered it, echoed as a timestamp) rather than from one timed
+    packet per window; never from a packet sent twice (Karn)."""
     n = starts.size
     nl = byte_s.size
     links = np.zeros((7, nl))
@@ -214,6 +216,8 @@ def simulate_tcp(
     for f in range(n):
         off[f + 1] = off[f] + npk[f]
     got = np.zeros(off[n], np.bool_)
+    sent_at = np.zeros(off[n] if per_ack else 1)
+    twice = np.zeros(off[n] if per_ack else 1, np.bool_)
     ht = np.empty(1024, np.float64)
     hs = np.empty(1024, np.int64)
     hp = np.empty(1024, np.int64)
@@ -239,7 +243,7 @@ def simulate_tcp(
         resend = -1  # a packet to send again at once (fast retransmit, partial ACK)
         if kind <= _ACK:
             data = kind == _DATA
-            path = path0[f] + (s % npaths[f] if data else x)
+            path = path0[f] + (s % npaths[f] if data else x & 15)
             nbytes = (last_bytes[f] if s == npk[f] - 1 else mtu) if data else ackb
             if data and dequeue and ce == 0 and switch[dlinks[path, h - 1]]:
                 prev = dlinks[path, h - 1]  # marked as it left the previous port, on the queue it left
@@ -283,8 +287,10 @@ def simulate_tcp(
                 if slot < 0:
                     drops[li] += 1
                 else:
-                    alt = s % npaths[f]
-                    ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, d + delay, _pack(_ACK, ce, 1, f, rcv[f]), alt)
+                    # the path alternative, and which packet triggered it (its number relative to the ACK's)
+                    rel = s - rcv[f] + 2048
+                    tag = (s % npaths[f]) | ((rel if 0 <= rel < 4095 else 4095) << 4)
+                    ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, d + delay, _pack(_ACK, ce, 1, f, rcv[f]), tag)
                 continue
             # the ACK (next expected packet s) reaches the sender
             if not math.isnan(done_t[f]) or s < una[f]:
@@ -292,16 +298,22 @@ def simulate_tcp(
             echoed[f] += ce
             win_acks[f] += 1
             win_marks[f] += ce
+            r = -1.0  # an RTT sample (Karn: never of a packet sent twice)
+            if per_ack:
+                trig = s + (x >> 4) - 2048
+                if (x >> 4) < 4095 and 0 <= trig < npk[f] and not twice[off[f] + trig]:
+                    r = t - sent_at[off[f] + trig]
+            elif s > una[f] and timed[f] >= 0 and s > timed[f]:
+                r = t - timed_at[f]
+                timed[f] = -1
+            if r >= 0.0:
+                if srtt[f] == 0.0:
+                    srtt[f], rttvar[f] = r, r / 2.0
+                else:
+                    rttvar[f] = 0.75 * rttvar[f] + 0.25 * abs(srtt[f] - r)
+                    srtt[f] = 0.875 * srtt[f] + 0.125 * r
+                rto[f] = max(rto_min, srtt[f] + 4.0 * rttvar[f])
             if s > una[f]:  # new data acknowledged
-                if timed[f] >= 0 and s > timed[f]:  # an RTT sample (Karn: never of a packet sent again)
-                    r = t - timed_at[f]
-                    if srtt[f] == 0.0:
-                        srtt[f], rttvar[f] = r, r / 2.0
-                    else:
-                        rttvar[f] = 0.75 * rttvar[f] + 0.25 * abs(srtt[f] - r)
-                        srtt[f] = 0.875 * srtt[f] + 0.125 * r
-                    rto[f] = max(rto_min, srtt[f] + 4.0 * rttvar[f])
-                    timed[f] = -1
                 newly = s - una[f]
                 una[f] = s
                 if nxt[f] < s:
@@ -383,9 +395,13 @@ def simulate_tcp(
             if q < hsent[f]:
                 retx[f] += 1
                 timed[f] = -1
+                if per_ack:
+                    twice[off[f] + q] = True
             else:
                 hsent[f] = q + 1
-                if timed[f] < 0:
+                if per_ack:
+                    sent_at[off[f] + q] = t
+                elif timed[f] < 0:
                     timed[f], timed_at[f] = q, t
             if rto_at[f] == np.inf:
                 rto_at[f] = t + rto[f]

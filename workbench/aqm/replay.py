@@ -84,7 +84,7 @@ class LeafSpineNetwork:
         (htsim's ``ECNQueue``).
     dctcp_alpha0 : float
         DCTCP's initial ``alpha`` (per-packet engine only): 1 as Linux, 0 as htsim.
-    loss_recovery, init_ssthresh_pkts, buffer_bytes, nic_buffer_pkts, init_rto_s, min_rto_s, rto_tick_s : various
+    loss_recovery, init_ssthresh_pkts, buffer_bytes, nic_buffer_pkts, init_rto_s, min_rto_s, rto_tick_s, rtt_samples
         The senders' and queues' parameters of :func:`~workbench.aqm.perpacket.simulate_packets` (per-packet engine
         only, except ``min_rto_s``; ``buffer_bytes`` None: ``buffer_pkts`` full packets), as are ``ack_bytes``,
         ``init_cwnd_pkts`` and ``dctcp_g``.
@@ -117,6 +117,7 @@ class LeafSpineNetwork:
     ack_bytes: int = ACK_BYTES
     init_cwnd_pkts: int = 10
     dctcp_g: float = 1.0 / 16.0
+    rtt_samples: str = "every-ack"
 
     def __post_init__(self) -> None:
         for name in ("leaves", "spines", "hosts_per_leaf"):
@@ -148,6 +149,7 @@ class LeafSpineNetwork:
         integer("ack_bytes", self.ack_bytes, minimum=1)
         integer("init_cwnd_pkts", self.init_cwnd_pkts, minimum=1)
         positive("dctcp_g", self.dctcp_g)
+        one_of("rtt_samples", self.rtt_samples, ("every-ack", "one-per-window"))
 
     @classmethod
     def of_dataset(cls, name: str) -> LeafSpineNetwork:
@@ -423,6 +425,7 @@ def replay(
             nic_buffer_pkts=network.nic_buffer_pkts,
             init_rto_s=network.init_rto_s,
             rto_tick_s=network.rto_tick_s,
+            rtt_samples=network.rtt_samples,
         ).flows
         fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
     else:
