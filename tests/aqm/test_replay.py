@@ -17,6 +17,7 @@ from workbench.aqm.replay import (
     read_spines,
     replay,
 )
+from workbench.testing import requires_data
 
 T_US = 1.2  # 1500 B at 10 Gbit/s
 ACK_US = 0.032  # 40 B at 10 Gbit/s
@@ -233,3 +234,19 @@ def test_cli_reads_the_spines_file_beside_the_matrix(tmp_path, capsys):
     assert (shared > apart * 1.3).all()
     assert main([*base, "--routing", "ecmp", "--seed", "1"]) == 0 and "drawn with seed 1" in capsys.readouterr().out
     assert main([*base, "--routing", "ecmp", "--spines", str(tmp_path / "apart.spines")]) == 2
+
+
+@pytest.mark.slow
+@requires_data("fabric-websearch-128/ws_128_10g_90_25ms.cm", "fabric-websearch-128/ws_128_10g_90_25ms.spines")
+def test_cli_with_no_options_replays_the_recorded_network_on_the_published_paths(tmp_path, capsys):
+    cm = data.find("fabric-websearch-128/ws_128_10g_90_25ms.cm")
+    out = tmp_path / "fct.csv"
+    assert main([str(cm), "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "fabric-websearch-128 network)" in said and "paths from" in said and "ws_128_10g_90_25ms.spines" in said
+    fct = pd.read_csv(out)
+    flows = read_connection_matrix(cm)
+    net = LeafSpineNetwork.of_dataset("fabric-websearch-128")
+    spines = read_spines(cm.with_suffix(".spines"), flows, net.spines, net.hosts_per_leaf)
+    same = replay(flows, net, spines=spines)
+    assert np.allclose(fct.fct_s, same.fct_s, rtol=1e-9) and same.finished.all()
