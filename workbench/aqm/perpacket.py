@@ -41,7 +41,7 @@ import pandas as pd
 
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
-from .packet import SimResult
+from .result import SimResult
 from .perpacket_loop import simulate
 from .pred import PredConfig
 from .red import RedMarking

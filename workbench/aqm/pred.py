@@ -1,8 +1,9 @@
-"""PRED's adaptive marking (NSDI 2025): its configuration and its two controllers on a packet-level queue.
+"""PRED's adaptive marking (NSDI 2025): its configuration, its fluid form and what its two controllers do.
 
 PRED's controllers
 ------------------
-On each marking queue, :class:`PredConfig` runs the paper's two control loops as simpy processes:
+On each switch port, :class:`PredConfig` runs the paper's two control loops (compiled, in the per-packet engine's
+loop: :mod:`workbench.aqm.perpacket_loop`, configured by :func:`workbench.aqm.perpacket.simulate_packets`):
 
 * **Flow Concurrent Stabilizer (FCS)**: every ``fcs_period_rtts`` (1.25 RTT) it counts the distinct flows that sent
   packets into the queue during the period and sets the marking slope to ``slope_per_pkt * N`` (linear scaling,
@@ -21,15 +22,12 @@ The fluid form of a configuration (its one-flow ramp, whether the slope scales w
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-
-import numpy as np
 
 from .._validate import in_range, nonnegative, one_of, positive
 from .red import RedMarking
 
-__all__ = ["PredConfig", "PRED_DEFAULT", "FluidMarking", "fluid_marking", "pred_controller"]
+__all__ = ["PredConfig", "PRED_DEFAULT", "FluidMarking", "fluid_marking"]
 
 
 @dataclass(frozen=True)
@@ -149,72 +147,3 @@ def fluid_marking(marking: RedMarking | PredConfig) -> FluidMarking:
     if isinstance(marking, RedMarking):
         return FluidMarking(marking)
     raise TypeError(f"marking must be a RedMarking or a PredConfig, got {type(marking).__name__}")
-
-
-def pred_controller(net, li: int):
-    """simpy process of PRED's two controllers on link ``li`` of a :class:`~workbench.aqm.packet.Network`."""
-    cfg: PredConfig = net.marking
-    env = net.env
-    L = net.links[li]
-    fcs_dt = cfg.fcs_period_rtts * net.rtt_s
-    qla_every = max(1, round(cfg.qla_period_rtts / cfg.fcs_period_rtts))
-    qref = cfg.queue_ref_pkts or L.c * net.rtt_s
-    offset = 0.0
-    min_k = cfg.min_k_pkts
-    phase = 0
-    utils = [0.0, 0.0, 0.0]
-    mode = "slope"
-    base_param = 0.0
-    n_flows = 1
-    tick = 0
-    served0, area0, t0 = L.served, L.area, env.now
-    monitored = li in net.monitor
-
-    def fcs_factor(n: int) -> float:
-        if not cfg.fcs:
-            return 1.0
-        return float(n) if cfg.fcs_scaling == "linear" else math.sqrt(n)
-
-    def apply() -> float:
-        slope = cfg.slope_per_pkt * fcs_factor(n_flows) + offset
-        slope = max(slope, cfg.slope_per_pkt)
-        L.lo = min_k
-        L.hi = min_k + 1.0 / slope
-        L.maxp = 1.0
-        return slope
-
-    while True:
-        yield env.timeout(fcs_dt)
-        now = env.now
-        n_flows = max(1, len(L.flows))
-        L.flows.clear()
-        tick += 1
-        if cfg.qla and tick % qla_every == 0:
-            L.advance(now)
-            span = now - t0
-            util = (L.served - served0) / (L.c * span)
-            qmean = (L.area - area0) / span
-            served0, area0, t0 = L.served, L.area, now
-            utils[phase] = cfg.throughput_weight * util - (1.0 - cfg.throughput_weight) * qmean / qref
-            if phase == 0:
-                fcs_slope = cfg.slope_per_pkt * fcs_factor(n_flows)
-                mode = "slope" if fcs_slope >= cfg.min_slope_for_slope_tuning else "min_k"
-                if mode == "min_k":
-                    offset = 0.0
-                base_param = offset if mode == "slope" else min_k
-                phase = 1
-                step = +1
-            elif phase == 1:
-                phase = 2
-                step = -1
-            else:
-                best = int(np.argmax(utils))
-                step = (0, +1, -1)[best]
-                phase = 0
-            if mode == "slope":
-                offset = min(max(base_param + step * cfg.slope_step, -cfg.max_slope_offset), cfg.max_slope_offset)
-            else:
-                min_k = min(max(0.0, base_param + step * cfg.min_k_step_pkts), cfg.max_min_k_pkts)
-        slope = apply()
-        if monitored:
-            net.control.append((now, li, n_flows, slope, min_k))

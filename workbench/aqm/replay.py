@@ -1,5 +1,5 @@
-"""Replay a given flow table on a given leaf-spine: per-flow completion times from the chunked packet engine or from
-the per-packet ground truth, the connection-matrix loader, and the ``workbench aqm replay`` command.
+"""Replay a given flow table on a given leaf-spine: per-flow completion times from the per-packet engine, the
+connection-matrix loader, and the ``workbench aqm replay`` command.
 
 A flow table is a DataFrame with ``src, dst, start_s, size_bytes`` (hosts numbered from 0; hosts
 ``hosts_per_leaf * l ... hosts_per_leaf * (l + 1) - 1`` sit under leaf ``l``). :func:`read_connection_matrix`
@@ -7,13 +7,9 @@ reads the htsim "connection matrix" text format of the ``fabric-websearch-128`` 
 were simulated on is recorded in the dataset's registry entry (and card), and :meth:`LeafSpineNetwork.of_dataset`
 rebuilds it, so a replay with no network options runs exactly that network.
 
-``chunk_pkts=1`` (the default) runs :func:`workbench.aqm.perpacket.simulate_packets`, every packet and ACK through
-every hop, compiled: it is both the ground truth and the fast mode (the 50 ms file in about 9 s of CPU, static or
-PRED marking). Larger values run the chunked simpy engine (:class:`workbench.aqm.packet.Network`), whose windows
-travel as trains of up to ``chunk_pkts`` packets over fluid queues; on the loaded ``fabric-websearch-128`` fabric it
-is both slower (20 and 58 s of CPU on the two files) and far from the per-packet FCTs (p99s up to 7x; the numbers
-are in ``benchmarks/bench_aqm.py``'s docstring), so it is kept for the simpy scenarios, not for replays.
-:func:`fct_statistics` gives the nine numbers the two are compared on (FCT mean, p50 and p99 in each of
+:func:`replay` runs :func:`workbench.aqm.perpacket.simulate_packets`, every packet and ACK through every hop,
+compiled (the 50 ms file in about 9 s of CPU, static or PRED marking). :func:`fct_statistics` gives the nine
+numbers a replay is compared on with another simulator (FCT mean, p50 and p99 in each of
 :data:`~workbench.aqm.workload.VALIDATION_SIZE_CLASSES`).
 """
 
@@ -34,7 +30,6 @@ from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..cache import atomic_path, check_target
 from ..fabric.topology import LeafSpine, leaf_spine
-from .packet import Network
 from .perpacket import simulate_packets
 from .pred import PRED_DEFAULT, PredConfig
 from .red import RedMarking
@@ -228,7 +223,7 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
     return df
 
 
-def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 1, seed: Seed = 0) -> pd.DataFrame:
+def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, seed: Seed = 0) -> pd.DataFrame:
     """Run a flow table through ``network`` and return every flow's completion time.
 
     Parameters
@@ -236,9 +231,6 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
     flows : DataFrame
         ``src, dst, start_s, size_bytes`` (other columns are ignored).
     network : LeafSpineNetwork
-    chunk_pkts : int
-        1 (default): the per-packet engine (every packet, every hop, ACK-clocked); more: the chunked engine with
-        trains of up to this many packets (an approximation: see the module docstring).
     seed : int, Generator or None
         Path choice (ECMP), then the marking draws.
 
@@ -259,11 +251,6 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
     missing = {"src", "dst", "start_s", "size_bytes"} - set(flows.columns)
     if missing:
         raise ValueError(f"flows must have columns src, dst, start_s, size_bytes; missing {sorted(missing)}")
-    chunk = integer("chunk_pkts", chunk_pkts, minimum=1)
-    if chunk > 1 and (network.mark_on != "arrival" or network.dctcp_alpha0 != 1.0):
-        raise ValueError(
-            "mark_on and dctcp_alpha0 other than 'arrival' and 1 need the per-packet engine (chunk_pkts=1)"
-        )
     topo = network.topology()
     src = flows["src"].to_numpy(dtype=np.int64)
     dst = flows["dst"].to_numpy(dtype=np.int64)
@@ -278,52 +265,25 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
     paths = fabric_paths(topo, src[order], dst[order], network.routing, seed=rng)
     cap = np.asarray(topo.capacity_gbps, dtype=float)
     switch_ports = np.asarray(topo.link_kind) != 0
-    if chunk == 1:
-        out = simulate_packets(
-            cap,
-            switch_ports,
-            network.marking,
-            paths,
-            ack_paths(topo, src[order], dst[order], paths),
-            start[order],
-            size[order],
-            link_delay_s=network.link_delay_s,
-            buffer_pkts=network.buffer_pkts,
-            packet_bytes=network.packet_bytes,
-            ack_bytes=ACK_BYTES,
-            min_rto_s=MIN_RTO_S,
-            rtt_s=_base_rtt_s(network, 4),
-            dctcp_alpha0=network.dctcp_alpha0,
-            mark_on=network.mark_on,
-            seed=rng,
-        ).flows
-        fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
-    else:
-        net = Network(
-            cap,
-            switch_ports,
-            network.marking,
-            rtt_s=_base_rtt_s(network, 4),
-            host_gbps=network.link_gbps,
-            buffer_pkts=network.buffer_pkts,
-            packet_bytes=network.packet_bytes,
-            chunk_pkts=chunk,
-            monitor_links=(),
-            hop_rtt_s=_base_rtt_s(network, 1),
-            ack_bytes=ACK_BYTES,
-            min_rto_s=MIN_RTO_S,
-            seed=rng,
-        )
-        span = float(start.max()) if start.size else 0.0
-        r = net.run(
-            duration_s=max(span, 1e-9),
-            short_starts_s=start[order],
-            short_sizes_bytes=size[order],
-            short_paths=paths,
-            short_ack_paths=ack_paths(topo, src[order], dst[order], paths),
-            drain_s=max(1.0, span),
-        )
-        fct, finished = r.flows["fct_s"].to_numpy(), r.flows["finished"].to_numpy()
+    out = simulate_packets(
+        cap,
+        switch_ports,
+        network.marking,
+        paths,
+        ack_paths(topo, src[order], dst[order], paths),
+        start[order],
+        size[order],
+        link_delay_s=network.link_delay_s,
+        buffer_pkts=network.buffer_pkts,
+        packet_bytes=network.packet_bytes,
+        ack_bytes=ACK_BYTES,
+        min_rto_s=MIN_RTO_S,
+        rtt_s=_base_rtt_s(network, 4),
+        dctcp_alpha0=network.dctcp_alpha0,
+        mark_on=network.mark_on,
+        seed=rng,
+    ).flows
+    fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
     res = np.full(src.size, np.nan)
     done = np.zeros(src.size, dtype=bool)
     res[order], done[order] = fct, finished
@@ -395,9 +355,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mark-on", choices=("arrival", "departure"), help="mark on arrival (default) or on departure")
     p.add_argument("--dctcp-alpha0", type=float, help="DCTCP's initial alpha (default 1, as Linux; htsim: 0)")
     p.add_argument("--routing", choices=ROUTINGS)
-    p.add_argument(
-        "--chunk-pkts", type=int, default=1, help="1 = every packet (default: exact and fast); more = chunked trains"
-    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--force", action="store_true", help="overwrite --out if it exists; run a replay above the packet limit"
@@ -451,14 +408,14 @@ def run(args: argparse.Namespace) -> int:
     if packets > MAX_REPLAY_PACKETS // 10:
         print(f"replaying {packets:,} packets: about {packets / REPLAY_PACKETS_PER_S:.0f} s", file=sys.stderr)
     t0 = time.perf_counter()
-    fct = replay(flows, net, chunk_pkts=args.chunk_pkts, seed=args.seed)
+    fct = replay(flows, net, seed=args.seed)
     wall = time.perf_counter() - t0
     with atomic_path(args.out, overwrite=args.force) as tmp:  # a full disk leaves no partial file behind
         fct[["size_bytes", "start_s", "fct_s"]].to_csv(tmp, index=False)
     stats = fct_statistics(fct)
     print(
         f"{len(fct)} flows on {net.leaves}x{net.hosts_per_leaf} hosts, {net.spines} spines ({name} network"
-        f"{' with overrides' if over else ''}), chunk_pkts={args.chunk_pkts}: {wall:.1f} s -> {args.out}"
+        f"{' with overrides' if over else ''}): {wall:.1f} s -> {args.out}"
     )
     print(
         stats.assign(mean_us=stats.mean_s * 1e6, p50_us=stats.p50_s * 1e6, p99_us=stats.p99_s * 1e6)
