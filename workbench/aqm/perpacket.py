@@ -41,10 +41,10 @@ import pandas as pd
 
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
-from .result import SimResult
 from .perpacket_loop import simulate
 from .pred import PredConfig
 from .red import RedMarking
+from .result import SimResult
 
 __all__ = ["simulate_packets"]
 
