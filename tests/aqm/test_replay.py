@@ -1,5 +1,4 @@
-"""Replay of a fixed flow table: the connection-matrix loader, hand-computed single flows, agreement of the per-packet
-and chunked engines on a lightly loaded fabric, determinism, and the CLI."""
+"""Replay of a fixed flow table: the connection-matrix loader, hand-computed single flows, determinism, and the CLI."""
 
 from __future__ import annotations
 
@@ -97,7 +96,6 @@ def test_loader_reads_the_dataset_files_and_their_registry_entry():
     assert ((spines == -1) == (df.src // 8 == df.dst // 8)).all() and spines.max() == 7
 
 
-@pytest.mark.parametrize("chunk", [1, 16])
 @pytest.mark.parametrize(
     "n_pkts, expected_us",
     [
@@ -106,44 +104,23 @@ def test_loader_reads_the_dataset_files_and_their_registry_entry():
         (100, 2 * RTT4_US + (100 - 11) * T_US),  # one slow-start pause (IW 10 < BDP 10.8), then line rate
     ],
 )
-def test_single_flow_matches_hand_computation(chunk, n_pkts, expected_us):
-    out = replay(_flows([0], [3], [0.0], [1500 * n_pkts]), _net(), chunk_pkts=chunk)
-    assert out.fct_s.iloc[0] * 1e6 == pytest.approx(expected_us, rel=0.01 if chunk > 1 else 1e-9)
+def test_single_flow_matches_hand_computation(n_pkts, expected_us):
+    out = replay(_flows([0], [3], [0.0], [1500 * n_pkts]), _net())
+    assert out.fct_s.iloc[0] * 1e6 == pytest.approx(expected_us, rel=1e-9)
 
 
 def test_rack_local_flow_and_short_last_packet():
     # two links: 2 x 1.2 + 4 x 1 + 2 x 0.032 us for a full packet; a 100 B packet serializes in 0.08 us
-    out = replay(_flows([0, 0], [1, 1], [0.0, 1e-3], [1500, 100]), _net(), chunk_pkts=1)
+    out = replay(_flows([0, 0], [1, 1], [0.0, 1e-3], [1500, 100]), _net())
     assert out.fct_s.tolist() == pytest.approx(
         [(2 * T_US + 4 * D_US + 2 * ACK_US) * 1e-6, (2 * 0.08 + 4 * D_US + 2 * ACK_US) * 1e-6]
     )
 
 
-def test_modes_agree_on_a_lightly_loaded_fabric():
-    # 40 flows of 2-300 kB over 40 ms on 16 hosts (about 1% load): few flows meet, so both engines see the same
-    # queues and the chunked engine's trains must reproduce the per-packet FCTs flow by flow
-    rng = np.random.default_rng(3)
-    n = 40
-    src = rng.integers(0, 16, n)
-    dst = (src + rng.integers(1, 16, n)) % 16
-    flows = _flows(src, dst, np.sort(rng.uniform(0, 0.04, n)), rng.integers(2_000, 300_000, n))
-    net = _net(leaves=4, spines=2, hosts_per_leaf=4)
-    truth = replay(flows, net, chunk_pkts=1, seed=1)
-    chunked = replay(flows, net, chunk_pkts=16, seed=1)
-    assert truth.finished.all() and chunked.finished.all()
-    ratio = chunked.fct_s / truth.fct_s
-    assert ratio.median() == pytest.approx(1.0, abs=0.01)
-    assert ratio.quantile(0.9) < 1.05 and ratio.min() > 0.95
-    both = fct_statistics(truth).merge(fct_statistics(chunked), on="size_class", suffixes=("_pkt", "_chunk"))
-    for stat in ("mean_s", "p50_s"):
-        assert (both[f"{stat}_chunk"] / both[f"{stat}_pkt"]).dropna().between(0.95, 1.05).all()
-
-
 def test_replay_is_deterministic_and_rejects_bad_flows():
     flows = _flows([0, 1, 2, 3], [3, 2, 1, 0], [0.0, 1e-6, 2e-6, 3e-6], [200_000, 50_000, 3_000, 900_000])
-    for chunk in (1, 16):
-        a, b = replay(flows, _net(), chunk_pkts=chunk, seed=5), replay(flows, _net(), chunk_pkts=chunk, seed=5)
-        assert a.equals(b)
+    a, b = replay(flows, _net(), seed=5), replay(flows, _net(), seed=5)
+    assert a.equals(b)
     with pytest.raises(ValueError, match=r"hosts outside 0\.\.3"):
         replay(_flows([0], [4], [0.0], [10]), _net())
     with pytest.raises(ValueError, match="columns"):
@@ -168,19 +145,7 @@ def test_cli_replay_writes_fct_csv(tmp_path, capsys):
     cm = tmp_path / "two.cm"
     cm.write_text("Nodes 8\nConnections 2\n0->5 id 1 start 0 size 1500\n1->2 id 2 start 1000000 size 30000\n")
     out = tmp_path / "fct.csv"
-    args = [
-        str(cm),
-        "--leaves",
-        "2",
-        "--n-spines",
-        "2",
-        "--hosts-per-leaf",
-        "4",
-        "--chunk-pkts",
-        "1",
-        "--out",
-        str(out),
-    ]
+    args = [str(cm), "--leaves", "2", "--n-spines", "2", "--hosts-per-leaf", "4", "--out", str(out)]
     assert main(args) == 0
     fct = pd.read_csv(out)
     assert fct.columns.tolist() == ["size_bytes", "start_s", "fct_s"]
@@ -194,8 +159,6 @@ def test_cli_replay_writes_fct_csv(tmp_path, capsys):
     # htsim's conventions: marking on departure, alpha from 0 (the lone packet again meets no queue)
     assert main([*args, "--force", "--mark-on", "departure", "--dctcp-alpha0", "0"]) == 0
     assert pd.read_csv(out).fct_s.iloc[0] * 1e6 == pytest.approx(RTT4_US)
-    with pytest.raises(ValueError, match="per-packet engine"):
-        replay(_flows([0], [3], [0.0], [1500]), _net(mark_on="departure"), chunk_pkts=16)
 
 
 @pytest.mark.parametrize(

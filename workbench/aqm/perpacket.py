@@ -1,9 +1,8 @@
 """Per-packet ground truth: every data packet and every ACK through every hop's FIFO, ACK-clocked DCTCP senders
 over TCP NewReno.
 
-This is the reference the chunked engine (:mod:`workbench.aqm.packet`, which moves trains of packets over fluid
-queues) is validated against on the same flows and network (:func:`workbench.aqm.replay.replay` with
-``chunk_pkts=1``). It is an event-heap simulation, compiled with numba (:mod:`~workbench.aqm.perpacket_tcp`), of
+Every packet-level study runs on it: replays of recorded networks (:func:`workbench.aqm.replay.replay`) and the
+PRED studies' scenarios (:mod:`workbench.aqm.scenarios`). It is an event-heap simulation, compiled with numba (:mod:`~workbench.aqm.perpacket_tcp`), of
 the network a leaf-spine connection-matrix study such as ``fabric-websearch-128`` describes (its README; every
 item below is a parameter, the README's value reachable):
 
@@ -63,10 +62,10 @@ import pandas as pd
 
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
-from .packet import SimResult
 from .perpacket_loop import simulate
 from .pred import PredConfig
 from .red import RedMarking
+from .result import SimResult
 
 __all__ = ["simulate_packets"]
 

@@ -1,5 +1,5 @@
-"""Replay a given flow table on a given leaf-spine: per-flow completion times from the chunked packet engine or from
-the per-packet ground truth, the connection-matrix loader, and the ``workbench aqm replay`` command.
+"""Replay a given flow table on a given leaf-spine: per-flow completion times from the per-packet engine, the
+connection-matrix loader, and the ``workbench aqm replay`` command.
 
 A flow table is a DataFrame with ``src, dst, start_s, size_bytes`` (hosts numbered from 0; hosts
 ``hosts_per_leaf * l ... hosts_per_leaf * (l + 1) - 1`` sit under leaf ``l``). :func:`read_connection_matrix`
@@ -10,13 +10,9 @@ threshold and RTO) is recorded in the dataset's registry entry, and :meth:`LeafS
 ``workbench aqm replay FILE`` with no options runs exactly that network on exactly those paths (``--routing ecmp
 --seed N`` draws the paths instead).
 
-``chunk_pkts=1`` (the default) runs :func:`workbench.aqm.perpacket.simulate_packets`, every packet and ACK through
-every hop, compiled: it is both the ground truth and the fast mode (the 50 ms file in about 9 s of CPU, static or
-PRED marking). Larger values run the chunked simpy engine (:class:`workbench.aqm.packet.Network`), whose windows
-travel as trains of up to ``chunk_pkts`` packets over fluid queues; on the loaded ``fabric-websearch-128`` fabric it
-is both slower (20 and 58 s of CPU on the two files) and far from the per-packet FCTs (p99s up to 7x; the numbers
-are in ``benchmarks/bench_aqm.py``'s docstring), so it is kept for the simpy scenarios, not for replays.
-:func:`fct_statistics` gives the nine numbers the two are compared on (FCT mean, p50 and p99 in each of
+:func:`replay` runs :func:`workbench.aqm.perpacket.simulate_packets`, every packet and ACK through every hop,
+compiled (the 50 ms file in about 9 s of CPU, static or PRED marking). :func:`fct_statistics` gives the nine
+numbers a replay is compared on with another simulator (FCT mean, p50 and p99 in each of
 :data:`~workbench.aqm.workload.VALIDATION_SIZE_CLASSES`).
 """
 
@@ -37,7 +33,6 @@ from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..cache import atomic_path, check_target
 from ..fabric.topology import LeafSpine, leaf_spine, path_links
 from .cm_files import MAX_HOSTS, read_connection_matrix, read_spines
-from .packet import Network
 from .perpacket import simulate_packets
 from .pred import PRED_DEFAULT, PredConfig
 from .red import RedMarking
@@ -190,7 +185,6 @@ def replay(
     flows: pd.DataFrame,
     network: LeafSpineNetwork,
     *,
-    chunk_pkts: int = 1,
     seed: Seed = 0,
     loss_prob=None,
     spines=None,
@@ -202,9 +196,6 @@ def replay(
     flows : DataFrame
         ``src, dst, start_s, size_bytes`` (other columns are ignored).
     network : LeafSpineNetwork
-    chunk_pkts : int
-        1 (default): the per-packet engine (every packet, every hop, ACK-clocked); more: the chunked engine with
-        trains of up to this many packets (an approximation: see the module docstring).
     seed : int, Generator or None
         Path choice (ECMP), then the marking and loss draws.
     loss_prob : array-like or None
@@ -231,13 +222,6 @@ def replay(
     missing = {"src", "dst", "start_s", "size_bytes"} - set(flows.columns)
     if missing:
         raise ValueError(f"flows must have columns src, dst, start_s, size_bytes; missing {sorted(missing)}")
-    chunk = integer("chunk_pkts", chunk_pkts, minimum=1)
-    if chunk > 1 and loss_prob is not None:
-        raise ValueError("loss_prob needs the per-packet engine (chunk_pkts=1)")
-    if chunk > 1 and (network.mark_on != "arrival" or network.dctcp_alpha0 != 1.0):
-        raise ValueError(
-            "mark_on and dctcp_alpha0 other than 'arrival' and 1 need the per-packet engine (chunk_pkts=1)"
-        )
     topo = network.topology()
     src = flows["src"].to_numpy(dtype=np.int64)
     dst = flows["dst"].to_numpy(dtype=np.int64)
@@ -261,62 +245,35 @@ def replay(
         paths = _pinned_paths(topo, src[order], dst[order], pinned[order])
     cap = np.asarray(topo.capacity_gbps, dtype=float)
     switch_ports = np.asarray(topo.link_kind) != 0
-    if chunk == 1:
-        out = simulate_packets(
-            cap,
-            switch_ports,
-            network.marking,
-            paths,
-            ack_paths(topo, src[order], dst[order], paths),
-            start[order],
-            size[order],
-            link_delay_s=network.link_delay_s,
-            buffer_pkts=network.buffer_pkts,
-            packet_bytes=network.packet_bytes,
-            ack_bytes=network.ack_bytes,
-            init_cwnd_pkts=network.init_cwnd_pkts,
-            dctcp_g=network.dctcp_g,
-            min_rto_s=network.min_rto_s,
-            rtt_s=_base_rtt_s(network, 4),
-            dctcp_alpha0=network.dctcp_alpha0,
-            mark_on=network.mark_on,
-            seed=rng,
-            loss_prob=loss_prob,
-            loss_recovery=network.loss_recovery,
-            init_ssthresh_pkts=network.init_ssthresh_pkts,
-            buffer_bytes=network.buffer_bytes,
-            nic_buffer_pkts=network.nic_buffer_pkts,
-            init_rto_s=network.init_rto_s,
-            rto_tick_s=network.rto_tick_s,
-            rtt_samples=network.rtt_samples,
-        ).flows
-        fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
-    else:
-        net = Network(
-            cap,
-            switch_ports,
-            network.marking,
-            rtt_s=_base_rtt_s(network, 4),
-            host_gbps=network.link_gbps,
-            buffer_pkts=network.buffer_pkts,
-            packet_bytes=network.packet_bytes,
-            chunk_pkts=chunk,
-            monitor_links=(),
-            hop_rtt_s=_base_rtt_s(network, 1),
-            ack_bytes=ACK_BYTES,
-            min_rto_s=MIN_RTO_S,
-            seed=rng,
-        )
-        span = float(start.max()) if start.size else 0.0
-        r = net.run(
-            duration_s=max(span, 1e-9),
-            short_starts_s=start[order],
-            short_sizes_bytes=size[order],
-            short_paths=paths,
-            short_ack_paths=ack_paths(topo, src[order], dst[order], paths),
-            drain_s=max(1.0, span),
-        )
-        fct, finished = r.flows["fct_s"].to_numpy(), r.flows["finished"].to_numpy()
+    out = simulate_packets(
+        cap,
+        switch_ports,
+        network.marking,
+        paths,
+        ack_paths(topo, src[order], dst[order], paths),
+        start[order],
+        size[order],
+        link_delay_s=network.link_delay_s,
+        buffer_pkts=network.buffer_pkts,
+        packet_bytes=network.packet_bytes,
+        ack_bytes=network.ack_bytes,
+        init_cwnd_pkts=network.init_cwnd_pkts,
+        dctcp_g=network.dctcp_g,
+        min_rto_s=network.min_rto_s,
+        rtt_s=_base_rtt_s(network, 4),
+        dctcp_alpha0=network.dctcp_alpha0,
+        mark_on=network.mark_on,
+        seed=rng,
+        loss_prob=loss_prob,
+        loss_recovery=network.loss_recovery,
+        init_ssthresh_pkts=network.init_ssthresh_pkts,
+        buffer_bytes=network.buffer_bytes,
+        nic_buffer_pkts=network.nic_buffer_pkts,
+        init_rto_s=network.init_rto_s,
+        rto_tick_s=network.rto_tick_s,
+        rtt_samples=network.rtt_samples,
+    ).flows
+    fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
     res = np.full(src.size, np.nan)
     done = np.zeros(src.size, dtype=bool)
     res[order], done[order] = fct, finished
@@ -399,9 +356,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--loss-recovery", choices=("newreno", "sack"), help="NewReno (default) or the older SACK-like engine"
     )
-    p.add_argument(
-        "--chunk-pkts", type=int, default=1, help="1 = every packet (default: exact and fast); more = chunked trains"
-    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--force", action="store_true", help="overwrite --out if it exists; run a replay above the packet limit"
@@ -466,7 +420,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     spines = None if spines_file is None else read_spines(spines_file, flows, net.spines, net.hosts_per_leaf)
     t0 = time.perf_counter()
-    fct = replay(flows, net, chunk_pkts=args.chunk_pkts, seed=args.seed, spines=spines)
+    fct = replay(flows, net, seed=args.seed, spines=spines)
     wall = time.perf_counter() - t0
     with atomic_path(args.out, overwrite=args.force) as tmp:  # a full disk leaves no partial file behind
         fct[["size_bytes", "start_s", "fct_s"]].to_csv(tmp, index=False)
@@ -475,7 +429,7 @@ def run(args: argparse.Namespace) -> int:
         f"{len(fct)} flows on {net.leaves}x{net.hosts_per_leaf} hosts, {net.spines} spines ({name} network"
         f"{' with overrides' if over else ''}), "
         + (f"paths from {spines_file}" if spines_file else f"{net.routing} paths drawn with seed {args.seed}")
-        + f", chunk_pkts={args.chunk_pkts}: {wall:.1f} s -> {args.out}"
+        + f": {wall:.1f} s -> {args.out}"
     )
     print(
         stats.assign(mean_us=stats.mean_s * 1e6, p50_us=stats.p50_s * 1e6, p99_us=stats.p99_s * 1e6)
