@@ -27,7 +27,7 @@ from ..._rng import Seed, generator, spawn
 from ..._validate import in_range, integer, one_of
 from . import c4d, holmes, minder, naive
 from .cost import gpu_hours_lost
-from .faults import FAULT_KINDS, Fault
+from .faults import ALL_FAULT_KINDS, FAULT_KINDS, FUNCTION_FAULTS, SCOPES, Fault
 from .signals import COLLECTIVES, JobSpec, Noise, Signals, simulate
 
 __all__ = [
@@ -57,7 +57,7 @@ THRESHOLDS: dict[str, tuple[str, tuple[float, ...]]] = {
     "holmes": ("irregular_factor", (1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)),
 }
 #: Intermittent kinds get this duty cycle (fraction of iterations after onset that are affected).
-DUTY = {"flapping_link": 0.3, "straggler": 0.3, "irregular": 0.05}
+DUTY = {"flapping_link": 0.3, "straggler": 0.3, "irregular": 0.05, "gc_pause": 0.3}
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,16 @@ class Scenario:
     iterations: int = 400
     onset_iteration: int = 150
     seed: int = 0
+    scope: str | None = None  #: for the function-level kinds: "rank", "machine" (default) or "all"
 
     def __post_init__(self) -> None:
-        one_of("kind", self.kind, ("none", *FAULT_KINDS))
+        one_of("kind", self.kind, ("none", *ALL_FAULT_KINDS))
+        if self.scope is not None:
+            one_of("scope", self.scope, SCOPES)
+            if self.kind not in FUNCTION_FAULTS:
+                raise ValueError(
+                    f"scope applies to the function-level kinds {tuple(FUNCTION_FAULTS)}, not {self.kind!r}"
+                )
         integer("ranks", self.ranks, minimum=8)
         in_range("severity", self.severity, 1.0, 1e6)
         in_range("noise_level", self.noise_level, 0.0, 100.0)
@@ -97,7 +104,9 @@ class Scenario:
         if self.kind == "none":
             return None
         rank = int(generator(seed).integers(self.ranks))
-        return Fault(self.kind, rank, self.onset_iteration, self.severity, duty=DUTY.get(self.kind, 0.3))
+        return Fault(
+            self.kind, rank, self.onset_iteration, self.severity, duty=DUTY.get(self.kind, 0.3), scope=self.scope
+        )
 
     def signals(self) -> Signals:
         rng_fault, rng_sim = spawn(self.seed, 2)
