@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..._rng import Seed, generator, spawn
 from ..._validate import in_range, integer, one_of
-from . import c4d, holmes, minder, naive
+from . import c4d, holmes, minder, naive, perftracker
 from .cost import gpu_hours_lost
 from .faults import ALL_FAULT_KINDS, FAULT_KINDS, FUNCTION_FAULTS, SCOPES, Fault
 from .signals import COLLECTIVES, JobSpec, Noise, Signals, simulate
@@ -48,6 +48,7 @@ DETECTORS: dict[str, Callable[[Signals], pd.DataFrame]] = {
     "c4d": c4d.detect,
     "minder": minder.detect,
     "holmes": holmes.detect,
+    "perftracker": perftracker.detect,
 }
 #: Each detector's alarm threshold and the values a precision/recall curve sweeps (its default in the middle).
 THRESHOLDS: dict[str, tuple[str, tuple[float, ...]]] = {
@@ -55,6 +56,7 @@ THRESHOLDS: dict[str, tuple[str, tuple[float, ...]]] = {
     "c4d": ("z_threshold", (2.0, 3.0, 4.0, 6.0, 10.0, 20.0, 50.0)),
     "minder": ("threshold", (1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 64.0)),
     "holmes": ("irregular_factor", (1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)),
+    "perftracker": ("threshold", (0.02, 0.04, 0.07, 0.1, 0.15, 0.25, 0.5)),
 }
 #: Intermittent kinds get this duty cycle (fraction of iterations after onset that are affected).
 DUTY = {"flapping_link": 0.3, "straggler": 0.3, "irregular": 0.05, "gc_pause": 0.3}

@@ -185,8 +185,9 @@ class Signals:
     #: float32 (iterations, ranks, len(PROFILED)) durations of the profiled functions (empty if not simulated)
     profile_s: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, len(PROFILED)), np.float32), repr=False)
 
-    def function_durations(self) -> np.ndarray:
-        """Every :data:`FUNCTIONS` duration, float32 ``(iterations, ranks, len(FUNCTIONS))``.
+    def function_durations(self, rows=slice(None), ranks=slice(None)) -> np.ndarray:
+        """Every :data:`FUNCTIONS` duration, float32 ``(iterations, ranks, len(FUNCTIONS))`` (or of the given
+        ``rows`` (iterations) and ``ranks``: any numpy index of the first two axes).
 
         Examples
         --------
@@ -196,9 +197,10 @@ class Signals:
         """
         if self.profile_s.shape[:2] != self.compute_s.shape:
             raise ValueError("these signals carry no function-level profile (simulate() records one)")
-        p = self.profile_s
-        fwd = self.compute_s - p.sum(axis=2)
-        return np.stack([p[..., 0], fwd, p[..., 1], p[..., 2], p[..., 3], self.busy_s], axis=2)
+        p = self.profile_s[rows][:, ranks]
+        compute = self.compute_s[rows][:, ranks]
+        fwd = compute - p.sum(axis=-1)
+        return np.stack([p[..., 0], fwd, p[..., 1], p[..., 2], p[..., 3], self.busy_s[rows][:, ranks]], axis=-1)
 
     @property
     def iterations(self) -> int:
