@@ -157,15 +157,21 @@ def run_scenario(scenario: Scenario, detectors: Sequence[str] = tuple(DETECTORS)
         one_of("detector", name, DETECTORS)
         t0 = time.perf_counter()
         suspects = DETECTORS[name](s)
+        elapsed = time.perf_counter() - t0
+        blamed = {
+            "blamed_function": suspects.attrs.get("function", ""),
+            "blamed_scope": suspects.attrs.get("scope", ""),
+        }
         rows.append(
-            {**asdict(scenario), "detector": name, **score_suspects(s, suspects), "detect_s": time.perf_counter() - t0}
+            {**asdict(scenario), "detector": name, **score_suspects(s, suspects), "detect_s": elapsed, **blamed}
         )
     return rows
 
 
 def evaluate(scenarios: Iterable[Scenario], detectors: Sequence[str] = tuple(DETECTORS)) -> pd.DataFrame:
     """One row per (scenario, detector): the scenario's fields, ``alarm``, ``correct``, ``top1``, ``top3``,
-    ``delay_s``, ``gpu_hours`` and the detector's run time ``detect_s``."""
+    ``delay_s``, ``gpu_hours``, the detector's run time ``detect_s``, and the function and scope it blamed
+    (``blamed_function``, ``blamed_scope``: PerfTracker's diagnosis, empty for the others)."""
     return pd.DataFrame([row for sc in scenarios for row in run_scenario(sc, detectors)])
 
 
