@@ -155,29 +155,43 @@ def _delay(scale):
 
 
 @functools.cache
-def false_alarms(scale: str) -> dict[float, float]:
-    """Share of healthy jobs with an alarm, at default and triple noise (hiccups, checkpoints every 250)."""
+def false_alarms(scale: str) -> dict[str, float]:
+    """Share of healthy jobs with an alarm, at default and triple noise (hiccups, checkpoints every 250), and the
+    share on which the degradation trigger alone (without the localization gate) would have fired."""
     n, ranks = (8, 1024) if scale == "full" else (4, 256)
     out = {}
     for noise in (1.0, 3.0):
-        jobs = [dg.Scenario("none", ranks, noise_level=noise, iterations=600, seed=s) for s in range(n)]
-        out[noise] = float(np.mean([len(dg.perftracker.detect(j.signals())) > 0 for j in jobs]))
+        alarms, triggers = [], []
+        for seed in range(n):
+            s = dg.Scenario("none", ranks, noise_level=noise, iterations=600, seed=seed).signals()
+            alarms.append(len(dg.perftracker.detect(s)) > 0)
+            bounds, ckpt = dg.perftracker.iteration_boundaries(s)
+            times = np.append(np.diff(bounds), np.nan)
+            times[ckpt] = np.nan
+            triggers.append(bool(dg.perftracker.degradation_trigger(times)[0].any()))
+        out[f"x{noise:g}"] = float(np.mean(alarms))
+        out[f"trigger_only_x{noise:g}"] = float(np.mean(triggers))
     return out
 
 
 @claim(
     PAPER,
     "no-false-alarms",
-    text="Healthy jobs raise no alarm: checkpoint iterations are scheduled work, and a trigger from scattered "
-    "data-loader hiccups localizes nothing.",
+    text="Healthy jobs raise no alarm: checkpoint iterations are scheduled work left out of the trigger, and a "
+    "trigger that localizes nothing raises none.",
     paper_value="minimal production impact",
     compare=AtMost(0.0, partial=0.1),
-    note="Healthy 600-iteration jobs (two checkpoint stalls) at default and 3x noise. Without the localization "
-    "gate, the 10% trigger alone fires on hiccup bursts at 3x noise.",
+    note="Healthy 600-iteration jobs (two checkpoint stalls) at default and 3x noise. The summary also gives the "
+    "share of jobs on which the 10% trigger alone (no localization gate) would have fired.",
 )
 def _fa(scale):
     fa = false_alarms(scale)
-    return Measured(max(fa.values()), f"false-alarm share {fa[1.0]:.2f} (noise x1), {fa[3.0]:.2f} (x3)", fa)
+    return Measured(
+        max(fa["x1"], fa["x3"]),
+        f"false-alarm share {fa['x1']:.2f} (noise x1), {fa['x3']:.2f} (x3); the trigger alone fires on "
+        f"{fa['trigger_only_x1']:.2f} / {fa['trigger_only_x3']:.2f}",
+        fa,
+    )
 
 
 @figure(PAPER, "function_faults")
