@@ -20,8 +20,9 @@ all-worker, typically software or configuration, problem). Here, on :func:`.sign
 * **localization** on the triggering window against the baseline window, per function (the all-reduce counted by its
   transmit time, the waiting inside it being the symptom, not a cause; the checkpoint excluded): a *subset-of-worker*
   problem is a function whose per-worker window mean is a robust outlier (z above ``z_threshold``) by more than half
-  the threshold of an iteration, on at most ``max_subset`` of the workers; otherwise an *all-worker* problem is a
-  function whose median over workers grew by that much since the baseline. A trigger that localizes nothing
+  the threshold of an iteration, on at most ``max_subset`` of the workers; an *all-worker* problem is a function
+  whose median over workers grew by that much since the baseline; when both are seen, the larger effect on the
+  (synchronous) iteration wins: the slowest outlier's excess or the rise on everyone. A trigger that localizes nothing
   (data-loader hiccups scattered over random workers) raises no alarm. A hang is localized to the workers whose last
   event differs from the majority's (they never entered the collective the others are stuck in).
 
@@ -200,15 +201,21 @@ def localize(
     flagged = (dev / scale > z_threshold) & (dev > need)
     counts = flagged.sum(axis=0)
     ok = (counts > 0) & (counts <= max_subset * signals.ranks)
+    rise = (median(w, 0) - median(b, 0)).ravel()
+    fa = int(np.nanargmax(rise))
+    all_worker = rise[fa] if rise[fa] > need else -np.inf
+    subset = -np.inf
     if ok.any():
         total = np.where(flagged, dev, 0.0).sum(axis=0)
-        f = int(np.argmax(np.where(ok, total, -np.inf)))
-        ranks = np.flatnonzero(flagged[:, f])
-        return FUNCTIONS[CANDIDATES[f]], "subset", ranks, dev[ranks, f] / iteration_s
-    rise = (median(w, 0) - median(b, 0)).ravel()
-    f = int(np.nanargmax(rise))
-    if rise[f] > need:
-        return FUNCTIONS[CANDIDATES[f]], "all", np.zeros(0, np.int64), np.array([rise[f] / iteration_s])
+        fs = int(np.argmax(np.where(ok, total, -np.inf)))
+        ranks = np.flatnonzero(flagged[:, fs])
+        subset = float(dev[ranks, fs].max())
+    # the larger effect on a synchronous iteration wins: the slowest outlier vs the rise on everyone (a function
+    # slowed everywhere also stretches its rare outliers, e.g. a data-loader hiccup on a slower loader)
+    if subset >= all_worker and np.isfinite(subset):
+        return FUNCTIONS[CANDIDATES[fs]], "subset", ranks, dev[ranks, fs] / iteration_s
+    if np.isfinite(all_worker):
+        return FUNCTIONS[CANDIDATES[fa]], "all", np.zeros(0, np.int64), np.array([rise[fa] / iteration_s])
     return None
 
 
