@@ -359,10 +359,29 @@ REGISTRY: dict[str, Dataset] = {
                     rows=4_248,
                     note="50 ms of arrivals",
                 ),
+                DatasetFile(
+                    "ws_128_10g_90_25ms.spines",
+                    "",
+                    sha256="64dbd9eb132dd754b5f4fac129a9cf70af2a7a6161b9ad8addacdfff36f2230c",
+                    size_bytes=13_834,
+                    rows=2_119,
+                    note="the reference run's spine per flow of the 25 ms file ('ID SPINE', -1: same leaf)",
+                ),
+                DatasetFile(
+                    "ws_128_10g_90_50ms.spines",
+                    "",
+                    sha256="24e9c9953e12a49c402a4172c3fe7f16581a1dc2e3b7a9fddb7c749f2c2fbcd9",
+                    size_bytes=28_873,
+                    rows=4_248,
+                    note="the reference run's spine per flow of the 50 ms file",
+                ),
             ),
             notes="htsim connection-matrix text: 'Nodes N', 'Connections C', then 'SRC->DST id ID start PS size BYTES' "
             "(start in picoseconds). Read with workbench.aqm.replay.read_connection_matrix; the network below is what "
-            "`workbench aqm replay` runs them on by default. Card: datasets/cards/fabric-websearch-128.md.",
+            "`workbench aqm replay` runs them on by default (the README's: byte-counted 100 x 1500 B switch buffers, "
+            "marking on departure above 15 x 1500 B, NewReno DCTCP with ssthresh 100, alpha from 0, RTO 3 s initial, "
+            "250 ms floor, 10 ms timer), each flow on the spine of the .spines file beside its .cm. "
+            "Card: datasets/cards/fabric-websearch-128.md.",
             extra={
                 "network": {
                     "leaves": 16,
@@ -371,8 +390,20 @@ REGISTRY: dict[str, Dataset] = {
                     "link_gbps": 10.0,
                     "link_delay_s": 1e-6,
                     "buffer_pkts": 100,
+                    "buffer_bytes": 150_000,
                     "packet_bytes": 1500,
+                    "ack_bytes": 40,
                     "ecn_step_pkts": 15,
+                    "mark_on": "departure",
+                    "nic_buffer_pkts": 1000,
+                    "init_cwnd_pkts": 10,
+                    "init_ssthresh_pkts": 100.0,
+                    "dctcp_alpha0": 0.0,
+                    "dctcp_g": 1.0 / 16.0,
+                    "loss_recovery": "newreno",
+                    "init_rto_s": 3.0,
+                    "min_rto_s": 0.25,
+                    "rto_tick_s": 0.01,
                     "routing": "ecmp",
                 }
             },

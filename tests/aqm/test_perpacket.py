@@ -25,7 +25,7 @@ RTO_S = 0.25
 def _incast(n_pkts: int, buffer_pkts: int) -> pd.DataFrame:
     return simulate_packets(
         CAP, SWITCH, RedMarking.step(15), DATA, ACKS, [0.0] * 3, [1500 * n_pkts] * 3,
-        link_delay_s=1e-6, buffer_pkts=buffer_pkts, min_rto_s=RTO_S,
+        link_delay_s=1e-6, buffer_pkts=buffer_pkts, min_rto_s=RTO_S, init_rto_s=RTO_S, rto_tick_s=0.0,
     ).flows  # fmt: skip
 
 
@@ -135,3 +135,129 @@ def test_port_statistics_by_hand_and_without_effect_on_the_run():
     assert plain.links.mean_queue_pkts.isna().all()
     with pytest.raises(ValueError, match="window_s"):
         run((1e-3, 1e-4))
+
+
+def test_lossy_link_drops_a_seeded_fraction_and_flows_recover():
+    # 5% of the data crossing the shared uplink (3) is lost: about 5% of the packets sent there are dropped, the
+    # flows all finish, the run is repeatable under a seed, and a lossless link draws nothing
+    def run(p: float, seed: int):
+        loss = np.zeros(10)
+        loss[3] = p
+        return simulate_packets(
+            CAP, SWITCH, RedMarking.step(15), DATA, ACKS, [0.0] * 3, [1_500_000] * 3,
+            link_delay_s=1e-6, buffer_pkts=100, seed=seed, loss_prob=loss,
+        )  # fmt: skip
+
+    a, b, clean = run(0.05, 1), run(0.05, 1), run(0.0, 1)
+    assert a.flows.finished.all() and a.flows.equals(b.flows)
+    drops = int(a.links.set_index("link").drops[3])
+    assert drops == a.links.drops.sum() and a.flows.retransmits.sum() >= drops  # go-back-N resends more
+    assert 0.03 < drops / a.packets < 0.07
+    assert clean.links.drops.sum() == 0 and clean.flows.retransmits.sum() == 0
+    assert clean.flows.equals(run(0.0, 2).flows)
+    with pytest.raises(ValueError, match="loss_prob"):
+        run(1.0, 1)
+
+
+# ---- hand-computed cases of the NewReno / byte-counted model ------------------------------------------------------
+# Hosts A, B, C and a receiver R around one switch: A's NIC (0, 10 Gbit/s), B's NIC (1, 100 Gbit/s: a burst of its
+# ten-packet window reaches the switch 0.12 us apart), the switch port to R (2), R's NIC (3), the ports to A (4) and
+# B (5), C's NIC (6) and the port to C (7). Every link 1 us; a full packet takes 1.2 us on a 10 Gbit/s link, an ACK
+# 0.032 us. A data packet from A reaches port 2 2.2 us after it is sent (NIC idle); an ACK from R reaches A 2.064 us
+# after the data reaches R.
+HAND_CAP = [10.0, 100.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0]
+HAND_SWITCH = [False, False, True, False, True, True, False, True]
+A_TO_R, B_TO_R, R_TO_C = ((0, 2),), ((1, 2),), ((3, 7),)
+R_TO_A, R_TO_B, C_TO_R = ((3, 4),), ((3, 5),), ((6, 2),)
+
+
+def _hand(data, acks, starts_us, sizes, **kw):
+    kw = {"link_delay_s": 1e-6, "buffer_pkts": 100, "seed": 0} | kw
+    return simulate_packets(
+        HAND_CAP, HAND_SWITCH, RedMarking.step(15), data, acks, np.array(starts_us) * 1e-6, sizes, **kw
+    )
+
+
+def test_a_loss_recovered_by_three_duplicate_acks_by_hand():
+    # B's ten packets reach port 2 from 1.12 us, 0.12 us apart, and leave it back to back until 13.12 us. A (ten
+    # packets, started at 0.1 us) reaches it at 2.3 + 1.2 j us: its packet 0 finds B's ten there (15,000 B, the one
+    # in service counted whole) and does not fit the 15,000 B buffer; each later one finds nine (B's leave as fast
+    # as A's arrive) and fits. A1, A2, A3 leave at 14.32, 15.52, 16.72 us: their duplicate ACKs reach A at 17.384,
+    # 18.584 and 19.784 us, when A sends packet 0 again (fast retransmit; the window, 5 + 3 inflated by later
+    # duplicates, allows no new data: A has none left). It reaches port 2 at 21.984 us behind A4..A9 (done at
+    # 23.92 us), leaves at 25.12 us, reaches R at 26.12 us, whose ACK for all ten packets reaches A at 28.184 us.
+    r = _hand([A_TO_R, B_TO_R], [R_TO_A, R_TO_B], [0.1, 0.0], [15_000, 15_000], buffer_bytes=15_000)
+    a, b = r.flows.iloc[0], r.flows.iloc[1]
+    assert (a.retransmits, a.timeouts, b.retransmits) == (1, 0, 0)
+    assert a.fct_s * 1e6 == pytest.approx(28.184 - 0.1, rel=1e-9)
+    assert b.fct_s * 1e6 == pytest.approx(13.12 + 1 + 2.064, rel=1e-9)  # B9 leaves port 2 at 13.12 us
+    assert r.links.set_index("link").drops[2] == 1
+
+
+def test_a_timeout_and_its_back_off_by_hand():
+    # A's one packet (sent at 0.1 us) is dropped by B's burst as above: no RTT sample yet, so the timer runs the
+    # initial 3 s and is checked every 10 ms: the retransmission leaves at 3.01 s. A burst of C (from B's host, at
+    # 3.01 s - 0.1 us) drops it again: the timeout doubles to 6 s, its deadline 9.01 s is checked at 9.01 s (not
+    # past it) and fires at 9.02 s; that copy gets through: 1.2 + 1 + 1.2 + 1 us to R, 2.064 us back.
+    t_c = 3.01e6 - 0.1
+    r = _hand(
+        [A_TO_R, B_TO_R, B_TO_R], [R_TO_A, R_TO_B, R_TO_B], [0.1, 0.0, t_c], [1500, 15_000, 15_000],
+        buffer_bytes=15_000,
+    )  # fmt: skip
+    a = r.flows.iloc[0]
+    assert (a.retransmits, a.timeouts) == (2, 2)
+    assert a.fct_s == pytest.approx(9.02 + (4.4 + 2.064 - 0.1) * 1e-6, rel=1e-12)
+    # without the timer's 10 ms period: at the deadlines themselves, 3 s after the send and 6 s after that
+    exact = _hand(
+        [A_TO_R, B_TO_R, B_TO_R], [R_TO_A, R_TO_B, R_TO_B], [0.1, 0.0, 3e6 + 0.1 - 0.1], [1500, 15_000, 15_000],
+        buffer_bytes=15_000, rto_tick_s=0.0,
+    ).flows.iloc[0]  # fmt: skip
+    assert exact.timeouts == 2 and exact.fct_s == pytest.approx(9.0 + (4.4 + 2.064) * 1e-6, rel=1e-12)
+
+
+def test_byte_counted_buffer_is_filled_by_acks_and_data_by_hand():
+    # X (A -> R, one packet, at 5 us) is in service at port 2 from 7.2 to 8.4 us. Z (R -> C, one packet, at 2 us)
+    # reaches C at 6.4 us and its 40 B ACK port 2 at 7.432 us, queued behind X. Y (B -> R, at 6.58 us: through B's
+    # 100 Gbit/s NIC, at port 2 at 7.7 us) finds X's 1,500 B and the ACK's 40: it needs 3,040 B of buffer.
+    def drops(buffer_bytes: int, with_ack: bool) -> int:
+        flows = [(A_TO_R, R_TO_A, 5.0), (B_TO_R, R_TO_B, 6.58)] + ([(R_TO_C, C_TO_R, 2.0)] if with_ack else [])
+        r = _hand([f[0] for f in flows], [f[1] for f in flows], [f[2] for f in flows], [1500] * len(flows),
+                  buffer_bytes=buffer_bytes)  # fmt: skip
+        return int(r.links.set_index("link").drops[2])
+
+    assert drops(3039, with_ack=True) == 1
+    assert drops(3040, with_ack=True) == 0
+    assert drops(3039, with_ack=False) == 0  # X and Y alone: 3,000 B
+
+
+def test_marking_on_departure_counts_the_departing_packet_in_bytes_by_hand():
+    # the same three packets: as X leaves port 2 (8.4 us) the queue, X counted, is 1,500 + 40 + 1,500 = 3,040 B,
+    # above a 2-packet step (3,000 B): X is marked. Without Z's ACK it is exactly 3,000 B: not above, not marked.
+    # Y leaves alone: never marked.
+    def marked(with_ack: bool) -> list[int]:
+        flows = [(A_TO_R, R_TO_A, 5.0), (B_TO_R, R_TO_B, 6.58)] + ([(R_TO_C, C_TO_R, 2.0)] if with_ack else [])
+        r = simulate_packets(
+            HAND_CAP, HAND_SWITCH, RedMarking.step(2), [f[0] for f in flows], [f[1] for f in flows],
+            np.array([f[2] for f in flows]) * 1e-6, [1500] * len(flows), link_delay_s=1e-6, buffer_pkts=100,
+            mark_on="departure",
+        )  # fmt: skip
+        return r.flows.marked_acks.tolist()[:2]
+
+    assert marked(True) == [1, 0]
+    assert marked(False) == [0, 0]
+
+
+@pytest.mark.parametrize("ssthresh, expected_us", [(100.0, 6 * 402.464 + 1.2 * 49), (None, 5 * 402.464 + 1.2 * 149)])
+def test_slow_start_ends_at_the_initial_threshold_by_hand(ssthresh, expected_us):
+    # 300 packets over two 100 us links each way (RTT 402.464 us, a bandwidth-delay product of 335 packets): the
+    # window never fills the path, so each round's packets leave back to back and the ACK of packet j of a round
+    # arrives 1.2 j us after its first. Slow start doubles the rounds: 10, 20, 40, 80 packets. With the threshold
+    # at 100, round 3's first 20 ACKs take the window to 100 and the other 60 add 1/cwnd each: round 4 is 100
+    # packets and round 5 the last 50 (its packet 49 acknowledged at 6 RTT + 49 x 1.2 us). Unbounded, round 4 is
+    # 160 packets and holds the last 150.
+    r = simulate_packets(
+        [10.0] * 4, [False, True, False, True], RedMarking.step(15), [((0, 1),)], [((2, 3),)], [0.0], [450_000],
+        link_delay_s=100e-6, buffer_pkts=100, init_ssthresh_pkts=ssthresh,
+    ).flows  # fmt: skip
+    assert r.retransmits.iloc[0] == 0
+    assert r.fct_s.iloc[0] * 1e6 == pytest.approx(expected_us, rel=1e-9)

@@ -50,8 +50,10 @@ def test_pred_treatments_share_flows():
 
 
 def test_pred_queue_fluid_and_packet_agree_and_marking_settings_apply():
-    """At 8 long flows the packet dumbbell's standing queue is near the fluid steady state; a lower static ramp
-    lowers it; the fluid PRED queue stays flat from 2 to 32 flows."""
+    """At 8 long flows the per-packet dumbbell's standing queue is 1.3-1.8x the fluid steady state (its senders keep
+    growing in the round they cut, the fluid model's do not: tests/aqm/test_scenarios.py) with every long flow
+    still sending at the window's end; a lower static ramp lowers it; the fluid PRED queue stays flat from 2 to 32
+    flows."""
     grid = {
         "n_flows": [8],
         "model": ["fluid", "packet"],
@@ -61,7 +63,8 @@ def test_pred_queue_fluid_and_packet_agree_and_marking_settings_apply():
     }
     df = ex.sweep("pred-queue-vs-concurrency", grid, client=False, cache=False, progress=False)
     q = df.set_index(["max_k_pkts", "model"]).queue_pkts
-    assert q[200.0, "packet"] == pytest.approx(q[200.0, "fluid"], rel=0.15)
+    assert 1.3 * q[200.0, "fluid"] < q[200.0, "packet"] < 1.8 * q[200.0, "fluid"]
+    assert (df.long_active == 1.0).all()
     assert q[100.0, "packet"] < 0.8 * q[200.0, "packet"]
     fluid = ex.sweep(
         "pred-queue-vs-concurrency", {"n_flows": [2, 32], "model": "fluid"}, client=False, cache=False, progress=False

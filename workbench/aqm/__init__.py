@@ -6,29 +6,25 @@ Layers of the model, from fastest to most detailed:
 * :mod:`~workbench.aqm.pred` -- PRED's configuration, its fluid form and its two controllers (FCS and QLA);
 * :mod:`~workbench.aqm.fluid` -- N long DCTCP flows through one queue: the steady-state standing queue and the delay
   ODE (queue oscillation, utilization), vectorized over numbers of flows;
-* :mod:`~workbench.aqm.packet` -- a simpy discrete-event engine of DCTCP flows sent as paced trains of packets
-  (``chunk_pkts``) through piecewise-linear fluid switch queues (:mod:`~workbench.aqm.trains`) with per-packet
-  marking;
-* :mod:`~workbench.aqm.perpacket` -- its ground truth, compiled (numba) and the faster of the two on loaded fabrics:
-  every packet and every ACK through every hop's FIFO, static marking or PRED's controllers;
+* :mod:`~workbench.aqm.perpacket` -- the packet-level engine, compiled (numba): every packet and every ACK through
+  every hop's FIFO, DCTCP senders, static marking or PRED's controllers (its result: :mod:`~workbench.aqm.result`);
 * :mod:`~workbench.aqm.scenarios` -- one bottleneck shared by long and web-search flows, and web-search flows across
   a leaf-spine fabric, alone or with background flows or incast bursts (from :mod:`workbench.fabric.topology`, paths from :mod:`workbench.fabric.routing`);
 * :mod:`~workbench.aqm.replay` -- a given flow table (e.g. the ``fabric-websearch-128`` connection matrices) on a
-  given leaf-spine, in either engine, and the ``workbench aqm replay`` command;
+  given leaf-spine, and the ``workbench aqm replay`` command;
 * :mod:`~workbench.aqm.workload` -- the DCTCP web-search flow-size distribution, Poisson arrivals at a load, size
   classes;
 
 The parameter studies over these models (queue vs concurrency, bottleneck and leaf-spine FCT vs load and marking)
 are experiments of :mod:`workbench.experiments.aqm`, run by :func:`workbench.experiments.sweep`.
 
-The fluid and packet models agree where they overlap (long flows on one bottleneck). The chunked packet engine agrees
-with the per-packet one on lightly loaded fabrics but not at 90% load (numbers in ``benchmarks/bench_aqm.py``).
+The fluid and packet models agree where they overlap (long flows on one bottleneck, static marking).
 """
 
 from .fluid import DCTCP_G, FluidResult, bdp_pkts, simulate_fluid, steady_state
-from .packet import Network, SimResult
 from .pred import PRED_DEFAULT, FluidMarking, PredConfig, fluid_marking
 from .red import STATIC_DEFAULT, RedMarking, mark_probability
+from .result import SimResult
 from .scenarios import MIXES, ROUTINGS, ack_paths, dumbbell, fabric_paths, fct_summary, leaf_spine_fct, leaf_spine_mix
 from .workload import (
     SIZE_CLASSES,
@@ -51,7 +47,6 @@ __all__ = [
     "FlowSizeCDF",
     "FluidMarking",
     "FluidResult",
-    "Network",
     "PredConfig",
     "RedMarking",
     "SIZE_CLASSES",

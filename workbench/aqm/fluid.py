@@ -25,7 +25,7 @@ with the marking ramp in place of a step::
 integrated by forward Euler on all concurrency points at once. It gives the queue's oscillation and the link
 utilization (the fraction of time-averaged capacity used: the queue running dry loses throughput). Flows are
 synchronized in the ODE, so it overstates oscillations with many flows; the packet-level simulation
-(:mod:`workbench.aqm.packet`) has unsynchronized flows and is the reference where the two differ.
+(:mod:`workbench.aqm.perpacket`) has unsynchronized flows and is the reference where the two differ.
 """
 
 from __future__ import annotations

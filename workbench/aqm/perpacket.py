@@ -1,37 +1,58 @@
-"""Per-packet ground truth: every data packet and every ACK through every hop's FIFO, ACK-clocked DCTCP senders.
+"""Per-packet ground truth: every data packet and every ACK through every hop's FIFO, ACK-clocked DCTCP senders
+over TCP NewReno.
 
-This is the reference the chunked engine (:mod:`workbench.aqm.packet`, which moves trains of packets over fluid
-queues) is validated against on the same flows and network (:func:`workbench.aqm.replay.replay` with
-``chunk_pkts=1``). It is an event-heap simulation, compiled with numba, of the network described by a leaf-spine
-connection-matrix study such as ``fabric-websearch-128``:
+Every packet-level study runs on it: replays of recorded networks (:func:`workbench.aqm.replay.replay`) and the
+PRED studies' scenarios (:mod:`workbench.aqm.scenarios`). It is an event-heap simulation, compiled with numba (:mod:`~workbench.aqm.perpacket_tcp`), of
+the network a leaf-spine connection-matrix study such as ``fabric-websearch-128`` describes (its README; every
+item below is a parameter, the README's value reachable):
 
 * **Links.** Every directed link is a FIFO output queue with a capacity and a propagation delay; a packet arriving at
   time ``t`` leaves at ``max(t, busy_until) + size / capacity`` (store and forward) and reaches the next hop one
-  propagation delay later. The packets in a queue (the one in service counted whole) decide marking and dropping:
-  a switch port drops a packet that finds ``buffer_pkts`` packets there (drop-tail) and marks it with the RED/ECN
-  probability of that count (:meth:`~workbench.aqm.red.RedMarking.step` is DCTCP's step marking). Host NICs are
-  FIFO queues too (a host's flows share its NIC) that neither mark nor drop.
+  propagation delay later. A switch port holds ``buffer_bytes`` (default ``buffer_pkts`` full packets' bytes) of
+  data and ACKs alike, the packet in service counted whole, and drops a packet that does not fit (drop-tail; ACKs
+  too). A host NIC holds ``nic_buffer_pkts`` packets (data or ACKs) and never marks. ``loss_prob`` loses packets at
+  random on chosen links (failures).
+* **Marking.** DCTCP's step (:meth:`~workbench.aqm.red.RedMarking.step`), a RED ramp, or PRED's two controllers on
+  every switch port (run every FCS period on the flows and busy time they saw), on the queue in bytes over the
+  packet size, the marked packet counted: on ``mark_on="departure"`` a data packet leaving a port is marked when the
+  queue it leaves, itself and every packet that arrived before that instant, exceeds ``K`` full packets' bytes (the
+  ring of each port is looked back at when the packet reaches the next hop); on ``"arrival"``, the queue it finds
+  plus itself.
 * **Packets.** A flow of ``size_bytes`` is ``ceil(size / packet_bytes)`` packets, the last one carrying the remainder
-  (its serialization is shorter). The receiver acknowledges every packet at once with an ``ack_bytes`` packet that
-  echoes the CE mark and travels the reverse path through the same queues as data (it is never dropped).
-* **Senders (DCTCP).** No connection set-up (the flow starts sending at its start time; the network description
-  states none). Initial window ``init_cwnd_pkts``; per ACK, ``cwnd += 1`` in slow start and ``1/cwnd`` after; an ACK
-  with ECE cuts ``cwnd`` to ``cwnd (1 - alpha/2)`` at most once per window of data, and ``alpha`` is updated once per
-  window with gain ``g`` from the fraction of marked ACKs. A packet is sent whenever the packets in flight are fewer
-  than ``cwnd`` (ACK clocking); windows are never below one packet.
-* **Losses.** A dropped packet is detected when three later packets of its flow have been acknowledged (fast
-  retransmit, as with SACK): ``cwnd`` halves (once per window) and the packet is sent again. A loss with fewer than
-  three later packets is detected by the retransmission timeout, ``min_rto_s`` after the drop, which resets
-  ``cwnd`` to one packet.
-* **Marking.** A fixed RED/ECN ramp, or PRED's two controllers on every switch port, run every FCS period on the
-  packets that crossed the port (see ``marking`` below).
-* **Completion.** A flow completes when the ACK of its last outstanding packet reaches the sender; its FCT is that
-  time minus its start.
+  (its serialization is shorter). The receiver sends one cumulative ACK of ``ack_bytes`` per data packet (the next
+  packet it expects; out-of-order packets are kept), echoing that packet's CE, on the reverse path through the same
+  kind of queues: a hole makes duplicate ACKs.
+* **Senders (DCTCP over NewReno, no SACK).** No connection set-up (the first window leaves at the start time).
+  Initial window ``init_cwnd_pkts``, initial slow-start threshold ``init_ssthresh_pkts``; per new ACK ``cwnd += 1``
+  below the threshold and ``1/cwnd`` above; a packet is sent while ``next - first unacknowledged < cwnd``. DCTCP:
+  ``alpha`` starts at ``dctcp_alpha0``, and once per window of data (when the cumulative ACK passes the packet
+  that was next when the window began) ``alpha += g (F - alpha)`` with ``F`` the window's fraction of CE-echoing
+  ACKs and, if any was marked, ``cwnd = cwnd (1 - alpha/2)`` and ``ssthresh = cwnd`` (not during loss recovery).
+* **Loss recovery (RFC 6582).** The third duplicate ACK, if it acknowledges past ``recover``, sends the first
+  unacknowledged packet again, sets ``ssthresh = max(flight / 2, 2)``, ``cwnd = ssthresh + 3`` and ``recover`` to the
+  highest packet sent; each further duplicate inflates ``cwnd`` by one. A partial ACK (below ``recover``) sends the
+  next hole again and deflates ``cwnd`` by the packets it acknowledged, less one; a full ACK ends recovery with
+  ``cwnd = min(ssthresh, flight + 1)``.
+* **Retransmission timeout (RFC 6298, Karn).** Every ACK echoes the send time of the packet that triggered it
+  (``rtt_samples="every-ack"``, as TCP timestamps; or one timed packet per window, ``"one-per-window"``); a sample,
+  never of a packet sent twice, updates ``SRTT`` and ``RTTVAR``, and ``RTO = max(min_rto_s, SRTT + 4 RTTVAR)``,
+  ``init_rto_s`` before the first sample. The timer runs while data is outstanding, restarts on each new ACK, and is checked every
+  ``rto_tick_s`` from time 0, so it fires at the first check after its deadline. A timeout doubles the RTO
+  (kept until a new sample), sets ``ssthresh = max(flight / 2, 2)``, ``cwnd = 1`` and ``recover`` to the highest
+  packet sent, and goes back to the first unacknowledged packet (go-back-N: everything after it is sent again as
+  the window allows).
+* **Completion.** A flow completes when the sender learns its last byte was acknowledged; its FCT is that time
+  minus its start.
 
-Cost: one heap event per packet per hop, data and ACK (about ten per packet on a four-link path), compiled: the
-50 ms ``fabric-websearch-128`` workload (about five million packets) runs in seconds (``benchmarks/bench_aqm.py``).
-The compiled loop is cached on disk (numba's ``cache=True``), so only the first run in a fresh environment pays the
-compilation (a few seconds).
+``loss_recovery="sack"`` runs the engine as it was before NewReno (:mod:`~workbench.aqm.perpacket_loop`): a
+receiver that acknowledges every packet individually, a loss detected by three later packets acknowledged or a
+fixed ``min_rto_s`` after the drop, queues and thresholds in whole packets, no slow-start threshold, ACKs never
+dropped.
+
+Cost: one heap event per packet per hop, data and ACK (about ten per packet on a four-link path), compiled and
+allocation-free per packet: the 50 ms ``fabric-websearch-128`` workload (about five million packets) runs in
+seconds (``benchmarks/bench_aqm.py``). The compiled loop is cached on disk (numba's ``cache=True``), so only the
+first run in a fresh environment pays the compilation (a minute on a loaded machine).
 """
 
 from __future__ import annotations
@@ -41,10 +62,10 @@ import pandas as pd
 
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
-from .packet import SimResult
 from .perpacket_loop import simulate
 from .pred import PredConfig
 from .red import RedMarking
+from .result import SimResult
 
 __all__ = ["simulate_packets"]
 
@@ -70,6 +91,14 @@ def simulate_packets(
     rtt_s: float | None = None,
     window_s: tuple[float, float] | None = None,
     seed: Seed = None,
+    loss_prob=None,
+    loss_recovery: str = "newreno",
+    init_ssthresh_pkts: float | None = None,
+    buffer_bytes: int | None = None,
+    nic_buffer_pkts: int = 1000,
+    init_rto_s: float = 3.0,
+    rto_tick_s: float = 0.01,
+    rtt_samples: str = "every-ack",
 ) -> SimResult:
     """Run flows packet by packet to completion: their completion times, and the switch ports' statistics.
 
@@ -92,7 +121,8 @@ def simulate_packets(
     link_delay_s : float
         Propagation delay of every link.
     buffer_pkts : int
-        Packets a switch port holds (drop-tail beyond).
+        Packets a switch port holds: ``buffer_pkts x packet_bytes`` bytes unless ``buffer_bytes`` is given (with
+        ``loss_recovery="sack"``: whole packets).
     packet_bytes, ack_bytes, init_cwnd_pkts : int
     dctcp_g : float
         DCTCP's EWMA gain.
@@ -104,14 +134,37 @@ def simulate_packets(
         included), or as it leaves, on the packets queued behind it (as htsim's ``ECNQueue`` does). Drops are
         always decided on arrival.
     min_rto_s : float
-        Retransmission timeout.
+        The retransmission timeout's floor (with ``loss_recovery="sack"``: the fixed timeout after a drop).
     rtt_s : float or None
         The base RTT PRED's control periods are counted in (required with PRED).
     window_s : (float, float) or None
         Where the switch ports' utilization and time-mean queue are measured (default: nowhere, NaN). Keeping
         them costs a little time and never changes the run.
     seed : int, Generator or None
-        Random stream of the marking draws (only a ramp with probabilities below 1 uses it).
+        Random stream of the marking and loss draws (only a ramp with probabilities below 1, and lossy links, use
+        it).
+    loss_prob : array-like or None
+        Per link, the probability that a data packet crossing it is lost (a failing link: the packet is lost as if
+        the queue had dropped it, and counted in the link's ``drops``; data and ACKs alike); default 0 everywhere
+        (no draws). With ``loss_recovery="sack"`` only data packets after the sender's NIC are lost.
+    loss_recovery : {"newreno", "sack"}
+        ``"newreno"`` (default): the model above. ``"sack"``: the engine before NewReno (kept for comparison):
+        a receiver that acknowledges each packet individually, a loss detected by three later packets acknowledged
+        or a fixed ``min_rto_s`` after the drop, queues and marking thresholds counted in whole packets, no slow-start
+        threshold, ACKs never dropped; the parameters below are then ignored.
+    init_ssthresh_pkts : float or None
+        Initial slow-start threshold (packets); None: unbounded.
+    buffer_bytes : int or None
+        Bytes a switch port holds (data and ACKs alike; drop-tail for a packet that does not fit).
+    nic_buffer_pkts : int
+        Packets a host NIC holds (drop-tail beyond).
+    init_rto_s : float
+        The retransmission timeout before the first RTT sample.
+    rto_tick_s : float
+        Period of the retransmission timer's checks (from time 0); 0 checks at the exact deadline.
+    rtt_samples : {"every-ack", "one-per-window"}
+        RTT samples from every ACK (the triggering packet's send time echoed, as with TCP timestamps) or from one
+        timed packet per window (classic BSD); never from a packet sent twice (Karn's rule).
 
     Returns
     -------
@@ -149,12 +202,27 @@ def simulate_packets(
     alpha0 = in_range("dctcp_alpha0", dctcp_alpha0, 0.0, 1.0)
     one_of("mark_on", mark_on, ("arrival", "departure"))
     rto = positive("min_rto_s", min_rto_s)
+    one_of("loss_recovery", loss_recovery, ("newreno", "sack"))
+    ssth0 = (
+        np.inf if init_ssthresh_pkts is None else float(in_range("init_ssthresh_pkts", init_ssthresh_pkts, 1.0, 1e12))
+    )
+    buf_bytes = buffer * mtu if buffer_bytes is None else integer("buffer_bytes", buffer_bytes, minimum=1)
+    nic_pkts = integer("nic_buffer_pkts", nic_buffer_pkts, minimum=1, maximum=1 << 20)
+    rto0 = positive("init_rto_s", init_rto_s)
+    tick_s = nonnegative("rto_tick_s", rto_tick_s)
+    one_of("rtt_samples", rtt_samples, ("every-ack", "one-per-window"))
     if window_s is None:
         window = np.array([np.inf, np.inf])
     else:
         window = np.array([nonnegative("window_s[0]", window_s[0]), nonnegative("window_s[1]", window_s[1])])
         if not window[1] > window[0]:
             raise ValueError(f"window_s must be (start, end) with end > start, got {tuple(window_s)}")
+    if loss_prob is None:
+        lossp = np.zeros(cap.size)
+    else:
+        lossp = np.array(np.broadcast_to(np.asarray(loss_prob, dtype=float), cap.shape))
+        if not ((lossp >= 0) & (lossp < 1)).all():
+            raise ValueError(f"loss_prob must be in [0, 1) on every link, got values in [{lossp.min()}, {lossp.max()}]")
     starts = np.asarray(starts_s, dtype=float)
     sizes = np.asarray(sizes_bytes, dtype=np.int64)
     n = starts.size
@@ -164,6 +232,8 @@ def simulate_packets(
         raise ValueError("sizes_bytes must be >= 1 and starts_s finite and >= 0")
     dpath = [tuple(tuple(int(x) for x in p) for p in alts) for alts in data_paths]
     apath = [tuple(tuple(int(x) for x in p) for p in alts) for alts in ack_paths]
+    if loss_recovery == "newreno" and any(len(a) > 16 for a in dpath):
+        raise ValueError("at most 16 alternative paths per flow with loss_recovery='newreno'")
     if any(len(a) != len(b) or not a for a, b in zip(dpath, apath)):
         raise ValueError("every flow needs as many ACK paths as data paths, and at least one")
     npk = -(-sizes // mtu)
@@ -178,16 +248,7 @@ def simulate_packets(
             raise ValueError("rtt_s (the base RTT PRED's control periods count in) is required with PRED marking")
         rtt = positive("rtt_s", rtt_s)
         ramp = marking.fluid_marking().marking
-        c = marking
-        pred = np.array(  # in the order of perpacket_loop's P_* indices
-            [
-                c.slope_per_pkt, float(c.fcs), float(c.fcs_scaling == "sqrt"), float(c.qla), c.fcs_period_rtts * rtt,
-                max(1, round(c.qla_period_rtts / c.fcs_period_rtts)), c.throughput_weight, c.slope_step,
-                c.min_k_step_pkts, c.min_slope_for_slope_tuning, c.max_min_k_pkts, c.max_slope_offset, c.min_k_pkts,
-            ]
-        )  # fmt: skip
-        # QLA's reference queue: given, or each port's bandwidth-delay product
-        qref = np.full(cap.size, float(c.queue_ref_pkts)) if c.queue_ref_pkts else cap * 1e9 / (8.0 * mtu) * rtt
+        pred, qref = pred_parameters(marking, rtt, cap, mtu)
     else:
         ramp, pred, qref = marking, np.zeros(0), np.zeros(cap.size)
     # PRED counts the distinct flows crossing a port: one slot per (flow, link) a flow's data paths use
@@ -195,13 +256,29 @@ def simulate_packets(
     keys = np.where(dlinks >= 0, flow_of_row[:, None] * cap.size + dlinks, -1)
     dslot = np.unique(keys, return_inverse=True)[1].reshape(keys.shape).astype(np.int64)
     byte_s = 8.0 / (cap * 1e9)  # seconds per byte, per link
-    done_t, retx, timeouts, echoed, drops, marks, busy_s, queue_pkt_s = simulate(
-        byte_s, mtu * byte_s, np.ascontiguousarray(mask), delay, buffer,
-        np.array([ramp.min_k_pkts, ramp.max_k_pkts, ramp.max_p]), pred, qref,
-        dlinks, dlen, dslot, alinks, alen, path0, npaths,
-        starts, npk.astype(np.int64), (sizes - (sizes - 1) // mtu * mtu).astype(np.int64),
-        mtu, ackb, iw, g, alpha0, rto, mark_on == "departure", window, generator(seed),
-    )  # fmt: skip
+    last = (sizes - (sizes - 1) // mtu * mtu).astype(np.int64)
+    ramp3 = np.array([ramp.min_k_pkts, ramp.max_k_pkts, ramp.max_p])
+    if loss_recovery == "sack":
+        done_t, retx, timeouts, echoed, drops, marks, busy_s, queue_pkt_s = simulate(
+            byte_s, mtu * byte_s, np.ascontiguousarray(mask), delay, buffer, ramp3, pred, qref,
+            dlinks, dlen, dslot, alinks, alen, path0, npaths, starts, npk.astype(np.int64), last,
+            mtu, ackb, iw, g, alpha0, rto, mark_on == "departure", window, generator(seed), lossp,
+        )  # fmt: skip
+    else:
+        from .perpacket_tcp import simulate_tcp
+
+        if isinstance(marking, RedMarking) and ramp3[1] - ramp3[0] == 1.0 and ramp3[2] == 1.0:
+            ramp3[0] = ramp3[1]  # DCTCP's step: marked when the queue, the packet counted, exceeds K packets' bytes
+        # FIFO ring per link: room for a full buffer of ACKs or a full NIC, and the arrivals looked back over
+        # (at most 2**16 slots: a port then drops what would queue behind 65,280 packets)
+        slots = max(buf_bytes // min(ackb, mtu), nic_pkts) + 258
+        ring = min(1 << int(slots - 1).bit_length(), 1 << 16)
+        done_t, retx, timeouts, echoed, drops, marks, busy_s, queue_pkt_s = simulate_tcp(
+            byte_s, mtu * byte_s, np.ascontiguousarray(mask), delay, buf_bytes, nic_pkts, ring, ramp3, pred, qref,
+            dlinks, dlen, dslot, alinks, alen, path0, npaths, starts, npk.astype(np.int64), last,
+            mtu, ackb, iw, ssth0, g, alpha0, rto0, rto, tick_s, mark_on == "departure", window, generator(seed),
+            lossp, rtt_samples == "every-ack",
+        )  # fmt: skip
     fct = done_t - starts
     flows = pd.DataFrame(
         {
@@ -235,6 +312,22 @@ def simulate_packets(
         packets=int(npk.sum() + retx.sum()),
         duration_s=float(np.nanmax(done_t)) if n else 0.0,
     )
+
+
+def pred_parameters(c: PredConfig, rtt_s: float, capacity_gbps: np.ndarray, packet_bytes: int):
+    """PRED's configuration as the compiled controllers take it: the ``P_*`` parameter array of
+    :mod:`~workbench.aqm.perpacket_loop` and QLA's reference queue per link (given, or the link's bandwidth-delay
+    product in packets)."""
+    pred = np.array(  # in the order of perpacket_loop's P_* indices
+        [
+            c.slope_per_pkt, float(c.fcs), float(c.fcs_scaling == "sqrt"), float(c.qla), c.fcs_period_rtts * rtt_s,
+            max(1, round(c.qla_period_rtts / c.fcs_period_rtts)), c.throughput_weight, c.slope_step,
+            c.min_k_step_pkts, c.min_slope_for_slope_tuning, c.max_min_k_pkts, c.max_slope_offset, c.min_k_pkts,
+        ]
+    )  # fmt: skip
+    cap = np.asarray(capacity_gbps, dtype=float)
+    qref = np.full(cap.size, float(c.queue_ref_pkts)) if c.queue_ref_pkts else cap * 1e9 / (8.0 * packet_bytes) * rtt_s
+    return pred, qref
 
 
 def _path_table(paths: list[tuple], n_links: int) -> tuple[np.ndarray, np.ndarray]:

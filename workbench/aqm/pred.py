@@ -1,8 +1,9 @@
-"""PRED's adaptive marking (NSDI 2025): its configuration and its two controllers on a packet-level queue.
+"""PRED's adaptive marking (NSDI 2025): its configuration, its fluid form and what its two controllers do.
 
 PRED's controllers
 ------------------
-On each marking queue, :class:`PredConfig` runs the paper's two control loops as simpy processes:
+On each switch port, :class:`PredConfig` runs the paper's two control loops (compiled, in the per-packet engine's
+loop: :mod:`workbench.aqm.perpacket_loop`, configured by :func:`workbench.aqm.perpacket.simulate_packets`):
 
 * **Flow Concurrent Stabilizer (FCS)**: every ``fcs_period_rtts`` (1.25 RTT) it counts the distinct flows that sent
   packets into the queue during the period and sets the marking slope to ``slope_per_pkt * N`` (linear scaling,
@@ -152,7 +153,13 @@ def fluid_marking(marking: RedMarking | PredConfig) -> FluidMarking:
 
 
 def pred_controller(net, li: int):
-    """simpy process of PRED's two controllers on link ``li`` of a :class:`~workbench.aqm.packet.Network`."""
+    """PRED's two controllers on link ``li`` of ``net``, written plainly as a simpy process: the readable reference
+    of the logic the per-packet engine runs compiled (``_pred_tick`` in :mod:`workbench.aqm.perpacket_loop`).
+    ``tests/aqm/test_pred_mirror.py`` drives both with the same flow counts, busy times and queue integrals and
+    requires the same marking ramps, so the two copies cannot drift. ``net`` provides ``env`` (a simpy
+    environment), ``marking`` (the :class:`PredConfig`), ``rtt_s``, ``monitor``, ``control`` and ``links`` whose
+    entries hold the port's rate ``c`` (packets/s), its ``flows`` seen in the period, ``served`` and ``area``
+    (refreshed by ``advance(now)``) and the ramp ``lo``, ``hi``, ``maxp`` the controller sets."""
     cfg: PredConfig = net.marking
     env = net.env
     L = net.links[li]

@@ -1,19 +1,18 @@
-"""Replay a given flow table on a given leaf-spine: per-flow completion times from the chunked packet engine or from
-the per-packet ground truth, the connection-matrix loader, and the ``workbench aqm replay`` command.
+"""Replay a given flow table on a given leaf-spine: per-flow completion times from the per-packet engine, the
+connection-matrix loader, and the ``workbench aqm replay`` command.
 
 A flow table is a DataFrame with ``src, dst, start_s, size_bytes`` (hosts numbered from 0; hosts
 ``hosts_per_leaf * l ... hosts_per_leaf * (l + 1) - 1`` sit under leaf ``l``). :func:`read_connection_matrix`
 reads the htsim "connection matrix" text format of the ``fabric-websearch-128`` dataset; the network those files
-were simulated on is recorded in the dataset's registry entry (and card), and :meth:`LeafSpineNetwork.of_dataset`
-rebuilds it, so a replay with no network options runs exactly that network.
+were simulated on (its README: byte-counted buffers, marking on departure, NewReno DCTCP senders with their slow-start
+threshold and RTO) is recorded in the dataset's registry entry, and :meth:`LeafSpineNetwork.of_dataset` rebuilds it;
+:func:`read_spines` reads the spine each flow took in the reference run (the ``.spines`` file beside a ``.cm``), so
+``workbench aqm replay FILE`` with no options runs exactly that network on exactly those paths (``--routing ecmp
+--seed N`` draws the paths instead).
 
-``chunk_pkts=1`` (the default) runs :func:`workbench.aqm.perpacket.simulate_packets`, every packet and ACK through
-every hop, compiled: it is both the ground truth and the fast mode (the 50 ms file in about 9 s of CPU, static or
-PRED marking). Larger values run the chunked simpy engine (:class:`workbench.aqm.packet.Network`), whose windows
-travel as trains of up to ``chunk_pkts`` packets over fluid queues; on the loaded ``fabric-websearch-128`` fabric it
-is both slower (20 and 58 s of CPU on the two files) and far from the per-packet FCTs (p99s up to 7x; the numbers
-are in ``benchmarks/bench_aqm.py``'s docstring), so it is kept for the simpy scenarios, not for replays.
-:func:`fct_statistics` gives the nine numbers the two are compared on (FCT mean, p50 and p99 in each of
+:func:`replay` runs :func:`workbench.aqm.perpacket.simulate_packets`, every packet and ACK through every hop,
+compiled (the 50 ms file in about 9 s of CPU, static or PRED marking). :func:`fct_statistics` gives the nine
+numbers a replay is compared on with another simulator (FCT mean, p50 and p99 in each of
 :data:`~workbench.aqm.workload.VALIDATION_SIZE_CLASSES`).
 """
 
@@ -21,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import re
 import sys
 import time
 from dataclasses import dataclass
@@ -33,8 +31,8 @@ import pandas as pd
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..cache import atomic_path, check_target
-from ..fabric.topology import LeafSpine, leaf_spine
-from .packet import Network
+from ..fabric.topology import LeafSpine, leaf_spine, path_links
+from .cm_files import MAX_HOSTS, read_connection_matrix, read_spines
 from .perpacket import simulate_packets
 from .pred import PRED_DEFAULT, PredConfig
 from .red import RedMarking
@@ -44,6 +42,7 @@ from .workload import VALIDATION_SIZE_CLASSES, size_class
 __all__ = [
     "LeafSpineNetwork",
     "read_connection_matrix",
+    "read_spines",
     "replay",
     "fct_statistics",
     "main",
@@ -80,12 +79,16 @@ class LeafSpineNetwork:
         (htsim's ``ECNQueue``).
     dctcp_alpha0 : float
         DCTCP's initial ``alpha`` (per-packet engine only): 1 as Linux, 0 as htsim.
+    loss_recovery, init_ssthresh_pkts, buffer_bytes, nic_buffer_pkts, init_rto_s, min_rto_s, rto_tick_s, rtt_samples
+        The senders' and queues' parameters of :func:`~workbench.aqm.perpacket.simulate_packets` (per-packet engine
+        only, except ``min_rto_s``; ``buffer_bytes`` None: ``buffer_pkts`` full packets), as are ``ack_bytes``,
+        ``init_cwnd_pkts`` and ``dctcp_g``.
 
     Examples
     --------
     >>> net = LeafSpineNetwork.of_dataset("fabric-websearch-128")
-    >>> net.topology().n_hosts, net.marking == RedMarking.step(15)
-    (128, True)
+    >>> net.topology().n_hosts, net.marking == RedMarking.step(15), net.buffer_bytes, net.init_ssthresh_pkts
+    (128, True, 150000, 100.0)
     """
 
     leaves: int
@@ -99,6 +102,17 @@ class LeafSpineNetwork:
     routing: str = "ecmp"
     mark_on: str = "arrival"
     dctcp_alpha0: float = 1.0
+    loss_recovery: str = "newreno"
+    init_ssthresh_pkts: float | None = None
+    buffer_bytes: int | None = None
+    nic_buffer_pkts: int = 1000
+    init_rto_s: float = 3.0
+    min_rto_s: float = MIN_RTO_S
+    rto_tick_s: float = 0.01
+    ack_bytes: int = ACK_BYTES
+    init_cwnd_pkts: int = 10
+    dctcp_g: float = 1.0 / 16.0
+    rtt_samples: str = "every-ack"
 
     def __post_init__(self) -> None:
         for name in ("leaves", "spines", "hosts_per_leaf"):
@@ -118,6 +132,19 @@ class LeafSpineNetwork:
         one_of("routing", self.routing, ROUTINGS)
         one_of("mark_on", self.mark_on, ("arrival", "departure"))
         in_range("dctcp_alpha0", self.dctcp_alpha0, 0.0, 1.0)
+        one_of("loss_recovery", self.loss_recovery, ("newreno", "sack"))
+        if self.init_ssthresh_pkts is not None:
+            in_range("init_ssthresh_pkts", self.init_ssthresh_pkts, 1.0, 1e12)
+        if self.buffer_bytes is not None:
+            integer("buffer_bytes", self.buffer_bytes, minimum=1)
+        integer("nic_buffer_pkts", self.nic_buffer_pkts, minimum=1, maximum=1 << 20)
+        positive("init_rto_s", self.init_rto_s)
+        positive("min_rto_s", self.min_rto_s)
+        nonnegative("rto_tick_s", self.rto_tick_s)
+        integer("ack_bytes", self.ack_bytes, minimum=1)
+        integer("init_cwnd_pkts", self.init_cwnd_pkts, minimum=1)
+        positive("dctcp_g", self.dctcp_g)
+        one_of("rtt_samples", self.rtt_samples, ("every-ack", "one-per-window"))
 
     @classmethod
     def of_dataset(cls, name: str) -> LeafSpineNetwork:
@@ -136,10 +163,6 @@ class LeafSpineNetwork:
         )
 
 
-_LINE = re.compile(r"^\s*(\d+)->(\d+)\s+id\s+(\d+)\s+start\s+(\d+)\s+size\s+(\d+)\s*$")
-_HEADER = re.compile(r"^\s*(Nodes|Connections)\s+(\d+)\s*$")
-
-
 #: Packets the per-packet engine replays per second on one core, measured on the web-search files (2.4 M packets in
 #: ~5 s of simulation): for the up-front estimate only.
 REPLAY_PACKETS_PER_S = 5e5
@@ -150,85 +173,22 @@ MAX_REPLAY_PACKETS = 100_000_000
 #: The largest leaf or spine count and host count a replayed network may have (the per-packet engine keeps state per
 #: port and per host pair of each leaf).
 MAX_FABRIC_SIDE = 4096
-MAX_HOSTS = 65536
-#: Bounds on a .cm file's numbers: picosecond start times below 2**62 (53 days), sizes below 2**50 bytes (1 PiB).
-_MAX_START_PS = 1 << 62
-_MAX_SIZE_BYTES = 1 << 50
 
 
-def read_connection_matrix(path: str | Path) -> pd.DataFrame:
-    """Read an htsim connection matrix: ``Nodes N``, ``Connections C``, then ``SRC->DST id ID start PS size BYTES``.
-
-    Start times are picoseconds in the file and seconds in the result. A malformed line, a host outside
-    ``[0, N)``, a flow to itself, a zero size or a count that disagrees with ``Connections`` raises ``ValueError``
-    naming the file and line.
-
-    Returns
-    -------
-    DataFrame
-        ``flow_id, src, dst, start_s, size_bytes`` in file order; ``attrs["n_hosts"]`` is ``N``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     p = Path(d) / "m.cm"
-    ...     _ = p.write_text("Nodes 4\\nConnections 1\\n0->3 id 1 start 2000000 size 1500\\n")
-    ...     read_connection_matrix(p)[["src", "dst", "start_s", "size_bytes"]].values.tolist()
-    [[0.0, 3.0, 2e-06, 1500.0]]
-    """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
-    if not path.is_file():  # a FIFO would block for ever, /dev/zero fill memory
-        raise ValueError(f"{path}: not a regular file; give a .cm connection matrix")
-    header: dict[str, int] = {}
-    rows: list[tuple[int, int, int, int, int]] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            m = _LINE.match(line)
-            if m is None:
-                h = _HEADER.match(line)
-                if h is None or h.group(1) in header or rows:
-                    raise ValueError(
-                        f"{path}:{lineno}: expected 'SRC->DST id ID start PS size BYTES' (or a Nodes/"
-                        f"Connections header before the flows), got {line.strip()[:80]!r}"
-                    )
-                header[h.group(1)] = int(h.group(2))
-                if h.group(1) == "Nodes" and not 2 <= header["Nodes"] <= MAX_HOSTS:
-                    raise ValueError(f"{path}:{lineno}: Nodes must be in [2, {MAX_HOSTS}], got {header['Nodes']}")
-                continue
-            if "Nodes" not in header:
-                raise ValueError(f"{path}:{lineno}: a 'Nodes N' line must come before the flows")
-            src, dst, fid, start, size = (int(x) for x in m.groups())
-            n = header["Nodes"]
-            if src >= n or dst >= n:
-                raise ValueError(f"{path}:{lineno}: host {max(src, dst)} outside 0..{n - 1} (Nodes {n})")
-            if src == dst:
-                raise ValueError(f"{path}:{lineno}: flow {fid} goes from host {src} to itself")
-            if size < 1:
-                raise ValueError(f"{path}:{lineno}: flow {fid} has size 0")
-            if size >= _MAX_SIZE_BYTES or start >= _MAX_START_PS or fid >= 1 << 63:
-                raise ValueError(
-                    f"{path}:{lineno}: flow {fid}: start {start} ps or size {size} B is out of range "
-                    f"(start < 2**62 ps, size < 2**50 B)"
-                )
-            rows.append((fid, src, dst, start, size))
-    if "Nodes" not in header:
-        raise ValueError(f"{path}: no 'Nodes N' line")
-    if "Connections" in header and header["Connections"] != len(rows):
-        raise ValueError(f"{path}: 'Connections {header['Connections']}' but {len(rows)} flow lines")
-    a = np.array(rows, dtype=np.int64).reshape(-1, 5)
-    df = pd.DataFrame(
-        {"flow_id": a[:, 0], "src": a[:, 1], "dst": a[:, 2], "start_s": a[:, 3] * 1e-12, "size_bytes": a[:, 4]}
-    )
-    df.attrs["n_hosts"] = header["Nodes"]
-    return df
+def _pinned_paths(topo: LeafSpine, src: np.ndarray, dst: np.ndarray, spine: np.ndarray) -> list[tuple]:
+    """One path per flow through its given spine (none for a flow within a leaf)."""
+    rows = path_links(topo, src, dst, spine).tolist()
+    return [(tuple(x for x in r if x >= 0),) for r in rows]
 
 
-def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 1, seed: Seed = 0) -> pd.DataFrame:
+def replay(
+    flows: pd.DataFrame,
+    network: LeafSpineNetwork,
+    *,
+    seed: Seed = 0,
+    loss_prob=None,
+    spines=None,
+) -> pd.DataFrame:
     """Run a flow table through ``network`` and return every flow's completion time.
 
     Parameters
@@ -236,11 +196,14 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
     flows : DataFrame
         ``src, dst, start_s, size_bytes`` (other columns are ignored).
     network : LeafSpineNetwork
-    chunk_pkts : int
-        1 (default): the per-packet engine (every packet, every hop, ACK-clocked); more: the chunked engine with
-        trains of up to this many packets (an approximation: see the module docstring).
     seed : int, Generator or None
-        Path choice (ECMP), then the marking draws.
+        Path choice (ECMP), then the marking and loss draws.
+    loss_prob : array-like or None
+        Per link id of ``network.topology()``, the probability a packet crossing it is lost (per-packet engine
+        only; see :func:`~workbench.aqm.perpacket.simulate_packets`).
+    spines : array-like of int or None
+        The spine of every flow (``-1`` within a leaf; e.g. from :func:`read_spines`), its ACKs through the same:
+        the paths are then given, not drawn (``network.routing`` is ignored).
 
     Returns
     -------
@@ -259,11 +222,6 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
     missing = {"src", "dst", "start_s", "size_bytes"} - set(flows.columns)
     if missing:
         raise ValueError(f"flows must have columns src, dst, start_s, size_bytes; missing {sorted(missing)}")
-    chunk = integer("chunk_pkts", chunk_pkts, minimum=1)
-    if chunk > 1 and (network.mark_on != "arrival" or network.dctcp_alpha0 != 1.0):
-        raise ValueError(
-            "mark_on and dctcp_alpha0 other than 'arrival' and 1 need the per-packet engine (chunk_pkts=1)"
-        )
     topo = network.topology()
     src = flows["src"].to_numpy(dtype=np.int64)
     dst = flows["dst"].to_numpy(dtype=np.int64)
@@ -275,55 +233,47 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
         raise ValueError("flows must go between distinct hosts, with size_bytes >= 1 and finite start_s >= 0")
     order = np.argsort(start, kind="stable")
     rng = generator(seed)
-    paths = fabric_paths(topo, src[order], dst[order], network.routing, seed=rng)
+    if spines is None:
+        paths = fabric_paths(topo, src[order], dst[order], network.routing, seed=rng)
+    else:
+        pinned = np.asarray(spines, dtype=np.int64)
+        local = src // network.hosts_per_leaf == dst // network.hosts_per_leaf
+        if pinned.shape != src.shape or ((pinned < 0) != local).any() or pinned.max(initial=-1) >= network.spines:
+            raise ValueError(
+                f"spines must give every flow a spine in 0..{network.spines - 1}, and -1 exactly to flows within a leaf"
+            )
+        paths = _pinned_paths(topo, src[order], dst[order], pinned[order])
     cap = np.asarray(topo.capacity_gbps, dtype=float)
     switch_ports = np.asarray(topo.link_kind) != 0
-    if chunk == 1:
-        out = simulate_packets(
-            cap,
-            switch_ports,
-            network.marking,
-            paths,
-            ack_paths(topo, src[order], dst[order], paths),
-            start[order],
-            size[order],
-            link_delay_s=network.link_delay_s,
-            buffer_pkts=network.buffer_pkts,
-            packet_bytes=network.packet_bytes,
-            ack_bytes=ACK_BYTES,
-            min_rto_s=MIN_RTO_S,
-            rtt_s=_base_rtt_s(network, 4),
-            dctcp_alpha0=network.dctcp_alpha0,
-            mark_on=network.mark_on,
-            seed=rng,
-        ).flows
-        fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
-    else:
-        net = Network(
-            cap,
-            switch_ports,
-            network.marking,
-            rtt_s=_base_rtt_s(network, 4),
-            host_gbps=network.link_gbps,
-            buffer_pkts=network.buffer_pkts,
-            packet_bytes=network.packet_bytes,
-            chunk_pkts=chunk,
-            monitor_links=(),
-            hop_rtt_s=_base_rtt_s(network, 1),
-            ack_bytes=ACK_BYTES,
-            min_rto_s=MIN_RTO_S,
-            seed=rng,
-        )
-        span = float(start.max()) if start.size else 0.0
-        r = net.run(
-            duration_s=max(span, 1e-9),
-            short_starts_s=start[order],
-            short_sizes_bytes=size[order],
-            short_paths=paths,
-            short_ack_paths=ack_paths(topo, src[order], dst[order], paths),
-            drain_s=max(1.0, span),
-        )
-        fct, finished = r.flows["fct_s"].to_numpy(), r.flows["finished"].to_numpy()
+    out = simulate_packets(
+        cap,
+        switch_ports,
+        network.marking,
+        paths,
+        ack_paths(topo, src[order], dst[order], paths),
+        start[order],
+        size[order],
+        link_delay_s=network.link_delay_s,
+        buffer_pkts=network.buffer_pkts,
+        packet_bytes=network.packet_bytes,
+        ack_bytes=network.ack_bytes,
+        init_cwnd_pkts=network.init_cwnd_pkts,
+        dctcp_g=network.dctcp_g,
+        min_rto_s=network.min_rto_s,
+        rtt_s=_base_rtt_s(network, 4),
+        dctcp_alpha0=network.dctcp_alpha0,
+        mark_on=network.mark_on,
+        seed=rng,
+        loss_prob=loss_prob,
+        loss_recovery=network.loss_recovery,
+        init_ssthresh_pkts=network.init_ssthresh_pkts,
+        buffer_bytes=network.buffer_bytes,
+        nic_buffer_pkts=network.nic_buffer_pkts,
+        init_rto_s=network.init_rto_s,
+        rto_tick_s=network.rto_tick_s,
+        rtt_samples=network.rtt_samples,
+    ).flows
+    fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
     res = np.full(src.size, np.nan)
     done = np.zeros(src.size, dtype=bool)
     res[order], done[order] = fct, finished
@@ -382,7 +332,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", type=Path, help="connection matrix (htsim .cm format)")
     p.add_argument("--out", type=Path, required=True, help="CSV to write: size_bytes,start_s,fct_s")
     p.add_argument("--leaves", type=int)
-    p.add_argument("--spines", type=int)
+    p.add_argument("--n-spines", type=int, dest="n_spines", help="number of spines")
+    p.add_argument(
+        "--spines",
+        type=Path,
+        dest="spines_file",
+        help="per-flow spines ('ID SPINE' lines; default: the .spines file beside FILE, if any)",
+    )
     p.add_argument("--hosts-per-leaf", type=int)
     p.add_argument("--link-gbps", type=float)
     p.add_argument("--link-delay-us", type=float, help="per-link propagation delay (microseconds)")
@@ -394,9 +350,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--mark-on", choices=("arrival", "departure"), help="mark on arrival (default) or on departure")
     p.add_argument("--dctcp-alpha0", type=float, help="DCTCP's initial alpha (default 1, as Linux; htsim: 0)")
-    p.add_argument("--routing", choices=ROUTINGS)
     p.add_argument(
-        "--chunk-pkts", type=int, default=1, help="1 = every packet (default: exact and fast); more = chunked trains"
+        "--routing", choices=ROUTINGS, help="draw the paths (per-flow ECMP or spraying, --seed) instead of reading them"
+    )
+    p.add_argument(
+        "--loss-recovery", choices=("newreno", "sack"), help="NewReno (default) or the older SACK-like engine"
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
@@ -418,7 +376,6 @@ def run(args: argparse.Namespace) -> int:
         k: getattr(args, k)
         for k in (
             "leaves",
-            "spines",
             "hosts_per_leaf",
             "link_gbps",
             "buffer_pkts",
@@ -426,9 +383,14 @@ def run(args: argparse.Namespace) -> int:
             "routing",
             "mark_on",
             "dctcp_alpha0",
+            "loss_recovery",
         )
         if getattr(args, k) is not None
     }
+    if args.n_spines is not None:
+        over["spines"] = args.n_spines
+    if args.buffer_pkts is not None:
+        over["buffer_bytes"] = None  # a buffer given in packets: full packets' bytes
     if args.link_delay_us is not None:
         over["link_delay_s"] = args.link_delay_us * 1e-6
     if args.ecn_step_pkts is not None:
@@ -450,15 +412,24 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if packets > MAX_REPLAY_PACKETS // 10:
         print(f"replaying {packets:,} packets: about {packets / REPLAY_PACKETS_PER_S:.0f} s", file=sys.stderr)
+    spines_file = args.spines_file
+    if spines_file is None and args.routing is None and args.file.with_suffix(".spines").is_file():
+        spines_file = args.file.with_suffix(".spines")
+    if spines_file is not None and args.routing is not None:
+        print("workbench: error: --spines gives the paths; it cannot go with --routing", file=sys.stderr)
+        return 2
+    spines = None if spines_file is None else read_spines(spines_file, flows, net.spines, net.hosts_per_leaf)
     t0 = time.perf_counter()
-    fct = replay(flows, net, chunk_pkts=args.chunk_pkts, seed=args.seed)
+    fct = replay(flows, net, seed=args.seed, spines=spines)
     wall = time.perf_counter() - t0
     with atomic_path(args.out, overwrite=args.force) as tmp:  # a full disk leaves no partial file behind
         fct[["size_bytes", "start_s", "fct_s"]].to_csv(tmp, index=False)
     stats = fct_statistics(fct)
     print(
         f"{len(fct)} flows on {net.leaves}x{net.hosts_per_leaf} hosts, {net.spines} spines ({name} network"
-        f"{' with overrides' if over else ''}), chunk_pkts={args.chunk_pkts}: {wall:.1f} s -> {args.out}"
+        f"{' with overrides' if over else ''}), "
+        + (f"paths from {spines_file}" if spines_file else f"{net.routing} paths drawn with seed {args.seed}")
+        + f": {wall:.1f} s -> {args.out}"
     )
     print(
         stats.assign(mean_us=stats.mean_s * 1e6, p50_us=stats.p50_s * 1e6, p99_us=stats.p99_s * 1e6)

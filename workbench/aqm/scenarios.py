@@ -1,7 +1,14 @@
-"""Packet-level scenarios: on the chunked simpy engine of :mod:`workbench.aqm.packet`, one bottleneck shared by long
-and web-search flows and web-search flows across a leaf-spine fabric; on the per-packet engine of
-:mod:`workbench.aqm.perpacket`, web-search flows across a leaf-spine alone or with long-lived background flows or
-incast bursts added (:func:`leaf_spine_mix`); and the FCT summary by size class.
+"""Packet-level scenarios, all run packet by packet on :func:`workbench.aqm.perpacket.simulate_packets`: one
+bottleneck shared by long and web-search flows (:func:`dumbbell`), web-search flows across a leaf-spine
+(:func:`leaf_spine_fct`), alone or with long-lived background flows or incast bursts added (:func:`leaf_spine_mix`);
+and the FCT summary by size class.
+
+The scenarios run the engine's SACK-like loss recovery (``loss_recovery=SCENARIO_LOSS_RECOVERY``: a loss found by
+three later ACKs or one fixed timeout after the drop, unbounded NIC queues), the model PRED's studies were measured
+on (their claim notes and notebook 05); the NewReno variant with the fabric-websearch-128 README's conventions
+(initial RTO, 1,000-packet NICs, byte-counted buffers) is what replays of recorded networks use. Moving the PRED
+studies onto it changes their senders (a lone unmarked sender's window then outgrows a 1,000-packet NIC queue: the
+README's network bounds it with a slow-start threshold, the studies do not) and is a study of its own.
 
 Paths through a fabric come from :func:`workbench.fabric.routing.assign_paths` (:func:`fabric_paths`), so the packet
 model routes flows exactly as the fabric models do.
@@ -20,13 +27,17 @@ from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..fabric.collectives import Step, random_destinations
 from ..fabric.routing import assign_paths
 from ..fabric.topology import LeafSpine, leaf_spine, path_links
-from .packet import Network, SimResult
 from .perpacket import simulate_packets
 from .pred import PredConfig
 from .red import RedMarking
+from .result import SimResult
 from .workload import SIZE_CLASSES, FlowSizeCDF, poisson_flows, size_class
 
+#: Loss recovery of the PRED scenarios' senders (see the module docstring).
+SCENARIO_LOSS_RECOVERY = "sack"
+
 __all__ = [
+    "SCENARIO_LOSS_RECOVERY",
     "ROUTINGS",
     "MIXES",
     "dumbbell",
@@ -102,6 +113,11 @@ def ack_paths(topology: LeafSpine, src, dst, paths: list[tuple]) -> list[tuple]:
     return [tuple(rows[bounds[i] : bounds[i + 1]]) for i in range(len(paths))]
 
 
+#: Retransmission timeout of the PRED scenarios (:func:`dumbbell`, :func:`leaf_spine_fct`, :func:`leaf_spine_mix`):
+#: 10 ms, a datacenter minimum RTO (PRED's simulations do not publish theirs).
+MIN_RTO_S = 10e-3
+
+
 def dumbbell(
     n_long_flows: int,
     marking: RedMarking | PredConfig,
@@ -111,37 +127,53 @@ def dumbbell(
     rtt_s: float = 100e-6,
     duration_s: float = 0.05,
     warmup_s: float | None = None,
-    buffer_pkts: float = 1000.0,
+    buffer_pkts: int = 1000,
     packet_bytes: int = 1500,
     sizes: FlowSizeCDF | None = None,
-    chunk_pkts: int = 16,
+    long_bytes: int | None = None,
+    min_rto_s: float = MIN_RTO_S,
     seed: Seed = None,
 ) -> SimResult:
-    """One bottleneck shared by ``n_long_flows`` long DCTCP flows and Poisson web-search flows at ``load``.
+    """One bottleneck shared by ``n_long_flows`` long DCTCP flows and Poisson web-search flows at ``load``, run
+    packet by packet (:func:`workbench.aqm.perpacket.simulate_packets`).
 
-    Every sender has its own NIC at the bottleneck's rate, so the only queue is the bottleneck's (link 0).
+    The network: every flow has a sender of its own whose NIC (a FIFO at the bottleneck's rate) feeds the bottleneck
+    (link 0, the only switch port: it marks with ``marking`` and drops beyond ``buffer_pkts``); ACKs (40 B) return
+    through the receiver's NIC and a reverse link to each sender. Every link has a propagation delay of
+    ``rtt_s / 4`` (two links each way), so the base RTT is ``rtt_s`` plus serialization.
+
+    The engine runs every flow to completion, so a "long" flow is a large one: ``long_bytes`` each (default twice
+    its fair share of the bottleneck over ``duration_s``, ``2 C duration_s / n_long_flows``), started at random
+    within the first RTT. With any load of short flows its share is smaller, so it is still sending when the window
+    closes unless the long flows share very unfairly: ``flows.is_long`` and their ``fct_s`` tell.
 
     Parameters
     ----------
     n_long_flows : int
-        Long-lived flows (>= 0).
+        Long flows (>= 0).
     marking : RedMarking or PredConfig
         Static thresholds or PRED on the bottleneck.
     load : float
         Offered load of short flows, fraction of capacity in ``[0, 1)``.
-    capacity_gbps, rtt_s, buffer_pkts, packet_bytes : float
-        Bottleneck capacity, base RTT, buffer and packet size.
+    capacity_gbps, rtt_s : float
+        Bottleneck (and NIC) capacity and base RTT.
     duration_s, warmup_s : float
-        Simulated time and the initial part excluded from link statistics (default: a fifth).
+        Arrival window of short flows and the initial part excluded from link statistics (default: a fifth).
+    buffer_pkts, packet_bytes : int
+        Bottleneck buffer (drop-tail) and full packet size.
     sizes : FlowSizeCDF, optional
         Short-flow size distribution (default web search).
-    chunk_pkts : int
-        Largest train per simpy event.
+    long_bytes : int, optional
+        Size of every long flow (default above).
+    min_rto_s : float
+        Senders' retransmission timeout.
     seed : int, Generator or None
 
     Returns
     -------
     SimResult
+        ``flows`` with ``is_long``; ``links``: the bottleneck's ``utilization`` and time-mean queue (packets) over
+        ``[warmup_s, duration_s]``, ``marks`` and ``drops``.
 
     Examples
     --------
@@ -149,37 +181,48 @@ def dumbbell(
     >>> bool(r.links.utilization.iloc[0] > 0.9)
     True
     """
-    n_long_flows = integer("n_long_flows", n_long_flows, minimum=0)
+    n_long = integer("n_long_flows", n_long_flows, minimum=0)
     load = in_range("load", load, 0.0, 1.0, high_inclusive=False)
+    cap = positive("capacity_gbps", capacity_gbps)
+    rtt_s = positive("rtt_s", rtt_s)
     duration_s = positive("duration_s", duration_s)
-    warmup_s = duration_s / 5 if warmup_s is None else warmup_s
-    rng = generator(seed)
-    net = Network(
-        [capacity_gbps],
-        [True],
-        marking,
-        rtt_s=rtt_s,
-        host_gbps=capacity_gbps,
-        buffer_pkts=buffer_pkts,
-        packet_bytes=packet_bytes,
-        chunk_pkts=chunk_pkts,
-        monitor_links=(0,),
-        seed=rng,
+    warmup_s = (
+        duration_s / 5 if warmup_s is None else in_range("warmup_s", warmup_s, 0.0, duration_s, high_inclusive=False)
     )
+    rng = generator(seed)
     if load > 0:
-        flows = poisson_flows(load, capacity_gbps, duration_s, sizes=sizes, seed=rng)
+        flows = poisson_flows(load, cap, duration_s, sizes=sizes, seed=rng)
     else:
         flows = pd.DataFrame({"start_s": np.zeros(0), "size_bytes": np.zeros(0, dtype=np.int64)})
-    one = ((0,),)
-    return net.run(
-        duration_s=duration_s,
-        long_paths=[one] * n_long_flows,
-        short_starts_s=flows["start_s"].to_numpy(),
-        short_sizes_bytes=flows["size_bytes"].to_numpy(),
-        short_paths=[one] * len(flows),
-        warmup_s=warmup_s,
-        drain_s=0.0,
+    if long_bytes is None:
+        long_bytes = math.ceil(2.0 * cap * 1e9 / 8.0 * duration_s / max(n_long, 1))
+    long_bytes = integer("long_bytes", long_bytes, minimum=1)
+    start = np.concatenate([rng.uniform(0.0, rtt_s, n_long), flows["start_s"].to_numpy(dtype=float)])
+    size = np.concatenate([np.full(n_long, long_bytes, dtype=np.int64), flows["size_bytes"].to_numpy(np.int64)])
+    f = start.size
+    # link 0: the bottleneck; 1: the receiver's NIC (ACKs); 2 + 2i: sender i's NIC; 3 + 2i: the ACKs' way back to i
+    nic = 2 + 2 * np.arange(f)
+    data = [((int(i), 0),) for i in nic]
+    acks = [((1, int(i) + 1),) for i in nic]
+    r = simulate_packets(
+        np.full(2 + 2 * f, cap),
+        np.arange(2 + 2 * f) == 0,
+        marking,
+        data,
+        acks,
+        start,
+        size,
+        link_delay_s=rtt_s / 4,
+        buffer_pkts=buffer_pkts,
+        loss_recovery=SCENARIO_LOSS_RECOVERY,
+        packet_bytes=packet_bytes,
+        ack_bytes=ACK_BYTES,
+        min_rto_s=min_rto_s,
+        rtt_s=rtt_s,
+        window_s=(warmup_s, duration_s),
+        seed=rng,
     )
+    return dataclasses.replace(r, flows=r.flows.assign(is_long=np.arange(f) < n_long))
 
 
 def leaf_spine_fct(
@@ -190,21 +233,21 @@ def leaf_spine_fct(
     routing: str = "ecmp",
     rtt_s: float = 100e-6,
     duration_s: float = 0.02,
-    drain_s: float | None = None,
     warmup_s: float | None = None,
-    buffer_pkts: float = 1000.0,
+    buffer_pkts: int = 1000,
     packet_bytes: int = 1500,
     sizes: FlowSizeCDF | None = None,
-    chunk_pkts: int = 16,
-    nic_marking: RedMarking | None = RedMarking(5, 20, 1.0),
+    min_rto_s: float = MIN_RTO_S,
     seed: Seed = None,
 ) -> SimResult:
-    """Fabric-wide FCT: Poisson web-search flows between random host pairs of a leaf-spine fabric.
+    """Fabric-wide FCT: Poisson web-search flows between random host pairs of a leaf-spine fabric, run packet by
+    packet (:func:`workbench.aqm.perpacket.simulate_packets`) to completion.
 
-    Every switch output (leaf uplinks, spine downlinks, leaf-to-host ports) runs ``marking``. The flows of one host
-    share its NIC, whose queue a fixed shallow ramp (``nic_marking``, 5 to 20 packets) keeps short, standing in for
-    the host stack's TCP small queues.
-    The topology and the flow -> link-id mapping come from :mod:`workbench.fabric.topology`.
+    Every switch output (leaf uplinks, spine downlinks, leaf-to-host ports) marks with ``marking`` and drops beyond
+    ``buffer_pkts``; host NICs are FIFOs shared by the host's flows (they neither mark nor drop); every packet is
+    ACKed by a 40 B ACK on the reverse path. Every link has a propagation delay of ``rtt_s / 8``, so an inter-rack
+    path (four links each way) has a base RTT of ``rtt_s`` plus serialization. The topology and the flow -> link-id
+    mapping come from :mod:`workbench.fabric.topology` (:func:`fabric_paths`).
 
     Parameters
     ----------
@@ -214,29 +257,33 @@ def leaf_spine_fct(
     topology : LeafSpine, optional
         Default ``leaf_spine(8, 4, 16, host_gbps=10, uplink_gbps=40)``: 128 hosts, non-blocking.
     routing : {"ecmp", "spray"}
-        Paths from :func:`fabric_paths`: ECMP pins each flow to one random spine; spraying spreads every train over
-        all spines.
-    rtt_s, duration_s, drain_s, buffer_pkts, packet_bytes : float
-        Base RTT, arrival window, extra time for flows to finish (default ``duration_s``), buffer, packet size.
+        Paths from :func:`fabric_paths`: ECMP pins each flow to one random spine; spraying sends a flow's packet
+        ``i`` through spine ``i mod spines``.
+    rtt_s, duration_s : float
+        Base RTT of an inter-rack path, arrival window.
     warmup_s : float, optional
         Start of the window for link statistics (default a fifth of ``duration_s``); pass the same value as
         ``min_start_s`` to :func:`fct_summary` to leave out flows that started into an empty fabric.
+    buffer_pkts, packet_bytes : int
+        Switch buffer per port and full packet size.
     sizes : FlowSizeCDF, optional
         Flow sizes (default web search).
-    chunk_pkts : int
+    min_rto_s : float
+        Senders' retransmission timeout.
     seed : int, Generator or None
 
     Returns
     -------
     SimResult
-        Monitored links are the first leaf uplink and the first host downlink.
+        ``flows`` (with ``is_long``, all false) and ``links``: every switch port's utilization and time-mean queue
+        over ``[warmup_s, duration_s]``.
 
     Examples
     --------
     >>> from workbench.fabric.topology import leaf_spine
     >>> topo = leaf_spine(2, 2, 4, host_gbps=10, uplink_gbps=20)
     >>> r = leaf_spine_fct(0.3, RedMarking(20, 200, 0.1), topology=topo, duration_s=0.005, seed=0)
-    >>> bool(r.flows.finished.any())
+    >>> bool(r.flows.finished.all())
     True
     """
     load = in_range("load", load, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
@@ -246,42 +293,39 @@ def leaf_spine_fct(
         raise TypeError(f"topology must be a LeafSpine, got {type(topo).__name__}")
     if topo.n_hosts < 2:
         raise ValueError(f"topology must have at least 2 hosts, got {topo.n_hosts}")
+    rtt_s = positive("rtt_s", rtt_s)
     duration_s = positive("duration_s", duration_s)
-    drain_s = duration_s if drain_s is None else nonnegative("drain_s", drain_s)
-    warmup_s = duration_s / 5 if warmup_s is None else warmup_s
+    warmup_s = (
+        duration_s / 5 if warmup_s is None else in_range("warmup_s", warmup_s, 0.0, duration_s, high_inclusive=False)
+    )
+    cap = np.asarray(topo.capacity_gbps, dtype=float)
+    if (cap <= 0).any():
+        raise ValueError("topology has failed links; leaf_spine_fct needs a fabric without failures")
     rng = generator(seed)
     n = topo.n_hosts
     flows = poisson_flows(load, topo.host_gbps * n, duration_s, sizes=sizes, seed=rng)
-    f = len(flows)
-    src = rng.integers(0, n, f)
+    src = rng.integers(0, n, len(flows))
     dst = random_destinations(src, n, seed=rng)
-    cap = np.asarray(topo.capacity_gbps, dtype=float)
-    marking_links = np.asarray(topo.link_kind) != 0  # every switch output marks; host NIC (host_up) does not
-    if (cap <= 0).any():
-        raise ValueError("topology has failed links; leaf_spine_fct needs a fabric without failures")
     paths = fabric_paths(topo, src, dst, routing, seed=rng)
-    monitor = (int(topo.leaf_up(0, 0)), n + 0)
-    net = Network(
+    r = simulate_packets(
         cap,
-        marking_links,
+        np.asarray(topo.link_kind) != 0,  # every switch output marks; host NICs (host_up) do not
         marking,
-        rtt_s=rtt_s,
-        host_gbps=topo.host_gbps,
+        paths,
+        ack_paths(topo, src, dst, paths),
+        flows["start_s"].to_numpy(dtype=float),
+        flows["size_bytes"].to_numpy(dtype=np.int64),
+        link_delay_s=rtt_s / 8,
         buffer_pkts=buffer_pkts,
+        loss_recovery=SCENARIO_LOSS_RECOVERY,
         packet_bytes=packet_bytes,
-        chunk_pkts=chunk_pkts,
-        monitor_links=monitor,
-        nic_marking=nic_marking,
+        ack_bytes=ACK_BYTES,
+        min_rto_s=min_rto_s,
+        rtt_s=rtt_s,
+        window_s=(warmup_s, duration_s),
         seed=rng,
     )
-    return net.run(
-        duration_s=duration_s,
-        short_starts_s=flows["start_s"].to_numpy(),
-        short_sizes_bytes=flows["size_bytes"].to_numpy(),
-        short_paths=paths,
-        warmup_s=warmup_s,
-        drain_s=drain_s,
-    )
+    return dataclasses.replace(r, flows=r.flows.assign(is_long=False))
 
 
 def _distinct_senders(rng: np.random.Generator, n_hosts: int, receivers: np.ndarray, fanin: int) -> np.ndarray:
@@ -306,7 +350,7 @@ def leaf_spine_mix(
     incast_fanin: int = 16,
     incast_bytes: int = 64_000,
     incast_rate_hz: float = 2000.0,
-    min_rto_s: float = 10e-3,
+    min_rto_s: float = MIN_RTO_S,
     seed: Seed = None,
 ) -> SimResult:
     """Web-search flows at ``load`` across a leaf-spine, alone or with long-lived background flows or incast bursts,
@@ -426,6 +470,7 @@ def leaf_spine_mix(
         size,
         link_delay_s=link_delay_s,
         buffer_pkts=buffer_pkts,
+        loss_recovery=SCENARIO_LOSS_RECOVERY,
         packet_bytes=packet_bytes,
         ack_bytes=ACK_BYTES,
         min_rto_s=min_rto_s,

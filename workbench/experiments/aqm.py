@@ -2,12 +2,17 @@
 
 * ``pred-queue-vs-concurrency`` -- N long DCTCP flows through one bottleneck: the fluid steady-state standing queue
   (:func:`workbench.aqm.steady_state`, deterministic) or the packet-level dumbbell (:func:`workbench.aqm.dumbbell`,
-  mean queue and utilization after the warm-up, a fifth of ``duration_s``).
+  run per packet: mean queue and utilization after the warm-up, a fifth of ``duration_s``, and the fraction of the
+  long flows still sending when the window closes, which should be 1).
 * ``pred-dumbbell-fct`` -- long flows plus web-search flows at ``load`` on one bottleneck: FCT percentiles by size
   class (:func:`workbench.aqm.fct_summary`) plus the link's mean queue and utilization.
-* ``pred-fct-vs-load`` -- web-search flows on a leaf-spine (:func:`workbench.aqm.leaf_spine_fct`), every switch port
-  marking with ``marking``: FCT by size class plus the fabric's mean switch queue. A default point (128 hosts) takes
-  ~10-20 s of CPU.
+* ``pred-fct-vs-load`` -- web-search flows on a leaf-spine (:func:`workbench.aqm.leaf_spine_fct`, run per packet),
+  every switch port marking with ``marking``: FCT by size class plus the fabric's mean switch queue. A default point
+  (128 hosts, 50 ms) takes ~10 s of CPU.
+
+The first three ran on a chunked simpy engine (trains of up to 16 packets over fluid queues) up to version 1; from
+version 2 all four run on the per-packet engine (:func:`workbench.aqm.perpacket.simulate_packets`), the chunked one
+being 1.8-6.8x off it on FCT tails at 90% load.
 * ``pred-leafspine-mix`` -- PRED's leaf-spine setting (128 hosts, 10 Gbit/s links, web search at 90% load) with
   one of :data:`workbench.aqm.MIXES` (web search alone, plus long-lived background flows, plus incast bursts) and
   either PRED or one of the static baselines of :data:`STATIC_BASELINES` (step thresholds and RED ramps) on every
@@ -132,7 +137,7 @@ def marking_config(
 
 @experiment(
     "pred-queue-vs-concurrency",
-    version="1",
+    version="2",  # 2: the per-packet engine (1: the chunked simpy engine)
     small={"n_flows": 4, "model": ["fluid", "packet"], "duration_s": 0.005},
     params=[
         Param("n_flows", 8, "", low=1, high=1024, doc="concurrent long flows"),
@@ -148,22 +153,32 @@ def marking_config(
     ],
 )
 def pred_queue_vs_concurrency(*, n_flows, model, capacity_gbps, rtt_s, duration_s, seed, **marking):
-    """Standing queue (packets) and utilization of N long flows on one bottleneck (the fluid model's is 1)."""
+    """Standing queue (packets), utilization and the fraction of long flows still sending at the window's end of N
+    long flows on one bottleneck (the fluid model's utilization and fraction are 1)."""
     marking = marking_config(**marking)
     if model == "fluid":
         q = aqm.steady_state(
             [n_flows], capacity_gbps=capacity_gbps, rtt_s=rtt_s, **aqm.fluid_marking(marking).kwargs()
         )[0]
-        return {"queue_pkts": float(q), "utilization": 1.0}
-    link = aqm.dumbbell(
-        n_flows, marking, capacity_gbps=capacity_gbps, rtt_s=rtt_s, duration_s=duration_s, seed=seed
-    ).links.iloc[0]
-    return {"queue_pkts": float(link.mean_queue_pkts), "utilization": float(link.utilization)}
+        return {"queue_pkts": float(q), "utilization": 1.0, "long_active": 1.0}
+    run = aqm.dumbbell(n_flows, marking, capacity_gbps=capacity_gbps, rtt_s=rtt_s, duration_s=duration_s, seed=seed)
+    link = run.links.iloc[0]
+    return {
+        "queue_pkts": float(link.mean_queue_pkts),
+        "utilization": float(link.utilization),
+        "long_active": _long_active(run.flows, duration_s),
+    }
+
+
+def _long_active(flows, duration_s: float) -> float:
+    """Fraction of the long flows of a dumbbell run still sending at ``duration_s`` (1 if there are none)."""
+    long = flows[flows["is_long"]]
+    return float(((long["start_s"] + long["fct_s"]) >= duration_s).mean()) if len(long) else 1.0
 
 
 @experiment(
     "pred-dumbbell-fct",
-    version="1",
+    version="2",  # 2: the per-packet engine (1: the chunked simpy engine)
     small={"n_long_flows": 2, "load": 0.3, "duration_s": 0.01, "marking": ["static", "pred"]},
     params=[
         Param.fraction("load", 0.5, "web-search load of the bottleneck"),
@@ -173,19 +188,24 @@ def pred_queue_vs_concurrency(*, n_flows, model, capacity_gbps, rtt_s, duration_
     ],
 )
 def pred_dumbbell_fct(*, load, n_long_flows, capacity_gbps, rtt_s, duration_s, seed, **marking):
-    """FCT percentiles by size class, mean queue and utilization of the bottleneck."""
+    """FCT percentiles by size class, mean queue and utilization of the bottleneck, and the fraction of long flows
+    still sending when the window closes."""
     marking = marking_config(**marking)
     run = aqm.dumbbell(
         n_long_flows, marking, load=load, capacity_gbps=capacity_gbps, rtt_s=rtt_s, duration_s=duration_s, seed=seed
     )
     fct = aqm.fct_summary(run.flows, min_start_s=duration_s / 5)
     link = run.links.iloc[0]
-    return fct.assign(mean_queue_pkts=float(link.mean_queue_pkts), utilization=float(link.utilization))
+    return fct.assign(
+        mean_queue_pkts=float(link.mean_queue_pkts),
+        utilization=float(link.utilization),
+        long_active=_long_active(run.flows, duration_s),
+    )
 
 
 @experiment(
     "pred-fct-vs-load",
-    version="1",
+    version="2",  # 2: the per-packet engine, host NICs plain FIFOs (1: the chunked engine, NICs marking 5-20 packets)
     small={"leaves": 2, "spines": 2, "hosts_per_leaf": 4, "duration_s": 0.005, "marking": ["static", "pred"]},
     params=[
         Param.fraction("load", 0.9, "offered load per host NIC"),

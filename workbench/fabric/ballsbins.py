@@ -34,8 +34,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special, stats
-from scipy.fft import next_fast_len
 
 from .._rng import Seed, generator
 from .._validate import integer, one_of
@@ -62,6 +60,8 @@ def _check(m: int, n: int, groups: int = 1) -> tuple[int, int, int]:
 
 
 def _k_range(m: int, n: int) -> tuple[int, int]:
+    from scipy import stats  # lazy: scipy.stats costs seconds at import, and most users of fabric never call this
+
     lo = -(-m // n)  # below ceil(m/n) the maximum cannot fit
     hi = lo
     p = 1.0 / n
@@ -99,6 +99,8 @@ def max_load_cdf(m: int, n: int, method: str = "auto") -> np.ndarray:
     >>> max_load_cdf(2, 2).round(3).tolist()   # two flows on two paths collide with probability 1/2
     [0.0, 0.5, 1.0]
     """
+    from scipy import special, stats
+
     m, n, _ = _check(m, n)
     one_of("method", method, ("auto", "exact", "normal"))
     if m == 0:
@@ -134,6 +136,9 @@ def max_load_cdf(m: int, n: int, method: str = "auto") -> np.ndarray:
 def _log_sum_at_m_fft(m: int, n: int, ks: np.ndarray, hi: int, log_cdf_k: np.ndarray) -> np.ndarray:
     """``log P(Y_1 + ... + Y_n = m)`` per ``k`` by an FFT of the truncated Poisson pmf (rows in chunks of bounded
     memory)."""
+    from scipy import special
+    from scipy.fft import next_fast_len
+
     lam = m / n
     j = np.arange(hi + 1)
     log_pois = j * math.log(lam) - lam - special.gammaln(j + 1)
@@ -152,6 +157,8 @@ def _log_sum_at_m_fft(m: int, n: int, ks: np.ndarray, hi: int, log_cdf_k: np.nda
 
 def _log_sum_at_m_normal(m: int, n: int, ks: np.ndarray, log_cdf_k: np.ndarray) -> np.ndarray:
     """``log P(Y_1 + ... + Y_n = m)`` per ``k`` by the local central limit theorem (normal density at ``m``)."""
+    from scipy import stats
+
     lam = m / n
     c0 = np.exp(log_cdf_k)
     mean = lam * stats.poisson.cdf(ks - 1, lam) / c0

@@ -61,6 +61,7 @@ COLORS = {
     "c4d": "#d62728",
     "minder": "#1f77b4",
     "holmes": "#2ca02c",
+    "perftracker": "#9467bd",
     # carbon-aware schedulers
     "fifo": "#7f7f7f",
     "fair": "#8c564b",

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from . import COLORS, colors_of, style
 from .experiments import errorbar_lines
 
-__all__ = ["queue_vs_concurrency", "queue_traces", "fct_by_class", "fct_vs_load", "pred_vs_baselines"]
+__all__ = ["queue_vs_concurrency", "fct_by_class", "fct_vs_load", "pred_vs_baselines"]
 
 _MARKING_COLORS = colors_of("static", "pred")
 
@@ -35,22 +35,6 @@ def queue_vs_concurrency(frame: pd.DataFrame, *, title: str = "Standing queue vs
         )
     fig.update_xaxes(type="log")
     return style(fig, title=title, x_title="concurrent long flows (log scale)", y_title="mean queue (packets)")
-
-
-def queue_traces(queue: pd.DataFrame, *, title: str = "Bottleneck queue over time") -> go.Figure:
-    """One line per marking; ``queue`` has ``marking, time_s, queue_pkts`` (one link per marking)."""
-    fig = go.Figure()
-    for name, df in queue.groupby("marking", sort=False):
-        fig.add_trace(
-            go.Scatter(
-                x=df["time_s"] * 1e3,
-                y=df["queue_pkts"],
-                name=name,
-                mode="lines",
-                line={"color": _MARKING_COLORS.get(name, COLORS["theory"]), "width": 1},
-            )
-        )
-    return style(fig, title=title, x_title="time (ms)", y_title="queue (packets)")
 
 
 def fct_by_class(summary: pd.DataFrame, *, title: str = "Flow completion time by size class") -> go.Figure:

@@ -1,5 +1,6 @@
 """Figures for fault localization: the timing heat map with ground truth and suspects, precision/recall curves,
-and detection delay against job size (functions of :mod:`workbench.training.diagnosis` outputs)."""
+detection delay against job size, and localization of function-level faults (functions of
+:mod:`workbench.training.diagnosis` outputs)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ import plotly.graph_objects as go
 from .._units import name_label
 from . import colors_of, style
 
-__all__ = ["DETECTOR_COLORS", "timing_heatmap", "pr_curves", "delay_vs_size"]
+__all__ = ["DETECTOR_COLORS", "timing_heatmap", "pr_curves", "delay_vs_size", "function_fault_bars"]
 
-DETECTOR_COLORS = colors_of("naive", "c4d", "minder", "holmes")
+DETECTOR_COLORS = colors_of("naive", "c4d", "minder", "holmes", "perftracker")
 #: Marker symbol per detector (curves that run together stay apart).
-DETECTOR_SYMBOLS = {"naive": "x", "c4d": "circle", "minder": "square", "holmes": "diamond"}
-_SYMBOLS = {"naive": "x", "c4d": "diamond", "minder": "square", "holmes": "triangle-up"}
+DETECTOR_SYMBOLS = {"naive": "x", "c4d": "circle", "minder": "square", "holmes": "diamond", "perftracker": "star"}
+_SYMBOLS = {"naive": "x", "c4d": "diamond", "minder": "square", "holmes": "triangle-up", "perftracker": "star"}
 
 
 def _drawn_rank(frame: pd.DataFrame, ranks_per_machine: int) -> np.ndarray:
@@ -171,4 +172,43 @@ def delay_vs_size(quality: pd.DataFrame) -> go.Figure:
     )
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")
+    return fig
+
+
+def function_fault_bars(results: pd.DataFrame) -> go.Figure:
+    """Share of jobs each detector localizes, per function-level fault and scope, from
+    :func:`~workbench.training.diagnosis.evaluate` rows (with ``scope``, ``top1``, and PerfTracker's ``named``: the
+    machine found and the slowed function named).
+
+    Examples
+    --------
+    >>> r = pd.DataFrame({"kind": ["gc_pause"] * 2, "scope": ["all"] * 2, "detector": ["c4d", "perftracker"],
+    ...                   "top1": [False, True], "named": [False, True]})
+    >>> len(function_fault_bars(r).data)
+    3
+    """
+    r = results.assign(case=results.kind.str.replace("_", " ") + " / " + results.scope.fillna("machine"))
+    cases = list(dict.fromkeys(r.case))
+    fig = go.Figure()
+    for name, g in r.groupby("detector", sort=False):
+        rate = g.groupby("case").top1.mean().reindex(cases)
+        fig.add_bar(x=cases, y=rate, name=f"{name}: right machine", marker_color=DETECTOR_COLORS.get(name))
+    if "named" in r:
+        g = r[r.detector == "perftracker"]
+        rate = g.groupby("case").named.mean().reindex(cases)
+        fig.add_bar(
+            x=cases,
+            y=rate,
+            name="perftracker: and the function",
+            marker={"color": DETECTOR_COLORS["perftracker"], "pattern": {"shape": "/"}, "opacity": 0.6},
+        )
+    style(
+        fig,
+        title="Function-level faults: share of jobs localized (on every worker, any machine is right)",
+        x_title="fault / where (machine: one machine's 8 ranks; all: every worker)",
+        y_title="share of jobs",
+        height=400,
+    )
+    fig.update_layout(barmode="group")
+    fig.update_yaxes(range=[0, 1.05])
     return fig

@@ -33,7 +33,7 @@ def panel_model(
     --------
     >>> out = panel_model("nic_degraded", 2.0, 64, 1.0, pr_jobs=1)
     >>> sorted(out["suspects"]), out["scores"].loc["c4d", "top1"]
-    (['c4d', 'holmes', 'minder', 'naive'], True)
+    (['c4d', 'holmes', 'minder', 'naive', 'perftracker'], True)
     """
     names = list(dg.DETECTORS) if detector == "all" else [detector]
     sc = dg.Scenario(kind, ranks, severity, noise_level, collective, iterations=300, onset_iteration=100, seed=seed)
@@ -58,9 +58,15 @@ def panel_model(
     }
 
 
+def _blamed(suspects: pd.DataFrame) -> str:
+    """The function and scope a detector blamed (PerfTracker), or empty."""
+    a = suspects.attrs
+    return f"{a['function']} ({a['scope']})" if "function" in a else ""
+
+
 def fault_panel() -> W.Widget:
     """Build the panel and return its top-level widget."""
-    kind = W.Dropdown(options=[k for k in dg.FAULT_KINDS], value="nic_degraded", description="fault")
+    kind = W.Dropdown(options=[*dg.FAULT_KINDS, *dg.FUNCTION_FAULTS], value="nic_degraded", description="fault")
     severity = W.FloatSlider(value=2.0, min=1.2, max=4.0, step=0.1, description="severity")
     ranks = W.Dropdown(options=list(SIZES), value=256, description="ranks")
     noise = W.FloatSlider(value=1.0, min=0.0, max=3.0, step=0.25, description="noise multiplier")
@@ -83,11 +89,12 @@ def fault_panel() -> W.Widget:
                 yes[bool(r.top1)],
                 yes[bool(r.top3)],
                 "" if pd.isna(r.delay_s) else f"{r.delay_s:.1f}",
+                _blamed(out["suspects"][n]),
             ]
             for n, r in out["scores"].iterrows()
         ]
         info.value = html_table(
-            ["detector", "alarm", "top-1", "top-3", "delay (s)"],
+            ["detector", "alarm", "top-1", "top-3", "delay (s)", "function (workers)"],
             rows,
             caption=f"fault on rank {f.rank} (machine {f.machine(out['signals'].job.ranks_per_machine)}) from "
             f"iteration {f.onset_iteration}; curves over {out['pr_ranks']}-rank jobs",

@@ -8,7 +8,8 @@ the mechanism instead:
   transmit, wait and blocking onset following the ring or halving-doubling dependency structure) and
   :mod:`.metrics` per-machine monitoring metrics at a stated sampling interval, with noise;
 * :mod:`.faults` injects the faults those papers describe, each with an onset and a ground-truth location;
-* :mod:`.c4d`, :mod:`.minder`, :mod:`.holmes` and :mod:`.naive` are detectors with one interface:
+* :mod:`.c4d`, :mod:`.minder`, :mod:`.holmes`, :mod:`.perftracker` (function-level profiles, arXiv:2506.08528) and
+  :mod:`.naive` are detectors with one interface:
   ``detect(signals, ...) -> DataFrame`` of ranked suspects (``rank, machine, score, alarm_iteration, alarm_s``);
 * :mod:`.evaluate` scores them: precision, recall, F1, top-1/top-3 localization, detection delay, precision/recall
   curves; :mod:`.cost` turns delays into GPU-hours and compares failures with irregular iterations.
@@ -16,7 +17,7 @@ the mechanism instead:
 
 from __future__ import annotations
 
-from . import c4d, cost, holmes, minder, naive
+from . import c4d, cost, holmes, minder, naive, perftracker
 from .evaluate import (
     DETECTORS,
     THRESHOLDS,
@@ -28,12 +29,15 @@ from .evaluate import (
     score_suspects,
     threshold_sweep,
 )
-from .faults import FAULT_KINDS, Fault, fault_effects
+from .faults import ALL_FAULT_KINDS, FAULT_KINDS, FUNCTION_FAULTS, Fault, fault_effects
 from .metrics import METRICS
-from .signals import COLLECTIVES, JobSpec, Noise, Signals, check_signals, simulate, with_gaps
+from .signals import COLLECTIVES, FUNCTIONS, JobSpec, Noise, Signals, check_signals, simulate, with_gaps
 
 __all__ = [
+    "ALL_FAULT_KINDS",
     "COLLECTIVES",
+    "FUNCTIONS",
+    "FUNCTION_FAULTS",
     "DETECTORS",
     "FAULT_KINDS",
     "METRICS",
@@ -51,6 +55,7 @@ __all__ = [
     "holmes",
     "minder",
     "naive",
+    "perftracker",
     "quality_table",
     "run_scenario",
     "scenario_grid",

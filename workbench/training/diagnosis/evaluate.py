@@ -25,9 +25,9 @@ import pandas as pd
 
 from ..._rng import Seed, generator, spawn
 from ..._validate import in_range, integer, one_of
-from . import c4d, holmes, minder, naive
+from . import c4d, holmes, minder, naive, perftracker
 from .cost import gpu_hours_lost
-from .faults import FAULT_KINDS, Fault
+from .faults import ALL_FAULT_KINDS, FAULT_KINDS, FUNCTION_FAULTS, SCOPES, Fault
 from .signals import COLLECTIVES, JobSpec, Noise, Signals, simulate
 
 __all__ = [
@@ -48,6 +48,7 @@ DETECTORS: dict[str, Callable[[Signals], pd.DataFrame]] = {
     "c4d": c4d.detect,
     "minder": minder.detect,
     "holmes": holmes.detect,
+    "perftracker": perftracker.detect,
 }
 #: Each detector's alarm threshold and the values a precision/recall curve sweeps (its default in the middle).
 THRESHOLDS: dict[str, tuple[str, tuple[float, ...]]] = {
@@ -55,9 +56,10 @@ THRESHOLDS: dict[str, tuple[str, tuple[float, ...]]] = {
     "c4d": ("z_threshold", (2.0, 3.0, 4.0, 6.0, 10.0, 20.0, 50.0)),
     "minder": ("threshold", (1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 64.0)),
     "holmes": ("irregular_factor", (1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)),
+    "perftracker": ("threshold", (0.02, 0.04, 0.07, 0.1, 0.15, 0.25, 0.5)),
 }
 #: Intermittent kinds get this duty cycle (fraction of iterations after onset that are affected).
-DUTY = {"flapping_link": 0.3, "straggler": 0.3, "irregular": 0.05}
+DUTY = {"flapping_link": 0.3, "straggler": 0.3, "irregular": 0.05, "gc_pause": 0.3}
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,16 @@ class Scenario:
     iterations: int = 400
     onset_iteration: int = 150
     seed: int = 0
+    scope: str | None = None  #: for the function-level kinds: "rank", "machine" (default) or "all"
 
     def __post_init__(self) -> None:
-        one_of("kind", self.kind, ("none", *FAULT_KINDS))
+        one_of("kind", self.kind, ("none", *ALL_FAULT_KINDS))
+        if self.scope is not None:
+            one_of("scope", self.scope, SCOPES)
+            if self.kind not in FUNCTION_FAULTS:
+                raise ValueError(
+                    f"scope applies to the function-level kinds {tuple(FUNCTION_FAULTS)}, not {self.kind!r}"
+                )
         integer("ranks", self.ranks, minimum=8)
         in_range("severity", self.severity, 1.0, 1e6)
         in_range("noise_level", self.noise_level, 0.0, 100.0)
@@ -97,7 +106,9 @@ class Scenario:
         if self.kind == "none":
             return None
         rank = int(generator(seed).integers(self.ranks))
-        return Fault(self.kind, rank, self.onset_iteration, self.severity, duty=DUTY.get(self.kind, 0.3))
+        return Fault(
+            self.kind, rank, self.onset_iteration, self.severity, duty=DUTY.get(self.kind, 0.3), scope=self.scope
+        )
 
     def signals(self) -> Signals:
         rng_fault, rng_sim = spawn(self.seed, 2)
@@ -146,15 +157,21 @@ def run_scenario(scenario: Scenario, detectors: Sequence[str] = tuple(DETECTORS)
         one_of("detector", name, DETECTORS)
         t0 = time.perf_counter()
         suspects = DETECTORS[name](s)
+        elapsed = time.perf_counter() - t0
+        blamed = {
+            "blamed_function": suspects.attrs.get("function", ""),
+            "blamed_scope": suspects.attrs.get("scope", ""),
+        }
         rows.append(
-            {**asdict(scenario), "detector": name, **score_suspects(s, suspects), "detect_s": time.perf_counter() - t0}
+            {**asdict(scenario), "detector": name, **score_suspects(s, suspects), "detect_s": elapsed, **blamed}
         )
     return rows
 
 
 def evaluate(scenarios: Iterable[Scenario], detectors: Sequence[str] = tuple(DETECTORS)) -> pd.DataFrame:
     """One row per (scenario, detector): the scenario's fields, ``alarm``, ``correct``, ``top1``, ``top3``,
-    ``delay_s``, ``gpu_hours`` and the detector's run time ``detect_s``."""
+    ``delay_s``, ``gpu_hours``, the detector's run time ``detect_s``, and the function and scope it blamed
+    (``blamed_function``, ``blamed_scope``: PerfTracker's diagnosis, empty for the others)."""
     return pd.DataFrame([row for sc in scenarios for row in run_scenario(sc, detectors)])
 
 

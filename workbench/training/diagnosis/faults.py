@@ -19,7 +19,7 @@ import numpy as np
 from ..._rng import Seed, generator
 from ..._validate import in_range, integer, one_of
 
-__all__ = ["FAULT_KINDS", "Fault", "FaultEffects", "fault_effects"]
+__all__ = ["ALL_FAULT_KINDS", "FAULT_KINDS", "FUNCTION_FAULTS", "SCOPES", "Fault", "FaultEffects", "fault_effects"]
 
 #: Fault kinds and what each slows: "compute" (one rank), "machine" (every rank of the machine), "link" (the rank's
 #: outgoing link) or "halt".
@@ -32,6 +32,20 @@ FAULT_KINDS: dict[str, str] = {
     "fail_stop": "halt",
     "irregular": "link",
 }
+#: Function-level faults (PerfTracker, arXiv:2506.08528): a slowdown inside one named function of the iteration that
+#: only a function-level profile shows by name. Each maps to the function it slows (:data:`.signals.FUNCTIONS`). They
+#: are kept apart from :data:`FAULT_KINDS` so that the classic scenario mix (and every result built on it) is
+#: unchanged. ``slow_dataloader`` and ``slow_optimizer`` make their function ``severity`` x slower; ``gc_pause`` adds a
+#: pause of ``(severity - 1) x 0.5 x compute_s`` to a ``duty`` share of iterations (a full garbage collection).
+FUNCTION_FAULTS: dict[str, str] = {
+    "slow_dataloader": "data_loader",
+    "slow_optimizer": "optimizer_step",
+    "gc_pause": "gc",
+}
+ALL_FAULT_KINDS: tuple[str, ...] = (*FAULT_KINDS, *FUNCTION_FAULTS)
+#: Where a function-level fault acts: one rank, every rank of its machine, or every rank of the job (a software
+#: regression shipped to all workers).
+SCOPES = ("rank", "machine", "all")
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,9 @@ class Fault:
         ``straggler``, ``irregular``); the others are always on after onset.
     period_iterations : int
         Length of one on/off cycle of a flapping link, in iterations.
+    scope : str, optional
+        For the function-level kinds (:data:`FUNCTION_FAULTS`) only: ``"rank"``, ``"machine"`` (default) or
+        ``"all"`` ranks. The classic kinds keep their fixed scope (None).
 
     Examples
     --------
@@ -68,9 +85,14 @@ class Fault:
     severity: float = 2.0
     duty: float = 0.3
     period_iterations: int = 20
+    scope: str | None = None
 
     def __post_init__(self) -> None:
-        one_of("kind", self.kind, FAULT_KINDS)
+        one_of("kind", self.kind, ALL_FAULT_KINDS)
+        if self.kind in FUNCTION_FAULTS:
+            object.__setattr__(self, "scope", one_of("scope", self.scope or "machine", SCOPES))
+        elif self.scope is not None:
+            raise ValueError(f"scope applies to the function-level kinds {tuple(FUNCTION_FAULTS)}, not {self.kind!r}")
         integer("rank", self.rank, minimum=0)
         integer("onset_iteration", self.onset_iteration, minimum=1)
         in_range("severity", self.severity, 1.0, 1e6)
@@ -110,13 +132,13 @@ def fault_effects(fault: Fault, iterations: int, seed: Seed = None) -> FaultEffe
         on = max(1, round(fault.duty * fault.period_iterations))
         phase = (np.arange(iterations) - fault.onset_iteration) % fault.period_iterations
         active = after & (phase < on)
-    elif fault.kind in ("straggler", "irregular"):
+    elif fault.kind in ("straggler", "irregular", "gc_pause"):
         active = after & (rng.random(iterations) < fault.duty)
         active[fault.onset_iteration] = True  # the onset iteration is the first affected one
     else:
         active = after
     ones = np.ones(iterations)
-    kind = FAULT_KINDS[fault.kind]
+    kind = FAULT_KINDS.get(fault.kind, "function")
     compute = np.where(active, fault.severity, 1.0) if kind in ("compute", "machine") else ones
     link = np.where(active, fault.severity, 1.0) if fault.kind in ("nic_degraded", "flapping_link") else ones
     irregular = active if fault.kind == "irregular" else np.zeros(iterations, bool)

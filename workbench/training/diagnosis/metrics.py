@@ -63,7 +63,7 @@ def machine_metrics(signals, effects, rng: np.random.Generator) -> tuple[tuple[s
             power_scale[fx.active, mach] = 1.0 - (1.0 - 1.0 / np.sqrt(f.severity)) / rpm  # one GPU of the machine
         elif f.kind == "cpu_contention":
             cpu[fx.active, mach] = min(1.0, 0.3 + 0.35 * (f.severity - 1.0))
-        elif FAULT_KINDS[f.kind] == "link":
+        elif FAULT_KINDS.get(f.kind) == "link":
             pfc[fx.active, mach] += 2000.0 * (f.severity - 1.0)
         elif f.kind == "fail_stop":
             dead[mach] = True

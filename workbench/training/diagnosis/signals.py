@@ -18,6 +18,13 @@ structure:
 A fail-stop hangs the collective it never enters: that iteration and every later one has no end (NaN), the dead
 rank has no records from then on. Per-machine monitoring metrics are in :mod:`.metrics`.
 
+Function-level profile (for PerfTracker, arXiv:2506.08528): the compute phase is split into named functions
+(:data:`FUNCTIONS`): a data loader (10% of nominal compute), the optimizer step (10%), the garbage collector (1%),
+each with its own log-normal jitter, a checkpoint save (the periodic stall), and forward/backward (the rest of the
+compute phase); the all-reduce kernel is ``busy_s``. ``Signals.profile_s`` stores the first four
+(``float32 (iterations, ranks, 4)``, :data:`PROFILED`); the data-loader hiccups land in the data loader. The profile
+draws from its own random stream, so every other array is byte-identical to a job simulated without it.
+
 Arrays are ``float32`` of shape ``(iterations, ranks)`` (10,000 ranks x 1,000 iterations is 40 MB each); absolute
 times are the per-iteration ``float64`` vectors ``iteration_start_s`` / ``iteration_end_s``. A monitoring feed with
 gaps is represented by NaN entries (:func:`with_gaps`); :func:`check_signals` rejects what no detector can use.
@@ -31,12 +38,31 @@ import numpy as np
 
 from ..._rng import Seed, generator, spawn
 from ..._validate import in_range, integer, nonnegative, one_of, positive, probability
-from .faults import FAULT_KINDS, Fault, FaultEffects, fault_effects
+from .faults import FAULT_KINDS, FUNCTION_FAULTS, Fault, FaultEffects, fault_effects
 from .metrics import machine_metrics
 
-__all__ = ["COLLECTIVES", "JobSpec", "Noise", "Signals", "simulate", "with_gaps", "check_signals"]
+__all__ = [
+    "COLLECTIVES",
+    "FUNCTIONS",
+    "PROFILED",
+    "JobSpec",
+    "Noise",
+    "Signals",
+    "simulate",
+    "with_gaps",
+    "check_signals",
+]
 
 COLLECTIVES = ("ring", "halving_doubling")
+#: The named functions of one iteration, in the order a worker calls them.
+FUNCTIONS = ("data_loader", "forward_backward", "optimizer_step", "gc", "checkpoint", "all_reduce")
+#: The functions ``Signals.profile_s`` stores (forward/backward is the rest of ``compute_s``, the all-reduce
+#: ``busy_s``).
+PROFILED = ("data_loader", "optimizer_step", "gc", "checkpoint")
+#: Nominal share of ``JobSpec.compute_s`` of the profiled small functions.
+SHARES = {"data_loader": 0.10, "optimizer_step": 0.10, "gc": 0.01}
+#: A GC pause lasts ``(severity - 1) x GC_PAUSE x compute_s``.
+GC_PAUSE = 0.5
 
 
 @dataclass(frozen=True)
@@ -156,6 +182,25 @@ class Signals:
     metric_names: tuple[str, ...] = ()
     sample_s: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     sample_interval_s: float = 1.0
+    #: float32 (iterations, ranks, len(PROFILED)) durations of the profiled functions (empty if not simulated)
+    profile_s: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, len(PROFILED)), np.float32), repr=False)
+
+    def function_durations(self, rows=slice(None), ranks=slice(None)) -> np.ndarray:
+        """Every :data:`FUNCTIONS` duration, float32 ``(iterations, ranks, len(FUNCTIONS))`` (or of the given
+        ``rows`` (iterations) and ``ranks``: any numpy index of the first two axes).
+
+        Examples
+        --------
+        >>> s = simulate(JobSpec(ranks=16), 10, seed=0)
+        >>> bool(np.allclose(s.function_durations()[..., :5].sum(axis=2), s.compute_s, rtol=1e-5))
+        True
+        """
+        if self.profile_s.shape[:2] != self.compute_s.shape:
+            raise ValueError("these signals carry no function-level profile (simulate() records one)")
+        p = self.profile_s[rows][:, ranks]
+        compute = self.compute_s[rows][:, ranks]
+        fwd = compute - p.sum(axis=-1)
+        return np.stack([p[..., 0], fwd, p[..., 1], p[..., 2], p[..., 3], self.busy_s[rows][:, ranks]], axis=-1)
 
     @property
     def iterations(self) -> int:
@@ -180,7 +225,9 @@ class Signals:
         return float(self.iteration_start_s[self.faults[fault_index].onset_iteration])
 
     def truth_machines(self) -> np.ndarray:
-        """Machines holding a fault."""
+        """Machines holding a fault (every machine for a fault on all ranks)."""
+        if any(f.scope == "all" for f in self.faults):
+            return np.arange(self.job.machines)
         return np.unique([f.machine(self.job.ranks_per_machine) for f in self.faults]).astype(int)
 
 
@@ -233,7 +280,7 @@ def simulate(
             raise ValueError(f"fault rank must be < ranks ({job.ranks}), got {f.rank}")
     noise = Noise() if noise is None else noise
     sample_interval_s = positive("sample_interval_s", sample_interval_s)
-    rng_time, rng_fault, rng_metric = spawn(seed, 3)
+    rng_time, rng_fault, rng_metric, rng_profile = spawn(seed, 4)  # the 4th child leaves the first three unchanged
     shape = (iterations, job.ranks)
 
     compute = rng_time.standard_normal(shape, dtype=np.float32)
@@ -245,9 +292,11 @@ def simulate(
     np.exp(busy, out=busy)
     busy *= np.float32(job.allreduce_s)
     hiccups = rng_time.binomial(compute.size, noise.hiccup_prob)
-    compute.ravel()[rng_time.choice(compute.size, hiccups, replace=False)] += np.float32(noise.hiccup_s)
+    hiccup_at = rng_time.choice(compute.size, hiccups, replace=False)
+    compute.ravel()[hiccup_at] += np.float32(noise.hiccup_s)
     if noise.checkpoint_every:
         compute[noise.checkpoint_every - 1 :: noise.checkpoint_every] += np.float32(noise.checkpoint_s)
+    profile = _profile(job, noise, shape, hiccup_at, rng_profile)
 
     streams = spawn(rng_fault, len(faults))
     effects: list[FaultEffects] = [fault_effects(f, iterations, r) for f, r in zip(faults, streams)]
@@ -260,6 +309,16 @@ def simulate(
         busy[:, cols] *= fx.link_factor[:, None].astype(np.float32)
         # Holmes: a component slow enough that the iteration takes `severity` x its normal time
         busy[fx.irregular_extra, f.rank] += np.float32((f.severity - 1.0) * job.iteration_s)
+        if f.kind in FUNCTION_FAULTS:
+            k = PROFILED.index(FUNCTION_FAULTS[f.kind])
+            on = fx.active[:, None]
+            if f.kind == "gc_pause":
+                extra = np.where(on, np.float32((f.severity - 1.0) * GC_PAUSE * job.compute_s), np.float32(0.0))
+                extra = np.broadcast_to(extra, (iterations, cols.size))
+            else:
+                extra = np.where(on, profile[:, cols, k] * np.float32(f.severity - 1.0), np.float32(0.0))
+            profile[:, cols, k] += extra
+            compute[:, cols] += extra
 
     arrival = compute.max(axis=1)
     slowest_link = busy.max(axis=1)
@@ -287,6 +346,7 @@ def simulate(
         for a in (busy, wait, blocked):
             a[halt] = np.nan
         compute[halt, dead] = np.nan
+        profile[np.isnan(compute)] = np.nan
     active = np.array([fx.active for fx in effects], dtype=bool).reshape(len(faults), iterations)
     sig = Signals(
         job,
@@ -301,13 +361,32 @@ def simulate(
         active,
         metrics=np.zeros((0, job.machines, 0), np.float32),
         sample_interval_s=sample_interval_s,
+        profile_s=profile,
     )
     names, sample_s, values = machine_metrics(sig, effects, rng_metric)
     return replace(sig, metrics=values, metric_names=names, sample_s=sample_s)
 
 
+def _profile(job: JobSpec, noise: Noise, shape, hiccup_at: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Durations of the :data:`PROFILED` functions, float32 ``(iterations, ranks, 4)``, before faults."""
+    small = len(SHARES)
+    p = np.zeros((*shape, len(PROFILED)), np.float32)
+    j = rng.standard_normal((*shape, small), dtype=np.float32)
+    j *= np.float32(noise.jitter_sigma)
+    np.exp(j, out=j)
+    j *= np.array([SHARES[k] * job.compute_s for k in PROFILED[:small]], np.float32)
+    p[..., :small] = j
+    rows, cols = np.unravel_index(hiccup_at, shape)
+    p[rows, cols, 0] += np.float32(noise.hiccup_s)
+    if noise.checkpoint_every:
+        p[noise.checkpoint_every - 1 :: noise.checkpoint_every, :, 3] = np.float32(noise.checkpoint_s)
+    return p
+
+
 def _fault_ranks(job: JobSpec, fault: Fault) -> np.ndarray:
-    if FAULT_KINDS[fault.kind] == "machine":
+    if fault.scope == "all":
+        return np.arange(job.ranks)
+    if FAULT_KINDS.get(fault.kind) == "machine" or fault.scope == "machine":
         m = fault.machine(job.ranks_per_machine)
         return np.arange(m * job.ranks_per_machine, (m + 1) * job.ranks_per_machine)
     return np.array([fault.rank])
@@ -330,6 +409,10 @@ def with_gaps(signals: Signals, missing_fraction: float, seed: Seed = None) -> S
         a = getattr(signals, name).copy()
         a[lost] = np.nan
         arrays[name] = a
+    profile = signals.profile_s.copy()
+    if profile.shape[:2] == lost.shape:
+        profile[lost] = np.nan
+    arrays["profile_s"] = profile
     metrics = signals.metrics.copy()
     metrics[rng.random(metrics.shape[:2]) < missing_fraction] = np.nan  # a lost sample loses every metric
     return replace(signals, metrics=metrics, **arrays)

@@ -1,0 +1,115 @@
+"""The per-packet scenarios of PRED's studies: a hand-computed lone packet on the dumbbell, agreement with the fluid
+model, PRED's lower queue, long flows that outlast the window, the leaf-spine under ECMP and spraying, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+from workbench.aqm import (
+    PRED_DEFAULT,
+    STATIC_DEFAULT,
+    PredConfig,
+    RedMarking,
+    dumbbell,
+    fct_summary,
+    leaf_spine_fct,
+    steady_state,
+)
+from workbench.fabric.topology import leaf_spine
+
+
+def test_dumbbell_lone_packet_by_hand():
+    # one 1500 B packet: sender NIC and bottleneck at 10 Gbit/s (1.2 us each), four links of rtt/4 = 25 us, and the
+    # 40 B ACK's serialization on its two links (0.032 us each): 100 + 2.4 + 0.064 us
+    r = dumbbell(1, STATIC_DEFAULT, long_bytes=1500, duration_s=0.001, seed=0)
+    assert r.flows.fct_s.iloc[0] * 1e6 == pytest.approx(102.464)
+    assert bool(r.flows.is_long.iloc[0])
+
+
+def test_single_sender_cannot_queue_at_a_link_of_its_own_rate():
+    r = dumbbell(1, STATIC_DEFAULT, duration_s=0.01, seed=0)
+    link = r.links.iloc[0]
+    assert link.utilization > 0.99 and link.mean_queue_pkts < 1.0 and link.drops == 0
+
+
+def _growing_balance(n: int, bdp: float = 83.33) -> float:
+    """The fluid balance of DCTCP senders that keep growing by one packet per window even in the window in which
+    they cut (as the per-packet engine's do): ``1 = P W p / 2`` with ``W = (BDP + q) / n``, ``P = 1 - (1 - p)^W``."""
+
+    def gap(q: float) -> float:
+        p = float(STATIC_DEFAULT.probability(q))
+        w = (bdp + q) / n
+        return (1 - (1 - p) ** w) * w * p / 2 - 1
+
+    return brentq(gap, 21.0, 199.0)
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_static_queue_follows_the_fluid_balance_and_long_flows_outlast_the_window(n):
+    r = dumbbell(n, STATIC_DEFAULT, duration_s=0.05, seed=n)
+    q = r.links.mean_queue_pkts.iloc[0]
+    # above the fluid steady state (whose senders do not grow in a window with a mark), at the growing balance
+    assert q > 1.3 * steady_state([n], STATIC_DEFAULT)[0]
+    assert q == pytest.approx(_growing_balance(n), rel=0.15)
+    assert r.links.utilization.iloc[0] == pytest.approx(1.0, abs=0.01)
+    long = r.flows[r.flows.is_long]
+    assert ((long.start_s + long.fct_s) > 0.05).all()  # every long flow still sent when the window closed
+
+
+def test_pred_holds_a_lower_queue_than_static():
+    q = {
+        name: dumbbell(16, s, duration_s=0.02, seed=1).links.mean_queue_pkts.iloc[0]
+        for name, s in (("static", STATIC_DEFAULT), ("pred", PRED_DEFAULT))
+    }
+    assert q["pred"] < 0.25 * q["static"]
+
+
+def test_same_seed_same_result_and_fct_lower_bound():
+    a = dumbbell(2, STATIC_DEFAULT, load=0.4, duration_s=0.05, seed=7)
+    b = dumbbell(2, STATIC_DEFAULT, load=0.4, duration_s=0.05, seed=7)
+    assert a.flows.equals(b.flows) and a.links.equals(b.links)
+    short = a.flows[~a.flows.is_long]
+    assert len(short) > 5 and short.finished.all()
+    # a flow takes at least one base RTT plus its own serialization at 10 Gbit/s
+    lower = 100e-6 + short.size_bytes * 8 / 10e9
+    assert (short.fct_s >= lower * 0.999).all()
+
+
+def test_leaf_spine_ecmp_and_spray():
+    topo = leaf_spine(2, 2, 4, host_gbps=10.0, uplink_gbps=20.0)
+    for routing in ("ecmp", "spray"):
+        r = leaf_spine_fct(0.5, STATIC_DEFAULT, topology=topo, routing=routing, duration_s=0.01, seed=0)
+        s = fct_summary(r.flows)
+        assert s.loc[0, "unfinished"] == 0 and s.loc[0, "count"] > 10
+        assert (r.links.utilization <= 1.0 + 1e-9).all()
+        assert set(r.links.link) == set(np.flatnonzero(np.asarray(topo.link_kind) != 0))
+
+
+def test_leaf_spine_pred_runs_its_controllers():
+    topo = leaf_spine(2, 2, 4, host_gbps=10.0, uplink_gbps=10.0)
+    cfg = PredConfig(qla=False)
+    r = leaf_spine_fct(0.7, cfg, topology=topo, duration_s=0.01, seed=3)
+    assert r.flows.finished.all() and r.links.marks.sum() > 0
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda: dumbbell(-1, STATIC_DEFAULT), ValueError, "n_long_flows"),
+        (lambda: dumbbell(2, STATIC_DEFAULT, load=1.0), ValueError, "load"),
+        (lambda: dumbbell(2, STATIC_DEFAULT, capacity_gbps=0.0), ValueError, "capacity"),
+        (lambda: dumbbell(2, STATIC_DEFAULT, long_bytes=0), ValueError, "long_bytes"),
+        (lambda: dumbbell(2, "red"), TypeError, "marking"),
+        (lambda: leaf_spine_fct(0.95, STATIC_DEFAULT, routing="flowlet"), ValueError, "routing"),
+        (lambda: leaf_spine_fct(1.0, STATIC_DEFAULT), ValueError, "load"),
+        (lambda: leaf_spine_fct(0.5, STATIC_DEFAULT, topology="fat-tree"), TypeError, "topology"),
+        (lambda: PredConfig(throughput_weight=1.5), ValueError, "throughput_weight"),
+        (lambda: PredConfig(slope_per_pkt=0.0), ValueError, "slope_per_pkt"),
+        (lambda: RedMarking(100, 20, 0.1), ValueError, "min_k_pkts"),
+    ],
+)
+def test_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
