@@ -257,7 +257,7 @@ def routing_weights(fabric: Fabric, failures, mitigation: str, *, lossy_weight: 
     >>> w.tolist(), c.tolist()
     ([[1.0, 0.5], [1.0, 1.0]], [[1.0, 0.5], [1.0, 1.0]])
     """
-    one_of("mitigation", mitigation, MITIGATIONS + ("operator",))
+    one_of("mitigation", mitigation, (*MITIGATIONS, "operator"))
     probability("lossy_weight", lossy_weight)
     if mitigation == "operator":
         mitigation = operator_rule(fabric, failures)
@@ -457,7 +457,7 @@ def rank_mitigations(
     ``operator`` (True for the operators' rule's action).
     """
     failures = tuple(failures)
-    mits = [one_of("mitigations", m, MITIGATIONS + ("operator",)) for m in mitigations]
+    mits = [one_of("mitigations", m, (*MITIGATIONS, "operator")) for m in mitigations]
     rows = []
     for m in mits:
         per_seed = []
