@@ -70,6 +70,7 @@ def simulate_packets(
     rtt_s: float | None = None,
     window_s: tuple[float, float] | None = None,
     seed: Seed = None,
+    loss_prob=None,
 ) -> SimResult:
     """Run flows packet by packet to completion: their completion times, and the switch ports' statistics.
 
@@ -111,7 +112,12 @@ def simulate_packets(
         Where the switch ports' utilization and time-mean queue are measured (default: nowhere, NaN). Keeping
         them costs a little time and never changes the run.
     seed : int, Generator or None
-        Random stream of the marking draws (only a ramp with probabilities below 1 uses it).
+        Random stream of the marking and loss draws (only a ramp with probabilities below 1, and lossy links, use
+        it).
+    loss_prob : array-like or None
+        Per link, the probability that a data packet crossing it is lost (a failing link: the packet is lost as if
+        the queue had dropped it, and counted in the port's ``drops``); default 0 everywhere (no draws). The sender's
+        own NIC, the first hop of its data, never loses packets.
 
     Returns
     -------
@@ -155,6 +161,12 @@ def simulate_packets(
         window = np.array([nonnegative("window_s[0]", window_s[0]), nonnegative("window_s[1]", window_s[1])])
         if not window[1] > window[0]:
             raise ValueError(f"window_s must be (start, end) with end > start, got {tuple(window_s)}")
+    if loss_prob is None:
+        lossp = np.zeros(cap.size)
+    else:
+        lossp = np.array(np.broadcast_to(np.asarray(loss_prob, dtype=float), cap.shape))
+        if not ((lossp >= 0) & (lossp < 1)).all():
+            raise ValueError(f"loss_prob must be in [0, 1) on every link, got values in [{lossp.min()}, {lossp.max()}]")
     starts = np.asarray(starts_s, dtype=float)
     sizes = np.asarray(sizes_bytes, dtype=np.int64)
     n = starts.size
@@ -200,7 +212,7 @@ def simulate_packets(
         np.array([ramp.min_k_pkts, ramp.max_k_pkts, ramp.max_p]), pred, qref,
         dlinks, dlen, dslot, alinks, alen, path0, npaths,
         starts, npk.astype(np.int64), (sizes - (sizes - 1) // mtu * mtu).astype(np.int64),
-        mtu, ackb, iw, g, alpha0, rto, mark_on == "departure", window, generator(seed),
+        mtu, ackb, iw, g, alpha0, rto, mark_on == "departure", window, generator(seed), lossp,
     )  # fmt: skip
     fct = done_t - starts
     flows = pd.DataFrame(

@@ -101,15 +101,19 @@ def _ecn(q, lo, hi, maxp, rng):
 
 
 @njit(cache=True)
-def _hop(links, marks, byte_s, mtu_s, li, t, nbytes, ce, port, data, mark, account, delay, buffer, rng):
+def _hop(links, marks, byte_s, mtu_s, li, t, nbytes, ce, port, data, mark, account, delay, buffer, rng, lossp):
     """A packet of ``nbytes`` into output queue ``li`` at ``t``: its arrival at the next hop and CE, or -1 if the
     switch port drops it. The queue is counted in whole packets, the one in service included. Only ``data``
     packets at a switch ``port`` are dropped, and marked if ``mark`` (marking on arrival); the port's busy time
     and queue integral are kept if ``account`` (for PRED). ``links`` rows: busy-until, ramp start, ramp end, ramp
-    top, busy time, queue integral, time of the last two."""
+    top, busy time, queue integral, time of the last two. A ``data`` packet is also lost with probability
+    ``lossp[li]`` (a lossy link: a seeded draw, only on links whose probability is above 0; never at the sender's
+    own NIC, whose hop the send loop passes as not ``data``)."""
     busy, lo, hi, maxp, served, area, acc_t = links[0], links[1], links[2], links[3], links[4], links[5], links[6]
     if port and account:
         _account(busy, served, area, acc_t, mtu_s, li, t)
+    if data and lossp[li] > 0.0 and rng.random() < lossp[li]:
+        return -1.0, ce
     b = busy[li]
     if b > t:
         if port and data:
@@ -209,7 +213,7 @@ def _window_edge(busy, st, switch, mtu_s, edge, t):
 @njit(cache=True)
 def simulate(
     byte_s, mtu_s, switch, delay, buffer, ramp, pred, qref, dlinks, dlen, dslot, alinks, alen, path0, npaths,
-    starts, npk, last_bytes, mtu, ackb, iw, g, alpha0, rto, dequeue, window, rng,
+    starts, npk, last_bytes, mtu, ackb, iw, g, alpha0, rto, dequeue, window, rng, lossp,
 ):  # fmt: skip
     """Run every flow to completion: (completion time, retransmissions, timeouts, CE-echoing ACKs) per flow, then
     (drops, marks, busy time and queue integral in packets x s inside ``window``) per link.
@@ -299,7 +303,7 @@ def simulate(
                     _account(links[0], st[0], st[1], st[2], mtu_s, li, t)
                 ta, ce = _hop(
                     links, marks, byte_s, mtu_s, li, t, nbytes, ce, switch[li], data, data and not dequeue, use_pred,
-                    delay, buffer, rng,
+                    delay, buffer, rng, lossp,
                 )  # fmt: skip
                 if ta < 0.0:  # dropped: detected by fast retransmit or, failing that, the timeout
                     drops[li] += 1
@@ -325,7 +329,7 @@ def simulate(
                 li = alinks[path, 0]
                 ta, _ = _hop(
                     links, marks, byte_s, mtu_s, li, t, ackb, 0, switch[li], False, False, use_pred, delay, buffer,
-                    rng,
+                    rng, lossp,
                 )  # fmt: skip
                 ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(_ACK, ce, 1, f, s))
                 continue
@@ -423,7 +427,7 @@ def simulate(
                 nbytes = last_bytes[f] if q == npk[f] - 1 else mtu
                 ta, _ = _hop(
                     links, marks, byte_s, mtu_s, li, t, nbytes, 0, switch[li], False, False, use_pred, delay, buffer,
-                    rng,
+                    rng, lossp,
                 )  # fmt: skip
                 ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, ta, _pack(_DATA, 0, 1, f, q))
     while edge < 2:

@@ -228,7 +228,9 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
     return df
 
 
-def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 1, seed: Seed = 0) -> pd.DataFrame:
+def replay(
+    flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 1, seed: Seed = 0, loss_prob=None
+) -> pd.DataFrame:
     """Run a flow table through ``network`` and return every flow's completion time.
 
     Parameters
@@ -240,7 +242,10 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
         1 (default): the per-packet engine (every packet, every hop, ACK-clocked); more: the chunked engine with
         trains of up to this many packets (an approximation: see the module docstring).
     seed : int, Generator or None
-        Path choice (ECMP), then the marking draws.
+        Path choice (ECMP), then the marking and loss draws.
+    loss_prob : array-like or None
+        Per link id of ``network.topology()``, the probability a data packet crossing it is lost (per-packet engine
+        only; see :func:`~workbench.aqm.perpacket.simulate_packets`).
 
     Returns
     -------
@@ -260,6 +265,8 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
     if missing:
         raise ValueError(f"flows must have columns src, dst, start_s, size_bytes; missing {sorted(missing)}")
     chunk = integer("chunk_pkts", chunk_pkts, minimum=1)
+    if chunk > 1 and loss_prob is not None:
+        raise ValueError("loss_prob needs the per-packet engine (chunk_pkts=1)")
     if chunk > 1 and (network.mark_on != "arrival" or network.dctcp_alpha0 != 1.0):
         raise ValueError(
             "mark_on and dctcp_alpha0 other than 'arrival' and 1 need the per-packet engine (chunk_pkts=1)"
@@ -296,6 +303,7 @@ def replay(flows: pd.DataFrame, network: LeafSpineNetwork, *, chunk_pkts: int = 
             dctcp_alpha0=network.dctcp_alpha0,
             mark_on=network.mark_on,
             seed=rng,
+            loss_prob=loss_prob,
         ).flows
         fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
     else:
