@@ -81,9 +81,14 @@ __all__ = [
     "combined_order",
     "SMALL_BYTES",
     "LONG_BYTES",
+    "FAILURES",
+    "failure_scenario",
+    "rank_table",
 ]
 
 MITIGATIONS = ("none", "disable", "drain", "reweight")
+#: The failure scenarios of the studies (:func:`failure_scenario`).
+FAILURES = ("lossy", "capacity", "concurrent")
 #: Small flows for the FCT tail, long flows for throughput (bytes).
 SMALL_BYTES = 100_000
 LONG_BYTES = 1_000_000
@@ -470,15 +475,54 @@ def rank_mitigations(
         row = pd.DataFrame(per_seed).mean(numeric_only=True).to_dict()
         row["mitigation"] = m
         rows.append(row)
-    out = pd.DataFrame(rows)
+    out = rank_table(pd.DataFrame(rows), tolerance)
+    op = operator_rule(fabric, failures)
+    out["operator"] = out["mitigation"] == (op if op in MITIGATIONS else "operator")
+    cols = ["mitigation", "rank", "rank_fct", "rank_tput", "small_p99_fct_ms", "small_mean_fct_ms"]
+    cols += ["long_tput_gbps", "long_tput_p10_gbps", "unfinished", "n_flows", "operator"]
+    return out[cols].sort_values("rank").reset_index(drop=True)
+
+
+def failure_scenario(kind: str, drop_rate: float = 0.01, capacity_fraction: float = 0.5) -> tuple[LinkFailure, ...]:
+    """The studies' failures (issue 23 part 5): ``"lossy"``, cable (leaf 0, spine 0) drops ``drop_rate``;
+    ``"capacity"``, it runs at ``capacity_fraction``; ``"concurrent"``, cables (0, 0) and (0, 1) both drop
+    ``drop_rate`` (the operators' rule may take only one down: the capacity constraint) and cable (3, 2) runs at
+    ``capacity_fraction``.
+
+    Examples
+    --------
+    >>> [(f.leaf, f.spine) for f in failure_scenario("concurrent")]
+    [(0, 0), (0, 1), (3, 2)]
+    """
+    one_of("failure", kind, FAILURES)
+    if kind == "lossy":
+        return (LinkFailure(0, 0, drop_rate=drop_rate),)
+    if kind == "capacity":
+        return (LinkFailure(0, 0, capacity_fraction=capacity_fraction),)
+    return (
+        LinkFailure(0, 0, drop_rate=drop_rate),
+        LinkFailure(0, 1, drop_rate=drop_rate),
+        LinkFailure(3, 2, capacity_fraction=capacity_fraction),
+    )
+
+
+def rank_table(metrics: pd.DataFrame, tolerance: float = 0.1) -> pd.DataFrame:
+    """Rank the mitigations of one scenario from a table of ``mitigation, small_p99_fct_ms, long_tput_gbps`` (one
+    row per mitigation): adds ``rank_fct``, ``rank_tput`` and the combined ``rank`` (:func:`combined_order`), sorted
+    best first.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"mitigation": ["none", "disable"], "small_p99_fct_ms": [5.0, 0.3],
+    ...                   "long_tput_gbps": [4.0, 3.9]})
+    >>> rank_table(t).mitigation.tolist()
+    ['disable', 'none']
+    """
+    out = metrics.reset_index(drop=True).copy()
     out["rank_fct"] = out["small_p99_fct_ms"].rank(method="min").astype(int)
     out["rank_tput"] = out["long_tput_gbps"].rank(ascending=False, method="min").astype(int)
     order = combined_order(out["small_p99_fct_ms"], out["long_tput_gbps"], tolerance)
     rank = np.empty(len(out), dtype=np.int64)
     rank[order] = np.arange(1, len(out) + 1)
     out["rank"] = rank
-    op = operator_rule(fabric, failures)
-    out["operator"] = out["mitigation"] == (op if op in MITIGATIONS else "operator")
-    cols = ["mitigation", "rank", "rank_fct", "rank_tput", "small_p99_fct_ms", "small_mean_fct_ms"]
-    cols += ["long_tput_gbps", "long_tput_p10_gbps", "unfinished", "n_flows", "operator"]
-    return out[cols].sort_values("rank").reset_index(drop=True)
+    return out.sort_values("rank").reset_index(drop=True)
