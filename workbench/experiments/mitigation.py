@@ -13,8 +13,16 @@ failure and a mitigation.
 
 from __future__ import annotations
 
-from ..fabric.mitigation import FAILURES, MITIGATIONS, Fabric, clp_metrics, estimate_flows, failure_scenario
-from ..fabric.mitigation import flows_for_load, operator_rule
+from ..fabric.mitigation import (
+    FAILURES,
+    MITIGATIONS,
+    Fabric,
+    clp_metrics,
+    estimate_flows,
+    failure_scenario,
+    flows_for_load,
+    operator_rule,
+)
 from ._space import Param, experiment
 
 __all__ = ["mitigation", "FABRIC", "ENGINES"]
