@@ -16,60 +16,77 @@ __all__ = ["max_min_rates", "fluid_completion"]
 
 
 @njit(cache=True)
-def _fill(active, n_active, cap, path_ptr, path_links, flow_cap, rate, rem, cnt, frozen):  # pragma: no cover - numba
-    """Progressive filling over the flows listed in ``active[:n_active]``: all unfrozen flows grow at the same pace
-    until a link (or a flow's own ceiling) saturates; the flows it carries freeze; repeat. Writes ``rate``."""
+def _fill(
+    active, n_active, cap, path_ptr, path_links, flow_cap, rate, fixed, cnt, frozen, link_ptr, link_flows, cursor
+):  # pragma: no cover - numba
+    """Progressive filling over the flows listed in ``active[:n_active]``; writes ``rate``.
+
+    All unfrozen flows share one rising ``level``; a link with ``cnt`` unfrozen flows and ``fixed`` rate of frozen
+    ones saturates at ``(cap - fixed) / cnt``, a flow at its own ceiling. Each step raises the level to the next
+    saturation and freezes the flows there, so a step costs one pass over the links (not over the flows) and every
+    flow is frozen once: ``O(steps x links + flows x hops)``."""
     n_links = cap.shape[0]
     for j in range(n_links):
-        rem[j] = cap[j]
+        fixed[j] = 0.0
         cnt[j] = 0
     for i in range(n_active):
         f = active[i]
-        rate[f] = 0.0
         frozen[f] = False
+        rate[f] = 0.0
         for k in range(path_ptr[f], path_ptr[f + 1]):
             cnt[path_links[k]] += 1
+    # link -> flows adjacency (counting sort)
+    link_ptr[0] = 0
+    for j in range(n_links):
+        link_ptr[j + 1] = link_ptr[j] + cnt[j]
+        cursor[j] = link_ptr[j]
+    for i in range(n_active):
+        f = active[i]
+        for k in range(path_ptr[f], path_ptr[f + 1]):
+            j = path_links[k]
+            link_flows[cursor[j]] = f
+            cursor[j] += 1
+    caps = np.empty(n_active)
+    for i in range(n_active):
+        caps[i] = flow_cap[active[i]]
+    by_cap = np.argsort(caps)
+    ci = 0
     left = n_active
     while left > 0:
-        inc = np.inf
-        for i in range(n_active):
-            f = active[i]
-            if frozen[f]:
-                continue
-            head = flow_cap[f] - rate[f]
-            if head < inc:
-                inc = head
-            for k in range(path_ptr[f], path_ptr[f + 1]):
-                j = path_links[k]
-                share = rem[j] / cnt[j]
-                if share < inc:
-                    inc = share
-        if inc < 0.0:
-            inc = 0.0
-        for i in range(n_active):
-            f = active[i]
-            if frozen[f]:
-                continue
-            rate[f] += inc
-            for k in range(path_ptr[f], path_ptr[f + 1]):
-                rem[path_links[k]] -= inc
-        # freeze the flows at their ceiling or on a saturated link
-        for i in range(n_active):
-            f = active[i]
-            if frozen[f]:
-                continue
-            done = rate[f] >= flow_cap[f] * (1.0 - 1e-9)
-            if not done:
-                for k in range(path_ptr[f], path_ptr[f + 1]):
-                    j = path_links[k]
-                    if rem[j] <= cap[j] * 1e-9:
-                        done = True
-                        break
-            if done:
-                frozen[f] = True
-                left -= 1
-                for k in range(path_ptr[f], path_ptr[f + 1]):
-                    cnt[path_links[k]] -= 1
+        best = np.inf
+        for j in range(n_links):
+            if cnt[j] > 0:
+                share = (cap[j] - fixed[j]) / cnt[j]
+                if share < best:
+                    best = share
+        while ci < n_active and frozen[active[by_cap[ci]]]:
+            ci += 1
+        next_cap = caps[by_cap[ci]] if ci < n_active else np.inf
+        if next_cap <= best:
+            level = next_cap
+            while ci < n_active and caps[by_cap[ci]] <= level * (1.0 + 1e-12):
+                f = active[by_cap[ci]]
+                ci += 1
+                if not frozen[f]:
+                    frozen[f] = True
+                    rate[f] = caps[by_cap[ci - 1]]
+                    left -= 1
+                    for k in range(path_ptr[f], path_ptr[f + 1]):
+                        cnt[path_links[k]] -= 1
+                        fixed[path_links[k]] += rate[f]
+            continue
+        level = max(best, 0.0)
+        for j in range(n_links):
+            if cnt[j] > 0 and (cap[j] - fixed[j]) / cnt[j] <= best * (1.0 + 1e-9) + 1e-300:
+                for m in range(link_ptr[j], link_ptr[j + 1]):
+                    f = link_flows[m]
+                    if not frozen[f]:
+                        frozen[f] = True
+                        rate[f] = level
+                        left -= 1
+                        for k in range(path_ptr[f], path_ptr[f + 1]):
+                            cnt[path_links[k]] -= 1
+                            fixed[path_links[k]] += level
 
 
 @njit(cache=True)
@@ -78,6 +95,7 @@ def max_min_rates(cap, path_ptr, path_links, flow_cap):  # pragma: no cover - nu
     n = flow_cap.shape[0]
     rate = np.zeros(n)
     active = np.arange(n)
+    nl = cap.shape[0]
     _fill(
         active,
         n,
@@ -86,9 +104,12 @@ def max_min_rates(cap, path_ptr, path_links, flow_cap):  # pragma: no cover - nu
         path_links,
         flow_cap,
         rate,
-        np.empty(cap.shape[0]),
-        np.zeros(cap.shape[0], np.int64),
+        np.empty(nl),
+        np.zeros(nl, np.int64),
         np.zeros(n, np.bool_),
+        np.zeros(nl + 1, np.int64),
+        np.empty(path_links.shape[0], np.int64),
+        np.empty(nl, np.int64),
     )
     return rate
 
@@ -99,8 +120,8 @@ def fluid_completion(
 ):  # pragma: no cover
     """Epoch-based fluid model: at the start of every epoch of ``epoch_s`` the flows present share the fabric
     max-min fairly; each sends at its rate until the epoch ends or it finishes (then at its exact finish time).
-    Flows are sorted by ``start``. Returns each flow's finish time (``inf`` if not done by ``horizon_s``) and the
-    time-mean rate it got (bits/s)."""
+    Flows are sorted by ``start``. Returns each flow's finish time (``inf`` if not done by ``horizon_s``). An epoch
+    in which no flow arrived or left keeps the last rates (no refill)."""
     n = start.shape[0]
     finish = np.full(n, np.inf)
     left = size_bits.copy()
@@ -108,8 +129,12 @@ def fluid_completion(
     rem = np.empty(cap_bps.shape[0])
     cnt = np.zeros(cap_bps.shape[0], np.int64)
     frozen = np.zeros(n, np.bool_)
+    link_ptr = np.zeros(cap_bps.shape[0] + 1, np.int64)
+    link_flows = np.empty(path_links.shape[0], np.int64)
+    cursor = np.empty(cap_bps.shape[0], np.int64)
     active = np.empty(n, np.int64)
     n_active = 0
+    changed = True
     nxt = 0
     t = 0.0
     if n > 0:
@@ -121,8 +146,14 @@ def fluid_completion(
             if flow_cap_bps[nxt] > 0.0:
                 active[n_active] = nxt
                 n_active += 1
+                changed = True
             nxt += 1
-        _fill(active, n_active, cap_bps, path_ptr, path_links, flow_cap_bps, rate, rem, cnt, frozen)
+        if changed:  # the same flows as in the last epoch keep their rates
+            changed = False
+            _fill(
+                active, n_active, cap_bps, path_ptr, path_links, flow_cap_bps, rate, rem, cnt, frozen, link_ptr,
+                link_flows, cursor,
+            )  # fmt: skip
         t_end = t + epoch_s
         if nxt < n and start[nxt] < t_end:
             t_end = start[nxt]
@@ -136,6 +167,7 @@ def fluid_completion(
             if r > 0.0 and left[f] <= r * dt:
                 finish[f] = t + left[f] / r
                 left[f] = 0.0
+                changed = True
             else:
                 left[f] -= r * dt
                 active[keep] = f

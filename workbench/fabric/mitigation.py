@@ -463,16 +463,17 @@ def rank_mitigations(
     """
     failures = tuple(failures)
     mits = [one_of("mitigations", m, (*MITIGATIONS, "operator")) for m in mitigations]
-    rows = []
-    for m in mits:
-        per_seed = []
-        for s in seeds:
-            flows = flows_for_load(fabric, load, duration_s, seed=s)
+    per: dict[str, list[dict]] = {m: [] for m in mits}
+    for s in seeds:
+        flows = flows_for_load(fabric, load, duration_s, seed=s)  # one workload per seed, shared by every mitigation
+        for m in mits:
             est = estimate_flows(
                 fabric, failures, m, flows, lossy_weight=lossy_weight, epoch_s=epoch_s, horizon_s=horizon_s, seed=s
             )
-            per_seed.append(clp_metrics(est, horizon_s))
-        row = pd.DataFrame(per_seed).mean(numeric_only=True).to_dict()
+            per[m].append(clp_metrics(est, horizon_s))
+    rows = []
+    for m in mits:
+        row = pd.DataFrame(per[m]).mean(numeric_only=True).to_dict()
         row["mitigation"] = m
         rows.append(row)
     out = rank_table(pd.DataFrame(rows), tolerance)
