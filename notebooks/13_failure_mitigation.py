@@ -130,9 +130,9 @@ explore_panel("mitigation", x="drop_rate", series=["mitigation"], values=["small
 #   fabrics with measured traffic; here a 64-host leaf-spine with the web-search mix and hand-made failures (issue 23
 #   part 5), so the improvement factors are this setting's, not the paper's.
 # * **The size of the improvement is set by the retransmission timeout.** A short flow that loses a tail packet
-#   waits the RTO (10 ms here) instead of finishing in ~0.3 ms, so the operators' rule can be at most ~RTO / FCT
-#   worse on the p99: about 20x here, not 700x. With Linux's 200 ms minimum RTO the same scenarios would give
-#   hundreds of times.
+#   waits the RTO (10 ms here) instead of finishing in under 1 ms, so the operators' rule can be at most about
+#   RTO / p99 FCT worse: 8-20x here, not 700x. The factor scales with the RTO (Linux's default minimum is 200 ms),
+#   so the same scenarios with that RTO would give hundreds of times.
 # * **A closed-form loss model.** SWARM calibrates how drops stretch short-flow FCTs from offline packet simulations;
 #   here the Mathis bound caps long flows and short flows pay a timeout for a loss among their last three packets.
 #   The estimator has no queueing delay, so its absolute FCTs are below the per-packet engine's; only the orders are

@@ -28,6 +28,7 @@ True
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -93,7 +94,7 @@ def perpacket_flows(
     cap[topo.leaf_up_base : topo.leaf_up_base + ls] *= frac.ravel()
     cap[topo.spine_down_base :] *= frac.ravel()
     cap[: topo.n_hosts] *= nic_speedup  # sender NICs (module docstring)
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     if ENGINE_HAS_LOSS:
         loss = np.zeros(topo.n_links)
         loss[topo.leaf_up_base : topo.leaf_up_base + ls] = drop.ravel()

@@ -101,8 +101,8 @@ def choices(table: pd.DataFrame) -> pd.DataFrame:
     "choice, over the concurrent-failure scenarios (two lossy cables on one leaf and a half-capacity cable; the "
     "rule may take only one lossy cable down without leaving the leaf under 75% of its uplinks). The direction "
     "reproduces; the size is bounded by the retransmission timeout: a short flow that loses a tail packet waits "
-    "10 ms (the minimum RTO used here) instead of ~0.3 ms, so the ratio cannot exceed ~RTO / base FCT. A 200 ms "
-    "RTO (Linux's default) would multiply it by 20. The paper's 700x is on production incidents.",
+    "10 ms (the minimum RTO used here) instead of finishing in under 1 ms, so the ratio cannot much exceed "
+    "RTO / base p99 FCT; it scales with the RTO (Linux's default minimum is 200 ms). The paper's 700x is on production incidents.",
 )
 def _beats(scale):
     c = choices(estimator_table(scale))
