@@ -77,7 +77,7 @@ def _fill(
             continue
         level = max(best, 0.0)
         for j in range(n_links):
-            if cnt[j] > 0 and (cap[j] - fixed[j]) / cnt[j] <= best * (1.0 + 1e-9) + 1e-300:
+            if cnt[j] > 0 and (cap[j] - fixed[j]) / cnt[j] <= best + abs(best) * 1e-9 + 1e-300:
                 for m in range(link_ptr[j], link_ptr[j + 1]):
                     f = link_flows[m]
                     if not frozen[f]:

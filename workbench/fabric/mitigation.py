@@ -47,7 +47,7 @@ Examples
 >>> scen = (LinkFailure(0, 0, drop_rate=0.05),)
 >>> operator_rule(fab, scen)
 'disable'
->>> r = rank_mitigations(fab, scen, load=0.3, duration_s=0.002, seeds=(0,))
+>>> r = rank_mitigations(fab, scen, load=0.3, duration_s=0.02, seeds=(0,))
 >>> sorted(r.mitigation) == sorted(MITIGATIONS)
 True
 """
@@ -159,7 +159,7 @@ def mathis_rate_bps(mss_bytes: float, rtt_s: float, loss: float | np.ndarray) ->
     Examples
     --------
     >>> round(float(mathis_rate_bps(1460, 100e-6, 0.01)) / 1e9, 3)   # 11680 bit / 100 us * 1.2247 / 0.1
-    1.43
+    1.431
     """
     p = np.asarray(loss, dtype=float)
     with np.errstate(divide="ignore"):
@@ -520,9 +520,11 @@ def rank_table(metrics: pd.DataFrame, tolerance: float = 0.1) -> pd.DataFrame:
     ['disable', 'none']
     """
     out = metrics.reset_index(drop=True).copy()
-    out["rank_fct"] = out["small_p99_fct_ms"].rank(method="min").astype(int)
-    out["rank_tput"] = out["long_tput_gbps"].rank(ascending=False, method="min").astype(int)
-    order = combined_order(out["small_p99_fct_ms"], out["long_tput_gbps"], tolerance)
+    fct = out["small_p99_fct_ms"].fillna(np.inf)  # no short (long) flows: ranked last
+    tput = out["long_tput_gbps"].fillna(-np.inf)
+    out["rank_fct"] = fct.rank(method="min").astype(int)
+    out["rank_tput"] = tput.rank(ascending=False, method="min").astype(int)
+    order = combined_order(fct, tput, tolerance)
     rank = np.empty(len(out), dtype=np.int64)
     rank[order] = np.arange(1, len(out) + 1)
     out["rank"] = rank

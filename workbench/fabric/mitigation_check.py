@@ -18,6 +18,7 @@ where DCTCP's marking holds the queue down.
 
 Examples
 --------
+>>> from workbench.fabric.mitigation import Fabric, LinkFailure, flows_for_load
 >>> fab = Fabric(leaves=2, spines=2, hosts_per_leaf=2, uplink_gbps=10.0)
 >>> flows = flows_for_load(fab, 0.3, 0.0005, seed=0)
 >>> out = perpacket_flows(fab, (LinkFailure(0, 0, capacity_fraction=0.5),), "none", flows)
