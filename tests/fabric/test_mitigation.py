@@ -112,6 +112,7 @@ def test_operator_rule_keeps_three_quarters_of_the_uplinks():
 def test_combined_order_breaks_near_ties_by_throughput():
     assert combined_order([1.0, 1.05, 3.0], [5.0, 9.0, 9.9]).tolist() == [1, 0, 2]
     assert combined_order([1.0, 2.0], [9.0, 1.0]).tolist() == [0, 1]
+    assert combined_order([np.nan, 2.0], [9.0, np.nan]).tolist() == [1, 0]  # nothing measured: last
     t = pd.DataFrame({"mitigation": ["a", "b"], "small_p99_fct_ms": [2.0, 1.0], "long_tput_gbps": [1.0, 1.0]})
     assert rank_table(t).mitigation.tolist() == ["b", "a"]
 

@@ -429,13 +429,13 @@ def combined_order(p99_fct, tput, tolerance: float = 0.1) -> np.ndarray:
     >>> combined_order([1.0, 1.05, 3.0], [5.0, 9.0, 9.9]).tolist()
     [1, 0, 2]
     """
-    f = np.asarray(p99_fct, dtype=float)
-    g = np.asarray(tput, dtype=float)
+    f = np.nan_to_num(np.asarray(p99_fct, dtype=float), nan=np.inf)  # nothing measured: last
+    g = np.nan_to_num(np.asarray(tput, dtype=float), nan=-np.inf)
     left = list(np.argsort(f, kind="stable"))
     out: list[int] = []
     while left:
         best = f[left[0]]
-        band = [i for i in left if f[i] <= best * (1.0 + tolerance) + 1e-15]
+        band = [i for i in left if f[i] <= best * (1.0 + tolerance) + 1e-15] or [left[0]]
         band.sort(key=lambda i: -g[i])
         out += band
         left = [i for i in left if i not in band]
