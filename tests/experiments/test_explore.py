@@ -46,6 +46,9 @@ def test_explore_panel_runs_the_sweep_and_plots_error_bars(tmp_path, monkeypatch
     p.run.click()
     assert "16 point x seed runs: 8 computed, 8 from the cache" in p.info.value
     assert {t.name for t in p.figure.data} == {"static, ecmp", "static, spray", "pred, ecmp", "pred, spray"}
+    from workbench.testing import figure_problems
+
+    assert figure_problems(p.figure.figure) == []  # axis titles and facet titles in words, units from the table
 
 
 def test_explore_panel_reports_bad_values_before_running(tmp_path, monkeypatch):

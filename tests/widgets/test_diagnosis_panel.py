@@ -19,5 +19,5 @@ def test_panel_redraws_on_change():
     kind = controls.children[0]
     kind.value = "cpu_contention"
     assert heat.data[0].z.shape != before.shape or (heat.data[0].z != before).any()
-    assert "cpu_contention" in [t.name.removeprefix("fault: ") for t in heat.data if t.name]
+    assert "cpu contention" in [t.name.removeprefix("fault: ") for t in heat.data if t.name]
     assert "detector" in info.value and len(curves.data) >= 1

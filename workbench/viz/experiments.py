@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .._units import name_label
 from . import COLORS, style
 
 __all__ = ["errorbar_lines"]
@@ -119,9 +120,6 @@ def errorbar_lines(
 
 
 def _facet_label(value) -> str:
-    """A facet value as a panel title: a result column such as ``p50_s`` reads ``p50`` (its unit is in ``y_title``)."""
-    text = str(value)
-    for unit in ("_s", "_ms", "_us", "_bytes", "_pkts", "_rps"):
-        if text.endswith(unit) and len(text) > len(unit):
-            return text[: -len(unit)].replace("_", " ")
-    return text
+    """A facet value as a panel title in words: a result column such as ``p50_s`` reads ``p50`` (its unit is in
+    ``y_title``), ``rate_ratio`` reads ``rate ratio``."""
+    return name_label(str(value))

@@ -57,7 +57,8 @@ def parse_values(param: ex.Param, text: str) -> list:
 
 
 def _label(param: ex.Param) -> str:
-    return f"{param.name} ({param.unit})" if param.unit and param.unit != "fraction" else param.name
+    """What a reader calls ``param``, with its unit (``"mean rate (req/s)"``): the parameter's own title."""
+    return param.title
 
 
 def _control(param: ex.Param, initial: list) -> W.Widget:
