@@ -36,7 +36,7 @@ def test_tables_have_a_source_per_row_and_user_rows_register(tmp_path):
 
 
 def test_decode_of_one_request_reads_the_weights_and_prefill_is_compute_bound():
-    d = Deployment("Llama-2-7B", "A100-80GB")
+    d = Deployment("Llama-2-7B", "A100-80GB", costs="stated")
     eff = EFFICIENCY["ampere"]
     m = specs.model("Llama-2-7B")
     weights = (m.params - 2 * m.vocab * m.hidden) * 2
@@ -51,7 +51,7 @@ def test_decode_of_one_request_reads_the_weights_and_prefill_is_compute_bound():
     )
     args = (512, 512 * 300.0, 64, 64 * 900, 65)
     assert d.sequential_cost()(*args) == pytest.approx(d.iteration_s(*args))
-    ovl = Deployment("Llama-2-7B", "A100-80GB", overlap=True)
+    ovl = Deployment("Llama-2-7B", "A100-80GB", overlap=True, costs="stated")
     assert ovl.iteration_s(*args) < d.iteration_s(*args)
     a, s, _lim = ovl.decode_line(64, 64 * 900)
     assert a + s * 64 * 900 == pytest.approx(ovl.iteration_s(0, 0, 64, 64 * 900))
@@ -78,3 +78,84 @@ def test_fit_linear_tracks_the_roofline_and_misfits_are_named():
         Deployment("Llama-3.1-405B", "H100-SXM", tp=4)
     with pytest.raises(ValueError, match="dtype"):
         Deployment("Llama-2-7B", "A100-80GB", dtype="int4")
+
+
+def test_measured_curves_divide_the_roofline_by_the_fraction_measured_at_that_shape():
+    from workbench.serving.opcurves import curves
+
+    d = Deployment("Llama-2-70B", "A100-80GB", tp=8)
+    assert d.costs == "curves"
+    cur = curves("ampere")
+    m = specs.model("Llama-2-70B")
+    lin = 2 * (m.params - 2 * m.vocab * m.hidden)
+    one = d.breakdown(decode_seqs=1, kv_tokens=0).set_index("operator")
+    assert one.loc["linear", "memory_s"] == pytest.approx(lin / 8 / 2.039e12 / float(cur.gemm_efficiency(1)))
+    big = d.breakdown(prefill_tokens=4096, prefill_pairs=4096 * 4097 / 2).set_index("operator")
+    assert big.loc["linear", "compute_s"] == pytest.approx(lin * 4096 / 8 / 312e12 / float(cur.gemm_efficiency(4096)))
+    c0, ch, ci = cur.elementwise
+    assert big.loc["elementwise", "memory_s"] == pytest.approx(
+        80 * (c0 + (ch * 4096 * m.hidden + ci * 4096 * m.ffn / 8) * 2 / 2.039e12)
+    )
+    ar = float(cur.allreduce_s(4096 * m.hidden * 2, tp=8, topology="nvswitch"))
+    assert big.loc["allreduce", "network_s"] == pytest.approx(2 * 80 * ar)
+    # near the ridge the GEMMs run far below both peaks: 140 tokens take longer per token than 4096
+    ridge = d.breakdown(prefill_tokens=140, prefill_pairs=140 * 141 / 2).set_index("operator")
+    assert ridge.loc["linear", "time_s"] / 140 > big.loc["linear", "time_s"] / 4096
+    # the all-reduce latency floor: ~60 us per call at TP 8, far above 10 us
+    assert float(cur.allreduce_s(2 * m.hidden, tp=8, topology="nvswitch")) > 30e-6
+    # the simulator's fast cost equals the method, inside and beyond its tables
+    f = d.sequential_cost()
+    for work in [(0, 0, 32, 32_000, 32), (2048, 2048 * 2049 / 2, 0, 0, 4), (20_000, 20_000 * 5e3, 0, 0, 1)]:
+        assert f(*work) == pytest.approx(d.iteration_s(*work[:4], sampled=work[4]))
+
+
+def test_cost_sources_are_validated_and_named():
+    with pytest.raises(ValueError, match="costs"):
+        Deployment("Llama-2-7B", "A100-80GB", costs="measured")
+    with pytest.raises(ValueError, match="blackwell"):
+        Deployment("Llama-2-7B", "B200", costs="curves")
+    assert Deployment("Llama-2-7B", "B200").costs == "stated"  # no profile of that generation
+    assert Deployment("Llama-2-7B", "A100-80GB", efficiency=EFFICIENCY["ampere"]).costs == "stated"
+    with pytest.raises(ValueError, match="A100-80GB, H100-SXM"):
+        Deployment("Llama-2-7B", "A100-40GB", costs="profiled")
+
+
+@pytest.fixture
+def vidur_profiles():
+    from workbench.serving.opcurves import profiles_available
+
+    if not profiles_available():
+        pytest.skip("vidur-profiles not on the data search path")
+
+
+def test_profiled_costs_agree_with_the_curves_and_refuse_what_is_not_profiled(vidur_profiles):
+    for gpu, tp in [("A100-80GB", 4), ("H100-SXM", 8)]:
+        p = Deployment("Llama-2-70B", gpu, tp=tp, costs="profiled")
+        c = Deployment("Llama-2-70B", gpu, tp=tp)
+        for work in [(0, 0, 1, 1000), (0, 0, 64, 64_000), (2048, 2048 * 2049 / 2, 0, 0)]:
+            assert p.iteration_s(*work) == pytest.approx(c.iteration_s(*work), rel=0.15)
+        f = p.sequential_cost()
+        assert f(512, 512 * 300.0, 64, 64 * 900, 65) == pytest.approx(p.iteration_s(512, 512 * 300.0, 64, 64 * 900, 65))
+    # Llama-3.1-8B has the architecture of the profiled Meta-Llama-3-8B (A100 only)
+    assert Deployment("Llama-3.1-8B", "A100-80GB", costs="profiled").iteration_s(0, 0, 1, 100) > 0
+    # a layer is matched by its shape: Llama-2-13B's layers are InternLM-20B's (hidden 5120, ffn 13824, 40 heads)
+    assert "internlm-20b" in Deployment("Llama-2-13B", "A100-80GB", costs="profiled")._profile.path
+    with pytest.raises(ValueError, match="Llama-2-7b-hf"):
+        Deployment("GPT-J-6B", "A100-80GB", costs="profiled")
+    with pytest.raises(ValueError, match=r"tp in \[1, 2, 4, 8\]"):
+        Deployment("Llama-2-7B", "A100-80GB", tp=3, costs="profiled")
+
+
+def test_committed_curves_are_what_the_script_derives_from_vidur(vidur_profiles):
+    import importlib.util
+
+    from workbench.data import PROJECT_ROOT
+
+    path = PROJECT_ROOT / "scripts" / "derive_operator_curves.py"
+    spec = importlib.util.spec_from_file_location("derive_operator_curves", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    table, report = mod.derive()
+    assert mod.main(["--check"]) == 0
+    # the curves predict each held-out model's measured layers (median over its token counts and TP degrees)
+    assert (report["median_abs_error"] < 0.1).all()

@@ -42,13 +42,15 @@ def copy_s(blocks, block_tokens, group_blocks, tensors, launch_s, token_s):
 
 
 @njit(cache=True)
-def _iter_cost(P, pairs, n_dec, kv, sampled, tok_tab, att_s, kv_s, head_tab, cpu_tab, overlap_cpu):
+def _iter_cost(P, pairs, n_dec, kv, sampled, tok_tab, att_s, kv_s, head_tab, cpu_tab, overlap_cpu, dec_floor):
     """One iteration's seconds from the deployment's tabulated roofline (see ``_cost_tables``)."""
     t = P + n_dec
     if t >= tok_tab.size:
         t = tok_tab.size - 1
     s = sampled if sampled < head_tab.size else head_tab.size - 1
     gpu = tok_tab[t] + att_s * pairs + kv_s * kv + head_tab[s]
+    if n_dec > 0:
+        gpu += dec_floor
     c = n_dec if n_dec > sampled else sampled
     if c >= cpu_tab.size:
         c = cpu_tab.size - 1
@@ -89,6 +91,7 @@ def run(
     head_tab,
     cpu_tab,
     overlap_cpu,
+    dec_floor,  # float: the decode attention's fixed seconds per iteration that decodes anything
     max_iterations,
     # outputs
     first,
@@ -338,7 +341,9 @@ def run(
             if nt > t:
                 t = nt
             continue
-        dt = _iter_cost(P, pairs, n_dec, kv, n_dec + n_new, tok_tab, att_s, kv_s, head_tab, cpu_tab, overlap_cpu)
+        dt = _iter_cost(
+            P, pairs, n_dec, kv, n_dec + n_new, tok_tab, att_s, kv_s, head_tab, cpu_tab, overlap_cpu, dec_floor
+        )
         S += stall
         totals[0] += stall
         totals[6] += dt

@@ -243,12 +243,12 @@ class PreemptionRun:
 def _cost_tables(dep: Deployment, max_tokens: int, max_seqs: int):
     """The deployment's iteration cost as tables and slopes, evaluated through its own roofline functions: by total
     tokens (linear layers, KV writes, all-reduce), per prefill pair, per resident KV token, by sampled tokens (LM
-    head) and the host step by sequences. The token and head tables are evaluated exactly up to 128 and on 128
-    points above, linearly interpolated between (each is piecewise linear in its argument, with one kink where the
-    weights' read stops binding, or smooth for a mixture of experts)."""
+    head), the host step by sequences, and the decode attention's fixed floor (paid when anything decodes). The token
+    and head tables are evaluated exactly up to 256 and every 16 tokens above, linearly interpolated between (the
+    measured efficiency curves change by quarter-octaves of tokens)."""
 
     def table(f, size: int) -> np.ndarray:
-        x = np.unique(np.r_[np.arange(min(size, 129)), np.linspace(0, size - 1, 128).round()]).astype(int)
+        x = np.unique(np.r_[np.arange(min(size, 257)), np.arange(256, size, 16), size - 1]).astype(int)
         return np.interp(np.arange(size), x, [f(int(v)) for v in x])
 
     tok = table(lambda t: dep.gpu_s(t, 0, 0, 0, sampled=0), max_tokens + max_seqs + 1)
@@ -256,15 +256,16 @@ def _cost_tables(dep: Deployment, max_tokens: int, max_seqs: int):
     kv = (dep.gpu_s(0, 0, 1, 1e6, sampled=0) - dep.gpu_s(0, 0, 1, 0, sampled=0)) / 1e6
     head = table(lambda s: dep.gpu_s(0, 0, 0, 0, sampled=s), 2 * max_seqs + 2)
     cpu = np.array([dep.cpu_s(s) for s in range(2 * max_seqs + 2)])
-    return tok, float(att), float(kv), head, cpu, bool(dep.profile.overlap_cpu)
+    floor = dep.gpu_s(0, 0, 1, 0, sampled=0) - dep.gpu_s(1, 0, 0, 0, sampled=0)
+    return tok, float(att), float(kv), head, cpu, bool(dep.profile.overlap_cpu), float(floor)
 
 
 def iteration_seconds(dep: Deployment, prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled, *,
                       max_tokens: int = 8192, max_seqs: int = 256) -> float:  # fmt: skip
     """The simulator's iteration time (the tabulated roofline), for comparison with :meth:`Deployment.iteration_s`."""
-    tok, att, kv, head, cpu, ov = _cost_tables(dep, max_tokens, max_seqs)
+    tok, att, kv, head, cpu, ov, floor = _cost_tables(dep, max_tokens, max_seqs)
     return float(K._iter_cost(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled, tok, att, kv, head,
-                              cpu, ov))  # fmt: skip
+                              cpu, ov, floor))  # fmt: skip
 
 
 def simulate_preemption(
@@ -360,7 +361,7 @@ def simulate_preemption(
     kseed = int(rng.integers(0, 2**31 - 1))
     gap_off = np.r_[0, np.cumsum(out - 1)[:-1]].astype(np.int64)
     n_gaps = int((out - 1).sum())
-    tok, att, kvs, head, cpu, ov = _cost_tables(deployment, budget, seqs)
+    tok, att, kvs, head, cpu, ov, floor = _cost_tables(deployment, budget, seqs)
     first = np.full(n, np.nan)
     finish = np.full(n, np.nan)
     pre = np.zeros(n, np.int64)
@@ -372,7 +373,7 @@ def simulate_preemption(
         arrival, prompt, out, r.conversation.to_numpy(np.int64), r["next"].to_numpy(np.int64),
         r.think_s.to_numpy(float), prio0, gap_off, int(r.conversation.max()) + 1, priority.levels,
         PRIORITY_KINDS.index(priority.kind), priority.rate, kseed, B, n_blocks, seqs, budget, m.group_blocks,
-        tensors, launch, token_s, m.async_swap, m.reuse, tok, att, kvs, head, cpu, ov,
+        tensors, launch, token_s, m.async_swap, m.reuse, tok, att, kvs, head, cpu, ov, floor,
         integer("max_iterations", max_iterations, minimum=1),
         first, finish, pre, stall_ttft, gaps, gap_stall, totals,
     )  # fmt: skip

@@ -41,12 +41,15 @@ import pandas as pd
 from .._validate import integer, nonnegative, one_of, positive
 from .engines import EngineProfile
 from .engines import engine as engine_profile
+from .opcurves import OperatorCurves, ProfiledLayer, curves, profiled_layer, topology
 from .simulator import ServerConfig
 from .specs import GPU, Model, gpu, model
 
-__all__ = ["Efficiency", "EFFICIENCY", "Deployment", "OPERATORS", "fit_linear"]
+__all__ = ["COST_SOURCES", "Efficiency", "EFFICIENCY", "Deployment", "OPERATORS", "fit_linear"]
 
-OPERATORS = ("linear", "attn_prefill", "attn_decode", "lm_head", "allreduce")
+OPERATORS = ("linear", "elementwise", "attn_prefill", "attn_decode", "lm_head", "allreduce")
+#: Where operator times come from (``Deployment(costs=...)``).
+COST_SOURCES = ("curves", "profiled", "stated")
 
 
 @dataclass(frozen=True)
@@ -106,17 +109,29 @@ class Deployment:
     overhead_s : float, optional
         A fixed host overhead per iteration added to every step, in place of the engine profile (for a stated
         constant of your own).
+    costs : {"curves", "profiled", "stated"}, optional
+        Where the GPU's operator times come from (:mod:`workbench.serving.opcurves`). ``"curves"`` (the default where
+        the GPU generation has them: ampere, hopper, ada): the roofline divided by the measured fraction it reaches
+        at this GEMM shape (tokens), plus the measured cost of a layer's non-GEMM kernels, measured NCCL all-reduce
+        times by message size, and decode attention at the measured streaming efficiency with a per-layer floor.
+        ``"profiled"``: Vidur's measured time of every non-attention operator of this model, GPU and TP
+        (interpolated in tokens; the profiles must be on the data search path and cover the deployment), attention
+        and the LM head as in ``"curves"``. ``"stated"``: the roofline at the stated per-generation constants of
+        ``efficiency`` (the default for generations without curves, and when ``efficiency`` is given).
 
     Examples
     --------
     >>> d = Deployment("Llama-2-7B", "A100-80GB")
-    >>> d.kv_capacity_tokens
-    107803
-    >>> round(d.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)  # one decode step: weights read at 85% of HBM
-    7.93
+    >>> d.kv_capacity_tokens, d.costs
+    (107803, 'curves')
+    >>> round(d.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)  # one decode step: weights at ~74% of HBM
+    9.88
     >>> eager = Deployment("Llama-2-7B", "A100-80GB", engine="vllm-v0")  # + the measured host step of vLLM 0.x
     >>> round(eager.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)
-    8.78
+    10.74
+    >>> stated = Deployment("Llama-2-7B", "A100-80GB", costs="stated")  # the stated constants: 85% of HBM
+    >>> round(stated.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)
+    7.93
     """
 
     model: Model  # a name (str) is accepted and resolved to its record by __post_init__
@@ -132,9 +147,12 @@ class Deployment:
     max_kv_tokens: int | None = None
     overhead_s: float | None = None
     engine: str | EngineProfile | None = None
+    costs: str | None = None
     kv_capacity_tokens: int = field(init=False, repr=False, compare=False)
     _c: dict[str, float] = field(init=False, repr=False, compare=False)
     _engine: EngineProfile = field(init=False, repr=False, compare=False)
+    _curves: OperatorCurves | None = field(init=False, repr=False, compare=False)
+    _profile: ProfiledLayer | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         m, g = model(self.model), gpu(self.gpu)
@@ -159,6 +177,21 @@ class Deployment:
         if self.max_kv_tokens is not None:
             integer("max_kv_tokens", self.max_kv_tokens, minimum=1)
         eff = self.efficiency
+        measured = curves(g.generation)
+        if self.costs is None:
+            object.__setattr__(self, "costs", "curves" if measured is not None and eff is None else "stated")
+        one_of("costs", self.costs, COST_SOURCES)
+        if self.costs != "stated" and measured is None:
+            raise ValueError(
+                f"costs={self.costs!r} needs measured curves, which GPU generation {g.generation!r} has none of "
+                "(derived for ampere, hopper and ada); use costs='stated'"
+            )
+        if self.costs == "profiled" and (self.dtype != "bf16" or self.overlap):
+            raise ValueError(
+                "costs='profiled' holds BF16 kernels run one after another: needs dtype='bf16', overlap=False"
+            )
+        object.__setattr__(self, "_curves", None if self.costs == "stated" else measured)
+        object.__setattr__(self, "_profile", profiled_layer(g, m, self.tp) if self.costs == "profiled" else None)
         if eff is None:
             if g.generation not in EFFICIENCY:
                 raise ValueError(f"no stated efficiency for GPU generation {g.generation!r}; pass efficiency=")
@@ -196,6 +229,8 @@ class Deployment:
             {
                 "flop_s": 1.0 / peak,
                 "byte_s": 1.0 / bw,
+                "flop_s0": 1.0 / (g.peak_flops(self.dtype) * tp),  # at the datasheet's peak (curves divide by theirs)
+                "byte_s0": 1.0 / (g.hbm_bytes_per_s * tp),
                 "lin_flops": 2.0 * max(m.active_params - 2 * embed, 0.1 * m.active_params) * stage,
                 "shared_bytes": max(m.shared_params - 2 * embed, 0.1 * m.shared_params) * m.bytes_per_param * stage,
                 "expert_bytes_layer": m.expert_params / m.layers * m.bytes_per_param,
@@ -250,17 +285,83 @@ class Deployment:
         prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled = _work(*work, **named)
         c = self._c
         tokens = prefill_tokens + decode_seqs
+        if self._curves is None:
+            return {
+                "linear": (c["lin_flops"] * tokens * c["flop_s"], self._weight_bytes(tokens) * c["byte_s"], 0.0),
+                "elementwise": (0.0, 0.0, 0.0),
+                "attn_prefill": (
+                    c["attn_flops"] * prefill_pairs * c["flop_s"],
+                    c["kv_bytes"] * prefill_tokens * c["byte_s"],
+                    0.0,
+                ),
+                "attn_decode": (
+                    c["attn_flops"] * kv_tokens * c["flop_s"],
+                    c["kv_bytes"] * kv_tokens * c["byte_s"],
+                    0.0,
+                ),
+                "lm_head": (
+                    c["head_flops"] * sampled * c["flop_s"],
+                    c["head_bytes"] * (sampled > 0) * c["byte_s"],
+                    0.0,
+                ),
+                "allreduce": (0.0, 0.0, (c["ar_bytes"] * tokens + c["ar_fixed"]) if tokens > 0 else 0.0),
+            }
+        lc, lm = self._linear(tokens, self._weight_bytes(tokens))
+        hc, hm = self._head(sampled)
+        stream = c["byte_s0"] / self._curves.streaming_efficiency
+        floor = self._curves.elementwise[0] * c["stage_layers"] if decode_seqs > 0 else 0.0
         return {
-            "linear": (c["lin_flops"] * tokens * c["flop_s"], self._weight_bytes(tokens) * c["byte_s"], 0.0),
+            "linear": (float(lc), float(lm), 0.0),
+            "elementwise": (0.0, float(self._elementwise(tokens)), 0.0),
             "attn_prefill": (
                 c["attn_flops"] * prefill_pairs * c["flop_s"],
-                c["kv_bytes"] * prefill_tokens * c["byte_s"],
+                c["kv_bytes"] * prefill_tokens * stream,
                 0.0,
             ),
-            "attn_decode": (c["attn_flops"] * kv_tokens * c["flop_s"], c["kv_bytes"] * kv_tokens * c["byte_s"], 0.0),
-            "lm_head": (c["head_flops"] * sampled * c["flop_s"], c["head_bytes"] * (sampled > 0) * c["byte_s"], 0.0),
-            "allreduce": (0.0, 0.0, (c["ar_bytes"] * tokens + c["ar_fixed"]) if tokens > 0 else 0.0),
+            "attn_decode": (c["attn_flops"] * kv_tokens * c["flop_s"], c["kv_bytes"] * kv_tokens * stream + floor, 0.0),
+            "lm_head": (float(hc), float(hm), 0.0),
+            "allreduce": (0.0, 0.0, float(self._allreduce(tokens))),
         }
+
+    # The measured parts (costs "curves" and "profiled"), vectorised over token counts: the simulator tabulates them.
+    def _linear(self, tokens, weight_bytes):
+        """(compute, memory) seconds of a stage's projections: the roofline over the measured fraction it reaches at
+        this many tokens, or (profiled) the measured time split in the roofline's proportions."""
+        c, cur = self._c, self._curves
+        assert cur is not None
+        t = np.asarray(tokens, dtype=float)
+        comp, mem = c["lin_flops"] * t * c["flop_s0"], weight_bytes * c["byte_s0"] * (t > 0)
+        if self._profile is not None:
+            meas = self._profile.at("gemm", t) * c["stage_layers"]
+            k = np.divide(meas, np.maximum(comp, mem), out=np.zeros_like(meas), where=t > 0)
+            return comp * k, mem * k
+        eta = cur.gemm_efficiency(t)
+        return comp / eta, mem / eta
+
+    def _elementwise(self, tokens):
+        """Seconds of a stage's non-GEMM kernels (and, profiled, the embedding lookup)."""
+        c, m, cur = self._c, self.model, self._curves
+        assert cur is not None
+        if self._profile is not None:
+            return self._profile.at("other", tokens) * c["stage_layers"] + self._profile.at("embedding", tokens)
+        return cur.elementwise_s(tokens, m.hidden, m.ffn, self.tp, self.gpu.hbm_bytes_per_s) * c["stage_layers"]
+
+    def _head(self, sampled):
+        c, cur = self._c, self._curves
+        assert cur is not None
+        s = np.asarray(sampled, dtype=float)
+        eta = cur.gemm_efficiency(s)
+        return c["head_flops"] * s * c["flop_s0"] / eta, c["head_bytes"] * (s > 0) * c["byte_s0"] / eta
+
+    def _allreduce(self, tokens):
+        """Two measured all-reduces per layer of the stage, of the tokens' activations (2 bytes per element)."""
+        cur, m = self._curves, self.model
+        assert cur is not None
+        t = np.asarray(tokens, dtype=float)
+        if self.tp == 1:
+            return np.zeros_like(t)
+        one = cur.allreduce_s(t * m.hidden * 2.0, tp=self.tp, topology=topology(self.gpu))
+        return np.where(t > 0, 2 * self._c["stage_layers"] * one, 0.0)
 
     @property
     def profile(self) -> EngineProfile:
@@ -299,6 +400,8 @@ class Deployment:
         :meth:`iteration_s` for a dense model executed sequentially (the simulator's hot path); ``None`` otherwise."""
         if self.overlap or self.model.experts > 1 or self.pp > 1:
             return None
+        if self._curves is not None:
+            return self._tabulated_cost()
         c = self._c
         fs, bs = c["flop_s"], c["byte_s"]
         lin_f, lin_b = c["lin_flops"] * fs, c["shared_bytes"] * bs
@@ -321,6 +424,42 @@ class Deployment:
                 + ar * tok
                 + ar0
             )
+            cpu = cpu0 + per_seq * (decode_seqs if decode_seqs > sampled else sampled)
+            if hide:
+                return gpu if gpu > cpu else cpu
+            return gpu + cpu
+
+        return cost
+
+    def _tabulated_cost(self, max_tokens: int = 16384, max_sampled: int = 4096):
+        """:meth:`sequential_cost` with measured curves: the token-dependent parts (projections, non-GEMM kernels,
+        all-reduces) and the LM head tabulated per token count once, so an iteration costs two look-ups."""
+        c, cur = self._c, self._curves
+        assert cur is not None
+        t = np.arange(max_tokens + 1, dtype=float)
+        lc, lm = self._linear(t, c["shared_bytes"])
+        tok_tab = (np.maximum(lc, lm) + self._elementwise(t) + self._allreduce(t)).tolist()
+        sm = np.arange(max_sampled + 1, dtype=float)
+        hc, hm = self._head(sm)
+        head_tab = np.maximum(hc, hm).tolist()
+        att_f, kv_w = c["attn_flops"] * c["flop_s"], c["kv_bytes"] * c["byte_s0"] / cur.streaming_efficiency
+        floor = cur.elementwise[0] * c["stage_layers"]
+        dec = max(att_f, kv_w)
+        prof = self._engine
+        cpu0, per_seq, hide = prof.cpu_s(0, tp=self.tp), prof.per_seq_s, prof.overlap_cpu
+        resources = self.resources
+
+        def cost(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled):
+            tok = prefill_tokens + decode_seqs
+            if tok > max_tokens or sampled > max_sampled or tok != int(tok) or sampled != int(sampled):
+                gpu = _sequential(resources(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled))
+            else:
+                gpu = (
+                    tok_tab[int(tok)]
+                    + head_tab[int(sampled)]
+                    + max(att_f * prefill_pairs, kv_w * prefill_tokens)
+                    + (dec * kv_tokens + floor if decode_seqs > 0 else 0.0)
+                )
             cpu = cpu0 + per_seq * (decode_seqs if decode_seqs > sampled else sampled)
             if hide:
                 return gpu if gpu > cpu else cpu
@@ -359,10 +498,9 @@ class Deployment:
             a = self.gpu_s(0, 0, decode_seqs, 0.0)
             lines = [(a, (self.gpu_s(0, 0, decode_seqs, 1e6) - a) / 1e6)]
         else:
-            c = self._c
-            ac, am = c["attn_flops"] * c["flop_s"], c["kv_bytes"] * c["byte_s"]
             comp, mem, net = _totals(self.resources(0, 0, decode_seqs, 0.0))
-            lines = [(comp, ac), (mem, am), (net, 0.0)]
+            comp1, mem1, _ = _totals(self.resources(0, 0, decode_seqs, 1e6))
+            lines = [(comp, (comp1 - comp) / 1e6), (mem, (mem1 - mem) / 1e6), (net, 0.0)]
         if self._engine.overlap_cpu:  # the host's step is one more line (flat in the KV)
             lines.append((cpu, 0.0))
         else:
