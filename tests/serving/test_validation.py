@@ -69,12 +69,16 @@ def test_a_chunk_covering_the_prompt_is_one_prefill_iteration():
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"metric": "tokens_per_joule"}, r"'sarathi-yi34b-tp2-prefill-1024': unknown metric 'tokens_per_joule'; known: "),
+        (
+            {"metric": "tokens_per_joule"},
+            r"'sarathi-yi34b-tp2-prefill-1024': unknown metric 'tokens_per_joule'; known: ",
+        ),
         ({"model": "Llama-9-1T"}, r"'sarathi-yi34b-tp2-prefill-1024': unknown model 'Llama-9-1T'"),
         ({"gpu": "Z100"}, r"'sarathi-yi34b-tp2-prefill-1024': unknown GPU 'Z100'"),
         ({"engine": "deepspeed-mii"}, r"'sarathi-yi34b-tp2-prefill-1024': unknown engine 'deepspeed-mii'; known: "),
         ({"metric": "chunked_prefill_s", "chunk_tokens": float("nan")}, r"needs column 'chunk_tokens'"),
         ({"value": -1.0}, r"'sarathi-yi34b-tp2-prefill-1024': value must be finite and > 0"),
+        ({"metric": "single_request_itl_s", "max_batched_tokens": 8192, "output_tokens": 1}, r"output_tokens >= 2"),
     ],
 )
 def test_a_malformed_row_names_the_point(change, message):

@@ -25,6 +25,9 @@ chunk, the number of requests and the engine's token budget). Each is replayed a
   in-flight batching (whole prompts join the running decodes, Orca-style: :class:`~workbench.serving.engine.Scheduler`
   ``kind="orca"``) with at most ``batch`` running requests and ``max_batched_tokens`` tokens per iteration; output
   tokens of the replica over the makespan (not per GPU: the published table gives the total).
+* ``single_request_ttft_s`` and ``single_request_itl_s`` (NVIDIA NIM's AIPerf sweep at concurrency 1: one request in
+  flight at a time): one request alone on the replica; its time to first token, and the mean time between its output
+  tokens (``(finish - first token) / (output_tokens - 1)``).
 
 Nothing is fitted: the efficiencies are the cost model's own, and the engine's host work comes from its profile
 (:mod:`~workbench.serving.engines`, the engine of each row by :data:`ENGINE_OF`). FP8 rows use one byte per weight and
@@ -59,13 +62,15 @@ __all__ = [
 #: The engine profile (``engines.csv``) of each engine named in the published table: Sarathi-Serve's artifact ran
 #: its vLLM 0.x fork; TensorRT-LLM's v0.5/v0.6 tables its C++ runtime before the overlap scheduler
 #: (``gptSessionBenchmark``, not overlapped); its perf-overview (v0.19+, ``trtllm-bench`` on the PyTorch backend)
-#: the current runtime with the overlap scheduler on by default; NanoFlow its asynchronous engine.
+#: the current runtime with the overlap scheduler on by default, as does NVIDIA NIM's TensorRT-LLM profile;
+#: NanoFlow its asynchronous engine.
 ENGINE_OF = {
     "vllm": "vllm-v0",
     "sarathi-serve": "sarathi-serve",
     "tensorrt-llm": "trtllm-v0.5",
     "tensorrt-llm-pytorch": "trtllm",
     "nanoflow": "nanoflow",
+    "nim": "trtllm",
 }
 
 #: Tokens per iteration of NanoFlow's dense batch (chunked prefill topping up the decodes); its search picks the size,
@@ -79,7 +84,12 @@ METRICS = {
     "chunked_prefill_s": ("iteration", "one prompt of `input_tokens` prefilled in chunks of `chunk_tokens`"),
     "ttft_s": ("end_to_end", "static batch of `batch` requests: end of the prefill iteration"),
     "output_tokens_per_s_per_gpu": ("end_to_end", "static batch of `batch` requests: output tokens / makespan / GPUs"),
-    "total_tokens_per_s_per_gpu": ("end_to_end", "`batch` requests at t=0, overlapped chunked prefill: all tokens / s / GPU"),
+    "total_tokens_per_s_per_gpu": (
+        "end_to_end",
+        "`batch` requests at t=0, overlapped chunked prefill: all tokens / s / GPU",
+    ),
+    "single_request_ttft_s": ("end_to_end", "one request alone (concurrency 1): its time to first token"),
+    "single_request_itl_s": ("end_to_end", "one request alone (concurrency 1): mean time between its output tokens"),
     "offline_output_tokens_per_s": (
         "end_to_end",
         "`requests` at t=0, in-flight batching (`batch` seqs, `max_batched_tokens`): output tokens / makespan",
@@ -89,10 +99,24 @@ METRICS = {
 #: The two kinds of point, in the order :func:`validation_summary` lists them.
 KINDS = ("iteration", "end_to_end")
 
-_COLUMNS = ("point", "engine", "model", "gpu", "dtype", "tp", "batch", "input_tokens", "output_tokens", "metric", "value")
+_COLUMNS = (
+    "point",
+    "engine",
+    "model",
+    "gpu",
+    "dtype",
+    "tp",
+    "batch",
+    "input_tokens",
+    "output_tokens",
+    "metric",
+    "value",
+)
 _NEEDS = {
     "chunked_prefill_s": ("chunk_tokens",),
     "offline_output_tokens_per_s": ("requests", "max_batched_tokens"),
+    "single_request_ttft_s": ("max_batched_tokens",),
+    "single_request_itl_s": ("max_batched_tokens",),
 }
 
 
@@ -193,6 +217,19 @@ def replay(row) -> float:
         if r.rejected.any():
             raise ValueError(f"published point {_point(row)!r}: {int(r.rejected.sum())} of {n} requests rejected")
         return float(n * osl / np.max(r.finish_s))
+    if metric in ("single_request_ttft_s", "single_request_itl_s"):
+        r = simulate_replica(
+            [0.0],
+            [isl],
+            [osl],
+            dep,
+            Scheduler("orca", max_num_seqs=1, max_num_batched_tokens=_int(row, "max_batched_tokens")),
+        )
+        if metric == "single_request_ttft_s":
+            return float(r.first_token_s[0])
+        if osl < 2:
+            raise ValueError(f"published point {_point(row)!r}: an inter-token latency needs output_tokens >= 2")
+        return float((r.finish_s[0] - r.first_token_s[0]) / (osl - 1))
     r = simulate_replica(
         np.zeros(b),
         np.full(b, isl),
