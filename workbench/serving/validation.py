@@ -171,11 +171,13 @@ def _deployment(row) -> Deployment:
 
 
 def _chunked_prefill_s(dep: Deployment, prompt: int, chunk: int) -> float:
-    """A prompt prefilled ``chunk`` tokens per iteration: each chunk's attention covers itself and the chunks before."""
+    """A prompt prefilled ``chunk`` tokens per iteration: each chunk's attention covers itself and the chunks before;
+    only the last chunk samples (produces the first output token)."""
     starts = np.arange(0, prompt, chunk)
     sizes = np.minimum(chunk, prompt - starts)
     pairs = sizes * starts + sizes * (sizes + 1) / 2
-    return float(sum(dep.iteration_s(int(c), float(p), 0, 0, sampled=1) for c, p in zip(sizes, pairs)))
+    sampled = (starts + sizes >= prompt).astype(float)
+    return float(sum(dep.iteration_s(int(c), float(p), 0, 0, sampled=s) for c, p, s in zip(sizes, pairs, sampled)))
 
 
 def replay(row) -> float:
