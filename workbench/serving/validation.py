@@ -1,27 +1,45 @@
 """The serving models against published measurements: model vs published value and the error, per point.
 
 The published points (``datasets/serving_specs/published.csv``) state their configuration: engine, model, GPU,
-precision, tensor parallelism, batch size and input/output lengths. Each is replayed as the benchmark ran it:
+precision, tensor parallelism, batch size and input/output lengths (plus, where the benchmark had them, the prefill
+chunk, the number of requests and the engine's token budget). Each is replayed as the benchmark ran it
+(:data:`METRICS` names each metric, its kind and how it is replayed):
 
-* ``output_tokens_per_s_per_gpu`` and ``ttft_s`` (TensorRT-LLM's ``gptSessionBenchmark``): on the hardware-grounded
-  replica (:func:`~workbench.serving.engine.simulate_replica`), ``batch`` requests present at once, prefilled together
-  in one iteration, then decoded to their output length (static batching); TTFT is the end of the prefill iteration.
-* ``prefill_iteration_s`` and ``decode_iteration_s`` (Sarathi-Serve's artifact): one iteration of the roofline
-  (:meth:`~workbench.serving.roofline.Deployment.iteration_s`): ``batch`` whole prompts of ``input_tokens``, or
-  ``batch`` decodes each over a context of ``input_tokens``.
+*Iteration times* (one engine step, or a prompt's chunks in a row, on the roofline
+:meth:`~workbench.serving.roofline.Deployment.iteration_s`; Sarathi-Serve's artifact):
+
+* ``prefill_iteration_s``: ``batch`` whole prompts of ``input_tokens`` in one iteration.
+* ``decode_iteration_s``: ``batch`` decodes, each over a context of ``input_tokens``.
+* ``chunked_prefill_s``: one prompt of ``input_tokens`` prefilled in chunks of ``chunk_tokens`` (Sarathi-Serve's
+  chunked prefill, Figure 9a): the sum of its chunk iterations, each chunk attending to the chunks before it.
+
+*End-to-end* (the hardware-grounded replica :func:`~workbench.serving.engine.simulate_replica`):
+
+* ``output_tokens_per_s_per_gpu`` and ``ttft_s`` (TensorRT-LLM's ``gptSessionBenchmark``): ``batch`` requests present
+  at once, prefilled together in one iteration, then decoded to their output length (static batching); TTFT is the
+  end of the prefill iteration.
 * ``total_tokens_per_s_per_gpu`` (NanoFlow's offline throughput, prompt plus output tokens): ``batch`` requests present
   at once on a replica executing overlapped (``overlap=True``) with chunked prefill under a 2,048-token dense batch
   (:data:`DENSE_BATCH_TOKENS`), prompt and output tokens over the makespan, per GPU.
+* ``offline_output_tokens_per_s`` (``trtllm-bench throughput``): ``requests`` requests queued at t=0 and served by
+  in-flight batching (whole prompts join the running decodes, Orca-style: :class:`~workbench.serving.engine.Scheduler`
+  ``kind="orca"``) with at most ``batch`` running requests and ``max_batched_tokens`` tokens per iteration; output
+  tokens of the replica over the makespan (not per GPU: the published table gives the total).
+* ``single_request_ttft_s`` and ``single_request_itl_s`` (NVIDIA NIM's AIPerf sweep at concurrency 1: one request in
+  flight at a time): one request alone on the replica; its time to first token, and the mean time between its output
+  tokens (``(finish - first token) / (output_tokens - 1)``).
 
-Nothing is fitted: the efficiencies are the stated per-generation constants of
-:data:`~workbench.serving.roofline.EFFICIENCY`, and the engine's host work comes from its profile
-(:mod:`~workbench.serving.engines`, the engine of each row by :data:`ENGINE_OF`). FP8 rows use one byte per weight and per KV element (TensorRT-LLM's FP8 with
-an FP8 KV cache: the 13B batch of 1,024 needs ~214 GB of BF16 KV, more than an H200 holds, so the KV was 8-bit).
+Nothing is fitted: the efficiencies are the cost model's own, and the engine's host work comes from its profile
+(:mod:`~workbench.serving.engines`, the engine of each row by :data:`ENGINE_OF`). FP8 rows use one byte per weight and
+per KV element (TensorRT-LLM's FP8 with an FP8 KV cache: the 13B batch of 1,024 needs ~214 GB of BF16 KV, more than an
+H200 holds, so the KV was 8-bit). :func:`validation_summary` gives, per kind, the count, the median |error| and the
+worst point.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pandas as pd
@@ -30,15 +48,76 @@ from .engine import Scheduler, simulate_replica
 from .roofline import Deployment
 from .specs import SPECS_DIR, model
 
-__all__ = ["DENSE_BATCH_TOKENS", "ENGINE_OF", "published", "replay", "validation_table"]
+__all__ = [
+    "DENSE_BATCH_TOKENS",
+    "ENGINE_OF",
+    "KINDS",
+    "METRICS",
+    "published",
+    "replay",
+    "validation_summary",
+    "validation_table",
+]
 
 #: The engine profile (``engines.csv``) of each engine named in the published table: Sarathi-Serve's artifact ran
-#: its vLLM 0.x fork, the TensorRT-LLM tables v0.5 (a C++ runtime, not overlapped), NanoFlow its asynchronous engine.
-ENGINE_OF = {"vllm": "vllm-v0", "sarathi-serve": "sarathi-serve", "tensorrt-llm": "trtllm-v0.5", "nanoflow": "nanoflow"}
+#: its vLLM 0.x fork; TensorRT-LLM's v0.5/v0.6 tables its C++ runtime before the overlap scheduler
+#: (``gptSessionBenchmark``, not overlapped); its perf-overview (v0.19+, ``trtllm-bench`` on the PyTorch backend)
+#: the current runtime with the overlap scheduler on by default, as does NVIDIA NIM's TensorRT-LLM profile;
+#: NanoFlow its asynchronous engine.
+ENGINE_OF = {
+    "vllm": "vllm-v0",
+    "sarathi-serve": "sarathi-serve",
+    "tensorrt-llm": "trtllm-v0.5",
+    "tensorrt-llm-pytorch": "trtllm",
+    "nanoflow": "nanoflow",
+    "nim": "trtllm",
+}
 
 #: Tokens per iteration of NanoFlow's dense batch (chunked prefill topping up the decodes); its search picks the size,
 #: here stated once (a throughput-oriented engine keeps the GEMMs at thousands of tokens).
 DENSE_BATCH_TOKENS = 2048
+
+#: Each metric of the published table: its kind (``iteration`` or ``end_to_end``) and how it is replayed.
+METRICS = {
+    "prefill_iteration_s": ("iteration", "one iteration prefilling `batch` prompts of `input_tokens`"),
+    "decode_iteration_s": ("iteration", "one iteration decoding `batch` requests over contexts of `input_tokens`"),
+    "chunked_prefill_s": ("iteration", "one prompt of `input_tokens` prefilled in chunks of `chunk_tokens`"),
+    "ttft_s": ("end_to_end", "static batch of `batch` requests: end of the prefill iteration"),
+    "output_tokens_per_s_per_gpu": ("end_to_end", "static batch of `batch` requests: output tokens / makespan / GPUs"),
+    "total_tokens_per_s_per_gpu": (
+        "end_to_end",
+        "`batch` requests at t=0, overlapped chunked prefill: all tokens / s / GPU",
+    ),
+    "single_request_ttft_s": ("end_to_end", "one request alone (concurrency 1): its time to first token"),
+    "single_request_itl_s": ("end_to_end", "one request alone (concurrency 1): mean time between its output tokens"),
+    "offline_output_tokens_per_s": (
+        "end_to_end",
+        "`requests` at t=0, in-flight batching (`batch` seqs, `max_batched_tokens`): output tokens / makespan",
+    ),
+}
+
+#: The two kinds of point, in the order :func:`validation_summary` lists them.
+KINDS = ("iteration", "end_to_end")
+
+_COLUMNS = (
+    "point",
+    "engine",
+    "model",
+    "gpu",
+    "dtype",
+    "tp",
+    "batch",
+    "input_tokens",
+    "output_tokens",
+    "metric",
+    "value",
+)
+_NEEDS = {
+    "chunked_prefill_s": ("chunk_tokens",),
+    "offline_output_tokens_per_s": ("requests", "max_batched_tokens"),
+    "single_request_ttft_s": ("max_batched_tokens",),
+    "single_request_itl_s": ("max_batched_tokens",),
+}
 
 
 def published() -> pd.DataFrame:
@@ -46,29 +125,80 @@ def published() -> pd.DataFrame:
     return pd.read_csv(SPECS_DIR / "published.csv")
 
 
+def _point(row) -> str:
+    return str(row.get("point", "<unnamed>"))
+
+
+def _int(row, column: str) -> int:
+    value = row.get(column)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        raise ValueError(f"published point {_point(row)!r}: metric {row['metric']!r} needs column {column!r}")
+    return int(value)
+
+
+def _check(row) -> None:
+    missing = [c for c in _COLUMNS if c not in row]
+    if missing:
+        raise ValueError(f"published point {_point(row)!r} lacks column(s) {missing}")
+    if row["metric"] not in METRICS:
+        raise ValueError(
+            f"published point {_point(row)!r}: unknown metric {row['metric']!r}; known: {', '.join(METRICS)}"
+        )
+    if row["engine"] not in ENGINE_OF:
+        raise ValueError(
+            f"published point {_point(row)!r}: unknown engine {row['engine']!r}; known: {', '.join(ENGINE_OF)}"
+        )
+    value = float(row["value"])
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"published point {_point(row)!r}: value must be finite and > 0, got {row['value']!r}")
+
+
 def _deployment(row) -> Deployment:
-    m = model(row["model"])
-    if row["dtype"] == "fp8":
-        m = dataclasses.replace(m, model=f"{m.model}-fp8", bytes_per_param=1.0, bytes_per_kv=1.0)
-    return Deployment(
-        m,
-        row["gpu"],
-        tp=int(row["tp"]),
-        dtype=row["dtype"],
-        engine=ENGINE_OF[row["engine"]],
-        overlap=row["engine"] == "nanoflow",
-    )
+    try:
+        m = model(row["model"])
+        if row["dtype"] == "fp8":
+            m = dataclasses.replace(m, model=f"{m.model}-fp8", bytes_per_param=1.0, bytes_per_kv=1.0)
+        return Deployment(
+            m,
+            row["gpu"],
+            tp=int(row["tp"]),
+            dtype=row["dtype"],
+            engine=ENGINE_OF[row["engine"]],
+            overlap=row["engine"] == "nanoflow",
+        )
+    except ValueError as e:
+        raise ValueError(f"published point {_point(row)!r}: {e}") from e
+
+
+def _chunked_prefill_s(dep: Deployment, prompt: int, chunk: int) -> float:
+    """A prompt prefilled ``chunk`` tokens per iteration: each chunk's attention covers itself and the chunks before;
+    only the last chunk samples (produces the first output token)."""
+    starts = np.arange(0, prompt, chunk)
+    sizes = np.minimum(chunk, prompt - starts)
+    pairs = sizes * starts + sizes * (sizes + 1) / 2
+    sampled = (starts + sizes >= prompt).astype(float)
+    return float(sum(dep.iteration_s(int(c), float(p), 0, 0, sampled=s) for c, p, s in zip(sizes, pairs, sampled)))
 
 
 def replay(row) -> float:
-    """The model's value of one published point (a row of :func:`published`)."""
+    """The model's value of one published point (a row of :func:`published`).
+
+    Raises ``ValueError`` naming the point when its metric, engine, model or GPU is unknown or a column its metric
+    needs is empty.
+    """
+    _check(row)
+    metric = row["metric"]
+    for column in _NEEDS.get(metric, ()):
+        _int(row, column)
     dep = _deployment(row)
     b, isl, osl = int(row["batch"]), int(row["input_tokens"]), int(row["output_tokens"])
-    if row["metric"] == "prefill_iteration_s":
+    if metric == "prefill_iteration_s":
         return dep.iteration_s(b * isl, b * isl * (isl + 1) / 2, 0, 0, sampled=b)
-    if row["metric"] == "decode_iteration_s":
+    if metric == "decode_iteration_s":
         return dep.iteration_s(0, 0, b, b * isl)
-    if row["metric"] == "total_tokens_per_s_per_gpu":
+    if metric == "chunked_prefill_s":
+        return _chunked_prefill_s(dep, isl, _int(row, "chunk_tokens"))
+    if metric == "total_tokens_per_s_per_gpu":
         r = simulate_replica(
             np.zeros(b),
             np.full(b, isl),
@@ -77,6 +207,31 @@ def replay(row) -> float:
             Scheduler("sarathi", max_num_seqs=DENSE_BATCH_TOKENS // 2, max_num_batched_tokens=DENSE_BATCH_TOKENS),
         )
         return float(b * (isl + osl) / np.max(r.finish_s) / dep.gpus)
+    if metric == "offline_output_tokens_per_s":
+        n = _int(row, "requests")
+        r = simulate_replica(
+            np.zeros(n),
+            np.full(n, isl),
+            np.full(n, osl),
+            dep,
+            Scheduler("orca", max_num_seqs=b, max_num_batched_tokens=_int(row, "max_batched_tokens")),
+        )
+        if r.rejected.any():
+            raise ValueError(f"published point {_point(row)!r}: {int(r.rejected.sum())} of {n} requests rejected")
+        return float(n * osl / np.max(r.finish_s))
+    if metric in ("single_request_ttft_s", "single_request_itl_s"):
+        r = simulate_replica(
+            [0.0],
+            [isl],
+            [osl],
+            dep,
+            Scheduler("orca", max_num_seqs=1, max_num_batched_tokens=_int(row, "max_batched_tokens")),
+        )
+        if metric == "single_request_ttft_s":
+            return float(r.first_token_s[0])
+        if osl < 2:
+            raise ValueError(f"published point {_point(row)!r}: an inter-token latency needs output_tokens >= 2")
+        return float((r.finish_s[0] - r.first_token_s[0]) / (osl - 1))
     r = simulate_replica(
         np.zeros(b),
         np.full(b, isl),
@@ -84,16 +239,14 @@ def replay(row) -> float:
         dep,
         Scheduler("vllm", max_num_seqs=b, max_num_batched_tokens=max(b * isl, 1)),
     )
-    if row["metric"] == "ttft_s":
+    if metric == "ttft_s":
         return float(np.max(r.first_token_s))
-    if row["metric"] == "output_tokens_per_s_per_gpu":
-        return float(b * osl / np.max(r.finish_s) / dep.gpus)
-    raise ValueError(f"unknown metric {row['metric']!r} in the published table")
+    return float(b * osl / np.max(r.finish_s) / dep.gpus)  # output_tokens_per_s_per_gpu
 
 
-def validation_table() -> pd.DataFrame:
-    """One row per published point: its configuration, ``published``, ``model_estimate`` and ``error``
-    (model / published - 1).
+def validation_table(points: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per published point: its configuration, ``kind``, ``engine_profile``, ``published``,
+    ``model_estimate`` and ``error`` (model / published - 1). ``points`` defaults to :func:`published`.
 
     Examples
     --------
@@ -101,30 +254,55 @@ def validation_table() -> pd.DataFrame:
     >>> len(t) >= 4 and bool(t["model_estimate"].gt(0).all())
     True
     """
-    pub = published()
+    pub = published() if points is None else points
     rows = []
-    for row in pub.to_dict("records"):  # a dozen points
+    for row in pub.to_dict("records"):  # ~120 points, each one replay
         value = replay(row)
         rows.append(
             {
-                **{
-                    k: row[k]
-                    for k in (
-                        "point",
-                        "model",
-                        "gpu",
-                        "dtype",
-                        "tp",
-                        "batch",
-                        "input_tokens",
-                        "output_tokens",
-                        "metric",
-                    )
-                },
+                **{k: row[k] for k in _COLUMNS if k != "value"},
+                "kind": METRICS[row["metric"]][0],
+                "engine_profile": ENGINE_OF[row["engine"]],
                 "published": float(row["value"]),
                 "model_estimate": value,
                 "error": value / float(row["value"]) - 1,
-                "source": row["source"],
+                "source": row.get("source", ""),
             }
         )
     return pd.DataFrame(rows)
+
+
+def validation_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per kind (``iteration``, ``end_to_end``): ``points``, ``median_abs_error``, ``worst_point`` (largest |error|)
+    and its ``worst_error`` (signed), from a :func:`validation_table` (or any frame with ``kind``, ``point``, ``error``).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"kind": ["iteration"] * 3, "point": ["a", "b", "c"], "error": [0.1, -0.3, 0.2]})
+    >>> s = validation_summary(t)
+    >>> float(s.loc["iteration", "median_abs_error"]), s.loc["iteration", "worst_point"]
+    (0.2, 'b')
+    """
+    missing = {"kind", "point", "error"} - set(table.columns)
+    if missing:
+        raise ValueError(f"table lacks column(s) {sorted(missing)}; pass a validation_table()")
+    unknown = set(table["kind"]) - set(KINDS)
+    if unknown:
+        raise ValueError(f"unknown kind(s) {sorted(unknown)}; known: {', '.join(KINDS)}")
+    out = []
+    for kind in KINDS:
+        t = table[table["kind"] == kind]
+        if t.empty:
+            continue
+        a = t["error"].abs()
+        worst = a.idxmax()
+        out.append(
+            {
+                "kind": kind,
+                "points": len(t),
+                "median_abs_error": float(a.median()),
+                "worst_point": t.loc[worst, "point"],
+                "worst_error": float(t.loc[worst, "error"]),
+            }
+        )
+    return pd.DataFrame(out).set_index("kind")

@@ -1,0 +1,121 @@
+"""The serving validation table: every published point replays, malformed points fail naming the point, and the
+summary's statistics. The error goals are not asserted here (the cost model is changing); notebook 10 reports them."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from workbench.serving.engines import engines
+from workbench.serving.validation import (
+    ENGINE_OF,
+    KINDS,
+    METRICS,
+    published,
+    replay,
+    validation_summary,
+    validation_table,
+)
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    return validation_table()
+
+
+def _row(**change) -> dict:
+    row = published().set_index("point").loc["sarathi-yi34b-tp2-prefill-1024"].to_dict()
+    row["point"] = "sarathi-yi34b-tp2-prefill-1024"
+    row.update(change)
+    return row
+
+
+def test_every_published_row_is_well_formed():
+    pub = published()
+    assert pub["point"].is_unique
+    assert set(pub["metric"]) <= set(METRICS)
+    assert set(pub["engine"]) <= set(ENGINE_OF)
+    assert set(ENGINE_OF.values()) <= set(engines())
+    assert pub["value"].gt(0).all()
+    assert pub["source"].str.contains("https://").all()  # every point names the document it comes from
+
+
+def test_every_published_row_replays_to_a_finite_positive_value(table):
+    pub = published()
+    assert len(table) == len(pub)
+    assert table["point"].tolist() == pub["point"].tolist()
+    assert all(math.isfinite(v) and v > 0 for v in table["model_estimate"])
+    assert set(table["kind"]) <= set(KINDS)
+    assert table["engine_profile"].tolist() == [ENGINE_OF[e] for e in pub["engine"]]
+    assert (table["error"] == table["model_estimate"] / table["published"] - 1).all()
+
+
+def test_the_table_spans_kinds_engines_and_gpu_generations(table):
+    counts = table["kind"].value_counts()
+    assert counts["iteration"] >= 12 and counts["end_to_end"] >= 12
+    assert table["engine_profile"].nunique() >= 3
+    assert table["gpu"].nunique() >= 3
+
+
+def test_a_chunk_covering_the_prompt_is_one_prefill_iteration():
+    whole = replay(_row())
+    chunked = replay(_row(metric="chunked_prefill_s", chunk_tokens=4096, output_tokens=1))
+    assert chunked == pytest.approx(whole)
+    assert replay(_row(metric="chunked_prefill_s", chunk_tokens=256)) > 0
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"metric": "tokens_per_joule"},
+            r"'sarathi-yi34b-tp2-prefill-1024': unknown metric 'tokens_per_joule'; known: ",
+        ),
+        ({"model": "Llama-9-1T"}, r"'sarathi-yi34b-tp2-prefill-1024': unknown model 'Llama-9-1T'"),
+        ({"gpu": "Z100"}, r"'sarathi-yi34b-tp2-prefill-1024': unknown GPU 'Z100'"),
+        ({"engine": "deepspeed-mii"}, r"'sarathi-yi34b-tp2-prefill-1024': unknown engine 'deepspeed-mii'; known: "),
+        ({"metric": "chunked_prefill_s", "chunk_tokens": float("nan")}, r"needs column 'chunk_tokens'"),
+        ({"value": -1.0}, r"'sarathi-yi34b-tp2-prefill-1024': value must be finite and > 0"),
+        ({"metric": "single_request_itl_s", "max_batched_tokens": 8192, "output_tokens": 1}, r"output_tokens >= 2"),
+    ],
+)
+def test_a_malformed_row_names_the_point(change, message):
+    with pytest.raises(ValueError, match=message):
+        replay(_row(**change))
+    with pytest.raises(ValueError, match=message):
+        validation_table(pd.DataFrame([_row(**change)]))
+
+
+def test_summary_medians_and_worst_points_on_a_hand_made_table():
+    t = pd.DataFrame(
+        {
+            "kind": ["iteration", "iteration", "iteration", "end_to_end", "end_to_end", "end_to_end", "end_to_end"],
+            "point": ["a", "b", "c", "d", "e", "f", "g"],
+            "error": [0.1, -0.3, 0.2, 0.5, -0.1, 0.05, -0.2],
+        }
+    )
+    s = validation_summary(t)
+    assert list(s.index) == ["iteration", "end_to_end"]
+    assert s.loc["iteration", "points"] == 3
+    assert s.loc["iteration", "median_abs_error"] == pytest.approx(0.2)
+    assert (s.loc["iteration", "worst_point"], s.loc["iteration", "worst_error"]) == ("b", pytest.approx(-0.3))
+    assert s.loc["end_to_end", "median_abs_error"] == pytest.approx(0.15)  # |errors| 0.05, 0.1, 0.2, 0.5
+    assert (s.loc["end_to_end", "worst_point"], s.loc["end_to_end", "worst_error"]) == ("d", pytest.approx(0.5))
+
+
+def test_summary_of_the_real_table_matches_its_rows(table):
+    s = validation_summary(table)
+    for kind, row in s.iterrows():
+        part = table[table["kind"] == kind]
+        assert row["points"] == len(part)
+        assert row["median_abs_error"] == pytest.approx(part["error"].abs().median())
+        assert abs(row["worst_error"]) == pytest.approx(part["error"].abs().max())
+
+
+def test_summary_rejects_a_table_without_its_columns():
+    with pytest.raises(ValueError, match=r"lacks column\(s\) \['kind'\]"):
+        validation_summary(pd.DataFrame({"point": ["a"], "error": [0.1]}))
+    with pytest.raises(ValueError, match=r"unknown kind\(s\) \['online'\]; known: iteration, end_to_end"):
+        validation_summary(pd.DataFrame({"kind": ["online"], "point": ["a"], "error": [0.1]}))
