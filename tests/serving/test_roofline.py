@@ -155,7 +155,32 @@ def test_committed_curves_are_what_the_script_derives_from_vidur(vidur_profiles)
     spec = importlib.util.spec_from_file_location("derive_operator_curves", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    table, report = mod.derive()
+    _table, report = mod.derive()
     assert mod.main(["--check"]) == 0
     # the curves predict each held-out model's measured layers (median over its token counts and TP degrees)
     assert (report["median_abs_error"] < 0.1).all()
+
+
+def test_a_malformed_profile_names_its_file_and_line(tmp_path, monkeypatch):
+    from workbench.serving import opcurves
+
+    d = tmp_path / "vidur-profiles" / "compute" / "a100" / "org" / "model"
+    d.mkdir(parents=True)
+    ops = [f"time_stats.{op}.median" for op in (*opcurves.GEMM_OPS, "emb")]
+    head = ["n_embd", "n_expanded_embd", "n_head", "n_kv_head", "num_tensor_parallel_workers", "num_tokens", *ops]
+    rows = [[4096, 11008, 32, 32, 1, t, *([0.01 * t] * len(ops))] for t in (1, 2, 4)]
+    rows[2][-1] = -1.0  # a negative time on the file's fourth line
+    (d / "mlp.csv").write_text("\n".join(",".join(map(str, r)) for r in [head, *rows]) + "\n")
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    opcurves._profile_index.cache_clear()
+    opcurves._load_profile.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"mlp.csv:4: non-finite or negative"):
+            Deployment("Llama-2-7B", "A100-80GB", costs="profiled")
+        (d / "mlp.csv").write_text("n_embd,num_tokens\n4096,1\n")
+        opcurves._profile_index.cache_clear()
+        with pytest.raises(ValueError, match=r"mlp.csv"):
+            Deployment("Llama-2-7B", "A100-80GB", costs="profiled")
+    finally:
+        opcurves._profile_index.cache_clear()
+        opcurves._load_profile.cache_clear()

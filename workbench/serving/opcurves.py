@@ -180,11 +180,10 @@ def _profile_index(gpu_dir: str) -> tuple[tuple[str, tuple[int, int, int, int], 
     root = require(f"vidur-profiles/compute/{gpu_dir}", hint="(Vidur's operator profiles: see the data README)")
     out = []
     for path in sorted(root.glob("*/*/mlp.csv")):
-        head = pd.read_csv(
-            path, usecols=["n_embd", "n_expanded_embd", "n_head", "n_kv_head", "num_tensor_parallel_workers"]
-        )
-        if head.empty:
-            raise ValueError(f"{path}: empty operator profile")
+        arch_cols = ["n_embd", "n_expanded_embd", "n_head", "n_kv_head", "num_tensor_parallel_workers"]
+        head = pd.read_csv(path)
+        if head.empty or set(arch_cols) - set(head.columns):
+            raise ValueError(f"{path}: malformed operator profile: needs rows and the columns {arch_cols}")
         r = head.iloc[0]
         arch = (int(r["n_embd"]), int(r["n_expanded_embd"]), int(r["n_head"]), int(r["n_kv_head"]))
         out.append((str(path), arch, tuple(sorted({int(x) for x in head["num_tensor_parallel_workers"]}))))
