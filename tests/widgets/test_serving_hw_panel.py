@@ -20,3 +20,17 @@ def test_panel_updates_reports_misfit_and_plans():
     panel.model.value = "Llama-3.1-8B"
     panel._on_plan(None)
     assert "GPUs" in panel.plan.value
+
+
+def test_engine_and_cost_source_change_the_answer_and_uncovered_profiles_are_named():
+    panel = ServingHardwarePanel(rate_rps=5.0, span_s=300)
+    v1 = panel.stats.value
+    panel.engine.value = "vllm-v0"  # eager: the host step adds to every iteration
+    assert panel.stats.value != v1 and "optimal bound" in panel.stats.value
+    panel.costs.value = "stated"
+    assert "optimal bound" in panel.stats.value
+    panel.gpu.value = "B200"
+    panel.costs.value = "profiled"  # Vidur measured A100 and H100 only
+    assert "no measured operator profile" in panel.stats.value or "curves" in panel.stats.value
+    panel.overlap.value = True
+    assert panel.engine.value == "nanoflow"

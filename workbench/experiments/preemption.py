@@ -32,7 +32,7 @@ GPUS = ("A100-80GB", "A100-40GB", "H100-SXM", "L40S")
 
 @experiment(
     "llm-preemption",
-    version="3",
+    version="4",
     small={"n_conversations": 60, "mechanism": ["vllm", "fastswitch"], "rate": [0.01, 0.05]},
     params=[
         Param("mechanism", "vllm", choices=tuple(MECHANISMS), seeded=False, doc="how preemption moves KV caches"),

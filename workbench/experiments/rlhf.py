@@ -86,7 +86,7 @@ def rlhf_fused_pipeline(*, instance, method, iterations, memory, pp0, pp1, m0, m
 
 @experiment(
     "rlhf-generation-tail",
-    version="1",
+    version="2",
     small={"threshold": [0.0, 0.02, 0.1], "samples": 128, "instances": 4},
     params=[
         Param("source", "burstgpt", choices=gt.SOURCES, doc="output-length model"),

@@ -150,7 +150,7 @@ def provisioning_gap(
 
 @experiment(
     "serving-gpus",
-    version="1",
+    version="2",
     small={"model": "m-small", "span_s": 120.0, "mean_rate_rps": 3.0, "workload": ["composed", "naive"]},
     params=[
         Param("model", "m-large", choices=tuple(HARDWARE), doc="ServeGen model (sized on its HARDWARE mapping)"),

@@ -2,8 +2,9 @@
 
 One point composes ``duration_s`` of ServeGen's M-large traffic at 14:00 (:func:`workbench.workloads.servegen.compose`,
 the data's rate curve scaled to ``mean_rate_rps``) and serves it on ``replicas`` hardware replicas
-(:func:`workbench.serving.serve`: a :class:`~workbench.serving.Deployment` of ``model`` on ``tp x pp`` GPUs, roofline
-iteration costs, paged KV cache) under ``scheduler`` with ``preemption``, behind ``balancer``. Reported: TTFT and TBT
+(:func:`workbench.serving.serve`: a :class:`~workbench.serving.Deployment` of ``model`` on ``tp x pp`` GPUs run by
+``engine``, iteration costs from ``costs``, paged KV cache) under ``scheduler`` with ``preemption``, behind
+``balancer``. Reported: TTFT and TBT
 percentiles of the served requests, the fraction rejected (a prompt longer than a vLLM/Orca ``budget_tokens`` or a
 context larger than the KV cache), output tokens per second per GPU, the fraction of requests preempted at least once
 and the replicas' busy fraction. The scheduler, balancer and preemption are treatments (not seeded): the same requests meet each.
@@ -14,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..serving import BALANCERS, PREEMPTIONS, SCHEDULERS, Deployment, Scheduler, serve
+from ..serving.engines import engines
+from ..serving.roofline import COST_SOURCES
 from ..workloads import servegen
 from ._space import Param, experiment
 
@@ -26,7 +29,7 @@ _START_S = 14 * 3600
 
 @experiment(
     "serving-hardware",
-    version="1",
+    version="2",
     small={"mean_rate_rps": 2.0, "duration_s": 60.0, "scheduler": ["vllm", "sarathi"]},
     params=[
         Param("mean_rate_rps", 10.0, "rps", low=0.0, low_inclusive=False, doc="mean of M-large's 14:00 rate curve"),
@@ -40,15 +43,37 @@ _START_S = 14 * 3600
         Param("budget_tokens", 8192, "tokens", low=64, high=65_536, seeded=False, doc="max_num_batched_tokens"),
         Param("balancer", "round_robin", choices=BALANCERS, seeded=False, doc="replica load balancer"),
         Param("preemption", "recompute", choices=PREEMPTIONS, seeded=False, doc="KV of a preempted request"),
+        Param("engine", "vllm", choices=tuple(engines()), seeded=False, doc="serving engine (host work per step)"),
+        Param(
+            "costs",
+            "curves",
+            choices=COST_SOURCES,
+            seeded=False,
+            doc="operator costs: measured curves, Vidur's profiles (A100/H100, profiled models) or stated constants",
+        ),
     ],
 )
 def serving_hardware(
-    *, mean_rate_rps, duration_s, model, gpu, tp, pp, replicas, scheduler, budget_tokens, balancer, preemption, seed
+    *,
+    mean_rate_rps,
+    duration_s,
+    model,
+    gpu,
+    tp,
+    pp,
+    replicas,
+    scheduler,
+    budget_tokens,
+    balancer,
+    preemption,
+    engine,
+    costs,
+    seed,
 ):
     """Latency percentiles and throughput of one deployment under one composed span of traffic."""
     pool = servegen.load_pool("m-large").select(_START_S, duration_s)
     requests = servegen.compose(pool, start_s=_START_S, duration_s=duration_s, mean_rate_rps=mean_rate_rps, seed=seed)
-    dep = Deployment(model, gpu, tp=tp, pp=pp)
+    dep = Deployment(model, gpu, tp=tp, pp=pp, engine=engine, costs=costs)
     sch = Scheduler(scheduler, max_num_batched_tokens=budget_tokens, preemption=preemption)
     m = serve(requests, dep, sch, n_replicas=replicas, balancer=balancer, seed=seed)
     served = m[~m["rejected"]]

@@ -135,13 +135,16 @@ def capacity_gpus(
     scheduler: Scheduler | None = None,
     balancer: str = "round_robin",
     overlap: bool = False,
+    engine: str | None = None,
+    costs: str | None = None,
     rel_tol: float = 0.05,
     max_evaluations: int = 14,
     max_replicas: int = 4096,
     duration_s: float | None = None,
 ) -> pd.DataFrame:
     """GPUs needed to serve ``requests`` (at their own rate) within ``slo``, per tensor-parallel degree; ``slo``
-    defaults to ``SLO(ttft_s=2.0, tbt_s=0.1)`` and ``scheduler`` to ``Scheduler()``.
+    defaults to ``SLO(ttft_s=2.0, tbt_s=0.1)`` and ``scheduler`` to ``Scheduler()``; ``engine`` and ``costs`` as in
+    :class:`~workbench.serving.roofline.Deployment` (the serving engine's host work, where operator costs come from).
 
     Returns
     -------
@@ -192,7 +195,7 @@ def capacity_gpus(
     for tp in tps:  # a handful of TP degrees
         tp = integer("tp", tp, minimum=1)
         try:
-            dep = Deployment(model, gpu, tp=tp, overlap=overlap)
+            dep = Deployment(model, gpu, tp=tp, overlap=overlap, engine=engine, costs=costs)
         except ValueError as err:
             if "does not fit" not in str(err):
                 raise

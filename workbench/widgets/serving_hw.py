@@ -1,6 +1,8 @@
 """Panel for serving on real hardware: a model on GPUs, a scheduler, a workload; latencies, the bound, GPUs needed.
 
-Controls: model and GPU (from the spec tables), tensor-parallel degree, scheduler (vLLM, Sarathi-Serve, Orca),
+Controls: model and GPU (from the spec tables), tensor-parallel degree, the serving engine (its host work per step,
+``engines.csv``), where operator costs come from (measured curves, Vidur's profiles, stated constants), scheduler
+(vLLM, Sarathi-Serve, Orca),
 overlapped execution (NanoFlow), prefill/decode disaggregation (one prefill and one decode replica), the workload (a ServeGen model's composed traffic or its naive Poisson twin, at a
 mean rate) and the SLO. Every change serves the workload on one replica (well under a second) and redraws the TTFT
 and TBT CDFs; the summary shows the throughput against NanoFlow's optimal bound, the resource that binds, and what
@@ -14,7 +16,9 @@ import ipywidgets as W
 
 from ..serving import SLO, Deployment, Scheduler, latency_summary, serve, specs
 from ..serving.disagg import serve_disaggregated
+from ..serving.engines import engines
 from ..serving.gpus import capacity_gpus, optimal_throughput
+from ..serving.roofline import COST_SOURCES
 from ..viz import serving_hw as viz
 from ..workloads import servegen as sg
 from . import FigurePane, panel, redraw
@@ -43,6 +47,13 @@ class ServingHardwarePanel:
         self.gpu = W.Dropdown(options=list(specs.gpus()["gpu"]), value=gpu, description="GPU")
         self.tp = W.Dropdown(options=[1, 2, 4, 8], value=tp, description="tensor parallel")
         self.scheduler = W.Dropdown(options=["vllm", "sarathi", "orca"], value=scheduler, description="scheduler")
+        self.engine = W.Dropdown(options=list(engines()), value="vllm", description="engine")
+        self.costs = W.Dropdown(
+            options=[("measured curves", "curves"), ("Vidur's profiles", "profiled"), ("stated constants", "stated")],
+            value="curves",
+            description="operator costs",
+        )
+        assert {v for _, v in self.costs.options} == set(COST_SOURCES)
         self.overlap = W.Checkbox(value=False, description="overlapped (NanoFlow)")
         self.disagg = W.Checkbox(
             value=False, description="disaggregated", tooltip="one prefill replica and one decode replica"
@@ -68,6 +79,8 @@ class ServingHardwarePanel:
             self.gpu,
             self.tp,
             self.scheduler,
+            self.engine,
+            self.costs,
             self.overlap,
             self.disagg,
             self.source,
@@ -83,6 +96,8 @@ class ServingHardwarePanel:
                 self.model,
                 self.gpu,
                 self.tp,
+                self.engine,
+                self.costs,
                 self.scheduler,
                 self.source,
                 self.workload,
@@ -112,10 +127,20 @@ class ServingHardwarePanel:
         w = sg.compose(pool, start_s=start, duration_s=self.span_s, mean_rate_rps=self.rate.value, seed=self.seed)
         return w if self.workload.value == "composed" else sg.naive_workload(w, seed=self.seed)
 
+    def deployment(self) -> Deployment:
+        return Deployment(
+            self.model.value,
+            self.gpu.value,
+            tp=self.tp.value,
+            overlap=self.overlap.value,
+            engine=self.engine.value,
+            costs=self.costs.value,
+        )
+
     def update(self) -> None:
         try:
-            dep = Deployment(self.model.value, self.gpu.value, tp=self.tp.value, overlap=self.overlap.value)
-        except ValueError as exc:  # the model does not fit: say by how much
+            dep = self.deployment()
+        except (ValueError, FileNotFoundError) as exc:  # does not fit (by how much), or costs not covered
             self.stats.value = f"<b>{exc}</b>"
             return
         req = self.requests()
@@ -152,11 +177,16 @@ class ServingHardwarePanel:
             self.slo(),
             scheduler=self.sched(),
             overlap=self.overlap.value,
+            engine=self.engine.value,
+            costs=self.costs.value,
             duration_s=self.span_s,
         )
 
     # ---- callbacks
     def _on_change(self, change) -> None:
+        if change["owner"] is self.overlap and change["new"] and self.engine.value != "nanoflow":
+            self.engine.value = "nanoflow"  # overlapped execution is NanoFlow's engine (redraws through its observer)
+            return
         self.update()
 
     def _on_plan(self, button) -> None:
