@@ -153,7 +153,7 @@ def _check(row) -> None:
         raise ValueError(f"published point {_point(row)!r}: value must be finite and > 0, got {row['value']!r}")
 
 
-def _deployment(row) -> Deployment:
+def _deployment(row, costs: str | None = None) -> Deployment:
     try:
         m = model(row["model"])
         if row["dtype"] == "fp8":
@@ -165,6 +165,7 @@ def _deployment(row) -> Deployment:
             dtype=row["dtype"],
             engine=ENGINE_OF[row["engine"]],
             overlap=row["engine"] == "nanoflow",
+            costs=costs,
         )
     except ValueError as e:
         raise ValueError(f"published point {_point(row)!r}: {e}") from e
@@ -180,8 +181,9 @@ def _chunked_prefill_s(dep: Deployment, prompt: int, chunk: int) -> float:
     return float(sum(dep.iteration_s(int(c), float(p), 0, 0, sampled=s) for c, p, s in zip(sizes, pairs, sampled)))
 
 
-def replay(row) -> float:
-    """The model's value of one published point (a row of :func:`published`).
+def replay(row, costs: str | None = None) -> float:
+    """The model's value of one published point (a row of :func:`published`), with the operator costs of ``costs``
+    (:class:`~workbench.serving.roofline.Deployment`; default: the measured curves).
 
     Raises ``ValueError`` naming the point when its metric, engine, model or GPU is unknown or a column its metric
     needs is empty.
@@ -190,7 +192,7 @@ def replay(row) -> float:
     metric = row["metric"]
     for column in _NEEDS.get(metric, ()):
         _int(row, column)
-    dep = _deployment(row)
+    dep = _deployment(row, costs)
     b, isl, osl = int(row["batch"]), int(row["input_tokens"]), int(row["output_tokens"])
     if metric == "prefill_iteration_s":
         return dep.iteration_s(b * isl, b * isl * (isl + 1) / 2, 0, 0, sampled=b)
@@ -244,7 +246,7 @@ def replay(row) -> float:
     return float(b * osl / np.max(r.finish_s) / dep.gpus)  # output_tokens_per_s_per_gpu
 
 
-def validation_table(points: pd.DataFrame | None = None) -> pd.DataFrame:
+def validation_table(points: pd.DataFrame | None = None, *, costs: str | None = None) -> pd.DataFrame:
     """One row per published point: its configuration, ``kind``, ``engine_profile``, ``published``,
     ``model_estimate`` and ``error`` (model / published - 1). ``points`` defaults to :func:`published`.
 
@@ -257,7 +259,7 @@ def validation_table(points: pd.DataFrame | None = None) -> pd.DataFrame:
     pub = published() if points is None else points
     rows = []
     for row in pub.to_dict("records"):  # ~120 points, each one replay
-        value = replay(row)
+        value = replay(row, costs)
         rows.append(
             {
                 **{k: row[k] for k in _COLUMNS if k != "value"},

@@ -76,6 +76,14 @@ COLORS = {
     "m-small": "#2ca02c",
     "mm-image": "#9467bd",
     "deepseek-r1": "#d62728",
+    # serving engine profiles
+    "vllm": "#1f77b4",
+    "vllm-v0": "#aec7e8",
+    "sarathi-serve": "#17becf",
+    "sglang": "#ff7f0e",
+    "trtllm": "#2ca02c",
+    "trtllm-v0.5": "#98df8a",
+    "nanoflow": "#9467bd",
 }
 
 

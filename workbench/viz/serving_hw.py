@@ -10,7 +10,13 @@ import plotly.graph_objects as go
 
 from . import mark_x, style
 
-__all__ = ["latency_cdf_figure", "throughput_bound_figure", "operator_figure", "validation_figure"]
+__all__ = [
+    "latency_cdf_figure",
+    "throughput_bound_figure",
+    "operator_figure",
+    "validation_figure",
+    "gemm_efficiency_figure",
+]
 
 
 def latency_cdf_figure(
@@ -62,40 +68,75 @@ def operator_figure(breakdown: pd.DataFrame) -> go.Figure:
 
 #: Reader's names of the validation table's metrics (legend entries, not column identifiers).
 METRIC_LABELS = {
-    "output_tokens_per_s_per_gpu": "output tokens/s per GPU",
-    "total_tokens_per_s_per_gpu": "total tokens/s per GPU",
-    "ttft_s": "time to first token (s)",
-    "prefill_iteration_s": "prefill iteration (s)",
-    "decode_iteration_s": "decode iteration (s)",
+    "output_tokens_per_s_per_gpu": "static-batch throughput",
+    "total_tokens_per_s_per_gpu": "offline total throughput",
+    "offline_output_tokens_per_s": "offline throughput",
+    "ttft_s": "static-batch TTFT",
+    "single_request_ttft_s": "single-request TTFT",
+    "single_request_itl_s": "single-request ITL",
+    "prefill_iteration_s": "prefill iteration",
+    "decode_iteration_s": "decode iteration",
+    "chunked_prefill_s": "chunked prefill",
 }
 
 
 def validation_figure(table: pd.DataFrame) -> go.Figure:
-    """Model vs published value per point (``published``, ``model_estimate``, ``metric``, ``point``), log-log."""
+    """Signed error (model / published - 1) of every published point, one column per metric, one colour per engine
+    profile (``metric``, ``error``, ``point``, ``engine_profile`` when present), with the zero line. Points of
+    different units share one axis because the error is unit-free."""
+    from . import colors_of
+
     fig = go.Figure()
-    for metric, part in table.groupby("metric", sort=False):
+    profiles = table["engine_profile"] if "engine_profile" in table else pd.Series("model", index=table.index)
+    names = list(dict.fromkeys(profiles))
+    colors = {n: c for n, c in zip(names, colors_of(*names).values(), strict=True)}
+    order = [m for m in METRIC_LABELS if m in set(table["metric"])] + sorted(set(table["metric"]) - set(METRIC_LABELS))
+    labels = {m: METRIC_LABELS.get(m, m.replace("_", " ")) for m in order}
+    for name in names:
+        part = table[profiles == name]
         fig.add_trace(
-            go.Scatter(
-                x=part["published"],
-                y=part["model_estimate"],
-                mode="markers",
-                name=METRIC_LABELS.get(metric, metric.replace("_", " ")),
+            go.Box(
+                x=part["metric"].map(labels),
+                y=100 * part["error"],
+                name=str(name),
+                boxpoints="all",
+                jitter=0.5,
+                pointpos=0,
+                fillcolor="rgba(0,0,0,0)",
+                line={"color": "rgba(0,0,0,0)"},
+                marker={"color": colors[name], "size": 7},
                 text=part["point"],
-                hovertemplate="%{text}<br>published %{x}<br>model %{y}",
+                hovertemplate="%{text}<br>error %{y:.0f}%",
             )
         )
-    lo = float(min(table["published"].min(), table["model_estimate"].min())) / 1.5
-    hi = float(max(table["published"].max(), table["model_estimate"].max())) * 1.5
-    fig.add_trace(
-        go.Scatter(
-            x=[lo, hi], y=[lo, hi], mode="lines", name="model = published", line={"dash": "dot", "color": "#444444"}
+    fig.add_hline(y=0, line={"color": "#444444", "dash": "dot"})
+    fig.update_xaxes(categoryorder="array", categoryarray=[labels[m] for m in order])
+    fig.update_layout(legend_title_text="engine profile", boxmode="group")
+    return style(fig, title="Model error per published point", x_title="published metric", y_title="model / published - 1 (%)")
+
+
+GENERATION_LABELS = {"ampere": "Ampere (A100 profile)", "hopper": "Hopper (H100 profile)", "ada": "A40 profile (ada)"}
+
+
+def gemm_efficiency_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
+    """The fraction of the roofline a layer's projections reach vs tokens in the iteration, one line per GPU
+    generation (``{generation: (tokens, fraction)}``, e.g. from :func:`workbench.serving.opcurves.curves`)."""
+    fig = go.Figure()
+    for gen, (tokens, frac) in curves.items():
+        fig.add_trace(
+            go.Scatter(
+                x=tokens,
+                y=100 * np.asarray(frac),
+                mode="lines+markers",
+                name=GENERATION_LABELS.get(gen, gen),
+                hovertemplate="%{x:.0f} tokens: %{y:.0f}%",
+            )
         )
-    )
     fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(rangemode="tozero")
     return style(
         fig,
-        title="Model vs published measurements",
-        x_title="published (tokens/s per GPU or s)",
-        y_title="model (same unit)",
+        title="Measured GEMM efficiency vs batch (Vidur's profiles)",
+        x_title="tokens in the iteration (log scale)",
+        y_title="fraction of the roofline reached (%)",
     )
