@@ -331,7 +331,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``workbench aqm replay`` (network options default to the file's dataset network)."""
     p.add_argument("file", type=Path, help="connection matrix (htsim .cm format)")
     p.add_argument("--out", type=Path, required=True, help="CSV to write: size_bytes,start_s,fct_s")
-    p.add_argument("--leaves", type=int)
+    p.add_argument("--leaves", type=int, help="leaf switches (default for every network option: the dataset's network)")
     p.add_argument("--n-spines", type=int, dest="n_spines", help="number of spines")
     p.add_argument(
         "--spines",
@@ -348,13 +348,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--marking", choices=("static", "pred"), default="static", help="static ECN marking (default) or PRED's"
     )
-    p.add_argument("--mark-on", choices=("arrival", "departure"), help="mark on arrival (default) or on departure")
-    p.add_argument("--dctcp-alpha0", type=float, help="DCTCP's initial alpha (default 1, as Linux; htsim: 0)")
+    p.add_argument(
+        "--mark-on",
+        choices=("arrival", "departure"),
+        help="mark on the queue a packet finds or the one it leaves (fabric-websearch-128: departure)",
+    )
+    p.add_argument(
+        "--dctcp-alpha0", type=float, help="DCTCP's initial alpha (fabric-websearch-128: 0 as htsim; Linux: 1)"
+    )
     p.add_argument(
         "--routing", choices=ROUTINGS, help="draw the paths (per-flow ECMP or spraying, --seed) instead of reading them"
     )
     p.add_argument(
-        "--loss-recovery", choices=("newreno", "sack"), help="NewReno (default) or the older SACK-like engine"
+        "--loss-recovery", choices=("newreno", "sack"), help="NewReno (fabric-websearch-128) or the SACK-like engine"
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
