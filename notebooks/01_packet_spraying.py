@@ -76,7 +76,7 @@ print(loads[["flows", "paths", "expected_max_exact", "expected_max_monte_carlo"]
 # Pick a fabric, an oversubscription, a collective, a message size, the routings, and fail some of leaf 0's uplinks.
 # Top left: the collective's bandwidth time relative to ideal spraying as the fabric grows (Monte-Carlo mean over
 # hashings); top right: leaf->spine loads for the step with the most cross-leaf bytes; bottom: collective time vs
-# message size (fluid, 5 us per step) and connections per host.
+# message size (fluid, 5 µs per step) and connections per host.
 
 # %% tags=["nbval-ignore-output"]
 spraying_panel()

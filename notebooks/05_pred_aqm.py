@@ -73,7 +73,7 @@ show_claims("pred", "quick")
 #   experiments report `long_active`, the fraction still sending when the window closes: 1 in every run here).
 #
 # Static baseline: marking from 20 to 200 packets with max probability 0.1. PRED: slope 0.01 per flow from
-# `minK` = 5 packets. Bottleneck 10 Gbit/s, base RTT 100 us (BDP 83 packets of 1500 B).
+# `minK` = 5 packets. Bottleneck 10 Gbit/s, base RTT 100 µs (BDP 83 packets of 1500 B).
 
 # %% [markdown]
 # ## Try it
@@ -218,7 +218,7 @@ print(fct_sweep.groupby(["marking", "routing"]).mean_queue_pkts.mean().round(2).
 # **Light load has the longer static tails here, and why.** At 50% load the static ramp's small-flow p99
 # (10.4-10.6 ms) comes out above its 90% value (4.5-7.3 ms); another run found 11-17 ms at 30% and 60%. The
 # switch queues do not explain it (a 30% run had no drops and no timeouts, and its busiest port averaged 67
-# packets, 80 us); the host NICs most likely do: the engine's NIC is a FIFO without a limit and
+# packets, 80 µs); the host NICs most likely do: the engine's NIC is a FIFO without a limit and
 # its senders have no receive-window cap, so a large flow that meets no marking switch port (light load, or a
 # rack-local path) keeps growing its window and queues thousands of packets at its own NIC, and a small flow from
 # the same host waits behind them (one run: a 20 KB flow started 5 ms after a lone 30 MB flow from the same host
@@ -266,8 +266,8 @@ else:
 # schemes, and neither the static-ECN number nor its thresholds are published where the workbench can read them
 # (sources and what is assumed: the docstring of `workbench.reproductions.pred`). So here the static baseline is a
 # swept parameter: step marking at K = 5, 15, 30, 65 packets (65 is DCTCP's recommendation at 10 Gbit/s) and a RED
-# ramp from 20 to 200 packets. The fabric is 16 leaves x 8 hosts with 8 spines, 10 Gbit/s and 10 us per link (base
-# RTT ~80 us), 1000-packet buffers, DCTCP, ECMP, and three mixes on top of the same web-search flows at 90% load:
+# ramp from 20 to 200 packets. The fabric is 16 leaves x 8 hosts with 8 spines, 10 Gbit/s and 10 µs per link (base
+# RTT ~80 µs), 1000-packet buffers, DCTCP, ECMP, and three mixes on top of the same web-search flows at 90% load:
 # web search alone; plus 8 long-lived flows into each of 16 hosts (each sized so that it is still sending 30 ms after
 # the start, then left to finish); plus 16-to-1 incast bursts of 64 KB, 2000 a second. Marking, baseline and mix are
 # treatments, so at one seed every run carries the same web-search flows and PRED's change is paired per seed. It
@@ -311,7 +311,7 @@ print(web.groupby("setting", sort=False)[["mean_queue_pkts", "max_mean_queue_pkt
 # ran per packet before issue 23 too, so nothing here moved). With web search alone (the paper's setting) PRED's
 # small-flow p99 (1.2 ms) is 61-75% below static step marking at K = 15, 30 and 65 packets and below the RED 20-200
 # ramp: the claimed range, reached against exactly the thresholds one would set for this fabric's bandwidth-delay
-# product (~67 packets at 10 us per link; DCTCP recommends K = 65 at 10 Gbit/s). Those thresholds let the busiest
+# product (~67 packets at 10 µs per link; DCTCP recommends K = 65 at 10 Gbit/s). Those thresholds let the busiest
 # ports hold 40-140 packets on average (0.1 ms at 10 Gbit/s each, several ports per path), and a short flow's tail
 # is that queue; PRED's concurrency-scaled slope holds the busiest port to ~13 packets. A static threshold of K = 5
 # packets does nearly the same: against it PRED is 18 +- 12% lower, not significant with two seeds (at quick scale,
@@ -362,7 +362,7 @@ explore_panel("pred-leafspine-mix", x="load", series=["mix", "marking", "baselin
 # * **Queue reduction is larger than 66%** (~96%): the reduction is set mostly by how high the static baseline's
 #   thresholds are; the paper's exact baseline is not reproduced.
 # * **FCT gains are smaller than "up to 80%"** on one bottleneck (~52% for small flows' p50): PRED removes ~170
-#   packets (~200 us) of queue, but short flows also spend several RTTs in slow start, which marking cannot change.
+#   packets (~200 µs) of queue, but short flows also spend several RTTs in slow start, which marking cannot change.
 # * **The leaf-spine small-flow p99 claim reproduces against usual static thresholds, not against all.** In the
 #   paper's setting (128 hosts, 10 Gbit/s, web search at 90% load; the link delay, buffers and static thresholds are
 #   assumed, see above) PRED's small-flow p99 is 61-75% lower than static K = 15-65 and RED 20-200, and within the

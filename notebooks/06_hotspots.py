@@ -43,7 +43,7 @@ show_claims("hotspots", "full")
 # %% [markdown]
 # ## The model in a few sentences
 #
-# * **Latency vs utilization** (`placement.latency_vs_utilization`): one 10 Gbit/s link (1.2 us per 1500-B packet,
+# * **Latency vs utilization** (`placement.latency_vs_utilization`): one 10 Gbit/s link (1.2 µs per 1500-B packet,
 #   exponential service) fed by Gamma-renewal arrivals (`workbench.arrivals`, CV 2 for bursty sources, CV 1 for
 #   Poisson), waiting times by the Lindley recursion; the same queue's exact mean is GI/M/1
 #   (`placement.exact_mean_latency`). The knee (`placement.knee_utilization`) is the point of the normalized curve

@@ -270,7 +270,7 @@ fig.latency_cdf_figure({k: m["tbt_s"].to_numpy() for k, m in runs.items()}, metr
 #
 # **Swap vs recompute.** The M-large traffic at half the rate on one H100 with its KV cache capped at 40,000
 # tokens, so requests are preempted: swapping copies a victim's KV to host memory over PCIe (Gen5, 64 GB/s each way:
-# 2 us per token of Llama-3.1-8B) instead of recomputing its prefill (~25 us per token).
+# 2 µs per token of Llama-3.1-8B) instead of recomputing its prefill (~25 µs per token).
 
 # %%
 small = Deployment("Llama-3.1-8B", "H100-SXM", max_kv_tokens=40_000)

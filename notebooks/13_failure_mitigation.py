@@ -56,7 +56,7 @@ show_claims("swarm")
 #   its cables' capacity fraction, times 0.1 on a lossy cable). The **operators' rule** (CorrOpt, as SWARM
 #   compares with) disables a lossy cable, worst first, only while every leaf keeps 75% of its uplinks.
 # * **Estimator**: flows share links max-min fairly (progressive filling, recomputed at every arrival and every
-#   50 us); a flow on a lossy path is also capped at the Mathis bound `MSS/RTT * sqrt(3/2)/sqrt(p)`; its FCT adds
+#   50 µs); a flow on a lossy path is also capped at the Mathis bound `MSS/RTT * sqrt(3/2)/sqrt(p)`; its FCT adds
 #   slow-start rounds and loss recovery: a lost packet among its last three (no three duplicate ACKs behind it)
 #   waits a 10 ms retransmission timeout, any other costs one RTT.
 # * **Ranking** (SWARM's comparator): by small-flow (< 100 KB) p99 FCT; among mitigations within 10% of the best,

@@ -55,14 +55,14 @@ show_claims("fastswitch")
 #   conversation so far and the next turn arrives a think time (5 s mean) after the previous one ends.
 # * **Priorities** change at a rate per iteration: a reshuffle of every active request's level, or a Markov walk of
 #   each request's level (`PriorityProcess`). The claims use the reshuffle; the Markov walk gives the same picture
-#   at higher rates (one request moves at a time): FastSwitch's p99 TBT gain is about 3x, 4x and 58x at 0.01, 0.05
+#   at higher rates (one request moves at a time): FastSwitch's p99 TBT gain is about 2x, 4x and 48x at 0.01, 0.05
 #   and 0.2 per iteration (150 conversations; `priority_kind="markov"` in the panel).
 # * **Scheduler** (`serving.preemption`): every running request needs room for its next token; while memory is short
 #   the lowest-priority running request is swapped out; then the highest-priority waiting request (new or swapped)
 #   is admitted, swapping out strictly lower-priority running requests to make room. Iterations mix prefills and
 #   decodes and their duration is the deployment's roofline (Llama-3.1-8B on an A100-80GB, KV cache capped at 16k
 #   tokens for memory pressure).
-# * **Copy cost**: `ceil(blocks / group) x 2 x layers` copy calls of 10 us each plus the bytes over PCIe (32 GB/s per
+# * **Copy cost**: `ceil(blocks / group) x 2 x layers` copy calls of 10 µs each plus the bytes over PCIe (32 GB/s per
 #   direction at 80% efficiency). **Sync**: the iteration waits for the copies; **async**: they overlap compute on
 #   each link direction, and only the request that needs the blocks waits. **Reuse**: the host copy stays valid, so a
 #   swap-out sends only the blocks past it.
@@ -137,11 +137,11 @@ explore_panel("llm-preemption", x="load", series=["mechanism"], values=["p99_tbt
 # ## What differs from the paper
 #
 # * **1.4-11.2x is a regime, not a constant.** Below vLLM's swap cliff (rare priority changes, large blocks, light
-#   load) the model's gains are 1.3-3.5x; past it vLLM's tail grows with the run and the ratio reaches tens. The
-#   paper's range sits between; the model matches its median and exceeds its top at the stress end. Likewise the
+#   load) the model's gains are 1.8-3.5x; past it vLLM's tail grows with the run and the ratio reaches tens. The
+#   paper's range sits between; the model's median lands at its top (~11x) and exceeds it at the stress end. Likewise the
 #   stall share: about 60% of vLLM's p99 TBT at the centre, up to ~80% at the highest change rate (the paper: up to
 #   59.9%).
-# * **The copy cost is a stated model**, not a measurement: 10 us per copy call and 80% of the datasheet PCIe. The
+# * **The copy cost is a stated model**, not a measurement: 10 µs per copy call and 80% of the datasheet PCIe. The
 #   paper measures its own kernels and copy engines; block groups here are a fixed 64 blocks, FastSwitch's manager
 #   sizes them dynamically.
 # * **The asynchronous swap is free** of the CPU and synchronisation costs of FastSwitch's swap threads, and an

@@ -143,9 +143,9 @@ def _stall(scale):
     note="Value: the median gain of all three mechanisms together over vLLM (p99 TTFT and p99 TBT, every point of "
     "the rate, block-size and PCIe grid). What a model can say about 1.4-11.2x: the gain is not one number but a "
     "function of how close vLLM runs to its swap cliff. Below it (rare changes, large blocks, fast links) the "
-    "gain is 1.3-3.5x; once vLLM's stall pushes it past capacity while FastSwitch's does not, vLLM's tail grows "
-    "without bound over the run and the ratio reaches tens. The paper's range sits between; the model matches it "
-    "in the median and exceeds it at the stress end.",
+    "gain is 1.8-3.5x; once vLLM's stall pushes it past capacity while FastSwitch's does not, vLLM's tail grows "
+    "without bound over the run and the ratio reaches tens. The paper's range sits between; the model's median "
+    "lands at its top and exceeds it at the stress end.",
 )
 def _range(scale):
     g = gain_table(scale)
