@@ -112,7 +112,9 @@ def validation_figure(table: pd.DataFrame) -> go.Figure:
     fig.add_hline(y=0, line={"color": "#444444", "dash": "dot"})
     fig.update_xaxes(categoryorder="array", categoryarray=[labels[m] for m in order])
     fig.update_layout(legend_title_text="engine profile", boxmode="group")
-    return style(fig, title="Model error per published point", x_title="published metric", y_title="model / published - 1 (%)")
+    return style(
+        fig, title="Model error per published point", x_title="published metric", y_title="model / published - 1 (%)"
+    )
 
 
 GENERATION_LABELS = {"ampere": "Ampere (A100 profile)", "hopper": "Hopper (H100 profile)", "ada": "A40 profile (ada)"}
