@@ -115,11 +115,12 @@ PUBLISHED: tuple[tuple[str, str, str, Plan, str, float], ...] = (
 )
 
 
-def validation_table(graph: bool = False) -> pd.DataFrame:
+def validation_table(graph: bool = False, compute: str = "constant") -> pd.DataFrame:
     """Model vs published for every row of :data:`PUBLISHED`, with the relative error.
 
     ``graph=True`` adds ``graph_value`` and ``graph_error``: the execution graph's value (one chunk per stage) for
     the 1F1B rows, NaN for the interleaved ones (a few seconds: the PP 64 row's graph has ~10^6 nodes).
+    ``compute`` is the compute term's form (:data:`workbench.training.iteration.COMPUTE_FORMS`).
 
     Returns
     -------
@@ -135,7 +136,7 @@ def validation_table(graph: bool = False) -> pd.DataFrame:
     """
     rows = []
     for source, name, gpu, plan, metric, value in PUBLISHED:
-        r = iteration_table(MODELS[name], [plan], GPUS[gpu]).iloc[0]
+        r = iteration_table(MODELS[name], [plan], GPUS[gpu], compute=compute).iloc[0]
         rows.append(
             (
                 source,
@@ -177,7 +178,7 @@ def validation_table(graph: bool = False) -> pd.DataFrame:
             if plan.virtual_stages != 1:
                 values.append(float("nan"))
                 continue
-            g = build_graph(MODELS[name], plan, GPUS[gpu], max_chunks=1)
+            g = build_graph(MODELS[name], plan, GPUS[gpu], max_chunks=1, compute=compute)
             values.append(g.formula[metric] * g.formula["iteration_s"] / simulate(g).iteration_s)
         out["graph_value"] = values
         out["graph_error"] = out.graph_value / out.published - 1.0
