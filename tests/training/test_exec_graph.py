@@ -35,9 +35,7 @@ def test_serialised_graph_equals_formula_sum(model, plan, compute):
     """Every kernel on one stream, DP after the backward, no launch cost: the graph is the formula with no DP
     overlap, to float precision (single-stage pipelines, where the formula's per-stage transfers are exact), with
     either compute form (the graph splits the micro-batch's compute at the formula's forward pass)."""
-    g = build_graph(
-        MODELS[model], plan, GPUS["A100"], mode="serial", launch_s=0.0, dp_overlap=0.0, compute=compute
-    )
+    g = build_graph(MODELS[model], plan, GPUS["A100"], mode="serial", launch_s=0.0, dp_overlap=0.0, compute=compute)
     r = simulate(g)
     assert r.iteration_s == pytest.approx(g.formula["iteration_s"], rel=1e-9)
     assert r.breakdown["overlapped_s"] == 0.0

@@ -205,7 +205,8 @@ def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: st
     >>> from workbench.training import MODELS, GPUS
     >>> def shares(name, tp):  # of one forward pass: GEMMs, attention, element-wise kernels (SC'21 plans)
     ...     p = compute_parts(MODELS[name], GPUS["A100"], tp, 1, 1, True)
-    ...     return [round(float(p[k] / p["forward_s"]), 2) for k in ("gemm_fwd_s", "attention_fwd_s", "elementwise_fwd_s")]
+    ...     parts = ("gemm_fwd_s", "attention_fwd_s", "elementwise_fwd_s")
+    ...     return [round(float(p[k] / p["forward_s"]), 2) for k in parts]
     >>> shares("gpt-1.7b", 1), shares("gpt-1t", 8)  # the element-wise share falls with hidden size
     ([0.73, 0.14, 0.12], [0.94, 0.02, 0.05])
     >>> bool(compute_parts(MODELS["gpt-1t"], GPUS["B200"], 8, 1, 1, True)["measured"])  # no curves: the constant

@@ -31,7 +31,18 @@ import numpy as np
 from .._validate import in_range, integer, one_of, positive
 from ..serving.specs import gpu as hardware_gpu
 
-__all__ = ["ATTENTION_EFFICIENCY", "GPU", "GPUS", "Model", "MODELS", "Plan", "memory_bytes", "memory_arrays", "check_plan", "PlanError"]
+__all__ = [
+    "ATTENTION_EFFICIENCY",
+    "GPU",
+    "GPUS",
+    "Model",
+    "MODELS",
+    "Plan",
+    "memory_bytes",
+    "memory_arrays",
+    "check_plan",
+    "PlanError",
+]
 
 GIB = 2.0**30
 
@@ -43,6 +54,10 @@ class PlanError(ValueError):
 @dataclass(frozen=True)
 class GPU:
     """One accelerator: peak dense BF16 FLOP/s, HBM, NVLink (per direction) and its NIC.
+
+    ``efficiency`` is the constant compute form's fraction of peak; ``generation`` (the hardware table's, e.g.
+    ``"ampere"``) selects the measured operator curves of the measured form and ``attention_efficiency`` is that
+    form's attention-kernel fraction of peak (0: none stated, the measured form then keeps the constant).
 
     Examples
     --------
