@@ -192,10 +192,10 @@ _PLAN_FIELDS = (
 )
 
 
-def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: str = "measured") -> dict:
+def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: str = "measured", ep=1) -> dict:
     """Compute seconds of one micro-batch on one GPU of a pipeline stage, in parts (arrays over plans).
 
-    ``tp, pp, micro_batch`` are arrays (or scalars) of plan fields, ``full`` whether full recomputation is on.
+    ``tp, pp, micro_batch, ep`` are arrays (or scalars) of plan fields, ``full`` whether full recomputation is on.
     Returns ``gemm_fwd_s, attention_fwd_s, elementwise_fwd_s`` (zero with the constant form), ``forward_s`` (one
     forward pass) and ``total_s`` (forward, backward and the recompute forward), and ``measured`` (whether the
     measured form applied: ``compute="measured"`` and the GPU's generation has curves and an attention efficiency).
@@ -233,8 +233,10 @@ def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: st
         )
     expert_active = model.active - (model.params - model.expert_params) if model.is_moe else 0.0
     dense_active = model.active - expert_active
-    # an expert's GEMM sees the tokens routed to it: top_k copies of the tokens of the ep ranks, over the experts
-    ep_tokens = tokens * model.top_k / model.experts if model.is_moe else tokens
+    # an expert's GEMM sees the tokens routed to it (balanced routing): top_k copies of the tokens of the ep ranks of
+    # its expert-parallel group, shared by the experts
+    ep = np.asarray(ep, dtype=float)
+    ep_tokens = tokens * model.top_k * ep / model.experts if model.is_moe else tokens
     gemm = (
         2.0 * dense_active * tokens / curves.gemm_efficiency(tokens)
         + 2.0 * expert_active * tokens / curves.gemm_efficiency(ep_tokens)
@@ -374,7 +376,7 @@ def iteration_arrays(
     nic_bps = (topology.host_gbps if topology is not None else gpu.nic_gbps) * 1e9 / 8
     layers_stage = np.ceil(L / pp)
     hw = np.where(full, 4.0 / 3.0, 1.0)
-    parts = compute_parts(model, gpu, tp, pp, b, full, compute)
+    parts = compute_parts(model, gpu, tp, pp, b, full, compute, ep)
     t_c, t_fwd = parts["total_s"], parts["forward_s"]
     n_ar = np.where(full, 6.0, 4.0)
     t_tp = np.where(tp > 1, layers_stage * n_ar * 2 * (tp - 1) / tp * 2 * b * s * h / gpu.nvlink_bytes_per_s, 0.0)
