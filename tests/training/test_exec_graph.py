@@ -22,6 +22,7 @@ H100 = GPUS["H100"]
 GPT175 = MODELS["gpt3-175b"]
 
 
+@pytest.mark.parametrize("compute", ["constant", "measured"])
 @pytest.mark.parametrize(
     "model, plan",
     [
@@ -30,10 +31,11 @@ GPT175 = MODELS["gpt3-175b"]
         ("gpt-39b", Plan(8, 1, 16, 64, recompute="full")),
     ],
 )
-def test_serialised_graph_equals_formula_sum(model, plan):
+def test_serialised_graph_equals_formula_sum(model, plan, compute):
     """Every kernel on one stream, DP after the backward, no launch cost: the graph is the formula with no DP
-    overlap, to float precision (single-stage pipelines, where the formula's per-stage transfers are exact)."""
-    g = build_graph(MODELS[model], plan, GPUS["A100"], mode="serial", launch_s=0.0, dp_overlap=0.0)
+    overlap, to float precision (single-stage pipelines, where the formula's per-stage transfers are exact), with
+    either compute form (the graph splits the micro-batch's compute at the formula's forward pass)."""
+    g = build_graph(MODELS[model], plan, GPUS["A100"], mode="serial", launch_s=0.0, dp_overlap=0.0, compute=compute)
     r = simulate(g)
     assert r.iteration_s == pytest.approx(g.formula["iteration_s"], rel=1e-9)
     assert r.breakdown["overlapped_s"] == 0.0

@@ -29,6 +29,7 @@ from ..training import failures as tf
 from ..training.diagnosis import FAULT_KINDS
 from ..training.diagnosis.evaluate import DETECTORS, Scenario, run_scenario
 from ..training.dse import explore
+from ..training.iteration import COMPUTE_FORMS
 from ._space import Param, experiment
 
 __all__ = ["training_iteration_time", "training_ettr", "training_dse", "diagnosis_detection"]
@@ -36,7 +37,7 @@ __all__ = ["training_iteration_time", "training_ettr", "training_dse", "diagnosi
 
 @experiment(
     "training-iteration-time",
-    version="1",
+    version="2",
     small={"dp": 4, "routing": ["ecmp", "planned"]},
     params=[
         Param("model", "gpt3-175b", choices=tuple(MODELS), doc="model"),
@@ -48,15 +49,26 @@ __all__ = ["training_iteration_time", "training_ettr", "training_dse", "diagnosi
         Param("routing", "ecmp", choices=tuple(ROUTINGS), seeded=False, doc="how the DP collective's paths are chosen"),
         Param("collective", "ring", choices=("ring", "halving_doubling"), doc="DP all-reduce algorithm"),
         Param("hosts_per_leaf", 32, "", low=1, high=256, doc="GPUs (one NIC each) per leaf; spines = hosts_per_leaf"),
+        Param(
+            "compute",
+            "constant",
+            choices=COMPUTE_FORMS,
+            seeded=False,
+            doc="compute term: one efficiency per GPU generation, or measured kernels",
+        ),
     ],
 )
-def training_iteration_time(*, model, gpu, dp, tp, pp, global_batch, routing, collective, hosts_per_leaf, seed):
+def training_iteration_time(
+    *, model, gpu, dp, tp, pp, global_batch, routing, collective, hosts_per_leaf, compute, seed
+):
     """Iteration-time breakdown of one plan on a non-blocking leaf-spine."""
     spec = GPUS[gpu]
     plan = Plan(tp=tp, pp=pp, dp=dp, global_batch=global_batch)
     leaves = math.ceil(plan.gpus / hosts_per_leaf)
     topo = leaf_spine(leaves, hosts_per_leaf, hosts_per_leaf, host_gbps=spec.nic_gbps)
-    breakdown = iteration_time(MODELS[model], plan, spec, topo, routing, collective=collective, seed=seed % 2**31)
+    breakdown = iteration_time(
+        MODELS[model], plan, spec, topo, routing, collective=collective, seed=seed % 2**31, compute=compute
+    )
     return {"gpus": plan.gpus, **asdict(breakdown)}
 
 
@@ -87,7 +99,7 @@ def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s
 
 @experiment(
     "training-dse",
-    version="1",
+    version="2",
     small={"n_gpus": [64, 512], "global_batch": 512, "top_k": 3},
     params=[
         Param("model", "gpt3-175b", choices=tuple(m for m in MODELS if not MODELS[m].is_moe), doc="dense model"),
@@ -95,11 +107,18 @@ def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s
         Param("n_gpus", 512, "", low=1, high=65_536, doc="GPUs of the job (tp x pp x dp)"),
         Param("global_batch", 512, "", low=1, high=1_000_000, doc="sequences per iteration"),
         Param("top_k", 5, "", low=1, high=50, doc="fastest plans (by the formula) re-ranked by the graph"),
+        Param(
+            "compute",
+            "constant",
+            choices=COMPUTE_FORMS,
+            seeded=False,
+            doc="compute term: one efficiency per GPU generation, or measured kernels",
+        ),
     ],
 )
-def training_dse(*, model, gpu, n_gpus, global_batch, top_k, seed):
+def training_dse(*, model, gpu, n_gpus, global_batch, top_k, compute, seed):
     """Fastest plan that fits, by the formula and after the graph's re-ranking (speed: benchmarks/bench_training.py)."""
-    r = explore(MODELS[model], GPUS[gpu], n_gpus, global_batch, top_k=top_k)
+    r = explore(MODELS[model], GPUS[gpu], n_gpus, global_batch, top_k=top_k, compute=compute)
     best, by_formula = r.top.iloc[0], r.top.sort_values("formula_rank").iloc[0]
     return {
         "plans": len(r.plans),

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validate import integer
+from .._validate import integer, one_of
 from .exec_graph import build_graph, simulate
-from .iteration import iteration_arrays
+from .iteration import COMPUTE_FORMS, iteration_arrays
 from .specs import GPU, Model, Plan, PlanError
 
 __all__ = ["DSEResult", "plan_space", "explore"]
@@ -85,8 +85,18 @@ def plan_space(model: Model, gpu: GPU, n_gpus: int, global_batch: int) -> dict[s
     }
 
 
-def explore(model: Model, gpu: GPU, n_gpus: int, global_batch: int, top_k: int = 5, **graph_kwargs) -> DSEResult:
+def explore(
+    model: Model,
+    gpu: GPU,
+    n_gpus: int,
+    global_batch: int,
+    top_k: int = 5,
+    compute: str = "constant",
+    **graph_kwargs,
+) -> DSEResult:
     """Rank every plan by the formula, keep those that fit, re-rank the ``top_k`` fastest by the graph.
+
+    ``compute`` is the compute term's form for both (:data:`workbench.training.iteration.COMPUTE_FORMS`).
 
     ``top`` has the plan fields, ``formula_s``, ``graph_s``, ``formula_rank`` (0 = fastest by the formula) and the
     graph's breakdown of stage 0, sorted by ``graph_s``.
@@ -97,9 +107,10 @@ def explore(model: Model, gpu: GPU, n_gpus: int, global_batch: int, top_k: int =
         No plan of ``n_gpus`` GPUs fits in memory (says by how much the closest misses).
     """
     top_k = integer("top_k", top_k, minimum=1)
+    one_of("compute", compute, COMPUTE_FORMS)
     space = plan_space(model, gpu, n_gpus, global_batch)
     t0 = time.perf_counter()
-    out = iteration_arrays(model, space, gpu)
+    out = iteration_arrays(model, space, gpu, compute=compute)
     rate = space["tp"].size / max(time.perf_counter() - t0, 1e-9)
     plans = pd.DataFrame({**space, **{k: out[k] for k in ("iteration_s", "mfu", "memory_gib", "fits")}})
     fit = plans[plans.fits].sort_values("iteration_s", kind="stable")
@@ -114,7 +125,7 @@ def explore(model: Model, gpu: GPU, n_gpus: int, global_batch: int, top_k: int =
         plan = Plan(
             int(row.tp), int(row.pp), int(row.dp), int(row.global_batch), int(row.micro_batch), recompute=row.recompute
         )
-        r = simulate(build_graph(model, plan, gpu, **graph_kwargs))
+        r = simulate(build_graph(model, plan, gpu, compute=compute, **graph_kwargs))
         rows.append({**plan.as_dict(), "formula_s": float(row.iteration_s), "graph_s": r.iteration_s,
                      "formula_rank": rank, **r.breakdown})  # fmt: skip
     top = pd.DataFrame(rows).sort_values("graph_s", kind="stable").reset_index(drop=True)

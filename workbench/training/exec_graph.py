@@ -192,7 +192,7 @@ def build_graph(
     )  # layers grouped into ``ls`` chunks per stage
     full = plan.recompute == "full"
     t_c = f["compute_s"] / m  # per micro-batch and stage
-    fwd = t_c * (0.25 if full else 1.0 / 3.0)
+    fwd = f["compute_fwd_s"]  # the formula's forward pass (same kernels); backward and recompute: the rest
     t_cf, t_cr, t_cb = fwd / ls, (fwd / ls if full else 0.0), (t_c - fwd * (2 if full else 1)) / ls
     n_ar = 6 if full else 4
     comm = (f["tp_comm_s"] + f["moe_a2a_s"]) / m

@@ -2,8 +2,19 @@
 
 Per micro-batch and pipeline stage (``tp * pp`` GPUs share a micro-batch's work):
 
-- *compute* ``t_c = flops_per_token * r * b * s / (tp * pp) / (peak * efficiency)``, ``r = 4/3`` with full
-  recomputation (one more forward pass), ``efficiency`` the GPU generation's constant (:mod:`.specs`);
+- *compute*, ``compute="constant"``: ``t_c = flops_per_token * r * b * s / (tp * pp) / (peak * efficiency)``,
+  ``r = 4/3`` with full recomputation (one more forward pass), ``efficiency`` the GPU generation's constant
+  (:mod:`.specs`); ``compute="measured"``: per micro-batch and stage, from measured kernels
+  (:func:`compute_parts`): the forward is the GEMMs (``2 * active params`` FLOPs per token, the LM head and
+  embedding as :attr:`Model.flops_per_token` counts them) at the measured fraction of peak the projections reach at
+  ``b * s`` tokens (:meth:`workbench.serving.opcurves.OperatorCurves.gemm_efficiency`), the attention
+  (``4 l h s`` FLOPs per token) at the generation's stated attention-kernel efficiency
+  (:data:`workbench.training.specs.ATTENTION_EFFICIENCY`) and the measured non-GEMM kernels (norms, activation,
+  residual adds: :meth:`~workbench.serving.opcurves.OperatorCurves.elementwise_s`) of the stage's ``l / pp``
+  layers; the backward is twice the forward for GEMMs and attention (two matmuls per forward matmul: the input
+  and the weight gradient) and :data:`ELEMENTWISE_BACKWARD` times it for the element-wise kernels; full
+  recomputation adds one forward. GPU generations without measured curves (or without a stated attention
+  efficiency) keep the constant;
 - *TP* all-reduces on NVLink (Megatron's sequence-parallel layout): 4 per layer (6 with full recomputation) of
   ``2 b s h`` bytes, each a ring ``2 (tp-1)/tp * bytes / nvlink``, not overlapped;
 - *PP* point-to-point: an activation forward and a gradient backward of ``2 b s h / tp`` bytes per stage boundary
@@ -44,12 +55,28 @@ from .._rng import spawn
 from .._validate import in_range, integer, nonnegative, one_of
 from .specs import GPU, Model, Plan, PlanError, check_plan, memory_arrays
 
-__all__ = ["Breakdown", "group_seconds_per_byte", "iteration_arrays", "iteration_table", "iteration_time", "COMPONENTS"]
+__all__ = [
+    "Breakdown",
+    "group_seconds_per_byte",
+    "compute_parts",
+    "iteration_arrays",
+    "iteration_table",
+    "iteration_time",
+    "COMPONENTS",
+    "COMPUTE_FORMS",
+    "ELEMENTWISE_BACKWARD",
+]
 
 #: Critical-path components of an iteration, in the order they are stacked in figures; they sum to ``iteration_s``.
 COMPONENTS = ("compute_s", "tp_comm_s", "pp_p2p_s", "moe_a2a_s", "bubble_s", "dp_exposed_s", "optimizer_s")
 _BASE = 2**20  # bytes of the probe message; fabric times are linear in the size
 _DP_COLLECTIVES = ("ring", "halving_doubling", "double_binary_tree")
+#: The compute term's forms: one efficiency constant per GPU generation, or measured kernels (see the module text).
+COMPUTE_FORMS = ("constant", "measured")
+#: Backward cost of the element-wise kernels (norms, activation, residual adds, dropout) as a multiple of their
+#: forward: each is memory-bound, and its backward reads the saved forward input and the incoming gradient and writes
+#: one gradient (three tensor passes) where the forward reads one tensor and writes one (two passes).
+ELEMENTWISE_BACKWARD = 1.5
 
 
 @dataclass(frozen=True)
@@ -165,6 +192,76 @@ _PLAN_FIELDS = (
 )
 
 
+def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: str = "measured", ep=1) -> dict:
+    """Compute seconds of one micro-batch on one GPU of a pipeline stage, in parts (arrays over plans).
+
+    ``tp, pp, micro_batch, ep`` are arrays (or scalars) of plan fields, ``full`` whether full recomputation is on.
+    Returns ``gemm_fwd_s, attention_fwd_s, elementwise_fwd_s`` (zero with the constant form), ``forward_s`` (one
+    forward pass) and ``total_s`` (forward, backward and the recompute forward), and ``measured`` (whether the
+    measured form applied: ``compute="measured"`` and the GPU's generation has curves and an attention efficiency).
+
+    Examples
+    --------
+    >>> from workbench.training import MODELS, GPUS
+    >>> def shares(name, tp):  # of one forward pass: GEMMs, attention, element-wise kernels (SC'21 plans)
+    ...     p = compute_parts(MODELS[name], GPUS["A100"], tp, 1, 1, True)
+    ...     parts = ("gemm_fwd_s", "attention_fwd_s", "elementwise_fwd_s")
+    ...     return [round(float(p[k] / p["forward_s"]), 2) for k in parts]
+    >>> shares("gpt-1.7b", 1), shares("gpt-1t", 8)  # the element-wise share falls with hidden size
+    ([0.73, 0.14, 0.12], [0.94, 0.02, 0.05])
+    >>> bool(compute_parts(MODELS["gpt-1t"], GPUS["B200"], 8, 1, 1, True)["measured"])  # no curves: the constant
+    False
+    """
+    one_of("compute", compute, COMPUTE_FORMS)
+    tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
+    b, full = np.asarray(micro_batch, dtype=float), np.asarray(full, dtype=bool)
+    s, h, L = float(model.seq_len), float(model.hidden), float(model.layers)
+    tokens = b * s
+    passes = np.where(full, 4.0, 3.0)  # forward, backward (2 forwards), recompute forward
+    curves = _curves(gpu.generation) if compute == "measured" and gpu.attention_efficiency > 0 else None
+    peak = gpu.peak_tflops * 1e12
+    if curves is None:
+        total = model.flops_per_token * passes / 3.0 * tokens / (tp * pp) / (peak * gpu.efficiency)
+        zero = np.zeros_like(total)
+        return dict(
+            gemm_fwd_s=zero,
+            attention_fwd_s=zero,
+            elementwise_fwd_s=zero,
+            forward_s=total / passes,
+            total_s=total,
+            measured=False,
+        )
+    expert_active = model.active - (model.params - model.expert_params) if model.is_moe else 0.0
+    dense_active = model.active - expert_active
+    # an expert's GEMM sees the tokens routed to it (balanced routing): top_k copies of the tokens of the ep ranks of
+    # its expert-parallel group, shared by the experts
+    ep = np.asarray(ep, dtype=float)
+    ep_tokens = tokens * model.top_k * ep / model.experts if model.is_moe else tokens
+    gemm = (
+        2.0 * dense_active * tokens / curves.gemm_efficiency(tokens)
+        + 2.0 * expert_active * tokens / curves.gemm_efficiency(ep_tokens)
+    ) / (tp * pp * peak)
+    attention = 4.0 * L * h * s * tokens / (tp * pp) / (peak * gpu.attention_efficiency)
+    ffn_tokens = model.ffn_size * (model.top_k if model.is_moe else 1)
+    elementwise = L / pp * curves.elementwise_s(tokens, model.hidden, ffn_tokens, tp, gpu.hbm_bw_bytes_per_s)
+    forward = gemm + attention + elementwise
+    total = (gemm + attention) * passes + elementwise * (1.0 + ELEMENTWISE_BACKWARD + full)
+    return dict(
+        gemm_fwd_s=gemm,
+        attention_fwd_s=attention,
+        elementwise_fwd_s=elementwise,
+        forward_s=forward,
+        total_s=total,
+        measured=True,
+    )
+
+
+def _curves(generation: str):
+    from ..serving.opcurves import curves
+
+    return curves(generation) if generation else None
+
+
 def iteration_table(
     model: Model,
     plans: Plan | Sequence[Plan] | pd.DataFrame,
@@ -176,6 +273,7 @@ def iteration_table(
     seed: int = 0,
     latency_s: float = 5e-6,
     dp_overlap: float = 1.0,
+    compute: str = "constant",
 ) -> pd.DataFrame:
     """Iteration time and its breakdown for every plan (one row per plan).
 
@@ -197,6 +295,8 @@ def iteration_table(
         Per-step latency of fabric collectives (seconds).
     dp_overlap : float
         Fraction of the last micro-batch's backward pass that DP communication can hide behind, in [0, 1].
+    compute : {"constant", "measured"}
+        The compute term: the GPU generation's one efficiency constant, or measured kernels (module docstring).
 
     Returns
     -------
@@ -219,13 +319,16 @@ def iteration_table(
         raise TypeError(f"routing must be a str, got {type(routing).__name__}")
     latency_s = nonnegative("latency_s", latency_s)
     dp_overlap = in_range("dp_overlap", dp_overlap, 0.0, 1.0)
+    one_of("compute", compute, COMPUTE_FORMS)
     df = _plans_frame(plans)
     cols = {c: df[c].to_numpy() for c in _PLAN_FIELDS}
     for row in np.flatnonzero(
         (cols["pp"] > model.layers) | (cols["tp"] > gpu.gpus_per_node) | ((cols["ep"] > 1) & (not model.is_moe))
     ):
         check_plan(model, Plan(**df.iloc[row].to_dict()), gpu)  # raises the named error
-    out = iteration_arrays(model, cols, gpu, topology, routing, collective, placement, seed, latency_s, dp_overlap)
+    out = iteration_arrays(
+        model, cols, gpu, topology, routing, collective, placement, seed, latency_s, dp_overlap, compute
+    )
     return pd.concat([df, pd.DataFrame(out, index=df.index)], axis=1)
 
 
@@ -240,6 +343,7 @@ def iteration_arrays(
     seed: int = 0,
     latency_s: float = 5e-6,
     dp_overlap: float = 1.0,
+    compute: str = "constant",
 ) -> dict[str, np.ndarray]:
     """The numbers of :func:`iteration_table` as arrays, from arrays of the plan fields (``cols`` keyed by
     :class:`Plan`'s field names, ``recompute`` as strings); no validation (callers validate), no DataFrame: the fast
@@ -272,7 +376,8 @@ def iteration_arrays(
     nic_bps = (topology.host_gbps if topology is not None else gpu.nic_gbps) * 1e9 / 8
     layers_stage = np.ceil(L / pp)
     hw = np.where(full, 4.0 / 3.0, 1.0)
-    t_c = model.flops_per_token * hw * b * s / (tp * pp) / (gpu.peak_tflops * 1e12 * gpu.efficiency)
+    parts = compute_parts(model, gpu, tp, pp, b, full, compute, ep)
+    t_c, t_fwd = parts["total_s"], parts["forward_s"]
     n_ar = np.where(full, 6.0, 4.0)
     t_tp = np.where(tp > 1, layers_stage * n_ar * 2 * (tp - 1) / tp * 2 * b * s * h / gpu.nvlink_bytes_per_s, 0.0)
     t_pp = np.where(pp > 1, v * 2 * (2 * b * s * h / tp) / nic_bps, 0.0)
@@ -298,13 +403,14 @@ def iteration_arrays(
         dp_spb, hops = _dp_spb(topology, routing, collective, key_tp, key_pp, key_dp, placement, seed, nic_bps)
         sel = np.all(keys == key, axis=1)
         t_dp[sel] = 2.0 * per_gpu[sel] * dp_spb + hops * latency_s
-    window = dp_overlap * np.where(full, 0.75, 2.0 / 3.0) * t_c
+    window = dp_overlap * (t_c - t_fwd)  # the last micro-batch's backward (and its recompute forward)
     exposed = np.maximum(0.0, t_dp - window)
     dopt = np.asarray(cols["distributed_optimizer"]).astype(bool)
     shards = np.where(dopt, dp, 1)
     t_opt = 28.0 * per_gpu / shards / gpu.hbm_bw_bytes_per_s
     out: dict[str, np.ndarray] = {}
     out["gpus"], out["micro_batches"] = gpus, m
+    out["compute_fwd_s"] = t_fwd  # one micro-batch's forward pass on one stage (the execution graph splits by it)
     out["compute_s"], out["tp_comm_s"], out["pp_p2p_s"], out["moe_a2a_s"] = m * t_c, m * t_tp, m * t_pp, m * t_a2a
     out["bubble_s"], out["dp_comm_s"], out["dp_exposed_s"], out["optimizer_s"] = bubble, t_dp, exposed, t_opt
     it = m * t_mb + bubble + exposed + t_opt

@@ -8,6 +8,11 @@ element-wise kernels). It is an assumption stated once here, never fitted to a v
 0.45 for Hopper and Blackwell (their tensor cores are harder to keep fed, which is why published Hopper MFUs sit near
 40% where Ampere's sat near 50%).
 
+The measured alternative (``compute="measured"`` in :mod:`.iteration`) replaces that constant, for generations whose
+operators were profiled (:func:`workbench.serving.opcurves.curves`: ampere, hopper), by the measured GEMM efficiency
+at the micro-batch's tokens, the measured non-GEMM kernels and an attention-kernel efficiency stated per generation
+(:data:`ATTENTION_EFFICIENCY`, each with its source); ``GPU.generation`` (from the hardware table) selects the curves.
+
 Memory per GPU (:func:`memory_bytes`) counts BF16 weights and gradients (2 + 2 bytes per parameter), FP32 master
 weights and Adam moments (12 bytes per parameter, divided by the data-parallel degree with a distributed optimizer)
 and activations of the micro-batches in flight on the first pipeline stage (``min(pp, m)`` of them, 1F1B, times
@@ -26,7 +31,18 @@ import numpy as np
 from .._validate import in_range, integer, one_of, positive
 from ..serving.specs import gpu as hardware_gpu
 
-__all__ = ["GPU", "GPUS", "Model", "MODELS", "Plan", "memory_bytes", "memory_arrays", "check_plan", "PlanError"]
+__all__ = [
+    "ATTENTION_EFFICIENCY",
+    "GPU",
+    "GPUS",
+    "Model",
+    "MODELS",
+    "Plan",
+    "memory_bytes",
+    "memory_arrays",
+    "check_plan",
+    "PlanError",
+]
 
 GIB = 2.0**30
 
@@ -38,6 +54,10 @@ class PlanError(ValueError):
 @dataclass(frozen=True)
 class GPU:
     """One accelerator: peak dense BF16 FLOP/s, HBM, NVLink (per direction) and its NIC.
+
+    ``efficiency`` is the constant compute form's fraction of peak; ``generation`` (the hardware table's, e.g.
+    ``"ampere"``) selects the measured operator curves of the measured form and ``attention_efficiency`` is that
+    form's attention-kernel fraction of peak (0: none stated, the measured form then keeps the constant).
 
     Examples
     --------
@@ -55,17 +75,39 @@ class GPU:
     efficiency: float
     gpus_per_node: int = 8
     source: str = ""
+    generation: str = ""
+    attention_efficiency: float = 0.0
 
     def __post_init__(self) -> None:
         for f in ("peak_tflops", "hbm_bytes", "hbm_bw_bytes_per_s", "nvlink_bytes_per_s", "nic_gbps"):
             positive(f, getattr(self, f))
         in_range("efficiency", self.efficiency, 0.0, 1.0, low_inclusive=False)
         integer("gpus_per_node", self.gpus_per_node, minimum=1)
+        if self.attention_efficiency:
+            in_range("attention_efficiency", self.attention_efficiency, 0.0, 1.0, low_inclusive=False)
+
+
+#: Fraction of dense BF16 peak the attention kernels (score and value matmuls, forward and backward) reach, per GPU
+#: generation, with its source; the measured compute form uses it for the ``12 l h s`` attention FLOPs per token.
+#: Generations not listed have none (the measured form then keeps the one efficiency constant).
+ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
+    # FlashAttention-2 on A100: "reaching 50-73% of the theoretical maximum FLOPs/s on A100" for the forward pass
+    # (Dao, "FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning", ICLR 2024,
+    # arXiv 2307.08691, abstract). The low end is taken: the backward pass, two thirds of the attention FLOPs here,
+    # is slower than the forward in the same paper's benchmarks, and causal masking sits at the low end too.
+    "ampere": (0.50, "FlashAttention-2 (arXiv 2307.08691, abstract): forward 50-73% of A100 peak; low end taken"),
+    # FlashAttention-2 on H100: "FlashAttention-2 achieving only 35% utilization on the H100 GPU" (Shah et al.,
+    # "FlashAttention-3: Fast and Accurate Attention with Asynchrony and Low-precision", NeurIPS 2024, arXiv
+    # 2407.08608, abstract). FlashAttention-3 (up to 75%, same abstract) was released in July 2024, after the
+    # Llama 3 405B pre-training run this project validates on, so the FlashAttention-2 figure is the stated one.
+    "hopper": (0.35, "FlashAttention-3 paper (arXiv 2407.08608, abstract): FlashAttention-2 reaches 35% of H100 peak"),
+}
 
 
 def _from_hardware_table(name: str, row: str, efficiency: float) -> GPU:
     """A training GPU from the workbench's one hardware table (``datasets/serving_specs/gpus.csv``, read by
-    :mod:`workbench.serving.specs`): NVLink and HBM as there, plus the training efficiency stated here."""
+    :mod:`workbench.serving.specs`): NVLink and HBM as there, plus the training efficiency stated here, the
+    generation (which measured operator curves apply) and the generation's attention efficiency."""
     g = hardware_gpu(row)
     return GPU(
         name,
@@ -77,6 +119,8 @@ def _from_hardware_table(name: str, row: str, efficiency: float) -> GPU:
         efficiency,
         g.gpus_per_node,
         source=f"hardware table row {row!r}: {g.source}",
+        generation=g.generation,
+        attention_efficiency=ATTENTION_EFFICIENCY.get(g.generation, (0.0, ""))[0],
     )
 
 
@@ -113,9 +157,11 @@ class Model:
     top_k: int = 0
     expert_params: float = 0.0
     active_params: float = 0.0
+    ffn: int = 0
 
     def __post_init__(self) -> None:
         positive("params", self.params)
+        integer("ffn", self.ffn, minimum=0)
         integer("layers", self.layers, minimum=1)
         integer("hidden", self.hidden, minimum=1)
         integer("seq_len", self.seq_len, minimum=1)
@@ -135,6 +181,11 @@ class Model:
     @property
     def is_moe(self) -> bool:
         return self.experts > 0
+
+    @property
+    def ffn_size(self) -> int:
+        """The FFN's inner size (of one expert for an MoE): ``ffn``, or ``4 * hidden`` (GPT's) when 0."""
+        return self.ffn or 4 * self.hidden
 
     @property
     def active(self) -> float:
@@ -164,9 +215,21 @@ MODELS: dict[str, Model] = {
     "gpt-530b": _gpt("gpt-530b", 105, 20480),
     "gpt-1t": _gpt("gpt-1t", 128, 25600),
     "gpt3-175b": _gpt("gpt3-175b", 96, 12288),
-    "llama3-405b": Model("llama3-405b", 405e9, 126, 16384, 8192, vocab=128_000),
+    # FFN 53,248: Llama 3 paper (arXiv 2407.21783), Table 3
+    "llama3-405b": Model("llama3-405b", 405e9, 126, 16384, 8192, vocab=128_000, ffn=53_248),
+    # FFN 16,384: Mixtral-8x22B's config.json (intermediate_size), https://huggingface.co/mistralai/Mixtral-8x22B-v0.1
     "moe-8x22b": Model(
-        "moe-8x22b", 141e9, 56, 6144, 4096, vocab=32_000, experts=8, top_k=2, expert_params=135e9, active_params=39e9
+        "moe-8x22b",
+        141e9,
+        56,
+        6144,
+        4096,
+        vocab=32_000,
+        experts=8,
+        top_k=2,
+        expert_params=135e9,
+        active_params=39e9,
+        ffn=16_384,
     ),
 }
 
