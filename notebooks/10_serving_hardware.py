@@ -118,7 +118,9 @@ fig.operator_figure(decode)
 # residual adds that the roofline ignores cost ~11 µs per layer plus a few passes over the activations; an NCCL
 # all-reduce never takes less than 25-65 µs. `scripts/derive_operator_curves.py` turns the profiles into curves per
 # GPU generation (`datasets/serving_specs/operator_curves.csv`; each held-out model's layers predicted within a
-# median 3-8%), which is the default (`costs="curves"`) and works for any model. `costs="profiled"` uses the
+# median 3-8%), which is the default (`costs="curves"`) and works for any model. The all-reduce depends on the
+# engine too: current vLLM, SGLang and TensorRT-LLM run a custom one-/two-shot kernel over NVLink for small messages
+# (~9-45 µs per call on H100 up to 4 MB, measured in sglang PR #2904), the eager engines NCCL. `costs="profiled"` uses the
 # measured times themselves where they cover the model's layer shape, the GPU and the TP degree; `costs="stated"`
 # is the old datasheet roofline.
 
@@ -199,7 +201,8 @@ print(validation_summary(stated).round(3).to_string())
 #   TP >= 2 with 2,048-token outputs at large batches. Those releases predate the XQA kernel for grouped-query decode
 #   attention; their decode attention read the KV cache far below bandwidth, while the model streams it at the
 #   measured GEMV efficiency. Their first-token latencies come out ~10% low.
-# * **Current TensorRT-LLM offline throughput: median |error| ~8%.** NanoFlow: +24% (the model overlaps perfectly;
+# * **Current TensorRT-LLM offline throughput: median |error| ~8%** (at TP >= 2, where its custom all-reduce
+#   matters, the median is -5%; with NCCL's latency floor instead it would be -8%). NanoFlow: +24% (the model overlaps perfectly;
 #   NanoFlow loses some throughput to interference between its overlapped kernels).
 
 # %% [markdown]

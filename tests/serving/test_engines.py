@@ -92,3 +92,28 @@ def test_vllm_v0_profile_is_what_the_script_derives_from_vidur():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.main(["--check"]) == 0
+
+
+def test_an_unknown_all_reduce_kind_is_named_with_its_line(tmp_path, monkeypatch):
+    import workbench.serving.engines as E
+
+    text = ENGINES_CSV.read_text(encoding="utf-8").splitlines()
+    head = text[0].split(",")
+    col = head.index("allreduce")
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO("\n".join(text))))
+    rows[2][col] = "mpi"
+    bad = tmp_path / "engines.csv"
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    bad.write_text(out.getvalue(), encoding="utf-8")
+    monkeypatch.setattr(E, "ENGINES_CSV", bad)
+    E.engines.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"engines.csv:3: malformed engine row .*allreduce"):
+            E.engines()
+    finally:
+        monkeypatch.undo()
+        E.engines.cache_clear()

@@ -184,3 +184,27 @@ def test_a_malformed_profile_names_its_file_and_line(tmp_path, monkeypatch):
     finally:
         opcurves._profile_index.cache_clear()
         opcurves._load_profile.cache_clear()
+
+
+def test_engines_with_a_custom_all_reduce_use_its_measured_curve_for_small_messages():
+    from workbench.serving.opcurves import curves
+
+    cur = curves("hopper")
+    v1 = Deployment("Llama-3.1-70B", "H100-SXM", tp=4, engine="vllm")  # custom all-reduce kernel
+    v0 = Deployment("Llama-3.1-70B", "H100-SXM", tp=4, engine="vllm-v0")  # NCCL, as Vidur profiled
+    assert v1.profile.allreduce == "custom" and v0.profile.allreduce == "nccl"
+    ar1 = v1.breakdown(decode_seqs=32, kv_tokens=0).set_index("operator").loc["allreduce", "network_s"]
+    ar0 = v0.breakdown(decode_seqs=32, kv_tokens=0).set_index("operator").loc["allreduce", "network_s"]
+    size = 32 * 8192 * 2  # 512 KB of activations per call
+    assert ar1 == pytest.approx(160 * float(cur.allreduce_s(size, tp=4, topology="nvswitch", custom=True)))
+    assert ar0 == pytest.approx(160 * float(cur.allreduce_s(size, tp=4, topology="nvswitch")))
+    assert ar1 < ar0 / 2  # ~10-20 us per call instead of NCCL's ~40 us floor
+    # above the custom kernel's largest measured message, NCCL's curve
+    big = 64e6
+    assert float(cur.allreduce_s(big, tp=4, topology="nvswitch", custom=True)) == pytest.approx(
+        float(cur.allreduce_s(big, tp=4, topology="nvswitch"))
+    )
+    # no custom curve measured on Ampere: NCCL's
+    a = Deployment("Llama-2-70B", "A100-80GB", tp=4, engine="vllm").breakdown(decode_seqs=8, kv_tokens=0)
+    b = Deployment("Llama-2-70B", "A100-80GB", tp=4, engine="vllm-v0").breakdown(decode_seqs=8, kv_tokens=0)
+    assert a.set_index("operator").loc["allreduce", "network_s"] == b.set_index("operator").loc["allreduce", "network_s"]

@@ -43,6 +43,7 @@ class EngineProfile:
     overlap_cpu: bool
     description: str = ""
     source: str = ""
+    allreduce: str = "nccl"  # "custom": a one-/two-shot all-reduce kernel over NVLink for small messages
 
     def cpu_s(self, sequences: float, *, tp: int = 1) -> float:
         """Host seconds of one iteration over ``sequences`` running sequences on a ``tp``-GPU replica."""
@@ -66,13 +67,21 @@ def engines() -> dict[str, EngineProfile]:
                 if any(not 0 <= v < 1 for v in values.values()):
                     raise ValueError(f"costs must be in [0, 1) s, got {values}")
                 overlap = {"true": True, "false": False}[row["overlap_cpu"].strip().lower()]
+                allreduce = (row.get("allreduce") or "nccl").strip()
+                if allreduce not in ("nccl", "custom"):
+                    raise ValueError(f"allreduce must be 'nccl' or 'custom', got {allreduce!r}")
             except (KeyError, TypeError, ValueError) as exc:
                 raise ValueError(f"{ENGINES_CSV}:{lineno}: malformed engine row ({exc})") from None
             name = row["engine"].strip()
             if name in out:
                 raise ValueError(f"{ENGINES_CSV}:{lineno}: engine {name!r} is listed twice")
             out[name] = EngineProfile(
-                name, **values, overlap_cpu=overlap, description=row["description"], source=row["source"]
+                name,
+                **values,
+                overlap_cpu=overlap,
+                description=row["description"],
+                source=row["source"],
+                allreduce=allreduce,
             )
     return out
 

@@ -9,7 +9,9 @@ Large-Scale Simulation Framework for LLM Inference", MLSys'24; ``vidur-profiles`
   roofline a layer's projections reach as a function of the tokens in the iteration (GEMM shape), the cost of the
   non-GEMM kernels of a layer, and NCCL all-reduce time by message size and GPU count (NVSwitch node or NVLink-bridged
   pairs). Generations without a profile (blackwell, cdna3) have no curves; the roofline then uses its stated
-  constants.
+  constants. Engines that run a custom all-reduce kernel (``engines.csv`` column ``allreduce``) take its measured
+  times from ``allreduce_custom.csv`` where measured (H100: ~9-45 µs per call up to 4 MB, against NCCL's 38 µs
+  floor).
 * :func:`profiled_layer` reads the measured per-layer times of one model on one GPU at one tensor-parallel degree
   (``vidur-profiles/compute/<gpu>/<org>/<model>/mlp.csv``): every non-attention operator, interpolated in tokens.
   A model is matched by its architecture (hidden size, FFN size, heads, KV heads), not its name, so Llama-3.1-8B uses
@@ -26,6 +28,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -40,6 +43,8 @@ from .specs import GPU, SPECS_DIR, Model
 __all__ = ["CURVES_CSV", "OperatorCurves", "ProfiledLayer", "curves", "profiled_layer", "profiled_gpu", "topology"]
 
 CURVES_CSV = SPECS_DIR / "operator_curves.csv"
+#: Measured all-reduce times of custom one-/two-shot kernels (engines with ``allreduce="custom"``), with sources.
+CUSTOM_ALLREDUCE_CSV = SPECS_DIR / "allreduce_custom.csv"
 
 #: GPUs of the hardware table whose operators Vidur measured, and the profile directory of each.
 PROFILED_GPUS = {"A100-80GB": "a100", "H100-SXM": "h100"}
@@ -73,6 +78,7 @@ class OperatorCurves:
     gemm_eff: np.ndarray
     elementwise: tuple[float, float, float]  # c0 (s per layer), passes over tokens*hidden, over tokens*ffn/tp
     allreduce: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]]  # (topology, tp) -> (log bytes, seconds)
+    custom_allreduce: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = dataclasses.field(default_factory=dict)
 
     def gemm_efficiency(self, tokens):
         """Fraction of ``max(FLOPs / peak, bytes / bandwidth)`` a layer's projections reach at ``tokens`` tokens
@@ -94,10 +100,17 @@ class OperatorCurves:
     def allreduce_tps(self, topo: str) -> list[int]:
         return sorted(tp for (tt, tp) in self.allreduce if tt == topo)
 
-    def allreduce_s(self, nbytes, *, tp: int, topology: str):
-        """Seconds of one all-reduce of ``nbytes`` over ``tp`` GPUs: the measured curve of the smallest measured GPU
-        count >= ``tp`` (the largest if none), flat below the smallest message (the latency floor) and extended with
-        its last bandwidth above the largest."""
+    def allreduce_s(self, nbytes, *, tp: int, topology: str, custom: bool = False):
+        """Seconds of one all-reduce of ``nbytes`` over ``tp`` GPUs: NCCL's measured curve of the smallest measured
+        GPU count >= ``tp`` (the largest if none), flat below the smallest message (the latency floor) and extended
+        with its last bandwidth above the largest. With ``custom``, messages up to the largest measured size of a
+        custom kernel's curve for exactly this topology and ``tp`` take that curve instead (NCCL above it, and where
+        no custom kernel was measured)."""
+        if custom and (topology, tp) in self.custom_allreduce:
+            lx, y = self.custom_allreduce[(topology, tp)]
+            b = np.maximum(np.asarray(nbytes, dtype=float), 1.0)
+            nccl = self.allreduce_s(b, tp=tp, topology=topology)
+            return np.where(np.log(b) <= lx[-1], np.interp(np.log(b), lx, y), nccl)
         tps = self.allreduce_tps(topology)
         if not tps:
             raise ValueError(f"no all-reduce curve for topology {topology!r} on {self.generation}")
@@ -134,12 +147,18 @@ def curves(generation: str) -> OperatorCurves | None:
     for (topo, tp), rows in g[g["kind"] == "allreduce"].groupby(["topology", "tp"]):
         rows = rows.sort_values("x")
         ar[(str(topo), int(tp))] = (np.log(rows["x"].to_numpy(float)), rows["value"].to_numpy(float))
+    custom = {}
+    cu = pd.read_csv(CUSTOM_ALLREDUCE_CSV)
+    for (topo, tp), rows in cu[cu["generation"] == generation].groupby(["topology", "tp"]):
+        rows = rows.sort_values("bytes")
+        custom[(str(topo), int(tp))] = (np.log(rows["bytes"].to_numpy(float)), rows["seconds"].to_numpy(float))
     return OperatorCurves(
         generation,
         np.log(gemm["x"].to_numpy(float)),
         gemm["value"].to_numpy(float),
         (float(ew[0]), float(ew[1]), float(ew[2])),
         ar,
+        custom,
     )
 
 

@@ -360,7 +360,8 @@ class Deployment:
         t = np.asarray(tokens, dtype=float)
         if self.tp == 1:
             return np.zeros_like(t)
-        one = cur.allreduce_s(t * m.hidden * 2.0, tp=self.tp, topology=topology(self.gpu))
+        custom = self._engine.allreduce == "custom"
+        one = cur.allreduce_s(t * m.hidden * 2.0, tp=self.tp, topology=topology(self.gpu), custom=custom)
         return np.where(t > 0, 2 * self._c["stage_layers"] * one, 0.0)
 
     @property
