@@ -207,4 +207,6 @@ def test_engines_with_a_custom_all_reduce_use_its_measured_curve_for_small_messa
     # no custom curve measured on Ampere: NCCL's
     a = Deployment("Llama-2-70B", "A100-80GB", tp=4, engine="vllm").breakdown(decode_seqs=8, kv_tokens=0)
     b = Deployment("Llama-2-70B", "A100-80GB", tp=4, engine="vllm-v0").breakdown(decode_seqs=8, kv_tokens=0)
-    assert a.set_index("operator").loc["allreduce", "network_s"] == b.set_index("operator").loc["allreduce", "network_s"]
+    assert (
+        a.set_index("operator").loc["allreduce", "network_s"] == b.set_index("operator").loc["allreduce", "network_s"]
+    )

@@ -3,8 +3,10 @@
 A point's random stream is ``SeedSequence(base_seed, spawn_key=(*digest(seeded parameters), replicate))``: the child
 that ``SeedSequence(base_seed).spawn`` would hand out, addressed by the point's own values instead of its position
 in the grid, so the same point gets the same stream whatever the grid around it, the worker count, the completion
-order or a restart. The cache key hashes the experiment's name and version, every parameter, the base seed and the
-replicate.
+order or a restart. The cache key hashes the experiment's name and version, every parameter, the base seed, the
+replicate and the fingerprint of the project's committed model data (:func:`data_fingerprint`: every table under
+``datasets/``), so a changed spec, profile or curve table never serves results computed from the old one, version
+bump or not.
 
 A record is a verified file: one JSON header line (format, key, experiment, version, parameters, base seed,
 replicate, and the sha256 and length of the payload), then the payload (the point's table as parquet). A read checks
@@ -18,6 +20,7 @@ killed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -33,7 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..cache import CacheWarning, atomic_path
-from ..data import cache_dir
+from ..data import PROJECT_ROOT, cache_dir
 from ._space import Experiment
 
 __all__ = [
@@ -77,6 +80,20 @@ def point_seed(exp: Experiment, params: dict[str, Any], base_seed: int, replicat
     return int(seq.generate_state(1, np.uint64)[0])
 
 
+@functools.cache
+def data_fingerprint() -> str:
+    """sha256 over the project's committed model data (path and bytes of every ``.csv``, ``.json`` and ``.npz``
+    under ``datasets/``): the tables models read (GPU and model specs, engine profiles, operator curves, ServeGen
+    summaries)."""
+    h = hashlib.sha256()
+    root = PROJECT_ROOT / "datasets"
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".csv", ".json", ".npz") and p.is_file()):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def cache_key(exp: Experiment, params: dict[str, Any], base_seed: int, replicate: int) -> str:
     """Hex digest naming the record of one point x seed."""
     what = {
@@ -85,6 +102,7 @@ def cache_key(exp: Experiment, params: dict[str, Any], base_seed: int, replicate
         "params": params,
         "base_seed": base_seed,
         "replicate": replicate,
+        "data": data_fingerprint(),
     }
     return hashlib.sha256(_canonical(what)).hexdigest()[:32]
 
