@@ -192,9 +192,7 @@ def request_response(df: pd.DataFrame, *, bins: int = 20, quantiles=(0.1, 0.5, 0
     """
     validate_requests(df)
     bins = V.integer("bins", bins, minimum=1)
-    failed = (
-        df["failed"].fillna(False).to_numpy(dtype=bool) if "failed" in df else np.zeros(len(df), dtype=bool)
-    )
+    failed = df["failed"].fillna(False).to_numpy(dtype=bool) if "failed" in df else np.zeros(len(df), dtype=bool)
     x = df["input_tokens"].to_numpy(dtype=float)[~failed]
     y = df["output_tokens"].to_numpy(dtype=float)[~failed]
     pos = x >= 1
