@@ -214,3 +214,35 @@ def test_a_parameter_control_starts_at_the_parameters_default(name, param):
         assert param.name in str(exc)
         return
     assert control.value == param.default
+
+
+# ------------------------------------------------------------------- one seed's estimate is labelled as one seed's
+def test_arrivals_panel_labels_its_simulated_p99_and_shows_the_exact_one():
+    """The p99 waits are one simulated run; the panel says so and prints the exact GI/M/1 values beside them (the
+    ones its figure marks), computed by the same :func:`workbench.arrivals.compare_waits` call."""
+    from workbench import arrivals as arr
+    from workbench.widgets.arrivals import _N, ArrivalsPanel
+
+    p = ArrivalsPanel()
+    frame = arr.compare_waits(p.rate.value, p.burstiness.value, p.utilization.value, n=_N, seed=p.seed)
+    m = re.search(
+        r"one simulated run of ([\d,]+) arrivals, seed 0; exact GI/M/1 ([\d.e+-]+) s vs ([\d.e+-]+) s", p.stats.value
+    )
+    assert m and int(m.group(1).replace(",", "")) == _N
+    assert (
+        m.group(2) == f"{frame.loc['gamma', 'exact_p99_s']:.3g}"
+        and m.group(3) == f"{frame.loc['poisson', 'exact_p99_s']:.3g}"
+    )
+
+
+def test_single_run_panels_say_they_show_one_run():
+    """Panels whose table is one seed's run of a noisy simulation say so (the claims average several)."""
+    from workbench.widgets.diagnosis import fault_panel
+    from workbench.widgets.microservices import microservices_panel
+    from workbench.widgets.mitigation import mitigation_panel
+    from workbench.widgets.rlhf import fused_pipeline_panel
+
+    assert "one job (seed 0)" in html.unescape(_info(fault_panel()))
+    assert "one run (the experiment's replicate 0)" in html.unescape(_info(microservices_panel()))
+    assert "One draw of flows (seed 0)" in html.unescape(_info(mitigation_panel()))
+    assert "one annealing run" in html.unescape(_info(fused_pipeline_panel()))
