@@ -1,9 +1,31 @@
 """Panels agree with claims (issue 22, point 3): a panel whose defaults are a claim's setting shows the claim's
 measured value, up to the rounding of its display, or says why it differs.
 
-Which panels correspond (same model call, same parameters at the panel's defaults) and which do not is decided per
-paper below; a paper whose panel is not at any claim's setting has no test here (see the module's table in the
-``panels`` branch report). Each test builds the panel at its defaults, reads the number it shows (its info or status
+Which panels correspond (same model call, same parameters at the panel's defaults):
+
+=================  =====================  ==========================================================================
+paper              panel                  claim at the panel's defaults
+=================  =====================  ==========================================================================
+hotspots           placement              knee_near_75 (exact curve, CV 2); hot-ToR table is one cluster: says so
+bytecheckpoint     checkpointing          ettr-gain, interval-moves (405B, 1,024 GPUs)
+c4                 fabric.c4_panel        runtime-gain (ring, 256 GPUs, 2 connections x 2 ports: quick scale)
+c4-training        training.iteration     ecmp-penalty-vs-gpus at 1,024 GPUs (planned exact; ECMP one hashing: says so)
+fastswitch         preemption             the centre of every claim's grid (rate 0.02, 16-token blocks, A100 PCIe)
+pcaps              carbon                 cut-carbon & co. at CAISO, seed 0 (claims average 6 regions: says so)
+burstgpt           burstgpt               zipf-request-lengths, response-grows-with-request (quick-scale trace)
+arrivals           arrivals               none: CV 2 (burstiness 0.25) where cv3-p99-wait is CV 3
+spraying           fabric.spraying_panel  none: 8 x 8 x 8 leaf-spine, the claims' is 16 x 16 x 16 at 400 Gbit/s
+c4d                diagnosis              none: severity 2 (claims: 1.5 and 3); one job: says so
+nanoflow           serving_hw             none: Llama-3.1-8B on H100 with ServeGen traffic (claims: A100, fixed lengths)
+pred               aqm                    none: short load 0.3 for 0.15 s (queue_66_lower etc.: 0.5 for 1 s)
+rajomon            microservices          none: spike to 1.5x capacity over 6 s (claims: 2x, 3.5 s); one run: says so
+rlhfuse            rlhf.fused_pipeline    none: Critic/Actor 0.5 (published instance 2 is 4/5); one annealing run
+servegen           servegen               none: hour 14 over 1,200 s (claims: hours 0/6/12/18 over 900 s)
+swarm              mitigation             none: lossy at load 0.4 (claims: loads 0.3/0.5); one draw: says so
+trainmover         training.failures      none: manual detection 600 s + 1,800 s (claims: automated 5 s + 60 s)
+=================  =====================  ==========================================================================
+
+Each test builds the panel at its defaults, reads the number it shows (its info or status
 text) and compares it with the claim's value at the same setting: measured by the claim itself when that is cheap
 (``Claim.measure("quick")``), or through the same function with the claim's parameters (read from the reproduction
 module, so a drift on either side fails the test) when the whole claim is slow.
