@@ -23,7 +23,7 @@ from ..carbon.schedulers import SCHEDULERS, make_scheduler
 from ..carbon.traces import ALIASES, TimeMapping, load_trace
 from ._space import Param, experiment
 
-__all__ = ["carbon_scheduling", "sunk_carbon_placement", "REGIONS", "SEASONS", "region_intensity"]
+__all__ = ["carbon_run", "carbon_scheduling", "sunk_carbon_placement", "REGIONS", "SEASONS", "region_intensity"]
 
 #: The PCAPS evaluation's regions present in the shared data (Quebec is not), plus GB and NYISO.
 REGIONS = ("CAISO", "DE", "NSW", "ON", "PJM", "ZA", "GB", "NYISO")
@@ -44,6 +44,30 @@ def region_intensity(region: str, season: str, year: int = YEAR) -> np.ndarray:
 def mean_job_work_s() -> float:
     """Mean total work (executor-seconds) of a job in the 22 queries x 7 scales pool."""
     return float(np.mean([j.total_work_s for j in load_jobs()]))
+
+
+def carbon_run(
+    *, scheduler, region, season, gamma, load, jobs, executors, job_cap, cap_minimum, seconds_per_hour, seed
+):
+    """The simulation behind one ``carbon-scheduling`` point: the :class:`~workbench.carbon.cluster.SimResult` (with
+    its busy-executor series), for callers that show more than the experiment's summary row (the carbon panel).
+    ``seed`` is the point's seed (:func:`~workbench.experiments.point_seed`); the jobs, arrivals and duration draws
+    come from it, so every scheduler at a point sees the same ones."""
+    s = seed % 2**31
+    pool = sample_jobs(jobs, seed=s)
+    arrivals = poisson_arrivals(jobs, mean_job_work_s() / (load * executors), seed=s + 1)
+    inten = region_intensity(region, season)
+    sched = make_scheduler(scheduler, gamma=gamma, cap_minimum=min(cap_minimum, executors))
+    return simulate(
+        pool,
+        arrivals,
+        inten,
+        sched,
+        executors=executors,
+        job_cap=min(job_cap, executors),
+        mapping=TimeMapping(seconds_per_hour),
+        seed=s + 2,
+    )
 
 
 @experiment(
@@ -67,20 +91,18 @@ def carbon_scheduling(
     *, scheduler, region, season, gamma, load, jobs, executors, job_cap, cap_minimum, seconds_per_hour, seed
 ):
     """Carbon and completion times of one job stream under one scheduler on one region's trace."""
-    s = seed % 2**31
-    pool = sample_jobs(jobs, seed=s)
-    arrivals = poisson_arrivals(jobs, mean_job_work_s() / (load * executors), seed=s + 1)
-    inten = region_intensity(region, season)
-    sched = make_scheduler(scheduler, gamma=gamma, cap_minimum=min(cap_minimum, executors))
-    r = simulate(
-        pool,
-        arrivals,
-        inten,
-        sched,
+    r = carbon_run(
+        scheduler=scheduler,
+        region=region,
+        season=season,
+        gamma=gamma,
+        load=load,
+        jobs=jobs,
         executors=executors,
-        job_cap=min(job_cap, executors),
-        mapping=TimeMapping(seconds_per_hour),
-        seed=s + 2,
+        job_cap=job_cap,
+        cap_minimum=cap_minimum,
+        seconds_per_hour=seconds_per_hour,
+        seed=seed,
     )
     return {
         "carbon_kg": r.carbon_g / 1e3,

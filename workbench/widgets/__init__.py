@@ -303,18 +303,21 @@ def param_control(param, value=None, *, step: float | None = None, **kwargs) -> 
                     value=value, min=lo_i, max=hi_i, step=int(step or 1), continuous_update=False, **common
                 )
             else:
-                step = step or _default_step(lo, hi)
+                step = step or _step_for(lo, hi, value, param.low_inclusive)
                 lo_f = lo if param.low_inclusive else lo + step
                 hi_f = hi if param.high_inclusive else hi - step
                 control = W.FloatSlider(
                     value=value, min=lo_f, max=hi_f, step=step, continuous_update=False, readout_format=".3g", **common
                 )
         else:
+            # a bounded box needs both ends (ipywidgets' defaults are 0 and 100, which would clamp the value): the
+            # missing end is the largest number the browser holds exactly
+            big = 2**53 - 1 if param.kind is int else 1.7e308
             bounds = {}
             if lo is not None:
-                bounds["min"] = lo
+                bounds["min"], bounds["max"] = lo, big
             if hi is not None:
-                bounds["max"] = hi
+                bounds["min"], bounds["max"] = bounds.get("min", -big), hi
             box = W.BoundedIntText if param.kind is int else W.BoundedFloatText
             control = (
                 box(value=value, **bounds, **common)
@@ -330,6 +333,29 @@ def _default_step(low: float, high: float) -> float:
 
     span = high - low
     return 10.0 ** math.floor(math.log10(span / 20)) if span > 0 else 1.0
+
+
+def _step_for(low: float, high: float, value: float, low_inclusive: bool = True) -> float:
+    """A linear slider's step: :func:`_default_step`, divided by 10 until ``value`` lies on a stop inside the range
+    (a slider clamps or snaps a value it cannot show, so a default such as 0.6 on a 0-1000 range with step 10 would
+    silently become 10: the FastSwitch panel ran at 10 conversations/s instead of the experiment's 0.6).
+
+    Examples
+    --------
+    >>> _step_for(0.0, 1000.0, 0.6, low_inclusive=False), _step_for(0.0, 1.0, 0.7)
+    (0.1, 0.01)
+    """
+    import math
+
+    span = high - low
+    first = math.floor(math.log10(span / 20)) if span > 0 else 0
+    for exponent in range(first, first - 12, -1):
+        step = 10.0**exponent
+        k = (value - low) / step
+        lowest = low if low_inclusive else low + step
+        if value >= lowest - 1e-9 * step and abs(k - round(k)) < 1e-6:
+            return step
+    return step
 
 
 def param_controls(experiment, names: Sequence[str], values: dict | None = None, **overrides) -> list[W.Widget]:

@@ -15,6 +15,8 @@ __all__ = ["fault_panel", "panel_model"]
 SIZES = (64, 256, 1024, 4096, 16384)
 #: Precision/recall curves are swept on jobs of at most this many ranks, so the panel answers in a few seconds.
 PR_MAX_RANKS = 1024
+#: Faulty jobs (and as many healthy ones) behind the panel's precision/recall curves.
+PR_JOBS = 2
 
 
 def panel_model(
@@ -25,7 +27,7 @@ def panel_model(
     collective: str = "ring",
     detector: str = "all",
     seed: int = 0,
-    pr_jobs: int = 2,
+    pr_jobs: int = PR_JOBS,
 ) -> dict:
     """The panel's model call: one job with its suspects per detector, and the threshold sweep behind the curves.
 
@@ -96,8 +98,10 @@ def fault_panel() -> W.Widget:
         info.value = html_table(
             ["detector", "alarm", "top-1", "top-3", "delay (s)", "function (workers)"],
             rows,
-            caption=f"fault on rank {f.rank} (machine {f.machine(out['signals'].job.ranks_per_machine)}) from "
-            f"iteration {f.onset_iteration}; curves over {out['pr_ranks']}-rank jobs",
+            caption=f"one job (seed 0): fault on rank {f.rank} (machine "
+            f"{f.machine(out['signals'].job.ranks_per_machine)}) from iteration {f.onset_iteration}; whether a "
+            "detector finds it varies from job to job (the reproductions' claims score many jobs); curves over "
+            f"{PR_JOBS} faulty and {PR_JOBS} healthy {out['pr_ranks']}-rank jobs",
         )
 
     for w in (kind, severity, ranks, noise, collective, detector):

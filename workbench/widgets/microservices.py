@@ -105,7 +105,9 @@ def microservices_panel() -> W.Widget:
                 for r in v.summary.itertuples()
             ],
             caption=f"requests arriving during the spike ({v.spike[0]:g}-{v.spike[1]:g} s); capacity "
-            f"{v.capacity_rps:,.0f} req/s (busiest service); SLO {v.slo_ms:g} ms",
+            f"{v.capacity_rps:,.0f} req/s (busiest service); SLO {v.slo_ms:g} ms; one run (the experiment's "
+            "replicate 0): the tail percentiles move from run to run, and the reproduction's claims average "
+            "3 runs at full scale",
         )
 
     for w in controls:

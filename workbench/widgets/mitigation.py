@@ -74,7 +74,9 @@ def mitigation_panel() -> W.Widget:
                 for r in t.itertuples()
             ],
             caption="Flow-level estimator, 64-host 2:1 leaf-spine, 100 ms of web-search flows; ranked by small-flow "
-            "p99 FCT, ties within 10% broken by long-flow throughput (SWARM's comparator).",
+            "p99 FCT, ties within 10% broken by long-flow throughput (SWARM's comparator). One draw of flows "
+            "(seed 0): its p99 moves from seed to seed, and the reproduction's claims average 2 seeds (3 at full "
+            "scale).",
         )
 
     for w in controls:

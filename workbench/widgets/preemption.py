@@ -16,8 +16,9 @@ from . import FigurePane, html_table, panel, param_controls, param_values, redra
 
 __all__ = ["PANEL_CONVERSATIONS", "RATES", "panel_model", "preemption_panel"]
 
-#: Conversations per point in the panel: the reproduction's quick scale (about 0.1 s per mechanism).
-PANEL_CONVERSATIONS = 100
+#: Conversations per point in the panel: the run length of the ``fastswitch`` reproduction (150 at both scales; quick
+#: runs seed 0 only), so at its defaults the panel shows exactly the claims' centre point (about 0.3 s per mechanism).
+PANEL_CONVERSATIONS = 150
 #: Priority-change rates the panel offers (per iteration).
 RATES = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
 
@@ -65,7 +66,8 @@ def preemption_panel() -> W.Widget:
                 ]
                 for r in rows.itertuples()
             ],
-            caption=f"{PANEL_CONVERSATIONS} conversations on Llama-3.1-8B / A100-80GB with a 16k-token KV cache",
+            caption=f"{PANEL_CONVERSATIONS} conversations on Llama-3.1-8B / A100-80GB with a 16k-token KV cache; one "
+            "run (the experiment's seed 0, as the reproduction's quick scale; its full scale averages 3 seeds)",
         )
 
     for w in (rate, *others, mechs):

@@ -81,7 +81,13 @@ def fused_pipeline_panel() -> W.Widget:
                     f"{r['check'].peak_memory:.0f}",
                 ]
             ],
-            caption=f"lower bound {r['bound']:.0f} (time units; backward = 2 x forward)",
+            caption=f"lower bound {r['bound']:.0f} (time units; backward = 2 x forward)"
+            + (
+                f"; one annealing run ({PANEL_ITERATIONS:,} moves, seed 0): another seed or more moves can land "
+                "elsewhere"
+                if method.value == "anneal"
+                else ""
+            ),
         )
 
     for w in (pp0, pp1, m0, m1, size, method):

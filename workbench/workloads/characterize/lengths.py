@@ -174,9 +174,11 @@ def fit_lengths(x, *, x_max: int | None = None) -> pd.DataFrame:
 def request_response(df: pd.DataFrame, *, bins: int = 20, quantiles=(0.1, 0.5, 0.9)) -> pd.DataFrame:
     """Response length against request length: log-spaced request bins with the mean and quantiles of the response.
 
+    Requests flagged ``failed`` are left out entirely (a failed request has no response: BurstGPT records zero
+    response tokens; their count is in ``attrs["n_failed"]``), as the BurstGPT generator's fit leaves them out.
     Rows with zero request tokens are left out of the bins (their count is in ``attrs["n_zero_request"]``).
-    ``attrs`` also holds ``spearman`` (rank correlation over all rows) and ``pearson_log`` (Pearson on
-    ``log1p`` of both lengths).
+    ``attrs`` also holds ``spearman`` (rank correlation over the requests that did not fail) and ``pearson_log``
+    (Pearson on ``log1p`` of both lengths).
 
     Examples
     --------
@@ -190,8 +192,9 @@ def request_response(df: pd.DataFrame, *, bins: int = 20, quantiles=(0.1, 0.5, 0
     """
     validate_requests(df)
     bins = V.integer("bins", bins, minimum=1)
-    x = df["input_tokens"].to_numpy(dtype=float)
-    y = df["output_tokens"].to_numpy(dtype=float)
+    failed = df["failed"].fillna(False).to_numpy(dtype=bool) if "failed" in df else np.zeros(len(df), dtype=bool)
+    x = df["input_tokens"].to_numpy(dtype=float)[~failed]
+    y = df["output_tokens"].to_numpy(dtype=float)[~failed]
     pos = x >= 1
     xp, yp = x[pos], y[pos]
     if xp.size < 2:
@@ -220,5 +223,6 @@ def request_response(df: pd.DataFrame, *, bins: int = 20, quantiles=(0.1, 0.5, 0
         "spearman": float("nan") if constant else float(stats.spearmanr(x, y).statistic),
         "pearson_log": float("nan") if constant else float(np.corrcoef(np.log1p(x), np.log1p(y))[0, 1]),
         "n_zero_request": int((~pos).sum()),
+        "n_failed": int(failed.sum()),
     }
     return res
