@@ -84,8 +84,8 @@ pd.DataFrame(rows).round(3)
 # %% [markdown]
 # ## Panel: priority-change rate and mechanisms -> tail latency
 #
-# Every bar is a point of the `llm-preemption` experiment (100 conversations at the chosen load; the panel test checks
-# its numbers against the experiment's). Raise the rate and watch vLLM's bars leave the others: past a rate, its
+# Every bar is a point of the `llm-preemption` experiment (150 conversations at the chosen load, as in the claims;
+# the panel test checks its numbers against the experiment's and the claims'). Raise the rate and watch vLLM's bars leave the others: past a rate, its
 # synchronous stall slows every request, more requests wait, memory pressure and preemptions grow, and the tail runs
 # away (the swap cliff). Smaller blocks or a slower link move the cliff to lower rates.
 
