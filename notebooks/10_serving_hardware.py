@@ -53,10 +53,9 @@ from workbench import viz
 from workbench.reproductions import ClaimsTable, run_claims
 from workbench.reproductions import nanoflow as rep
 from workbench.reproductions import servegen_gpus as rep_sg
-from workbench.serving import SLO, Deployment, Scheduler, fit_linear, latency_summary, serve, specs
+from workbench.serving import SLO, Deployment, Scheduler, fit_linear, latency_summary, opcurves, serve, specs
 from workbench.serving.disagg import disaggregation_plan, serve_disaggregated
 from workbench.serving.gpus import capacity_gpus
-from workbench.serving import opcurves
 from workbench.serving.validation import validation_summary, validation_table
 from workbench.viz import serving_hw as fig
 from workbench.widgets.explore import explore_panel
