@@ -35,6 +35,16 @@ from ._space import Param, experiment
 __all__ = ["training_iteration_time", "training_ettr", "training_dse", "diagnosis_detection"]
 
 
+#: The compute term of the iteration model (a treatment: the same plan under both forms).
+_COMPUTE = Param(
+    "compute",
+    "constant",
+    choices=COMPUTE_FORMS,
+    seeded=False,
+    doc="compute term: one efficiency per GPU generation, or measured kernels",
+)
+
+
 @experiment(
     "training-iteration-time",
     version="2",
@@ -49,13 +59,7 @@ __all__ = ["training_iteration_time", "training_ettr", "training_dse", "diagnosi
         Param("routing", "ecmp", choices=tuple(ROUTINGS), seeded=False, doc="how the DP collective's paths are chosen"),
         Param("collective", "ring", choices=("ring", "halving_doubling"), doc="DP all-reduce algorithm"),
         Param("hosts_per_leaf", 32, "", low=1, high=256, doc="GPUs (one NIC each) per leaf; spines = hosts_per_leaf"),
-        Param(
-            "compute",
-            "constant",
-            choices=COMPUTE_FORMS,
-            seeded=False,
-            doc="compute term: one efficiency per GPU generation, or measured kernels",
-        ),
+        _COMPUTE,
     ],
 )
 def training_iteration_time(
@@ -107,13 +111,7 @@ def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s
         Param("n_gpus", 512, "", low=1, high=65_536, doc="GPUs of the job (tp x pp x dp)"),
         Param("global_batch", 512, "", low=1, high=1_000_000, doc="sequences per iteration"),
         Param("top_k", 5, "", low=1, high=50, doc="fastest plans (by the formula) re-ranked by the graph"),
-        Param(
-            "compute",
-            "constant",
-            choices=COMPUTE_FORMS,
-            seeded=False,
-            doc="compute term: one efficiency per GPU generation, or measured kernels",
-        ),
+        _COMPUTE,
     ],
 )
 def training_dse(*, model, gpu, n_gpus, global_batch, top_k, compute, seed):
