@@ -103,9 +103,9 @@ def _output_options(args: argparse.Namespace) -> dict:
 
 
 def _out_format(args: argparse.Namespace) -> str:
-    from .workloads.export import format_for
+    from .workloads.formats import for_path
 
-    return args.format or format_for(args.out)
+    return args.format or for_path(args.out).name
 
 
 def _plan(args: argparse.Namespace):
@@ -258,11 +258,11 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
-    from .workloads.export import FORMATS
+    from .workloads.formats import writable
 
     p.add_argument(
         "--format",
-        choices=tuple(FORMATS),
+        choices=tuple(f.name for f in writable()),
         default=None,
         help="output format (default: from the file name: .mooncake.jsonl, .burstgpt.csv, .csv, .jsonl, .parquet)",
     )

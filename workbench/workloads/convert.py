@@ -16,53 +16,25 @@ Examples
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
-from . import traces
-from .export import FORMATS, format_for, write_stream
-from .schema import OPTIONAL, standardize, validate_requests
-from .traces.files import _header, check_last_line
+from . import formats as F
+from .export import FORMATS, write_stream
+from .schema import OPTIONAL
 
 __all__ = ["read_table", "losses", "convert"]
-
-_KEEPS = {
-    "mooncake": {"hash_ids"},
-    "burstgpt": {"model", "log_type", "failed"},
-    "csv": None,  # None: every column
-    "jsonl": None,
-    "parquet": None,
-}
-
-
-def _first_line(p: Path) -> str:
-    with open(p, "rb") as fh:
-        return fh.readline(65536).decode("utf-8", "replace").strip()
-
-
-def _check(df: pd.DataFrame, p: Path, first_data_line: int) -> pd.DataFrame:
-    try:
-        validate_requests(df)
-    except (ValueError, TypeError) as exc:
-        msg = str(exc)
-        if " row " in msg:
-            row = int(msg.split(" row ")[1].split()[0])
-            raise ValueError(f"{p}:{row + first_data_line}: {msg}") from None
-        raise ValueError(f"{p}: {msg}") from None
-    return df
 
 
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """Load a workload file into the request schema, whatever the workbench format.
 
-    Files with an ``arrival_s`` column (the timestamped CSV and JSONL exporters, parquet) are read directly; anything
-    else goes to :func:`workbench.workloads.traces.load_trace`. Malformed input raises ValueError naming the file and
-    line.
+    The format is :func:`workbench.workloads.formats.sniff`'s: files with an ``arrival_s`` column (the timestamped CSV
+    and JSONL exporters, parquet) are read directly, the trace layouts by their loaders. Malformed input raises
+    ValueError naming the file and line.
 
     Examples
     --------
@@ -79,39 +51,9 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
         p = find(str(path)) or p  # relative to the data search path, as the loaders take it
     if not p.is_file():
         raise FileNotFoundError(f"{p}: no such file")
-    if p.suffix.lower() in (".parquet", ".pq"):
-        try:
-            df = pq.read_table(p).to_pandas()
-        except Exception as exc:
-            raise ValueError(f"{p}: not a readable parquet file ({exc})") from None
-        out = _check(df, p, 0)
-    else:
-        head = _first_line(p)
-        if head.startswith("arrival_s,") or head == "arrival_s":
-            header = _header(p)  # a duplicated column is an error, not a silent "arrival_s.1"
-            check_last_line(p, len(header))
-            try:
-                df = pd.read_csv(p, dtype={"session_id": "string"})
-            except (ValueError, pd.errors.ParserError) as exc:
-                raise ValueError(f"{p}: {exc}") from None
-            if "hash_ids" in df:
-                df["hash_ids"] = [json.loads(v) if isinstance(v, str) else [] for v in df["hash_ids"]]
-            out = _check(df, p, 2)
-        elif head.startswith("{") and '"arrival_s"' in head:
-            check_last_line(p)
-            try:
-                df = pd.read_json(p, lines=True, dtype={"session_id": "string"})
-            except ValueError as exc:
-                raise ValueError(f"{p}: not valid JSON lines ({exc})") from None
-            out = _check(df, p, 1)
-        else:
-            return traces.load_trace(p)
-    for col in ("model", "log_type"):
-        if col in out:
-            out[col] = out[col].astype("category")
-    out = standardize(out)
-    out.attrs.update({"source": str(p), "format": "timestamped", "time_resolution_s": None})
-    return out
+    fmt = F.sniff(p)
+    assert fmt.read is not None
+    return fmt.read(p)
 
 
 def losses(
@@ -121,10 +63,10 @@ def losses(
     if fmt not in FORMATS:
         raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, got {fmt!r}")
     out = []
-    keeps = _KEEPS[fmt]
+    keeps = F.by_name(fmt).keeps
     if keeps is not None:
         for col in df.columns:
-            if col in ("arrival_s", "input_tokens", "output_tokens") or col in keeps:
+            if col in keeps:
                 continue
             if col in OPTIONAL and df[col].isna().all():
                 continue
@@ -161,13 +103,13 @@ def convert(
     ``options`` go to :func:`workbench.workloads.export.write_stream`. Returns the written path, the number of
     requests and :func:`losses`.
     """
-    fmt = fmt or format_for(dst)
+    fmt = fmt or F.for_path(dst).name
     df = read_table(src)
     lost = losses(
         df, fmt, hash_block_tokens=options.get("hash_block_tokens"), time_resolution_s=options.get("time_resolution_s")
     )
-    keeps = _KEEPS[fmt]
+    keeps = F.by_name(fmt).keeps
     if keeps is not None:  # drop what the format cannot carry before writing
-        df = df[[c for c in df.columns if c in ("arrival_s", "input_tokens", "output_tokens") or c in keeps]]
+        df = df[[c for c in df.columns if c in keeps]]
     p, n = write_stream([df], dst, fmt, overwrite=overwrite, **options)
     return p, n, lost

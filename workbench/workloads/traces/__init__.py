@@ -30,7 +30,9 @@ go backwards, an empty file. Negative timestamps and token counts above :data:`M
 too unless ``allow_extreme=True``. JSON is parsed with a JSON parser and nothing is ever ``eval``-ed.
 
 The shared file handling is in :mod:`~workbench.workloads.traces.files`, the loaders in
-:mod:`~workbench.workloads.traces.formats`; every public name is importable from ``workbench.workloads.traces``.
+:mod:`~workbench.workloads.traces.formats`; :func:`detect_format` and :func:`load_trace` are the format registry's
+(:mod:`workbench.workloads.formats`, which sits above the loaders), imported on first use. Every public name is
+importable from ``workbench.workloads.traces``.
 
 Examples
 --------
@@ -50,9 +52,8 @@ from .files import (
     TruncationWarning,
     check_last_line,
     check_unique_columns,
-    detect_format,
 )
-from .formats import load_azure, load_burstgpt, load_mooncake, load_trace
+from .formats import load_azure, load_burstgpt, load_mooncake
 
 __all__ = [
     "TraceFormatError",
@@ -71,3 +72,12 @@ __all__ = [
     "load_azure",
     "load_mooncake",
 ]
+
+
+def __getattr__(name: str):
+    """``detect_format`` and ``load_trace`` from the format registry, on first use (it imports the loaders above)."""
+    if name in ("detect_format", "load_trace"):
+        from .. import formats
+
+        return getattr(formats, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,7 +39,6 @@ LOADER_VERSION = "3"
 #: Token counts above this are a format error unless ``allow_extreme=True`` (the released traces stay far below it).
 MAX_TOKENS = 10_000_000
 _BLOCK_BYTES = 8 << 20
-_FORMATS = ("auto", "burstgpt", "azure", "mooncake")
 
 
 class TraceFormatError(ValueError):
@@ -56,7 +55,7 @@ def _err(path: Path, line: int | None, msg: str) -> TraceFormatError:
     return TraceFormatError(f"{where}: {msg}")
 
 
-# Opening files (plain or gzip) and detecting the format
+# Opening files (plain or gzip); the format is detected by workbench.workloads.formats
 
 
 def _resolve(path: str | os.PathLike) -> Path:
@@ -91,32 +90,6 @@ def _first_line(path: Path) -> str:
     if not line.strip():
         raise _err(path, 1, "empty file (no header or first record)")
     return line.rstrip("\r\n")
-
-
-def detect_format(path: str | os.PathLike) -> str:
-    """Return ``"burstgpt"``, ``"azure"`` or ``"mooncake"`` from the file's first line.
-
-    Examples
-    --------
-    >>> detect_format("mooncake-fast25/conversation_trace.jsonl")  # doctest: +SKIP
-    'mooncake'
-    """
-    p = _resolve(path)
-    line = _first_line(p)
-    if line.lstrip().startswith("{"):
-        return "mooncake"
-    header = [h.strip() for h in next(csv.reader([line]))]
-    if "TIMESTAMP" in header:
-        return "azure"
-    if "Timestamp" in header and "Request tokens" in header:
-        return "burstgpt"
-    raise _err(
-        p,
-        1,
-        "unrecognised header "
-        f"{header!r}: expected BurstGPT ({', '.join(BURSTGPT_V1_COLUMNS)}), Azure ({', '.join(AZURE_COLUMNS)}) "
-        "or Mooncake JSONL",
-    )
 
 
 # The parquet cache (workbench.cache: under $WORKBENCH_CACHE, keyed by the source's content)

@@ -1,5 +1,5 @@
-"""The loaders of each trace format (BurstGPT, Azure LLM inference, Mooncake JSONL) and :func:`load_trace`, which
-detects the format and dispatches."""
+"""The loaders of each trace format (BurstGPT, Azure LLM inference, Mooncake JSONL). :func:`load_trace`, which
+detects the format and dispatches, is in the format registry (:mod:`workbench.workloads.formats`)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.json as pajson
 
-from ..._validate import one_of
 from ..characterize import detect_resolution
 from ..schema import standardize
 from .files import (
     _BLOCK_BYTES,
-    _FORMATS,
     _LOG_TYPES,
     AZURE_COLUMNS,
     BURSTGPT_V1_COLUMNS,
@@ -38,7 +36,6 @@ from .files import (
     _kind,
     _raw_lines,
     _resolve,
-    detect_format,
 )
 
 # BurstGPT
@@ -424,48 +421,3 @@ def _parse_mooncake(p: Path, log_type: str, allow_unsorted: bool, allow_extreme:
         "time_resolution_s": detect_resolution(ms / 1000.0),
     }
     return standardize(df)
-
-
-# Dispatcher
-
-
-def load_trace(
-    path: str | os.PathLike,
-    *,
-    format: str = "auto",
-    cache: bool = True,
-    log_type: str | None = None,
-    allow_unsorted: bool = False,
-    allow_extreme: bool = False,
-) -> pd.DataFrame:
-    """Load any supported trace into the request schema, detecting the format from the first line.
-
-    Parameters
-    ----------
-    path : path
-        Absolute, or relative to the data search path.
-    format : {"auto", "burstgpt", "azure", "mooncake"}
-    cache : bool
-        Use the verified parquet cache under ``$WORKBENCH_CACHE/traces`` (never beside the source).
-    log_type : str, optional
-        Override the service label (Azure and Mooncake).
-    allow_unsorted : bool
-        Sort out-of-order rows instead of raising.
-    allow_extreme : bool
-        Load negative timestamps and token counts above 10 million instead of raising.
-
-    Examples
-    --------
-    >>> df = load_trace("azure-llm-2023/AzureLLMInferenceTrace_conv.csv")  # doctest: +SKIP
-    >>> str(df["log_type"].iloc[0])  # doctest: +SKIP
-    'conversation'
-    """
-    one_of("format", format, _FORMATS)
-    p = _resolve(path)
-    fmt = detect_format(p) if format == "auto" else format
-    opts = {"cache": cache, "allow_unsorted": allow_unsorted, "allow_extreme": allow_extreme}
-    if fmt == "burstgpt":
-        return load_burstgpt(p, **opts)
-    if fmt == "azure":
-        return load_azure(p, log_type=log_type, **opts)
-    return load_mooncake(p, log_type=log_type, **opts)
