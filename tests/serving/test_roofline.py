@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from workbench.serving import specs
-from workbench.serving.roofline import EFFICIENCY, Deployment, fit_linear
+from workbench.serving.linear_fit import fit_linear
+from workbench.serving.roofline import EFFICIENCY, Deployment
 
 
 def test_tables_have_a_source_per_row_and_user_rows_register(tmp_path):

@@ -26,7 +26,8 @@
 from .capacity import SLO, CapacityResult, capacity_search, meets_slo, server_for, summarize_at
 from .cluster import serve
 from .engine import PREEMPTIONS, SCHEDULERS, ReplicaRun, Scheduler, simulate_replica
-from .roofline import EFFICIENCY, Deployment, Efficiency, fit_linear
+from .linear_fit import fit_linear
+from .roofline import EFFICIENCY, Deployment, Efficiency
 from .simulator import BALANCERS, InstanceRun, ServerConfig, balance, latency_summary, simulate, simulate_instance
 
 __all__ = [

@@ -1,32 +1,31 @@
-"""Roofline cost of one serving iteration, per operator, from GPU and model specs.
+"""Cost of one serving iteration, per operator, from GPU and model specs and measured kernels.
 
 An iteration processes ``prefill_tokens`` prompt tokens (whole prompts or chunks), ``decode_seqs`` decoding requests
 (one token each) whose cached contexts total ``kv_tokens``, and samples ``sampled`` tokens. Per GPU of a
-tensor-parallel group of ``tp`` GPUs, each operator costs
-``time = max(FLOPs / (peak * compute_eff), bytes / (HBM bandwidth * memory_eff))``:
+tensor-parallel group of ``tp`` GPUs, each operator has a roofline ``max(FLOPs / peak, bytes / HBM bandwidth)``:
 
 * ``linear``: QKV/O projections and the FFN (or the routed experts) of every layer, ``2 * active linear params`` FLOPs
   per token; its bytes are the weights, read once per iteration (for a mixture of experts, the experts the batch
   touches: ``E * (1 - (1 - k/E)^tokens)`` per layer in expectation under uniform routing).
+* ``elementwise``: a layer's norms, rotary embedding, activation and residual adds (measured costs only).
 * ``attn_prefill``: causal attention of the prompt tokens over their context, ``attn_flops_per_pair`` per
   (query, key) pair; bytes: the KV written.
 * ``attn_decode``: attention of each decoding request over its cached context; bytes: the whole KV cache read.
 * ``lm_head``: the vocabulary projection of the sampled tokens (sampling).
-* ``allreduce``: two ring all-reduces per layer over the scale-up link for ``tp > 1``
-  (``2 (tp - 1) / tp * tokens * hidden * 2 bytes`` each, plus a fixed latency).
+* ``allreduce``: two all-reduces per layer of the tokens' activations over the scale-up link for ``tp > 1``.
+
+Where the times come from is ``Deployment(costs=...)``: the roofline divided by the fraction of it real kernels reach
+at that shape, measured on A100, H100 and A40 (``"curves"``, :mod:`workbench.serving.opcurves`), Vidur's measured
+operator times themselves (``"profiled"``), or the per-generation constants of :data:`EFFICIENCY` (``"stated"``:
+cuBLAS ~70-75% of the A100's dense peak, ~85% of HBM bandwidth; for GPUs no profile covers). Nothing is fitted to a
+validation point.
 
 Today's engines run these one after another: the iteration is the **sum** of the operator times (``overlap=False``)
-plus a fixed per-iteration CPU/launch overhead. NanoFlow (Zhu et al., OSDI'25, arXiv:2408.12757, §3) overlaps
-compute-, memory- and network-bound operations inside the device (nano-batches) and schedules on the CPU
-asynchronously: the iteration is then bounded by the **busiest resource**, ``max(sum of compute time, sum of memory
-time, sum of network time)`` (``overlap=True``), where each operator's FLOPs count on compute and its bytes on memory.
-
-Efficiencies are stated per GPU generation in :data:`EFFICIENCY` and never fitted to a measurement: the fraction of
-peak a large dense BF16 GEMM reaches (cuBLAS on A100 ~70-75%, H100 ~60-70% of the dense datasheet peak), the fraction
-of HBM bandwidth a streaming kernel reaches (~80-90%), and of the NVLink bandwidth a ring all-reduce reaches.
-
-The previous linear cost model (:class:`~workbench.serving.simulator.ServerConfig`) is derived from this one by
-:func:`fit_linear`, a least-squares fit over a grid of iterations, so results in the old units stay reproducible.
+plus the engine's host work (:mod:`workbench.serving.engines`). NanoFlow (Zhu et al., OSDI'25, arXiv:2408.12757, §3)
+overlaps compute-, memory- and network-bound operations inside the device and schedules on the CPU asynchronously:
+the iteration is then bounded by the **busiest resource**, ``max(sum of compute time, sum of memory time, sum of
+network time)`` (``overlap=True``), where each operator's FLOPs count on compute and its bytes on memory. The old
+linear cost model is one least-squares fit away (:func:`workbench.serving.linear_fit.fit_linear`).
 """
 
 from __future__ import annotations
@@ -42,10 +41,9 @@ from .._validate import integer, nonnegative, one_of, positive
 from .engines import EngineProfile
 from .engines import engine as engine_profile
 from .opcurves import OperatorCurves, ProfiledLayer, curves, profiled_layer, topology
-from .simulator import ServerConfig
 from .specs import GPU, Model, gpu, model
 
-__all__ = ["COST_SOURCES", "Efficiency", "EFFICIENCY", "Deployment", "OPERATORS", "fit_linear"]
+__all__ = ["COST_SOURCES", "Efficiency", "EFFICIENCY", "Deployment", "OPERATORS"]
 
 OPERATORS = ("linear", "elementwise", "attn_prefill", "attn_decode", "lm_head", "allreduce")
 #: Where operator times come from (``Deployment(costs=...)``).
@@ -534,42 +532,3 @@ def _totals(res: dict[str, tuple[float, float, float]]) -> tuple[float, float, f
 def _sequential(res: dict[str, tuple[float, float, float]]) -> float:
     """Seconds of the operators run one after another, each at its own roofline."""
     return sum(max(r) for r in res.values())
-
-
-def fit_linear(deployment: Deployment, *, max_batch: int = 256, max_prefill_tokens: int = 8192) -> ServerConfig:
-    """The :class:`ServerConfig` (linear cost model) closest to ``deployment``'s roofline, by least squares.
-
-    The grid spans prefill-only iterations (0 to ``max_prefill_tokens`` prompt tokens of 512-token prompts) and decode
-    iterations (1 to ``max_batch`` requests, contexts up to the KV capacity); the fit's KV budget is the deployment's
-    KV capacity.
-
-    Examples
-    --------
-    >>> cfg = fit_linear(Deployment("Llama-2-13B", "A100-80GB"))
-    >>> cfg.kv_budget_tokens > 10_000, cfg.decode_seq_s > 0
-    (True, True)
-    """
-    max_batch = integer("max_batch", max_batch, minimum=1)
-    max_prefill_tokens = integer("max_prefill_tokens", max_prefill_tokens, minimum=1)
-    cap = deployment.kv_capacity_tokens
-    rows, y = [], []
-    for p in np.linspace(0, max_prefill_tokens, 9):  # a small grid (~200 points)
-        for b in np.unique(np.linspace(0, max_batch, 9).astype(int)):
-            for frac in (0.1, 0.5, 0.9):
-                if p == 0 and b == 0:
-                    continue
-                kv = frac * cap if b else 0.0
-                pairs = p / 512 * 512 * 513 / 2
-                rows.append([1.0, p, b, kv])
-                y.append(deployment.iteration_s(p, pairs, b, kv, sampled=b + p / 512))
-    coef, *_ = np.linalg.lstsq(np.array(rows), np.array(y), rcond=None)
-    coef = np.maximum(coef, [1e-6, 0.0, 0.0, 0.0])
-    return ServerConfig(
-        base_s=float(coef[0]),
-        prefill_token_s=float(coef[1]),
-        decode_seq_s=float(coef[2]),
-        kv_token_s=float(coef[3]),
-        kv_budget_tokens=cap,
-        max_batch=max_batch,
-        max_prefill_tokens=max_prefill_tokens,
-    )

@@ -23,7 +23,7 @@ Several instances sit behind a load balancer (the ``balancer``) that assigns eac
 
 The default costs are illustrative (the order of magnitude of a 13B-parameter model on one 80 GB GPU); what the
 workbench compares with it is workloads on the same server, not absolute numbers. Costs derived from real hardware
-come from :func:`workbench.serving.roofline.fit_linear` (a least-squares fit of the roofline model over a grid), and
+come from :func:`workbench.serving.linear_fit.fit_linear` (a least-squares fit of the roofline model over a grid), and
 the hardware-grounded simulator with a paged KV cache and real schedulers is :mod:`workbench.serving.engine`.
 """
 
