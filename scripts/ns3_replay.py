@@ -140,6 +140,8 @@ _CPP = r"""
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 #include <vector>
+#include <chrono>
+#include <iostream>
 
 namespace wbns3 {
 using namespace ns3;
@@ -221,6 +223,14 @@ void DebugTx(Ptr<const Packet> p, Ptr<Ipv4> ip, uint32_t itf) {
               << " " << h.GetSource() << "->" << h.GetDestination() << " " << p->GetSize() << " B" << std::endl;
 }
 
+static std::chrono::steady_clock::time_point g_t0;
+void Progress(double every) {
+    double w = std::chrono::duration<double>(std::chrono::steady_clock::now() - g_t0).count();
+    std::cerr << "ns-3: simulated " << Simulator::Now().GetSeconds() * 1e3 << " ms, " << g_done << "/" << g_sock.size()
+              << " flows done, " << w << " s wall" << std::endl;
+    Simulator::Schedule(Seconds(every), &Progress, every);
+}
+
 Ptr<WbEcnQueue> SwitchQueue(Ptr<NetDevice> d, uint64_t limit, uint64_t k) {
     Ptr<WbEcnQueue> q = CreateObject<WbEcnQueue>();
     q->m_limit = limit;
@@ -237,7 +247,7 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
                         uint32_t issthresh, double g, double alpha0, double min_rto, double init_rto,
                         const std::vector<int>& src, const std::vector<int>& dst, const std::vector<int>& spine,
                         const std::vector<double>& start, const std::vector<uint64_t>& size, double warmup,
-                        double horizon, std::vector<double>& stats) {
+                        double horizon, double progress, std::vector<double>& stats) {
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(g));
@@ -354,6 +364,8 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
     double last = 0;
     for (auto x : start) last = std::max(last, x);
     Simulator::Stop(Seconds(warmup + last + horizon));
+    g_t0 = std::chrono::steady_clock::now();
+    if (progress > 0) Simulator::Schedule(Seconds(progress), &Progress, progress);
     Simulator::Run();
     double marks = 0, drops = 0, nicdrops = 0;
     for (auto& q : g_queues) { marks += q->m_marks; drops += q->m_drops; }
@@ -368,7 +380,9 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
 """
 
 
-def run_ns3(flows: pd.DataFrame, spines: np.ndarray, *, horizon_s: float = 5.0) -> tuple[pd.DataFrame, dict]:
+def run_ns3(
+    flows: pd.DataFrame, spines: np.ndarray, *, horizon_s: float = 5.0, progress_s: float = 0.0
+) -> tuple[pd.DataFrame, dict]:
     """Replay ``flows`` (``src, dst, start_s, size_bytes``) with per-flow ``spines`` in ns-3; the per-flow FCTs and
     run counters."""
     import cppyy
@@ -405,6 +419,7 @@ def run_ns3(flows: pd.DataFrame, spines: np.ndarray, *, horizon_s: float = 5.0) 
         V["uint64_t"](flows["size_bytes"].astype(int).tolist()),
         WARMUP_S,
         horizon_s,
+        progress_s,
         stats,
     )
     wall = time.perf_counter() - t0
@@ -429,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="CSV to write: size_bytes,start_s,fct_s,finished")
     p.add_argument("--spines", type=Path, help="per-flow spines ('ID SPINE'; default: the .spines beside FILE)")
     p.add_argument("--horizon-s", type=float, default=5.0, help="simulate this long after the last start (s)")
+    p.add_argument("--progress-s", type=float, default=0.01, help="report progress every this much simulated time")
     args = p.parse_args(argv)
     if args.horizon_s <= 0:
         p.error(f"--horizon-s must be > 0, got {args.horizon_s}")
@@ -438,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     if flows.attrs["n_hosts"] > LEAVES * HOSTS_PER_LEAF:
         p.error(f"{args.file} has {flows.attrs['n_hosts']} hosts; the README's network has {LEAVES * HOSTS_PER_LEAF}")
     spines = read_spines(spines_file, flows, SPINES, HOSTS_PER_LEAF)
-    out, info = run_ns3(flows, spines, horizon_s=args.horizon_s)
+    out, info = run_ns3(flows, spines, horizon_s=args.horizon_s, progress_s=args.progress_s)
     out.to_csv(args.out, index=False)
     print(
         f"{len(out)} flows, {int(out.finished.sum())} finished; ns-3 run {info['wall_s']:.1f} s wall; "
