@@ -231,6 +231,8 @@ void Progress(double every) {
     Simulator::Schedule(Seconds(every), &Progress, every);
 }
 
+Ipv4Address HostAddr(int k, int l, int j) { return Ipv4Address((11u << 24) | (k << 16) | (l << 8) | (j + 1)); }
+
 Ptr<WbEcnQueue> SwitchQueue(Ptr<NetDevice> d, uint64_t limit, uint64_t k) {
     Ptr<WbEcnQueue> q = CreateObject<WbEcnQueue>();
     q->m_limit = limit;
@@ -310,12 +312,29 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
             up[l][k] = leaf.Get(l)->GetObject<Ipv4>()->GetInterfaceForDevice(d.Get(0));
             down[k][l] = sp.Get(k)->GetObject<Ipv4>()->GetInterfaceForDevice(d.Get(1));
         }
+    // Addresses and routes: every host h (leaf L, index j in the leaf) has one address per spine k, 11.k.L.j/16.
+    // A flow pinned to spine k connects to its receiver's spine-k address; ns-3 sets a connecting socket's source
+    // from the route, choosing the interface address on the destination's subnet, i.e. the sender's spine-k
+    // address, so the flow's ACKs come back through spine k too.  Routes are prefixes: a leaf sends 11.k/16 up to
+    // spine k and 11.k.L.j/32 (its own hosts) down; spine k sends 11.k.L/24 to leaf L.
     Ipv4StaticRoutingHelper srh;
-    for (int h = 0; h < nh; h++)
-        srh.GetStaticRouting(hosts.Get(h)->GetObject<Ipv4>())->SetDefaultRoute(hostGw[h], hostIf[h]);
-    std::vector<Ptr<Ipv4StaticRouting>> rl(leaves), rs(spines);
-    for (int l = 0; l < leaves; l++) rl[l] = srh.GetStaticRouting(leaf.Get(l)->GetObject<Ipv4>());
-    for (int k = 0; k < spines; k++) rs[k] = srh.GetStaticRouting(sp.Get(k)->GetObject<Ipv4>());
+    for (int h = 0; h < nh; h++) {
+        Ptr<Ipv4> ip = hosts.Get(h)->GetObject<Ipv4>();
+        for (int k = 0; k < spines; k++)
+            ip->AddAddress(hostIf[h], Ipv4InterfaceAddress(HostAddr(k, h / hpl, h % hpl), Ipv4Mask("255.255.0.0")));
+        srh.GetStaticRouting(ip)->SetDefaultRoute(hostGw[h], hostIf[h]);
+    }
+    for (int l = 0; l < leaves; l++) {
+        Ptr<Ipv4StaticRouting> r = srh.GetStaticRouting(leaf.Get(l)->GetObject<Ipv4>());
+        for (int k = 0; k < spines; k++) {
+            r->AddNetworkRouteTo(HostAddr(k, 0, 0), Ipv4Mask("255.255.0.0"), up[l][k]);
+            for (int j = 0; j < hpl; j++) r->AddHostRouteTo(HostAddr(k, l, j), hostPort[l * hpl + j]);
+        }
+    }
+    for (int k = 0; k < spines; k++) {
+        Ptr<Ipv4StaticRouting> r = srh.GetStaticRouting(sp.Get(k)->GetObject<Ipv4>());
+        for (int l = 0; l < leaves; l++) r->AddNetworkRouteTo(HostAddr(k, l, 0), Ipv4Mask("255.255.255.0"), down[k][l]);
+    }
 
     // receivers: one listening DCTCP socket per host
     std::vector<Ptr<Socket>> listeners;
@@ -332,26 +351,10 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
     g_finish.assign(n, -1.0);
     g_done = 0;
     for (size_t i = 0; i < n; i++) {
-        // a /31 pair: ns-3 sets a connecting socket's source from the route, and its source selection picks the
-        // interface address on the destination's subnet, i.e. the flow's own sender address
-        Ipv4Address a(0x0B000000u + 2 * ((uint32_t)i + 1)), b(0x0B000000u + 2 * ((uint32_t)i + 1) + 1);
-        int s = src[i], t = dst[i], ls = s / hpl, lt = t / hpl, k = spine[i];
-        Ptr<Ipv4> is = hosts.Get(s)->GetObject<Ipv4>(), it = hosts.Get(t)->GetObject<Ipv4>();
-        is->AddAddress(hostIf[s], Ipv4InterfaceAddress(a, Ipv4Mask("255.255.255.254")));
-        it->AddAddress(hostIf[t], Ipv4InterfaceAddress(b, Ipv4Mask("255.255.255.254")));
-        if (ls == lt) {
-            rl[ls]->AddHostRouteTo(b, hostPort[t]);
-            rl[ls]->AddHostRouteTo(a, hostPort[s]);
-        } else {
-            rl[ls]->AddHostRouteTo(b, up[ls][k]);
-            rs[k]->AddHostRouteTo(b, down[k][lt]);
-            rl[lt]->AddHostRouteTo(b, hostPort[t]);
-            rl[lt]->AddHostRouteTo(a, up[lt][k]);
-            rs[k]->AddHostRouteTo(a, down[k][ls]);
-            rl[ls]->AddHostRouteTo(a, hostPort[s]);
-        }
+        int s = src[i], t = dst[i], k = spine[i] < 0 ? 0 : spine[i];  // within a leaf: any address, it turns there
+        Ipv4Address b = HostAddr(k, t / hpl, t % hpl);
         Ptr<Socket> so = Socket::CreateSocket(hosts.Get(s), TcpSocketFactory::GetTypeId());
-        so->Bind(InetSocketAddress(a, 0));
+        so->Bind();
         so->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnAck, (uint32_t)i));
         g_sock[i] = so;
         Simulator::Schedule(NanoSeconds(10 * i), &DoConnect, (uint32_t)i, b);
