@@ -189,6 +189,53 @@ class WbEcnQueue : public Queue<Packet> {
     }
 };
 
+// Optional sender (--cwr-fast-retransmit): ns-3's TcpSocketBase::DupAck ignores duplicate ACKs while the sender is in
+// CA_CWR (the state DCTCP's ECN window cut puts it in, until the data outstanding at the cut is ACKed), so a loss
+// during CWR can only end in a retransmission timeout.  A NewReno sender (RFC 5681/6582; Linux's state machine
+// leaves CWR for Recovery on dupacks) fast-retransmits after three.  This subclass counts duplicate ACKs in CWR and,
+// at the third, leaves CWR for ns-3's own DISORDER path, which then enters fast recovery as from OPEN.
+class WbTcpSocket : public TcpSocketBase {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("wbns3::WbTcpSocket").SetParent<TcpSocketBase>().SetGroupName("Internet");
+        return tid;
+    }
+    uint32_t m_cwrDupAcks = 0;
+    static uint64_t s_cwrRecoveries;
+  protected:
+    void ReceivedAck(Ptr<Packet> packet, const TcpHeader& h) override {
+        SequenceNumber32 ack = h.GetAckNumber(), head = m_txBuffer->HeadSequence();
+        if (m_tcb->m_congState == TcpSocketState::CA_CWR && !m_sackEnabled && ack == head &&
+            ack < m_tcb->m_highTxMark && packet->GetSize() == 0) {
+            if (++m_cwrDupAcks == m_retxThresh) {
+                m_congestionControl->CongestionStateSet(m_tcb, TcpSocketState::CA_DISORDER);
+                m_tcb->m_congState = TcpSocketState::CA_DISORDER;
+                m_dupAckCount = m_retxThresh - 1;  // this ACK is the third: DupAck counts it and enters recovery
+                m_recoverActive = false;
+                m_cwrDupAcks = 0;
+                s_cwrRecoveries++;
+            }
+        } else if (ack > head) {
+            m_cwrDupAcks = 0;
+        }
+        TcpSocketBase::ReceivedAck(packet, h);
+    }
+};
+uint64_t WbTcpSocket::s_cwrRecoveries = 0;
+
+Ptr<Socket> SenderSocket(Ptr<Node> node, bool cwrFix) {
+    if (!cwrFix) return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+    Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
+    Ptr<WbTcpSocket> so = CreateObject<WbTcpSocket>();
+    so->SetNode(node);
+    so->SetTcp(tcp);
+    so->SetRtt(CreateObject<RttMeanDeviation>());
+    so->SetCongestionControlAlgorithm(CreateObject<TcpDctcp>());
+    so->SetRecoveryAlgorithm(CreateObject<TcpClassicRecovery>());
+    tcp->AddSocket(so);
+    return so;
+}
+
 static std::vector<Ptr<Socket>> g_sock;
 static std::vector<uint64_t> g_size;
 static std::vector<double> g_finish;
@@ -249,7 +296,7 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
                         uint32_t issthresh, double g, double alpha0, double min_rto, double init_rto,
                         const std::vector<int>& src, const std::vector<int>& dst, const std::vector<int>& spine,
                         const std::vector<double>& start, const std::vector<uint64_t>& size, double warmup,
-                        double horizon, double progress, std::vector<double>& stats) {
+                        double horizon, double progress, bool cwr_fix, std::vector<double>& stats) {
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(g));
@@ -353,7 +400,7 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
     for (size_t i = 0; i < n; i++) {
         int s = src[i], t = dst[i], k = spine[i] < 0 ? 0 : spine[i];  // within a leaf: any address, it turns there
         Ipv4Address b = HostAddr(k, t / hpl, t % hpl);
-        Ptr<Socket> so = Socket::CreateSocket(hosts.Get(s), TcpSocketFactory::GetTypeId());
+        Ptr<Socket> so = SenderSocket(hosts.Get(s), cwr_fix);
         so->Bind();
         so->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnAck, (uint32_t)i));
         g_sock[i] = so;
@@ -373,7 +420,8 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
     double marks = 0, drops = 0, nicdrops = 0;
     for (auto& q : g_queues) { marks += q->m_marks; drops += q->m_drops; }
     for (auto& q : g_nic) nicdrops += q->GetTotalDroppedPackets();
-    stats = {marks, drops, nicdrops, Simulator::Now().GetSeconds(), (double)g_accepted, (double)g_rx};
+    stats = {marks, drops, nicdrops, Simulator::Now().GetSeconds(), (double)g_accepted, (double)g_rx,
+             (double)WbTcpSocket::s_cwrRecoveries};
     std::vector<double> out(n);
     for (size_t i = 0; i < n; i++) out[i] = g_finish[i] < 0 ? -1.0 : g_finish[i] - (warmup + start[i]);
     Simulator::Destroy();
@@ -384,7 +432,8 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
 
 
 def run_ns3(
-    flows: pd.DataFrame, spines: np.ndarray, *, horizon_s: float = 5.0, progress_s: float = 0.0
+    flows: pd.DataFrame, spines: np.ndarray, *, horizon_s: float = 5.0, progress_s: float = 0.0,
+    cwr_fast_retransmit: bool = False,
 ) -> tuple[pd.DataFrame, dict]:
     """Replay ``flows`` (``src, dst, start_s, size_bytes``) with per-flow ``spines`` in ns-3; the per-flow FCTs and
     run counters."""
@@ -423,6 +472,7 @@ def run_ns3(
         WARMUP_S,
         horizon_s,
         progress_s,
+        cwr_fast_retransmit,
         stats,
     )
     wall = time.perf_counter() - t0
@@ -437,7 +487,7 @@ def run_ns3(
         }
     )
     s = list(stats)
-    info = {"accepted": int(s[4]), "rx_bytes": int(s[5]), "wall_s": wall, "marks": int(s[0]), "switch_drops": int(s[1]), "nic_drops": int(s[2]), "sim_end_s": s[3]}
+    info = {"cwr_recoveries": int(s[6]), "accepted": int(s[4]), "rx_bytes": int(s[5]), "wall_s": wall, "marks": int(s[0]), "switch_drops": int(s[1]), "nic_drops": int(s[2]), "sim_end_s": s[3]}
     return out, info
 
 
@@ -447,6 +497,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="CSV to write: size_bytes,start_s,fct_s,finished")
     p.add_argument("--spines", type=Path, help="per-flow spines ('ID SPINE'; default: the .spines beside FILE)")
     p.add_argument("--horizon-s", type=float, default=5.0, help="simulate this long after the last start (s)")
+    p.add_argument(
+        "--cwr-fast-retransmit",
+        action="store_true",
+        help="senders fast-retransmit on three duplicate ACKs while in DCTCP's CWR state (stock ns-3 does not)",
+    )
     p.add_argument("--progress-s", type=float, default=0.01, help="report progress every this much simulated time")
     args = p.parse_args(argv)
     if args.horizon_s <= 0:
@@ -457,11 +512,14 @@ def main(argv: list[str] | None = None) -> int:
     if flows.attrs["n_hosts"] > LEAVES * HOSTS_PER_LEAF:
         p.error(f"{args.file} has {flows.attrs['n_hosts']} hosts; the README's network has {LEAVES * HOSTS_PER_LEAF}")
     spines = read_spines(spines_file, flows, SPINES, HOSTS_PER_LEAF)
-    out, info = run_ns3(flows, spines, horizon_s=args.horizon_s, progress_s=args.progress_s)
+    out, info = run_ns3(
+        flows, spines, horizon_s=args.horizon_s, progress_s=args.progress_s, cwr_fast_retransmit=args.cwr_fast_retransmit
+    )
     out.to_csv(args.out, index=False)
     print(
         f"{len(out)} flows, {int(out.finished.sum())} finished; ns-3 run {info['wall_s']:.1f} s wall; "
-        f"{info['marks']:,} CE marks, {info['switch_drops']:,} switch drops, {info['nic_drops']:,} NIC drops; "
+        f"{info['marks']:,} CE marks, {info['switch_drops']:,} switch drops, {info['nic_drops']:,} NIC drops, "
+        f"{info['cwr_recoveries']:,} fast retransmits from CWR; "
         f"simulated to {info['sim_end_s']:.4f} s; {info['accepted']} accepted, {info['rx_bytes']:,} B received -> {args.out}"
     )
     return 0
