@@ -237,12 +237,20 @@ Ptr<Socket> SenderSocket(Ptr<Node> node, bool cwrFix) {
 }
 
 static std::vector<Ptr<Socket>> g_sock;
+
 static std::vector<uint64_t> g_size;
 static std::vector<double> g_finish;
 static uint32_t g_done = 0;
 static std::vector<Ptr<WbEcnQueue>> g_queues;
 static std::vector<Ptr<Queue<Packet>>> g_nic;
 
+static std::vector<double> g_recoveries, g_timeouts;
+std::vector<double> Recoveries() { return g_recoveries; }
+std::vector<double> Timeouts() { return g_timeouts; }
+void OnCongState(uint32_t i, TcpSocketState::TcpCongState_t oldv, TcpSocketState::TcpCongState_t newv) {
+    if (newv == TcpSocketState::CA_RECOVERY && oldv != TcpSocketState::CA_RECOVERY) g_recoveries[i] += 1;
+    if (newv == TcpSocketState::CA_LOSS && oldv != TcpSocketState::CA_LOSS) g_timeouts[i] += 1;
+}
 void OnAck(uint32_t i, SequenceNumber32 oldv, SequenceNumber32 newv) {
     if (g_finish[i] < 0 && (uint64_t)newv.GetValue() >= g_size[i] + 1) {
         g_finish[i] = Simulator::Now().GetSeconds();
@@ -396,6 +404,8 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
     g_sock.assign(n, nullptr);
     g_size = size;
     g_finish.assign(n, -1.0);
+    g_recoveries.assign(n, 0.0);
+    g_timeouts.assign(n, 0.0);
     g_done = 0;
     for (size_t i = 0; i < n; i++) {
         int s = src[i], t = dst[i], k = spine[i] < 0 ? 0 : spine[i];  // within a leaf: any address, it turns there
@@ -403,6 +413,7 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
         Ptr<Socket> so = SenderSocket(hosts.Get(s), cwr_fix);
         so->Bind();
         so->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnAck, (uint32_t)i));
+        so->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, (uint32_t)i));
         g_sock[i] = so;
         Simulator::Schedule(NanoSeconds(10 * i), &DoConnect, (uint32_t)i, b);
         Simulator::Schedule(Seconds(warmup + start[i]), &DoSend, (uint32_t)i);
@@ -484,6 +495,8 @@ def run_ns3(
             "start_s": flows["start_s"].to_numpy(),
             "fct_s": np.where(done, fct, np.nan),
             "finished": done,
+            "fast_recoveries": np.array(list(wb.Recoveries()), dtype=int),
+            "timeouts": np.array(list(wb.Timeouts()), dtype=int),
         }
     )
     s = list(stats)
