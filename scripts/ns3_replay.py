@@ -159,6 +159,7 @@ class WbEcnQueue : public Queue<Packet> {
     bool Enqueue(Ptr<Packet> p) override {
         if (GetNBytes() + m_inService + p->GetSize() > m_limit) {
             m_drops++;
+            if (s_logDrops) LogDrop(p);
             DropBeforeEnqueue(p);
             return false;
         }
@@ -171,6 +172,20 @@ class WbEcnQueue : public Queue<Packet> {
         if (GetNBytes() + sz > m_k) Mark(p);
         m_inService = sz;
         return p;
+    }
+    static bool s_logDrops;
+    void LogDrop(Ptr<Packet> p) {
+        Ptr<Packet> c = p->Copy();
+        PppHeader ppp;
+        c->RemoveHeader(ppp);
+        Ipv4Header ip;
+        c->RemoveHeader(ip);
+        TcpHeader tcp;
+        c->RemoveHeader(tcp);
+        std::cerr << "DROP " << Simulator::Now().GetNanoSeconds() << " " << ip.GetSource() << ":" << tcp.GetSourcePort()
+                  << "->" << ip.GetDestination() << ":" << tcp.GetDestinationPort() << " seq " << tcp.GetSequenceNumber()
+                  << " ack " << tcp.GetAckNumber() << " payload " << c->GetSize() << " queued " << GetNBytes()
+                  << " inservice " << m_inService << std::endl;
     }
     Ptr<Packet> Remove() override { return DoRemove(GetContainer().begin()); }
     Ptr<const Packet> Peek() const override { return DoPeek(GetContainer().begin()); }
@@ -236,6 +251,7 @@ Ptr<Socket> SenderSocket(Ptr<Node> node, bool cwrFix) {
     return so;
 }
 
+bool WbEcnQueue::s_logDrops = getenv("WB_NS3_LOG_DROPS") != nullptr;
 static std::vector<Ptr<Socket>> g_sock;
 
 static std::vector<uint64_t> g_size;
@@ -244,6 +260,23 @@ static uint32_t g_done = 0;
 static std::vector<Ptr<WbEcnQueue>> g_queues;
 static std::vector<Ptr<Queue<Packet>>> g_nic;
 
+static int g_trace = -1;
+void TrCong(TcpSocketState::TcpCongState_t o, TcpSocketState::TcpCongState_t n) {
+    std::cerr << "TR " << Simulator::Now().GetNanoSeconds() << " cong " << TcpSocketState::TcpCongStateName[o] << "->"
+              << TcpSocketState::TcpCongStateName[n] << std::endl;
+}
+void TrTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s) {
+    if (p->GetSize() > 0)
+        std::cerr << "TR " << Simulator::Now().GetNanoSeconds() << " tx seq " << (h.GetSequenceNumber().GetValue() - 1) / 1500
+                  << std::endl;
+}
+void TrRx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s) {
+    std::cerr << "TR " << Simulator::Now().GetNanoSeconds() << " rx ack " << (h.GetAckNumber().GetValue() - 1) / 1500
+              << ((h.GetFlags() & TcpHeader::ECE) ? " ECE" : "") << std::endl;
+}
+void TrCwnd(uint32_t o, uint32_t n) {
+    std::cerr << "TR " << Simulator::Now().GetNanoSeconds() << " cwnd " << n / 1500.0 << std::endl;
+}
 static std::vector<double> g_recoveries, g_timeouts;
 std::vector<double> Recoveries() { return g_recoveries; }
 std::vector<double> Timeouts() { return g_timeouts; }
@@ -405,6 +438,7 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
     g_size = size;
     g_finish.assign(n, -1.0);
     g_recoveries.assign(n, 0.0);
+    g_trace = getenv("WB_NS3_TRACE_FLOW") ? atoi(getenv("WB_NS3_TRACE_FLOW")) : -1;
     g_timeouts.assign(n, 0.0);
     g_done = 0;
     for (size_t i = 0; i < n; i++) {
@@ -414,6 +448,12 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
         so->Bind();
         so->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnAck, (uint32_t)i));
         so->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, (uint32_t)i));
+        if ((int)i == g_trace) {
+            so->TraceConnectWithoutContext("CongState", MakeCallback(&TrCong));
+            so->TraceConnectWithoutContext("Tx", MakeCallback(&TrTx));
+            so->TraceConnectWithoutContext("Rx", MakeCallback(&TrRx));
+            so->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&TrCwnd));
+        }
         g_sock[i] = so;
         Simulator::Schedule(NanoSeconds(10 * i), &DoConnect, (uint32_t)i, b);
         Simulator::Schedule(Seconds(warmup + start[i]), &DoSend, (uint32_t)i);
