@@ -483,7 +483,11 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
 
 
 def run_ns3(
-    flows: pd.DataFrame, spines: np.ndarray, *, horizon_s: float = 5.0, progress_s: float = 0.0,
+    flows: pd.DataFrame,
+    spines: np.ndarray,
+    *,
+    horizon_s: float = 5.0,
+    progress_s: float = 0.0,
     cwr_fast_retransmit: bool = False,
 ) -> tuple[pd.DataFrame, dict]:
     """Replay ``flows`` (``src, dst, start_s, size_bytes``) with per-flow ``spines`` in ns-3; the per-flow FCTs and
@@ -540,7 +544,16 @@ def run_ns3(
         }
     )
     s = list(stats)
-    info = {"cwr_recoveries": int(s[6]), "accepted": int(s[4]), "rx_bytes": int(s[5]), "wall_s": wall, "marks": int(s[0]), "switch_drops": int(s[1]), "nic_drops": int(s[2]), "sim_end_s": s[3]}
+    info = {
+        "cwr_recoveries": int(s[6]),
+        "accepted": int(s[4]),
+        "rx_bytes": int(s[5]),
+        "wall_s": wall,
+        "marks": int(s[0]),
+        "switch_drops": int(s[1]),
+        "nic_drops": int(s[2]),
+        "sim_end_s": s[3],
+    }
     return out, info
 
 
@@ -566,7 +579,11 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"{args.file} has {flows.attrs['n_hosts']} hosts; the README's network has {LEAVES * HOSTS_PER_LEAF}")
     spines = read_spines(spines_file, flows, SPINES, HOSTS_PER_LEAF)
     out, info = run_ns3(
-        flows, spines, horizon_s=args.horizon_s, progress_s=args.progress_s, cwr_fast_retransmit=args.cwr_fast_retransmit
+        flows,
+        spines,
+        horizon_s=args.horizon_s,
+        progress_s=args.progress_s,
+        cwr_fast_retransmit=args.cwr_fast_retransmit,
     )
     out.to_csv(args.out, index=False)
     print(
