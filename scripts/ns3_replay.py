@@ -238,14 +238,37 @@ class WbTcpSocket : public TcpSocketBase {
 };
 uint64_t WbTcpSocket::s_cwrRecoveries = 0;
 
-Ptr<Socket> SenderSocket(Ptr<Node> node, bool cwrFix) {
-    if (!cwrFix) return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+// Optional sender (--cwnd-floor): ns-3's TcpDctcp::GetSsThresh returns cwnd x (1 - alpha/2) with no lower bound, so
+// repeated cuts take cwnd below one segment; the sender then cannot send a full segment, nothing is in flight, no
+// ACK comes, and only the retransmission timeout (250 ms) restarts it.  The README's sender (as the workbench
+// implements it) never cuts below one packet (Linux: two).  This subclass bounds the cut at one segment.
+class WbDctcp : public TcpDctcp {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("wbns3::WbDctcp").SetParent<TcpDctcp>().SetGroupName("Internet");
+        return tid;
+    }
+    WbDctcp() : TcpDctcp() {}
+    WbDctcp(const WbDctcp& o) : TcpDctcp(o) {}
+    static uint64_t s_floored;
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override {
+        uint32_t v = TcpDctcp::GetSsThresh(tcb, bytesInFlight);
+        if (v < tcb->m_segmentSize) { s_floored++; return tcb->m_segmentSize; }
+        return v;
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<WbDctcp>(this); }
+};
+uint64_t WbDctcp::s_floored = 0;
+
+Ptr<Socket> SenderSocket(Ptr<Node> node, bool cwrFix, bool floorFix) {
+    if (!cwrFix && !floorFix) return Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
     Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
-    Ptr<WbTcpSocket> so = CreateObject<WbTcpSocket>();
+    Ptr<TcpSocketBase> so = cwrFix ? Ptr<TcpSocketBase>(CreateObject<WbTcpSocket>()) : CreateObject<TcpSocketBase>();
     so->SetNode(node);
     so->SetTcp(tcp);
     so->SetRtt(CreateObject<RttMeanDeviation>());
-    so->SetCongestionControlAlgorithm(CreateObject<TcpDctcp>());
+    if (floorFix) so->SetCongestionControlAlgorithm(CreateObject<WbDctcp>());
+    else so->SetCongestionControlAlgorithm(CreateObject<TcpDctcp>());
     so->SetRecoveryAlgorithm(CreateObject<TcpClassicRecovery>());
     tcp->AddSocket(so);
     return so;
@@ -321,6 +344,25 @@ void Progress(double every) {
 
 Ipv4Address HostAddr(int k, int l, int j) { return Ipv4Address((11u << 24) | (k << 16) | (l << 8) | (j + 1)); }
 
+static uint64_t g_tcDrops = 0, g_ipDrops = 0, g_macDrops = 0;
+void OnTcDrop(Ptr<const Packet> p) {
+    g_tcDrops++;
+    if (WbEcnQueue::s_logDrops) {
+        Ptr<Packet> c = p->Copy();
+        Ipv4Header ip;
+        c->RemoveHeader(ip);
+        TcpHeader tcp;
+        c->RemoveHeader(tcp);
+        std::cerr << "TCDROP " << Simulator::Now().GetNanoSeconds() << " " << ip.GetSource() << ":"
+                  << tcp.GetSourcePort() << "->" << ip.GetDestination() << ":" << tcp.GetDestinationPort() << " seq "
+                  << tcp.GetSequenceNumber() << " ack " << tcp.GetAckNumber() << " payload " << c->GetSize() << std::endl;
+    }
+}
+void OnIpDrop(const Ipv4Header& h, Ptr<const Packet> p, Ipv4L3Protocol::DropReason r, Ptr<Ipv4> ip, uint32_t itf) {
+    g_ipDrops++;
+}
+void OnMacDrop(Ptr<const Packet> p) { g_macDrops++; }
+
 Ptr<WbEcnQueue> SwitchQueue(Ptr<NetDevice> d, uint64_t limit, uint64_t k) {
     Ptr<WbEcnQueue> q = CreateObject<WbEcnQueue>();
     q->m_limit = limit;
@@ -337,7 +379,8 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
                         uint32_t issthresh, double g, double alpha0, double min_rto, double init_rto,
                         const std::vector<int>& src, const std::vector<int>& dst, const std::vector<int>& spine,
                         const std::vector<double>& start, const std::vector<uint64_t>& size, double warmup,
-                        double horizon, double progress, bool cwr_fix, std::vector<double>& stats) {
+                        double horizon, double progress, bool cwr_fix, bool floor_fix,
+                        std::vector<double>& stats) {
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpDctcp::GetTypeId()));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpDctcp::DctcpShiftG", DoubleValue(g));
@@ -444,7 +487,7 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
     for (size_t i = 0; i < n; i++) {
         int s = src[i], t = dst[i], k = spine[i] < 0 ? 0 : spine[i];  // within a leaf: any address, it turns there
         Ipv4Address b = HostAddr(k, t / hpl, t % hpl);
-        Ptr<Socket> so = SenderSocket(hosts.Get(s), cwr_fix);
+        Ptr<Socket> so = SenderSocket(hosts.Get(s), cwr_fix, floor_fix);
         so->Bind();
         so->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnAck, (uint32_t)i));
         so->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, (uint32_t)i));
@@ -458,6 +501,9 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
         Simulator::Schedule(NanoSeconds(10 * i), &DoConnect, (uint32_t)i, b);
         Simulator::Schedule(Seconds(warmup + start[i]), &DoSend, (uint32_t)i);
     }
+    Config::ConnectWithoutContext("/NodeList/*/$ns3::TrafficControlLayer/TcDrop", MakeCallback(&OnTcDrop));
+    Config::ConnectWithoutContext("/NodeList/*/$ns3::Ipv4L3Protocol/Drop", MakeCallback(&OnIpDrop));
+    Config::ConnectWithoutContext("/NodeList/*/DeviceList/*/$ns3::PointToPointNetDevice/PhyRxDrop", MakeCallback(&OnMacDrop));
     if (getenv("WB_NS3_DEBUG")) {
         Config::ConnectWithoutContext("/NodeList/*/$ns3::Ipv4L3Protocol/Drop", MakeCallback(&DebugDrop));
         Config::ConnectWithoutContext("/NodeList/*/$ns3::Ipv4L3Protocol/Tx", MakeCallback(&DebugTx));
@@ -472,7 +518,8 @@ std::vector<double> Run(int leaves, int spines, int hpl, uint64_t rate_bps, doub
     for (auto& q : g_queues) { marks += q->m_marks; drops += q->m_drops; }
     for (auto& q : g_nic) nicdrops += q->GetTotalDroppedPackets();
     stats = {marks, drops, nicdrops, Simulator::Now().GetSeconds(), (double)g_accepted, (double)g_rx,
-             (double)WbTcpSocket::s_cwrRecoveries};
+             (double)WbTcpSocket::s_cwrRecoveries, (double)g_tcDrops, (double)g_ipDrops, (double)g_macDrops,
+             (double)WbDctcp::s_floored};
     std::vector<double> out(n);
     for (size_t i = 0; i < n; i++) out[i] = g_finish[i] < 0 ? -1.0 : g_finish[i] - (warmup + start[i]);
     Simulator::Destroy();
@@ -489,6 +536,7 @@ def run_ns3(
     horizon_s: float = 5.0,
     progress_s: float = 0.0,
     cwr_fast_retransmit: bool = False,
+    cwnd_floor: bool = False,
 ) -> tuple[pd.DataFrame, dict]:
     """Replay ``flows`` (``src, dst, start_s, size_bytes``) with per-flow ``spines`` in ns-3; the per-flow FCTs and
     run counters."""
@@ -528,6 +576,7 @@ def run_ns3(
         horizon_s,
         progress_s,
         cwr_fast_retransmit,
+        cwnd_floor,
         stats,
     )
     wall = time.perf_counter() - t0
@@ -545,6 +594,10 @@ def run_ns3(
     )
     s = list(stats)
     info = {
+        "floored_cuts": int(s[10]),
+        "tc_drops": int(s[7]),
+        "ip_drops": int(s[8]),
+        "phy_rx_drops": int(s[9]),
         "cwr_recoveries": int(s[6]),
         "accepted": int(s[4]),
         "rx_bytes": int(s[5]),
@@ -568,6 +621,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="senders fast-retransmit on three duplicate ACKs while in DCTCP's CWR state (stock ns-3 does not)",
     )
+    p.add_argument(
+        "--cwnd-floor",
+        action="store_true",
+        help="senders' DCTCP cut never below one segment (stock ns-3's can go below, stalling until a timeout)",
+    )
     p.add_argument("--progress-s", type=float, default=0.01, help="report progress every this much simulated time")
     args = p.parse_args(argv)
     if args.horizon_s <= 0:
@@ -584,12 +642,16 @@ def main(argv: list[str] | None = None) -> int:
         horizon_s=args.horizon_s,
         progress_s=args.progress_s,
         cwr_fast_retransmit=args.cwr_fast_retransmit,
+        cwnd_floor=args.cwnd_floor,
     )
     out.to_csv(args.out, index=False)
     print(
         f"{len(out)} flows, {int(out.finished.sum())} finished; ns-3 run {info['wall_s']:.1f} s wall; "
-        f"{info['marks']:,} CE marks, {info['switch_drops']:,} switch drops, {info['nic_drops']:,} NIC drops, "
-        f"{info['cwr_recoveries']:,} fast retransmits from CWR; "
+        f"{info['marks']:,} CE marks, {info['switch_drops']:,} switch drops, {info['nic_drops']:,} NIC queue drops, "
+        f"{info['tc_drops']:,} drops at a stopped NIC (traffic-control layer), {info['ip_drops']:,} IP drops, "
+        f"{info['phy_rx_drops']:,} PHY receive drops, "
+        f"{info['cwr_recoveries']:,} fast retransmits from CWR, "
+        f"{info['floored_cuts']:,} cuts floored at one segment; "
         f"simulated to {info['sim_end_s']:.4f} s; {info['accepted']} accepted, {info['rx_bytes']:,} B received -> {args.out}"
     )
     return 0
