@@ -57,12 +57,20 @@ produced on".)
    once per window (its CWR state lasts until the data outstanding at the ECE is ACKed).  **Differs:** ns-3's
    ``TcpDctcp`` uses the alpha-based cut ``cwnd x (1 - alpha/2)`` for ssthresh on a *loss* too (its
    ``GetSsThresh`` serves both), where a NewReno sender halves; and its congestion avoidance is ``TcpLinuxReno``'s
-   (cwnd grows by one segment per cwnd's worth of ACKed segments).  The receive window is not a limit
-   (``RcvBufSize`` 64 MiB with window scaling; ``SndBufSize`` holds the largest flow).
+   (cwnd grows by one segment per cwnd's worth of ACKed segments).  ns-3 cuts at the *first* ECE of a window
+   (entering its CWR state, RFC 8257 style) with the alpha of the previous window, where the README's sender cuts at
+   the *end* of the window.  **Cannot, stock:** ns-3's cut has no lower bound, so cwnd can fall below one segment
+   (0.99 segments in a traced flow); the sender then sends nothing, no ACK comes back, and it waits for its 250 ms
+   RTO with no loss at all.  ``--cwnd-floor`` bounds the cut at one segment (a ``TcpDctcp`` subclass), as the
+   README's sender (in the workbench) does.  The receive window is not a limit (``RcvBufSize`` 64 MiB with window
+   scaling; ``SndBufSize`` holds the largest flow).
 7. **Loss recovery by three duplicate ACKs (fast retransmit, NewReno partial ACKs).**  ``TcpL4Protocol::
    RecoveryType`` = ``TcpClassicRecovery`` (ns-3's default is PRR), ``ReTxThreshold`` 3; without SACK ns-3
    retransmits on each partial ACK (RFC 6582).  ``TcpSocketBase::LimitedTransmit`` = false (RFC 3042 is not in the
-   README's sender).
+   README's sender).  **Cannot, stock:** ns-3 ignores duplicate ACKs while in its CWR state (the state an ECN cut
+   puts a DCTCP sender in until the data outstanding at the cut is ACKed, i.e. most of the time at 90% load), so a
+   loss then ends in a timeout.  ``--cwr-fast-retransmit`` (a ``TcpSocketBase`` subclass) counts them and at the
+   third enters fast recovery as from the OPEN state.
 8. **Retransmission timeout: Jacobson from srtt and rttvar, initially 3 s, never below 250 ms, checked every 10 ms,
    doubling on each repeated timeout.**  ``TcpSocketBase::MinRto`` = 250 ms, ``TcpSocket::ConnTimeout`` = 3 s
    (the SYN's initial timeout), ns-3's Jacobson estimator and exponential back-off.  **Differs:** ns-3 fires the
@@ -76,15 +84,17 @@ produced on".)
    time (shifted by the warm-up) the flow hands all its bytes to the connected socket.  FCT is measured from that
    moment.  The handshake leaves each socket an RTT sample (srtt ~ the empty-network RTT) the README's sender
    does not have.  **Differs:** the SYN/SYN-ACK are ECN-setup packets of the handshake, not part of the flow.
-10. **Routing: each flow pinned to the spine in the ``.spines`` file, its ACKs on the same spine.**  Every flow
-    gets its own /32 address on its source host (11.x.y.z) and on its destination host (12.x.y.z); the sender
-    binds to its address and connects to the receiver's, and static host routes (``Ipv4StaticRouting``) send each
-    flow's data up the pinned spine and its ACKs (addressed to the sender's per-flow address) back through the same
-    spine.  Flows within a leaf turn at the leaf.  Hosts have a default route to their leaf.
+10. **Routing: each flow pinned to the spine in the ``.spines`` file, its ACKs on the same spine.**  Every host
+    has one address per spine k, 11.k.L.j/16 (leaf L, host j of the leaf); a flow pinned to spine k connects to its
+    receiver's spine-k address, and ns-3, which takes a connecting socket's source address from the route (the
+    interface address on the destination's subnet), picks the sender's spine-k address, so the ACKs are addressed
+    to spine k's subnet too.  Static prefix routes (``Ipv4StaticRouting``): a leaf sends 11.k/16 up to spine k and
+    11.k.L.j/32 to its own host j; spine k sends 11.k.L/24 to leaf L.  Flows within a leaf turn at the leaf.
 11. **Output: FCT = the time the sender learns its last byte was acknowledged, minus the start.**  The sender
     socket's ``HighestRxAck`` trace: the flow finishes when the cumulative ACK reaches its last byte (sequence
     size + 1, the SYN taking sequence 0).  Flows that do not finish by the horizon (``--horizon-s`` after the last
-    start) are written with ``finished`` False and an empty ``fct_s``.
+    start) are written with ``finished`` False and an empty ``fct_s``.  Two more columns count each sender's entries
+    into fast recovery and into timeout recovery (``fast_recoveries``, ``timeouts``, from its ``CongState`` trace).
 
 Only the per-flow CSV and a summary line (wall time, switch marks and drops) are produced; the nine statistics are
 computed with ``workbench.aqm.replay.fct_statistics`` from the project's own environment (see
