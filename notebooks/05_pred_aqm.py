@@ -235,7 +235,8 @@ fct_vs_load(fct_summary, title="FCT vs load, 32-host leaf-spine, per packet (one
 # Everything above runs on the per-packet engine. Its check against an independent simulator is made elsewhere: the
 # `fabric-websearch-128` dataset's connection matrices were simulated by a per-packet C++ simulator on the network
 # its README describes, and `workbench aqm replay FILE` replays them on that network (issue 23 states the agreement
-# required, within 15% on each statistic on the published paths; `benchmarks/bench_aqm.py` records the replays).
+# required, within 15% on each statistic on the published paths; `benchmarks/bench_aqm.py` records the replays; a
+# second check against ns-3 on the same paths, with what ns-3 cannot model, is in `docs/ns3_reference.md`).
 # The reference's numbers are not printed here. What is printed is the engine's own nine statistics (mean, p50, p99
 # of small < 100 KB, medium 100 KB-1 MB and large >= 1 MB flows; `aqm.replay.fct_statistics`) on the 25 ms file
 # under three ECMP path draws (`replay(..., seed=k)`), and their spread: p50s move by a few percent between
