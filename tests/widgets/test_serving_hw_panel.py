@@ -31,6 +31,8 @@ def test_engine_and_cost_source_change_the_answer_and_uncovered_profiles_are_nam
     assert "optimal bound" in panel.stats.value
     panel.gpu.value = "B200"
     panel.costs.value = "profiled"  # Vidur measured A100 and H100 only
-    assert "no measured operator profile" in panel.stats.value or "curves" in panel.stats.value
+    assert "needs measured curves" in panel.stats.value and "blackwell" in panel.stats.value
+    panel.gpu.value = "A100-40GB"  # an Ampere GPU Vidur did not measure: the error names the ones it did
+    assert "no measured operator profile" in panel.stats.value and "A100-80GB, H100-SXM" in panel.stats.value
     panel.overlap.value = True
     assert panel.engine.value == "nanoflow"
