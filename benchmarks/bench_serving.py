@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.serving import SLO, ServerConfig, capacity_search, simulate
+from workbench.serving import SLO, ServerConfig, capacity_search, serve
 from workbench.workloads import servegen as sg
 
 from . import Benchmark, best_time
@@ -11,15 +11,15 @@ from . import Benchmark, best_time
 def _capacity_point() -> float:
     pool = sg.load_pool("m-large").select(14 * 3600, 1800)
     workloads = [sg.compose(pool, mean_rate_rps=4.0, seed=s) for s in range(2)]
-    return best_time(lambda: capacity_search(workloads, ServerConfig(), SLO(ttft_s=2.0)), repeat=1)
+    return best_time(lambda: capacity_search(workloads, ServerConfig(), SLO(ttft_s=2.0), duration_s=1800), repeat=1)
 
 
 def _serve_hour() -> float:
     w = sg.compose(sg.load_pool("m-large"), start_s=14 * 3600, duration_s=3600, rate_rps=50.0, seed=0)
-    return best_time(lambda: simulate(w, ServerConfig(), n_instances=12), repeat=1)
+    return best_time(lambda: serve(w, ServerConfig(), n_replicas=12), repeat=1)
 
 
 BENCHMARKS = [
     Benchmark("capacity search, one point (m-large 30 min, 2 seeds)", 10.0, "s", _capacity_point),
-    Benchmark("simulate 1 h of serving at 50 req/s (180k requests, 12 instances)", 30.0, "s", _serve_hour),
+    Benchmark("simulate 1 h of serving at 50 req/s (180k requests, 12 replicas)", 30.0, "s", _serve_hour),
 ]

@@ -74,10 +74,10 @@ def serving_capacity(*, model, hour, workload, day, span_s, mean_rate_rps, rel_t
     requests = servegen.compose(pool, start_s=start_s, duration_s=span_s, mean_rate_rps=mean_rate_rps, seed=rng_compose)
     if workload != "composed":
         requests = servegen.naive_workload(requests, seed=rng_naive, keep=_KEEP[workload])
-    result = capacity_search([requests], server_for(model), SLO(), rel_tol=rel_tol)
+    result = capacity_search([requests], server_for(model), SLO(), duration_s=span_s, rel_tol=rel_tol)
     return {
         "capacity_rps": float(result.capacity_rps),
-        "feasible": result.details["infeasible_workloads"] == 0,
+        "feasible": result.infeasible_workloads == 0,
         "requests": len(requests),
         "cv_median": float(pool.weighted_cv_quantiles([0.5])[0]),
     }
@@ -105,7 +105,8 @@ def provisioning_gap(
     Returns
     -------
     DataFrame
-        One row per hour: ``hour``, ``composed_rps``, ``naive_rps`` (means over seeds), ``underprovision``
+        One row per hour (capacities under the default ``SLO()``): ``hour``, ``composed_rps``, ``naive_rps`` (means
+        over seeds), ``underprovision``
         (1 - composed / naive, NaN if the naive capacity is 0), ``feasible`` (False when some composed workload misses
         the SLO at any rate, so its capacity is 0), ``requests`` (mean composed requests), ``cv_median`` (the span's
         rate-weighted median CV), then the ablation columns.
@@ -144,7 +145,6 @@ def provisioning_gap(
     )
     for kind in kinds[2:]:
         out[f"{kind}_rps"] = capacity[kind].to_numpy()
-    out.attrs.update({"model": model, "slo": SLO().describe(), "span_s": float(span_s), "seeds": seeds})
     return out
 
 

@@ -75,7 +75,8 @@ def serving_hardware(
     requests = servegen.compose(pool, start_s=_START_S, duration_s=duration_s, mean_rate_rps=mean_rate_rps, seed=seed)
     dep = Deployment(model, gpu, tp=tp, pp=pp, engine=engine, costs=costs)
     sch = Scheduler(scheduler, max_num_batched_tokens=budget_tokens, preemption=preemption)
-    m = serve(requests, dep, sch, n_replicas=replicas, balancer=balancer, seed=seed)
+    run = serve(requests, dep, sch, n_replicas=replicas, balancer=balancer, seed=seed)
+    m = run.table
     served = m[~m["rejected"]]
     span = float((served["arrival_s"] + served["e2e_s"]).max()) if len(served) else float("nan")
     ttft, tbt = served["ttft_s"].to_numpy(), served["tbt_s"].to_numpy()
@@ -85,7 +86,7 @@ def serving_hardware(
         "ttft_p50_s": float(np.nanpercentile(ttft, 50)) if len(served) else float("nan"),
         "ttft_p99_s": float(np.nanpercentile(ttft, 99)) if len(served) else float("nan"),
         "tbt_p99_s": float(np.nanpercentile(tbt, 99)) if np.isfinite(tbt).any() else float("nan"),
-        "output_tokens_per_s_per_gpu": float(served["output_tokens"].sum() / span / m.attrs["gpus"]),
+        "output_tokens_per_s_per_gpu": float(served["output_tokens"].sum() / span / run.gpus),
         "preempted_fraction": float((m["preemptions"] > 0).mean()),
-        "busy_fraction": float(m.attrs["busy_fraction"]),
+        "busy_fraction": float(run.busy_fraction),
     }

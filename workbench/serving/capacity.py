@@ -1,10 +1,15 @@
-"""Capacity search: the highest request rate a deployment serves within an SLO.
+"""Capacity search: the highest request rate a server sustains within an SLO (the one search of the package).
 
-Given a workload (a request table), the search scales its *rate* by compressing time (arrival times divided by a scale
-``s``: the same requests, ``s`` times faster; per-client CVs, the length mix and the shape of the rate curve are
-unchanged) and finds by bisection on ``log s`` the largest scale at which the deployment still meets the SLO (e.g.
-p99 TTFT <= 2 s). Each seed's workload is searched separately (common random numbers across the bisection, so the
-SLO check is monotone in ``s`` up to the granularity of the simulation) and the capacities are averaged.
+Given a workload (a request table), the search scales its *rate* by compressing time (arrival times divided by a
+``rate_scale`` ``s``: the same requests, ``s`` times faster; per-client CVs, the length mix and the shape of the rate
+curve are unchanged) and finds the largest scale at which :func:`~workbench.serving.serve` still meets the SLO (e.g.
+p99 TTFT <= 2 s): :func:`max_rate_scale` brackets it by multiplying or dividing the scale by a ``factor``, then
+bisects on ``log s`` (:class:`ScaleSearch` holds the bracket's step, bounds, tolerance and budget). The server is any
+replica :func:`serve` runs: a hardware :class:`~workbench.serving.roofline.Deployment` or the linear-cost
+:class:`~workbench.serving.linear.ServerConfig` (the abstract case: a cost model with a reservation KV cache).
+:func:`capacity_search` reports the capacity in req/s, averaged over seeds' workloads (each searched separately:
+common random numbers across the bisection, so the SLO check is monotone in ``s`` up to the granularity of the
+simulation); :func:`workbench.serving.gpus.capacity_gpus` sizes a deployment in GPUs with the same search.
 
 Runs that are certainly failing stop early: once more requests than the SLO's quantile allows have waited longer than
 the TTFT target in the queue alone, the run cannot meet it, so an overloaded point costs little.
@@ -19,13 +24,27 @@ import numpy as np
 import pandas as pd
 
 from .._validate import in_range, integer, positive
-from .simulator import ServerConfig, latency_summary, simulate
+from ._common import ServeResult
+from .cluster import serve
+from .engine import Scheduler
+from .linear import ServerConfig
+from .roofline import Deployment
 
-__all__ = ["SLO", "CapacityResult", "meets_slo", "capacity_search", "DEFAULT_SERVERS", "server_for"]
+__all__ = [
+    "SLO",
+    "CapacityResult",
+    "ScaleSearch",
+    "meets_slo",
+    "max_rate_scale",
+    "capacity_search",
+    "DEFAULT_SERVERS",
+    "server_for",
+]
 
 #: Server per ServeGen model: the default (a ~13B model on one GPU) for the language and multimodal models, and a
-#: faster, bigger instance (a multi-GPU node with a larger KV cache) for the reasoning model, whose prompts reach 20k+
-#: tokens.
+#: faster, bigger instance (a multi-GPU node with a larger KV cache: 8 GPUs, the node
+#: :data:`workbench.serving.servegen_gpus.HARDWARE` sizes DeepSeek-R1 on) for the reasoning model, whose prompts reach
+#: 20k+ tokens.
 DEFAULT_SERVERS: dict[str, ServerConfig] = {
     "deepseek-r1": ServerConfig(
         base_s=0.02,
@@ -35,6 +54,7 @@ DEFAULT_SERVERS: dict[str, ServerConfig] = {
         kv_budget_tokens=600_000,
         max_batch=256,
         max_prefill_tokens=32_768,
+        gpus=8,
     ),
 }
 
@@ -82,10 +102,13 @@ class SLO:
         return int(math.floor((1 - self.quantile) * n + 1e-9))
 
 
-def meets_slo(metrics: pd.DataFrame, slo: SLO) -> bool:
-    """Whether a :func:`~workbench.serving.simulate` result meets ``slo`` (an early-stopped run fails)."""
-    if metrics.attrs.get("stopped", False):
+def meets_slo(result: ServeResult, slo: SLO) -> bool:
+    """Whether a :func:`~workbench.serving.serve` result meets ``slo`` (an early-stopped run fails)."""
+    if not isinstance(result, ServeResult):
+        raise TypeError(f"result must be a ServeResult (from serve), got {type(result).__name__}")
+    if result.stopped:
         return False
+    metrics = result.table
     if len(metrics) == 0:
         return True
     ttft = np.where(metrics["rejected"], np.inf, metrics["ttft_s"].to_numpy())
@@ -100,30 +123,123 @@ def meets_slo(metrics: pd.DataFrame, slo: SLO) -> bool:
 
 
 @dataclass(frozen=True)
+class ScaleSearch:
+    """How :func:`max_rate_scale` searches: from ``rate_scale`` 1, multiply by ``factor`` while the SLO holds and
+    divide while it fails, until the bracket closes, the scale passes ``max_scale``, or a failure at ``min_scale`` or
+    below (capacity 0); then bisect on ``log s`` until the bracket's upper/lower ratio is below ``1 + rel_tol``; at
+    most ``max_evaluations`` simulations in all.
+
+    Examples
+    --------
+    >>> ScaleSearch(factor=4.0, min_scale=2.0**-12, max_scale=2.0**12).factor
+    4.0
+    """
+
+    factor: float = 2.0
+    min_scale: float = 2.0**-10
+    max_scale: float = math.inf
+    rel_tol: float = 0.03
+    max_evaluations: int = 30
+
+    def __post_init__(self) -> None:
+        if not self.factor > 1:
+            raise ValueError(f"factor must be > 1, got {self.factor}")
+        positive("min_scale", self.min_scale)
+        if not self.max_scale >= 1:
+            raise ValueError(f"max_scale must be >= 1, got {self.max_scale}")
+        in_range("rel_tol", self.rel_tol, 1e-4, 1.0)
+        integer("max_evaluations", self.max_evaluations, minimum=2)
+
+
+def _search(ok, search: ScaleSearch) -> tuple[float, int]:
+    """Largest scale ``ok`` accepts (0 if none) under ``search``, and the evaluations spent."""
+    lo, hi, s, n = 0.0, math.inf, 1.0, 0
+    while n < search.max_evaluations:  # bracket by multiplying / dividing
+        n += 1
+        if ok(s):
+            lo = s
+            if hi < math.inf or s * search.factor > search.max_scale:
+                break
+            s *= search.factor
+        else:
+            hi = s
+            if lo > 0 or s <= search.min_scale:  # closed, or fails even at a tiny fraction of the load
+                break
+            s /= search.factor
+    while lo > 0 and hi < math.inf and hi / lo > 1 + search.rel_tol and n < search.max_evaluations:
+        mid = math.sqrt(lo * hi)
+        n += 1
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo, n
+
+
+def max_rate_scale(
+    requests: pd.DataFrame,
+    server: Deployment | ServerConfig,
+    slo: SLO,
+    *,
+    scheduler: Scheduler | None = None,
+    n_replicas: int = 1,
+    balancer: str = "round_robin",
+    seed: int = 0,
+    search: ScaleSearch = ScaleSearch(),
+) -> tuple[float, int]:
+    """Largest ``rate_scale`` at which ``n_replicas`` of ``server`` serve ``requests`` within ``slo`` (0 if none
+    found), and the simulations it took; runs stop early once the SLO is certainly lost.
+
+    Examples
+    --------
+    >>> reqs = pd.DataFrame({"arrival_s": np.arange(200) * 0.5, "input_tokens": 500, "output_tokens": 100})
+    >>> scale, evaluations = max_rate_scale(reqs, ServerConfig(), SLO(ttft_s=2.0))
+    >>> scale > 1
+    True
+    """
+    if not isinstance(slo, SLO):
+        raise TypeError(f"slo must be an SLO, got {type(slo).__name__}")
+    allowed = slo.allowed_violations(len(requests))
+
+    def ok(s: float) -> bool:
+        r = serve(
+            requests,
+            server,
+            scheduler,
+            n_replicas=n_replicas,
+            balancer=balancer,
+            seed=seed,
+            rate_scale=s,
+            ttft_limit_s=slo.ttft_s,
+            max_violations=allowed,
+        )
+        return meets_slo(r, slo)
+
+    return _search(ok, search)
+
+
+@dataclass(frozen=True)
 class CapacityResult:
-    """Outcome of :func:`capacity_search`: mean capacity over seeds and the per-seed values."""
+    """Outcome of :func:`capacity_search`: mean capacity over seeds, the per-seed values and their base rates, and
+    the workloads whose TTFT target is out of reach at any rate (``infeasible_workloads``, counted as capacity 0)."""
 
     capacity_rps: float
     per_seed_rps: np.ndarray
     base_rate_rps: np.ndarray
     slo: SLO
-    n_instances: int
+    n_replicas: int
     evaluations: int
-    details: dict = field(default_factory=dict)
+    infeasible_workloads: int = 0
 
     @property
-    def per_instance_rps(self) -> float:
-        return self.capacity_rps / self.n_instances
-
-
-def _duration(req: pd.DataFrame) -> float:
-    d = req.attrs.get("duration_s")
-    return float(d) if d else float(req["arrival_s"].max())
+    def per_replica_rps(self) -> float:
+        return self.capacity_rps / self.n_replicas
 
 
 def _feasible(req: pd.DataFrame, config: ServerConfig, slo: SLO) -> bool:
-    """Whether ``slo``'s TTFT quantile is reachable at all: a request's TTFT is at least its own prefill iteration
-    (``base_s + prefill_token_s * input_tokens``), and a request that cannot fit the KV cache never starts."""
+    """Whether ``slo``'s TTFT quantile is reachable at all on the linear-cost server: a request's TTFT is at least its
+    own prefill iteration (``base_s + prefill_token_s * input_tokens``), and a request that cannot fit the KV cache
+    never starts."""
     inp = req["input_tokens"].to_numpy(dtype=float)
     out = np.maximum(req["output_tokens"].to_numpy(dtype=float), 1)
     alone = config.base_s + config.prefill_token_s * inp
@@ -133,30 +249,37 @@ def _feasible(req: pd.DataFrame, config: ServerConfig, slo: SLO) -> bool:
 
 def capacity_search(
     workloads: pd.DataFrame | list[pd.DataFrame],
-    config: ServerConfig | None = None,
+    server: Deployment | ServerConfig | None = None,
     slo: SLO = SLO(),
     *,
-    n_instances: int = 1,
+    scheduler: Scheduler | None = None,
+    n_replicas: int = 1,
     balancer: str = "round_robin",
+    duration_s: float | None = None,
     rel_tol: float = 0.03,
     max_evaluations: int = 30,
     min_scale: float = 2.0**-10,
     seed: int = 0,
 ) -> CapacityResult:
-    """Highest aggregate request rate (req/s) at which ``n_instances`` meet ``slo``, averaged over workloads.
+    """Highest aggregate request rate (req/s) at which ``n_replicas`` of ``server`` meet ``slo``, averaged over
+    workloads.
 
     Parameters
     ----------
     workloads : DataFrame or list of DataFrames
-        One request table per seed (``arrival_s``, ``input_tokens``, ``output_tokens``; ``attrs["duration_s"]``
-        gives the span, else the last arrival).
-    config : ServerConfig, optional
-        The instance's cost model; defaults to ``ServerConfig()``.
+        One request table per seed (``arrival_s``, ``input_tokens``, ``output_tokens``).
+    server : Deployment or ServerConfig, optional
+        The replica (:func:`~workbench.serving.serve`); defaults to the linear-cost ``ServerConfig()``.
     slo : SLO
-    n_instances : int
+    scheduler : Scheduler, optional
+        Batching policy of a hardware replica (``Scheduler()`` by default; none for a ``ServerConfig``).
+    n_replicas : int
     balancer : str
-        Load balancer across instances: "round_robin" or "random" (the abstract server places on arrival;
-        "least_outstanding" needs the hardware replicas of :func:`workbench.serving.serve`).
+        Load balancer across replicas, one of :data:`~workbench.serving.BALANCERS` (``"least_outstanding"`` needs
+        hardware replicas).
+    duration_s : float, optional
+        Length of the traffic window every workload spans (its requests over it are its base rate); default: each
+        workload's last arrival.
     rel_tol : float
         Bisection stops when the bracket's upper/lower ratio is below ``1 + rel_tol``.
     max_evaluations : int
@@ -170,15 +293,15 @@ def capacity_search(
     Returns
     -------
     CapacityResult
-        A workload whose TTFT target is out of reach at any rate (more than the allowed fraction of its requests
-        need a longer prefill than the target or cannot fit the KV cache, or it still fails at ``min_scale``) has
-        capacity 0 and is counted in ``details["infeasible_workloads"]``.
+        A workload whose TTFT target is out of reach at any rate (on the linear-cost server: more than the allowed
+        fraction of its requests need a longer prefill than the target or cannot fit the KV cache; on any server:
+        it still fails at ``min_scale``) has capacity 0 and is counted in ``infeasible_workloads``.
 
     Examples
     --------
     >>> from workbench.workloads.servegen import compose, load_pool
     >>> w = compose(load_pool("m-small"), start_s=12 * 3600, duration_s=300, rate_rps=5.0, seed=0)
-    >>> res = capacity_search(w, slo=SLO(ttft_s=2.0))
+    >>> res = capacity_search(w, slo=SLO(ttft_s=2.0), duration_s=300)
     >>> res.capacity_rps > 1
     True
     """
@@ -188,87 +311,32 @@ def capacity_search(
         raise ValueError("workloads is empty: give at least one request table")
     if not isinstance(slo, SLO):
         raise TypeError(f"slo must be an SLO, got {type(slo).__name__}")
-    config = ServerConfig() if config is None else config
-    in_range("rel_tol", rel_tol, 1e-4, 1.0)
-    max_evaluations = integer("max_evaluations", max_evaluations, minimum=2)
-    min_scale = positive("min_scale", min_scale)
-    n_instances = integer("n_instances", n_instances, minimum=1)
+    server = ServerConfig() if server is None else server
+    search = ScaleSearch(2.0, positive("min_scale", min_scale), math.inf, rel_tol, max_evaluations)
+    n_replicas = integer("n_replicas", n_replicas, minimum=1)
+    duration = None if duration_s is None else positive("duration_s", duration_s)
     caps, bases, evals, infeasible = [], [], 0, 0
-
-    def ok(req: pd.DataFrame, allowed: int, s: float) -> bool:
-        m = simulate(
-            req,
-            config,
-            n_instances=n_instances,
-            balancer=balancer,
-            seed=seed,
-            time_scale=s,
-            ttft_limit_s=slo.ttft_s,
-            max_violations=allowed,
-        )
-        return meets_slo(m, slo)
-
     for req in workloads:  # a loop over seeds (a handful)
         if len(req) == 0:
             raise ValueError("a workload is empty: no requests to scale")
-        base = len(req) / _duration(req)
-        allowed = slo.allowed_violations(len(req))
-        if not _feasible(req, config, slo):  # even alone, too many requests miss the TTFT target: capacity 0
+        base = len(req) / (duration if duration is not None else float(req["arrival_s"].max()))
+        bases.append(base)
+        if isinstance(server, ServerConfig) and not _feasible(req, server, slo):  # too many miss the target alone
             caps.append(0.0)
-            bases.append(base)
             infeasible += 1
             continue
-
-        n_eval = 0
-        lo, hi = None, None
-        s = 1.0
-        while n_eval < max_evaluations and (lo is None or hi is None):  # bracket by doubling / halving
-            n_eval += 1
-            if ok(req, allowed, s):
-                lo = s
-                if hi is None:
-                    s *= 2.0
-            else:
-                hi = s
-                if lo is None:
-                    if s <= min_scale:  # fails even at a tiny fraction of the load: simultaneous bursts
-                        break
-                    s /= 2.0
-            if lo is not None and hi is not None:
-                break
-        if lo is None:
-            infeasible += 1
-        while lo is not None and hi is not None and hi / lo > 1 + rel_tol and n_eval < max_evaluations:
-            mid = math.sqrt(lo * hi)
-            n_eval += 1
-            if ok(req, allowed, mid):
-                lo = mid
-            else:
-                hi = mid
+        scale, n_eval = max_rate_scale(
+            req, server, slo, scheduler=scheduler, n_replicas=n_replicas, balancer=balancer, seed=seed, search=search
+        )
+        infeasible += scale == 0.0
         evals += n_eval
-        caps.append((lo if lo is not None else 0.0) * base)
-        bases.append(base)
+        caps.append(scale * base)
     return CapacityResult(
         capacity_rps=float(np.mean(caps)),
         per_seed_rps=np.array(caps),
         base_rate_rps=np.array(bases),
         slo=slo,
-        n_instances=n_instances,
+        n_replicas=n_replicas,
         evaluations=evals,
-        details={"infeasible_workloads": infeasible},
+        infeasible_workloads=int(infeasible),
     )
-
-
-def summarize_at(
-    requests: pd.DataFrame,
-    config: ServerConfig,
-    *,
-    rate_rps: float,
-    n_instances: int = 1,
-    balancer: str = "round_robin",
-) -> dict[str, float]:
-    """Latency summary of ``requests`` replayed at aggregate ``rate_rps`` (time-scaled)."""
-    rate = positive("rate_rps", rate_rps)
-    base = len(requests) / _duration(requests)
-    m = simulate(requests, config, n_instances=n_instances, balancer=balancer, time_scale=rate / base)
-    return latency_summary(m)

@@ -1,6 +1,12 @@
-"""Replicas behind a load balancer: :func:`serve` runs a request table on ``n_replicas`` hardware replicas
-(:mod:`workbench.serving.engine`), placing requests by ``balancer`` (round-robin, random, or least-outstanding
-requests, which simulates the replicas together and routes each arrival on their state at that instant).
+"""Replicas behind a load balancer: :func:`serve`, the one entry point of serving simulation.
+
+:func:`serve` runs a request table on ``n_replicas`` replicas of one server, placing requests by ``balancer``
+(round-robin, random, or least-outstanding requests, which simulates the replicas together and routes each arrival on
+their state at that instant). The server is a hardware replica (a :class:`~workbench.serving.roofline.Deployment` run
+by a :class:`~workbench.serving.engine.Scheduler`, :mod:`workbench.serving.engine`) or the linear-cost server (a
+:class:`~workbench.serving.linear.ServerConfig`, :mod:`workbench.serving.linear`); both share the request validator,
+the balancer and the per-request table (:mod:`workbench.serving._common`), and the result is a
+:class:`~workbench.serving.ServeResult` (the table, and the GPUs, busy fraction and early stop beside it).
 """
 
 from __future__ import annotations
@@ -12,52 +18,85 @@ import pandas as pd
 
 from .._rng import Seed
 from .._validate import integer, one_of
-from .engine import Scheduler, _replica_loop, _State
+from ._common import BALANCERS, ServeResult, balance, busy_fraction, metrics_table, request_arrays
+from .engine import Scheduler, _replica_loop, _State, simulate_replica
+from .linear import ServerConfig
 from .roofline import Deployment
-from .simulator import BALANCERS, _metrics_table, _request_arrays, balance
 
 __all__ = ["serve"]
 
 
 def serve(
     requests: pd.DataFrame,
-    deployment: Deployment,
-    scheduler: Scheduler = Scheduler(),
+    deployment: Deployment | ServerConfig,
+    scheduler: Scheduler | None = None,
     *,
     n_replicas: int = 1,
     balancer: str = "round_robin",
     seed: Seed = None,
-    time_scale: float = 1.0,
+    rate_scale: float = 1.0,
     prefix_sharing: bool = False,
     ttft_limit_s: float = math.inf,
     max_violations: int | None = None,
-) -> pd.DataFrame:
-    """Serve a request table on ``n_replicas`` replicas of ``deployment``; one row per request.
+) -> ServeResult:
+    """Serve a request table on ``n_replicas`` replicas of ``deployment``; per-request metrics and the run's scalars.
 
-    Parameters mirror :func:`workbench.serving.simulate`. ``balancer`` is one of :data:`BALANCERS`:
-    ``"round_robin"`` and ``"random"`` place requests on arrival without looking at the replicas (each replica is
-    then simulated alone); ``"least_outstanding"`` sends each arrival to the replica holding the fewest requests
-    (waiting, prefilling or decoding; ties to the lowest index), which needs the replicas' state at that instant, so
-    the replicas are simulated together (each pauses at every arrival for the router). ``prefix_sharing`` shares the
-    KV blocks of equal ``hash_ids`` (a column of the table, Mooncake traces) across the requests of a replica.
+    Parameters
+    ----------
+    requests : DataFrame
+        With ``arrival_s`` (sorted), ``input_tokens`` and ``output_tokens`` (and ``hash_ids`` for prefix sharing).
+    deployment : Deployment or ServerConfig
+        A hardware replica, or the linear-cost server (which admits by reserving each request's context: no
+        ``scheduler``, no prefix sharing, no least-outstanding balancer).
+    scheduler : Scheduler, optional
+        Batching policy of a hardware replica; defaults to ``Scheduler()`` (vLLM).
+    n_replicas : int
+    balancer : str
+        One of :data:`BALANCERS`: ``"round_robin"`` and ``"random"`` place requests on arrival without looking at
+        the replicas (each replica is then simulated alone); ``"least_outstanding"`` sends each arrival to the
+        replica holding the fewest requests (waiting, prefilling or decoding; ties to the lowest index), which needs
+        the replicas' state at that instant, so the replicas are simulated together (each pauses at every arrival
+        for the router).
+    seed : int, Generator or None
+        For the random balancer.
+    rate_scale : float
+        Arrival times are divided by it (2 doubles the request rate, same requests): how capacity searches scale
+        load.
+    prefix_sharing : bool
+        Share the KV blocks of equal ``hash_ids`` (a column of the table, Mooncake traces) across the requests of a
+        replica.
+    ttft_limit_s, max_violations :
+        Early stop once more than ``max_violations`` requests in all are certain to miss ``ttft_limit_s``: the result
+        is then ``stopped``, with NaN times for the requests not simulated.
 
-    The table has ``replica``, ``queue_s``, ``ttft_s``, ``tbt_s``, ``e2e_s``, ``rejected``, ``preemptions`` and
-    ``prefill_tokens`` (the tokens prefilled for the request: its prompt less a shared prefix, plus recomputations),
-    and
-    ``attrs`` holds ``gpus``, ``busy_fraction`` and ``stopped`` (an early stop).
+    Returns
+    -------
+    ServeResult
+        ``table``: one row per request, ``arrival_s``, ``replica``, ``input_tokens``, ``output_tokens``,
+        ``queue_s``, ``ttft_s``, ``tbt_s`` (NaN for one-token outputs), ``e2e_s``, ``rejected``, ``preemptions`` and
+        ``prefill_tokens`` (the tokens prefilled for the request: its prompt less a shared prefix, plus
+        recomputations); beside it ``gpus``, ``busy_fraction`` and ``stopped``.
 
     Examples
     --------
     >>> reqs = pd.DataFrame({"arrival_s": [0.0, 0.1, 0.2], "input_tokens": [500, 800, 100],
     ...                      "output_tokens": [50, 20, 80]})
-    >>> m = serve(reqs, Deployment("Llama-3.1-8B", "H100-SXM"), Scheduler("sarathi", max_num_batched_tokens=512))
-    >>> bool((m["ttft_s"] > 0).all()), m.attrs["gpus"]
+    >>> r = serve(reqs, Deployment("Llama-3.1-8B", "H100-SXM"), Scheduler("sarathi", max_num_batched_tokens=512))
+    >>> bool((r.table["ttft_s"] > 0).all()), r.gpus
     (True, 1)
-    >>> serve(reqs, Deployment("Llama-3.1-8B", "H100-SXM"), n_replicas=2, balancer="least_outstanding")[
+    >>> serve(reqs, Deployment("Llama-3.1-8B", "H100-SXM"), n_replicas=2, balancer="least_outstanding").table[
     ...     "replica"].tolist()
     [0, 1, 0]
+    >>> serve(reqs, ServerConfig(), n_replicas=2).table["replica"].tolist()
+    [0, 1, 0]
     """
-    arr, inp, out = _request_arrays(requests, time_scale)
+    if isinstance(deployment, ServerConfig):
+        return _serve_linear(
+            requests, deployment, scheduler, n_replicas, balancer, seed, rate_scale, prefix_sharing, ttft_limit_s,
+            max_violations,
+        )
+    scheduler = Scheduler() if scheduler is None else scheduler
+    arr, inp, out = request_arrays(requests, rate_scale)
     n_replicas = integer("n_replicas", n_replicas, minimum=1)
     one_of("balancer", balancer, BALANCERS)
     hashes = None
@@ -78,18 +117,44 @@ def serve(
             if st.stopped:
                 break
     r = st.run()
-    table = _metrics_table(arr, "replica", rep, inp, out, r.admit_s, r.first_token_s, r.finish_s, r.rejected)
+    table = metrics_table(arr, "replica", rep, inp, out, r.admit_s, r.first_token_s, r.finish_s, r.rejected)
     table["preemptions"] = r.preemptions
     table["prefill_tokens"] = r.prefill_tokens
-    span = float(np.nanmax(r.finish_s)) if np.isfinite(r.finish_s).any() else math.nan
-    table.attrs.update(
-        {
-            "stopped": st.stopped,
-            "gpus": n_replicas * deployment.gpus,
-            "busy_fraction": st.busy / (n_replicas * span) if span and span > 0 else math.nan,
-        }
+    return ServeResult(
+        table, n_replicas * deployment.gpus, busy_fraction(st.busy, n_replicas, r.finish_s), stopped=st.stopped
     )
-    return table
+
+
+def _serve_linear(
+    requests, config, scheduler, n_replicas, balancer, seed, rate_scale, prefix_sharing, ttft_limit_s, max_violations
+) -> ServeResult:
+    """:func:`serve` on linear-cost replicas: each simulated alone, an early-stop budget shared in order."""
+    if scheduler is not None or prefix_sharing:
+        raise ValueError(
+            "scheduler and prefix_sharing need a Deployment: the linear-cost server (ServerConfig) admits FCFS by "
+            "reserving each request's full context"
+        )
+    arr, inp, out = request_arrays(requests, rate_scale)
+    rep = balance(arr.size, n_replicas, balancer, seed=seed)
+    admit, first, finish = np.full(arr.size, np.nan), np.full(arr.size, np.nan), np.full(arr.size, np.nan)
+    rejected = np.zeros(arr.size, dtype=bool)
+    prefill = np.zeros(arr.size, dtype=np.int64)
+    budget, stopped, busy = max_violations, False, 0.0
+    for k in range(n_replicas):  # a loop over replicas (a handful)
+        sel = np.flatnonzero(rep == k)
+        r = simulate_replica(arr[sel], inp[sel], out[sel], config, ttft_limit_s=ttft_limit_s, max_violations=budget)
+        admit[sel], first[sel], finish[sel], rejected[sel] = r.admit_s, r.first_token_s, r.finish_s, r.rejected
+        prefill[sel] = r.prefill_tokens
+        busy += r.busy_s
+        if r.stopped:
+            stopped = True
+            break
+        if budget is not None:
+            budget -= r.violations
+    table = metrics_table(arr, "replica", rep, inp, out, admit, first, finish, rejected)
+    table["preemptions"] = np.zeros(arr.size, dtype=np.int64)
+    table["prefill_tokens"] = prefill
+    return ServeResult(table, n_replicas * config.gpus, busy_fraction(busy, n_replicas, finish), stopped=stopped)
 
 
 def _route_least_outstanding(st: _State, arr: np.ndarray, n_replicas: int, limit: float, allowed: float):

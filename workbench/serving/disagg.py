@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 
 from .._validate import integer, positive
+from ._common import ServeResult, balance, busy_fraction, metrics_table, request_arrays
 from .capacity import SLO, meets_slo
 from .engine import Scheduler, simulate_replica
 from .roofline import Deployment
-from .simulator import _metrics_table, _request_arrays, balance
 
 __all__ = ["serve_disaggregated", "disaggregation_plan"]
 
@@ -36,17 +36,18 @@ def serve_disaggregated(
     decode_scheduler: Scheduler | None = None,
     balancer: str = "round_robin",
     seed: int = 0,
-) -> pd.DataFrame:
-    """Serve a request table on disaggregated pools; one row per request (as :func:`~workbench.serving.serve`, with
-    ``prefill_replica`` and ``decode_replica``, -1 for requests that never decode). Each pool's scheduler defaults
-    to ``Scheduler("vllm")``.
+) -> ServeResult:
+    """Serve a request table on disaggregated pools: a :class:`~workbench.serving.ServeResult` whose table has one row
+    per request (as :func:`~workbench.serving.serve`, with ``prefill_replica`` and ``decode_replica``, -1 for
+    requests that never decode) and whose ``gpus`` and ``busy_fraction`` count both pools. Each pool's scheduler
+    defaults to ``Scheduler("vllm")``.
 
     Examples
     --------
     >>> reqs = pd.DataFrame({"arrival_s": [0.0, 0.1, 0.2], "input_tokens": [2000, 800, 100],
     ...                      "output_tokens": [50, 1, 80]})
     >>> d = Deployment("Llama-3.1-8B", "H100-SXM")
-    >>> m = serve_disaggregated(reqs, d, d)
+    >>> m = serve_disaggregated(reqs, d, d).table
     >>> bool((m["e2e_s"] >= m["ttft_s"]).all()), m["decode_replica"].tolist()
     (True, [0, -1, 0])
     """
@@ -57,7 +58,7 @@ def serve_disaggregated(
     prefill_scheduler = Scheduler("vllm") if prefill_scheduler is None else prefill_scheduler
     decode_scheduler = Scheduler("vllm") if decode_scheduler is None else decode_scheduler
     bw = positive("transfer_gbps", transfer_gbps) * 1e9 / 8
-    arr, inp, out = _request_arrays(requests, 1.0)
+    arr, inp, out = request_arrays(requests, 1.0)
     n_prefill = integer("n_prefill", n_prefill, minimum=1)
     n_decode = integer("n_decode", n_decode, minimum=1)
     p_rep = balance(arr.size, n_prefill, balancer, seed=seed)
@@ -65,10 +66,12 @@ def serve_disaggregated(
     first = np.full(arr.size, np.nan)
     rejected = np.zeros(arr.size, dtype=bool)
     pre = np.zeros(arr.size, dtype=np.int64)
+    busy = 0.0
     for k in range(n_prefill):  # a loop over replicas (a handful)
         sel = np.flatnonzero(p_rep == k)
         r = simulate_replica(arr[sel], inp[sel], np.ones(sel.size, dtype=np.int64), prefill, prefill_scheduler)
         admit[sel], first[sel], rejected[sel], pre[sel] = r.admit_s, r.first_token_s, r.rejected, r.preemptions
+        busy += r.busy_s
     finish = np.where(out == 1, first, np.nan)
     go = np.flatnonzero((out > 1) & ~rejected)
     ready = first[go] + inp[go] * decode.model.kv_bytes_per_token / bw + transfer_latency_s
@@ -85,11 +88,15 @@ def serve_disaggregated(
         finish[sel] = r.finish_s
         rejected[sel] |= r.rejected
         pre[sel] += r.preemptions
-    table = _metrics_table(arr, "prefill_replica", p_rep, inp, out, admit, first, finish, rejected)
+        busy += r.busy_s
+    table = metrics_table(arr, "prefill_replica", p_rep, inp, out, admit, first, finish, rejected)
     table["decode_replica"] = d_rep
     table["preemptions"] = pre
-    table.attrs.update({"stopped": False, "gpus": n_prefill * prefill.gpus + n_decode * decode.gpus})
-    return table
+    return ServeResult(
+        table,
+        n_prefill * prefill.gpus + n_decode * decode.gpus,
+        busy_fraction(busy, n_prefill + n_decode, np.where(np.isnan(finish), first, finish)),
+    )
 
 
 def _fewest(ok, start: int, max_replicas: int) -> int | None:
@@ -147,7 +154,7 @@ def disaggregation_plan(
     ttft_only = SLO(ttft_s=slo.ttft_s, quantile=slo.quantile)
     tbt_only = SLO(ttft_s=3.15e7, tbt_s=slo.tbt_s, quantile=slo.quantile)
 
-    def run(n_p: int, n_d: int) -> pd.DataFrame:
+    def run(n_p: int, n_d: int) -> ServeResult:
         return serve_disaggregated(requests, pre, dec, n_prefill=n_p, n_decode=n_d, transfer_gbps=transfer_gbps)
 
     n_p = _fewest(lambda k: meets_slo(run(k, 1), ttft_only), 1, max_replicas)

@@ -45,8 +45,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import integer, one_of
+from ._common import ReplicaRun, check_requests, steps_to_reach
+from .linear import ServerConfig, simulate_linear
 from .roofline import Deployment
-from .simulator import _check_requests, _steps_to_reach
 
 __all__ = ["HASH_BLOCK_TOKENS", "PREEMPTIONS", "SCHEDULERS", "Scheduler", "ReplicaRun", "simulate_replica"]
 
@@ -100,27 +101,12 @@ class Scheduler:
             )
 
 
-@dataclass(frozen=True)
-class ReplicaRun:
-    """Per-request times of one replica (NaN where a request was rejected or not reached by an early stop)."""
-
-    admit_s: np.ndarray
-    first_token_s: np.ndarray
-    finish_s: np.ndarray
-    rejected: np.ndarray
-    preemptions: np.ndarray
-    prefill_tokens: np.ndarray
-    busy_s: float
-    stopped: bool
-    violations: int
-
-
 def simulate_replica(
     arrival_s,
     input_tokens,
     output_tokens,
-    deployment: Deployment,
-    scheduler: Scheduler = Scheduler(),
+    deployment: Deployment | ServerConfig,
+    scheduler: Scheduler | None = None,
     *,
     prefilled: np.ndarray | None = None,
     hash_ids=None,
@@ -128,6 +114,11 @@ def simulate_replica(
     max_violations: int | None = None,
 ) -> ReplicaRun:
     """Serve requests (sorted by arrival) on one replica; see the module docstring for the model.
+
+    ``deployment`` is the replica: a :class:`~workbench.serving.roofline.Deployment` run by ``scheduler`` (default
+    ``Scheduler()``), or a :class:`~workbench.serving.linear.ServerConfig`, the linear-cost server
+    (:func:`~workbench.serving.linear.simulate_linear`: its own reservation admission, so no ``scheduler``,
+    ``prefilled`` or ``hash_ids``).
 
     ``prefilled`` marks requests whose KV cache arrives with them (prefill/decode disaggregation: the prefill pool
     produced their first token): on admission they take their blocks and join the decoding batch without a prefill
@@ -146,7 +137,17 @@ def simulate_replica(
     >>> bool(r.first_token_s[0] == r.first_token_s[1]), int(r.preemptions.sum())  # one prefill iteration for both
     (True, 0)
     """
-    arr, inp, out = _check_requests(arrival_s, input_tokens, output_tokens)
+    if isinstance(deployment, ServerConfig):
+        if scheduler is not None or prefilled is not None or hash_ids is not None:
+            raise ValueError(
+                "scheduler, prefilled and hash_ids need a Deployment: the linear-cost server (ServerConfig) admits "
+                "FCFS by reserving each request's full context"
+            )
+        return simulate_linear(
+            arrival_s, input_tokens, output_tokens, deployment, ttft_limit_s=ttft_limit_s, max_violations=max_violations
+        )
+    arr, inp, out = check_requests(arrival_s, input_tokens, output_tokens)
+    scheduler = Scheduler() if scheduler is None else scheduler
     st = _State(arr, inp, out, deployment, scheduler, prefilled, hash_ids)
     limit = float(ttft_limit_s)
     allowed = math.inf if max_violations is None else integer("max_violations", max_violations, minimum=0)
@@ -484,7 +485,7 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
                 k = min(k, max(1, int((lim - K0) // n_run) + 1))
             per, inc = a + s * K0, s * n_run
             if nxt < math.inf and ((not waiting and n_run < max_seqs) or nxt == horizon[0]):
-                k = min(k, _steps_to_reach(per, inc, nxt - t))
+                k = min(k, steps_to_reach(per, inc, nxt - t))
             if (S + n_run * (T + k)) // B + n_run > cap and blocks_at(T + k) > cap:  # the cache fills up first
                 lo, hi = 1, k  # blocks_at(T + lo) fits, blocks_at(T + hi) does not
                 while hi - lo > 1:

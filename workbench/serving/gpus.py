@@ -2,8 +2,9 @@
 
 :func:`capacity_gpus` answers "how many GPUs, at which tensor-parallel degree, serve this workload with p99 TTFT <= X
 and p99 TBT <= Y": for each TP degree whose replica fits the model, it searches the largest rate scale one replica
-sustains (bisection, early-stopped runs), sizes the replica count from it, then checks that count and the one below
-by simulating the whole workload behind the load balancer, stepping up until the SLO holds.
+sustains (the package's one capacity search, :func:`~workbench.serving.capacity.max_rate_scale`, bracketing by
+factors of 4 within ``[2^-12, 2^12]``; early-stopped runs), sizes the replica count from it, then checks that count
+and the one below by simulating the whole workload behind the load balancer, stepping up until the SLO holds.
 
 :func:`optimal_throughput` follows NanoFlow's analysis (Zhu et al., OSDI'25, arXiv:2408.12757, §3): with a batch as
 large as the KV cache allows, an iteration costs at least the busiest of compute (``2 x active parameters`` FLOPs per
@@ -23,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .._validate import integer, positive
-from .capacity import SLO, meets_slo
+from .capacity import SLO, ScaleSearch, max_rate_scale, meets_slo
 from .cluster import serve
 from .engine import Scheduler
 from .roofline import Deployment
@@ -97,34 +98,6 @@ def optimal_throughput(
     }
 
 
-def _replica_capacity(
-    req: pd.DataFrame, dep: Deployment, sch: Scheduler, slo: SLO, rel_tol: float, max_evaluations: int
-) -> float:
-    """Largest rate scale (times the workload's own rate) one replica sustains under ``slo``; 0 if none."""
-    allowed = slo.allowed_violations(len(req))
-
-    def ok(scale: float) -> bool:
-        m = serve(req, dep, sch, time_scale=scale, ttft_limit_s=slo.ttft_s, max_violations=allowed)
-        return meets_slo(m, slo)
-
-    lo, hi, s, n = 0.0, math.inf, 1.0, 0
-    while n < max_evaluations and (hi == math.inf or lo == 0.0) and 2.0**-12 <= s <= 2.0**12:
-        n += 1
-        if ok(s):
-            lo = s
-            s *= 4.0
-        else:
-            hi = s
-            s /= 4.0
-        if lo > 0 and hi < math.inf:
-            break
-    while lo > 0 and hi < math.inf and hi / lo > 1 + rel_tol and n < max_evaluations:
-        n += 1
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return lo
-
-
 def capacity_gpus(
     requests: pd.DataFrame,
     model,
@@ -177,10 +150,11 @@ def capacity_gpus(
     else:
         duration = positive("duration_s", duration_s)
     rate = len(requests) / duration
+    search = ScaleSearch(4.0, 2.0**-12, 2.0**12, rel_tol, max_evaluations)
     rows = []
 
     def meets(dep: Deployment, k: int) -> bool:
-        m = serve(
+        r = serve(
             requests,
             dep,
             scheduler,
@@ -190,7 +164,7 @@ def capacity_gpus(
             ttft_limit_s=slo.ttft_s,
             max_violations=slo.allowed_violations(len(requests)),
         )
-        return meets_slo(m, slo)
+        return meets_slo(r, slo)
 
     for tp in tps:  # a handful of TP degrees
         tp = integer("tp", tp, minimum=1)
@@ -201,7 +175,7 @@ def capacity_gpus(
                 raise
             rows.append({"tp": tp, "fits": False, "replica_rps": np.nan, "replicas": np.nan, "gpus": np.nan})
             continue
-        scale = _replica_capacity(requests, dep, scheduler, slo, rel_tol, max_evaluations)
+        scale, _ = max_rate_scale(requests, dep, slo, scheduler=scheduler, search=search)
         if scale == 0.0:
             rows.append({"tp": tp, "fits": True, "replica_rps": 0.0, "replicas": np.nan, "gpus": np.nan})
             continue

@@ -1,4 +1,4 @@
-"""The linear cost model of :mod:`workbench.serving.simulator` derived from the roofline: :func:`fit_linear`, a
+"""The linear cost model of :mod:`workbench.serving.linear` derived from the roofline: :func:`fit_linear`, a
 least-squares fit of :class:`~workbench.serving.roofline.Deployment`'s iteration time over a grid of iterations, so
 results in the old units stay reproducible."""
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validate import integer
 from .roofline import Deployment
-from .simulator import ServerConfig
+from .linear import ServerConfig
 
 __all__ = ["fit_linear"]
 

@@ -10,11 +10,13 @@ slider follows the model's number of days, the top-k slider its number of client
 
 from __future__ import annotations
 
+import dataclasses
+
 import ipywidgets as W
 import plotly.graph_objects as go
 
 from ..distributions import ecdf
-from ..serving import SLO, ServerConfig, capacity_search, latency_summary, simulate
+from ..serving import SLO, ServerConfig, capacity_search, latency_summary, serve
 from ..serving.capacity import server_for
 from ..viz import servegen as fig_sg
 from ..workloads import servegen as sg
@@ -25,7 +27,7 @@ __all__ = ["ServeGenPanel", "servegen_panel"]
 
 
 class ServeGenPanel:
-    """Controls wired to :func:`~workbench.workloads.servegen.compose` and :func:`~workbench.serving.simulate`."""
+    """Controls wired to :func:`~workbench.workloads.servegen.compose` and :func:`~workbench.serving.serve`."""
 
     def __init__(
         self,
@@ -106,15 +108,11 @@ class ServeGenPanel:
         self.kv.value = cfg.kv_budget_tokens // 1000
 
     def config(self) -> ServerConfig:
-        base = server_for(self.model.value)
-        return ServerConfig(
-            base_s=base.base_s,
+        return dataclasses.replace(
+            server_for(self.model.value),
             prefill_token_s=self.prefill.value * 1e-6,
             decode_seq_s=self.decode.value * 1e-6,
-            kv_token_s=base.kv_token_s,
             kv_budget_tokens=self.kv.value * 1000,
-            max_batch=base.max_batch,
-            max_prefill_tokens=base.max_prefill_tokens,
         )
 
     def workloads(self):
@@ -136,7 +134,7 @@ class ServeGenPanel:
         slo = SLO(ttft_s=self.slo.value)
         rows, curves = [], {}
         for name, w in (("composed", comp), ("naive", naive)):
-            m = simulate(w, cfg)
+            m = serve(w, cfg).table
             s = latency_summary(m)
             curves[name] = ecdf(m["ttft_s"].where(~m["rejected"], float("inf")).to_numpy())
             ok = "meets" if s["ttft_p99_s"] <= slo.ttft_s else "misses"
@@ -166,7 +164,11 @@ class ServeGenPanel:
         """Capacity (req/s) of one instance under the composed and the naive workload."""
         comp, naive = self.workloads()
         cfg, slo = self.config(), SLO(ttft_s=self.slo.value)
-        return capacity_search(comp, cfg, slo).capacity_rps, capacity_search(naive, cfg, slo).capacity_rps
+        span = self.span.value
+        return (
+            capacity_search(comp, cfg, slo, duration_s=span).capacity_rps,
+            capacity_search(naive, cfg, slo, duration_s=span).capacity_rps,
+        )
 
     # ---- callbacks
     def _on_change(self, change) -> None:

@@ -145,10 +145,11 @@ class ServingHardwarePanel:
             return
         req = self.requests()
         if self.disagg.value:
-            m = serve_disaggregated(req, dep, dep, prefill_scheduler=self.sched(), decode_scheduler=self.sched())
+            run = serve_disaggregated(req, dep, dep, prefill_scheduler=self.sched(), decode_scheduler=self.sched())
         else:
-            m = serve(req, dep, self.sched())
-        tokens = latency_summary(m)["output_tokens_per_s"] / m.attrs["gpus"]  # as the serving-hardware experiment
+            run = serve(req, dep, self.sched())
+        m = run.table
+        tokens = latency_summary(m)["output_tokens_per_s"] / run.gpus  # as the serving-hardware experiment
         bound = optimal_throughput(dep, float(req["input_tokens"].mean()) + 1, float(req["output_tokens"].mean()))
         slo = self.slo()
         redraw(
