@@ -23,7 +23,8 @@
 # %% [markdown]
 # # Serving on real hardware: roofline costs, paged KV, vLLM/Sarathi scheduling, GPUs, and NanoFlow's bound
 #
-# The abstract serving simulator (notebook 04) answers in arbitrary units. This notebook grounds it in hardware:
+# The linear-cost server of notebook 04 (`ServerConfig`, one of the two replicas `serve` runs) answers in arbitrary
+# units. This notebook grounds serving in hardware:
 #
 # * **Specs as data** (`workbench.serving.specs`): GPUs (A100, H100, H200, B200, L40S, MI300X) and models
 #   (Llama 2/3.1, Mixtral, Qwen2, DeepSeek-V3/R1), a source per row, user rows by dict or CSV.
@@ -240,10 +241,10 @@ pool = sg.load_pool("m-large").select(14 * 3600, 600)
 work = sg.compose(pool, start_s=14 * 3600, duration_s=600, mean_rate_rps=30.0, seed=0)
 d8 = Deployment("Llama-3.1-8B", "H100-SXM")
 runs = {
-    "vLLM (prefill-first)": serve(work, d8, Scheduler("vllm", max_num_batched_tokens=16384)),
-    "Sarathi-Serve (512-token budget)": serve(work, d8, Scheduler("sarathi", max_num_batched_tokens=512)),
-    "Sarathi-Serve (2048-token budget)": serve(work, d8, Scheduler("sarathi", max_num_batched_tokens=2048)),
-    "Orca (mixed)": serve(work, d8, Scheduler("orca", max_num_batched_tokens=16384)),
+    "vLLM (prefill-first)": serve(work, d8, Scheduler("vllm", max_num_batched_tokens=16384)).table,
+    "Sarathi-Serve (512-token budget)": serve(work, d8, Scheduler("sarathi", max_num_batched_tokens=512)).table,
+    "Sarathi-Serve (2048-token budget)": serve(work, d8, Scheduler("sarathi", max_num_batched_tokens=2048)).table,
+    "Orca (mixed)": serve(work, d8, Scheduler("orca", max_num_batched_tokens=16384)).table,
 }
 rows = []
 for name, m in runs.items():
@@ -278,7 +279,7 @@ fig.latency_cdf_figure({k: m["tbt_s"].to_numpy() for k, m in runs.items()}, metr
 small = Deployment("Llama-3.1-8B", "H100-SXM", max_kv_tokens=40_000)
 rows = []
 for mode in ("recompute", "swap"):
-    m = serve(work, small, Scheduler("sarathi", max_num_batched_tokens=2048, preemption=mode), time_scale=0.5)
+    m = serve(work, small, Scheduler("sarathi", max_num_batched_tokens=2048, preemption=mode), rate_scale=0.5).table
     s = latency_summary(m)
     rows.append({"preemption": mode, "preemptions": int(m["preemptions"].sum()),
                  "recomputed tokens": int(m["prefill_tokens"].sum() - m["input_tokens"].sum()),
@@ -297,7 +298,7 @@ mc = mc[mc["arrival_s"] < 600].reset_index(drop=True)
 d8x2 = Deployment("Llama-3.1-8B", "H100-SXM", tp=2)
 rows = []
 for share in (False, True):
-    m = serve(mc, d8x2, Scheduler("sarathi", max_num_batched_tokens=2048), prefix_sharing=share, time_scale=0.5)
+    m = serve(mc, d8x2, Scheduler("sarathi", max_num_batched_tokens=2048), prefix_sharing=share, rate_scale=0.5).table
     s = latency_summary(m)
     rows.append({"prefix sharing": share, "prompt tokens": int(m["input_tokens"].sum()),
                  "prefilled tokens": int(m["prefill_tokens"].sum()), "p50 TTFT (s)": s["ttft_p50_s"],
@@ -314,8 +315,8 @@ print(pd.DataFrame(rows).round(3).to_string(index=False))
 rows = []
 for tp, pp in ((4, 1), (2, 2), (1, 4)):
     dep = Deployment("Llama-3.1-70B", "H100-SXM", tp=tp, pp=pp)
-    m = serve(work[work["arrival_s"] < 300], dep, Scheduler("sarathi", max_num_batched_tokens=2048), time_scale=0.25)
-    s = latency_summary(m)
+    s = latency_summary(serve(work[work["arrival_s"] < 300], dep, Scheduler("sarathi", max_num_batched_tokens=2048),
+                              rate_scale=0.25))
     rows.append({"TP x PP": f"{tp} x {pp}", "KV cache (tokens)": dep.kv_capacity_tokens,
                  "decode of 64 x 1k (ms)": 1e3 * dep.iteration_s(0, 0, 64, 64_000),
                  "p99 TTFT (s)": s["ttft_p99_s"], "p50 TBT (ms)": 1e3 * s["tbt_p50_s"]})
@@ -329,9 +330,8 @@ print(pd.DataFrame(rows).round(3).to_string(index=False))
 # %%
 rows = []
 for bal in ("round_robin", "random", "least_outstanding"):
-    m = serve(work, d8, Scheduler("sarathi", max_num_batched_tokens=2048), n_replicas=3, balancer=bal,
-              time_scale=2.5, seed=0)
-    s = latency_summary(m)
+    s = latency_summary(serve(work, d8, Scheduler("sarathi", max_num_batched_tokens=2048), n_replicas=3, balancer=bal,
+                              rate_scale=2.5, seed=0))
     rows.append({"balancer": bal, "p50 TTFT (s)": s["ttft_p50_s"], "p99 TTFT (s)": s["ttft_p99_s"],
                  "p99 TBT (ms)": 1e3 * s["tbt_p99_s"]})
 print(pd.DataFrame(rows).round(3).to_string(index=False))
@@ -388,9 +388,9 @@ print(pd.DataFrame(rows).round(2).to_string(index=False))
 colo = serve(work, d8, Scheduler("vllm", max_num_batched_tokens=16384), n_replicas=2)
 dis = serve_disaggregated(work, d8, d8, n_prefill=1, n_decode=1)
 rows = []
-for name, m in (("colocated, 2 replicas", colo), ("disaggregated, 1 prefill + 1 decode", dis)):
-    s = latency_summary(m)
-    rows.append({"deployment": name, "GPUs": m.attrs["gpus"], "p99 TTFT (s)": s["ttft_p99_s"],
+for name, r in (("colocated, 2 replicas", colo), ("disaggregated, 1 prefill + 1 decode", dis)):
+    s = latency_summary(r)
+    rows.append({"deployment": name, "GPUs": r.gpus, "p99 TTFT (s)": s["ttft_p99_s"],
                  "p50 TBT (ms)": 1e3 * s["tbt_p50_s"], "p99 TBT (ms)": 1e3 * s["tbt_p99_s"]})
 print(pd.DataFrame(rows).round(3).to_string(index=False))
 strict = SLO(ttft_s=2.0, tbt_s=0.05)

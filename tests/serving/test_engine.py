@@ -116,13 +116,14 @@ def test_schedulers_conserve_requests_and_order_times():
     )
     dep = Deployment("Llama-3.1-8B", "H100-SXM", max_kv_tokens=60_000)
     for kind, budget in (("vllm", 8192), ("sarathi", 1024), ("orca", 8192)):
-        m = serve(reqs, dep, Scheduler(kind, max_num_batched_tokens=budget), n_replicas=2, balancer="random", seed=0)
+        run = serve(reqs, dep, Scheduler(kind, max_num_batched_tokens=budget), n_replicas=2, balancer="random", seed=0)
+        m = run.table
         assert not m["rejected"].any() and m["e2e_s"].notna().all(), kind
         assert (m["e2e_s"] >= m["ttft_s"]).all() and (m["ttft_s"] > m["queue_s"]).all() and (m["queue_s"] >= 0).all()
-        assert m.attrs["gpus"] == 2 and 0 < m.attrs["busy_fraction"] <= 1
+        assert run.gpus == 2 and 0 < run.busy_fraction <= 1
 
 
-def test_overlap_is_faster_and_early_stop_marks_the_table():
+def test_overlap_is_faster_and_early_stop_marks_the_result():
     rng = np.random.default_rng(3)
     n = 2000
     reqs = pd.DataFrame(
@@ -138,9 +139,9 @@ def test_overlap_is_faster_and_early_stop_marks_the_table():
         Deployment("Llama-2-70B", "A100-80GB", tp=4, overlap=True),
         Scheduler("sarathi", max_num_batched_tokens=1024),
     )
-    assert ovl["e2e_s"].mean() < seq["e2e_s"].mean()
-    stopped = serve(reqs, D7, time_scale=50.0, ttft_limit_s=0.1, max_violations=10)
-    assert stopped.attrs["stopped"] and not seq.attrs["stopped"]
+    assert ovl.table["e2e_s"].mean() < seq.table["e2e_s"].mean()
+    stopped = serve(reqs, D7, rate_scale=50.0, ttft_limit_s=0.1, max_violations=10)
+    assert stopped.stopped and not seq.stopped
 
 
 def test_bad_input_is_named():
@@ -167,9 +168,10 @@ def test_disaggregated_pools_remove_the_prefill_stall():
         }
     )
     dep = Deployment("Llama-3.1-8B", "H100-SXM")
-    colo = serve(reqs, dep, Scheduler("vllm"), n_replicas=2)
-    dis = serve_disaggregated(reqs, dep, dep, n_prefill=1, n_decode=1, transfer_gbps=100.0)
-    assert dis.attrs["gpus"] == colo.attrs["gpus"] == 2
+    colo_run = serve(reqs, dep, Scheduler("vllm"), n_replicas=2)
+    dis_run = serve_disaggregated(reqs, dep, dep, n_prefill=1, n_decode=1, transfer_gbps=100.0)
+    assert dis_run.gpus == colo_run.gpus == 2 and 0 < dis_run.busy_fraction <= 1
+    colo, dis = colo_run.table, dis_run.table
     assert dis["e2e_s"].notna().all() and (dis["e2e_s"] >= dis["ttft_s"]).all()
     assert dis["tbt_s"].quantile(0.99) < 0.75 * colo["tbt_s"].quantile(0.99)  # decodes never wait for a prefill
     # a prefilled request joins the decode batch at once: one decode replica, one request, no prefill iteration

@@ -84,7 +84,7 @@ def test_prefix_sharing_needs_hash_ids_and_serves_a_mooncake_like_table():
     dep = Deployment("Llama-3.1-8B", "H100-SXM")
     with pytest.raises(ValueError, match="hash_ids"):
         serve(reqs.drop(columns="hash_ids"), dep, prefix_sharing=True)
-    on, off = serve(reqs, dep, prefix_sharing=True), serve(reqs, dep)
+    on, off = serve(reqs, dep, prefix_sharing=True).table, serve(reqs, dep).table
     assert on.loc[1, "ttft_s"] < off.loc[1, "ttft_s"]
     # nothing of the third's prompt is resident: it prefills all 600 tokens
     assert on.loc[2, "ttft_s"] >= dep.iteration_s(600, 600 * 601 / 2, 0, 0, sampled=1)
@@ -116,8 +116,8 @@ def test_pipeline_lets_a_model_fit_and_serves():
         Deployment("Llama-3.1-70B", "H100-SXM", tp=1)
     dep = Deployment("Llama-3.1-70B", "H100-SXM", tp=2, pp=2)
     reqs = pd.DataFrame({"arrival_s": [0.0, 0.2], "input_tokens": [800, 300], "output_tokens": [30, 40]})
-    m = serve(reqs, dep, Scheduler("sarathi", max_num_batched_tokens=512))
-    assert m.attrs["gpus"] == 4 and (m["ttft_s"] > 0).all()
+    run = serve(reqs, dep, Scheduler("sarathi", max_num_batched_tokens=512))
+    assert run.gpus == 4 and (run.table["ttft_s"] > 0).all()
     with pytest.raises(ValueError, match="sequential"):
         Deployment("Llama-3.1-70B", "H100-SXM", tp=2, pp=2, overlap=True)
 
@@ -133,8 +133,8 @@ def test_least_outstanding_beats_round_robin_on_a_skewed_workload():
         }
     )
     dep = Deployment("Llama-3.1-8B", "H100-SXM")
-    rr = serve(reqs, dep, n_replicas=2, balancer="round_robin")
-    lo = serve(reqs, dep, n_replicas=2, balancer="least_outstanding")
+    rr = serve(reqs, dep, n_replicas=2, balancer="round_robin").table
+    lo = serve(reqs, dep, n_replicas=2, balancer="least_outstanding").table
     assert (rr["replica"] == np.arange(n) % 2).all()
     assert lo["ttft_s"].quantile(0.99) < rr["ttft_s"].quantile(0.99)
     assert lo["replica"].nunique() == 2 and lo["ttft_s"].notna().all()
@@ -147,6 +147,6 @@ def test_least_outstanding_places_on_the_emptiest_replica():
     reqs = pd.DataFrame(
         {"arrival_s": [0.0, 0.0, 0.0, 2.0], "input_tokens": [100] * 4, "output_tokens": [500, 10, 500, 5]}
     )
-    assert serve(reqs, dep, n_replicas=2, balancer="least_outstanding")["replica"].tolist() == [0, 1, 0, 1]
+    assert serve(reqs, dep, n_replicas=2, balancer="least_outstanding").table["replica"].tolist() == [0, 1, 0, 1]
     with pytest.raises(ValueError, match="least_outstanding"):
         balance(4, 2, "least_outstanding")

@@ -18,7 +18,7 @@ the TTFT target in the queue alone, the run cannot meet it, so an overloaded poi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd

@@ -91,10 +91,14 @@ def serve(
     [0, 1, 0]
     """
     if isinstance(deployment, ServerConfig):
-        return _serve_linear(
-            requests, deployment, scheduler, n_replicas, balancer, seed, rate_scale, prefix_sharing, ttft_limit_s,
-            max_violations,
-        )
+        if scheduler is not None or prefix_sharing:
+            raise ValueError(
+                "scheduler and prefix_sharing need a Deployment: the linear-cost server (ServerConfig) admits FCFS by "
+                "reserving each request's full context"
+            )
+        arr, inp, out = request_arrays(requests, rate_scale)
+        rep = balance(arr.size, n_replicas, balancer, seed=seed)
+        return _serve_linear(arr, inp, out, rep, deployment, n_replicas, ttft_limit_s, max_violations)
     scheduler = Scheduler() if scheduler is None else scheduler
     arr, inp, out = request_arrays(requests, rate_scale)
     n_replicas = integer("n_replicas", n_replicas, minimum=1)
@@ -125,17 +129,9 @@ def serve(
     )
 
 
-def _serve_linear(
-    requests, config, scheduler, n_replicas, balancer, seed, rate_scale, prefix_sharing, ttft_limit_s, max_violations
-) -> ServeResult:
-    """:func:`serve` on linear-cost replicas: each simulated alone, an early-stop budget shared in order."""
-    if scheduler is not None or prefix_sharing:
-        raise ValueError(
-            "scheduler and prefix_sharing need a Deployment: the linear-cost server (ServerConfig) admits FCFS by "
-            "reserving each request's full context"
-        )
-    arr, inp, out = request_arrays(requests, rate_scale)
-    rep = balance(arr.size, n_replicas, balancer, seed=seed)
+def _serve_linear(arr, inp, out, rep, config, n_replicas, ttft_limit_s, max_violations) -> ServeResult:
+    """:func:`serve` on linear-cost replicas (``rep``: each request's): each simulated alone, the early-stop budget
+    spent in replica order."""
     admit, first, finish = np.full(arr.size, np.nan), np.full(arr.size, np.nan), np.full(arr.size, np.nan)
     rejected = np.zeros(arr.size, dtype=bool)
     prefill = np.zeros(arr.size, dtype=np.int64)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import integer
-from .roofline import Deployment
 from .linear import ServerConfig
+from .roofline import Deployment
 
 __all__ = ["fit_linear"]
 

@@ -1,4 +1,4 @@
-"""Continuous-batching simulator: hand-computed cases, an independent iteration-by-iteration reference, the Lindley
+"""The linear-cost server (a ServerConfig served by serve / simulate_replica): hand-computed cases, an independent iteration-by-iteration reference, the Lindley
 recursion for a batch of one, KV-budget and batch limits, load balancers, metrics and bad input."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from workbench import arrivals
-from workbench.serving import ServerConfig, balance, latency_summary, simulate, simulate_instance
+from workbench.serving import Scheduler, ServerConfig, balance, latency_summary, serve, simulate_replica
 
 ONLY_BASE = dict(prefill_token_s=0.0, decode_seq_s=0.0, kv_token_s=0.0)
 
@@ -65,7 +65,7 @@ def reference(arr, inp, out, cfg: ServerConfig):
 
 def test_single_request_by_hand():
     cfg = ServerConfig(base_s=0.01, prefill_token_s=0.001, decode_seq_s=0.002, kv_token_s=0.0)
-    r = simulate_instance([1.0], [100], [3], cfg)
+    r = simulate_replica([1.0], [100], [3], cfg)
     # prefill iteration: 0.01 + 0.1 = 0.11; then two decode iterations of 0.01 + 0.002 with one running request
     assert r.first_token_s[0] == pytest.approx(1.11)
     assert r.finish_s[0] == pytest.approx(1.11 + 2 * 0.012)
@@ -73,14 +73,14 @@ def test_single_request_by_hand():
 
 def test_two_requests_batch_together_by_hand():
     cfg = ServerConfig(base_s=0.01, **ONLY_BASE)
-    r = simulate_instance([0.0, 0.0], [10, 10], [2, 4], cfg)
+    r = simulate_replica([0.0, 0.0], [10, 10], [2, 4], cfg)
     assert r.first_token_s.tolist() == pytest.approx([0.01, 0.01])
     assert r.finish_s.tolist() == pytest.approx([0.02, 0.04])
 
 
 def test_late_arrival_joins_at_the_next_iteration_boundary():
     cfg = ServerConfig(base_s=0.01, **ONLY_BASE)
-    r = simulate_instance([0.0, 0.025], [10, 10], [10, 1], cfg)
+    r = simulate_replica([0.0, 0.025], [10, 10], [10, 1], cfg)
     # request 0 iterates at 0.01, 0.02, 0.03, ...; request 1 arrives at 0.025, is admitted at 0.03
     assert r.admit_s[1] == pytest.approx(0.03)
     assert r.first_token_s[1] == pytest.approx(0.04)
@@ -108,7 +108,7 @@ def test_event_jumps_match_iteration_by_iteration_reference(n, seed, max_batch, 
         max_batch=max_batch,
         max_prefill_tokens=500,
     )
-    got = simulate_instance(arr, inp, out, cfg)
+    got = simulate_replica(arr, inp, out, cfg)
     admit, first, finish = reference(arr.tolist(), inp.tolist(), out.tolist(), cfg)
     np.testing.assert_allclose(got.admit_s, admit, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(got.first_token_s, first, rtol=1e-9, atol=1e-9)
@@ -122,7 +122,7 @@ def test_batch_of_one_is_a_fifo_queue_lindley():
     arr = np.cumsum(rng.exponential(1.0, n))
     out = rng.integers(1, 60, n)
     cfg = ServerConfig(base_s=0.01, max_batch=1, **ONLY_BASE)
-    r = simulate_instance(arr, np.zeros(n, dtype=int), out, cfg)
+    r = simulate_replica(arr, np.zeros(n, dtype=int), out, cfg)
     service = out * 0.01
     waits = arrivals.lindley_waits(np.diff(arr, prepend=0.0), service)
     np.testing.assert_allclose(r.admit_s - arr, waits, atol=1e-9)
@@ -131,15 +131,15 @@ def test_batch_of_one_is_a_fifo_queue_lindley():
 
 def test_kv_budget_limits_concurrency_and_rejects_oversized():
     cfg = ServerConfig(base_s=0.01, kv_budget_tokens=100, **ONLY_BASE)
-    r = simulate_instance([0.0, 0.0, 0.0], [40, 40, 200], [10, 10, 1], cfg)
+    r = simulate_replica([0.0, 0.0, 0.0], [40, 40, 200], [10, 10, 1], cfg)
     # 50 + 50 fit together; the third can never fit and is rejected
     assert r.admit_s[:2].tolist() == [0.0, 0.0]
     assert r.rejected.tolist() == [False, False, True] and math.isnan(r.first_token_s[2])
-    r = simulate_instance([0.0, 0.0], [60, 60], [10, 10], cfg)
+    r = simulate_replica([0.0, 0.0], [60, 60], [10, 10], cfg)
     assert r.admit_s[1] == pytest.approx(r.finish_s[0])  # waits for the KV of the first
 
 
-def test_more_load_more_latency_and_instances_help():
+def test_more_load_more_latency_and_replicas_help():
     rng = np.random.default_rng(0)
     n = 4000
     reqs = pd.DataFrame(
@@ -149,26 +149,28 @@ def test_more_load_more_latency_and_instances_help():
             "output_tokens": rng.integers(10, 400, n),
         }
     )
-    light = latency_summary(simulate(reqs, time_scale=1.0))
-    heavy = latency_summary(simulate(reqs, time_scale=2.0))
+    light = latency_summary(serve(reqs, ServerConfig(), rate_scale=1.0))
+    heavy = latency_summary(serve(reqs, ServerConfig(), rate_scale=2.0))
     assert heavy["ttft_p99_s"] > light["ttft_p99_s"] and heavy["tbt_p50_s"] > light["tbt_p50_s"]
-    two = latency_summary(simulate(reqs, time_scale=2.0, n_instances=2))
+    two = latency_summary(serve(reqs, ServerConfig(), rate_scale=2.0, n_replicas=2))
     assert two["ttft_p99_s"] < heavy["ttft_p99_s"]
-    m = simulate(reqs, n_instances=3, balancer="random", seed=1)
-    assert set(m["instance"]) == {0, 1, 2}
+    run = serve(reqs, ServerConfig(), n_replicas=3, balancer="random", seed=1)
+    m = run.table
+    assert set(m["replica"]) == {0, 1, 2} and run.gpus == 3 and 0 < run.busy_fraction <= 1
+    assert (m["preemptions"] == 0).all() and (m["prefill_tokens"] == m["input_tokens"]).all()
     assert (m["e2e_s"] >= m["ttft_s"]).all() and (m["ttft_s"] >= m["queue_s"]).all() and (m["queue_s"] >= 0).all()
     assert light["throughput_rps"] == pytest.approx(n / reqs["arrival_s"].max(), rel=0.05)
 
 
-def test_early_stop_marks_the_table_only_when_the_slo_is_lost():
+def test_early_stop_marks_the_result_only_when_the_slo_is_lost():
     reqs = pd.DataFrame(
         {"arrival_s": np.zeros(100), "input_tokens": np.full(100, 1000), "output_tokens": np.full(100, 100)}
     )
     cfg = ServerConfig(max_batch=4)
-    assert simulate(reqs, cfg, ttft_limit_s=0.5, max_violations=5).attrs["stopped"]
-    full = simulate(reqs, cfg)
-    assert not full.attrs["stopped"]
-    assert (full["queue_s"] > 0.5).sum() > 5
+    assert serve(reqs, cfg, ttft_limit_s=0.5, max_violations=5).stopped
+    full = serve(reqs, cfg)
+    assert not full.stopped
+    assert (full.table["queue_s"] > 0.5).sum() > 5
 
 
 def test_balance_and_bad_input():
@@ -176,7 +178,7 @@ def test_balance_and_bad_input():
     assert np.array_equal(balance(100, 4, "random", seed=3), balance(100, 4, "random", seed=3))
     with pytest.raises(ValueError, match="balancer"):
         balance(5, 2, "least_loaded")
-    with pytest.raises(ValueError, match="n_instances"):
+    with pytest.raises(ValueError, match="n_replicas"):
         balance(5, 0)
     with pytest.raises(ValueError, match="n must be"):
         balance(-1, 2, "random")
@@ -185,19 +187,24 @@ def test_balance_and_bad_input():
     with pytest.raises(ValueError, match="kv_budget_tokens"):
         ServerConfig(kv_budget_tokens=0)
     with pytest.raises(ValueError, match="non-decreasing"):
-        simulate_instance([1.0, 0.0], [1, 1], [1, 1])
+        simulate_replica([1.0, 0.0], [1, 1], [1, 1], ServerConfig())
     with pytest.raises(ValueError, match="input_tokens"):
-        simulate_instance([0.0], [-1], [1])
+        simulate_replica([0.0], [-1], [1], ServerConfig())
     with pytest.raises(ValueError, match="lacks column"):
-        simulate(pd.DataFrame({"arrival_s": [0.0]}))
-    with pytest.raises(ValueError, match="time_scale"):
-        simulate(pd.DataFrame({"arrival_s": [0.0], "input_tokens": [1], "output_tokens": [1]}), time_scale=0)
+        serve(pd.DataFrame({"arrival_s": [0.0]}), ServerConfig())
+    one = pd.DataFrame({"arrival_s": [0.0], "input_tokens": [1], "output_tokens": [1]})
+    with pytest.raises(ValueError, match="rate_scale"):
+        serve(one, ServerConfig(), rate_scale=0)
+    with pytest.raises(ValueError, match="scheduler"):  # the linear-cost server has its own admission
+        serve(one, ServerConfig(), Scheduler())
+    with pytest.raises(ValueError, match="least_outstanding"):
+        serve(one, ServerConfig(), n_replicas=2, balancer="least_outstanding")
 
 
 def test_oversized_request_does_not_hold_up_the_queue():
     # found by the reference comparison: a request that can never fit must be rejected on arrival, and the one
     # behind it admitted at the next iteration boundary, not after the running request finishes
     cfg = ServerConfig(base_s=0.01, **ONLY_BASE, kv_budget_tokens=200, max_batch=2)
-    r = simulate_instance([0.0, 0.02, 0.05], [76, 309, 12], [25, 25, 1], cfg)
+    r = simulate_replica([0.0, 0.02, 0.05], [76, 309, 12], [25, 25, 1], cfg)
     assert r.rejected.tolist() == [False, True, False]
     assert r.admit_s[2] == pytest.approx(0.05) and r.finish_s[2] < r.finish_s[0]
