@@ -12,7 +12,7 @@ server meets the default SLO at (:func:`workbench.serving.capacity_search`) with
 composed requests.
 
 :func:`provisioning_gap` is the use case: sizing a deployment with the naive capacity ``C_naive`` while the real
-traffic only sustains ``C_composed`` per instance provisions ``C_composed / C_naive`` of the instances needed, so the
+traffic only sustains ``C_composed`` per replica provisions ``C_composed / C_naive`` of the replicas needed, so the
 *under-provisioning* is ``1 - C_composed / C_naive`` (0 when the naive workload is faithful, positive when it is
 optimistic), with capacities averaged over seeds.
 """

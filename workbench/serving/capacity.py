@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: Server per ServeGen model: the default (a ~13B model on one GPU) for the language and multimodal models, and a
-#: faster, bigger instance (a multi-GPU node with a larger KV cache: 8 GPUs, the node
+#: faster, bigger replica (a multi-GPU node with a larger KV cache: 8 GPUs, the node
 #: :data:`workbench.serving.servegen_gpus.HARDWARE` sizes DeepSeek-R1 on) for the reasoning model, whose prompts reach
 #: 20k+ tokens.
 DEFAULT_SERVERS: dict[str, ServerConfig] = {

@@ -42,7 +42,7 @@ __all__ = ["ServerConfig", "simulate_linear"]
 
 @dataclass(frozen=True)
 class ServerConfig:
-    """Cost model and limits of one serving instance.
+    """Cost model and limits of one linear-cost replica.
 
     Parameters
     ----------
@@ -61,7 +61,7 @@ class ServerConfig:
     max_prefill_tokens : int
         Prompt-token budget of one iteration (one request is always admitted if it fits the KV cache).
     gpus : int
-        GPUs one instance occupies (what :attr:`ServeResult.gpus <workbench.serving.ServeResult>` counts).
+        GPUs one replica occupies (what :attr:`ServeResult.gpus <workbench.serving.ServeResult>` counts).
 
     Examples
     --------

@@ -3,7 +3,7 @@
 Controls: model, day and hour, span, mean aggregate rate (the data's own rate curve over the span, scaled to that
 mean: ``compose(mean_rate_rps=...)``), client filter (the busiest *k* clients), SLO and the server's
 cost parameters. Every change recomposes the workload (~10-50 ms), serves the composed and the naive workload on the
-simulated instance (a few hundred ms) and updates the two figures in place; the "capacity" button runs the capacity
+linear-cost server (a few hundred ms) and updates the two figures in place; the "capacity" button runs the capacity
 search for both workloads (about a second). Ranges are limited so that every setting is a valid model call (the day
 slider follows the model's number of days, the top-k slider its number of clients).
 """
@@ -161,7 +161,7 @@ class ServeGenPanel:
         self.capacity.value = ""
 
     def search_capacity(self) -> tuple[float, float]:
-        """Capacity (req/s) of one instance under the composed and the naive workload."""
+        """Capacity (req/s) of one replica under the composed and the naive workload."""
         comp, naive = self.workloads()
         cfg, slo = self.config(), SLO(ttft_s=self.slo.value)
         span = self.span.value
