@@ -208,7 +208,7 @@ def validation_table(graph: bool = False, compute: str = "constant") -> pd.DataF
             (source, name, gpu, plan.gpus, plan.tp, plan.pp, plan.dp, metric, value, v, _error(metric, v, value))
             + (bool(r.fits), era, form, _role(name, plan))
         )
-    columns = "source model gpu gpus tp pp dp metric published model_value error fits era form role".split()
+    columns = ["source", "model", "gpu", "gpus", "tp", "pp", "dp", "metric", "published", "model_value", "error", "fits", "era", "form", "role"]
     out = pd.DataFrame(rows, columns=columns)
     if graph:
         from .exec_graph import build_graph, simulate
