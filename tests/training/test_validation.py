@@ -91,5 +91,5 @@ def test_era_table_takes_each_rows_form():
 
 
 def test_bad_compute_names_the_choices():
-    with pytest.raises(ValueError, match="compute.*constant.*measured.*unfused.*era"):
+    with pytest.raises(ValueError, match=r"compute.*constant.*measured.*unfused.*era"):
         validation_table(compute="fused")

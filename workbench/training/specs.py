@@ -205,7 +205,9 @@ class Model:
         return 6.0 * self.active + 12.0 * self.layers * self.hidden * self.seq_len
 
 
-def _gpt(name: str, layers: int, hidden: int, heads: int, ffn: int = 0, seq_len: int = 2048, vocab: int = 51200) -> Model:
+def _gpt(
+    name: str, layers: int, hidden: int, heads: int, ffn: int = 0, seq_len: int = 2048, vocab: int = 51200
+) -> Model:
     """GPT-style dense model with ``12 l h^2 + 13 l h + (V + s) h`` parameters (Narayanan et al., SC'21, eq. 2), or
     per layer ``4 h^2 + 2 h f + 9 h + f`` with an FFN of inner size ``f`` (the same count: weights and biases of the
     QKV, projection and two FFN matrices, two layer norms; ``f = 4 h`` gives eq. 2)."""

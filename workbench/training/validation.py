@@ -204,11 +204,26 @@ def validation_table(graph: bool = False, compute: str = "constant") -> pd.DataF
         form = ERA_FORMS[era] if compute == "era" else compute
         r = iteration_table(MODELS[name], [plan], GPUS[gpu], compute=form).iloc[0]
         v = float(r[metric])
-        rows.append(
-            (source, name, gpu, plan.gpus, plan.tp, plan.pp, plan.dp, metric, value, v, _error(metric, v, value))
-            + (bool(r.fits), era, form, _role(name, plan))
-        )
-    columns = ["source", "model", "gpu", "gpus", "tp", "pp", "dp", "metric", "published", "model_value", "error", "fits", "era", "form", "role"]
+        error = _error(metric, v, value)
+        rows.append((source, name, gpu, plan.gpus, plan.tp, plan.pp, plan.dp, metric, value, v, error, bool(r.fits)))
+        rows[-1] += (era, form, _role(name, plan))
+    columns = [
+        "source",
+        "model",
+        "gpu",
+        "gpus",
+        "tp",
+        "pp",
+        "dp",
+        "metric",
+        "published",
+        "model_value",
+        "error",
+        "fits",
+        "era",
+        "form",
+        "role",
+    ]
     out = pd.DataFrame(rows, columns=columns)
     if graph:
         from .exec_graph import build_graph, simulate
