@@ -115,8 +115,8 @@ print(bd[cols].round(3).to_string(index=False))
 forms = ("constant", "measured", "unfused", "era")
 tables = {f: validation_table(compute=f) for f in forms}
 val = tables["constant"][["source", "model", "gpus", "tp", "pp", "dp", "metric", "published", "era", "role"]].copy()
-for f in forms:
-    val[f] = tables[f].error
+for f in forms:  # each form's error; "era" is the row's software era, "era-aware" the error of its era's form
+    val["era-aware" if f == "era" else f] = tables[f].error
 print(val.round(3).to_string(index=False))
 old = ~val.source.str.startswith("Lumos") & (val.role == "validation")
 print(pd.DataFrame({
