@@ -26,10 +26,11 @@ Sources
 - Liang et al., "Lumos: Efficient Performance Modeling and Estimation for Large-scale LLM Training", MLSys'25, arXiv
   2504.09307v1: measured iteration times on H100 (8 x 400 Gb/s RoCE per host), as the sums of the breakdown values
   the paper prints on its bars: Fig. 1 (GPT-3 175B, TP 8, PP 4, DP 8, 7,611 ms) and Fig. 7's "actual" bars (GPT-3
-  15B of its Table 1 on 16-128 GPUs, nine TP x PP x DP configurations). Which bar of each Fig. 7 pair is the actual
-  one is read from the caption (the lower) and checked against the text: with these values the Fig. 7c errors
-  average 4.2%, as Sec. 4.3.1 states. Fig. 5 (the 44B and 117B models) prints no values, so it gives no rows. The
-  batch is not stated (:data:`_LUMOS_BATCH`).
+  15B of its Table 1 on 16-128 GPUs, nine TP x PP x DP configurations). Which of each Fig. 7 pair of value sets is
+  the actual one (the caption: the lower bar) is settled by the text: with these as actual, Fig. 7c's prediction
+  errors average 4.2%, as Sec. 4.3.1 states (the other assignment gives 4.0%). Fig. 5 (the 44B and 117B models and
+  more 15B and 175B configurations) prints no values, so it gives no rows. The batch is not stated
+  (:data:`_LUMOS_BATCH`).
 
 Software era (:data:`ERAS`). SC'21 ran attention unfused: the scores go through HBM, and Megatron-LM's fused
 scale-mask-softmax and separate dropout move ``13 a s^2 b`` bytes per layer forward and ``19`` backward
