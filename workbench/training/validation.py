@@ -85,9 +85,10 @@ __all__ = ["ERAS", "ERA_FORMS", "PUBLISHED", "mean_abs_error", "validation_table
 
 #: Lumos's batch. Its Table 1 caption: every setting not listed follows the MLPerf GPT-3 reference implementation,
 #: whose run script (mlcommons/training, large_language_model/megatron-lm/run_gpt3.sh, commit 52b7253d) sets
-#: micro-batch 1, sequence 2,048 and selective recomputation (``--recompute-activations``); Lumos ran NVIDIA's
-#: NeMo-based version (PyTorch Lightning, Transformer Engine: its Sec. 4.1), and the distributed optimizer is
-#: assumed because the 175B plan needs it to fit in 80 GB (the memory estimate without it: 90.9 GiB). The global batch is not stated: Sec. 4.3.1 keeps each worker's computation fixed when DP changes,
+#: micro-batch 1, sequence 2,048 and selective recomputation (``--recompute-activations``). Lumos's software
+#: (PyTorch Lightning, Transformer Engine: its Sec. 4.1) suggests NVIDIA's NeMo-based version of it; the
+#: distributed optimizer is assumed because the 175B plan needs it to fit in 80 GB (the memory estimate without
+#: it: 90.9 GiB). The global batch is not stated: Sec. 4.3.1 keeps each worker's computation fixed when DP changes,
 #: and Fig. 4's caption takes the number of micro-batches equal to TP x PP. Inferred once, from GPT-3 15B at
 #: TP 2 PP 2 DP 8 (held out of the error): of ``m = PP, 2 PP, 4 PP`` micro-batches the model's time is nearest
 #: the published one at ``m = 2 PP = TP x PP`` (tests/training/test_validation.py), which all Lumos rows use.
