@@ -49,15 +49,9 @@ pd.set_option("display.max_colwidth", 100)
 # multiverse` prints the same rows.
 
 # %%
-ClaimsTable(
-    [
-        *run_claims("c4-training", "full"),
-        *run_claims("megatron-sc21", "full"),
-        *run_claims("llama3-training", "full")[:1],
-        *run_claims("lumos", "full"),
-        *run_claims("multiverse", "full")[:1],
-    ]
-)
+ClaimsTable([*run_claims("c4-training", "full"), *run_claims("megatron-sc21", "full"),
+             *run_claims("llama3-training", "full")[:1], *run_claims("lumos", "full"),
+             *run_claims("multiverse", "full")[:1]])
 
 # %% [markdown]
 # Multiverse's scale claim is timed on this machine, so its row changes from run to run:
@@ -84,18 +78,8 @@ topo = fb.leaf_spine(32, 32, 32, host_gbps=gpu.nic_gbps)  # 1,024 GPUs, non-bloc
 plan = Plan(tp=8, pp=4, dp=32, global_batch=512)
 rows = [iteration_table(model, [plan], gpu, topo, r, seed=0).assign(routing=r) for r in ("ecmp", "spray", "planned")]
 bd = pd.concat(rows, ignore_index=True)
-cols = [
-    "routing",
-    "compute_s",
-    "tp_comm_s",
-    "pp_p2p_s",
-    "bubble_s",
-    "dp_comm_s",
-    "dp_exposed_s",
-    "optimizer_s",
-    "iteration_s",
-    "mfu",
-]
+cols = ["routing", "compute_s", "tp_comm_s", "pp_p2p_s", "bubble_s", "dp_comm_s", "dp_exposed_s", "optimizer_s",
+        "iteration_s", "mfu"]
 print(bd[cols].round(3).to_string(index=False))
 
 # %% [markdown]
@@ -151,10 +135,8 @@ print(pd.DataFrame({
 # %% tags=["nbval-ignore-output"]
 small = build_graph(model, Plan(8, 4, 2, 16, recompute="full"), gpu)
 small_run = simulate(small)
-vg.timeline(
-    timeline_table(small, small_run),
-    title="GPT-3 175B, TP 8 PP 4 DP 2 on 64 H100: one iteration (critical path outlined)",
-).show()
+vg.timeline(timeline_table(small, small_run),
+            title="GPT-3 175B, TP 8 PP 4 DP 2 on 64 H100: one iteration (critical path outlined)").show()
 
 # %% [markdown]
 # Breakdown of stage 0 (Lumos's categories) and the critical path, graph vs formula, and the **dPRO-like** graph
@@ -165,10 +147,8 @@ vg.timeline(
 plan512 = Plan(8, 8, 8, 512, recompute="full")
 runs = {m: simulate(build_graph(model, plan512, gpu, mode=m)) for m in ("serial", "lumos", "dpro")}
 g512 = build_graph(model, plan512, gpu)
-print(
-    f"formula {g512.formula['iteration_s']:.3f} s; graph {g512.n_nodes:,} nodes, {g512.n_edges:,} edges",
-    g512.edge_counts(),
-)
+print(f"formula {g512.formula['iteration_s']:.3f} s; graph {g512.n_nodes:,} nodes, {g512.n_edges:,} edges",
+      g512.edge_counts())
 print(pd.DataFrame({m: {"iteration_s": r.iteration_s, **r.breakdown} for m, r in runs.items()}).round(3).to_string())
 print(f"dPRO-like: {1 - runs['dpro'].iteration_s / runs['lumos'].iteration_s:.1%} shorter")
 print({k: round(v, 3) for k, v in runs["lumos"].critical_share(g512).items()})
@@ -194,24 +174,8 @@ what_if_panel()
 # %%
 dse = explore(model, gpu, 512, 512, top_k=5)
 print(f"{len(dse.plans)} plans, {int(dse.plans.fits.sum())} fit")
-print(
-    dse.top[
-        [
-            "tp",
-            "pp",
-            "dp",
-            "micro_batch",
-            "recompute",
-            "formula_s",
-            "graph_s",
-            "formula_rank",
-            "exposed_comm_s",
-            "other_s",
-        ]
-    ]
-    .round(3)
-    .to_string(index=False)
-)
+print(dse.top[["tp", "pp", "dp", "micro_batch", "recompute", "formula_s", "graph_s", "formula_rank",
+               "exposed_comm_s", "other_s"]].round(3).to_string(index=False))
 
 # %% [markdown]
 # ## Try it
@@ -243,12 +207,8 @@ print("routing matters (median ECMP penalty > 5%) from the share band:", med[med
 # 50% or more.
 
 # %%
-print(
-    e.sort_values("gain", ascending=False)
-    .head(5)[["model", "tp", "pp", "dp", "fabric_share", "gain"]]
-    .round(3)
-    .to_string(index=False)
-)
+print(e.sort_values("gain", ascending=False).head(5)[["model", "tp", "pp", "dp", "fabric_share", "gain"]]
+      .round(3).to_string(index=False))
 
 # %% [markdown]
 # Notebook 02's shortcut, gain = share x (R - 1) with R the DP collective's ECMP slowdown, against the gain
@@ -257,12 +217,8 @@ print(
 
 # %%
 e["shortcut error"] = e.shortcut_gain - e.gain
-print(
-    e.groupby("share band", observed=True)["shortcut error"]
-    .describe()[["count", "min", "50%", "max"]]
-    .round(3)
-    .to_string()
-)
+print(e.groupby("share band", observed=True)["shortcut error"].describe()[["count", "min", "50%", "max"]]
+      .round(3).to_string())
 
 # %% [markdown]
 # ## Iteration time vs GPU count
@@ -294,16 +250,9 @@ viz.training.breakdown(bd, title="GPT-3 175B on 1,024 H100s: iteration breakdown
 # %% tags=["nbval-ignore-output"]
 from workbench.widgets.explore import explore_panel
 
-explore_panel(
-    "training-iteration-time",
-    x="dp",
-    series=["routing"],
-    values=["iteration_s"],
-    grid={"dp": [4, 8, 16, 32], "routing": ["ecmp", "planned", "spray"]},
-    seeds=3,
-    client=False,
-    y_title="iteration time (s)",
-)
+explore_panel("training-iteration-time", x="dp", series=["routing"], values=["iteration_s"],
+              grid={"dp": [4, 8, 16, 32], "routing": ["ecmp", "planned", "spray"]}, seeds=3, client=False,
+              y_title="iteration time (s)")
 
 # %% [markdown]
 # ## What differs from the papers and why
