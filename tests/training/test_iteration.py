@@ -94,8 +94,11 @@ def test_moe_all_to_all_goes_on_the_fabric_beyond_a_node():
 
 def test_validation_errors_are_reported_not_fitted():
     t = validation_table()
-    assert set(t.source.str.split().str[0]) == {"Megatron-LM", "Llama", "MegaScale"}
-    assert t.error.abs().max() < 0.35
+    assert set(t.source.str.split().str[0]) == {"Megatron-LM", "Llama", "MegaScale", "Lumos"}
+    lumos = t.source.str.startswith("Lumos")
+    assert t.error[~lumos].abs().max() < 0.35
+    # Lumos's deep pipelines are far slower than the model (per-micro-batch overheads it does not have)
+    assert t.error[lumos & (t.pp >= 8)].min() > 0.3
 
 
 def test_measured_compute_on_the_validation_rows():

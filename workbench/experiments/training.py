@@ -41,13 +41,13 @@ _COMPUTE = Param(
     "constant",
     choices=COMPUTE_FORMS,
     seeded=False,
-    doc="compute term: one efficiency per GPU generation, or measured kernels",
+    doc="compute term: one efficiency per GPU generation, measured kernels, or 2021's unfused attention",
 )
 
 
 @experiment(
     "training-iteration-time",
-    version="2",
+    version="3",
     small={"dp": 4, "routing": ["ecmp", "planned"]},
     params=[
         Param("model", "gpt3-175b", choices=tuple(MODELS), doc="model"),
@@ -103,7 +103,7 @@ def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s
 
 @experiment(
     "training-dse",
-    version="2",
+    version="3",
     small={"n_gpus": [64, 512], "global_batch": 512, "top_k": 3},
     params=[
         Param("model", "gpt3-175b", choices=tuple(m for m in MODELS if not MODELS[m].is_moe), doc="dense model"),

@@ -19,7 +19,7 @@ import numpy as np
 from ..training import GPUS, MODELS, Plan
 from ..training.dse import explore
 from ..training.exec_graph import build_graph, simulate
-from ..training.validation import PUBLISHED
+from ..training.validation import PUBLISHED, mean_abs_error, validation_table
 from . import AtLeast, AtMost, InRange, Measured, Paper, claim
 
 LUMOS = Paper(
@@ -39,15 +39,17 @@ MULTIVERSE = Paper(
     experiments=("training-dse",),
 )
 
-#: GPT-3 175B plans of 512 H100 (TP x PP x DP, global batch 512, full recomputation) for the dPRO comparison: the
-#: scale and model of Lumos's evaluation (§5); Lumos's exact configurations are shown only in its figures.
-DPRO_PLANS = (Plan(8, 4, 16, 512, recompute="full"), Plan(8, 8, 8, 512, recompute="full"),
+#: Lumos's Fig. 1 configuration (GPT-3 175B, TP 8, PP 4, DP 8 on 256 H100; batch as the validation row), where it
+#: measures dPRO 15.6% short (6,424 ms replayed against 7,611 ms actual), and GPT-3 175B plans of 512 H100 (global
+#: batch 512, full recomputation), the scale of its evaluation (Sec. 4), for the full-scale mean.
+FIG1_PLAN = next(row[3] for row in PUBLISHED if row[0] == "Lumos Fig. 1")
+DPRO_PLANS = (FIG1_PLAN, Plan(8, 4, 16, 512, recompute="full"), Plan(8, 8, 8, 512, recompute="full"),
               Plan(8, 16, 4, 512, recompute="full"), Plan(4, 8, 16, 512, recompute="full"))  # fmt: skip
 
 
 @functools.cache
 def _dpro_gaps(scale: str) -> tuple[tuple[float, float, float], ...]:
-    plans = DPRO_PLANS if scale == "full" else DPRO_PLANS[1:2]
+    plans = DPRO_PLANS if scale == "full" else DPRO_PLANS[:1]
     out = []
     for plan in plans:
         full = simulate(build_graph(MODELS["gpt3-175b"], plan, GPUS["H100"]))
@@ -63,12 +65,12 @@ def _dpro_gaps(scale: str) -> tuple[tuple[float, float, float], ...]:
     "dpro-understates",
     text="Ignoring cross-stream dependencies (dPRO) over-states communication/computation overlap and under-states "
     "the iteration time: dPRO's error reaches 21.8% (14% on average) where Lumos's is 3.3%.",
-    paper_value="dPRO error 14% mean, up to 21.8% (Fig. 1, §5)",
+    paper_value="dPRO error 14% mean, up to 21.8% (Sec. 4.2.1); 15.6% short on GPT-3 175B, TP 8 PP 4 DP 8 (Fig. 1)",
     compare=InRange(0.10, 0.25, partial_low=0.05, partial_high=0.35),
-    note="Value: how much shorter the iteration is when the graph drops the comm -> compute event waits of a rank "
-    "(GPT-3 175B, 512 H100, TP 8, PP 8, DP 8 at quick scale; four TP x PP plans at full scale, their mean). Under "
-    "the analytic graph the gap is exactly the TP all-reduce time that the missing waits let run under compute; "
-    "Lumos measures it against a real trace, where other effects add or cancel.",
+    note="Value: how much shorter the iteration is when the graph drops the comm -> compute event waits of a rank, "
+    "on Lumos's Fig. 1 configuration (GPT-3 175B, 256 H100, TP 8, PP 4, DP 8; at full scale the mean with four "
+    "512-GPU plans). Under the analytic graph the gap is exactly the TP all-reduce time that the missing waits let "
+    "run under compute; Lumos measures it against a real trace, where other effects add or cancel.",
 )
 def _dpro(scale):
     gaps = _dpro_gaps(scale)
@@ -76,22 +78,27 @@ def _dpro(scale):
     return Measured(
         float(g.mean()),
         f"iteration {g.mean():.1%} shorter without cross-stream waits (from {g.min():.1%} to {g.max():.1%}); "
-        f"overlap {gaps[0][1]:.2f} s -> {gaps[0][2]:.2f} s",
-        {"gaps": g.round(4).tolist(), "overlap_lumos_s": gaps[0][1], "overlap_dpro_s": gaps[0][2]},
-    )
+        f"overlap {gaps[0][1]:.2f} s -> {gaps[0][2]:.2f} s on Fig. 1's plan (Lumos: 0.89 s actual, 1.69 s dPRO)",
+        {"gaps": g.round(4).tolist(), "overlap_lumos_s": gaps[0][1], "overlap_dpro_s": gaps[0][2],
+         "fig1_gap_paper": round(1 - 6.424 / 7.611, 4)},
+    )  # fmt: skip
 
 
 @functools.cache
-def _graph_errors(scale: str) -> tuple[tuple[str, float], ...]:
-    """Graph vs published for every validation row the graph runs (1F1B rows; one chunk per stage); quick scale
-    leaves out the two deepest pipelines (PP 35 and 64, a second or two each)."""
+def _tables() -> dict:
+    return {c: validation_table(compute=c) for c in ("constant", "measured", "unfused", "era")}
+
+
+@functools.cache
+def _graph_lumos(scale: str) -> tuple[tuple[str, float, float], ...]:
+    """The execution graph (default form) on Lumos's rows: (configuration, published s, graph s); quick scale leaves
+    out the 175B row (a couple of seconds)."""
     rows = []
-    for _source, name, gpu, plan, metric, value in PUBLISHED:
-        if plan.virtual_stages != 1 or (scale == "quick" and plan.pp > 16):
+    for source, name, gpu, plan, _metric, value in PUBLISHED:
+        if not source.startswith("Lumos") or (scale == "quick" and name == "gpt3-175b"):
             continue
         g = build_graph(MODELS[name], plan, GPUS[gpu], max_chunks=1)
-        f = g.formula
-        rows.append((name, f[metric] * f["iteration_s"] / simulate(g).iteration_s / value - 1))
+        rows.append((f"{name} {plan.tp}x{plan.pp}x{plan.dp}", value, simulate(g).iteration_s))
     return tuple(rows)
 
 
@@ -102,19 +109,30 @@ def _graph_errors(scale: str) -> tuple[tuple[str, float], ...]:
     paper_value="3.3% mean error (replay of measured traces)",
     compare=AtMost(0.033, partial=0.08),
     expected="not reproduced",
-    note="Not the same quantity: Lumos replays traces whose kernel times are measured. The analytic graph has no "
-    "trace; its kernel times come from the formula (one efficiency per GPU generation), so its error against "
-    "published throughputs (Megatron-LM SC'21 Table 1 and MegaScale, the 1F1B rows of the validation table) is "
-    "the formula's, ~10%: the structure (overlap, bubbles) is not where the error is. Lumos's own measured "
-    "iteration times appear only as figure bars, so they are not validation rows here.",
+    note="Not the same quantity: Lumos replays traces whose kernel times are measured; here there is no trace. "
+    "Value: the iteration model's (default form) mean |error| over every published point of the validation table "
+    "(Megatron-LM SC'21, Llama 3, MegaScale and Lumos's own measured iterations of Fig. 1 and Fig. 7, the one "
+    "configuration a batch was inferred from left out); the partial bound, 8%, is this project's goal for it. It "
+    "fails on Lumos's deep pipelines (+100% to +146% at PP 8-16: Lumos measures far more exposed communication and "
+    "idle time than the bubble and transfers explain). Details: the mean for every compute form, and the execution "
+    "graph on Lumos's rows.",
 )
 def _replay(scale):
-    errs = np.array([e for _, e in _graph_errors(scale)])
+    t = _tables()
+    lumos = np.array([(pub / sim - 1) for _k, pub, sim in _graph_lumos(scale)])
+    old = ~t["constant"].source.str.startswith("Lumos") & (t["constant"].role == "validation")
+    val = mean_abs_error(t["constant"])
     return Measured(
-        float(np.abs(errs).mean()),
-        f"graph vs published: mean |error| {np.abs(errs).mean():.1%} over {errs.size} rows "
-        f"({errs.min():+.0%} to {errs.max():+.0%})",
-        {name: round(e, 4) for name, e in _graph_errors(scale)},
+        val,
+        f"mean |error| {val:.1%} over {int((t['constant'].role == 'validation').sum())} published points "
+        f"(Megatron-LM, Llama 3, MegaScale {t['constant'].error[old].abs().mean():.1%}; Lumos "
+        f"{mean_abs_error(t['constant'][~old & (t['constant'].role == 'validation')]):.1%}); graph on Lumos's rows "
+        f"{np.abs(lumos).mean():.1%}",
+        {
+            **{f"mae_{c}": round(mean_abs_error(x), 4) for c, x in t.items()},
+            **{f"mae_old_rows_{c}": round(float(x.error[old].abs().mean()), 4) for c, x in t.items()},
+            "graph_lumos": {k: round(pub / sim - 1, 4) for k, pub, sim in _graph_lumos(scale)},
+        },
     )
 
 
@@ -123,25 +141,27 @@ def _replay(scale):
     "estimate-new-configs",
     text="From an existing configuration's graph, Lumos estimates new DP/PP (and model) configurations with 4.2% "
     "average error.",
-    paper_value="4.2% mean error",
+    paper_value="4.2% mean error (Fig. 7c: GPT-3 15B, TP 2, PP x DP from 4 x 8 to 4 x 16)",
     compare=AtMost(0.042, partial=0.08),
     expected="not reproduced",
-    note="Analytic counterpart: calibrate the kernel speed on one Megatron-LM SC'21 row (gpt-146b, 1,536 A100, "
-    "the 'existing trace'), predict the other seven (new TP/PP/DP, layers and hidden sizes, by graph edits) and "
-    "compare with the published TFLOP/s. The error grows with the distance in hidden size (+16% at h=2304, -10% "
-    "at h=25600): a measured trace carries each kernel's real speed; one calibration constant does not, because "
-    "kernel efficiency rises with GEMM size.",
+    note="Analytic counterpart of Lumos's experiment: calibrate the graph's speed on one measured GPT-3 15B "
+    "configuration (TP 2, PP 2, DP 8, the one the batch was inferred from; Lumos starts from a TP 2 PP 2 DP 4 trace, "
+    "which prints no time), predict Fig. 7c's configurations by graph edits (new PP and DP) and compare with "
+    "Lumos's measured times. Value: the mean |error| on Fig. 7c (details: every Fig. 7 configuration). The "
+    "graph's compute matches Lumos's to within a few percent, but the exposed communication and idle time Lumos "
+    "measures grow with PP and DP far beyond the model's bubble and transfers.",
 )
 def _estimate(scale):
-    errs = dict(_graph_errors(scale))
-    ref = errs["gpt-146b"]
-    pred = {k: (1 + e) / (1 + ref) - 1 for k, e in errs.items() if k.startswith("gpt-")}
-    pred.pop("gpt-146b")
-    vals = np.array(list(pred.values()))
+    rows = {k: (pub, sim) for k, pub, sim in _graph_lumos(scale) if k.startswith("gpt3-15b")}
+    ref_pub, ref_sim = rows.pop("gpt3-15b 2x2x8")
+    pred = {k: ref_pub / ref_sim * sim for k, (_pub, sim) in rows.items()}
+    err = {k: rows[k][0] / p - 1 for k, p in pred.items()}  # positive: the prediction is too fast
+    fig7c = np.array([err[k] for k in ("gpt3-15b 2x4x8", "gpt3-15b 2x8x8", "gpt3-15b 2x4x16")])
     return Measured(
-        float(np.abs(vals).mean()),
-        f"mean |error| {np.abs(vals).mean():.1%} over {vals.size} new configurations ({vals.min():+.0%} to {vals.max():+.0%})",
-        {k: round(v, 4) for k, v in pred.items()},
+        float(np.abs(fig7c).mean()),
+        f"Fig. 7c mean |error| {np.abs(fig7c).mean():.1%} ({fig7c.min():+.0%} to {fig7c.max():+.0%}); all Fig. 7 "
+        f"configurations {np.mean(np.abs(list(err.values()))):.1%}",
+        {k: round(v, 4) for k, v in err.items()},
     )
 
 

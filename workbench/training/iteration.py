@@ -14,7 +14,10 @@ Per micro-batch and pipeline stage (``tp * pp`` GPUs share a micro-batch's work)
   layers; the backward is twice the forward for GEMMs and attention (two matmuls per forward matmul: the input
   and the weight gradient) and :data:`ELEMENTWISE_BACKWARD` times it for the element-wise kernels; full
   recomputation adds one forward. GPU generations without measured curves (or without a stated attention
-  efficiency) keep the constant;
+  efficiency) keep the constant; ``compute="unfused"``: the kernels of 2021 (Megatron-LM SC'21, before
+  FlashAttention): as ``"measured"``, but the attention's two batched matmuls run at the GEMM efficiency and the
+  ``a s^2 b`` score-sized tensors go through HBM (:data:`UNFUSED_ATTENTION_BYTES` per element, forward and
+  backward; the recompute forward, full or selective, once more) at the GPU's HBM bandwidth;
 - *TP* all-reduces on NVLink (Megatron's sequence-parallel layout): 4 per layer (6 with full recomputation) of
   ``2 b s h`` bytes, each a ring ``2 (tp-1)/tp * bytes / nvlink``, not overlapped;
 - *PP* point-to-point: an activation forward and a gradient backward of ``2 b s h / tp`` bytes per stage boundary
@@ -65,14 +68,27 @@ __all__ = [
     "COMPONENTS",
     "COMPUTE_FORMS",
     "ELEMENTWISE_BACKWARD",
+    "UNFUSED_ATTENTION_BYTES",
 ]
 
 #: Critical-path components of an iteration, in the order they are stacked in figures; they sum to ``iteration_s``.
 COMPONENTS = ("compute_s", "tp_comm_s", "pp_p2p_s", "moe_a2a_s", "bubble_s", "dp_exposed_s", "optimizer_s")
 _BASE = 2**20  # bytes of the probe message; fabric times are linear in the size
 _DP_COLLECTIVES = ("ring", "halving_doubling", "double_binary_tree")
-#: The compute term's forms: one efficiency constant per GPU generation, or measured kernels (see the module text).
-COMPUTE_FORMS = ("constant", "measured")
+#: The compute term's forms: one efficiency constant per GPU generation, measured kernels, or measured GEMMs with
+#: 2021's unfused attention (see the module text).
+COMPUTE_FORMS = ("constant", "measured", "unfused")
+#: HBM bytes per element of one head's ``s x s`` score matrix that unfused attention moves per layer, (forward,
+#: backward), in 16-bit precision. Forward: the standard implementation writes the scores ``S = Q K^T`` to HBM,
+#: reads them for the softmax, writes ``P``, reads ``P`` for ``O = P V`` (Dao et al., "FlashAttention", NeurIPS
+#: 2022, arXiv 2205.14135, Algorithm 0); Megatron-LM fuses scale, mask and softmax into one kernel but keeps a
+#: separate attention dropout, whose mask (1 byte) and output (2 bytes) are the other score-sized tensors
+#: (Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models", MLSys 2023, arXiv
+#: 2205.05198, Sec. 4.1: softmax output ``2 a s^2 b``, dropout mask ``a s^2 b``, dropout output ``2 a s^2 b`` bytes).
+#: Writes S, P, mask, output (2 + 2 + 1 + 2) and reads S, P, output (2 + 2 + 2): 13. Backward: the saved P, mask
+#: and output are read (2 + 1 + 2) and the gradients of the output, of P and of S are each written once and read
+#: by their consumer (the gradient of S by two matmuls): 2 + 2, 2 + 2, 2 + 4; 19 in all.
+UNFUSED_ATTENTION_BYTES = (13.0, 19.0)
 #: Backward cost of the element-wise kernels (norms, activation, residual adds, dropout) as a multiple of their
 #: forward: each is memory-bound, and its backward reads the saved forward input and the incoming gradient and writes
 #: one gradient (three tensor passes) where the forward reads one tensor and writes one (two passes).
@@ -198,7 +214,8 @@ def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: st
     ``tp, pp, micro_batch, ep`` are arrays (or scalars) of plan fields, ``full`` whether full recomputation is on.
     Returns ``gemm_fwd_s, attention_fwd_s, elementwise_fwd_s`` (zero with the constant form), ``forward_s`` (one
     forward pass) and ``total_s`` (forward, backward and the recompute forward), and ``measured`` (whether the
-    measured form applied: ``compute="measured"`` and the GPU's generation has curves and an attention efficiency).
+    measured form applied: ``compute="measured"`` (or ``"unfused"``) and the GPU's generation has curves and, for
+    ``"measured"``, an attention efficiency).
 
     Examples
     --------
@@ -218,7 +235,8 @@ def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: st
     s, h, L = float(model.seq_len), float(model.hidden), float(model.layers)
     tokens = b * s
     passes = np.where(full, 4.0, 3.0)  # forward, backward (2 forwards), recompute forward
-    curves = _curves(gpu.generation) if compute == "measured" and gpu.attention_efficiency > 0 else None
+    unfused = compute == "unfused"
+    curves = _curves(gpu.generation) if compute != "constant" and (unfused or gpu.attention_efficiency > 0) else None
     peak = gpu.peak_tflops * 1e12
     if curves is None:
         total = model.flops_per_token * passes / 3.0 * tokens / (tp * pp) / (peak * gpu.efficiency)
@@ -241,14 +259,22 @@ def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: st
         2.0 * dense_active * tokens / curves.gemm_efficiency(tokens)
         + 2.0 * expert_active * tokens / curves.gemm_efficiency(ep_tokens)
     ) / (tp * pp * peak)
-    attention = 4.0 * L * h * s * tokens / (tp * pp) / (peak * gpu.attention_efficiency)
+    if unfused:  # batched matmuls at the GEMM efficiency, plus the score-sized tensors through HBM
+        attention = 4.0 * L * h * s * tokens / (tp * pp) / (peak * curves.gemm_efficiency(tokens))
+        elements = L / pp * model.n_heads / tp * s * s * b
+        fwd_bytes, bwd_bytes = UNFUSED_ATTENTION_BYTES
+        scores_fwd = fwd_bytes * elements / gpu.hbm_bw_bytes_per_s
+        scores_total = (2.0 * fwd_bytes + bwd_bytes) * elements / gpu.hbm_bw_bytes_per_s  # recomputed: once more
+    else:
+        attention = 4.0 * L * h * s * tokens / (tp * pp) / (peak * gpu.attention_efficiency)
+        scores_fwd = scores_total = 0.0
     ffn_tokens = model.ffn_size * (model.top_k if model.is_moe else 1)
     elementwise = L / pp * curves.elementwise_s(tokens, model.hidden, ffn_tokens, tp, gpu.hbm_bw_bytes_per_s)
-    forward = gemm + attention + elementwise
-    total = (gemm + attention) * passes + elementwise * (1.0 + ELEMENTWISE_BACKWARD + full)
+    forward = gemm + attention + elementwise + scores_fwd
+    total = (gemm + attention) * passes + elementwise * (1.0 + ELEMENTWISE_BACKWARD + full) + scores_total
     return dict(
         gemm_fwd_s=gemm,
-        attention_fwd_s=attention,
+        attention_fwd_s=attention + scores_fwd,
         elementwise_fwd_s=elementwise,
         forward_s=forward,
         total_s=total,
@@ -295,8 +321,9 @@ def iteration_table(
         Per-step latency of fabric collectives (seconds).
     dp_overlap : float
         Fraction of the last micro-batch's backward pass that DP communication can hide behind, in [0, 1].
-    compute : {"constant", "measured"}
-        The compute term: the GPU generation's one efficiency constant, or measured kernels (module docstring).
+    compute : {"constant", "measured", "unfused"}
+        The compute term: the GPU generation's one efficiency constant, measured kernels, or measured GEMMs with
+        2021's unfused attention (module docstring).
 
     Returns
     -------
@@ -309,7 +336,7 @@ def iteration_table(
     --------
     >>> from workbench.training import MODELS, GPUS, Plan
     >>> t = iteration_table(MODELS["gpt3-175b"], [Plan(8, 8, 16, 1536, recompute="full")], GPUS["A100"])
-    >>> float(t.iteration_s.iloc[0]) == float(t[list(COMPONENTS)].sum(axis=1).iloc[0])
+    >>> bool(np.isclose(t.iteration_s.iloc[0], t[list(COMPONENTS)].sum(axis=1).iloc[0], rtol=1e-12))
     True
     """
     if not isinstance(model, Model) or not isinstance(gpu, GPU):

@@ -158,10 +158,12 @@ class Model:
     expert_params: float = 0.0
     active_params: float = 0.0
     ffn: int = 0
+    heads: int = 0
 
     def __post_init__(self) -> None:
         positive("params", self.params)
         integer("ffn", self.ffn, minimum=0)
+        integer("heads", self.heads, minimum=0)
         integer("layers", self.layers, minimum=1)
         integer("hidden", self.hidden, minimum=1)
         integer("seq_len", self.seq_len, minimum=1)
@@ -188,6 +190,11 @@ class Model:
         return self.ffn or 4 * self.hidden
 
     @property
+    def n_heads(self) -> int:
+        """Attention heads: ``heads``, or ``hidden / 128`` (head dimension 128) when 0."""
+        return self.heads or max(1, self.hidden // 128)
+
+    @property
     def active(self) -> float:
         """Parameters a token passes through (``params`` for a dense model)."""
         return self.active_params if self.is_moe else self.params
@@ -198,25 +205,33 @@ class Model:
         return 6.0 * self.active + 12.0 * self.layers * self.hidden * self.seq_len
 
 
-def _gpt(name: str, layers: int, hidden: int, seq_len: int = 2048, vocab: int = 51200) -> Model:
-    """GPT-style dense model with ``12 l h^2 + 13 l h + (V + s) h`` parameters (Narayanan et al., SC'21, eq. 2)."""
-    p = 12 * layers * hidden**2 * (1 + 13 / (12 * hidden) + (vocab + seq_len) / (12 * layers * hidden))
-    return Model(name, float(p), layers, hidden, seq_len, vocab)
+def _gpt(
+    name: str, layers: int, hidden: int, heads: int, ffn: int = 0, seq_len: int = 2048, vocab: int = 51200
+) -> Model:
+    """GPT-style dense model with ``12 l h^2 + 13 l h + (V + s) h`` parameters (Narayanan et al., SC'21, eq. 2), or
+    per layer ``4 h^2 + 2 h f + 9 h + f`` with an FFN of inner size ``f`` (the same count: weights and biases of the
+    QKV, projection and two FFN matrices, two layer norms; ``f = 4 h`` gives eq. 2)."""
+    f = ffn or 4 * hidden
+    p = layers * (4 * hidden**2 + 2 * hidden * f + 9 * hidden + f) + (vocab + seq_len) * hidden
+    return Model(name, float(p), layers, hidden, seq_len, vocab, ffn=ffn, heads=heads)
 
 
-#: Reference models: the GPT family of Megatron-LM SC'21 Table 1, GPT-3 175B, Llama 3 405B and a Mixtral-like MoE.
+#: Reference models: the GPT family of Megatron-LM SC'21 Table 1 (layers, hidden size and attention heads as there),
+#: GPT-3 175B, Lumos's GPT-3 15B, Llama 3 405B and a Mixtral-like MoE.
 MODELS: dict[str, Model] = {
-    "gpt-1.7b": _gpt("gpt-1.7b", 24, 2304),
-    "gpt-18b": _gpt("gpt-18b", 40, 6144),
-    "gpt-39b": _gpt("gpt-39b", 48, 8192),
-    "gpt-76b": _gpt("gpt-76b", 60, 10240),
-    "gpt-146b": _gpt("gpt-146b", 80, 12288),
-    "gpt-310b": _gpt("gpt-310b", 96, 16384),
-    "gpt-530b": _gpt("gpt-530b", 105, 20480),
-    "gpt-1t": _gpt("gpt-1t", 128, 25600),
-    "gpt3-175b": _gpt("gpt3-175b", 96, 12288),
-    # FFN 53,248: Llama 3 paper (arXiv 2407.21783), Table 3
-    "llama3-405b": Model("llama3-405b", 405e9, 126, 16384, 8192, vocab=128_000, ffn=53_248),
+    "gpt-1.7b": _gpt("gpt-1.7b", 24, 2304, 24),
+    "gpt-18b": _gpt("gpt-18b", 40, 6144, 48),
+    "gpt-39b": _gpt("gpt-39b", 48, 8192, 64),
+    "gpt-76b": _gpt("gpt-76b", 60, 10240, 80),
+    "gpt-146b": _gpt("gpt-146b", 80, 12288, 96),
+    "gpt-310b": _gpt("gpt-310b", 96, 16384, 128),
+    "gpt-530b": _gpt("gpt-530b", 105, 20480, 128),
+    "gpt-1t": _gpt("gpt-1t", 128, 25600, 160),
+    "gpt3-175b": _gpt("gpt3-175b", 96, 12288, 96),
+    # Lumos (Liang et al., MLSys'25, arXiv 2504.09307v1) Table 1: 48 layers, d_model 6,144, d_ffn 12,288, 48 heads
+    "gpt3-15b": _gpt("gpt3-15b", 48, 6144, 48, ffn=12_288),
+    # FFN 53,248, 128 heads: Llama 3 paper (arXiv 2407.21783), Table 3
+    "llama3-405b": Model("llama3-405b", 405e9, 126, 16384, 8192, vocab=128_000, ffn=53_248, heads=128),
     # FFN 16,384: Mixtral-8x22B's config.json (intermediate_size), https://huggingface.co/mistralai/Mixtral-8x22B-v0.1
     "moe-8x22b": Model(
         "moe-8x22b",

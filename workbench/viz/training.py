@@ -93,8 +93,14 @@ def iteration_vs_gpus(table: pd.DataFrame, title: str = "Iteration time vs GPUs 
 
 
 def validation(table: pd.DataFrame, title: str = "Model vs published training throughput") -> go.Figure:
-    """Model value over published value per row of the validation table (1.0 is exact)."""
-    labels = [f"{s.split()[0]} {m} {g} GPUs" for s, m, g in zip(table.source, table.model, table.gpus)]
+    """Model throughput over published throughput per row of the validation table (1.0 is exact; for iteration-time
+    rows, published time over modelled time); the row a batch was inferred from is marked."""
+    labels = [
+        f"{s.split()[0]} {m} {tp}x{pp}x{dp}" + (" (inferred from)" if role == "inference" else "")
+        for s, m, tp, pp, dp, role in zip(
+            table.source, table.model, table.tp, table.pp, table.dp, table.get("role", ["validation"] * len(table))
+        )
+    ]
     fig = go.Figure(
         go.Bar(
             x=labels,
@@ -103,7 +109,7 @@ def validation(table: pd.DataFrame, title: str = "Model vs published training th
         )
     )
     fig.add_hline(y=1.0, line_dash="dash", line_color="#444444")
-    return style(fig, title=title, x_title="published configuration", y_title="model / published")
+    return style(fig, title=title, x_title="published configuration (TP x PP x DP)", y_title="model / published")
 
 
 def ettr_vs_gpus(table: pd.DataFrame, title: str = "Effective training time ratio vs job size") -> go.Figure:
