@@ -26,26 +26,22 @@ _DATA, _ACK, _START, _RTO, _TICK = 0, 1, 2, 3, 4
 MAX_RTO_S = 60.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pack(kind, ce, h, f, s):
     return (s << 32) | (f << 8) | (h << 4) | (ce << 3) | kind
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _put(ht, hs, hp, i, t, seq, p):
     ht[i] = t
     hs[i] = seq
     hp[i] = p
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _push(ht, hs, hp, n, ctr, t, p, x):
-    """Add event ``(p, x)`` at ``t`` (arrays doubled when full); equal times leave in the order added. ``x`` (below
-    2**16) rides in the low bits of the word that orders equal times."""
-    if n == ht.size:
-        ht = np.concatenate((ht, np.empty(n, np.float64)))
-        hs = np.concatenate((hs, np.empty(n, np.int64)))
-        hp = np.concatenate((hp, np.empty(n, np.int64)))
+    """Add event ``(p, x)`` at ``t`` to the heap of ``n`` events (the caller makes room: :func:`_grown`); equal times
+    leave in the order added. ``x`` (below 2**16) rides in the low bits of the word that orders equal times."""
     seq = (ctr[0] << 16) | x
     ctr[0] += 1
     i = n
@@ -56,10 +52,22 @@ def _push(ht, hs, hp, n, ctr, t, p, x):
         _put(ht, hs, hp, i, ht[j], hs[j], hp[j])
         i = j
     _put(ht, hs, hp, i, t, seq, p)
-    return ht, hs, hp, n + 1
+    return n + 1
 
 
 @njit(cache=True)
+def _grown(ht, hs, hp):
+    """The heap's arrays doubled (not inlined, and called outside the helpers: a helper that returns arrays keeps
+    numba's reference counting, atomic operations, on every call)."""
+    n = ht.size
+    return (
+        np.concatenate((ht, np.empty(n, np.float64))),
+        np.concatenate((hs, np.empty(n, np.int64))),
+        np.concatenate((hp, np.empty(n, np.int64))),
+    )
+
+
+@njit(cache=True, inline="always")
 def _pop(ht, hs, hp, n):
     """The earliest event (time, payload, extra) and the heap's new size."""
     t0, p0, x0 = ht[0], hp[0], hs[0] & 0xFFFF
@@ -80,27 +88,30 @@ def _pop(ht, hs, hp, n):
     return t0, p0, x0, n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ecn(q, lo, hi, maxp, rng):
     """CE (0 or 1) for a queue of ``q`` (bytes / packet size, the packet itself counted): none at or below ``lo``,
     all at or above ``hi`` (a step ``lo == hi`` marks a queue that exceeds it), the ramp's draw between."""
-    if q <= lo:
-        return 0
-    if q >= hi:
-        return 1
-    pr = maxp * (q - lo) / (hi - lo)
-    return 1 if rng.random() < pr else 0
+    ce = 0  # one return: numba then drops the reference counting of the inlined arguments
+    if not q <= lo:
+        if q >= hi:
+            ce = 1
+        else:
+            pr = maxp * (q - lo) / (hi - lo)
+            ce = 1 if rng.random() < pr else 0
+    return ce
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rto_check_at(deadline, tick):
     """The first timer check (every ``tick`` seconds from 0) after ``deadline``."""
-    if tick <= 0.0:
-        return deadline
-    return (math.floor(deadline / tick) + 1.0) * tick
+    c = deadline
+    if tick > 0.0:
+        c = (math.floor(deadline / tick) + 1.0) * tick
+    return c
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _enqueue(q, head, tail, cum_in, li, t, nbytes, limit, by_bytes, byte_s, busy, lossp, rng):
     """A packet of ``nbytes`` into FIFO ``li`` at ``t``: its ring slot and the time it finishes leaving, or slot -1
     if dropped (random loss, or no room: ``limit`` bytes if ``by_bytes`` else packets, the one in service counted
@@ -113,24 +124,22 @@ def _enqueue(q, head, tail, cum_in, li, t, nbytes, limit, by_bytes, byte_s, busy
     head[li] = h
     n = tail[li] - h
     qb = cum_in[li] - q[li, h & m, 1] if n > 0 else 0.0
-    if lossp[li] > 0.0 and rng.random() < lossp[li]:
-        return -1, 0.0
-    if (qb + nbytes > limit if by_bytes else n >= limit) or n >= m - 256:
-        return -1, 0.0
-    b = busy[li]
-    d = (b if b > t else t) + nbytes * byte_s[li]
-    busy[li] = d
-    k = tail[li]
-    e = q[li, k & m]
-    e[0] = d
-    e[1] = cum_in[li]
-    e[2] = t
-    tail[li] = k + 1
-    cum_in[li] += nbytes
+    k, d = -1, 0.0  # one return: numba then drops the reference counting of the inlined arguments
+    drop = lossp[li] > 0.0 and rng.random() < lossp[li]
+    if not drop and not ((qb + nbytes > limit if by_bytes else n >= limit) or n >= m - 256):
+        b = busy[li]
+        d = (b if b > t else t) + nbytes * byte_s[li]
+        busy[li] = d
+        k = tail[li]
+        q[li, k & m, 0] = d
+        q[li, k & m, 1] = cum_in[li]
+        q[li, k & m, 2] = t
+        tail[li] = k + 1
+        cum_in[li] += nbytes
     return k, d
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _queued(q, head, tail, cum_in, li, t):
     """Bytes in FIFO ``li`` at ``t`` (the packet in service counted whole)."""
     m = q.shape[1] - 1
@@ -141,7 +150,7 @@ def _queued(q, head, tail, cum_in, li, t):
     return cum_in[li] - q[li, h & m, 1] if h < tail[li] else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _left_behind(q, tail, cum_in, li, idx):
     """Bytes in FIFO ``li`` as the packet in ring slot ``idx`` finished leaving it, that packet counted: itself and
     every packet that arrived before that instant (the ring is looked back from its newest entry; only the arrivals
@@ -173,6 +182,7 @@ def simulate_tcp(
     nl = byte_s.size
     links = np.zeros((7, nl))
     links[1, :], links[2, :], links[3, :] = ramp[0], ramp[1], ramp[2]
+    busy = links[0]  # each link's busy-until (a view taken once: slicing in the loop costs reference counting)
     drops = np.zeros(nl, np.int64)
     marks = np.zeros(nl, np.int64)
     use_pred = pred.size > 0
@@ -218,19 +228,21 @@ def simulate_tcp(
     got = np.zeros(off[n], np.bool_)
     sent_at = np.zeros(off[n] if per_ack else 1)
     twice = np.zeros(off[n] if per_ack else 1, np.bool_)
-    ht = np.empty(1024, np.float64)
-    hs = np.empty(1024, np.int64)
-    hp = np.empty(1024, np.int64)
+    ht = np.empty(max(1024, 2 * n + 4), np.float64)  # room for the starts (and the heap grows below)
+    hs = np.empty(ht.size, np.int64)
+    hp = np.empty(ht.size, np.int64)
     ctr = np.zeros(1, np.int64)
     nh = 0
     st = np.zeros((3, nl))
     edge = 0
     for f in range(n):
-        ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, starts[f], _pack(_START, 0, 0, f, 0), 0)
+        nh = _push(ht, hs, hp, nh, ctr, starts[f], _pack(_START, 0, 0, f, 0), 0)
     if use_pred:
         ctl[1, :] = pred[P_MIN_K]
-        ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0), 0)
+        nh = _push(ht, hs, hp, nh, ctr, pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0), 0)
     while nh > 0:
+        if nh + 2 > ht.size:  # room for what one event adds before the send loop
+            ht, hs, hp = _grown(ht, hs, hp)
         t, p, x, nh = _pop(ht, hs, hp, nh)
         while edge < 2 and t >= window[edge]:
             _window_edge(links[0], st, switch, mtu_s, edge, window[edge])
@@ -263,7 +275,7 @@ def simulate_tcp(
                     _account(links[0], st[0], st[1], st[2], mtu_s, li, t)
                 qb = _queued(fifo, head, tail, cum_in, li, t) if data and port and not dequeue and ce == 0 else -1.0
                 slot, d = _enqueue(
-                    fifo, head, tail, cum_in, li, t, nbytes, buf_bytes if port else nic_pkts, port, byte_s, links[0],
+                    fifo, head, tail, cum_in, li, t, nbytes, buf_bytes if port else nic_pkts, port, byte_s, busy,
                     lossp, rng,
                 )  # fmt: skip
                 if slot < 0:
@@ -272,7 +284,7 @@ def simulate_tcp(
                 if qb >= 0.0:  # marking on arrival, on the queue it found and itself
                     ce = _ecn((qb + nbytes) / mtu, links[1, li], links[2, li], links[3, li], rng)
                     marks[li] += ce
-                ht, hs, hp, nh = _push(
+                nh = _push(
                     ht, hs, hp, nh, ctr, d + delay, _pack(kind, ce, h + 1, f, s), (slot & m) if data else x
                 )
                 continue
@@ -283,14 +295,14 @@ def simulate_tcp(
                     while rcv[f] < npk[f] and got[o + rcv[f]]:
                         rcv[f] += 1
                 li = alinks[path, 0]
-                slot, d = _enqueue(fifo, head, tail, cum_in, li, t, ackb, nic_pkts, False, byte_s, links[0], lossp, rng)
+                slot, d = _enqueue(fifo, head, tail, cum_in, li, t, ackb, nic_pkts, False, byte_s, busy, lossp, rng)
                 if slot < 0:
                     drops[li] += 1
                 else:
                     # the path alternative, and which packet triggered it (its number relative to the ACK's)
                     rel = s - rcv[f] + 2048
                     tag = (s % npaths[f]) | ((rel if 0 <= rel < 4095 else 4095) << 4)
-                    ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, d + delay, _pack(_ACK, ce, 1, f, rcv[f]), tag)
+                    nh = _push(ht, hs, hp, nh, ctr, d + delay, _pack(_ACK, ce, 1, f, rcv[f]), tag)
                 continue
             # the ACK (next expected packet s) reaches the sender
             if not math.isnan(done_t[f]) or s < una[f]:
@@ -360,7 +372,7 @@ def simulate_tcp(
             tick += 1
             _pred_tick(links, ctl, utils, nseen, switch, mtu_s, qref, pred, tick, t)
             if nh > 0:
-                ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, t + pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0), 0)
+                nh = _push(ht, hs, hp, nh, ctr, t + pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0), 0)
             continue
         else:  # a timer check of flow f
             chk[f] = False
@@ -369,7 +381,7 @@ def simulate_tcp(
             if t < rto_at[f]:
                 chk[f] = True
                 c = _rto_check_at(rto_at[f], rto_tick)
-                ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, c, _pack(_RTO, 0, 0, f, 0), 0)
+                nh = _push(ht, hs, hp, nh, ctr, c, _pack(_RTO, 0, 0, f, 0), 0)
                 continue
             # timeout: back off, restart from the first unacknowledged packet with one packet (go-back-N)
             timeouts[f] += 1
@@ -384,6 +396,8 @@ def simulate_tcp(
             rto_at[f] = np.inf  # restarted by the retransmission below
         # send: a packet to resend at once, then what the window allows
         while True:
+            if nh + 2 > ht.size:  # room for a timer check and a packet
+                ht, hs, hp = _grown(ht, hs, hp)
             if resend >= 0:
                 q = resend
                 resend = -1
@@ -408,15 +422,15 @@ def simulate_tcp(
                 if not chk[f]:
                     chk[f] = True
                     c = _rto_check_at(rto_at[f], rto_tick)
-                    ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, c, _pack(_RTO, 0, 0, f, 0), 0)
+                    nh = _push(ht, hs, hp, nh, ctr, c, _pack(_RTO, 0, 0, f, 0), 0)
             path = path0[f] + q % npaths[f]
             li = dlinks[path, 0]
             nbytes = last_bytes[f] if q == npk[f] - 1 else mtu
-            slot, d = _enqueue(fifo, head, tail, cum_in, li, t, nbytes, nic_pkts, False, byte_s, links[0], lossp, rng)
+            slot, d = _enqueue(fifo, head, tail, cum_in, li, t, nbytes, nic_pkts, False, byte_s, busy, lossp, rng)
             if slot < 0:
                 drops[li] += 1
             else:
-                ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, d + delay, _pack(_DATA, 0, 1, f, q), slot & m)
+                nh = _push(ht, hs, hp, nh, ctr, d + delay, _pack(_DATA, 0, 1, f, q), slot & m)
     while edge < 2:
         _window_edge(links[0], st, switch, mtu_s, edge, window[edge])
         edge += 1
