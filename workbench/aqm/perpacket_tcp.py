@@ -125,6 +125,8 @@ def simulate_tcp(
     ctr = np.zeros(1, np.int64)
     nh = 0
     st = np.zeros((3, nl))
+    served, area, acc_t = links[4], links[5], links[6]  # PRED's accounting
+    st_busy, st_area, st_t = st[0], st[1], st[2]  # the statistics window's
     edge = 0
 
     # The per-event helpers are closures over the state arrays (numba inlines them, and only scalars are passed):
@@ -262,9 +264,9 @@ def simulate_tcp(
                             seen[dslot[path, h]] = tick
                             nseen[li] += 1
                         if port and use_pred:
-                            _account(links[0], links[4], links[5], links[6], mtu_s, li, t)
+                            _account(busy, served, area, acc_t, mtu_s, li, t)
                         if port and edge == 1:
-                            _account(links[0], st[0], st[1], st[2], mtu_s, li, t)
+                            _account(busy, st_busy, st_area, st_t, mtu_s, li, t)
                         qb = queued(li, t) if data and port and not dequeue and ce == 0 else -1.0
                         slot, d = enqueue(li, t, nbytes, buf_bytes if port else nic_pkts, port)
                         if slot < 0:
