@@ -52,15 +52,19 @@ deadline was set when it first sent: on the published paths, two large flows in 
 large flows in the 50 ms file, which adds 4 ms to the small mean there. A flow that has an RTT sample waits the 250 ms
 floor. p50s move by < 10% between draws, p99s by up to 30%.
 
-Speed (issue 23: whole process <= 5.5 s on the 25 ms file, <= 15.5 s on the 50 ms file). Before (load average 3-9): 25 ms file 8.7 s
-CPU whole process (7.0-7.8 s of it the simulation), 50 ms file 15.8-17.0 s CPU; start-up (imports, loading the
-compiled engine, a one-flow file) 1.5-1.7 s CPU, 0.6 s of it the ``workload --format`` choices importing scipy.stats. Now: the
-compiled loop passes no array to its per-event helpers (closures over the state arrays) and never reassigns an array
-inside the event loop (the heap grows in an outer loop): numba's atomic reference counting had been about half of the
-loop's time (perf: ``NRT_incref``/``NRT_decref``); the simulation is 3.5 s CPU (25 ms) and 7.3 s (50 ms), start-up
-1.1 s CPU (1.5 s at load 19; pandas, numba and the scipy.linalg numba imports itself, 0.6 s; loading the cached engine 0.4 s), FCTs
-byte-identical. Whole process, load average 11-19 on 2 cores: 25 ms file 4.8 s CPU (42 s wall), 50 ms file 9.0 s CPU
-(79 s wall). CPU time is what the targets are met on here; wall time on this shared machine is 3-9x it."""
+Speed (issue 23: whole process <= 5.5 s on the 25 ms file, <= 15.5 s on the 50 ms file). Before (load average 3-9):
+25 ms file 8.7 s CPU whole process (7.0-7.8 s of it the simulation), 50 ms file 15.8-17.0 s CPU; start-up (imports,
+loading the compiled engine, a one-flow file) 1.5-1.7 s CPU, 0.6 s of it the ``workload --format`` choices importing
+scipy.stats. Now: the compiled loop passes no array to its per-event helpers (closures over the state arrays) and
+never reassigns an array inside the event loop (the heap grows in an outer loop): numba's atomic reference counting
+had been about half of the loop's time (perf: ``NRT_incref``/``NRT_decref``). The simulation is 3.0-3.5 s CPU (25 ms)
+and 6-7.4 s (50 ms); start-up 1.0-1.1 s CPU (1.5 s at load 19): pandas, numba and the scipy.linalg numba imports
+itself about 0.6 s, loading the cached engine 0.4 s. FCTs byte-identical. Whole process ``workbench aqm replay`` on
+the published paths, load average 10-12 on 2 cores: 25 ms file 4.1 s CPU (12.5 s wall), 50 ms file 7.2 s CPU (26 s
+wall); the rows below at load 11-19: 4.6 and 9.3 s CPU whole process, 3.4 and 7.4 s CPU the replay alone (ECMP paths
+of seed 0). Both targets are met in CPU time; wall time on this shared machine is 3-9x it, so the wall rows miss
+until the machine is quiet (the per-process CPU time is what an idle machine's wall time approaches). PRED marking on
+the 25 ms file: 6.2 s CPU for the simulation, 11.8 s before."""
 
 from __future__ import annotations
 
