@@ -21,6 +21,18 @@ class, statistic           25 ms per-pkt   50 ms per-pkt
 >= 1 MB p99                      77,471          80,639
 =========================  ==============  ==============
 
+What 10% can mean: the per-packet engine itself, over five ECMP path draws of the same flows, spans small-flow means
+of 251-1,309 us on the 25 ms file and 245-706 us on the 50 ms one (each small flow that loses its last packets adds a
+250 ms timeout), small p99s of 2,013-3,832 and 1,512-1,975 us, medium p99s of 10,294-20,775 and 12,592-16,224 us,
+large p99s of 77-98 and 79-86 ms, against p50s within 12%. Means and p99s of one run are only comparable between two
+simulators on the same paths. (the table above is the engine before issue 23: SACK-like recovery, packet-counted
+queues, no slow-start threshold).
+
+Issue 23: the per-packet engine models the dataset README's network (NewReno DCTCP, ssthresh 100, alpha from 0, RTO
+3 s / 250 ms / 10 ms timer, byte-counted buffers, marking on departure) and replays each file on its published
+``.spines`` paths. Its nine statistics, FCT in us, published paths and the range over five ECMP draws (seeds 0-4):
+
+=========================  ===========  ===============  ===========  ===============
 class, statistic           25 ms pub.   25 ms ECMP       50 ms pub.   50 ms ECMP
 =========================  ===========  ===============  ===========  ===============
 < 100 KB mean                     189   174 - 5,336           4,168   204 - 2,851
@@ -40,27 +52,19 @@ deadline was set when it first sent: on the published paths, two large flows in 
 large flows in the 50 ms file, which adds 4 ms to the small mean there. A flow that has an RTT sample waits the 250 ms
 floor. p50s move by < 10% between draws, p99s by up to 30%.
 
-Whole-process ``workbench aqm replay`` on the published paths (the machine was shared, load average 6-11 on 2 cores, so
-wall time was 2-3x CPU time): 25 ms file 21-30 s wall, 9-10 s CPU; 50 ms file 42-47 s wall, 18-21 s CPU; start-up
-(imports, loading the compiled engine, a one-flow file) about 2 s CPU, after fabric stopped importing scipy.stats
-(about 2 s). The older loop (``loss_recovery="sack"``) took 7.4 s CPU on the 25 ms file in the same conditions against
-8.6 s for the new one, and 4.4 s in the quieter run above: scaled alike, the new loop is about 5.1 s and 11 s on a
-quiet machine, so the 5.5 s target for the 25 ms file is not shown to be met (start-up included), the 15.5 s one
-likely is. Re-measure with ``python -m benchmarks "aqm"`` on a quiet machine.
-
-=======
-What 10% can mean: the per-packet engine itself, over five ECMP path draws of the same flows, spans small-flow means
-of 251-1,309 us on the 25 ms file and 245-706 us on the 50 ms one (each small flow that loses its last packets adds a
-250 ms timeout), small p99s of 2,013-3,832 and 1,512-1,975 us, medium p99s of 10,294-20,775 and 12,592-16,224 us,
-large p99s of 77-98 and 79-86 ms, against p50s within 12%. Means and p99s of one run are only comparable between two
-simulators on the same paths. (the table above is the engine before issue 23: SACK-like recovery, packet-counted
-queues, no slow-start threshold).
-
-Issue 23: the per-packet engine models the dataset README's network (NewReno DCTCP, ssthresh 100, alpha from 0, RTO
-3 s / 250 ms / 10 ms timer, byte-counted buffers, marking on departure) and replays each file on its published
-``.spines`` paths. Its nine statistics, FCT in us, published paths and the range over five ECMP draws (seeds 0-4):
-
-=========================  ===========  ===============  ===========  ========"""
+Speed (issue 23: whole process <= 5.5 s on the 25 ms file, <= 15.5 s on the 50 ms file). Before (load average 3-9):
+25 ms file 8.7 s CPU whole process (7.0-7.8 s of it the simulation), 50 ms file 15.8-17.0 s CPU; start-up (imports,
+loading the compiled engine, a one-flow file) 1.5-1.7 s CPU, 0.6 s of it the ``workload --format`` choices importing
+scipy.stats. Now: the compiled loop passes no array to its per-event helpers (closures over the state arrays) and
+never reassigns an array inside the event loop (the heap grows in an outer loop): numba's atomic reference counting
+had been about half of the loop's time (perf: ``NRT_incref``/``NRT_decref``). The simulation is 3.0-3.5 s CPU (25 ms)
+and 6-7.4 s (50 ms); start-up 1.0-1.1 s CPU (1.5 s at load 19): pandas, numba and the scipy.linalg numba imports
+itself about 0.6 s, loading the cached engine 0.4 s. FCTs byte-identical. Whole process ``workbench aqm replay`` on
+the published paths, load average 10-12 on 2 cores: 25 ms file 4.1 s CPU (12.5 s wall), 50 ms file 7.2 s CPU (26 s
+wall); the rows below at load 11-19: 4.6 and 9.3 s CPU whole process, 3.4 and 7.4 s CPU the replay alone (ECMP paths
+of seed 0). Both targets are met in CPU time; wall time on this shared machine is 3-9x it, so the wall rows miss
+until the machine is quiet (the per-process CPU time is what an idle machine's wall time approaches). PRED marking on
+the 25 ms file: 6.2 s CPU for the simulation, 11.8 s before."""
 
 from __future__ import annotations
 
@@ -108,19 +112,29 @@ def _fabric_one_load() -> float:
     return time.perf_counter() - t0
 
 
-def _cli_process(file: str) -> float:
-    """Wall seconds of ``workbench aqm replay FILE --out ...`` as a whole process (start-up, loading the compiled
-    engine, reading the file and its .spines, the replay, writing the CSV), after one untimed run that makes sure the
-    compiled code is cached."""
+@functools.cache
+def _cli_process(file: str) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system, of the child process alone) of ``workbench aqm replay FILE --out ...``
+    as a whole process (start-up, loading the compiled engine, reading the file and its .spines, the replay, writing
+    the CSV), after one untimed run that makes sure the compiled code is cached. On a shared machine the wall time
+    grows with the load; the CPU time much less."""
     ds = data.dataset("fabric-websearch-128")
     path = data.require(ds.relpath(file), hint="the fabric-websearch-128 dataset")
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "workbench.cli", "aqm", "replay", str(path), "--out", f"{tmp}/fct.csv", "--force"]
         env = os.environ | {"PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), *sys.path])}
         subprocess.run(cmd, check=True, capture_output=True, env=env)
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, capture_output=True, env=env)
-        return time.perf_counter() - t0
+        with open(f"{tmp}/log", "w") as log:
+            t0 = time.perf_counter()
+            child = subprocess.Popen(cmd, stdout=log, stderr=log, env=env)
+            _, status, usage = os.wait4(child.pid, 0)
+            wall = time.perf_counter() - t0
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            raise RuntimeError(
+                f"{' '.join(cmd)} exited with {child.returncode}: {Path(tmp, 'log').read_text()[-2000:]}"
+            )
+        return wall, usage.ru_utime + usage.ru_stime
 
 
 @functools.cache
@@ -174,12 +188,13 @@ BENCHMARKS = [
     Benchmark("aqm 128-host leaf-spine FCT, 90% load, 50 ms of arrivals, PRED", 60.0, "s", _fabric_one_load),
     *[
         Benchmark(
-            f"workbench aqm replay {file} (the dataset's network and paths), whole process",
+            f"workbench aqm replay {file} (the dataset's network and paths), whole process, {clock} time",
             target,
             "s",
-            lambda file=file: _cli_process(file),
+            lambda file=file, i=i: _cli_process(file)[i],
         )
         for file, target in CLI_TARGETS_S.items()
+        for i, clock in enumerate(("wall", "CPU"))
     ],
     *_replay_rows(),
 ]

@@ -257,14 +257,34 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_output_options(p: argparse.ArgumentParser) -> None:
-    from .workloads.formats import writable
+class _WritableNames:
+    """The names of the writable formats, looked up only when argparse checks or prints them: importing
+    :mod:`workbench.workloads.formats` (scipy.stats among its imports) costs about 0.6 s of CPU, which every other
+    ``workbench`` command (``workbench aqm replay`` among them) would otherwise pay at start-up."""
 
+    def _names(self) -> tuple[str, ...]:
+        from .workloads.formats import writable
+
+        return tuple(f.name for f in writable())
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--format",
-        choices=tuple(f.name for f in writable()),
+        choices=_WritableNames(),
+        metavar="FORMAT",  # not the choices: argparse would list them (importing the formats) at start-up
         default=None,
-        help="output format (default: from the file name: .mooncake.jsonl, .burstgpt.csv, .csv, .jsonl, .parquet)",
+        help="output format: %(choices)s (default: from the file name: .mooncake.jsonl, .burstgpt.csv, .csv, .jsonl, "
+        ".parquet)",
     )
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument(

@@ -261,3 +261,15 @@ def test_slow_start_ends_at_the_initial_threshold_by_hand(ssthresh, expected_us)
     ).flows  # fmt: skip
     assert r.retransmits.iloc[0] == 0
     assert r.fct_s.iloc[0] * 1e6 == pytest.approx(expected_us, rel=1e-9)
+
+
+def test_a_window_larger_than_the_event_heap_by_hand():
+    # one flow of 3,000 packets sent in its first window over one 10 Gbit/s link: the compiled loop's event heap starts
+    # with room for 1,024 events, so the send loop stops for it to grow and resumes; the last packet leaves the NIC at
+    # 3,000 x 1.2 us and its ACK returns 1 + 0.032 + 1 us later, as in the ten-packet example of simulate_packets
+    r = simulate_packets(
+        [10.0, 10.0], [False, False], RedMarking.step(15), [((0,),)], [((1,),)], [0.0], [1500 * 3000],
+        link_delay_s=1e-6, buffer_pkts=100, init_cwnd_pkts=3000, nic_buffer_pkts=4000,
+    )  # fmt: skip
+    assert int(r.flows.retransmits.iloc[0]) == 0
+    assert r.flows.fct_s.iloc[0] * 1e6 == pytest.approx(3000 * 1.2 + 2.032, rel=1e-9)

@@ -11,9 +11,9 @@ threshold and RTO) is recorded in the dataset's registry entry, and :meth:`LeafS
 --seed N`` draws the paths instead).
 
 :func:`replay` runs :func:`workbench.aqm.perpacket.simulate_packets`, every packet and ACK through every hop,
-compiled (the 50 ms file in about 9 s of CPU, static or PRED marking). :func:`fct_statistics` gives the nine
-numbers a replay is compared on with another simulator (FCT mean, p50 and p99 in each of
-:data:`~workbench.aqm.workload.VALIDATION_SIZE_CLASSES`).
+compiled (the 50 ms file in about 7 s of CPU with static marking, the whole command about 9 s).
+:func:`fct_statistics` gives the nine numbers a replay is compared on with another simulator (FCT mean, p50 and p99
+in each of :data:`~workbench.aqm.workload.VALIDATION_SIZE_CLASSES`).
 """
 
 from __future__ import annotations
