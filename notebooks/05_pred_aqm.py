@@ -254,7 +254,8 @@ fct_vs_load(fct_summary, title="FCT vs load, 32-host leaf-spine, per packet (one
 # of small < 100 KB, medium 100 KB-1 MB and large >= 1 MB flows; `aqm.replay.fct_statistics`) under three ECMP path
 # draws (`replay(..., seed=k)`), and their spread. To keep this notebook quick the draws replay the first third of
 # the 25 ms file (the 714 of its 2,119 flows that arrive in the first 8 ms, at the same 90% load; ~2.5 s of CPU per
-# replay, where the whole file takes ~8 s and the 50 ms file twice that). The p50s move by 5-20% between draws, the
+# replay, where the whole file takes ~8 s and the 50 ms file twice that; with an empty cache the first replay also
+# compiles the engine's NewReno loop, ~10 s). The p50s move by 5-20% between draws, the
 # p99s by 1.5-2.9x and the means by 1.3-3.8x; the small flows' mean moves 100x, because a small flow that loses a
 # packet before its first RTT sample waits out the 3 s initial timeout (one or two such flows among 407 in two of
 # the draws). So one run's tail is only comparable with another simulator's on the same paths. (Skipped, with a

@@ -100,8 +100,8 @@ def fabric(scale: str) -> pd.DataFrame:
     (``pred-fct-vs-load``; 128 hosts for 50 ms at full scale, 32 hosts for 30 ms at quick scale).
 
     No claim or figure computes it (``workbench reproduce`` does not run it; the leaf-spine claim measures
-    ``pred-leafspine-mix``): notebook 05 shows it at quick scale, and the full-scale runs (~10 s of CPU each) are
-    ``workbench sweep run pred-fct-vs-load``."""
+    ``pred-leafspine-mix``): notebook 05 runs its ECMP points at quick scale (the same cached runs), and the
+    full-scale runs (~10 s of CPU each) are ``workbench sweep run pred-fct-vs-load``."""
     size = (
         {"leaves": 8, "spines": 4, "hosts_per_leaf": 16, "duration_s": 0.05}
         if scale == "full"
