@@ -33,12 +33,13 @@
 
 # %%
 import pandas as pd
+from tqdm.auto import tqdm
 
 from workbench import aqm, data, experiments, viz
 from workbench.aqm.replay import LeafSpineNetwork, fct_statistics, read_connection_matrix, replay
 from workbench.reproductions import build_figures, show_claims
 from workbench.reproductions import pred as rep
-from workbench.viz.aqm import fct_vs_load
+from workbench.viz.aqm import fct_by_class, fct_vs_load
 from workbench.widgets.aqm import pred_panel
 from workbench.widgets.explore import explore_panel
 
@@ -51,9 +52,13 @@ pd.set_option("display.max_colwidth", 80)
 #
 # Measured at the "quick" configuration, which reaches the same verdicts as the paper-sized ("full") one that
 # `workbench reproduce --paper pred` runs (each claim's note gives both numbers, and the chunked engine's before).
+# With an empty cache measuring them takes ~20 s of CPU (a bar counts the claims); afterwards they are read back.
+
+# %% tags=["nbval-ignore-output"]
+claims = show_claims("pred", "quick", progress=True)
 
 # %%
-show_claims("pred", "quick")
+claims
 
 # %% [markdown]
 # ## The model in a few sentences
@@ -105,7 +110,7 @@ print(sweep[sweep.model == "packet"].pivot_table(index="n_flows", columns="marki
       .round(3).to_string())
 
 # %% tags=["nbval-ignore-output"]
-figs = build_figures("pred", "quick")
+figs = build_figures("pred", "quick")  # the reproduction figures draw what the claims above computed
 figs["pred/queue_vs_concurrency"]
 
 # %% [markdown]
@@ -156,7 +161,10 @@ figs["pred/fct_by_class"]
 #
 # `pred-fct-vs-load`: at full scale 128 hosts (8 leaves x 16 hosts at 10 Gbit/s, 4 spines at 40 Gbit/s, from
 # `workbench.fabric.topology`), ECMP, web-search flows between random hosts for 50 ms; here the quick scale, 32 hosts
-# (4 leaves x 8, 2 spines) for 30 ms. Every switch port marks; host NICs are plain FIFOs.
+# (4 leaves x 8, 2 spines) for 30 ms. Every switch port marks; host NICs are plain FIFOs. No claim measures this
+# study (the leaf-spine claim runs `pred-leafspine-mix`, below), so `workbench reproduce` does not run it; this
+# notebook runs it at quick scale, and the full-scale numbers quoted here come from `workbench sweep run
+# pred-fct-vs-load` (command below; ~10 s of CPU per run).
 #
 # **This moved most.** On the chunked engine this study found PRED and static ~equal (small-flow p99 1.18 vs
 # 1.22 ms at full scale) because that engine's host NICs marked with a 5-20 packet ramp (a stand-in for TCP small
@@ -165,34 +173,42 @@ figs["pred/fct_by_class"]
 # 1.9 ms, ECMP) and 69% lower at quick scale (4.5 -> 1.4 ms), in line with the mix study below. PRED pays in medium
 # and large flows (full scale, ECMP: medium p50 7.1 -> 9.8 ms, large p50 48 -> 60 ms): its switch ports run emptier
 # (mean utilization 0.52 against 0.60).
+#
+# The runs of this section and the FCT-vs-load one below: static and PRED under ECMP at 50% and 90% load, one seed
+# (4 runs, ~8 s of CPU with an empty cache; cached under `$WORKBENCH_CACHE/experiments/pred-fct-vs-load/`).
+
+# %% tags=["nbval-ignore-output"]
+FCT_GRID = {"load": [0.5, 0.9], "marking": ["static", "pred"], "routing": "ecmp",
+            "leaves": 4, "spines": 2, "hosts_per_leaf": 8, "duration_s": 0.03}
+fct_sweep = experiments.sweep("pred-fct-vs-load", FCT_GRID, seeds=1, client=False, progress=True)
 
 # %%
-fab = rep.ecmp("quick")
+fab = fct_sweep[fct_sweep.load == 0.9][  # the 90% runs: rep.ecmp("quick")
+    ["marking", "size_class", "count", "unfinished", "p50_s", "p99_s", "mean_queue_pkts", "utilization"]]
 print(rep.per_run(fab).round(3).to_string())
 print(fab.assign(p50_ms=fab.p50_s * 1e3, p99_ms=fab.p99_s * 1e3)
       .drop(columns=["p50_s", "p99_s", "mean_queue_pkts", "utilization"]).round(3).to_string(index=False))
 
 # %% tags=["nbval-ignore-output"]
-figs["pred/fabric_fct"]
+fct_by_class(fab, title="FCT by size class, 32-host leaf-spine at 90% load, ECMP (pred-fct-vs-load)")
 
 # %% [markdown]
 # The same flows with packet spraying (packet `i` of a flow through spine `i mod spines`) instead of ECMP: does
 # spreading the load leave PRED more to gain for small flows? Per packet PRED's gain is about the same under both
-# (full scale: 76% and 75% lower); spraying reorders packets, which costs PRED's medium flows most (full scale:
-# medium p50 15.4 ms sprayed against 9.8 ms with ECMP).
-
-# %%
-print(rep.routing_comparison("quick").round(3).to_string(index=False))
+# (full scale: 76% and 75% lower; quick scale: 69% and 77%); spraying reorders packets, which costs PRED's medium
+# flows most (full scale: medium p50 15.4 ms sprayed against 9.8 ms with ECMP). To keep this notebook quick the
+# sprayed runs are not run here: `rep.routing_comparison("quick")` prints the comparison (four 32-host runs, ~12 s
+# of CPU), and the explore panel at the end draws them with "spray" added to its routing selection.
 
 # %% [markdown]
 # ## FCT vs load: static vs PRED, ECMP vs spraying
 #
 # The registered experiment `pred-fct-vs-load` (one per-packet leaf-spine run per load x marking x routing x seed;
 # marking and routing are treatments, so at one load and seed all four combinations carry the same flows) run by
-# `experiments.sweep` and summarized by `experiments.summarize`. To keep this notebook quick the sweep here is the
-# quick-scale 32-host leaf-spine above at two loads with one seed (its 90% points are the runs above, cached);
-# the explore panel at the end runs more seeds (error bars: one standard error over seeds). The full-size sweep
-# (128 hosts, 50 ms per run, ~10 s of CPU per run) belongs on a cluster:
+# `experiments.sweep` and summarized by `experiments.summarize`. To keep this notebook quick the sweep is the one
+# above: the quick-scale 32-host leaf-spine at two loads under ECMP with one seed; the explore panel at the end runs
+# more seeds and spraying (error bars: one standard error over seeds). The full-size sweep (128 hosts, 50 ms per
+# run, ~10 s of CPU per run) belongs on a cluster:
 #
 # ```
 # workbench sweep run pred-fct-vs-load --grid load=0.3,0.5,0.7,0.9 --grid marking=static,pred \
@@ -200,13 +216,10 @@ print(rep.routing_comparison("quick").round(3).to_string(index=False))
 # ```
 #
 # and `fct_vs_load(experiments.summarize(pd.read_parquet("pred_fct_vs_load.parquet"), ["p50_s", "p99_s"]))` draws
-# it. Every run is cached under `$WORKBENCH_CACHE/experiments/pred-fct-vs-load/`, so rerunning this cell (or the CLI
+# it. Every run is cached under `$WORKBENCH_CACHE/experiments/pred-fct-vs-load/`, so rerunning the sweep (or the CLI
 # after an interruption) computes only what is missing.
 
 # %%
-FCT_GRID = {"load": [0.5, 0.9], "marking": ["static", "pred"], "routing": ["ecmp", "spray"],
-            "leaves": 4, "spines": 2, "hosts_per_leaf": 8, "duration_s": 0.03}
-fct_sweep = experiments.sweep("pred-fct-vs-load", FCT_GRID, seeds=1, client=False, progress=False)
 fct_summary = experiments.summarize(fct_sweep, ["p50_s", "p99_s"])
 small = fct_summary[fct_summary.size_class.str.startswith("small")]
 print("small flows (< 100 KB), one seed (ms):")
@@ -216,8 +229,8 @@ print(fct_sweep.groupby(["marking", "routing"]).mean_queue_pkts.mean().round(2).
 
 # %% [markdown]
 # **Light load has the longer static tails here, and why.** At 50% load the static ramp's small-flow p99
-# (10.4-10.6 ms) comes out above its 90% value (4.5-7.3 ms); another run found 11-17 ms at 30% and 60%. The
-# switch queues do not explain it (a 30% run had no drops and no timeouts, and its busiest port averaged 67
+# (10.6 ms) comes out above its 90% value (4.5 ms; sprayed: 10.4 and 7.3 ms); another run found 11-17 ms at 30%
+# and 60%. The switch queues do not explain it (a 30% run had no drops and no timeouts, and its busiest port averaged 67
 # packets, 80 µs); the host NICs most likely do: the engine's NIC is a FIFO without a limit and
 # its senders have no receive-window cap, so a large flow that meets no marking switch port (light load, or a
 # rack-local path) keeps growing its window and queues thousands of packets at its own NIC, and a small flow from
@@ -238,24 +251,35 @@ fct_vs_load(fct_summary, title="FCT vs load, 32-host leaf-spine, per packet (one
 # required, within 15% on each statistic on the published paths; `benchmarks/bench_aqm.py` records the replays; a
 # second check against ns-3 on the same paths, with what ns-3 cannot model, is in `docs/ns3_reference.md`).
 # The reference's numbers are not printed here. What is printed is the engine's own nine statistics (mean, p50, p99
-# of small < 100 KB, medium 100 KB-1 MB and large >= 1 MB flows; `aqm.replay.fct_statistics`) on the 25 ms file
-# under three ECMP path draws (`replay(..., seed=k)`), and their spread: p50s move by a few percent between
-# draws, while means and p99s can move by 2x (a small flow that loses its last packets waits out a 250 ms
-# timeout), so one run's tail is only comparable with another simulator's on the same paths. (About 7 s of CPU per
-# replay; the 50 ms file takes twice that. Skipped, with a note, where the dataset is not on the data search path.)
+# of small < 100 KB, medium 100 KB-1 MB and large >= 1 MB flows; `aqm.replay.fct_statistics`) under three ECMP path
+# draws (`replay(..., seed=k)`), and their spread. To keep this notebook quick the draws replay the first third of
+# the 25 ms file (the 714 of its 2,119 flows that arrive in the first 8 ms, at the same 90% load; ~2.5 s of CPU per
+# replay, where the whole file takes ~8 s and the 50 ms file twice that; with an empty cache the first replay also
+# compiles the engine's NewReno loop, ~10 s). The p50s move by 5-20% between draws, the
+# p99s by 1.5-2.9x and the means by 1.3-3.8x; the small flows' mean moves 100x, because a small flow that loses a
+# packet before its first RTT sample waits out the 3 s initial timeout (one or two such flows among 407 in two of
+# the draws). So one run's tail is only comparable with another simulator's on the same paths. (Skipped, with a
+# note, where the dataset is not on the data search path.)
+
+# %% tags=["nbval-ignore-output"]
+CM = "fabric-websearch-128/ws_128_10g_90_25ms.cm"
+HEAD_S = 0.008  # the first third of the file's 25 ms of arrivals
+draws = None
+if data.find(CM) is not None:
+    cm_flows = read_connection_matrix(data.find(CM))
+    cm_flows = cm_flows[cm_flows.start_s < HEAD_S]
+    net = LeafSpineNetwork.of_dataset("fabric-websearch-128")
+    draws = pd.concat([fct_statistics(replay(cm_flows, net, seed=k)).assign(draw=k)
+                       for k in tqdm(range(3), desc="ECMP draws", unit="replay")])
 
 # %%
-CM = "fabric-websearch-128/ws_128_10g_90_25ms.cm"
-if data.find(CM) is None:
+if draws is None:
     print(f"{CM} is not on the data search path (workbench data fetch fabric-websearch-128): replays skipped")
 else:
-    cm_flows = read_connection_matrix(data.find(CM))
-    net = LeafSpineNetwork.of_dataset("fabric-websearch-128")
-    draws = pd.concat([fct_statistics(replay(cm_flows, net, seed=k)).assign(draw=k) for k in range(3)])
     nine = draws.melt(id_vars=["size_class", "draw"], value_vars=["mean_s", "p50_s", "p99_s"], var_name="stat")
     table = nine.pivot_table(index=["size_class", "stat"], columns="draw", values="value", sort=False).mul(1e6)
     table["max/min"] = table.max(axis=1) / table.min(axis=1)
-    print(f"{len(cm_flows)} flows, FCT (us) per ECMP draw:")
+    print(f"{len(cm_flows)} flows (arriving in the first {HEAD_S * 1e3:g} ms), FCT (us) per ECMP draw:")
     print(table.round(2).to_string())
 
 # %% [markdown]
@@ -275,9 +299,11 @@ else:
 # runs on the per-packet engine (every packet and ACK through every hop), and every flow runs to completion.
 #
 # The registered experiment `pred-leafspine-mix` runs it (15 ms of arrivals per run, 2 seeds: 36 runs, ~4 min of
-# CPU on this machine; `workbench reproduce --paper pred` runs web search alone at full scale). To stay quick this
-# notebook shows web search alone at quick scale (a 32-host leaf-spine, 8 leaves x 4 hosts with 4 spines, 10 ms,
-# one seed: the claim's runs); the full-scale numbers of all three mixes are quoted below. The full study:
+# CPU on this machine). `workbench reproduce --paper pred` runs web search alone at full scale, the claim's runs,
+# and its two figures of this study draw those runs; the background and incast mixes are run only by the
+# experiment (the commands below, or the explore panel at the end). To stay quick this notebook shows web search
+# alone at quick scale (a 32-host leaf-spine, 8 leaves x 4 hosts with 4 spines, 10 ms, one seed: the claim's runs,
+# computed with the claims above); the full-scale numbers of all three mixes are quoted below. The full study:
 #
 # ```
 # workbench sweep run pred-leafspine-mix --grid mix=websearch,background,incast --grid marking=static \
@@ -308,6 +334,12 @@ print(web.pivot_table(index="setting", columns="size_class", values=["p50_s", "p
 print(web.groupby("setting", sort=False)[["mean_queue_pkts", "max_mean_queue_pkts"]].mean().round(1).to_string())
 
 # %% [markdown]
+# The reproduction's figure of the same runs: FCT by size class, PRED against the RED 20-200 ramp.
+
+# %% tags=["nbval-ignore-output"]
+figs["pred/fabric_fct"]
+
+# %% [markdown]
 # **Where PRED's advantage appears and where it does not** (full scale, 2 seeds, from the claim's note; this study
 # ran per packet before issue 23 too, so nothing here moved). With web search alone (the paper's setting) PRED's
 # small-flow p99 (1.2 ms) is 61-75% below static step marking at K = 15, 30 and 65 packets and below the RED 20-200
@@ -333,7 +365,7 @@ print(web.groupby("setting", sort=False)[["mean_queue_pkts", "max_mean_queue_pkt
 # Any parameter of `pred-fct-vs-load` as a control (a multi-select for a choice, a list `0.3, 0.9` or a range
 # `0.3:0.9:4` for a number); "Run sweep" sends the grid x seeds to `experiments.sweep` (cached: points already run,
 # such as the sweep above, come back at once; new ones show a progress bar) and plots the mean over seeds with error
-# bars, one column per size class (raise the seeds for error bars: each 32-host run takes about a second). Set `client=None` to run on the Dask LocalCluster (or a scheduler address).
+# bars, one column per size class (raise the seeds for error bars: each 32-host run takes ~1 s of CPU at 50% load, ~3 s at 90%). Set `client=None` to run on the Dask LocalCluster (or a scheduler address).
 
 # %% tags=["nbval-ignore-output"]
 explore_panel("pred-fct-vs-load", x="load", series=["marking", "routing"], values=["p50_s", "p99_s"],

@@ -106,6 +106,30 @@ def test_paper_runs_are_cached_by_the_source(tmp_path, monkeypatch):
     assert not rep.run_paper("arrivals", "quick").cached
 
 
+def test_progress_bar_counts_the_claims_and_changes_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    shown = rep.run_claims("arrivals", "quick", progress=True)
+    assert "arrivals claims (quick)" in capsys.readouterr().err
+    again = rep.run_claims("arrivals", "quick")  # cached: no bar, the same results
+    assert [r.measured.summary for r in again] == [r.measured.summary for r in shown]
+    assert "claims" not in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_pred_figures_draw_what_the_claims_computed(monkeypatch):
+    """Building PRED's figures after its claims runs no experiment: every figure draws a study a claim measured."""
+    from workbench import experiments as ex
+
+    for c in REGISTRY.select_claims("pred"):
+        c.measure("quick")
+    calls = []
+    real = ex.sweep
+    monkeypatch.setattr(ex, "sweep", lambda name, *a, **k: calls.append(name) or real(name, *a, **k))
+    for spec in REGISTRY.select_figures("pred"):
+        spec.build("quick")
+    assert calls == []
+
+
 def test_registry_rejects_duplicates_and_unknown_papers():
     reg = rep.Registry()
     paper = rep.Paper("p", "T", "C")

@@ -140,6 +140,8 @@ def run_claims(
     one_of("scale", scale, SCALES)
     registry = load_all()
     ids = list(dict.fromkeys(c.paper.id for c in registry.select_claims(paper)))
+    if progress and len(ids) == 1:  # one paper: the bar counts its claims
+        return paper_results(run_paper(ids[0], scale, progress=True))
     iterator: Any = ids
     if progress:
         from tqdm.auto import tqdm
@@ -187,8 +189,8 @@ def scoreboard_frame(results: Sequence[ClaimResult]) -> pd.DataFrame:
     )
 
 
-def _select(paper: str, scale: Scale, ids: Sequence[str] | None) -> list[ClaimResult]:
-    results = run_claims(paper, scale)
+def _select(paper: str, scale: Scale, ids: Sequence[str] | None, progress: bool = False) -> list[ClaimResult]:
+    results = run_claims(paper, scale, progress=progress)
     if ids is None:
         return results
     if isinstance(ids, str):
@@ -207,14 +209,17 @@ def claims_table(paper: str, scale: Scale = "quick", *, ids: Sequence[str] | Non
     return scoreboard_frame(_select(paper, scale, ids)).drop(columns=["paper"])
 
 
-def show_claims(paper: str, scale: Scale = "quick", *, ids: Sequence[str] | None = None) -> ClaimsTable:
+def show_claims(
+    paper: str, scale: Scale = "quick", *, ids: Sequence[str] | None = None, progress: bool = False
+) -> ClaimsTable:
     """One paper's claims for display: an HTML table with verdict badges in a notebook, word-wrapped text in a
-    terminal (see :class:`ClaimsTable`). ``ids`` selects claims by id (never by position).
+    terminal (see :class:`ClaimsTable`). ``ids`` selects claims by id (never by position); ``progress`` shows a bar
+    over the claims while they are measured (nothing when they are cached).
 
     Notebooks show the ``"quick"`` scale, which reaches the same verdicts as the paper-sized ``"full"`` scale that
     ``workbench reproduce`` writes to the scoreboard (and is computed once per tree: the test suite and the
     notebooks share the cached result)."""
-    return ClaimsTable(_select(paper, scale, ids))
+    return ClaimsTable(_select(paper, scale, ids, progress))
 
 
 def _md_cell(text: str) -> str:

@@ -178,12 +178,25 @@ def measure_claim(c: Claim, scale: Scale) -> ClaimRecord:
         return ClaimRecord(c.key, None, Verdict.NOT_REPRODUCED, time.perf_counter() - t0, detail)
 
 
-def _compute(paper: str, scale: Scale, figures: bool) -> PaperRun:
+def _measure_all(claims: Sequence[Claim], scale: Scale, progress: bool) -> tuple[ClaimRecord, ...]:
+    if not progress:
+        return tuple(measure_claim(c, scale) for c in claims)
+    from tqdm.auto import tqdm
+
+    out = []
+    with tqdm(claims, desc=f"{claims[0].paper.id} claims ({scale})" if claims else "claims", unit="claim") as bar:
+        for c in bar:
+            bar.set_postfix_str(c.id, refresh=True)
+            out.append(measure_claim(c, scale))
+    return tuple(out)
+
+
+def _compute(paper: str, scale: Scale, figures: bool, progress: bool = False) -> PaperRun:
     import plotly.io as pio
 
     registry = load_all()
     t0 = time.perf_counter()
-    claims = tuple(measure_claim(c, scale) for c in registry.select_claims(paper))
+    claims = _measure_all(registry.select_claims(paper), scale, progress)
     t1 = time.perf_counter()
     figs: dict[str, str] = {}
     errors: dict[str, str] = {}
@@ -245,8 +258,11 @@ def _locked(entry: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def run_paper(paper: str, scale: Scale = "full", *, figures: bool = False, cache: bool = True) -> PaperRun:
-    """Every claim of ``paper`` at ``scale`` (and its figures when ``figures``), cached by the source fingerprint.
+def run_paper(
+    paper: str, scale: Scale = "full", *, figures: bool = False, cache: bool = True, progress: bool = False
+) -> PaperRun:
+    """Every claim of ``paper`` at ``scale`` (and its figures when ``figures``), cached by the source fingerprint;
+    ``progress`` shows a bar over the claims while they are measured (nothing when the result is cached).
 
     A cached run with figures also answers a call without; a cached run without figures is extended (the claims are
     read back, the figures built, which reuses the paper's ``functools.cache``'d studies in this process).
@@ -261,13 +277,13 @@ def run_paper(paper: str, scale: Scale = "full", *, figures: bool = False, cache
     registry = load_all()
     registry.select_claims(paper)  # validates the id
     if not cache:
-        return _compute(paper, scale, figures)
+        return _compute(paper, scale, figures, progress)
     entry = _entry(paper, scale)
     with _locked(entry):
         stored = _read(entry)
         if stored is not None and (stored["with_figures"] or not figures):
             return PaperRun.from_json(stored)
-        run = _compute(paper, scale, figures)
+        run = _compute(paper, scale, figures, progress)
         if stored is not None:  # keep the stored claims (same key: same code and data), add the figures
             run = PaperRun(
                 paper,
