@@ -2,7 +2,8 @@
 
 The tables live in ``datasets/serving_specs/`` (``gpus.csv``, ``models.csv``; the README there says what each column
 means and where the numbers come from). :func:`gpu` and :func:`model` look a row up by name and return a frozen
-record; :func:`register_gpu` and :func:`register_model` add a user's own (from a dict, or every row of a CSV of the
+record (training's short names ``"A100"`` and ``"H100"`` are aliases of ``"A100-80GB"`` and ``"H100-SXM"``,
+:data:`GPU_ALIASES`); :func:`register_gpu` and :func:`register_model` add a user's own (from a dict, or every row of a CSV of the
 same columns with :func:`load_specs`). Unknown names raise a ``ValueError`` that lists the known ones.
 
 Mixture-of-experts models are described by their total and active parameter counts and their expert counts: with
@@ -23,7 +24,7 @@ import pandas as pd
 from .._validate import integer, positive
 from ..data import PROJECT_ROOT
 
-__all__ = ["GPU", "Model", "gpu", "model", "gpus", "models", "register_gpu", "register_model", "load_specs"]
+__all__ = ["GPU", "GPU_ALIASES", "Model", "gpu", "model", "gpus", "models", "register_gpu", "register_model", "load_specs"]
 
 SPECS_DIR = PROJECT_ROOT / "datasets" / "serving_specs"
 
@@ -32,7 +33,9 @@ SPECS_DIR = PROJECT_ROOT / "datasets" / "serving_specs"
 class GPU:
     """One accelerator: dense peak FLOP/s, HBM, scale-up (NVLink) and host (PCIe) bandwidth, and the NIC per GPU of
     its usual server (units in the field names; link figures bidirectional, as datasheets state them). The one
-    hardware table of the workbench: :mod:`workbench.training.specs` reads it too.
+    hardware record type and table of the workbench: :mod:`workbench.training` uses these records too. Hardware
+    facts only: how much of the peak a workload's kernels reach is each model package's statement per
+    ``generation`` (:data:`workbench.serving.roofline.EFFICIENCY`, :data:`workbench.training.specs.EFFICIENCY`).
 
     Examples
     --------
@@ -69,12 +72,18 @@ class GPU:
         return self.bf16_tflops * 1e12
 
     @property
+    def name(self) -> str:
+        """The record's key in the table (``gpu``)."""
+        return self.gpu
+
+    @property
     def hbm_bytes(self) -> float:
         return self.hbm_gb * 1e9
 
     @property
     def hbm_bytes_per_s(self) -> float:
-        return self.hbm_tbps * 1e12
+        """HBM bandwidth in whole bytes per second, as the datasheets state it."""
+        return float(round(self.hbm_tbps * 1e12))
 
     @property
     def pcie_bytes_per_s(self) -> float:
@@ -84,7 +93,7 @@ class GPU:
     @property
     def scaleup_bytes_per_s(self) -> float:
         """One direction of the scale-up link (half the bidirectional figure of the datasheet)."""
-        return self.scaleup_gbps * 1e9 / 2
+        return float(round(self.scaleup_gbps * 1e9 / 2))
 
 
 @dataclass(frozen=True)
@@ -177,6 +186,9 @@ class Model:
         return 2.0 * self.layers * self.heads * (self.qk_head_dim + self.v_head_dim)
 
 
+#: Other names of rows of the GPU table (the short names training papers use).
+GPU_ALIASES: dict[str, str] = {"A100": "A100-80GB", "H100": "H100-SXM"}
+
 _GPUS: dict[str, GPU] = {}
 _MODELS: dict[str, Model] = {}
 _LOADED: list[bool] = []
@@ -239,8 +251,9 @@ def gpu(name: str | GPU) -> GPU:
     if isinstance(name, GPU):
         return name
     _ensure_loaded()
+    name = GPU_ALIASES.get(name, name) if name not in _GPUS else name
     if name not in _GPUS:
-        raise ValueError(f"unknown GPU {name!r}; known: {', '.join(_GPUS)} (add one with register_gpu)")
+        raise ValueError(f"unknown GPU {name!r}; known: {', '.join([*_GPUS, *GPU_ALIASES])} (add one with register_gpu)")
     return _GPUS[name]
 
 

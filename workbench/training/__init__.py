@@ -1,7 +1,8 @@
 """Training-cluster models: iteration time on the fabric, effective training time under failures, and finding the
 faulty machine or the irregular iteration (:mod:`workbench.training.diagnosis`).
 
-- :mod:`~workbench.training.specs`: :class:`GPU` (spec table :data:`GPUS` with sources), :class:`Model`
+- :mod:`~workbench.training.specs`: :class:`GPU` (the one hardware record of
+  :mod:`workbench.serving.specs`; :data:`GPUS` by the training papers' names, :data:`~.specs.EFFICIENCY` per generation), :class:`Model`
   (:data:`MODELS`), :class:`Plan`, memory per GPU and :func:`check_plan` (named :class:`PlanError`).
 - :mod:`~workbench.training.iteration`: :func:`iteration_table` (vectorized over plans) and :func:`iteration_time`,
   with the data-parallel collective routed on a :mod:`workbench.fabric` topology.

@@ -1,8 +1,9 @@
 """Inputs of the iteration-time model: a GPU, a model and a parallelism plan, as validated frozen dataclasses.
 
-GPU specifications (dense BF16 tensor FLOP/s without sparsity, HBM, NVLink per direction, one NIC per GPU) come from
-the workbench's one hardware table, ``datasets/serving_specs/gpus.csv`` (vendor datasheets named per row), which the
-serving models read too. ``efficiency`` is the one modelling constant per GPU generation: the
+GPUs are the records of the workbench's one hardware table (:class:`workbench.serving.specs.GPU`, read from
+``datasets/serving_specs/gpus.csv``, vendor datasheets named per row; dense BF16 tensor FLOP/s without sparsity, HBM,
+NVLink, one NIC per GPU), which the serving models read too. :data:`EFFICIENCY` is the one modelling constant per GPU
+generation, a training setting kept beside the hardware facts rather than in them: the
 fraction of dense BF16 peak that a transformer layer's kernels sustain end to end (GEMMs plus attention, norms and
 element-wise kernels). It is an assumption stated once here, never fitted to a validation point: 0.55 for A100 and
 0.45 for Hopper and Blackwell (their tensor cores are harder to keep fed, which is why published Hopper MFUs sit near
@@ -29,10 +30,13 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .._validate import in_range, integer, one_of, positive
-from ..serving.specs import gpu as hardware_gpu
+from ..serving.specs import GPU, gpu
 
 __all__ = [
     "ATTENTION_EFFICIENCY",
+    "EFFICIENCY",
+    "efficiency",
+    "attention_efficiency",
     "GPU",
     "GPUS",
     "Model",
@@ -51,40 +55,9 @@ class PlanError(ValueError):
     """A parallelism plan that does not fit the model, the GPUs or the fabric (says what and by how much)."""
 
 
-@dataclass(frozen=True)
-class GPU:
-    """One accelerator: peak dense BF16 FLOP/s, HBM, NVLink (per direction) and its NIC.
-
-    ``efficiency`` is the constant compute form's fraction of peak; ``generation`` (the hardware table's, e.g.
-    ``"ampere"``) selects the measured operator curves of the measured form and ``attention_efficiency`` is that
-    form's attention-kernel fraction of peak (0: none stated, the measured form then keeps the constant).
-
-    Examples
-    --------
-    >>> g = GPUS["H100"]
-    >>> g.peak_tflops, g.hbm_bytes / 1e9, g.nic_gbps
-    (989.0, 80.0, 400.0)
-    """
-
-    name: str
-    peak_tflops: float
-    hbm_bytes: float
-    hbm_bw_bytes_per_s: float
-    nvlink_bytes_per_s: float
-    nic_gbps: float
-    efficiency: float
-    gpus_per_node: int = 8
-    source: str = ""
-    generation: str = ""
-    attention_efficiency: float = 0.0
-
-    def __post_init__(self) -> None:
-        for f in ("peak_tflops", "hbm_bytes", "hbm_bw_bytes_per_s", "nvlink_bytes_per_s", "nic_gbps"):
-            positive(f, getattr(self, f))
-        in_range("efficiency", self.efficiency, 0.0, 1.0, low_inclusive=False)
-        integer("gpus_per_node", self.gpus_per_node, minimum=1)
-        if self.attention_efficiency:
-            in_range("attention_efficiency", self.attention_efficiency, 0.0, 1.0, low_inclusive=False)
+#: The constant compute form's fraction of dense BF16 peak per GPU generation (the hardware table's ``generation``):
+#: an assumption stated once, never fitted to a validation point (see the module docstring).
+EFFICIENCY: dict[str, float] = {"ampere": 0.55, "hopper": 0.45, "blackwell": 0.45}
 
 
 #: Fraction of dense BF16 peak the attention kernels (score and value matmuls, forward and backward) reach, per GPU
@@ -104,33 +77,31 @@ ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
 }
 
 
-def _from_hardware_table(name: str, row: str, efficiency: float) -> GPU:
-    """A training GPU from the workbench's one hardware table (``datasets/serving_specs/gpus.csv``, read by
-    :mod:`workbench.serving.specs`): NVLink and HBM as there, plus the training efficiency stated here, the
-    generation (which measured operator curves apply) and the generation's attention efficiency."""
-    g = hardware_gpu(row)
-    return GPU(
-        name,
-        g.bf16_tflops,
-        g.hbm_bytes,
-        round(g.hbm_bytes_per_s),  # whole bytes per second, as the datasheets state them
-        round(g.scaleup_bytes_per_s),
-        g.nic_gbps,
-        efficiency,
-        g.gpus_per_node,
-        source=f"hardware table row {row!r}: {g.source}",
-        generation=g.generation,
-        attention_efficiency=ATTENTION_EFFICIENCY.get(g.generation, (0.0, ""))[0],
-    )
+def efficiency(gpu: GPU) -> float:
+    """The constant compute form's fraction of peak for ``gpu`` (:data:`EFFICIENCY` of its generation).
+
+    Examples
+    --------
+    >>> efficiency(GPUS["A100"]), efficiency(GPUS["H100"])
+    (0.55, 0.45)
+    """
+    if gpu.generation not in EFFICIENCY:
+        raise ValueError(
+            f"gpu {gpu.gpu!r} is of generation {gpu.generation!r}, which has no stated training efficiency; "
+            f"generations with one: {sorted(EFFICIENCY)}"
+        )
+    return EFFICIENCY[gpu.generation]
 
 
-#: GPU table, read from the hardware table (NVLink per direction: half the bidirectional datasheet figure).
-GPUS: dict[str, GPU] = {
-    "A100": _from_hardware_table("A100", "A100-80GB", 0.55),
-    "H100": _from_hardware_table("H100", "H100-SXM", 0.45),
-    "H200": _from_hardware_table("H200", "H200", 0.45),
-    "B200": _from_hardware_table("B200", "B200", 0.45),
-}
+def attention_efficiency(gpu: GPU) -> float:
+    """The measured form's attention-kernel fraction of peak for ``gpu`` (:data:`ATTENTION_EFFICIENCY` of its
+    generation; 0 when none is stated: the measured form then keeps the constant)."""
+    return ATTENTION_EFFICIENCY.get(gpu.generation, (0.0, ""))[0]
+
+
+#: The GPUs the training papers name, by their short names: records of the one hardware table
+#: (:func:`workbench.serving.specs.gpu`; ``"A100"`` and ``"H100"`` are aliases of ``"A100-80GB"`` and ``"H100-SXM"``).
+GPUS: dict[str, GPU] = {name: gpu(name) for name in ("A100", "H100", "H200", "B200")}
 
 
 @dataclass(frozen=True)
@@ -360,8 +331,8 @@ def check_plan(model: Model, plan: Plan, gpu: GPU, n_gpus: int | None = None) ->
     >>> check_plan(MODELS["gpt3-175b"], Plan(tp=8, pp=1, dp=8, global_batch=64), GPUS["A100"])
     Traceback (most recent call last):
     ...
-    workbench.training.specs.PlanError: gpt3-175b does not fit in A100 memory: 121.4 GiB per GPU needed, 74.5 GiB \
-available (over by 46.9 GiB); raise tp*pp or ep, use recompute="full" or the distributed optimizer
+    workbench.training.specs.PlanError: gpt3-175b does not fit in A100-80GB memory: 121.4 GiB per GPU needed, \
+74.5 GiB available (over by 46.9 GiB); raise tp*pp or ep, use recompute="full" or the distributed optimizer
     """
     if not isinstance(model, Model):
         raise TypeError(f"model must be a Model, got {type(model).__name__}")
