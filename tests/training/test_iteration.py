@@ -152,8 +152,8 @@ def test_fat_tree_and_failed_links_are_fabrics_too():
 
 
 def test_measured_compute_moe_experts_see_their_routed_tokens():
-    """An MoE's expert GEMMs run at the measured efficiency of the tokens routed to each expert (top_k x ep / experts
-    of the micro-batch's), its dense part at the micro-batch's tokens; more EP ranks feed each expert more tokens."""
+    """An MoE's expert GEMMs run at the measured efficiency of the tokens routed to each expert (active_experts x ep /
+    experts of the micro-batch's), its dense part at the micro-batch's tokens; more EP ranks feed each expert more tokens."""
     from workbench.serving.opcurves import curves
     from workbench.training.iteration import compute_parts
 
@@ -161,8 +161,8 @@ def test_measured_compute_moe_experts_see_their_routed_tokens():
     c = curves("hopper")
     p = compute_parts(moe, g, 1, 1, 1, False, "measured", ep=2)
     tokens = 4096.0
-    expert = moe.active - (moe.params - moe.expert_params)
-    gemm = (2 * (moe.active - expert) * tokens / c.gemm_efficiency(tokens)
+    expert = moe.active_params - moe.shared_params
+    gemm = (2 * (moe.active_params - expert) * tokens / c.gemm_efficiency(tokens)
             + 2 * expert * tokens / c.gemm_efficiency(tokens * 2 * 2 / 8)) / (989e12)  # fmt: skip
     assert float(p["gemm_fwd_s"]) == pytest.approx(float(gemm), rel=1e-12)
     assert compute_parts(moe, g, 1, 1, 1, False, "measured", ep=8)["gemm_fwd_s"] < p["gemm_fwd_s"]

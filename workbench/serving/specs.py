@@ -98,7 +98,13 @@ class GPU:
 
 @dataclass(frozen=True)
 class Model:
-    """One LLM's architecture (fields of its ``config.json``) and parameter counts in billions.
+    """One LLM's architecture (fields of its ``config.json``) and parameter counts: the one model record type of the
+    workbench, used by serving (rows of ``models.csv``, whose ``params_b`` columns are in billions) and by training
+    (:data:`workbench.training.MODELS`).
+
+    ``experts``/``active_experts`` describe a mixture of experts (1 and 1: dense). ``seq_len`` is the sequence
+    length the model is trained at (its pre-training context; 0 when not stated, as for the serving table's rows):
+    training's iteration model reads it, serving's never does.
 
     Examples
     --------
@@ -119,12 +125,13 @@ class Model:
     kv_elements_per_layer: int
     ffn: int
     vocab: int
-    params_b: float
-    active_params_b: float
+    params: float
+    active_params: float
     experts: int = 1
     active_experts: int = 1
     bytes_per_param: float = 2.0
     bytes_per_kv: float = 2.0
+    seq_len: int = 0
     source: str = ""
 
     def __post_init__(self) -> None:
@@ -142,22 +149,32 @@ class Model:
             "active_experts",
         ):
             object.__setattr__(self, name, integer(f"{self.model}.{name}", getattr(self, name), minimum=1))
-        for name in ("params_b", "active_params_b", "bytes_per_param", "bytes_per_kv"):
+        object.__setattr__(self, "seq_len", integer(f"{self.model}.seq_len", self.seq_len, minimum=0))
+        for name in ("params", "active_params", "bytes_per_param", "bytes_per_kv"):
             object.__setattr__(self, name, positive(f"{self.model}.{name}", getattr(self, name)))
-        if self.active_params_b > self.params_b:
-            raise ValueError(f"{self.model}: active_params_b {self.active_params_b} > params_b {self.params_b}")
+        if self.active_params > self.params:
+            raise ValueError(f"{self.model}: active_params {self.active_params:g} > params {self.params:g}")
         if self.active_experts > self.experts:
             raise ValueError(f"{self.model}: active_experts {self.active_experts} > experts {self.experts}")
         if self.experts > 1 and self.active_experts == self.experts:
             raise ValueError(f"{self.model}: an MoE model needs active_experts < experts")
 
     @property
-    def params(self) -> float:
-        return self.params_b * 1e9
+    def name(self) -> str:
+        """The record's key (``model``)."""
+        return self.model
 
     @property
-    def active_params(self) -> float:
-        return self.active_params_b * 1e9
+    def params_b(self) -> float:
+        return self.params / 1e9
+
+    @property
+    def active_params_b(self) -> float:
+        return self.active_params / 1e9
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 1
 
     @property
     def expert_params(self) -> float:
@@ -165,6 +182,11 @@ class Model:
         if self.experts == 1:
             return 0.0
         return (self.params - self.active_params) / (self.experts - self.active_experts)
+
+    @property
+    def routed_params(self) -> float:
+        """Parameters of all routed experts (0 for a dense model)."""
+        return self.experts * self.expert_params if self.experts > 1 else 0.0
 
     @property
     def shared_params(self) -> float:
@@ -185,9 +207,20 @@ class Model:
         """FLOPs of attention for one (query token, context token) pair over all layers: ``QK^T`` and ``AV``."""
         return 2.0 * self.layers * self.heads * (self.qk_head_dim + self.v_head_dim)
 
+    @property
+    def flops_per_token(self) -> float:
+        """Training FLOPs per token at ``seq_len``: ``6 * active params + 12 * layers * hidden * seq_len`` (the
+        attention scores; Narayanan et al., SC'21, eq. 3)."""
+        if not self.seq_len:
+            raise ValueError(f"{self.model}: training FLOPs need seq_len >= 1 (use dataclasses.replace(m, seq_len=...))")
+        return 6.0 * self.active_params + 12.0 * self.layers * self.hidden * self.seq_len
+
 
 #: Other names of rows of the GPU table (the short names training papers use).
 GPU_ALIASES: dict[str, str] = {"A100": "A100-80GB", "H100": "H100-SXM"}
+
+#: Columns of ``models.csv`` in billions, and the :class:`Model` fields they fill.
+_BILLIONS = {"params_b": "params", "active_params_b": "active_params"}
 
 _GPUS: dict[str, GPU] = {}
 _MODELS: dict[str, Model] = {}
@@ -196,6 +229,8 @@ _LOADED: list[bool] = []
 
 def _coerce(cls, row: dict) -> dict:
     names = {f.name for f in fields(cls)}
+    if cls is Model:  # the table states parameter counts in billions
+        row = {_BILLIONS.get(k, k): v * 1e9 if k in _BILLIONS else v for k, v in row.items()}
     unknown = set(row) - names
     if unknown:
         raise ValueError(f"unknown {cls.__name__} field(s) {sorted(unknown)}; allowed: {sorted(names)}")
@@ -276,4 +311,7 @@ def gpus() -> pd.DataFrame:
 def models() -> pd.DataFrame:
     """The model table (one row per model, with its source)."""
     _ensure_loaded()
-    return pd.DataFrame([asdict(m) for m in _MODELS.values()])
+    table = pd.DataFrame([asdict(m) for m in _MODELS.values()]).drop(columns="seq_len")
+    for column, field in _BILLIONS.items():
+        table[field] = table[field] / 1e9
+    return table.rename(columns={v: k for k, v in _BILLIONS.items()})

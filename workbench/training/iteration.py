@@ -249,26 +249,26 @@ def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: st
             total_s=total,
             measured=False,
         )
-    expert_active = model.active - (model.params - model.expert_params) if model.is_moe else 0.0
-    dense_active = model.active - expert_active
+    expert_active = model.active_params - model.shared_params if model.is_moe else 0.0
+    dense_active = model.active_params - expert_active
     # an expert's GEMM sees the tokens routed to it (balanced routing): top_k copies of the tokens of the ep ranks of
     # its expert-parallel group, shared by the experts
     ep = np.asarray(ep, dtype=float)
-    ep_tokens = tokens * model.top_k * ep / model.experts if model.is_moe else tokens
+    ep_tokens = tokens * model.active_experts * ep / model.experts if model.is_moe else tokens
     gemm = (
         2.0 * dense_active * tokens / curves.gemm_efficiency(tokens)
         + 2.0 * expert_active * tokens / curves.gemm_efficiency(ep_tokens)
     ) / (tp * pp * peak)
     if unfused:  # batched matmuls at the GEMM efficiency, plus the score-sized tensors through HBM
         attention = 4.0 * L * h * s * tokens / (tp * pp) / (peak * curves.gemm_efficiency(tokens))
-        elements = L / pp * model.n_heads / tp * s * s * b
+        elements = L / pp * model.heads / tp * s * s * b
         fwd_bytes, bwd_bytes = UNFUSED_ATTENTION_BYTES
         scores_fwd = fwd_bytes * elements / gpu.hbm_bytes_per_s
         scores_total = (2.0 * fwd_bytes + bwd_bytes) * elements / gpu.hbm_bytes_per_s  # recomputed: once more
     else:
         attention = 4.0 * L * h * s * tokens / (tp * pp) / (peak * attention_efficiency(gpu))
         scores_fwd = scores_total = 0.0
-    ffn_tokens = model.ffn_size * (model.top_k if model.is_moe else 1)
+    ffn_tokens = model.ffn * (model.active_experts if model.is_moe else 1)
     elementwise = L / pp * curves.elementwise_s(tokens, model.hidden, ffn_tokens, tp, gpu.hbm_bytes_per_s)
     forward = gemm + attention + elementwise + scores_fwd
     total = (gemm + attention) * passes + elementwise * (1.0 + ELEMENTWISE_BACKWARD + full) + scores_total
@@ -410,7 +410,7 @@ def iteration_arrays(
     t_pp = np.where(pp > 1, v * 2 * (2 * b * s * h / tp) / nic_bps, 0.0)
     t_a2a = np.zeros(n)
     if model.is_moe:
-        a2a_bytes = 2 * b * s * model.top_k * h / tp
+        a2a_bytes = 2 * b * s * model.active_experts * h / tp
         spb = np.zeros(n)
         nvl = ep * tp <= gpu.gpus_per_node
         spb[nvl] = (ep[nvl] - 1) / ep[nvl] / gpu.scaleup_bytes_per_s
@@ -421,8 +421,8 @@ def iteration_arrays(
         t_a2a = layers_stage * n_ar * a2a_bytes * spb
     t_mb = t_c + t_tp + t_pp + t_a2a
     bubble = (pp - 1) / v * t_mb
-    dense = model.params - model.expert_params
-    per_gpu = dense / (tp * pp) + model.expert_params / (tp * pp * ep)
+    dense = model.params - model.routed_params
+    per_gpu = dense / (tp * pp) + model.routed_params / (tp * pp * ep)
     t_dp = np.zeros(n)
     keys = np.stack([tp, pp, dp], axis=1)
     for key in np.unique(keys[dp > 1], axis=0):
