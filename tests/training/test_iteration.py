@@ -5,8 +5,8 @@ import pytest
 
 from workbench import fabric as fb
 from workbench.training import COMPONENTS, GPUS, MODELS, Plan, PlanError, check_plan, iteration_table, iteration_time
-from workbench.training.validation import validation_table
 from workbench.training.specs import efficiency
+from workbench.training.validation import validation_table
 
 GPT = MODELS["gpt3-175b"]
 
@@ -119,7 +119,10 @@ def test_measured_compute_on_the_validation_rows():
         (Plan(8, 8, 8, 512), "tp\\*pp\\*dp = 8\\*8\\*8 = 512 GPUs but the job has 1024 \\(off by -512\\)"),
         (Plan(8, 128, 1, 512), "pp=128 exceeds the model's 96 layers \\(by 32\\)"),
         (Plan(16, 1, 64, 512), "tp=16 exceeds the NVLink domain of 8 GPUs"),
-        (Plan(8, 1, 128, 512), "does not fit in A100-80GB memory: .* GiB per GPU needed, 74.5 GiB available \\(over by"),
+        (
+            Plan(8, 1, 128, 512),
+            "does not fit in A100-80GB memory: .* GiB per GPU needed, 74.5 GiB available \\(over by",
+        ),
     ],
 )
 def test_impossible_plans_say_what_and_by_how_much(plan, match):

@@ -24,7 +24,18 @@ import pandas as pd
 from .._validate import integer, positive
 from ..data import PROJECT_ROOT
 
-__all__ = ["GPU", "GPU_ALIASES", "Model", "gpu", "model", "gpus", "models", "register_gpu", "register_model", "load_specs"]
+__all__ = [
+    "GPU",
+    "GPU_ALIASES",
+    "Model",
+    "gpu",
+    "model",
+    "gpus",
+    "models",
+    "register_gpu",
+    "register_model",
+    "load_specs",
+]
 
 SPECS_DIR = PROJECT_ROOT / "datasets" / "serving_specs"
 
@@ -212,7 +223,9 @@ class Model:
         """Training FLOPs per token at ``seq_len``: ``6 * active params + 12 * layers * hidden * seq_len`` (the
         attention scores; Narayanan et al., SC'21, eq. 3)."""
         if not self.seq_len:
-            raise ValueError(f"{self.model}: training FLOPs need seq_len >= 1 (use dataclasses.replace(m, seq_len=...))")
+            raise ValueError(
+                f"{self.model}: training FLOPs need seq_len >= 1 (use dataclasses.replace(m, seq_len=...))"
+            )
         return 6.0 * self.active_params + 12.0 * self.layers * self.hidden * self.seq_len
 
 
@@ -253,7 +266,8 @@ def register_gpu(spec: dict | GPU) -> GPU:
 
 
 def register_model(spec: dict | Model) -> Model:
-    """Add (or replace) a model from a :class:`Model` or a dict of its fields; returns the record."""
+    """Add (or replace) a model from a :class:`Model` or a dict of its fields (parameter counts as ``params`` and
+    ``active_params``, or in billions as the table's ``params_b`` and ``active_params_b``); returns the record."""
     rec = spec if isinstance(spec, Model) else Model(**_coerce(Model, dict(spec)))
     _MODELS[rec.model] = rec
     return rec
@@ -288,7 +302,9 @@ def gpu(name: str | GPU) -> GPU:
     _ensure_loaded()
     name = GPU_ALIASES.get(name, name) if name not in _GPUS else name
     if name not in _GPUS:
-        raise ValueError(f"unknown GPU {name!r}; known: {', '.join([*_GPUS, *GPU_ALIASES])} (add one with register_gpu)")
+        raise ValueError(
+            f"unknown GPU {name!r}; known: {', '.join([*_GPUS, *GPU_ALIASES])} (add one with register_gpu)"
+        )
     return _GPUS[name]
 
 
@@ -312,6 +328,6 @@ def models() -> pd.DataFrame:
     """The model table (one row per model, with its source)."""
     _ensure_loaded()
     table = pd.DataFrame([asdict(m) for m in _MODELS.values()]).drop(columns="seq_len")
-    for column, field in _BILLIONS.items():
+    for field in _BILLIONS.values():
         table[field] = table[field] / 1e9
     return table.rename(columns={v: k for k, v in _BILLIONS.items()})

@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import in_range, integer, one_of, positive
+from .._validate import integer, one_of
 from ..serving.specs import GPU, Model, gpu
 
 __all__ = [
@@ -240,7 +240,9 @@ def memory_arrays(
 ) -> dict[str, np.ndarray]:
     """:func:`memory_bytes` over arrays of plan fields (broadcasting), for sweeps."""
     if not model.seq_len:
-        raise ValueError(f"model {model.name!r} has seq_len 0: a training run needs one (dataclasses.replace(m, seq_len=))")
+        raise ValueError(
+            f"model {model.name!r} has seq_len 0: a training run needs one (dataclasses.replace(m, seq_len=))"
+        )
     tp, pp, dp, ep, v = (np.asarray(x, dtype=float) for x in (tp, pp, dp, ep, virtual_stages))
     b, m = np.asarray(micro_batch, dtype=float), np.asarray(micro_batches, dtype=float)
     dense = model.params - model.routed_params
