@@ -1,10 +1,13 @@
-"""GPU and model specifications as data: what a roofline cost model needs, with a source per row.
+"""GPU and model specifications as data, with a source per row: the workbench's one :class:`GPU` and one
+:class:`Model` record type, used by serving and by :mod:`workbench.training` (which imports them from here).
 
 The tables live in ``datasets/serving_specs/`` (``gpus.csv``, ``models.csv``; the README there says what each column
 means and where the numbers come from). :func:`gpu` and :func:`model` look a row up by name and return a frozen
 record (training's short names ``"A100"`` and ``"H100"`` are aliases of ``"A100-80GB"`` and ``"H100-SXM"``,
-:data:`GPU_ALIASES`); :func:`register_gpu` and :func:`register_model` add a user's own (from a dict, or every row of a CSV of the
-same columns with :func:`load_specs`). Unknown names raise a ``ValueError`` that lists the known ones.
+:data:`GPU_ALIASES`); :func:`register_gpu` and :func:`register_model` add a user's own (from a dict, or every row of
+a CSV of the same columns with :func:`load_specs`). Unknown names raise a ``ValueError`` that lists the known ones.
+A :class:`GPU` holds hardware facts only; what fraction of the peak a workload's kernels reach is stated per GPU
+``generation`` by the package that models the workload.
 
 Mixture-of-experts models are described by their total and active parameter counts and their expert counts: with
 ``E`` routed experts of which ``k`` are active per token, one expert's parameters (all layers) are
