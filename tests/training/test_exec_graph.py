@@ -136,7 +136,7 @@ def test_bad_input_named():
     g = build_graph(MODELS["gpt-1.7b"], Plan(1, 2, 4, 16), GPUS["A100"])
     with pytest.raises(GraphCycleError, match=r"cycle: .* nodes can never start"):
         simulate(add_dependencies(g, [g.n_nodes - 1], [0]))
-    with pytest.raises(PlanError, match=r"does not fit in H100 memory.*over by"):
+    with pytest.raises(PlanError, match=r"does not fit in H100-SXM memory.*over by"):
         build_graph(GPT175, Plan(8, 1, 8, 64), H100)
     with pytest.raises(PlanError, match="off by"):
         build_graph(GPT175, Plan(8, 8, 8, 512, recompute="full"), H100, n_gpus=500)

@@ -5,6 +5,7 @@ import pytest
 
 from workbench import fabric as fb
 from workbench.training import COMPONENTS, GPUS, MODELS, Plan, PlanError, check_plan, iteration_table, iteration_time
+from workbench.training.specs import efficiency
 from workbench.training.validation import validation_table
 
 GPT = MODELS["gpt3-175b"]
@@ -23,10 +24,10 @@ def test_pure_compute_by_hand():
     m = MODELS["gpt-1.7b"]
     g = GPUS["H100"]
     t = iteration_table(m, [Plan(1, 1, 1, 4)], g).iloc[0]
-    compute = 4 * m.seq_len * m.flops_per_token / (g.peak_tflops * 1e12 * g.efficiency)
+    compute = 4 * m.seq_len * m.flops_per_token / (g.bf16_tflops * 1e12 * efficiency(g))
     assert t.compute_s == pytest.approx(compute, rel=1e-12)
     assert t.tp_comm_s == t.pp_p2p_s == t.bubble_s == t.dp_comm_s == 0.0
-    assert t.mfu == pytest.approx(g.efficiency * compute / t.iteration_s, rel=1e-12)
+    assert t.mfu == pytest.approx(efficiency(g) * compute / t.iteration_s, rel=1e-12)
 
 
 def test_measured_compute_by_hand():
@@ -53,7 +54,7 @@ def test_measured_compute_by_hand():
     assert (gemm, attention, elementwise) == pytest.approx((0.0303, 0.00595, 0.00516), rel=0.01)
     # the constant form is the old formula, still reachable; full recomputation adds one forward of everything
     assert iteration_table(m, [Plan(1, 1, 1, 4)], g, compute="constant").compute_s.iloc[0] == pytest.approx(
-        4 * 3 * tokens * m.flops_per_token / 3 / (312e12 * g.efficiency), rel=1e-12
+        4 * 3 * tokens * m.flops_per_token / 3 / (312e12 * efficiency(g)), rel=1e-12
     )
     full = iteration_table(m, [Plan(1, 1, 1, 4, recompute="full")], g, compute="measured").iloc[0]
     assert full.compute_s - t.compute_s == pytest.approx(4 * t.compute_fwd_s, rel=1e-9)
@@ -118,7 +119,10 @@ def test_measured_compute_on_the_validation_rows():
         (Plan(8, 8, 8, 512), "tp\\*pp\\*dp = 8\\*8\\*8 = 512 GPUs but the job has 1024 \\(off by -512\\)"),
         (Plan(8, 128, 1, 512), "pp=128 exceeds the model's 96 layers \\(by 32\\)"),
         (Plan(16, 1, 64, 512), "tp=16 exceeds the NVLink domain of 8 GPUs"),
-        (Plan(8, 1, 128, 512), "does not fit in A100 memory: .* GiB per GPU needed, 74.5 GiB available \\(over by"),
+        (
+            Plan(8, 1, 128, 512),
+            "does not fit in A100-80GB memory: .* GiB per GPU needed, 74.5 GiB available \\(over by",
+        ),
     ],
 )
 def test_impossible_plans_say_what_and_by_how_much(plan, match):
@@ -151,8 +155,8 @@ def test_fat_tree_and_failed_links_are_fabrics_too():
 
 
 def test_measured_compute_moe_experts_see_their_routed_tokens():
-    """An MoE's expert GEMMs run at the measured efficiency of the tokens routed to each expert (top_k x ep / experts
-    of the micro-batch's), its dense part at the micro-batch's tokens; more EP ranks feed each expert more tokens."""
+    """An MoE's expert GEMMs run at the measured efficiency of the tokens routed to each expert (active_experts x ep /
+    experts of the micro-batch's), its dense part at the micro-batch's tokens; more EP ranks feed each expert more tokens."""
     from workbench.serving.opcurves import curves
     from workbench.training.iteration import compute_parts
 
@@ -160,8 +164,8 @@ def test_measured_compute_moe_experts_see_their_routed_tokens():
     c = curves("hopper")
     p = compute_parts(moe, g, 1, 1, 1, False, "measured", ep=2)
     tokens = 4096.0
-    expert = moe.active - (moe.params - moe.expert_params)
-    gemm = (2 * (moe.active - expert) * tokens / c.gemm_efficiency(tokens)
+    expert = moe.active_params - moe.shared_params
+    gemm = (2 * (moe.active_params - expert) * tokens / c.gemm_efficiency(tokens)
             + 2 * expert * tokens / c.gemm_efficiency(tokens * 2 * 2 / 8)) / (989e12)  # fmt: skip
     assert float(p["gemm_fwd_s"]) == pytest.approx(float(gemm), rel=1e-12)
     assert compute_parts(moe, g, 1, 1, 1, False, "measured", ep=8)["gemm_fwd_s"] < p["gemm_fwd_s"]

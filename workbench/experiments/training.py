@@ -47,7 +47,7 @@ _COMPUTE = Param(
 
 @experiment(
     "training-iteration-time",
-    version="3",
+    version="4",
     small={"dp": 4, "routing": ["ecmp", "planned"]},
     params=[
         Param("model", "gpt3-175b", choices=tuple(MODELS), doc="model"),

@@ -1,9 +1,13 @@
-"""GPU and model specifications as data: what a roofline cost model needs, with a source per row.
+"""GPU and model specifications as data, with a source per row: the workbench's one :class:`GPU` and one
+:class:`Model` record type, used by serving and by :mod:`workbench.training` (which imports them from here).
 
 The tables live in ``datasets/serving_specs/`` (``gpus.csv``, ``models.csv``; the README there says what each column
 means and where the numbers come from). :func:`gpu` and :func:`model` look a row up by name and return a frozen
-record; :func:`register_gpu` and :func:`register_model` add a user's own (from a dict, or every row of a CSV of the
-same columns with :func:`load_specs`). Unknown names raise a ``ValueError`` that lists the known ones.
+record (training's short names ``"A100"`` and ``"H100"`` are aliases of ``"A100-80GB"`` and ``"H100-SXM"``,
+:data:`GPU_ALIASES`); :func:`register_gpu` and :func:`register_model` add a user's own (from a dict, or every row of
+a CSV of the same columns with :func:`load_specs`). Unknown names raise a ``ValueError`` that lists the known ones.
+A :class:`GPU` holds hardware facts only; what fraction of the peak a workload's kernels reach is stated per GPU
+``generation`` by the package that models the workload.
 
 Mixture-of-experts models are described by their total and active parameter counts and their expert counts: with
 ``E`` routed experts of which ``k`` are active per token, one expert's parameters (all layers) are
@@ -23,7 +27,18 @@ import pandas as pd
 from .._validate import integer, positive
 from ..data import PROJECT_ROOT
 
-__all__ = ["GPU", "Model", "gpu", "model", "gpus", "models", "register_gpu", "register_model", "load_specs"]
+__all__ = [
+    "GPU",
+    "GPU_ALIASES",
+    "Model",
+    "gpu",
+    "model",
+    "gpus",
+    "models",
+    "register_gpu",
+    "register_model",
+    "load_specs",
+]
 
 SPECS_DIR = PROJECT_ROOT / "datasets" / "serving_specs"
 
@@ -32,7 +47,9 @@ SPECS_DIR = PROJECT_ROOT / "datasets" / "serving_specs"
 class GPU:
     """One accelerator: dense peak FLOP/s, HBM, scale-up (NVLink) and host (PCIe) bandwidth, and the NIC per GPU of
     its usual server (units in the field names; link figures bidirectional, as datasheets state them). The one
-    hardware table of the workbench: :mod:`workbench.training.specs` reads it too.
+    hardware record type and table of the workbench: :mod:`workbench.training` uses these records too. Hardware
+    facts only: how much of the peak a workload's kernels reach is each model package's statement per
+    ``generation`` (:data:`workbench.serving.roofline.EFFICIENCY`, :data:`workbench.training.specs.EFFICIENCY`).
 
     Examples
     --------
@@ -69,12 +86,18 @@ class GPU:
         return self.bf16_tflops * 1e12
 
     @property
+    def name(self) -> str:
+        """The record's key in the table (``gpu``)."""
+        return self.gpu
+
+    @property
     def hbm_bytes(self) -> float:
         return self.hbm_gb * 1e9
 
     @property
     def hbm_bytes_per_s(self) -> float:
-        return self.hbm_tbps * 1e12
+        """HBM bandwidth in whole bytes per second, as the datasheets state it."""
+        return float(round(self.hbm_tbps * 1e12))
 
     @property
     def pcie_bytes_per_s(self) -> float:
@@ -84,12 +107,18 @@ class GPU:
     @property
     def scaleup_bytes_per_s(self) -> float:
         """One direction of the scale-up link (half the bidirectional figure of the datasheet)."""
-        return self.scaleup_gbps * 1e9 / 2
+        return float(round(self.scaleup_gbps * 1e9 / 2))
 
 
 @dataclass(frozen=True)
 class Model:
-    """One LLM's architecture (fields of its ``config.json``) and parameter counts in billions.
+    """One LLM's architecture (fields of its ``config.json``) and parameter counts: the one model record type of the
+    workbench, used by serving (rows of ``models.csv``, whose ``params_b`` columns are in billions) and by training
+    (:data:`workbench.training.MODELS`).
+
+    ``experts``/``active_experts`` describe a mixture of experts (1 and 1: dense). ``seq_len`` is the sequence
+    length the model is trained at (its pre-training context; 0 when not stated, as for the serving table's rows):
+    training's iteration model reads it, serving's never does.
 
     Examples
     --------
@@ -110,12 +139,13 @@ class Model:
     kv_elements_per_layer: int
     ffn: int
     vocab: int
-    params_b: float
-    active_params_b: float
+    params: float
+    active_params: float
     experts: int = 1
     active_experts: int = 1
     bytes_per_param: float = 2.0
     bytes_per_kv: float = 2.0
+    seq_len: int = 0
     source: str = ""
 
     def __post_init__(self) -> None:
@@ -133,22 +163,32 @@ class Model:
             "active_experts",
         ):
             object.__setattr__(self, name, integer(f"{self.model}.{name}", getattr(self, name), minimum=1))
-        for name in ("params_b", "active_params_b", "bytes_per_param", "bytes_per_kv"):
+        object.__setattr__(self, "seq_len", integer(f"{self.model}.seq_len", self.seq_len, minimum=0))
+        for name in ("params", "active_params", "bytes_per_param", "bytes_per_kv"):
             object.__setattr__(self, name, positive(f"{self.model}.{name}", getattr(self, name)))
-        if self.active_params_b > self.params_b:
-            raise ValueError(f"{self.model}: active_params_b {self.active_params_b} > params_b {self.params_b}")
+        if self.active_params > self.params:
+            raise ValueError(f"{self.model}: active_params {self.active_params:g} > params {self.params:g}")
         if self.active_experts > self.experts:
             raise ValueError(f"{self.model}: active_experts {self.active_experts} > experts {self.experts}")
         if self.experts > 1 and self.active_experts == self.experts:
             raise ValueError(f"{self.model}: an MoE model needs active_experts < experts")
 
     @property
-    def params(self) -> float:
-        return self.params_b * 1e9
+    def name(self) -> str:
+        """The record's key (``model``)."""
+        return self.model
 
     @property
-    def active_params(self) -> float:
-        return self.active_params_b * 1e9
+    def params_b(self) -> float:
+        return self.params / 1e9
+
+    @property
+    def active_params_b(self) -> float:
+        return self.active_params / 1e9
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 1
 
     @property
     def expert_params(self) -> float:
@@ -156,6 +196,11 @@ class Model:
         if self.experts == 1:
             return 0.0
         return (self.params - self.active_params) / (self.experts - self.active_experts)
+
+    @property
+    def routed_params(self) -> float:
+        """Parameters of all routed experts (0 for a dense model)."""
+        return self.experts * self.expert_params if self.experts > 1 else 0.0
 
     @property
     def shared_params(self) -> float:
@@ -176,6 +221,22 @@ class Model:
         """FLOPs of attention for one (query token, context token) pair over all layers: ``QK^T`` and ``AV``."""
         return 2.0 * self.layers * self.heads * (self.qk_head_dim + self.v_head_dim)
 
+    @property
+    def flops_per_token(self) -> float:
+        """Training FLOPs per token at ``seq_len``: ``6 * active params + 12 * layers * hidden * seq_len`` (the
+        attention scores; Narayanan et al., SC'21, eq. 3)."""
+        if not self.seq_len:
+            raise ValueError(
+                f"{self.model}: training FLOPs need seq_len >= 1 (use dataclasses.replace(m, seq_len=...))"
+            )
+        return 6.0 * self.active_params + 12.0 * self.layers * self.hidden * self.seq_len
+
+
+#: Other names of rows of the GPU table (the short names training papers use).
+GPU_ALIASES: dict[str, str] = {"A100": "A100-80GB", "H100": "H100-SXM"}
+
+#: Columns of ``models.csv`` in billions, and the :class:`Model` fields they fill.
+_BILLIONS = {"params_b": "params", "active_params_b": "active_params"}
 
 _GPUS: dict[str, GPU] = {}
 _MODELS: dict[str, Model] = {}
@@ -184,6 +245,8 @@ _LOADED: list[bool] = []
 
 def _coerce(cls, row: dict) -> dict:
     names = {f.name for f in fields(cls)}
+    if cls is Model:  # the table states parameter counts in billions
+        row = {_BILLIONS.get(k, k): v * 1e9 if k in _BILLIONS else v for k, v in row.items()}
     unknown = set(row) - names
     if unknown:
         raise ValueError(f"unknown {cls.__name__} field(s) {sorted(unknown)}; allowed: {sorted(names)}")
@@ -206,7 +269,8 @@ def register_gpu(spec: dict | GPU) -> GPU:
 
 
 def register_model(spec: dict | Model) -> Model:
-    """Add (or replace) a model from a :class:`Model` or a dict of its fields; returns the record."""
+    """Add (or replace) a model from a :class:`Model` or a dict of its fields (parameter counts as ``params`` and
+    ``active_params``, or in billions as the table's ``params_b`` and ``active_params_b``); returns the record."""
     rec = spec if isinstance(spec, Model) else Model(**_coerce(Model, dict(spec)))
     _MODELS[rec.model] = rec
     return rec
@@ -239,8 +303,11 @@ def gpu(name: str | GPU) -> GPU:
     if isinstance(name, GPU):
         return name
     _ensure_loaded()
+    name = GPU_ALIASES.get(name, name) if name not in _GPUS else name
     if name not in _GPUS:
-        raise ValueError(f"unknown GPU {name!r}; known: {', '.join(_GPUS)} (add one with register_gpu)")
+        raise ValueError(
+            f"unknown GPU {name!r}; known: {', '.join([*_GPUS, *GPU_ALIASES])} (add one with register_gpu)"
+        )
     return _GPUS[name]
 
 
@@ -263,4 +330,7 @@ def gpus() -> pd.DataFrame:
 def models() -> pd.DataFrame:
     """The model table (one row per model, with its source)."""
     _ensure_loaded()
-    return pd.DataFrame([asdict(m) for m in _MODELS.values()])
+    table = pd.DataFrame([asdict(m) for m in _MODELS.values()]).drop(columns="seq_len")
+    for field in _BILLIONS.values():
+        table[field] = table[field] / 1e9
+    return table.rename(columns={v: k for k, v in _BILLIONS.items()})

@@ -1,8 +1,10 @@
 """Training-cluster models: iteration time on the fabric, effective training time under failures, and finding the
 faulty machine or the irregular iteration (:mod:`workbench.training.diagnosis`).
 
-- :mod:`~workbench.training.specs`: :class:`GPU` (spec table :data:`GPUS` with sources), :class:`Model`
-  (:data:`MODELS`), :class:`Plan`, memory per GPU and :func:`check_plan` (named :class:`PlanError`).
+- :mod:`~workbench.training.specs`: :class:`GPU` and :class:`Model`, the one hardware and architecture records of
+  :mod:`workbench.serving.specs` (:data:`GPUS` and :data:`MODELS` by the training papers' names; the compute
+  efficiency per GPU generation beside them, :data:`~.specs.EFFICIENCY`), :class:`Plan`, memory per GPU and
+  :func:`check_plan` (named :class:`PlanError`).
 - :mod:`~workbench.training.iteration`: :func:`iteration_table` (vectorized over plans) and :func:`iteration_time`,
   with the data-parallel collective routed on a :mod:`workbench.fabric` topology.
 - :mod:`~workbench.training.scaling`: plan grids, routing comparisons (ECMP vs planned per plan) and weak scaling.

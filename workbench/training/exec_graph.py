@@ -301,7 +301,21 @@ def _gpt_like(model: Model, layers: int, hidden: int) -> Model:
     p = 12 * layers * hidden**2 * (1 + 13 / (12 * hidden) + (model.vocab + model.seq_len) / (12 * layers * hidden))
     if model.is_moe:
         raise PlanError("layer/hidden edits are defined for dense models only")
-    return replace(model, name=f"{model.name}[l={layers},h={hidden}]", params=float(p), layers=layers, hidden=hidden)
+    # a GPT FFN stays 4 h wide, an explicitly sized one keeps its size; heads stay, their dimension follows h
+    ffn = 4 * hidden if model.ffn == 4 * model.hidden else model.ffn
+    d = hidden // model.heads
+    return replace(
+        model,
+        model=f"{model.name}[l={layers},h={hidden}]",
+        params=float(p),
+        active_params=float(p),
+        layers=layers,
+        hidden=hidden,
+        ffn=ffn,
+        qk_head_dim=d,
+        v_head_dim=d,
+        kv_elements_per_layer=2 * model.kv_heads * d,
+    )
 
 
 def what_if(graph: ExecGraph, **changes) -> ExecGraph:

@@ -56,7 +56,7 @@ import pandas as pd
 from .. import fabric as fb
 from .._rng import spawn
 from .._validate import in_range, integer, nonnegative, one_of
-from .specs import GPU, Model, Plan, PlanError, check_plan, memory_arrays
+from .specs import GPU, Model, Plan, PlanError, attention_efficiency, check_plan, efficiency, memory_arrays
 
 __all__ = [
     "Breakdown",
@@ -236,10 +236,10 @@ def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: st
     tokens = b * s
     passes = np.where(full, 4.0, 3.0)  # forward, backward (2 forwards), recompute forward
     unfused = compute == "unfused"
-    curves = _curves(gpu.generation) if compute != "constant" and (unfused or gpu.attention_efficiency > 0) else None
-    peak = gpu.peak_tflops * 1e12
+    curves = _curves(gpu.generation) if compute != "constant" and (unfused or attention_efficiency(gpu) > 0) else None
+    peak = gpu.bf16_tflops * 1e12
     if curves is None:
-        total = model.flops_per_token * passes / 3.0 * tokens / (tp * pp) / (peak * gpu.efficiency)
+        total = model.flops_per_token * passes / 3.0 * tokens / (tp * pp) / (peak * efficiency(gpu))
         zero = np.zeros_like(total)
         return dict(
             gemm_fwd_s=zero,
@@ -249,27 +249,27 @@ def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: st
             total_s=total,
             measured=False,
         )
-    expert_active = model.active - (model.params - model.expert_params) if model.is_moe else 0.0
-    dense_active = model.active - expert_active
+    expert_active = model.active_params - model.shared_params if model.is_moe else 0.0
+    dense_active = model.active_params - expert_active
     # an expert's GEMM sees the tokens routed to it (balanced routing): top_k copies of the tokens of the ep ranks of
     # its expert-parallel group, shared by the experts
     ep = np.asarray(ep, dtype=float)
-    ep_tokens = tokens * model.top_k * ep / model.experts if model.is_moe else tokens
+    ep_tokens = tokens * model.active_experts * ep / model.experts if model.is_moe else tokens
     gemm = (
         2.0 * dense_active * tokens / curves.gemm_efficiency(tokens)
         + 2.0 * expert_active * tokens / curves.gemm_efficiency(ep_tokens)
     ) / (tp * pp * peak)
     if unfused:  # batched matmuls at the GEMM efficiency, plus the score-sized tensors through HBM
         attention = 4.0 * L * h * s * tokens / (tp * pp) / (peak * curves.gemm_efficiency(tokens))
-        elements = L / pp * model.n_heads / tp * s * s * b
+        elements = L / pp * model.heads / tp * s * s * b
         fwd_bytes, bwd_bytes = UNFUSED_ATTENTION_BYTES
-        scores_fwd = fwd_bytes * elements / gpu.hbm_bw_bytes_per_s
-        scores_total = (2.0 * fwd_bytes + bwd_bytes) * elements / gpu.hbm_bw_bytes_per_s  # recomputed: once more
+        scores_fwd = fwd_bytes * elements / gpu.hbm_bytes_per_s
+        scores_total = (2.0 * fwd_bytes + bwd_bytes) * elements / gpu.hbm_bytes_per_s  # recomputed: once more
     else:
-        attention = 4.0 * L * h * s * tokens / (tp * pp) / (peak * gpu.attention_efficiency)
+        attention = 4.0 * L * h * s * tokens / (tp * pp) / (peak * attention_efficiency(gpu))
         scores_fwd = scores_total = 0.0
-    ffn_tokens = model.ffn_size * (model.top_k if model.is_moe else 1)
-    elementwise = L / pp * curves.elementwise_s(tokens, model.hidden, ffn_tokens, tp, gpu.hbm_bw_bytes_per_s)
+    ffn_tokens = model.ffn * (model.active_experts if model.is_moe else 1)
+    elementwise = L / pp * curves.elementwise_s(tokens, model.hidden, ffn_tokens, tp, gpu.hbm_bytes_per_s)
     forward = gemm + attention + elementwise + scores_fwd
     total = (gemm + attention) * passes + elementwise * (1.0 + ELEMENTWISE_BACKWARD + full) + scores_total
     return dict(
@@ -406,14 +406,14 @@ def iteration_arrays(
     parts = compute_parts(model, gpu, tp, pp, b, full, compute, ep)
     t_c, t_fwd = parts["total_s"], parts["forward_s"]
     n_ar = np.where(full, 6.0, 4.0)
-    t_tp = np.where(tp > 1, layers_stage * n_ar * 2 * (tp - 1) / tp * 2 * b * s * h / gpu.nvlink_bytes_per_s, 0.0)
+    t_tp = np.where(tp > 1, layers_stage * n_ar * 2 * (tp - 1) / tp * 2 * b * s * h / gpu.scaleup_bytes_per_s, 0.0)
     t_pp = np.where(pp > 1, v * 2 * (2 * b * s * h / tp) / nic_bps, 0.0)
     t_a2a = np.zeros(n)
     if model.is_moe:
-        a2a_bytes = 2 * b * s * model.top_k * h / tp
+        a2a_bytes = 2 * b * s * model.active_experts * h / tp
         spb = np.zeros(n)
         nvl = ep * tp <= gpu.gpus_per_node
-        spb[nvl] = (ep[nvl] - 1) / ep[nvl] / gpu.nvlink_bytes_per_s
+        spb[nvl] = (ep[nvl] - 1) / ep[nvl] / gpu.scaleup_bytes_per_s
         for i in np.flatnonzero(~nvl & (ep > 1)):
             spb[i] = _a2a_spb(
                 topology, routing, tp[i], pp[i], dp[i], ep[i], placement, seed, nic_bps, latency_s, a2a_bytes[i]
@@ -421,8 +421,8 @@ def iteration_arrays(
         t_a2a = layers_stage * n_ar * a2a_bytes * spb
     t_mb = t_c + t_tp + t_pp + t_a2a
     bubble = (pp - 1) / v * t_mb
-    dense = model.params - model.expert_params
-    per_gpu = dense / (tp * pp) + model.expert_params / (tp * pp * ep)
+    dense = model.params - model.routed_params
+    per_gpu = dense / (tp * pp) + model.routed_params / (tp * pp * ep)
     t_dp = np.zeros(n)
     keys = np.stack([tp, pp, dp], axis=1)
     for key in np.unique(keys[dp > 1], axis=0):
@@ -434,7 +434,7 @@ def iteration_arrays(
     exposed = np.maximum(0.0, t_dp - window)
     dopt = np.asarray(cols["distributed_optimizer"]).astype(bool)
     shards = np.where(dopt, dp, 1)
-    t_opt = 28.0 * per_gpu / shards / gpu.hbm_bw_bytes_per_s
+    t_opt = 28.0 * per_gpu / shards / gpu.hbm_bytes_per_s
     out: dict[str, np.ndarray] = {}
     out["gpus"], out["micro_batches"] = gpus, m
     out["compute_fwd_s"] = t_fwd  # one micro-batch's forward pass on one stage (the execution graph splits by it)
@@ -446,7 +446,7 @@ def iteration_arrays(
     out["tokens_per_s"] = tokens / it
     out["model_tflops_per_gpu"] = model.flops_per_token * tokens / it / gpus / 1e12
     out["hardware_tflops_per_gpu"] = out["model_tflops_per_gpu"] * hw
-    out["mfu"] = out["model_tflops_per_gpu"] / gpu.peak_tflops
+    out["mfu"] = out["model_tflops_per_gpu"] / gpu.bf16_tflops
     out["bubble_fraction"] = bubble / (m * t_mb + bubble)
     out["comm_share"] = (m * (t_tp + t_pp + t_a2a) + exposed) / it
     mem = memory_arrays(model, tp, pp, dp, ep, b, m, v, full, dopt)["total"]

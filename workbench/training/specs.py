@@ -1,8 +1,9 @@
 """Inputs of the iteration-time model: a GPU, a model and a parallelism plan, as validated frozen dataclasses.
 
-GPU specifications (dense BF16 tensor FLOP/s without sparsity, HBM, NVLink per direction, one NIC per GPU) come from
-the workbench's one hardware table, ``datasets/serving_specs/gpus.csv`` (vendor datasheets named per row), which the
-serving models read too. ``efficiency`` is the one modelling constant per GPU generation: the
+GPUs are the records of the workbench's one hardware table (:class:`workbench.serving.specs.GPU`, read from
+``datasets/serving_specs/gpus.csv``, vendor datasheets named per row; dense BF16 tensor FLOP/s without sparsity, HBM,
+NVLink, one NIC per GPU), which the serving models read too. :data:`EFFICIENCY` is the one modelling constant per GPU
+generation, a training setting kept beside the hardware facts rather than in them: the
 fraction of dense BF16 peak that a transformer layer's kernels sustain end to end (GEMMs plus attention, norms and
 element-wise kernels). It is an assumption stated once here, never fitted to a validation point: 0.55 for A100 and
 0.45 for Hopper and Blackwell (their tensor cores are harder to keep fed, which is why published Hopper MFUs sit near
@@ -28,11 +29,14 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._validate import in_range, integer, one_of, positive
-from ..serving.specs import gpu as hardware_gpu
+from .._validate import integer, one_of
+from ..serving.specs import GPU, Model, gpu
 
 __all__ = [
     "ATTENTION_EFFICIENCY",
+    "EFFICIENCY",
+    "efficiency",
+    "attention_efficiency",
     "GPU",
     "GPUS",
     "Model",
@@ -51,40 +55,9 @@ class PlanError(ValueError):
     """A parallelism plan that does not fit the model, the GPUs or the fabric (says what and by how much)."""
 
 
-@dataclass(frozen=True)
-class GPU:
-    """One accelerator: peak dense BF16 FLOP/s, HBM, NVLink (per direction) and its NIC.
-
-    ``efficiency`` is the constant compute form's fraction of peak; ``generation`` (the hardware table's, e.g.
-    ``"ampere"``) selects the measured operator curves of the measured form and ``attention_efficiency`` is that
-    form's attention-kernel fraction of peak (0: none stated, the measured form then keeps the constant).
-
-    Examples
-    --------
-    >>> g = GPUS["H100"]
-    >>> g.peak_tflops, g.hbm_bytes / 1e9, g.nic_gbps
-    (989.0, 80.0, 400.0)
-    """
-
-    name: str
-    peak_tflops: float
-    hbm_bytes: float
-    hbm_bw_bytes_per_s: float
-    nvlink_bytes_per_s: float
-    nic_gbps: float
-    efficiency: float
-    gpus_per_node: int = 8
-    source: str = ""
-    generation: str = ""
-    attention_efficiency: float = 0.0
-
-    def __post_init__(self) -> None:
-        for f in ("peak_tflops", "hbm_bytes", "hbm_bw_bytes_per_s", "nvlink_bytes_per_s", "nic_gbps"):
-            positive(f, getattr(self, f))
-        in_range("efficiency", self.efficiency, 0.0, 1.0, low_inclusive=False)
-        integer("gpus_per_node", self.gpus_per_node, minimum=1)
-        if self.attention_efficiency:
-            in_range("attention_efficiency", self.attention_efficiency, 0.0, 1.0, low_inclusive=False)
+#: The constant compute form's fraction of dense BF16 peak per GPU generation (the hardware table's ``generation``):
+#: an assumption stated once, never fitted to a validation point (see the module docstring).
+EFFICIENCY: dict[str, float] = {"ampere": 0.55, "hopper": 0.45, "blackwell": 0.45}
 
 
 #: Fraction of dense BF16 peak the attention kernels (score and value matmuls, forward and backward) reach, per GPU
@@ -104,120 +77,49 @@ ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
 }
 
 
-def _from_hardware_table(name: str, row: str, efficiency: float) -> GPU:
-    """A training GPU from the workbench's one hardware table (``datasets/serving_specs/gpus.csv``, read by
-    :mod:`workbench.serving.specs`): NVLink and HBM as there, plus the training efficiency stated here, the
-    generation (which measured operator curves apply) and the generation's attention efficiency."""
-    g = hardware_gpu(row)
-    return GPU(
-        name,
-        g.bf16_tflops,
-        g.hbm_bytes,
-        round(g.hbm_bytes_per_s),  # whole bytes per second, as the datasheets state them
-        round(g.scaleup_bytes_per_s),
-        g.nic_gbps,
-        efficiency,
-        g.gpus_per_node,
-        source=f"hardware table row {row!r}: {g.source}",
-        generation=g.generation,
-        attention_efficiency=ATTENTION_EFFICIENCY.get(g.generation, (0.0, ""))[0],
-    )
-
-
-#: GPU table, read from the hardware table (NVLink per direction: half the bidirectional datasheet figure).
-GPUS: dict[str, GPU] = {
-    "A100": _from_hardware_table("A100", "A100-80GB", 0.55),
-    "H100": _from_hardware_table("H100", "H100-SXM", 0.45),
-    "H200": _from_hardware_table("H200", "H200", 0.45),
-    "B200": _from_hardware_table("B200", "B200", 0.45),
-}
-
-
-@dataclass(frozen=True)
-class Model:
-    """A decoder-only transformer: total and active parameters, layers, hidden size, sequence length.
-
-    ``experts``/``top_k`` describe an MoE (``experts=0`` is dense); ``expert_params`` is the part of ``params`` in
-    expert FFNs (split over the expert-parallel group), ``active_params`` the parameters one token uses.
+def efficiency(gpu: GPU) -> float:
+    """The constant compute form's fraction of peak for ``gpu`` (:data:`EFFICIENCY` of its generation).
 
     Examples
     --------
-    >>> m = MODELS["gpt3-175b"]
-    >>> m.layers, m.hidden, m.is_moe, round(m.flops_per_token / 1e12, 3)
-    (96, 12288, False, 1.077)
+    >>> efficiency(GPUS["A100"]), efficiency(GPUS["H100"])
+    (0.55, 0.45)
     """
+    if gpu.generation not in EFFICIENCY:
+        raise ValueError(
+            f"gpu {gpu.gpu!r} is of generation {gpu.generation!r}, which has no stated training efficiency; "
+            f"generations with one: {sorted(EFFICIENCY)}"
+        )
+    return EFFICIENCY[gpu.generation]
 
-    name: str
-    params: float
-    layers: int
-    hidden: int
-    seq_len: int
-    vocab: int = 51200
-    experts: int = 0
-    top_k: int = 0
-    expert_params: float = 0.0
-    active_params: float = 0.0
-    ffn: int = 0
-    heads: int = 0
 
-    def __post_init__(self) -> None:
-        positive("params", self.params)
-        integer("ffn", self.ffn, minimum=0)
-        integer("heads", self.heads, minimum=0)
-        integer("layers", self.layers, minimum=1)
-        integer("hidden", self.hidden, minimum=1)
-        integer("seq_len", self.seq_len, minimum=1)
-        integer("vocab", self.vocab, minimum=1)
-        integer("experts", self.experts, minimum=0)
-        if self.experts:
-            integer("top_k", self.top_k, minimum=1, maximum=self.experts)
-            if not 0 < self.expert_params < self.params:
-                raise ValueError(
-                    f"expert_params must be in (0, params={self.params:g}) for an MoE, got {self.expert_params:g}"
-                )
-            if not 0 < self.active_params <= self.params:
-                raise ValueError(f"active_params must be in (0, params={self.params:g}], got {self.active_params:g}")
-        elif self.top_k or self.expert_params:
-            raise ValueError("top_k and expert_params need experts >= 1")
+def attention_efficiency(gpu: GPU) -> float:
+    """The measured form's attention-kernel fraction of peak for ``gpu`` (:data:`ATTENTION_EFFICIENCY` of its
+    generation; 0 when none is stated: the measured form then keeps the constant)."""
+    return ATTENTION_EFFICIENCY.get(gpu.generation, (0.0, ""))[0]
 
-    @property
-    def is_moe(self) -> bool:
-        return self.experts > 0
 
-    @property
-    def ffn_size(self) -> int:
-        """The FFN's inner size (of one expert for an MoE): ``ffn``, or ``4 * hidden`` (GPT's) when 0."""
-        return self.ffn or 4 * self.hidden
-
-    @property
-    def n_heads(self) -> int:
-        """Attention heads: ``heads``, or ``hidden / 128`` (head dimension 128) when 0."""
-        return self.heads or max(1, self.hidden // 128)
-
-    @property
-    def active(self) -> float:
-        """Parameters a token passes through (``params`` for a dense model)."""
-        return self.active_params if self.is_moe else self.params
-
-    @property
-    def flops_per_token(self) -> float:
-        """Training FLOPs per token: ``6 * active params + 12 * layers * hidden * seq_len`` (attention scores)."""
-        return 6.0 * self.active + 12.0 * self.layers * self.hidden * self.seq_len
+#: The GPUs the training papers name, by their short names: records of the one hardware table
+#: (:func:`workbench.serving.specs.gpu`; ``"A100"`` and ``"H100"`` are aliases of ``"A100-80GB"`` and ``"H100-SXM"``).
+GPUS: dict[str, GPU] = {name: gpu(name) for name in ("A100", "H100", "H200", "B200")}
 
 
 def _gpt(
     name: str, layers: int, hidden: int, heads: int, ffn: int = 0, seq_len: int = 2048, vocab: int = 51200
 ) -> Model:
-    """GPT-style dense model with ``12 l h^2 + 13 l h + (V + s) h`` parameters (Narayanan et al., SC'21, eq. 2), or
-    per layer ``4 h^2 + 2 h f + 9 h + f`` with an FFN of inner size ``f`` (the same count: weights and biases of the
-    QKV, projection and two FFN matrices, two layer norms; ``f = 4 h`` gives eq. 2)."""
+    """GPT-style dense model (:class:`workbench.serving.specs.Model`; multi-head attention, head dimension
+    ``hidden / heads``, FFN ``4 * hidden`` unless given) with ``12 l h^2 + 13 l h + (V + s) h`` parameters (Narayanan
+    et al., SC'21, eq. 2), or per layer ``4 h^2 + 2 h f + 9 h + f`` with an FFN of inner size ``f`` (the same count:
+    weights and biases of the QKV, projection and two FFN matrices, two layer norms; ``f = 4 h`` gives eq. 2)."""
     f = ffn or 4 * hidden
-    p = layers * (4 * hidden**2 + 2 * hidden * f + 9 * hidden + f) + (vocab + seq_len) * hidden
-    return Model(name, float(p), layers, hidden, seq_len, vocab, ffn=ffn, heads=heads)
+    p = float(layers * (4 * hidden**2 + 2 * hidden * f + 9 * hidden + f) + (vocab + seq_len) * hidden)
+    d = hidden // heads
+    return Model(name, layers, hidden, heads, heads, d, d, 2 * hidden, f, vocab, p, p, seq_len=seq_len)
 
 
-#: Reference models: the GPT family of Megatron-LM SC'21 Table 1 (layers, hidden size and attention heads as there),
-#: GPT-3 175B, Lumos's GPT-3 15B, Llama 3 405B and a Mixtral-like MoE.
+#: Reference models (records of the one :class:`Model` type, ``seq_len`` the training sequence length): the GPT
+#: family of Megatron-LM SC'21 Table 1 (layers, hidden size and attention heads as there), GPT-3 175B, Lumos's
+#: GPT-3 15B, Llama 3 405B and a Mixtral-like MoE.
 MODELS: dict[str, Model] = {
     "gpt-1.7b": _gpt("gpt-1.7b", 24, 2304, 24),
     "gpt-18b": _gpt("gpt-18b", 40, 6144, 48),
@@ -230,21 +132,30 @@ MODELS: dict[str, Model] = {
     "gpt3-175b": _gpt("gpt3-175b", 96, 12288, 96),
     # Lumos (Liang et al., MLSys'25, arXiv 2504.09307v1) Table 1: 48 layers, d_model 6,144, d_ffn 12,288, 48 heads
     "gpt3-15b": _gpt("gpt3-15b", 48, 6144, 48, ffn=12_288),
-    # FFN 53,248, 128 heads: Llama 3 paper (arXiv 2407.21783), Table 3
-    "llama3-405b": Model("llama3-405b", 405e9, 126, 16384, 8192, vocab=128_000, ffn=53_248, heads=128),
-    # FFN 16,384: Mixtral-8x22B's config.json (intermediate_size), https://huggingface.co/mistralai/Mixtral-8x22B-v0.1
+    # 126 layers, model dimension 16,384, FFN 53,248, 128 attention heads, 8 key/value heads, 405B parameters,
+    # trained at sequence length 8,192: Llama 3 paper (arXiv 2407.21783), Table 3 and Section 3.4.1
+    "llama3-405b": Model(
+        "llama3-405b", 126, 16384, 128, 8, 128, 128, 2 * 8 * 128, 53_248, 128_000, 405e9, 405e9, seq_len=8192
+    ),
+    # Mixtral-8x22B's config.json (56 layers, hidden 6,144, intermediate_size 16,384, 48 heads, 8 KV heads, 8
+    # experts, 2 per token, vocab 32,000; https://huggingface.co/mistralai/Mixtral-8x22B-v0.1) and its model card's
+    # 141B total / 39B active parameters; trained here at sequence length 4,096
     "moe-8x22b": Model(
         "moe-8x22b",
-        141e9,
         56,
         6144,
-        4096,
-        vocab=32_000,
+        48,
+        8,
+        128,
+        128,
+        2 * 8 * 128,
+        16_384,
+        32_000,
+        141e9,
+        39e9,
         experts=8,
-        top_k=2,
-        expert_params=135e9,
-        active_params=39e9,
-        ffn=16_384,
+        active_experts=2,
+        seq_len=4096,
     ),
 }
 
@@ -328,10 +239,14 @@ def memory_arrays(
     model: Model, tp, pp, dp, ep, micro_batch, micro_batches, virtual_stages, full, distributed_optimizer
 ) -> dict[str, np.ndarray]:
     """:func:`memory_bytes` over arrays of plan fields (broadcasting), for sweeps."""
+    if not model.seq_len:
+        raise ValueError(
+            f"model {model.name!r} has seq_len 0: a training run needs one (dataclasses.replace(m, seq_len=))"
+        )
     tp, pp, dp, ep, v = (np.asarray(x, dtype=float) for x in (tp, pp, dp, ep, virtual_stages))
     b, m = np.asarray(micro_batch, dtype=float), np.asarray(micro_batches, dtype=float)
-    dense = model.params - model.expert_params
-    per_gpu = dense / (tp * pp) + model.expert_params / (tp * pp * ep)
+    dense = model.params - model.routed_params
+    per_gpu = dense / (tp * pp) + model.routed_params / (tp * pp * ep)
     shards = np.where(np.asarray(distributed_optimizer, dtype=bool), dp, 1.0)
     s, h = model.seq_len, model.hidden
     layers = np.ceil(model.layers / pp)
@@ -360,8 +275,8 @@ def check_plan(model: Model, plan: Plan, gpu: GPU, n_gpus: int | None = None) ->
     >>> check_plan(MODELS["gpt3-175b"], Plan(tp=8, pp=1, dp=8, global_batch=64), GPUS["A100"])
     Traceback (most recent call last):
     ...
-    workbench.training.specs.PlanError: gpt3-175b does not fit in A100 memory: 121.4 GiB per GPU needed, 74.5 GiB \
-available (over by 46.9 GiB); raise tp*pp or ep, use recompute="full" or the distributed optimizer
+    workbench.training.specs.PlanError: gpt3-175b does not fit in A100-80GB memory: 121.4 GiB per GPU needed, \
+74.5 GiB available (over by 46.9 GiB); raise tp*pp or ep, use recompute="full" or the distributed optimizer
     """
     if not isinstance(model, Model):
         raise TypeError(f"model must be a Model, got {type(model).__name__}")
