@@ -93,3 +93,16 @@ def test_era_table_takes_each_rows_form():
 def test_bad_compute_names_the_choices():
     with pytest.raises(ValueError, match=r"compute.*constant.*measured.*unfused.*era"):
         validation_table(compute="fused")
+
+
+def test_graph_column_is_the_graph_error_per_row():
+    """``graph=True`` gives the execution graph's value for the 1F1B rows (NaN for interleaved ones) and its error
+    with the same sign convention as the formula's (it raised on the per-row metric before)."""
+    t = validation_table(graph=True)
+    one_f_one_b = t.graph_value.notna()
+    assert one_f_one_b.any() and not one_f_one_b.all()
+    rows = t[one_f_one_b]
+    time_rows = rows.metric == "iteration_s"
+    expected = np.where(time_rows, rows.published / rows.graph_value - 1, rows.graph_value / rows.published - 1)
+    np.testing.assert_allclose(rows.graph_error, expected, rtol=1e-12)
+    assert np.isnan(t.graph_error[~one_f_one_b]).all()

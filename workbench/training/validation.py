@@ -239,7 +239,7 @@ def validation_table(graph: bool = False, compute: str = "constant") -> pd.DataF
             t = simulate(g).iteration_s
             values.append(t if metric == "iteration_s" else g.formula[metric] * g.formula["iteration_s"] / t)
         out["graph_value"] = values
-        out["graph_error"] = _error(out.metric, out.graph_value, out.published)
+        out["graph_error"] = [_error(m, v, p) for m, v, p in zip(out.metric, out.graph_value, out.published)]
     return out
 
 
