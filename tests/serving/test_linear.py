@@ -167,9 +167,12 @@ def test_early_stop_marks_the_result_only_when_the_slo_is_lost():
         {"arrival_s": np.zeros(100), "input_tokens": np.full(100, 1000), "output_tokens": np.full(100, 100)}
     )
     cfg = ServerConfig(max_batch=4)
-    assert serve(reqs, cfg, ttft_limit_s=0.5, max_violations=5).stopped
+    stopped = serve(reqs, cfg, ttft_limit_s=0.5, max_violations=5)
+    assert stopped.stopped
+    # busy past its last completion: no busy fraction (it read above 1 before)
+    assert np.isnan(stopped.busy_fraction)
     full = serve(reqs, cfg)
-    assert not full.stopped
+    assert not full.stopped and 0 < full.busy_fraction <= 1
     assert (full.table["queue_s"] > 0.5).sum() > 5
 
 

@@ -145,7 +145,8 @@ class ServeResult:
     gpus : int
         GPUs of all the replicas.
     busy_fraction : float
-        Busy seconds of the replicas over ``replicas x`` the span to the last completion (NaN if none completed).
+        Busy seconds of the replicas over ``replicas x`` the span to the last completion (NaN if none completed,
+        or if the run stopped early: its replicas were busy past the last completion it reached).
     stopped : bool
         The run stopped early: more requests than allowed were certain to miss the TTFT limit (times of requests
         not reached are NaN).
@@ -161,8 +162,11 @@ class ServeResult:
         return latency_summary(self.table)
 
 
-def busy_fraction(busy_s: float, n_replicas: int, finish_s: np.ndarray) -> float:
-    """Busy seconds over ``n_replicas`` times the span to the last completion (NaN if nothing completed)."""
+def busy_fraction(busy_s: float, n_replicas: int, finish_s: np.ndarray, stopped: bool = False) -> float:
+    """Busy seconds over ``n_replicas`` times the span to the last completion (NaN if nothing completed, or if the
+    run ``stopped`` early: its busy time runs past the last completion it reached, so the ratio would exceed 1)."""
+    if stopped:
+        return math.nan
     span = float(np.nanmax(finish_s)) if np.isfinite(finish_s).any() else math.nan
     return busy_s / (n_replicas * span) if span and span > 0 else math.nan
 
