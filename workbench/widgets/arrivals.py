@@ -46,7 +46,7 @@ class ArrivalsPanel:
             control.observe(self._on_change, names="value")
         self.widget = panel(
             [self.rate, self.burstiness, self.window, self.utilization],
-            [self.hist, self.counts, self.waits],
+            {"Waiting times and gaps": [self.waits, self.hist], "Arrivals per window": [self.counts]},
             info=self.stats,
         )
 

@@ -45,7 +45,7 @@ class BurstGPTPanel:
             c.observe(lambda _change: self.update(), names="value")
         self.widget = panel(
             [self.source, self.model, self.log_type, self.window, self.rate_scale],
-            [self.rate, self.windows, self.lengths, self.rr],
+            {"Arrivals and burstiness": [self.rate, self.windows], "Lengths": [self.lengths, self.rr]},
             info=self.status,
         )
 
