@@ -133,6 +133,19 @@ def generation_tail_panel() -> W.Widget:
             caption="cap = 1 + inference / generation: fusion hides inference behind the tail, nothing more",
         )  # fmt: skip
 
+    by_name = {c.param_name: c for c in controls}
+    instances, tail, samples = by_name["instances"], by_name["tail_instances"], by_name["samples"]
+    top = instances.max
+
+    def limit(*_):
+        # no more instances than samples and fewer tail instances than instances: the model rejects either (a slider
+        # clamps its value when its maximum drops, and the clamped value redraws)
+        instances.max = min(top, samples.value)
+        tail.max = instances.value - 1
+
+    samples.observe(limit, "value")
+    instances.observe(limit, "value")
+    limit()
     for c in controls:
         c.observe(update, "value")
     update()
