@@ -212,9 +212,7 @@ def figures_tabs(pages: Mapping[str, Sequence[W.Widget]]) -> W.Tab:
     for title, figures in pages.items():
         if not 1 <= len(figures) <= FIGURES_PER_ROW:
             raise ValueError(f"page {title!r} has {len(figures)} figures; a page holds 1 to {FIGURES_PER_ROW}")
-    return W.Tab(
-        children=[figures_grid(f) for f in pages.values()], titles=list(pages), layout=W.Layout(width="100%")
-    )
+    return W.Tab(children=[figures_grid(f) for f in pages.values()], titles=list(pages), layout=W.Layout(width="100%"))
 
 
 def panel(
@@ -222,14 +220,16 @@ def panel(
     figures: Sequence[W.Widget] | Mapping[str, Sequence[W.Widget]],
     *,
     info: W.Widget | None = None,
+    control_min_px: int = CONTROL_MIN_PX,
 ) -> Panel:
     """The standard panel: a controls grid, an optional info line or table, then the figures.
 
     ``figures`` is a list of at most :data:`FIGURES_PER_ROW` figures (shown side by side) or a mapping of tab title ->
     such a list (shown in tabs, :func:`figures_tabs`): more figures than one row would put the last row below the fold
-    of a 1366x768 window.
+    of a 1366x768 window. ``control_min_px``: the narrowest control cell (a panel with many short controls packs
+    more per row).
     """
-    parts: list[W.Widget] = [controls_grid(controls)]
+    parts: list[W.Widget] = [controls_grid(controls, min_px=control_min_px)]
     if info is not None:
         parts.append(info)
     if isinstance(figures, Mapping):

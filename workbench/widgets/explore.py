@@ -66,7 +66,7 @@ def _control(param: ex.Param, initial: list) -> W.Widget:
     if param.choices is not None or param.kind is bool:
         options = list(param.choices) if param.choices is not None else [True, False]
         return W.SelectMultiple(
-            options=options, value=tuple(initial), rows=min(len(options), 4), description=label, tooltip=param.doc
+            options=options, value=tuple(initial), rows=min(len(options), 3), description=label, tooltip=param.doc
         )
     return W.Text(
         value=", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in initial),
@@ -110,7 +110,7 @@ def explore_panel(
         Parameters or result labels drawn as separate lines (colour, then dash); any other parameter given more
         than one value joins them.
     values : sequence of str
-        Numeric result columns to plot (one row of panels each).
+        Numeric result columns to plot (side by side; one row of panels each when ``facet_col`` splits the columns).
     grid : mapping, optional
         Initial values of the controls (default: each parameter's default).
     seeds : int
@@ -182,19 +182,22 @@ def explore_panel(
                 summary,
                 x,
                 series=lines,
-                facet_col=facet_col,
-                facet_row="quantity" if len(values) > 1 else None,
+                # two quantities side by side (stacked, the second would be below the fold at 1366x768), unless the
+                # columns already split a label
+                facet_col=facet_col or ("quantity" if len(values) > 1 else None),
+                facet_row="quantity" if len(values) > 1 and facet_col else None,
                 scale=scale,
                 log_y=log_y,
                 title=f"{exp.name}: mean over {n_seeds.value} seed(s), error bars 1 s.e.",
                 x_title=_label(exp.param(x)),
                 y_title=y_title,
             ),
-            height=max(380, 300 * len(values)),
+            height=max(340, 300 * len(values)) if facet_col and len(values) > 1 else 340,
         )
 
     run.on_click(on_run)
-    out = panel([*controls.values(), n_seeds, run], [figure], info=W.VBox([info, bar]))
+    # an experiment has up to ~16 parameters: short boxes four to a row keep the figure in the same screen
+    out = panel([*controls.values(), n_seeds, run], [figure], info=W.VBox([info, bar]), control_min_px=230)
     out.run, out.figure, out.controls, out.info = run, figure, controls, info
     if autorun:
         on_run(progress=False)

@@ -123,8 +123,8 @@ class SprayingPanel:
                 self.routings,
             ],
             {
-                "Congestion and link load": [self.fig_ratio, self.fig_heat],
-                "Time and connections": [self.fig_time, self.fig_qp],
+                "Congestion": [self.fig_ratio, self.fig_heat],
+                "Time, connections": [self.fig_time, self.fig_qp],
             },
             info=self.status,
         )
