@@ -24,6 +24,7 @@ import ipywidgets as W
 import numpy as np
 
 from .. import experiments as ex
+from .._units import name_label
 from ..viz.experiments import errorbar_lines
 from . import FigurePane, Panel, panel, redraw
 
@@ -110,7 +111,7 @@ def explore_panel(
         Parameters or result labels drawn as separate lines (colour, then dash); any other parameter given more
         than one value joins them.
     values : sequence of str
-        Numeric result columns to plot (side by side; one row of panels each when ``facet_col`` splits the columns).
+        Numeric result columns to plot, side by side (when ``facet_col`` splits the columns, a "quantity" menu picks one).
     grid : mapping, optional
         Initial values of the controls (default: each parameter's default).
     seeds : int
@@ -175,29 +176,41 @@ def explore_panel(
         )
         if df.empty:
             return
-        summary = ex.summarize(df, list(values))
+        shown["summary"], shown["lines"] = ex.summarize(df, list(values)), lines
+        draw()
+
+    def draw(*_):
+        summary = shown["summary"]
+        if summary is None:
+            return
+        if quantity is not None:  # columns split a label: one quantity at a time, chosen from a menu
+            summary = summary[summary["quantity"] == quantity.value]
         redraw(
             figure,
             errorbar_lines(
                 summary,
                 x,
-                series=lines,
-                # two quantities side by side (stacked, the second would be below the fold at 1366x768), unless the
-                # columns already split a label
+                series=shown["lines"],
+                # quantities side by side (stacked, the second row would be below the fold at 1366x768)
                 facet_col=facet_col or ("quantity" if len(values) > 1 else None),
-                facet_row="quantity" if len(values) > 1 and facet_col else None,
                 scale=scale,
                 log_y=log_y,
                 title=f"{exp.name}: mean over {n_seeds.value} seed(s), error bars 1 s.e.",
                 x_title=_label(exp.param(x)),
                 y_title=y_title,
             ),
-            height=max(340, 300 * len(values)) if facet_col and len(values) > 1 else 340,
+            height=340,
         )
 
+    shown: dict[str, Any] = {"summary": None, "lines": []}
+    quantity = None
+    if facet_col and len(values) > 1:
+        quantity = W.Dropdown(options=[(name_label(v), v) for v in values], description="quantity")
+        quantity.observe(draw, "value")
     run.on_click(on_run)
     # an experiment has up to ~16 parameters: short boxes four to a row keep the figure in the same screen
-    out = panel([*controls.values(), n_seeds, run], [figure], info=W.VBox([info, bar]), control_min_px=230)
+    extra = [quantity] if quantity is not None else []
+    out = panel([*controls.values(), n_seeds, *extra, run], [figure], info=W.VBox([info, bar]), control_min_px=200)
     out.run, out.figure, out.controls, out.info = run, figure, controls, info
     if autorun:
         on_run(progress=False)
