@@ -127,7 +127,7 @@ class Panel(W.VBox):
         return "Interactive panel: run the notebook (or this cell) to use it."
 
 
-def redraw(target: go.FigureWidget | FigurePane, fresh: go.Figure, *, height: int = 380) -> None:
+def redraw(target: go.FigureWidget | FigurePane, fresh: go.Figure, *, height: int = 340) -> None:
     """Replace what ``target`` shows with ``fresh``.
 
     The figure fills the width of its cell (``autosize``, no fixed width), so it never runs past the output area;
@@ -268,7 +268,12 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence[object]], *, capti
             raise ValueError(f"row {i} has {len(row)} cells, the header has {width}")
     body = "".join(f"<tr>{cells('td', r)}</tr>" for r in rows)
     lead = f"<div>{html.escape(caption)}</div>" if caption else ""
-    return f'{lead}<table style="border-collapse:collapse"><tr>{cells("th", header)}</tr>{body}</table>'
+    # a widget's HTML inherits the 28 px line height of a control row: a table at that height pushed the figures below
+    # the fold at 768 px
+    return (
+        f'<div style="line-height:1.35">{lead}<table style="border-collapse:collapse">'
+        f"<tr>{cells('th', header)}</tr>{body}</table></div>"
+    )
 
 
 def log_steps(low: float, high: float, default: float | None = None) -> list[float]:

@@ -199,7 +199,7 @@ def explore_panel(
                 x_title=_label(exp.param(x)),
                 y_title=y_title,
             ),
-            height=340,
+            height=320,
         )
 
     shown: dict[str, Any] = {"summary": None, "lines": []}

@@ -69,7 +69,7 @@ def fused_pipeline_panel() -> W.Widget:
             return
         r = panel_model(pp0.value, pp1.value, m0.value, m1.value, size.value, method.value)
         inst, sched = r["instance"], r["schedule"]
-        redraw(fig, vr.gantt(sched, (inst.pp0, inst.pp1), title=f"{method.label}: one row per GPU"), height=360)
+        redraw(fig, vr.gantt(sched, (inst.pp0, inst.pp1), title=f"{method.label}: one row per GPU"), height=340)
         info.value = html_table(
             ["schedule", "makespan", "over the lower bound", "vs sequential 1F1B", "peak memory"],
             [
@@ -124,7 +124,7 @@ def generation_tail_panel() -> W.Widget:
             info.value = html_table(["problem"], [["tail instances must be fewer than the instances"]])
             return
         r = tail_model(**v)
-        redraw(fig, vr.tail_completion(r), height=380)
+        redraw(fig, vr.tail_completion(r), height=340)
         info.value = html_table(
             ["baseline stage", "fused stage", "gain", "generation alone", "inference", "migrated", "cap"],
             [[f"{r.baseline_s:.1f} s", f"{r.fused_s:.1f} s", f"{r.gain:.3f}x", f"{r.generation_s:.1f} s",
