@@ -19,9 +19,11 @@ pytestmark = pytest.mark.browser
 VIEWPORT = {"width": 1366, "height": 768}
 _FIGURE_STATE = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(p =>
   Array.from(p.querySelectorAll('.cartesianlayer, .heatmaplayer, .barlayer')).map(l => l.innerHTML).join('')).join('|')"""
-#: Every figure pane showing a figure has drawn it in a box of real size (not collapsed to zero height).
+#: Every figure pane in view (not on a hidden tab) showing a figure has drawn it in a box of real size (not collapsed
+#: to zero height).
 _DRAWN = f"""() => {{
-  const shown = Array.from(document.querySelectorAll('.{FIGURE_CLASS}')).filter(p => p.querySelector('.jp-RenderedPlotly'));
+  const shown = Array.from(document.querySelectorAll('.{FIGURE_CLASS}'))
+    .filter(p => p.offsetParent !== null && p.querySelector('.jp-RenderedPlotly'));
   return shown.length > 0 && shown.every(p => {{ const r = p.getBoundingClientRect();
                                                return !!p.querySelector('.main-svg') && r.height > 50 && r.width > 50; }});
 }}"""

@@ -1,7 +1,11 @@
 """Every notebook as a person uses it: opened in JupyterLab at 1366x768 with the file browser open (showing its saved
 outputs: claims table and figures), its panels run, no error output, no widget that fails to display, no request
 leaving the machine, one control per panel moved and its figure redrawn, and no panel element running past its output
-area. A screenshot of each panel is kept.
+area. Each figure page of a panel (each tab, or its one row of figures) fits the notebook's view at 1366x768 below
+its controls, and what its figures draw (plotly's data and layout, read from the page) passes the figure invariants
+(:func:`workbench.testing.figure_problems`); the panel's first slider and first dropdown are moved to both ends of
+their range and the invariants checked after each move (every control of every panel is moved to both ends in
+Python by ``tests/widgets/test_every_control.py``). A screenshot of each figure page is kept.
 
 What runs is the setup cell (imports, renderer), every panel cell and the cells those need, not Run All: the claims
 cells run the reproductions at paper scale (minutes per notebook, over an hour for all of them), and nbval already
@@ -201,9 +205,10 @@ _FIGURE_STATE = f"""(panel) => {{
   for (let i = 0; i < s.length; i++) h = ((h * 33) ^ s.charCodeAt(i)) >>> 0;
   return `${{s.length}}:${{h}}`;
 }}"""
-#: Every figure pane of the panel that shows a figure has drawn it with a non-empty box.
+#: Every figure pane of the panel that is in view (not on a hidden tab) and shows a figure has drawn it with a
+#: non-empty box.
 _DRAWN = f"""(panel) => {{
-  const panes = Array.from(panel.querySelectorAll('.{FIGURE_CLASS}'));
+  const panes = Array.from(panel.querySelectorAll('.{FIGURE_CLASS}')).filter(p => p.offsetParent !== null);
   const shown = panes.filter(p => p.querySelector('.jp-RenderedPlotly'));
   return shown.length > 0 && shown.every(p => {{
     const svg = p.querySelector('.main-svg'); const r = p.getBoundingClientRect();
@@ -253,26 +258,81 @@ def _move_control(page, panel) -> str:
     raise AssertionError("the panel has no slider, dropdown, multi-select or list of values to move")
 
 
-#: Scroll the notebook so that the panel's top (part 0) or the next screenful of it is in view; true if there was
-#: more of the panel to show.
-_SCROLL = """([panel, part]) => {
+#: The panel's height and the notebook's visible height, with the panel's top scrolled to the top of the view.
+_FIT = """(panel) => {
   const scroller = panel.closest('.jp-WindowedPanel-outer') || panel.closest('.jp-Notebook');
-  if (part === 0) { panel.scrollIntoView({block: 'start'}); return true; }
-  const view = scroller.getBoundingClientRect();
-  const below = panel.getBoundingClientRect().bottom - view.bottom;
-  if (below <= 2) return false;
-  scroller.scrollTop += Math.min(view.height - 60, below + 20);
-  return true;
+  panel.scrollIntoView({block: 'start'});
+  return [Math.round(panel.getBoundingClientRect().height), Math.round(scroller.getBoundingClientRect().height)];
 }"""
+#: The tabs of a panel's figure pages (none when its figures are in one row).
+_TABS = ".widget-tab .lm-TabBar-tab"
+#: Count the kernel's busy spells (every message it handles, a widget's comm message included, is one), so that a
+#: control's move is known to be handled when the count has grown and the kernel is idle.
+_COUNT_BUSY = f"""() => {{
+  const kernel = {_NOTEBOOK}.sessionContext.session.kernel;
+  window.__wbBusy = 0;
+  kernel.statusChanged.connect((_, status) => {{ if (status === 'busy') window.__wbBusy += 1; }});
+}}"""
+_HANDLED = f"""(n) => window.__wbBusy > n && {_NOTEBOOK}.sessionContext.session.kernel.status === 'idle'"""
 
 
-def _screenshots(page, panel, stem: Path, parts: int = 4) -> None:
-    """What a person sees of the panel: the whole window (file browser open), one screenful at a time."""
-    for part in range(parts):
-        if not page.evaluate(_SCROLL, [panel.element_handle(), part]):
-            break
+def _pages(page, panel, stem: Path, plotted_problems, where: str) -> list[str]:
+    """Each figure page of the panel (each tab, or the one row of figures): what it draws passes the figure
+    invariants, and a screenshot of the window is kept. Returns the pages that do not fit the window below their
+    controls (the controls and the figures they drive in one screen at 1366x768)."""
+    misfits = []
+    tabs = panel.locator(_TABS).all()
+    for i, tab in enumerate(tabs or [None]):
+        if tab is not None:
+            tab.click()
+            assert _wait(page, _DRAWN, panel.element_handle(), REDRAW_S), f"{where} tab {i}: figures not drawn"
+            page.wait_for_timeout(500)
+        height, view = panel.evaluate(_FIT)
         page.wait_for_timeout(300)
-        page.screenshot(path=f"{stem}-{part}.png")
+        page.screenshot(path=f"{stem}-page{i}.png")
+        if height > view:
+            misfits.append(f"{where} page {i}: the panel is {height} px tall, the notebook shows {view} px")
+        drawn = plotted_problems(page, panel.element_handle())
+        assert not drawn, f"{where} page {i}: what the figures draw breaks the figure invariants: {drawn}"
+    if tabs:
+        tabs[0].click()
+    return misfits
+
+
+def _both_ends(page, panel, plotted_problems, where: str, on_button) -> list[str]:
+    """The panel's first slider and first dropdown, each moved to both ends of its range through the page (End and
+    Home on the slider's handle, the last and first option); after each move is handled and redrawn, what every
+    figure draws passes the figure invariants. Returns what was moved."""
+    moves = []
+    handle = panel.locator(".noUi-handle").first
+    if handle.count():
+        moves += [("slider", "End"), ("slider", "Home")]
+    select = panel.locator(".widget-dropdown select").first
+    if select.count():
+        moves += [("dropdown", "last"), ("dropdown", "first")]
+    done = []
+    for kind, end in moves:
+        busy = page.evaluate("() => window.__wbBusy")
+        if kind == "slider":
+            before = handle.get_attribute("aria-valuenow")
+            handle.focus()
+            handle.press(end)
+            changed = handle.get_attribute("aria-valuenow") != before
+        else:
+            values = [o.get_attribute("value") for o in select.locator("option").all()]
+            target = values[-1] if end == "last" else values[0]
+            changed = target != select.input_value()
+            select.select_option(target)
+        if not changed:
+            continue
+        on_button()
+        assert _wait(page, _HANDLED, busy, REDRAW_S), f"{where}: the kernel did not handle the {kind} at {end}"
+        assert _wait(page, _DRAWN, panel.element_handle(), REDRAW_S), f"{where}: not redrawn ({kind} at {end})"
+        page.wait_for_timeout(500)
+        drawn = plotted_problems(page, panel.element_handle())
+        assert not drawn, f"{where}: with its {kind} at the {end} end, the figures break the invariants: {drawn}"
+        done.append(f"{kind} {end}")
+    return done
 
 
 def _wait(page, check, arg, budget_s: float) -> bool:
@@ -308,6 +368,7 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str, plotted_pro
     try:
         page.evaluate(_OPEN, f"notebooks/{name}")
         page.wait_for_function(_IDLE, timeout=120_000, polling=500)
+        page.evaluate(_COUNT_BUSY)
         t0 = time.monotonic()
         for i, budget_s in zip(run, budgets):
             page.evaluate(_RUN, i)
@@ -320,6 +381,8 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str, plotted_pro
         assert "Error displaying widget" not in page.inner_text(".jp-NotebookPanel:not(.lm-mod-hidden)")
         panels = page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) .{PANEL_CLASS}").all()
         assert panels, f"{name}: no panel rendered"
+        moved: dict[int, list[str]] = {}
+        misfits: list[str] = []
         for k, panel in enumerate(panels):
             panel.scroll_into_view_if_needed()
             # A sweep panel redraws on its run button, whether or not it ran its first grid when built; any other
@@ -331,6 +394,8 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str, plotted_pro
             assert _wait(page, _DRAWN, panel.element_handle(), REDRAW_S), f"{name} panel {k}: figures not drawn"
             overflow = panel.evaluate(_OVERFLOW)
             assert overflow == [], f"{name} panel {k}: elements run past the output area at 1366x768: {overflow}"
+            where = f"{name} panel {k}"
+            misfits += _pages(page, panel, screenshots_dir / f"lab-{Path(name).stem}-panel{k}", plotted_problems, where)
             before = panel.evaluate(_FIGURE_STATE)
             how = _move_control(page, panel)
             if on_button:
@@ -344,10 +409,16 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str, plotted_pro
             page.wait_for_timeout(800)  # let plotly finish its transition before the screenshots
             drawn = plotted_problems(page, panel.element_handle())
             assert not drawn, f"{name} panel {k}: what the figures draw breaks the figure invariants: {drawn}"
-            _screenshots(page, panel, screenshots_dir / f"lab-{Path(name).stem}-panel{k}")
+
+            def press_button(panel=panel, on_button=on_button, sweep_button=sweep_button):
+                if on_button:
+                    (sweep_button if sweep_button.count() else panel.locator(".widget-button")).first.click()
+
+            moved[k] = _both_ends(page, panel, plotted_problems, where, press_button)
+        assert not misfits, f"{name}: figures below the fold at 1366x768: {misfits}"
         assert not requests_out, f"{name}: requests left the machine: {requests_out[:5]}"
         assert not console_errors, f"{name}: console errors: {console_errors[:5]}"
-        print(f"{name}: cells {run} in {run_s:.1f} s, {len(panels)} panel(s)")
+        print(f"{name}: cells {run} in {run_s:.1f} s, {len(panels)} panel(s), moved to both ends: {moved}")
     except Exception:
         page.screenshot(path=str(screenshots_dir / f"FAILED-lab-{Path(name).stem}.png"))
         raise

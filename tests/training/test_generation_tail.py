@@ -103,3 +103,19 @@ def test_panel_number_is_the_experiment_number():
     import ipywidgets as W
 
     assert isinstance(generation_tail_panel(), W.Box)
+
+
+def test_panel_cannot_reach_more_instances_than_samples():
+    """Samples dropped below the instances (the sweep of every control found it: ``instances must not exceed
+    samples``): the instances slider follows the samples, the tail-instances slider the instances, and it redraws."""
+    from workbench.testing import find_widget
+    from workbench.widgets.rlhf import generation_tail_panel
+
+    root = generation_tail_panel()
+    samples, instances = find_widget(root, description="samples"), find_widget(root, description="instances")
+    tail = find_widget(root, description="tail instances")
+    samples.value = 2
+    assert instances.value <= 2 and instances.max == 2 and tail.value < instances.value
+    samples.value = 512
+    instances.value = instances.max
+    assert instances.value == 512 and tail.max == 511

@@ -67,6 +67,17 @@ def test_coinciding_lines_stay_visible():
     assert [t.line.dash for t in same.data] == dashes
 
 
+def test_a_line_over_a_dotted_line_is_not_dotted_too():
+    """The microservices panel at a spike below capacity: DAGOR's goodput equals the offered load, drawn dotted, and
+    a third line already took "dash"; the next dash style must differ from the dotted line beneath as well."""
+    fig = go.Figure(go.Scatter(x=[0, 1, 2], y=[1.0, 2.0, 3.0], name="offered load", line={"dash": "dot"}))
+    for name in ("Breakwater", "DAGOR"):
+        fig.add_scatter(x=[0, 1, 2], y=[1.0, 2.0, 3.0], name=name)
+    tidy_axes(fig)
+    assert not figure_problems(fig)
+    assert len({t.line.dash for t in fig.data}) == 3
+
+
 def test_an_entity_has_one_colour_in_every_figure():
     """Topic figures, panels and explore panels take an entity's colour from the one table (viz.COLORS)."""
     import pandas as pd

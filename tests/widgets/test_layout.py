@@ -72,3 +72,21 @@ def test_every_paper_panel_updates_on_release_and_draws_true_figures():
             if pane.figure.data and (found := figure_problems(pane.figure)):
                 problems[f"{paper.id}[{i}]"] = found
     assert not problems, problems
+
+
+def test_more_figures_than_a_row_go_in_tabs_of_two():
+    """Three or four figures stacked put the last row below the fold at 1366x768 (00, 01 and 03 did): a panel takes
+    at most two figures in a row, more as tabs of at most two."""
+    import ipywidgets as W
+
+    from workbench.widgets import FigurePane, panel
+
+    panes = [FigurePane() for _ in range(3)]
+    with pytest.raises(ValueError, match="at most 2 figures in a row, got 3"):
+        panel([W.IntSlider()], panes)
+    tabs = panel([W.IntSlider()], {"Waits and gaps": panes[:2], "Arrival counts": panes[2:]}).children[-1]
+    assert isinstance(tabs, W.Tab) and tabs.titles == ("Waits and gaps", "Arrival counts")
+    assert [len(page.children) for page in tabs.children] == [2, 1]
+    with pytest.raises(ValueError, match="page 'all' has 3 figures"):
+        panel([W.IntSlider()], {"all": panes})
+    assert [p for p in _panes(panel([], {"a": panes[:2], "b": panes[2:]}))] == panes

@@ -167,9 +167,13 @@ def show_coinciding(fig: go.Figure) -> go.Figure:
             continue
         covered[j] = i
         t = fig.data[j]
-        if t.line.dash in (None, "solid") or t.line.dash == fig.data[i].line.dash:
-            used = {fig.data[k].line.dash for k, base in covered.items() if base == i and k != j}
-            t.line.dash = next((d for d in _OVERLAP_DASHES if d not in used), "dot")
+        # the dashes already on these points: the line beneath's own (a dotted line beneath a line given "dot" would
+        # hide it again) and those of the lines drawn over it before this one
+        used = {fig.data[i].line.dash or "solid"} | {
+            fig.data[k].line.dash or "solid" for k, base in covered.items() if base == i and k != j
+        }
+        if (t.line.dash or "solid") in used:
+            t.line.dash = next((d for d in _OVERLAP_DASHES if d not in used), "longdashdot")
     return fig
 
 

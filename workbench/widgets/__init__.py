@@ -13,13 +13,15 @@ renders in Voilà dashboards as well as in JupyterLab: Voilà 0.5 cannot create 
 Layout is shared so that every panel fits a 1366x768 window with JupyterLab's file browser open and still uses a
 1920x1080 one: :func:`panel` puts the controls in a grid above the figures (as many columns as fit), descriptions at
 their natural width (never truncated), and the figures in a grid whose cells are at least :data:`FIGURE_MIN_PX` wide,
-each figure filling its cell (``autosize``; no fixed pixel width anywhere).
+each figure filling its cell (``autosize``; no fixed pixel width anywhere). A panel with more figures than fit in one
+row (three or four) shows them in tabs of at most two side by side (:data:`FIGURES_PER_ROW`), so that the controls
+and the figures they drive are in one screen at 768 px: a second row of figures would be below the fold.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import ipywidgets as W
 import plotly.graph_objects as go
@@ -37,8 +39,10 @@ __all__ = [
     "panel",
     "controls_grid",
     "figures_grid",
+    "figures_tabs",
     "html_table",
     "FIGURE_MIN_PX",
+    "FIGURES_PER_ROW",
     "CONTROL_MIN_PX",
     "PANEL_CLASS",
     "FIGURE_CLASS",
@@ -46,6 +50,8 @@ __all__ = [
 
 #: Narrowest a figure cell gets before the figures wrap onto another row (two side by side need ~900 px).
 FIGURE_MIN_PX = 440
+#: Most figures a panel shows at once: one row of two fits 1366x768 below the controls; more go in tabs.
+FIGURES_PER_ROW = 2
 #: Narrowest a control cell gets before the controls wrap.
 CONTROL_MIN_PX = 300
 #: CSS classes on every panel's top-level element and on every figure pane: a stable marker for the browser tests
@@ -121,7 +127,7 @@ class Panel(W.VBox):
         return "Interactive panel: run the notebook (or this cell) to use it."
 
 
-def redraw(target: go.FigureWidget | FigurePane, fresh: go.Figure, *, height: int = 380) -> None:
+def redraw(target: go.FigureWidget | FigurePane, fresh: go.Figure, *, height: int = 340) -> None:
     """Replace what ``target`` shows with ``fresh``.
 
     The figure fills the width of its cell (``autosize``, no fixed width), so it never runs past the output area;
@@ -198,12 +204,43 @@ def figures_grid(figures: Sequence[W.Widget], *, min_px: int = FIGURE_MIN_PX) ->
     )
 
 
-def panel(controls: Sequence[W.Widget], figures: Sequence[W.Widget], *, info: W.Widget | None = None) -> Panel:
-    """The standard panel: a controls grid, an optional info line or table, then the figures grid."""
-    parts: list[W.Widget] = [controls_grid(controls)]
+def figures_tabs(pages: Mapping[str, Sequence[W.Widget]]) -> W.Tab:
+    """Figures in tabs: one page per entry of ``pages`` (tab title -> figures), each page a :func:`figures_grid` of
+    at most :data:`FIGURES_PER_ROW` figures."""
+    if not pages:
+        raise ValueError("figures_tabs needs at least one page of figures")
+    for title, figures in pages.items():
+        if not 1 <= len(figures) <= FIGURES_PER_ROW:
+            raise ValueError(f"page {title!r} has {len(figures)} figures; a page holds 1 to {FIGURES_PER_ROW}")
+    return W.Tab(children=[figures_grid(f) for f in pages.values()], titles=list(pages), layout=W.Layout(width="100%"))
+
+
+def panel(
+    controls: Sequence[W.Widget],
+    figures: Sequence[W.Widget] | Mapping[str, Sequence[W.Widget]],
+    *,
+    info: W.Widget | None = None,
+    control_min_px: int = CONTROL_MIN_PX,
+) -> Panel:
+    """The standard panel: a controls grid, an optional info line or table, then the figures.
+
+    ``figures`` is a list of at most :data:`FIGURES_PER_ROW` figures (shown side by side) or a mapping of tab title ->
+    such a list (shown in tabs, :func:`figures_tabs`): more figures than one row would put the last row below the fold
+    of a 1366x768 window. ``control_min_px``: the narrowest control cell (a panel with many short controls packs
+    more per row).
+    """
+    parts: list[W.Widget] = [controls_grid(controls, min_px=control_min_px)]
     if info is not None:
         parts.append(info)
-    parts.append(figures_grid(figures))
+    if isinstance(figures, Mapping):
+        parts.append(figures_tabs(figures))
+    else:
+        if len(figures) > FIGURES_PER_ROW:
+            raise ValueError(
+                f"a panel shows at most {FIGURES_PER_ROW} figures in a row, got {len(figures)}: pass a mapping of "
+                "tab title -> figures instead"
+            )
+        parts.append(figures_grid(figures))
     return Panel(parts, layout=W.Layout(width="100%", overflow="hidden"))
 
 
@@ -231,7 +268,12 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence[object]], *, capti
             raise ValueError(f"row {i} has {len(row)} cells, the header has {width}")
     body = "".join(f"<tr>{cells('td', r)}</tr>" for r in rows)
     lead = f"<div>{html.escape(caption)}</div>" if caption else ""
-    return f'{lead}<table style="border-collapse:collapse"><tr>{cells("th", header)}</tr>{body}</table>'
+    # a widget's HTML inherits the 28 px line height of a control row: a table at that height pushed the figures below
+    # the fold at 768 px
+    return (
+        f'<div style="line-height:1.35">{lead}<table style="border-collapse:collapse">'
+        f"<tr>{cells('th', header)}</tr>{body}</table></div>"
+    )
 
 
 def log_steps(low: float, high: float, default: float | None = None) -> list[float]:

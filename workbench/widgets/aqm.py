@@ -109,7 +109,7 @@ def _table(result: PanelResult) -> str:
         ]
         for m in first.index
     ]
-    header = ["marking", "utilization", "mean queue (pkts)", "small-flow p50 FCT (us)", "small flows"]
+    header = ["marking", "utilization", "mean queue (pkts)", "small-flow p50 FCT (µs)", "small flows"]
     return html_table(header, rows)
 
 
@@ -117,7 +117,7 @@ def pred_panel() -> W.Widget:
     """Build the panel and return its top-level widget."""
     n_flows = W.IntSlider(value=8, min=1, max=64, description="long flows")
     load = W.FloatSlider(value=0.3, min=0.1, max=0.8, step=0.05, description="short load")
-    rtt = W.FloatSlider(value=100.0, min=20.0, max=400.0, step=10.0, description="RTT (us)")
+    rtt = W.FloatSlider(value=100.0, min=20.0, max=400.0, step=10.0, description="RTT (µs)")
     min_k = W.FloatSlider(value=20.0, min=0.0, max=150.0, step=5.0, description="static minK")
     max_k = W.FloatSlider(value=200.0, min=160.0, max=800.0, step=10.0, description="static maxK")
     max_p = W.FloatSlider(value=0.1, min=0.01, max=1.0, step=0.01, description="static maxP")

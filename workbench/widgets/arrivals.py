@@ -46,7 +46,7 @@ class ArrivalsPanel:
             control.observe(self._on_change, names="value")
         self.widget = panel(
             [self.rate, self.burstiness, self.window, self.utilization],
-            [self.hist, self.counts, self.waits],
+            {"Waits and gaps": [self.waits, self.hist], "Arrival counts": [self.counts]},
             info=self.stats,
         )
 

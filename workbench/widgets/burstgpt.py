@@ -45,7 +45,7 @@ class BurstGPTPanel:
             c.observe(lambda _change: self.update(), names="value")
         self.widget = panel(
             [self.source, self.model, self.log_type, self.window, self.rate_scale],
-            [self.rate, self.windows, self.lengths, self.rr],
+            {"Arrival rate": [self.rate, self.windows], "Lengths": [self.lengths, self.rr]},
             info=self.status,
         )
 
@@ -96,10 +96,9 @@ class BurstGPTPanel:
         )
         redraw(self.rate, fig_wl.arrivals_over_time(out.series, fig=go.Figure()), height=340)
         redraw(self.windows, fig_wl.window_fits({self.source.value: out.fits}, fig=go.Figure()), height=340)
-        redraw(
-            self.lengths, fig_wl.length_ccdf({self.source.value: out.length}, title="Request lengths", fig=go.Figure())
-        )
-        redraw(self.rr, fig_wl.request_response({self.source.value: out.request_response}, fig=go.Figure()))
+        lengths = fig_wl.length_ccdf({self.source.value: out.length}, title="Request lengths", fig=go.Figure())
+        redraw(self.lengths, lengths, height=340)
+        redraw(self.rr, fig_wl.request_response({self.source.value: out.request_response}, fig=go.Figure()), height=340)
 
 
 def burstgpt_panel(**defaults) -> W.VBox:

@@ -99,8 +99,8 @@ def carbon_panel() -> W.Widget:
 
     def update(*_):
         view = panel_model(region.value, season.value, scheduler.value, gamma.value, jobs.value)
-        redraw(fig_pts, vc.carbon_vs_jct(view.runs), height=380)
-        redraw(fig_busy, vc.busy_vs_intensity(view.busy, view.intensity), height=380)
+        redraw(fig_pts, vc.carbon_vs_jct(view.runs), height=340)
+        redraw(fig_busy, vc.busy_vs_intensity(view.busy, view.intensity), height=340)
         base = view.runs.set_index("scheduler").loc["agnostic"]
         info.value = html_table(
             ["scheduler", "carbon (g CO2eq)", "vs agnostic", "mean JCT (s)", "vs agnostic", "intensity seen"],

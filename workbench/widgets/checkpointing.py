@@ -54,7 +54,7 @@ def checkpoint_panel() -> W.Widget:
     def update(*_):
         rows, curve = panel_model(**param_values(controls))
         opt = rows.assign(interval_s=rows.optimal_interval_s)[["method", "interval_s", "ettr"]]
-        redraw(fig, vc.ettr_vs_interval(curve, opt), height=380)
+        redraw(fig, vc.ettr_vs_interval(curve, opt), height=340)
         info.value = html_table(
             ["method", "stall / save", "save until durable", "load (same / 2x TP)", "optimal interval", "ETTR"],
             [[vc.NAMES[r.method], f"{r.stall_s:.3g} s", f"{r.save_s:.3g} s",

@@ -80,8 +80,8 @@ def fault_panel() -> W.Widget:
 
     def update(*_):
         out = panel_model(kind.value, severity.value, ranks.value, noise.value, collective.value, detector.value)
-        redraw(heat, vd.timing_heatmap(out["signals"], out["suspects"]), height=420)
-        redraw(curves, vd.pr_curves(out["sweep"]), height=420)
+        redraw(heat, vd.timing_heatmap(out["signals"], out["suspects"]), height=340)
+        redraw(curves, vd.pr_curves(out["sweep"]), height=340)
         f = out["signals"].faults[0]
         yes = {True: "yes", False: "no"}
         rows = [

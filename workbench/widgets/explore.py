@@ -24,6 +24,7 @@ import ipywidgets as W
 import numpy as np
 
 from .. import experiments as ex
+from .._units import name_label
 from ..viz.experiments import errorbar_lines
 from . import FigurePane, Panel, panel, redraw
 
@@ -66,7 +67,7 @@ def _control(param: ex.Param, initial: list) -> W.Widget:
     if param.choices is not None or param.kind is bool:
         options = list(param.choices) if param.choices is not None else [True, False]
         return W.SelectMultiple(
-            options=options, value=tuple(initial), rows=min(len(options), 4), description=label, tooltip=param.doc
+            options=options, value=tuple(initial), rows=min(len(options), 3), description=label, tooltip=param.doc
         )
     return W.Text(
         value=", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in initial),
@@ -110,7 +111,7 @@ def explore_panel(
         Parameters or result labels drawn as separate lines (colour, then dash); any other parameter given more
         than one value joins them.
     values : sequence of str
-        Numeric result columns to plot (one row of panels each).
+        Numeric result columns to plot, side by side (when ``facet_col`` splits the columns, a "quantity" menu picks one).
     grid : mapping, optional
         Initial values of the controls (default: each parameter's default).
     seeds : int
@@ -175,26 +176,41 @@ def explore_panel(
         )
         if df.empty:
             return
-        summary = ex.summarize(df, list(values))
+        shown["summary"], shown["lines"] = ex.summarize(df, list(values)), lines
+        draw()
+
+    def draw(*_):
+        summary = shown["summary"]
+        if summary is None:
+            return
+        if quantity is not None:  # columns split a label: one quantity at a time, chosen from a menu
+            summary = summary[summary["quantity"] == quantity.value]
         redraw(
             figure,
             errorbar_lines(
                 summary,
                 x,
-                series=lines,
-                facet_col=facet_col,
-                facet_row="quantity" if len(values) > 1 else None,
+                series=shown["lines"],
+                # quantities side by side (stacked, the second row would be below the fold at 1366x768)
+                facet_col=facet_col or ("quantity" if len(values) > 1 else None),
                 scale=scale,
                 log_y=log_y,
                 title=f"{exp.name}: mean over {n_seeds.value} seed(s), error bars 1 s.e.",
                 x_title=_label(exp.param(x)),
                 y_title=y_title,
             ),
-            height=max(380, 300 * len(values)),
+            height=320,
         )
 
+    shown: dict[str, Any] = {"summary": None, "lines": []}
+    quantity = None
+    if facet_col and len(values) > 1:
+        quantity = W.Dropdown(options=[(name_label(v), v) for v in values], description="quantity")
+        quantity.observe(draw, "value")
     run.on_click(on_run)
-    out = panel([*controls.values(), n_seeds, run], [figure], info=W.VBox([info, bar]))
+    # an experiment has up to ~16 parameters: short boxes four to a row keep the figure in the same screen
+    extra = [quantity] if quantity is not None else []
+    out = panel([*controls.values(), n_seeds, *extra, run], [figure], info=W.VBox([info, bar]), control_min_px=200)
     out.run, out.figure, out.controls, out.info = run, figure, controls, info
     if autorun:
         on_run(progress=False)

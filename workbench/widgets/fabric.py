@@ -92,7 +92,7 @@ class SprayingPanel:
         self.collective = w.Dropdown(options=list(fb.COLLECTIVES), value="halving_doubling", description="collective")
         self.size_exp = w.IntSlider(26, min=16, max=34, description="message 2^x bytes")
         self.routings = w.SelectMultiple(
-            options=list(fb.ROUTINGS), value=("ecmp", "mp-8", "minimal", "planned"), description="routings", rows=7
+            options=list(fb.ROUTINGS), value=("ecmp", "mp-8", "minimal", "planned"), description="routings", rows=4
         )
         self.failed = w.IntSlider(0, min=0, max=15, description="failed uplinks (leaf 0)")
         self.status = w.HTML()
@@ -122,7 +122,10 @@ class SprayingPanel:
                 self.failed,
                 self.routings,
             ],
-            [self.fig_ratio, self.fig_heat, self.fig_time, self.fig_qp],
+            {
+                "Congestion": [self.fig_ratio, self.fig_heat],
+                "Time, connections": [self.fig_time, self.fig_qp],
+            },
             info=self.status,
         )
         self.update()

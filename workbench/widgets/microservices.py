@@ -88,7 +88,7 @@ def microservices_panel() -> W.Widget:
                 spike=v.spike,
                 title="Through the load spike: goodput, drops and p95 per controller",
             ),
-            height=560,
+            height=420,
         )
         info.value = html_table(
             ["controller", "goodput (req/s)", "p95 (ms)", "p99 (ms)", "dropped", "held at client", "wasted work"],

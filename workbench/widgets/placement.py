@@ -84,9 +84,9 @@ def hotspot_panel() -> W.Widget:
         redraw(
             fig_lat,
             vp.latency_curve({f"CV {cv.value:g}": view.curve}, knee=view.knee, title="Latency vs link utilization"),
-            height=360,
+            height=340,
         )
-        redraw(fig_cdf, vp.utilization_cdf(view.utilization, threshold=hot.value), height=360)
+        redraw(fig_cdf, vp.utilization_cdf(view.utilization, threshold=hot.value), height=340)
         info.value = html_table(
             ["policy", "hot ToRs", "network-intensive tasks on hot ToRs", "migrated"],
             [[r.policy, r.hot_tors, f"{r.intensive_on_hot:.1%}", r.migrated] for r in view.policies.itertuples()],

@@ -51,7 +51,7 @@ def preemption_panel() -> W.Widget:
 
     def update(*_):
         rows = panel_model(tuple(mechs.value), **param_values([rate, *others]))
-        redraw(fig, vp.tails(rows, title=f"Tail latency by mechanism (rate {rate.value:g} per iteration)"), height=360)
+        redraw(fig, vp.tails(rows, title=f"Tail latency by mechanism (rate {rate.value:g} per iteration)"), height=340)
         base = rows.iloc[0]
         info.value = html_table(
             ["mechanism", "p99 TTFT (s)", "p99 TBT (ms)", "gain TTFT / TBT", "tokens/s", "stall share of p99 TBT"],

@@ -69,7 +69,7 @@ def fused_pipeline_panel() -> W.Widget:
             return
         r = panel_model(pp0.value, pp1.value, m0.value, m1.value, size.value, method.value)
         inst, sched = r["instance"], r["schedule"]
-        redraw(fig, vr.gantt(sched, (inst.pp0, inst.pp1), title=f"{method.label}: one row per GPU"), height=360)
+        redraw(fig, vr.gantt(sched, (inst.pp0, inst.pp1), title=f"{method.label}: one row per GPU"), height=340)
         info.value = html_table(
             ["schedule", "makespan", "over the lower bound", "vs sequential 1F1B", "peak memory"],
             [
@@ -124,7 +124,7 @@ def generation_tail_panel() -> W.Widget:
             info.value = html_table(["problem"], [["tail instances must be fewer than the instances"]])
             return
         r = tail_model(**v)
-        redraw(fig, vr.tail_completion(r), height=380)
+        redraw(fig, vr.tail_completion(r), height=340)
         info.value = html_table(
             ["baseline stage", "fused stage", "gain", "generation alone", "inference", "migrated", "cap"],
             [[f"{r.baseline_s:.1f} s", f"{r.fused_s:.1f} s", f"{r.gain:.3f}x", f"{r.generation_s:.1f} s",
@@ -133,6 +133,19 @@ def generation_tail_panel() -> W.Widget:
             caption="cap = 1 + inference / generation: fusion hides inference behind the tail, nothing more",
         )  # fmt: skip
 
+    by_name = {c.param_name: c for c in controls}
+    instances, tail, samples = by_name["instances"], by_name["tail_instances"], by_name["samples"]
+    top = instances.max
+
+    def limit(*_):
+        # no more instances than samples and fewer tail instances than instances: the model rejects either (a slider
+        # clamps its value when its maximum drops, and the clamped value redraws)
+        instances.max = min(top, samples.value)
+        tail.max = instances.value - 1
+
+    samples.observe(limit, "value")
+    instances.observe(limit, "value")
+    limit()
     for c in controls:
         c.observe(update, "value")
     update()

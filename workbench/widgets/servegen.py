@@ -53,10 +53,10 @@ class ServeGenPanel:
         )
         cfg = server_for(model)
         self.prefill = W.FloatLogSlider(
-            value=cfg.prefill_token_s * 1e6, base=10, min=0.5, max=2.7, step=0.05, description="prefill (us/token)"
+            value=cfg.prefill_token_s * 1e6, base=10, min=0.5, max=2.7, step=0.05, description="prefill (µs/token)"
         )
         self.decode = W.FloatLogSlider(
-            value=cfg.decode_seq_s * 1e6, base=10, min=1.0, max=3.3, step=0.05, description="decode (us/seq/iter)"
+            value=cfg.decode_seq_s * 1e6, base=10, min=1.0, max=3.3, step=0.05, description="decode (µs/seq/iter)"
         )
         self.kv = W.IntSlider(
             value=cfg.kv_budget_tokens // 1000, min=20, max=1000, step=10, description="KV budget (k tokens)"

@@ -63,7 +63,8 @@ class ServingHardwarePanel:
             value=source,
             description="ServeGen traffic",
         )
-        self.workload = W.ToggleButtons(options=WORKLOADS, value="composed", description="workload")
+        # a menu, not toggle buttons: two buttons stacked in a grid cell took a row and a half of the 768 px screen
+        self.workload = W.Dropdown(options=WORKLOADS, value="composed", description="workload")
         self.rate = W.FloatLogSlider(value=rate_rps, base=10, min=0, max=2, step=0.05, description="mean rate (req/s)")
         self.ttft_slo = W.FloatLogSlider(value=2.0, base=10, min=-1, max=1, step=0.05, description="p99 TTFT SLO (s)")
         self.tbt_slo = W.FloatLogSlider(value=0.1, base=10, min=-2, max=0, step=0.05, description="p99 TBT SLO (s)")
