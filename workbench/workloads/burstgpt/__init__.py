@@ -29,7 +29,7 @@ model, failure share, model mix) set to stated assumptions, not measured values.
 One module per part, every public name importable from ``workbench.workloads.burstgpt``:
 :mod:`.model` (:class:`BurstGPTModel`, :func:`from_params`, :func:`fit_model`, :func:`sample_requests`,
 :func:`generate`, :func:`generate_plan`), :mod:`.params` (:func:`save_params`, :func:`load_params`, the JSON parameter files),
-:mod:`.round_trip` (:func:`round_trip`, :func:`round_trip_summary`) and :mod:`.stand_in` (:func:`stand_in`,
+:mod:`.round_trip` (:class:`RoundTrip`, :func:`round_trip`, :func:`round_trip_summary`) and :mod:`.stand_in` (:func:`stand_in`,
 :data:`STAND_IN_ASSUMPTIONS`).
 
 Examples
@@ -42,7 +42,7 @@ Examples
 
 from .model import BurstGPTModel, fit_model, from_params, generate, generate_plan, sample_requests
 from .params import load_params, save_params
-from .round_trip import round_trip, round_trip_summary
+from .round_trip import RoundTrip, round_trip, round_trip_summary
 from .stand_in import STAND_IN_ASSUMPTIONS, stand_in
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "sample_requests",
     "save_params",
     "load_params",
+    "RoundTrip",
     "round_trip",
     "round_trip_summary",
     "stand_in",
