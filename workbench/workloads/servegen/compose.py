@@ -283,8 +283,6 @@ def _compose_block(
     return pd.DataFrame(out)
 
 
-
-
 def _fixed_count_arrivals(
     start_s: np.ndarray,
     dur_s: np.ndarray,
