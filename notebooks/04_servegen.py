@@ -205,9 +205,10 @@ explore_panel("serving-capacity", x="hour", series=["workload"], values=["capaci
 # ## What differs from the paper, and why
 #
 # * **Under-provisioning: partial.** The naive plan is optimistic in most (model, hour) cells (80% at the quick
-#   scale, one seed per cell), so the paper's direction reproduces, but the median is about 20% (20% at the quick
-#   scale, mm-image 44%), not 50%, and it swings from negative to 100% between hours (at the quick scale m-mid at
-#   06:00, per-window CV 3.5, misses the SLO at any rate under the composed workload). The capacities come from
+#   scale, one seed per cell; 98% at the full scale), so the paper's direction reproduces, but the median is about 30%
+#   (32% at the full scale; 20% at the quick scale, mm-image 44%), not 50%, and it swings from negative to 100%
+#   between hours (at the quick scale m-mid at 06:00, per-window CV 3.5, misses the SLO at any rate under the
+#   composed workload). The capacities come from
 #   the `serving-capacity` experiment with per-point seeds (`experiments.serving.provisioning_gap`); moving onto it
 #   changed the seeds, and the quick-scale median moved from 21% to 18% (m-small from 4% to -41%: one seed per cell
 #   is noisy). Making `compose` the block stream `workbench workload generate` writes (issue 21), with one base seed
