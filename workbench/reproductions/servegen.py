@@ -373,7 +373,7 @@ def _reasoning_lengths(scale: Scale) -> Measured:
     note="Median over (model, hour) cells of 1 - C_composed / C_naive, with C the highest rate meeting p99 TTFT <= 2 s "
     "on one simulated continuous-batching instance. The naive plan is optimistic in nearly every cell (98% at the "
     "full scale, 80% at the quick scale), but by a model- and hour-dependent amount: per-model medians run from about "
-    "15-20% (m-small, one fairly steady dominant client; deepseek-r1, near-Poisson most hours) to about 35-50% "
+    "15-20% (m-small, one fairly steady dominant client; deepseek-r1, near-Poisson most hours) to about 30-50% "
     "(m-mid, m-large, mm-image), and single hours reach 70-100% when one very bursty top client (CV 3-18) dominates "
     "the span (100%: the composed workload misses the SLO at any rate). The overall median lands near 30% (quick "
     "scale: about 20%) rather than the paper's 50%. The paper measured real GPU deployments with its own SLOs and spans; the workbench "
