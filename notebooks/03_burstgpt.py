@@ -139,7 +139,7 @@ round_trips = rep.round_trips("full")
 print(gen.round_trip_summary(round_trips).round(2).to_string(index=False))
 first = next(iter(round_trips))  # Azure code when the real traces are on the search path
 print(f"\n{first}, first parameters:")
-print(round_trips[first].head(6).round(3).to_string(index=False))
+print(round_trips[first].table.head(6).round(3).to_string(index=False))
 
 # %% [markdown]
 # ## Export for serving benchmarks

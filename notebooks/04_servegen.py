@@ -180,9 +180,10 @@ print(rep.usecase_summary("quick").round(3).to_string())
 
 # %% [markdown]
 # Per-client burstiness carries most of the gap: composed arrivals with pooled lengths lose about as much capacity
-# as the full composition (at the quick scale printed above, medians 0.82 and 0.82 of the naive capacity), while the
-# time drift of lengths under Poisson arrivals costs little (about 0.95). Where the two disagree (mm-image) the coupling matters:
-# its burstiest clients send short requests, and giving their bursts pooled (longer) lengths is worse still.
+# as the full composition (at the quick scale printed above, medians 0.81 and 0.80 of the naive capacity), while the
+# time drift of lengths under Poisson arrivals costs less (about 0.89). Where the two disagree (mm-image above all)
+# the coupling matters: its burstiest clients send short requests, and giving their bursts pooled (longer) lengths is
+# worse still.
 
 # %% [markdown]
 # ## Explore: sweep a parameter study
@@ -204,14 +205,18 @@ explore_panel("serving-capacity", x="hour", series=["workload"], values=["capaci
 # %% [markdown]
 # ## What differs from the paper, and why
 #
-# * **Under-provisioning: partial.** The naive plan is optimistic in most (model, hour) cells (70% at the quick
-#   scale, one seed per cell), so the paper's direction reproduces, but the median is about 20% (18% at the quick
-#   scale, mm-image 48%), not 50%, and it swings from negative to over 90% between hours. The capacities come from
+# * **Under-provisioning: partial.** The naive plan is optimistic in most (model, hour) cells (80% at the quick
+#   scale, one seed per cell; 98% at the full scale), so the paper's direction reproduces, but the median is about 30%
+#   (32% at the full scale; 20% at the quick scale, mm-image 44%), not 50%, and it swings from negative to 100%
+#   between hours (at the quick scale m-mid at 06:00, per-window CV 3.5, misses the SLO at any rate under the
+#   composed workload). The capacities come from
 #   the `serving-capacity` experiment with per-point seeds (`experiments.serving.provisioning_gap`); moving onto it
 #   changed the seeds, and the quick-scale median moved from 21% to 18% (m-small from 4% to -41%: one seed per cell
-#   is noisy). Large gaps come from hours in
+#   is noisy). Making `compose` the block stream `workbench workload generate` writes (issue 21), with one base seed
+#   for every model, changed the draws again: 18% to 20% (m-large 16% to 24%, m-mid 43% to 36%, m-small -41% to 5%,
+#   mm-image 48% to 44%, deepseek-r1 6% to 12%). Large gaps come from hours in
 #   which one busy client is very bursty (per-window CV 3-18, visible in the `cv_median` column); the reasoning model
-#   (near-Poisson clients) and m-small (one fairly steady dominant client) sit near zero. The paper measured real GPU
+#   (near-Poisson clients) and m-small (one fairly steady dominant client) sit lowest. The paper measured real GPU
 #   deployments with its own SLOs; here the server is a linear iteration-cost model, the SLO is p99 TTFT only, and the
 #   released statistics are 10-minute (rate, CV) summaries: bursts inside a window follow a renewal process, and
 #   lengths are drawn independently of the arrival bursts, so any burst/length coupling in the real traffic is lost.
@@ -226,7 +231,7 @@ explore_panel("serving-capacity", x="hour", series=["workload"], values=["capaci
 #   exactly one image's draw; the earlier measure divided one per-request draw by the image count, which was the wrong
 #   quantity (now that requests draw per image, that ratio would average several images). The verdict did not change.
 #   The mean image tokens per request match the reference generator (within 1%); the input p99 is lower than its
-#   6,382 (about 5,450), which we have not traced to a cause. One candidate: where a client has no PMF for a window,
+#   6,382 (about 5,530), which we have not traced to a cause. One candidate: where a client has no PMF for a window,
 #   the reference reuses the client's latest earlier one, while the workbench uses the window's pooled PMF.
 # * **Reasoning output bimodality: partial.** Reasoning tokens are about three quarters of the output, as the paper
 #   reports, but the composed day's log output length is broad and skewed rather than clearly two-peaked (Sarle's

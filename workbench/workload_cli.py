@@ -4,7 +4,8 @@
     Generate a workload block by block (:mod:`workbench.workloads.streaming`) and stream it to ``FILE`` in the format
     its name or ``--format`` selects: ``mooncake`` JSONL (``x.mooncake.jsonl``), ``burstgpt`` CSV
     (``x.burstgpt.csv``), timestamped ``csv`` / ``jsonl`` (every column, seconds), ``parquet``. Same ``--seed``, same
-    bytes, whatever ``--chunk``.
+    bytes, whatever ``--chunk``; and the same requests as the Python generator of the source
+    (``servegen.compose(..., seed=S)``, ``burstgpt.generate(..., seed=S)``): one block stream per source.
 ``workbench workload describe FILE [--window 20m] [--json] [--figures DIR]``
     Rate and hour-of-day profile, gap CV and IDC, per-window Gamma/Weibull fits, lengths and their fits, input/output
     correlation, conversations, clients and failures.

@@ -88,6 +88,59 @@ def test_generate_renewal_parquet_same_bytes_any_chunk_and_stats(tmp_path):
     assert df["output_tokens"].between(10, 200).all()
 
 
+def _same_requests(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    """Every column of ``want`` in ``got``, value for value (dtypes may differ after a file round trip)."""
+    assert len(got) == len(want) > 0
+    for c in want.columns:
+        assert np.array_equal(got[c].to_numpy(), want[c].to_numpy()), c
+
+
+def test_compose_is_the_generated_file(tmp_path):
+    """``sg.compose(..., seed=7)`` gives the requests ``workload generate servegen ... --seed 7`` writes (issue 21):
+    a multimodal model (every media column), 25 minutes (a partial last block), written in 10-minute chunks."""
+    from workbench.workloads import servegen as sg
+
+    ok(
+        *("workload", "generate", "servegen", "--model", "mm-image", "--start", "12:00", "--duration", "25m"),
+        *("--rate", "10", "--seed", "7", "--chunk", "10m", "--no-progress", "--out", str(tmp_path / "sg.parquet")),
+    )
+    want = sg.compose(sg.load_pool("mm-image"), start_s=12 * 3600, duration_s=1500, rate_rps=10.0, seed=7)
+    assert {"audio_tokens", "video_tokens"} <= set(want.columns)  # the same columns in every block
+    _same_requests(read_table(tmp_path / "sg.parquet"), want)
+
+
+def test_generate_burstgpt_is_the_generated_file(tmp_path):
+    """``burstgpt.generate(model, rate_scale=2, seed=7)`` gives the requests ``workload generate burstgpt --params
+    ... --rate-scale 2 --seed 7`` writes."""
+    model = B.from_params(4 * 1200.0, [1.0, 3.0, 0.5, 2.0], shape=0.5, failure_prob=0.05)
+    B.save_params(model, tmp_path / "m.json")
+    ok(
+        *("workload", "generate", "burstgpt", "--params", str(tmp_path / "m.json"), "--rate-scale", "2"),
+        *("--seed", "7", "--chunk", "20m", "--no-progress", "--out", str(tmp_path / "bg.parquet")),
+    )
+    want = B.generate(model, rate_scale=2.0, seed=7)
+    _same_requests(read_table(tmp_path / "bg.parquet"), want[["arrival_s", "input_tokens", "output_tokens", "failed"]])
+
+
+def test_the_stream_does_not_depend_on_the_chunk_size():
+    """Block k is drawn from keyed(seed, k): grouping the blocks 1, 2 or 4 at a time gives the one-shot table, for
+    every source; a Generator seed roots the same kind of stream (deterministic for a seeded Generator)."""
+    from workbench.workloads import servegen as sg
+
+    plans = [
+        S.servegen_plan(sg.load_pool("m-large"), start_s=12 * 3600, duration_s=2100, mean_rate_rps=5.0),
+        S.burstgpt_plan(B.from_params(5 * 600.0, 2.0, shape=0.5, window_s=600.0)),
+        S.renewal_plan(rate_rps=5.0, cv=2.0, duration_s=2100, input_tokens="const:10", output_tokens="zipf:1.1,100"),
+    ]
+    for plan in plans:
+        one = S.materialize(plan, 7)
+        assert plan.n_blocks >= 4 and len(one) > 0
+        for chunk in (1, 2, 4):
+            assert pd.concat(list(S.iter_chunks(plan, 7, chunk_blocks=chunk)), ignore_index=True).equals(one)
+        assert not S.materialize(plan, 8).equals(one)
+        assert S.materialize(plan, np.random.default_rng(3)).equals(S.materialize(plan, np.random.default_rng(3)))
+
+
 def test_errors_exit_codes_and_overwrite(tmp_path):
     out = tmp_path / "w.csv"
     out.write_text("keep me\n")

@@ -48,10 +48,10 @@ def test_response_grows_with_request_when_slope_positive():
     m = B.from_params(7200.0, 5.0, response_slope=0.4, response_sigma=0.5)
     df = B.generate(m, seed=2)
     rr = C.request_response(df)
-    assert rr.attrs["spearman"] > 0.5
-    assert rr["mean_output"].iloc[-3:].mean() > 3 * rr["mean_output"].iloc[:3].mean()
+    assert rr.spearman > 0.5
+    assert rr.table["mean_output"].iloc[-3:].mean() > 3 * rr.table["mean_output"].iloc[:3].mean()
     flat = B.generate(B.from_params(7200.0, 5.0, response_slope=0.0), seed=2)
-    assert abs(C.request_response(flat).attrs["spearman"]) < 0.05
+    assert abs(C.request_response(flat).spearman) < 0.05
 
 
 def test_fit_model_recovers_generator_parameters():
@@ -68,10 +68,12 @@ def test_fit_model_recovers_generator_parameters():
 
 def test_round_trip_within_sampling_error():
     df = B.generate(B.from_params(6 * 1200.0, 2.0, shape=0.6), seed=4)
-    rt = B.round_trip(df, seed=0)
+    result = B.round_trip(df, seed=0)
+    rt = result.table
+    assert result.fit.n_windows == result.refit.n_windows == 6
     assert set(rt["parameter"]) == {"shape", "rate_rps", "zipf_alpha", "response_slope"}
     assert (rt["z"].abs() < 4).all()
-    summary = B.round_trip_summary({"a": rt, "b": rt.iloc[:3]})
+    summary = B.round_trip_summary({"a": result, "b": rt.iloc[:3]})
     assert summary["trace"].tolist() == ["a", "b"] and summary["parameters"].tolist() == [len(rt), 3]
     assert summary["share_within_2se"].iloc[0] == (rt["z"].abs() < 2).mean() >= 0.8
     assert summary["max_abs_z"].iloc[0] == rt["z"].abs().max()
@@ -80,7 +82,7 @@ def test_round_trip_within_sampling_error():
 @requires_data("azure-llm-2023/AzureLLMInferenceTrace_code.csv")
 def test_round_trip_on_real_azure_code():
     df = traces.load_trace(data_file("azure-llm-2023/AzureLLMInferenceTrace_code.csv"))
-    rt = B.round_trip(df, window_s=300.0, seed=0)
+    rt = B.round_trip(df, window_s=300.0, seed=0).table
     assert (rt["z"].abs() < 4).all()
     shapes = rt[rt["parameter"] == "shape"]
     assert (shapes["fit"] < 0.5).sum() >= 0.8 * len(shapes)  # the code service is bursty in nearly every window

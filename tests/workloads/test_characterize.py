@@ -59,8 +59,9 @@ def test_dequantized_integer_seconds_recover_shape():
     assert (np.diff(tq) == 0).mean() > 0.2
     with pytest.raises(ValueError, match="zero"):
         arrivals.fit_gamma(np.diff(tq))
+    assert C.detect_resolution(tq) == 1.0
     fits = C.window_gamma_fits(tq, 1200.0, seed=0)  # resolution detected: 1 s
-    assert fits.attrs["resolution_s"] == 1.0
+    assert fits.equals(C.window_gamma_fits(tq, 1200.0, seed=0, resolution_s=1.0))
     # uniform dequantization erases sub-second clustering, so the estimate is biased towards Poisson (conservative):
     # measured ~0.6-0.7 for a true 0.5 at these rates; burstiness is still detected in every window
     assert 0.5 < np.median(fits["shape"]) < 0.8
@@ -143,14 +144,14 @@ def test_request_response_bins_match_numpy():
     y = (x * 0.2 + rng.integers(0, 50, 10_000)).astype(int)
     df = pd.DataFrame({"arrival_s": np.arange(10_000.0), "input_tokens": x, "output_tokens": y})
     rr = C.request_response(df, bins=10)
-    assert rr.attrs["n_zero_request"] == int((x == 0).sum())
-    assert rr["n"].sum() == int((x >= 1).sum())
-    row = rr.iloc[3]
+    assert rr.n_zero_request == int((x == 0).sum()) and rr.n_failed == 0
+    assert rr.table["n"].sum() == int((x >= 1).sum())
+    row = rr.table.iloc[3]
     inbin = (x >= row["input_lo"]) & (x < row["input_hi"]) & (x >= 1)
     assert row["mean_output"] == pytest.approx(y[inbin].mean())
     ys = np.sort(y[inbin])
     assert row["q50_output"] == ys[int(np.floor(0.5 * (ys.size - 1)))]
-    assert rr.attrs["spearman"] > 0.9
+    assert rr.spearman > 0.9
 
 
 def test_conversation_and_failures():

@@ -1,6 +1,7 @@
 """Per-point seeds, cache keys and the parquet records of one point x seed.
 
-A point's random stream is ``SeedSequence(base_seed, spawn_key=(*digest(seeded parameters), replicate))``: the child
+A point's random stream is ``keyed(base_seed, seeded parameters, replicate)`` (:func:`workbench._rng.keyed`:
+``SeedSequence(base_seed, spawn_key=(*digest(seeded parameters), replicate))``): the child
 that ``SeedSequence(base_seed).spawn`` would hand out, addressed by the point's own values instead of its position
 in the grid, so the same point gets the same stream whatever the grid around it, the worker count, the completion
 order or a restart. The cache key hashes the experiment's name and version, every parameter, the base seed, the
@@ -35,6 +36,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .._rng import keyed_int
 from ..cache import CacheWarning, atomic_path
 from ..data import PROJECT_ROOT, cache_dir
 from ._space import Experiment
@@ -75,9 +77,7 @@ def point_seed(exp: Experiment, params: dict[str, Any], base_seed: int, replicat
     False
     """
     seeded = {p.name: params[p.name] for p in exp.params if p.seeded}
-    words = np.frombuffer(hashlib.sha256(_canonical(seeded)).digest()[:16], dtype="<u4")
-    seq = np.random.SeedSequence(base_seed, spawn_key=(*(int(w) for w in words), replicate))
-    return int(seq.generate_state(1, np.uint64)[0])
+    return keyed_int(base_seed, seeded, replicate)
 
 
 @functools.cache

@@ -24,7 +24,7 @@ _RATE_SCALE_KW = "rate_scale"
 
 @experiment(
     "burstgpt-round-trip",
-    version="1",
+    version="2",  # 2: generate and stand_in draw window by window from keyed block streams (1: one stream per span)
     small={"days": 0.5, "rate_scale": [0.5, 2.0]},
     params=[
         Param(

@@ -246,17 +246,17 @@ def _zipf(scale: Scale) -> Measured:
 def _resp_req(scale: Scale) -> Measured:
     bg = burstgpt_trace(scale)
     rr = C.request_response(bg)  # failed requests (no response) are left out by request_response itself
-    real = {name: C.request_response(df).attrs["spearman"] for name, df in _reals().items()}
+    real = {name: C.request_response(df).spearman for name, df in _reals().items()}
     return Measured(
-        {"stand_in": is_stand_in(scale), "spearman": rr.attrs["spearman"]},
-        f"{burstgpt_label(scale)} Spearman {rr.attrs['spearman']:.2f}; real traces: "
+        {"stand_in": is_stand_in(scale), "spearman": rr.spearman},
+        f"{burstgpt_label(scale)} Spearman {rr.spearman:.2f}; real traces: "
         + ", ".join(f"{k} {v:.2f}" for k, v in real.items()),
-        details={"binned": rr[["mean_input", "mean_output"]].round(1).to_dict("list"), "real_spearman": real},
+        details={"binned": rr.table[["mean_input", "mean_output"]].round(1).to_dict("list"), "real_spearman": real},
     )
 
 
 @functools.cache
-def round_trips(scale: Scale) -> dict[str, pd.DataFrame]:
+def round_trips(scale: Scale) -> dict[str, gen.RoundTrip]:
     """Fit -> generate -> re-fit on each real trace (5-minute windows) and on the BurstGPT source (20-minute)."""
     out = {}
     rngs = spawn(SEED, len(REAL_TRACES) + 1)
@@ -279,7 +279,7 @@ def round_trips(scale: Scale) -> dict[str, pd.DataFrame]:
 def _round_trip(scale: Scale) -> Measured:
     rts = round_trips(scale)
     per_trace = gen.round_trip_summary(rts)
-    pooled = gen.round_trip_summary({"all": pd.concat(list(rts.values()))}).iloc[0]
+    pooled = gen.round_trip_summary({"all": pd.concat([rt.table for rt in rts.values()])}).iloc[0]
     share = float(pooled["share_within_2se"])
     return Measured(
         share,

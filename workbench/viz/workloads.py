@@ -156,17 +156,19 @@ def length_ccdf(curves: dict[str, dict], *, title: str = "Token lengths", fig: g
     return style(fig, title=title, x_title="length (tokens)", y_title="P(length ≥ x)")
 
 
-def request_response(binned: dict[str, pd.DataFrame], *, fig: go.Figure | None = None) -> go.Figure:
-    """Mean response length per request-length bin with the 10-90% band (``request_response`` output per trace)."""
+def request_response(binned: dict, *, fig: go.Figure | None = None) -> go.Figure:
+    """Mean response length per request-length bin with the 10-90% band: one
+    :class:`~workbench.workloads.characterize.RequestResponse` (``request_response``'s answer) per trace."""
     fig = _new(fig)
     colors = trace_colors(binned)
     for name, rr in binned.items():
         c = colors[name]
-        x = rr["mean_input"].to_numpy()
+        table = rr.table
+        x = table["mean_input"].to_numpy()
         fig.add_trace(
             go.Scatter(
                 x=np.r_[x, x[::-1]],
-                y=np.r_[rr["q90_output"], rr["q10_output"][::-1]],
+                y=np.r_[table["q90_output"], table["q10_output"][::-1]],
                 fill="toself",
                 fillcolor=_fade(c),
                 line={"width": 0},
@@ -176,11 +178,11 @@ def request_response(binned: dict[str, pd.DataFrame], *, fig: go.Figure | None =
                 showlegend=False,
             )
         )
-        rho = rr.attrs.get("spearman", float("nan"))
+        rho = rr.spearman
         fig.add_trace(
             go.Scatter(
                 x=x,
-                y=rr["mean_output"],
+                y=table["mean_output"],
                 mode="lines+markers",
                 name=f"{name} (Spearman {rho:.2f})",
                 legendgroup=name,

@@ -76,7 +76,7 @@ def describe(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0) -> p
     ]
     if duration_s >= 2 * 3600:
         prof = C.time_profile(df, "hour")
-        clock = prof.attrs.get("clock", "relative")
+        clock = "wall" if C.wall_clock(df) else "relative"
         busy = prof["requests"][prof["observed"] > 0]
         rows += [
             _row("profile", "peak_hour", busy.idxmax() if len(busy) else np.nan, f"hour ({clock})"),
@@ -117,9 +117,7 @@ def describe(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0) -> p
         ]
     if "failed" in df and df["failed"].notna().any():
         rows.append(_row("failures", "failed_share", df["failed"].fillna(False).to_numpy(dtype=bool).mean()))
-    out = pd.DataFrame(rows)
-    out.attrs["source"] = str(df.attrs.get("source", ""))
-    return out
+    return pd.DataFrame(rows)
 
 
 def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:

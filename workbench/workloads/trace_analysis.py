@@ -154,7 +154,7 @@ class TraceAnalysis:
         Arrival-rate series of the trace and of the regeneration (``"generated x<rate_scale>"``).
     length : dict
         :func:`length_curve` of the request lengths.
-    request_response : DataFrame
+    request_response : RequestResponse
         :func:`workbench.workloads.characterize.request_response`.
     summary : TraceSummary
         :func:`workbench.workloads.characterize.summarize`.
@@ -165,7 +165,7 @@ class TraceAnalysis:
     generated: pd.DataFrame
     series: dict[str, pd.DataFrame]
     length: dict
-    request_response: pd.DataFrame
+    request_response: C.RequestResponse
     summary: C.TraceSummary
 
 

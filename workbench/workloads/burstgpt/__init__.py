@@ -7,8 +7,10 @@ exponent 1.1):
 
 * **Arrivals**: a piecewise Gamma renewal process whose (shape, rate) change from window to window (20 minutes by
   default). Each window's parameters are the maximum-likelihood fit of that window in the source trace
-  (:func:`workbench.workloads.characterize.window_gamma_fits`); generation is one vectorized call to
-  :func:`workbench.arrivals.piecewise_arrivals` with CV = 1/sqrt(shape).
+  (:func:`workbench.workloads.characterize.window_gamma_fits`); generation draws window ``k`` (arrivals, lengths,
+  failures) from its own stream ``keyed(seed, k)`` (:func:`generate_plan`, the block stream
+  ``workbench workload generate burstgpt`` writes), with :func:`workbench.arrivals.piecewise_arrivals` at
+  CV = 1/sqrt(shape).
 * **Token lengths**: request lengths from a truncated Zipf law fitted by maximum likelihood; the response is drawn
   conditional on the request, ``log(response) = a + b log(request) + sigma * N(0, 1)`` (least squares on the log-log
   cloud of successful requests), so the response grows with the request when ``b > 0``, with the spread the trace has.
@@ -26,8 +28,8 @@ model, failure share, model mix) set to stated assumptions, not measured values.
 
 One module per part, every public name importable from ``workbench.workloads.burstgpt``:
 :mod:`.model` (:class:`BurstGPTModel`, :func:`from_params`, :func:`fit_model`, :func:`sample_requests`,
-:func:`generate`), :mod:`.params` (:func:`save_params`, :func:`load_params`, the JSON parameter files),
-:mod:`.round_trip` (:func:`round_trip`, :func:`round_trip_summary`) and :mod:`.stand_in` (:func:`stand_in`,
+:func:`generate`, :func:`generate_plan`), :mod:`.params` (:func:`save_params`, :func:`load_params`, the JSON parameter files),
+:mod:`.round_trip` (:class:`RoundTrip`, :func:`round_trip`, :func:`round_trip_summary`) and :mod:`.stand_in` (:func:`stand_in`,
 :data:`STAND_IN_ASSUMPTIONS`).
 
 Examples
@@ -38,9 +40,9 @@ Examples
 (True, ['arrival_s', 'input_tokens', 'output_tokens'])
 """
 
-from .model import BurstGPTModel, fit_model, from_params, generate, sample_requests
+from .model import BurstGPTModel, fit_model, from_params, generate, generate_plan, sample_requests
 from .params import load_params, save_params
-from .round_trip import round_trip, round_trip_summary
+from .round_trip import RoundTrip, round_trip, round_trip_summary
 from .stand_in import STAND_IN_ASSUMPTIONS, stand_in
 
 __all__ = [
@@ -48,9 +50,11 @@ __all__ = [
     "from_params",
     "fit_model",
     "generate",
+    "generate_plan",
     "sample_requests",
     "save_params",
     "load_params",
+    "RoundTrip",
     "round_trip",
     "round_trip_summary",
     "stand_in",

@@ -19,12 +19,13 @@ import pandas as pd
 from scipy import special
 
 from ... import _validate as V
-from ..._rng import Seed, generator, spawn
+from ..._rng import Seed, generator
 from ...arrivals import piecewise_arrivals
 from .. import characterize as C
+from ..blocks import BlockPlan, materialize, n_blocks
 from ..schema import standardize, validate_requests
 
-__all__ = ["BurstGPTModel", "from_params", "fit_model", "sample_requests", "generate"]
+__all__ = ["BurstGPTModel", "from_params", "fit_model", "sample_requests", "generate", "generate_plan"]
 
 
 @dataclass(frozen=True)
@@ -280,24 +281,8 @@ def generate(model: BurstGPTModel, *, rate_scale: float = 1.0, seed: Seed = None
     >>> len(a) == len(b), float(b["arrival_s"].max()) <= 1800.0
     (True, True)
     """
-    if not isinstance(model, BurstGPTModel):
-        raise TypeError(f"model must be a BurstGPTModel, got {type(model).__name__}")
-    rate_scale = V.positive("rate_scale", rate_scale)
-    r_arr, r_len, r_fail = spawn(seed, 3)
-    starts = model.window_s * np.arange(model.n_windows)
-    t, row = piecewise_arrivals(
-        starts, model.window_s, model.rate_rps, 1.0 / np.sqrt(model.shape), family="gamma", seed=r_arr
-    )
-    req, resp = sample_requests(model, t.size, seed=r_len)
-    failed = r_fail.random(t.size) < model.failure_prob[row]
-    resp = np.where(failed, 0, resp)
-    df = pd.DataFrame({"arrival_s": t / rate_scale, "input_tokens": req, "output_tokens": resp})
-    n = len(df)
-    if model.model is not None:
-        df["model"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[model.model])
-    if model.log_type is not None:
-        df["log_type"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[model.log_type])
-    df["failed"] = pd.array(failed, dtype="boolean")
+    df = materialize(generate_plan(model, rate_scale=rate_scale), seed)
+    rate_scale = float(rate_scale)
     out = standardize(df)
     out.attrs = {
         "source": f"generated (BurstGPT-style) from {model.source}",
@@ -309,3 +294,45 @@ def generate(model: BurstGPTModel, *, rate_scale: float = 1.0, seed: Seed = None
         "generator": {**model.summary(), "rate_scale": rate_scale},
     }
     return out
+
+
+def generate_plan(model: BurstGPTModel, *, rate_scale: float = 1.0, duration_s: float | None = None) -> BlockPlan:
+    """:func:`generate` as a :class:`~workbench.workloads.blocks.BlockPlan`, one block per window of the model.
+
+    Block ``k`` lasts ``window_s / rate_scale`` output seconds and is the model's window ``k mod n_windows`` (windows
+    repeat cyclically when ``duration_s`` is longer than the model's duration divided by ``rate_scale``, the
+    default): Gamma arrivals at the window's rate and shape, started in equilibrium, then Zipf requests, conditional
+    responses and failures, all from the block's own stream. ``generate(model, rate_scale=r, seed=s)`` is this plan
+    materialized; ``workbench workload generate burstgpt`` streams it to a file.
+    """
+    if not isinstance(model, BurstGPTModel):
+        raise TypeError(f"model must be a BurstGPTModel, got {type(model).__name__}")
+    scale = V.positive("rate_scale", rate_scale)
+    block_s = model.window_s / scale
+    dur = model.duration_s / scale if duration_s is None else V.positive("duration_s", duration_s)
+    n = n_blocks(dur, block_s)
+    labels = {c: v for c, v in (("model", model.model), ("log_type", model.log_type)) if v is not None}
+
+    def draw(k: int, rng: np.random.Generator) -> pd.DataFrame:
+        w = k % model.n_windows
+        span = min(block_s, dur - k * block_s) * scale
+        t, _ = piecewise_arrivals(0.0, span, model.rate_rps[w], 1.0 / np.sqrt(model.shape[w]), seed=rng)
+        req, resp = sample_requests(model, t.size, seed=rng)
+        failed = rng.random(t.size) < model.failure_prob[w]
+        df = pd.DataFrame(
+            {"arrival_s": k * block_s + t / scale, "input_tokens": req, "output_tokens": np.where(failed, 0, resp)}
+        )
+        for c, v in labels.items():
+            df[c] = pd.Categorical.from_codes(np.zeros(t.size, dtype=np.int8), categories=[v])
+        df["failed"] = pd.array(failed, dtype="boolean")
+        return df
+
+    reps = np.resize(model.rate_rps, n)
+    return BlockPlan(
+        n,
+        block_s,
+        dur,
+        draw,
+        float(reps.sum() * model.window_s) * min(1.0, dur / (n * block_s)),
+        f"BurstGPT-style from {model.source}, rate_scale {scale:g}",
+    )

@@ -5,15 +5,34 @@ several round trips to one row each."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
 from ..._rng import Seed, spawn
-from .model import fit_model, generate
+from .model import BurstGPTModel, fit_model, generate
 
-__all__ = ["round_trip", "round_trip_summary"]
+__all__ = ["RoundTrip", "round_trip", "round_trip_summary"]
+
+
+@dataclass(frozen=True)
+class RoundTrip:
+    """:func:`round_trip`'s answer: the per-parameter table and the two models it compares.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per parameter: ``parameter``, ``window`` (-1 for the global ones), ``fit``, ``refit``, ``se`` and
+        ``z = (refit - fit) / se``.
+    fit, refit : BurstGPTModel
+        The model fitted to the trace and the one re-fitted to what it generated.
+    """
+
+    table: pd.DataFrame
+    fit: BurstGPTModel
+    refit: BurstGPTModel
 
 
 def _shape_se(shape: np.ndarray, n_gaps: np.ndarray) -> np.ndarray:
@@ -22,20 +41,21 @@ def _shape_se(shape: np.ndarray, n_gaps: np.ndarray) -> np.ndarray:
         return 1.0 / np.sqrt(n_gaps * (special.polygamma(1, shape) - 1.0 / shape))
 
 
-def round_trip(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0, min_gaps: int = 20) -> pd.DataFrame:
+def round_trip(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0, min_gaps: int = 20) -> RoundTrip:
     """Fit ``df``, generate from the fit, re-fit, and compare the parameters with their sampling error.
 
-    Returns a DataFrame with one row per parameter (per-window shapes and rates, Zipf exponent, response slope) holding
-    the fitted value, the re-fitted value, the standard error of the re-fit (asymptotic for the Gamma shape and the
-    Zipf MLE, Poisson-count for rates, least-squares for the slope) and ``z = (refit - fit) / se``. Parameters are
-    recovered within sampling error when ``|z|`` is small (about 95% below 2).
+    Returns a :class:`RoundTrip`: the two models and a table with one row per parameter (per-window shapes and rates,
+    Zipf exponent, response slope) holding the fitted value, the re-fitted value, the standard error of the re-fit
+    (asymptotic for the Gamma shape and the Zipf MLE, Poisson-count for rates, least-squares for the slope) and
+    ``z = (refit - fit) / se``. Parameters are recovered within sampling error when ``|z|`` is small (about 95%
+    below 2).
 
     Examples
     --------
     >>> from workbench.workloads.burstgpt import from_params
     >>> df = generate(from_params(4 * 1200.0, 2.0, shape=0.5), seed=5)
     >>> rt = round_trip(df, seed=1)
-    >>> bool((rt["z"].abs() < 4).all())
+    >>> bool((rt.table["z"].abs() < 4).all())
     True
     """
     rngs = spawn(seed, 2)
@@ -78,12 +98,11 @@ def round_trip(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0, mi
     )
     out = pd.concat([per_window, pd.DataFrame(rows, columns=per_window.columns)], ignore_index=True)
     out["z"] = (out["refit"] - out["fit"]) / out["se"]
-    out.attrs = {"fit": fit.summary(), "refit": refit.summary()}
-    return out
+    return RoundTrip(out, fit, refit)
 
 
-def round_trip_summary(round_trips: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """One row per round trip (:func:`round_trip` tables by trace name): ``trace``, ``parameters``,
+def round_trip_summary(round_trips: dict[str, RoundTrip | pd.DataFrame]) -> pd.DataFrame:
+    """One row per round trip (:func:`round_trip` answers, or their tables, by trace name): ``trace``, ``parameters``,
     ``share_within_2se`` (the share of parameters with ``|z| < 2``; about 95% when only sampling error separates the
     fit from the re-fit) and ``max_abs_z``.
 
@@ -93,6 +112,7 @@ def round_trip_summary(round_trips: dict[str, pd.DataFrame]) -> pd.DataFrame:
     >>> round_trip_summary({"t": rt}).to_dict("records")
     [{'trace': 't', 'parameters': 4, 'share_within_2se': 0.75, 'max_abs_z': 3.0}]
     """
+    tables = {name: rt.table if isinstance(rt, RoundTrip) else rt for name, rt in round_trips.items()}
     rows = [
         {
             "trace": name,
@@ -100,7 +120,7 @@ def round_trip_summary(round_trips: dict[str, pd.DataFrame]) -> pd.DataFrame:
             "share_within_2se": float((rt["z"].abs() < 2).mean()),
             "max_abs_z": float(rt["z"].abs().max()),
         }
-        for name, rt in round_trips.items()
+        for name, rt in tables.items()
     ]
     return pd.DataFrame(rows, columns=["trace", "parameters", "share_within_2se", "max_abs_z"])
 

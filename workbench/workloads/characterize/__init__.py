@@ -39,6 +39,7 @@ True
 from .burstiness import dequantize, detect_resolution, rate_series, window_gamma_fits
 from .lengths import (
     LengthFit,
+    RequestResponse,
     fit_exponential,
     fit_lengths,
     fit_lognormal,
@@ -46,7 +47,7 @@ from .lengths import (
     request_response,
     zipf_cdf,
 )
-from .profiles import periodicity, time_profile
+from .profiles import periodicity, time_profile, wall_clock
 from .sessions import ConversationStats, conversation_stats, failure_rates
 from .summary import TraceSummary, summarize
 
@@ -57,7 +58,9 @@ __all__ = [
     "rate_series",
     "time_profile",
     "periodicity",
+    "wall_clock",
     "LengthFit",
+    "RequestResponse",
     "fit_zipf",
     "fit_lognormal",
     "fit_exponential",

@@ -103,8 +103,8 @@ def window_gamma_fits(
     window_s : float
         Window length in seconds (BurstGPT: 20 minutes).
     resolution_s : float, optional
-        Timestamp resolution to dequantize (1.0 for BurstGPT, 0.001 for Mooncake, 0 for none); default: from the
-        DataFrame's attrs or :func:`detect_resolution`.
+        Timestamp resolution to dequantize (1.0 for BurstGPT, 0.001 for Mooncake, 0 for none); default: the
+        DataFrame's recorded ``time_resolution_s`` (its provenance) or :func:`detect_resolution`.
     seed : int, Generator or None
         For the dequantization offsets.
     min_gaps : int
@@ -202,7 +202,6 @@ def window_gamma_fits(
         }
     )
     out["gamma_better"] = (out["ks_gamma"] < out["ks_exponential"]) & (out["lr_p_value"] < 0.05)
-    out.attrs = {"window_s": window_s, "resolution_s": res}
     return out
 
 

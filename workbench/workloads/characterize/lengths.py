@@ -171,14 +171,40 @@ def fit_lengths(x, *, x_max: int | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("ks", ignore_index=True)
 
 
-def request_response(df: pd.DataFrame, *, bins: int = 20, quantiles=(0.1, 0.5, 0.9)) -> pd.DataFrame:
-    """Response length against request length: log-spaced request bins with the mean and quantiles of the response.
+@dataclass(frozen=True)
+class RequestResponse:
+    """:func:`request_response`'s answer: the binned table and the scalars measured beside it.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per non-empty log-spaced request bin: ``input_lo``, ``input_hi``, ``n``, ``mean_input``,
+        ``mean_output`` and the response quantiles (``q10_output``, ``q50_output``, ``q90_output`` by default).
+    spearman : float
+        Rank correlation of request and response lengths over the requests that did not fail (NaN if either is
+        constant).
+    pearson_log : float
+        Pearson correlation of ``log1p`` of both lengths (same requests).
+    n_zero_request : int
+        Requests with zero request tokens, left out of the bins.
+    n_failed : int
+        Failed requests, left out entirely.
+    """
+
+    table: pd.DataFrame
+    spearman: float
+    pearson_log: float
+    n_zero_request: int
+    n_failed: int
+
+
+def request_response(df: pd.DataFrame, *, bins: int = 20, quantiles=(0.1, 0.5, 0.9)) -> RequestResponse:
+    """Response length against request length: log-spaced request bins with the mean and quantiles of the response,
+    and the rank and log-log correlations (a :class:`RequestResponse`).
 
     Requests flagged ``failed`` are left out entirely (a failed request has no response: BurstGPT records zero
-    response tokens; their count is in ``attrs["n_failed"]``), as the BurstGPT generator's fit leaves them out.
-    Rows with zero request tokens are left out of the bins (their count is in ``attrs["n_zero_request"]``).
-    ``attrs`` also holds ``spearman`` (rank correlation over the requests that did not fail) and ``pearson_log``
-    (Pearson on ``log1p`` of both lengths).
+    response tokens; their count is ``n_failed``), as the BurstGPT generator's fit leaves them out. Rows with zero
+    request tokens are left out of the bins (their count is ``n_zero_request``).
 
     Examples
     --------
@@ -187,7 +213,7 @@ def request_response(df: pd.DataFrame, *, bins: int = 20, quantiles=(0.1, 0.5, 0
     >>> x = rng.integers(1, 4000, 5000)
     >>> df = pd.DataFrame({"arrival_s": np.arange(5000.0), "input_tokens": x, "output_tokens": x // 4})
     >>> rr = request_response(df)
-    >>> bool(rr["mean_output"].is_monotonic_increasing), round(rr.attrs["spearman"], 2)
+    >>> bool(rr.table["mean_output"].is_monotonic_increasing), round(rr.spearman, 2)
     (True, 1.0)
     """
     validate_requests(df)
@@ -219,10 +245,10 @@ def request_response(df: pd.DataFrame, *, bins: int = 20, quantiles=(0.1, 0.5, 0
     res = pd.DataFrame(out)
     res = res[res["n"] > 0].reset_index(drop=True)
     constant = np.ptp(x) == 0 or np.ptp(y) == 0  # correlation undefined
-    res.attrs = {
-        "spearman": float("nan") if constant else float(stats.spearmanr(x, y).statistic),
-        "pearson_log": float("nan") if constant else float(np.corrcoef(np.log1p(x), np.log1p(y))[0, 1]),
-        "n_zero_request": int((~pos).sum()),
-        "n_failed": int(failed.sum()),
-    }
-    return res
+    return RequestResponse(
+        table=res,
+        spearman=float("nan") if constant else float(stats.spearmanr(x, y).statistic),
+        pearson_log=float("nan") if constant else float(np.corrcoef(np.log1p(x), np.log1p(y))[0, 1]),
+        n_zero_request=int((~pos).sum()),
+        n_failed=int(failed.sum()),
+    )

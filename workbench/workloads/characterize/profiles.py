@@ -15,6 +15,12 @@ def _clock(df: pd.DataFrame, origin_s_of_day: float | None) -> tuple[np.ndarray,
     return df["arrival_s"].to_numpy(dtype=float) + (float(off) if known else 0.0), known
 
 
+def wall_clock(df: pd.DataFrame) -> bool:
+    """Whether ``df`` records its wall-clock origin (``attrs["origin_s_of_day"]``, the trace's provenance): then
+    :func:`time_profile` bins by hour of day, otherwise by hours from the trace start."""
+    return df.attrs.get("origin_s_of_day") is not None
+
+
 def time_profile(
     df: pd.DataFrame,
     by: str = "hour",
@@ -26,8 +32,8 @@ def time_profile(
 
     Each hour (day) of the profile is the total over the trace divided by the number of such hours (days) the trace
     spans, so a trace that covers some hours more often than others is not biased. The clock origin comes from
-    ``df.attrs`` (``origin_s_of_day``, ``origin_weekday``) unless given; without it hours count from the trace start
-    (``attrs["clock"] = "relative"``).
+    ``df.attrs`` (``origin_s_of_day``, ``origin_weekday``: the trace's provenance) unless given; without it hours
+    count from the trace start (:func:`wall_clock` tells which).
 
     Returns
     -------
@@ -44,12 +50,11 @@ def time_profile(
     """
     validate_requests(df)
     V.one_of("by", by, ("hour", "weekday"))
-    clock, known = _clock(df, origin_s_of_day)
+    clock, _ = _clock(df, origin_s_of_day)
     period, n_bins = (3600.0, 24) if by == "hour" else (86400.0, 7)
     shift = 0
     if by == "weekday":
         wd = origin_weekday if origin_weekday is not None else df.attrs.get("origin_weekday")
-        known = known and wd is not None
         shift = int(wd) if wd is not None else 0
     absolute = np.floor(clock / period).astype(np.int64)
     label = (absolute + shift) % n_bins
@@ -66,7 +71,6 @@ def time_profile(
                 "observed": observed.astype(int),
             }
         )
-    out.attrs["clock"] = "wall" if known else "relative"
     return out
 
 

@@ -111,5 +111,5 @@ def summarize(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0, lab
         zipf_alpha=zipf.params["alpha"],
         zipf_ks=zipf.ks,
         lognormal_ks=logn.ks,
-        spearman_in_out=rr.attrs["spearman"],
+        spearman_in_out=rr.spearman,
     )

@@ -26,7 +26,7 @@ True
 
 from ...distributions import weighted_quantile
 from . import stats
-from .compose import compose, naive_workload, target_rates
+from .compose import compose, compose_plan, naive_workload, target_rates
 from .load import load_pool, raw_model_dir, summary_path
 from .pmf import PmfTable, parse_pmf_literal
 from .pool import FAMILIES, FIELDS, LENGTH_WINDOW_S, MODELS, WINDOW_S, ClientPool
@@ -46,6 +46,7 @@ __all__ = [
     "weighted_quantile",
     "target_rates",
     "compose",
+    "compose_plan",
     "naive_workload",
     "stats",
 ]

@@ -39,10 +39,24 @@ from scipy import special
 from ... import arrivals
 from ..._rng import Seed, generator
 from ..._validate import array_1d, finite, in_range, positive
+from ..blocks import BlockPlan, materialize, n_blocks
 from .pmf import PmfTable
 from .pool import FAMILIES, WINDOW_S, ClientPool
 
-__all__ = ["target_rates", "compose", "naive_workload"]
+__all__ = ["target_rates", "compose", "compose_plan", "naive_workload"]
+
+#: The block of the composer's random stream: ServeGen's 600 s statistics window.
+BLOCK_S = WINDOW_S
+#: Every media column of a multimodal workload (zeros where a modality is absent: every block has the same columns).
+_MEDIA_COLUMNS = (
+    "text_tokens",
+    "image_count",
+    "image_tokens",
+    "audio_count",
+    "audio_tokens",
+    "video_count",
+    "video_tokens",
+)
 
 
 def target_rates(
@@ -139,14 +153,18 @@ def compose(
         and CV) are rescaled to fill the window, so the count variance between windows is removed and the CV within
         a window is kept.
     seed : int, Generator or None
+        Roots the block stream: the span is composed in 600 s blocks from ``start_s`` (:func:`compose_plan`), block
+        ``k`` from the stream ``keyed(seed, k)``, so ``compose(..., seed=7)`` gives the requests ``workbench
+        workload generate servegen ... --seed 7`` writes for the same span and rate.
 
     Returns
     -------
     pandas.DataFrame
         Sorted by ``arrival_s`` (seconds from the span start): ``client_id``, ``arrival_s``, ``input_tokens``,
         ``output_tokens``; reasoning models add ``reasoning_tokens`` and ``answer_tokens``; multimodal models add
-        ``text_tokens``, ``image_count``, ``image_tokens`` (and audio/video columns when any is non-zero).
-        ``attrs`` records the model, span start and the source of the statistics.
+        ``text_tokens`` and the item count and tokens of each modality (``image_count``, ``image_tokens``, then
+        audio and video, zero where absent). ``attrs`` records the provenance: model, span start and length, the
+        source of the statistics.
 
     Examples
     --------
@@ -157,6 +175,43 @@ def compose(
     >>> list(df.columns[:4]), 10000 < len(df) < 14000
     (['client_id', 'arrival_s', 'input_tokens', 'output_tokens'], True)
     """
+    plan = compose_plan(
+        pool,
+        start_s=start_s,
+        duration_s=duration_s,
+        rate_rps=rate_rps,
+        mean_rate_rps=mean_rate_rps,
+        rate_scale=rate_scale,
+        correlation=correlation,
+        fixed_window_counts=fixed_window_counts,
+    )
+    frame = materialize(plan, seed)
+    frame.attrs = {  # provenance: what was composed (ARCHITECTURE.md, "attrs")
+        "model": pool.model,
+        "start_s": float(pool.start_s if start_s is None else start_s),
+        "duration_s": float(plan.duration_s),
+        "source": pool.source,
+        "fixed_window_counts": bool(fixed_window_counts),
+    }
+    return frame
+
+
+def compose_plan(
+    pool: ClientPool,
+    *,
+    start_s: float | None = None,
+    duration_s: float | None = None,
+    rate_rps: Any = None,
+    mean_rate_rps: float | None = None,
+    rate_scale: float = 1.0,
+    correlation: float = 0.0,
+    fixed_window_counts: bool = False,
+) -> BlockPlan:
+    """:func:`compose` as a :class:`~workbench.workloads.blocks.BlockPlan` of 600 s blocks from ``start_s`` (the
+    same arguments but the seed): ``compose(..., seed=s)`` is ``materialize(compose_plan(...), s)``, and
+    ``workbench workload generate servegen`` streams the same plan to a file. The target rate curve is computed once
+    over the whole span (so ``mean_rate_rps`` scales the whole span's curve, not each block's); block ``k`` composes
+    ``[start_s + 600 k, start_s + 600 (k + 1))`` from its own random stream."""
     if not isinstance(pool, ClientPool):
         raise TypeError(f"pool must be a ClientPool (from load_pool), got {type(pool).__name__}")
     rho = in_range("correlation", correlation, -1.0, 1.0)
@@ -164,8 +219,37 @@ def compose(
     dur = pool.end_s - start if duration_s is None else positive("duration_s", duration_s)
     span = pool.select(start, dur)
     curve = target_rates(span, rate_rps, mean_rate_rps=mean_rate_rps, rate_scale=rate_scale)
-    rng = generator(seed)
+    fixed = bool(fixed_window_counts)
+    media = _MEDIA_COLUMNS if span.category == "multimodal" else ()
+    reason = ("reasoning_tokens", "answer_tokens") if span.category == "reason" else ()
+    cols = ["client_id", "arrival_s", "input_tokens", "output_tokens", *reason, *media]
 
+    def draw(k: int, rng: np.random.Generator) -> pd.DataFrame:
+        a = start + k * BLOCK_S
+        d = min(BLOCK_S, start + dur - a)
+        i0 = int(np.floor((a - span.start_s) / WINDOW_S + 1e-9))
+        block = span.select(a, d)
+        df = _compose_block(block, a, d, curve[i0 : i0 + block.n_windows], rho, fixed, rng)
+        df["arrival_s"] += a - start
+        return df.reindex(columns=cols, fill_value=0)
+
+    wstart = span.window_start_s
+    overlap = np.clip(np.minimum(wstart + WINDOW_S, start + dur) - np.maximum(wstart, start), 0, None)
+    return BlockPlan(
+        n_blocks(dur, BLOCK_S),
+        BLOCK_S,
+        dur,
+        draw,
+        float((curve * overlap).sum()),
+        f"ServeGen {span.model} from {start:g} s for {dur:g} s",
+    )
+
+
+def _compose_block(
+    span: ClientPool, start: float, dur: float, curve: np.ndarray, rho: float, fixed: bool, rng: np.random.Generator
+) -> pd.DataFrame:
+    """One block of :func:`compose`: ``[start, start + dur)`` of ``span`` at the target ``curve`` (one rate per
+    window of ``span``), arrivals from ``start``."""
     agg = span.aggregate_rate().to_numpy()
     dead = (curve > 0) & (agg <= 0)
     if dead.any():
@@ -183,7 +267,7 @@ def compose(
     ok = hi > lo
     c_idx, w_idx, lo, hi = c_idx[ok], w_idx[ok], lo[ok], hi[ok]
     fam = np.asarray(FAMILIES, dtype=object)[span.family[c_idx, w_idx]].astype(str)
-    if c_idx.size and fixed_window_counts:
+    if c_idx.size and fixed:
         times, row = _fixed_count_arrivals(lo, hi - lo, client_rate[c_idx, w_idx], span.cv[c_idx, w_idx], fam, rng)
     elif c_idx.size:
         times, row = arrivals.piecewise_arrivals(
@@ -196,17 +280,7 @@ def compose(
 
     out: dict[str, np.ndarray] = {"client_id": span.client_ids[client], "arrival_s": times - start}
     out.update(_sample_lengths(span, pmf, rho, rng))
-    frame = pd.DataFrame(out)
-    frame.attrs.update(
-        {
-            "model": span.model,
-            "start_s": float(start),
-            "duration_s": float(dur),
-            "source": span.source,
-            "fixed_window_counts": bool(fixed_window_counts),
-        }
-    )
-    return frame
+    return pd.DataFrame(out)
 
 
 def _fixed_count_arrivals(
