@@ -41,7 +41,7 @@ _KEEP = {"naive": None, "arrivals_only": "arrivals", "lengths_only": "lengths"}
 
 @experiment(
     "serving-capacity",
-    version="2",
+    version="3",
     small={"model": "m-small", "span_s": 300.0, "workload": ["composed", "naive"]},
     params=[
         Param("model", "m-large", choices=tuple(MODELS), doc="released ServeGen model (client pool)"),
@@ -150,7 +150,7 @@ def provisioning_gap(
 
 @experiment(
     "serving-gpus",
-    version="2",
+    version="3",
     small={"model": "m-small", "span_s": 120.0, "mean_rate_rps": 3.0, "workload": ["composed", "naive"]},
     params=[
         Param("model", "m-large", choices=tuple(HARDWARE), doc="ServeGen model (sized on its HARDWARE mapping)"),

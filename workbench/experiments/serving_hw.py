@@ -29,7 +29,7 @@ _START_S = 14 * 3600
 
 @experiment(
     "serving-hardware",
-    version="2",
+    version="3",
     small={"mean_rate_rps": 2.0, "duration_s": 60.0, "scheduler": ["vllm", "sarathi"]},
     params=[
         Param("mean_rate_rps", 10.0, "rps", low=0.0, low_inclusive=False, doc="mean of M-large's 14:00 rate curve"),
