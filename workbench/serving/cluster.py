@@ -125,7 +125,10 @@ def serve(
     table["preemptions"] = r.preemptions
     table["prefill_tokens"] = r.prefill_tokens
     return ServeResult(
-        table, n_replicas * deployment.gpus, busy_fraction(st.busy, n_replicas, r.finish_s, st.stopped), stopped=st.stopped
+        table,
+        n_replicas * deployment.gpus,
+        busy_fraction(st.busy, n_replicas, r.finish_s, st.stopped),
+        stopped=st.stopped,
     )
 
 
@@ -150,7 +153,9 @@ def _serve_linear(arr, inp, out, rep, config, n_replicas, ttft_limit_s, max_viol
     table = metrics_table(arr, "replica", rep, inp, out, admit, first, finish, rejected)
     table["preemptions"] = np.zeros(arr.size, dtype=np.int64)
     table["prefill_tokens"] = prefill
-    return ServeResult(table, n_replicas * config.gpus, busy_fraction(busy, n_replicas, finish, stopped), stopped=stopped)
+    return ServeResult(
+        table, n_replicas * config.gpus, busy_fraction(busy, n_replicas, finish, stopped), stopped=stopped
+    )
 
 
 def _route_least_outstanding(st: _State, arr: np.ndarray, n_replicas: int, limit: float, allowed: float):
