@@ -19,11 +19,11 @@ SEVERITY = 3.0
 NOT_COMPARABLE = Check(lambda value: Verdict.NOT_REPRODUCED, "not comparable on synthetic signals")
 
 
-@functools.cache
-def quality_results(scale: str) -> pd.DataFrame:
-    """Every detector on every fault kind and job size (2 seeds at full scale, 1 quick), plus healthy jobs."""
+def quality_grid(scale: str) -> list[dg.Scenario]:
+    """The jobs of the detection-quality sweep: every fault kind and job size (2 seeds at full scale, 1 quick), plus
+    healthy jobs; job ``i`` has seed ``i``, so any subset of this list simulates exactly the same jobs."""
     seeds, healthy = (2, 2) if scale == "full" else (1, 1)
-    grid = dg.scenario_grid(
+    return dg.scenario_grid(
         tuple(dg.FAULT_KINDS),
         ranks=SIZES[scale],
         severities=(SEVERITY,),
@@ -32,7 +32,12 @@ def quality_results(scale: str) -> pd.DataFrame:
         iterations=300,
         onset_iteration=100,
     )
-    return dg.evaluate(grid)
+
+
+@functools.cache
+def quality_results(scale: str) -> pd.DataFrame:
+    """Every detector on every job of :func:`quality_grid`."""
+    return dg.evaluate(quality_grid(scale))
 
 
 def quality(scale: str, by=("detector", "kind")) -> pd.DataFrame:
