@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..training import diagnosis as dg
 from ._core import Check, Verdict
+from ._runner import shared_study
 
 #: Job sizes (ranks) of the detection-quality sweep.
 SIZES = {"full": (64, 1024, 16384), "quick": (64, 256)}
@@ -36,8 +37,9 @@ def quality_grid(scale: str) -> list[dg.Scenario]:
 
 @functools.cache
 def quality_results(scale: str) -> pd.DataFrame:
-    """Every detector on every job of :func:`quality_grid`."""
-    return dg.evaluate(quality_grid(scale))
+    """Every detector on every job of :func:`quality_grid`; computed once for the papers that read it (C4D's figure,
+    Minder, PerfTracker: each runs in its own process) and shared through the result cache."""
+    return shared_study("diagnosis-quality", scale, lambda: dg.evaluate(quality_grid(scale)))
 
 
 def quality(scale: str, by=("detector", "kind")) -> pd.DataFrame:
