@@ -271,7 +271,7 @@ def shared_study(name: str, scale: Scale, build: Callable[[], Any]) -> Any:
         if entry.is_file():
             try:
                 return pd.read_parquet(entry)
-            except Exception:  # noqa: BLE001 - damaged or foreign file: recompute it
+            except Exception:
                 pass
         frame = build()
         try:
