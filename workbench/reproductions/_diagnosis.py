@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..training import diagnosis as dg
 from ._core import Check, Verdict
+from ._runner import shared_study
 
 #: Job sizes (ranks) of the detection-quality sweep.
 SIZES = {"full": (64, 1024, 16384), "quick": (64, 256)}
@@ -19,11 +20,11 @@ SEVERITY = 3.0
 NOT_COMPARABLE = Check(lambda value: Verdict.NOT_REPRODUCED, "not comparable on synthetic signals")
 
 
-@functools.cache
-def quality_results(scale: str) -> pd.DataFrame:
-    """Every detector on every fault kind and job size (2 seeds at full scale, 1 quick), plus healthy jobs."""
+def quality_grid(scale: str) -> list[dg.Scenario]:
+    """The jobs of the detection-quality sweep: every fault kind and job size (2 seeds at full scale, 1 quick), plus
+    healthy jobs; job ``i`` has seed ``i``, so any subset of this list simulates exactly the same jobs."""
     seeds, healthy = (2, 2) if scale == "full" else (1, 1)
-    grid = dg.scenario_grid(
+    return dg.scenario_grid(
         tuple(dg.FAULT_KINDS),
         ranks=SIZES[scale],
         severities=(SEVERITY,),
@@ -32,7 +33,13 @@ def quality_results(scale: str) -> pd.DataFrame:
         iterations=300,
         onset_iteration=100,
     )
-    return dg.evaluate(grid)
+
+
+@functools.cache
+def quality_results(scale: str) -> pd.DataFrame:
+    """Every detector on every job of :func:`quality_grid`; computed once for the papers that read it (C4D's figure,
+    Minder, PerfTracker: each runs in its own process) and shared through the result cache."""
+    return shared_study("diagnosis-quality", scale, lambda: dg.evaluate(quality_grid(scale)))
 
 
 def quality(scale: str, by=("detector", "kind")) -> pd.DataFrame:

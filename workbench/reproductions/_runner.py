@@ -26,7 +26,7 @@ import json
 import os
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,15 @@ from typing import Any
 from .._validate import one_of
 from ._core import REGISTRY, SCALES, Claim, Measured, Scale, Verdict, _jsonable, load_all
 
-__all__ = ["PaperRun", "ClaimRecord", "source_fingerprint", "run_paper", "run_papers", "RESULT_FORMAT"]
+__all__ = [
+    "PaperRun",
+    "ClaimRecord",
+    "source_fingerprint",
+    "run_paper",
+    "run_papers",
+    "shared_study",
+    "RESULT_FORMAT",
+]
 
 #: Version of the cached result layout; part of every key.
 RESULT_FORMAT = 2
@@ -256,6 +264,35 @@ def _locked(entry: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def shared_study(name: str, scale: Scale, build: Callable[[], Any]) -> Any:
+    """``build()`` (a DataFrame), computed once per :func:`source_fingerprint` for every paper that reads it.
+
+    Papers run in separate processes, so a study several papers share (the fault-localization quality sweep: C4D,
+    Minder, PerfTracker) would be recomputed by each; it is stored as parquet beside the paper results, under the same
+    per-entry lock (a second caller waits and reads it). Written atomically; an unreadable entry is recomputed.
+    """
+    import pandas as pd
+
+    from ..cache import atomic_path
+    from ..data import cache_dir
+
+    one_of("scale", scale, SCALES)
+    entry = cache_dir() / "reproductions" / scale / f"study-{name}-{source_fingerprint()}.parquet"
+    with _locked(entry):
+        if entry.is_file():
+            try:
+                return pd.read_parquet(entry)
+            except Exception:
+                pass
+        frame = build()
+        try:
+            with atomic_path(entry) as tmp:
+                frame.to_parquet(tmp, index=False)
+        except OSError:  # a read-only or full cache: the result is still returned, just not kept
+            pass
+        return frame
 
 
 def run_paper(

@@ -90,7 +90,7 @@ def machine_metrics(signals, effects, rng: np.random.Generator) -> tuple[tuple[s
         mem,
         pfc,
     )
-    values = np.stack([v.astype(np.float32)[idx] for v in per_iter], axis=-1)
+    values = np.stack([v.astype(np.float32, copy=False) for v in per_iter], axis=-1)[idx]  # per iteration, then sampled
     noise = rng.standard_normal(values.shape, dtype=np.float32)
     noise *= np.float32(signals.noise.metric_sigma)
     np.exp(noise, out=noise)

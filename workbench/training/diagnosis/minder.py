@@ -62,8 +62,10 @@ def dissimilarity(
     floor = positive("floor", floor)
     x = _moving_mean(np.ascontiguousarray(signals.metrics.transpose(0, 2, 1)), smooth_samples)  # (t, metrics, m)
     med = median(x, 2)
-    scale = np.maximum(1.4826 * median(np.abs(x - med), 2), floor * np.abs(med) + 1e-6)
-    z2 = np.square((x - med) / scale)
+    x -= med  # the deviation from the peers' median (x is this function's own array)
+    scale = np.maximum(1.4826 * median(np.abs(x), 2), floor * np.abs(med) + 1e-6)
+    x /= scale
+    z2 = np.square(x, out=x)
     d = np.sqrt(np.maximum(_moving_mean(z2, window_samples), 0.0))  # a running mean can round below 0
     return np.nan_to_num(d, nan=0.0).max(axis=1)
 
