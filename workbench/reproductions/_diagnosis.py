@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..training import diagnosis as dg
 from ._core import Check, Verdict
+from ._studies import shared_study
 
 #: Job sizes (ranks) of the detection-quality sweep.
 SIZES = {"full": (64, 1024, 16384), "quick": (64, 256)}
@@ -21,18 +22,23 @@ NOT_COMPARABLE = Check(lambda value: Verdict.NOT_REPRODUCED, "not comparable on 
 
 @functools.cache
 def quality_results(scale: str) -> pd.DataFrame:
-    """Every detector on every fault kind and job size (2 seeds at full scale, 1 quick), plus healthy jobs."""
+    """Every detector on every fault kind and job size (2 seeds at full scale, 1 quick), plus healthy jobs; computed
+    once for the four papers that read it (C4D, Minder, Holmes, PerfTracker: :func:`shared_study`)."""
     seeds, healthy = (2, 2) if scale == "full" else (1, 1)
-    grid = dg.scenario_grid(
-        tuple(dg.FAULT_KINDS),
-        ranks=SIZES[scale],
-        severities=(SEVERITY,),
-        seeds=seeds,
-        healthy=healthy,
-        iterations=300,
-        onset_iteration=100,
-    )
-    return dg.evaluate(grid)
+
+    def build() -> pd.DataFrame:
+        grid = dg.scenario_grid(
+            tuple(dg.FAULT_KINDS),
+            ranks=SIZES[scale],
+            severities=(SEVERITY,),
+            seeds=seeds,
+            healthy=healthy,
+            iterations=300,
+            onset_iteration=100,
+        )
+        return dg.evaluate(grid)
+
+    return shared_study("diagnosis-quality", scale, build)
 
 
 def quality(scale: str, by=("detector", "kind")) -> pd.DataFrame:
