@@ -75,8 +75,9 @@ BENCHMARKS = [
     Benchmark("check the largest published schedule (4,096 tasks, parsed)", 10.0, "ms", _check_ms),
     Benchmark("read + check the largest published schedule", 50.0, "ms", _read_check_ms),
     Benchmark("greedy + annealing of the largest published instance (8 s budget)", 10.0, "s", _schedule_s),
-    Benchmark("annealing of the largest published instance at the full reproduction's move count", 1.5, "s",
-              _anneal_full_s),
+    Benchmark(
+        "annealing of the largest published instance at the full reproduction's move count", 1.5, "s", _anneal_full_s
+    ),
     Benchmark("generation + inference stage, 512 samples on 8 instances (baseline + fused)", 200.0, "ms", _tail_ms),
     Benchmark("checkpoint ETTR table: 3 methods x 3 job sizes at their optimal intervals", 500.0, "ms", _ettr_ms),
 ]

@@ -220,7 +220,9 @@ def _decode_replay(  # pragma: no cover
             kept = step
             k = step // every
             if s_from >= 0 and step > s_last and cap == snap_f[k, n_gpus + 1]:  # back on the recorded path?
-                same = makespan == snap_i[k, o_scal] and completion == snap_i[k, o_scal + 1] and peak == snap_f[k, n_gpus]
+                same = (
+                    makespan == snap_i[k, o_scal] and completion == snap_i[k, o_scal + 1] and peak == snap_f[k, n_gpus]
+                )
                 for c in range(n_chains):
                     if not same:
                         break
