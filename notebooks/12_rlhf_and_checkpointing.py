@@ -59,8 +59,8 @@ pd.set_option("display.width", 200)
 # %% [markdown]
 # ## The claims
 #
-# `workbench reproduce --paper rlhfuse` prints the same rows (at the full scale: about 8 s of annealing moves per
-# instance instead of the tenth used here).
+# `workbench reproduce --paper rlhfuse` prints the same rows (at the full scale: two and a half times the annealing
+# moves used here).
 
 # %%
 show_claims("rlhfuse")

@@ -211,3 +211,14 @@ def test_oversized_request_does_not_hold_up_the_queue():
     r = simulate_replica([0.0, 0.02, 0.05], [76, 309, 12], [25, 25, 1], cfg)
     assert r.rejected.tolist() == [False, True, False]
     assert r.admit_s[2] == pytest.approx(0.05) and r.finish_s[2] < r.finish_s[0]
+
+
+def test_compiled_steps_to_reach_is_the_python_one():
+    """The linear replica's compiled loop carries its own copy of ``steps_to_reach`` (the engine uses the Python
+    one): the two must agree, or the two replica models would jump different decode runs."""
+    from workbench.serving._common import steps_to_reach
+    from workbench.serving._linear_kernel import _steps_to_reach
+
+    rng = np.random.default_rng(0)
+    for per, inc, gap in zip(rng.uniform(1e-3, 0.1, 300), rng.choice([0.0, 1e-6, 1e-4], 300), rng.uniform(0, 5, 300)):
+        assert _steps_to_reach(per, inc, gap) == steps_to_reach(per, inc, gap)

@@ -15,7 +15,8 @@ is always allowed), and the KV cache can hold the request's full context: each a
 no preemption; a request whose context alone exceeds the budget is rejected). Between events (an arrival that can be
 admitted, a completion) the batch is constant, so the loop jumps over whole runs of decode iterations in closed form
 (the KV term grows by one token per request per iteration, so the run's duration is a quadratic in its length). The
-work is a loop over events, O(requests) in all, with no per-iteration Python work.
+work is a loop over events, O(requests log requests) in all, compiled (:mod:`._linear_kernel`), with no per-iteration
+work.
 
 It is one of the two replica models of :func:`workbench.serving.serve` (pass a :class:`ServerConfig` where a
 :class:`~workbench.serving.roofline.Deployment` would go); the request validator, the balancer, the per-request table
@@ -28,14 +29,14 @@ schedulers is :mod:`workbench.serving.engine`.
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._validate import integer, nonnegative, positive
-from ._common import ReplicaRun, check_requests, steps_to_reach
+from ._common import ReplicaRun, check_requests
+from ._linear_kernel import simulate_linear_kernel
 
 __all__ = ["ServerConfig", "simulate_linear"]
 
@@ -137,95 +138,24 @@ def simulate_linear(
     """
     arr, inp, out = check_requests(arrival_s, input_tokens, output_tokens)
     n = arr.size
-    base, pf, dec, kvs = config.base_s, config.prefill_token_s, config.decode_seq_s, config.kv_token_s
-    budget, max_batch, max_pf = config.kv_budget_tokens, config.max_batch, config.max_prefill_tokens
-    need = (inp + out).tolist()
-    arr_l, inp_l, out_l = arr.tolist(), inp.tolist(), out.tolist()
-    admit = [math.nan] * n
-    first = [math.nan] * n
-    finish = [math.nan] * n
-    rejected = [False] * n
-    limit = float(ttft_limit_s)
-    allowed = math.inf if max_violations is None else int(max_violations)
-    violations = 0
-    busy = 0.0
-
-    t = 0.0
-    T = 0  # iterations run so far (= tokens produced by a request running since the start)
-    heap: list[tuple[int, int]] = []  # (iteration count at which it finishes, request)
-    n_run = 0
-    kv_used = 0
-    S = 0  # sum over running of (input_tokens - admission count): resident KV = S + n_run * T
-    q = 0  # head of the FCFS queue (requests before q are admitted or rejected)
-    while q < n or heap:
-        # --- admission at this iteration boundary
-        prefill = 0
-        new: list[int] = []
-        while q < n and arr_l[q] <= t:
-            nq = need[q]
-            if nq > budget:
-                rejected[q] = True
-                violations += 1
-                q += 1
-                continue
-            if n_run + len(new) >= max_batch or kv_used + nq > budget or (new and prefill + inp_l[q] > max_pf):
-                break
-            new.append(q)
-            kv_used += nq
-            prefill += inp_l[q]
-            admit[q] = t
-            if t - arr_l[q] > limit:
-                violations += 1
-            q += 1
-        if violations > allowed:
-            break
-        if new:
-            dt = base + pf * prefill + dec * n_run + kvs * (S + n_run * T)
-            t += dt
-            busy += dt
-            for i in new:
-                first[i] = t
-                if out_l[i] == 1:
-                    finish[i] = t
-                    kv_used -= need[i]
-                else:
-                    heapq.heappush(heap, (T + out_l[i], i))
-                    S += inp_l[i] - T
-                    n_run += 1
-            T += 1
-        elif n_run == 0:
-            if q >= n:
-                break
-            t = max(t, arr_l[q])  # idle until the next arrival
-            continue
-        else:
-            # a run of pure decode iterations, until the next completion or the next admissible arrival
-            k = heap[0][0] - T
-            per = base + dec * n_run + kvs * (S + n_run * T)
-            inc = kvs * n_run
-            # the next arrival matters if it can be admitted, or if it is oversized (it is rejected on arrival and
-            # must not hold up the queue behind it)
-            if q < n and (need[q] > budget or (n_run < max_batch and kv_used + need[q] <= budget)):
-                k = min(k, steps_to_reach(per, inc, arr_l[q] - t))
-            dt = k * per + inc * k * (k - 1) / 2
-            t += dt
-            busy += dt
-            T += k
-        while heap and heap[0][0] <= T:
-            _, i = heapq.heappop(heap)
-            finish[i] = t
-            kv_used -= need[i]
-            S -= inp_l[i] - (T - out_l[i])
-            n_run -= 1
-    admitted = ~np.isnan(np.array(admit))
+    admit, first, finish = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    rejected = np.zeros(n, dtype=bool)
+    if max_violations is not None and int(max_violations) < 0:
+        raise ValueError(f"max_violations must be >= 0 or None, got {max_violations}")
+    allowed = -1 if max_violations is None else int(max_violations)
+    stopped, violations, busy = simulate_linear_kernel(
+        arr, inp, out, float(config.base_s), float(config.prefill_token_s), float(config.decode_seq_s),
+        float(config.kv_token_s), int(config.kv_budget_tokens), int(config.max_batch), int(config.max_prefill_tokens),
+        float(ttft_limit_s), allowed, admit, first, finish, rejected,
+    )  # fmt: skip
     return ReplicaRun(
-        np.array(admit),
-        np.array(first),
-        np.array(finish),
-        np.array(rejected, dtype=bool),
+        admit,
+        first,
+        finish,
+        rejected,
         np.zeros(n, dtype=np.int64),
-        np.where(admitted, inp, 0),
-        busy,
-        violations > allowed,
-        violations,
+        np.where(np.isnan(admit), 0, inp),
+        float(busy),
+        bool(stopped),
+        int(violations),
     )

@@ -190,6 +190,7 @@ class Deployment:
             )
         object.__setattr__(self, "_curves", None if self.costs == "stated" else measured)
         object.__setattr__(self, "_profile", profiled_layer(g, m, self.tp) if self.costs == "profiled" else None)
+        object.__setattr__(self, "_parts", {})  # measured token-dependent terms by (type, token count): see resources
         if eff is None:
             if g.generation not in EFFICIENCY:
                 raise ValueError(f"no stated efficiency for GPU generation {g.generation!r}; pass efficiency=")
@@ -304,21 +305,29 @@ class Deployment:
                 ),
                 "allreduce": (0.0, 0.0, (c["ar_bytes"] * tokens + c["ar_fixed"]) if tokens > 0 else 0.0),
             }
-        lc, lm = self._linear(tokens, self._weight_bytes(tokens))
-        hc, hm = self._head(sampled)
+        key = (type(tokens), tokens, type(sampled), sampled)  # the same inputs give the same terms: computed once
+        parts = self._parts.get(key)
+        if parts is None:
+            lc, lm = self._linear(tokens, self._weight_bytes(tokens))
+            hc, hm = self._head(sampled)
+            parts = (float(lc), float(lm), float(self._elementwise(tokens)), float(hc), float(hm))
+            parts += (float(self._allreduce(tokens)),)
+            if len(self._parts) < 1 << 16:
+                self._parts[key] = parts
+        lc, lm, elem, hc, hm, ar = parts
         stream = c["byte_s0"] / self._curves.streaming_efficiency
         floor = self._curves.elementwise[0] * c["stage_layers"] if decode_seqs > 0 else 0.0
         return {
-            "linear": (float(lc), float(lm), 0.0),
-            "elementwise": (0.0, float(self._elementwise(tokens)), 0.0),
+            "linear": (lc, lm, 0.0),
+            "elementwise": (0.0, elem, 0.0),
             "attn_prefill": (
                 c["attn_flops"] * prefill_pairs * c["flop_s"],
                 c["kv_bytes"] * prefill_tokens * stream,
                 0.0,
             ),
             "attn_decode": (c["attn_flops"] * kv_tokens * c["flop_s"], c["kv_bytes"] * kv_tokens * stream + floor, 0.0),
-            "lm_head": (float(hc), float(hm), 0.0),
-            "allreduce": (0.0, 0.0, float(self._allreduce(tokens))),
+            "lm_head": (hc, hm, 0.0),
+            "allreduce": (0.0, 0.0, ar),
         }
 
     # The measured parts (costs "curves" and "profiled"), vectorised over token counts: the simulator tabulates them.
