@@ -8,7 +8,7 @@ import functools
 import pandas as pd
 
 from ..training import diagnosis as dg
-from ._core import Check, Verdict
+from ._core import Check, Scale, Verdict
 from ._runner import shared_study
 
 #: Job sizes (ranks) of the detection-quality sweep.
@@ -20,7 +20,7 @@ SEVERITY = 3.0
 NOT_COMPARABLE = Check(lambda value: Verdict.NOT_REPRODUCED, "not comparable on synthetic signals")
 
 
-def quality_grid(scale: str) -> list[dg.Scenario]:
+def quality_grid(scale: Scale) -> list[dg.Scenario]:
     """The jobs of the detection-quality sweep: every fault kind and job size (2 seeds at full scale, 1 quick), plus
     healthy jobs; job ``i`` has seed ``i``, so any subset of this list simulates exactly the same jobs."""
     seeds, healthy = (2, 2) if scale == "full" else (1, 1)
@@ -36,7 +36,7 @@ def quality_grid(scale: str) -> list[dg.Scenario]:
 
 
 @functools.cache
-def quality_results(scale: str) -> pd.DataFrame:
+def quality_results(scale: Scale) -> pd.DataFrame:
     """Every detector on every job of :func:`quality_grid`; computed once for the papers that read it (C4D's figure,
     Minder, PerfTracker: each runs in its own process) and shared through the result cache."""
     return shared_study("diagnosis-quality", scale, lambda: dg.evaluate(quality_grid(scale)))

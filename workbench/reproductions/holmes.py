@@ -17,6 +17,7 @@ import pandas as pd
 from ..training import diagnosis as dg
 from ..training.diagnosis import cost
 from . import AtLeast, Check, Measured, Paper, Verdict, claim
+from ._core import Scale
 from ._diagnosis import NOT_COMPARABLE, quality_grid
 
 PAPER = Paper(
@@ -123,7 +124,7 @@ def _speed(scale):
 
 
 @functools.cache
-def irregular_results(scale: str) -> pd.DataFrame:
+def irregular_results(scale: Scale) -> pd.DataFrame:
     """Holmes and the naive baseline on the irregular-iteration jobs of the detection-quality sweep (the same jobs,
     seeds and rows as in :func:`._diagnosis.quality_results`, without simulating the other fault kinds)."""
     return dg.evaluate([sc for sc in quality_grid(scale) if sc.kind == "irregular"], ["holmes", "naive"])

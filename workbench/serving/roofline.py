@@ -151,6 +151,8 @@ class Deployment:
     _engine: EngineProfile = field(init=False, repr=False, compare=False)
     _curves: OperatorCurves | None = field(init=False, repr=False, compare=False)
     _profile: ProfiledLayer | None = field(init=False, repr=False, compare=False)
+    #: measured token-dependent terms by (type, token count), computed once each: see ``resources``
+    _parts: dict[tuple, tuple[float, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         m, g = model(self.model), gpu(self.gpu)
@@ -190,7 +192,7 @@ class Deployment:
             )
         object.__setattr__(self, "_curves", None if self.costs == "stated" else measured)
         object.__setattr__(self, "_profile", profiled_layer(g, m, self.tp) if self.costs == "profiled" else None)
-        object.__setattr__(self, "_parts", {})  # measured token-dependent terms by (type, token count): see resources
+        object.__setattr__(self, "_parts", {})
         if eff is None:
             if g.generation not in EFFICIENCY:
                 raise ValueError(f"no stated efficiency for GPU generation {g.generation!r}; pass efficiency=")

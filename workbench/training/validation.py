@@ -207,8 +207,10 @@ def validation_table(graph: bool = False, compute: str = "constant") -> pd.DataF
         r = iteration_table(MODELS[name], [plan], GPUS[gpu], compute=form).iloc[0]
         v = float(r[metric])
         error = _error(metric, v, value)
-        rows.append((source, name, gpu, plan.gpus, plan.tp, plan.pp, plan.dp, metric, value, v, error, bool(r.fits)))
-        rows[-1] += (era, form, _role(name, plan))
+        fits, role = bool(r.fits), _role(name, plan)
+        rows.append(
+            (source, name, gpu, plan.gpus, plan.tp, plan.pp, plan.dp, metric, value, v, error, fits, era, form, role)
+        )
     columns = [
         "source",
         "model",
