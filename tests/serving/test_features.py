@@ -17,6 +17,16 @@ def test_swap_time_is_kv_bytes_over_pcie():
     assert d.swap_s_per_token == pytest.approx(524288 / (2 * 32e9))
 
 
+def test_a_gpu_without_a_pcie_figure_serves_with_recompute_and_names_it_for_swap():
+    bare = {k: v for k, v in _fields("H100-SXM").items() if k != "pcie_gbps"}
+    dep = Deployment("Llama-3.1-8B", register_gpu({**bare, "gpu": "no-pcie"}), max_kv_tokens=20_000)
+    arr, inp, out = _overloaded()
+    run = simulate_replica(arr, inp, out, dep, Scheduler("vllm"))  # recompute: PCIe not needed (it raised before)
+    assert run.preemptions.sum() > 0 and np.isfinite(run.finish_s).all()
+    with pytest.raises(ValueError, match="no pcie_gbps"):
+        simulate_replica(arr, inp, out, dep, Scheduler("vllm", preemption="swap"))
+
+
 def _overloaded(n=60):
     rng = np.random.default_rng(1)
     return np.sort(rng.uniform(0, 2.0, n)), rng.integers(1500, 2500, n), rng.integers(300, 600, n)

@@ -231,7 +231,7 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
     kind = sch.kind
     vllm, sarathi = kind == "vllm", kind == "sarathi"
     swap = sch.preemption == "swap"
-    swap_tok = dep.swap_s_per_token
+    swap_tok = dep.swap_s_per_token if swap else 0.0  # only swapping needs the PCIe bandwidth
     max_seqs, budget = sch.max_num_seqs, sch.max_num_batched_tokens
     water = max(1, int(sch.watermark * nb))  # at least a block: a just-preempted request must not re-enter
     cost = dep.sequential_cost() or dep.iteration_s
