@@ -190,3 +190,17 @@ def test_pred_routing_comparison_quick():
     assert change.to_numpy() == pytest.approx(table["pred_vs_static_pct"].to_numpy())
     ecmp = pred.small_flow_fct(pred.ecmp("quick"))
     assert table.loc[0, "static_small_p99_ms"] == pytest.approx(ecmp.loc["static", "p99_s"] * 1e3)
+
+
+def test_a_first_run_orders_papers_by_their_declared_cost(monkeypatch, tmp_path):
+    """With no measured times in the cache, ``run_papers`` starts the papers that declare the largest ``cost_s``
+    first (alphabetical order put the heaviest papers last and the first cold run waited on them)."""
+    from workbench.reproductions import _runner
+
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    ran: list[str] = []
+    monkeypatch.setattr(_runner, "run_paper", lambda p, scale, figures: ran.append(p))
+    costs = {p.id: p.cost_s for p in _runner.load_all().papers.values()}
+    light = sorted(p for p, c in costs.items() if c == 0)[:2]
+    _runner.run_papers(["arrivals", *light, "pred", "servegen"], "quick", client=False, progress=False)
+    assert ran[:3] == ["pred", "servegen", "arrivals"] and sorted(ran[3:]) == light

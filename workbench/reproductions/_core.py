@@ -80,6 +80,10 @@ class Paper:
         Data files (relative to the data search path) without which the claims cannot be measured at all (no
         stand-in exists); where one is missing, the tests skip the paper's claims naming it, and the scoreboard
         records the claims' error.
+    cost_s : float
+        Roughly how many seconds its claims and figures take at full scale with an empty cache on 2 cores (0: a few
+        seconds at most). It only orders the first run of :func:`~workbench.reproductions.run_papers` (longest
+        first), before the cache holds measured times; after that the measured times order the runs.
 
     A paper is one record: its module declares this, its claims and its figures, and everything else (the
     scoreboard, ``workbench list``, the dashboards, the tests) discovers them.
@@ -94,6 +98,7 @@ class Paper:
     dashboard: str = ""
     experiments: tuple[str, ...] = ()
     requires_data: tuple[str, ...] = ()
+    cost_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.id or self.id != self.id.strip() or "/" in self.id:
@@ -104,6 +109,8 @@ class Paper:
             raise ValueError(f"paper {self.id!r}: a dashboard title needs a panel")
         object.__setattr__(self, "experiments", tuple(self.experiments))
         object.__setattr__(self, "requires_data", tuple(self.requires_data))
+        if not self.cost_s >= 0:
+            raise ValueError(f"paper {self.id!r}: cost_s must be >= 0 seconds, got {self.cost_s!r}")
 
     @property
     def dashboard_title(self) -> str:

@@ -14,7 +14,8 @@ file per entry makes concurrent callers (the test suite's workers, notebook kern
 second waits for the first and reads its result.
 
 :func:`run_papers` runs several papers as tasks on the local Dask cluster (longest first, by their last measured
-time), with a progress bar naming the papers still running.
+time, or on a first run by the cost each paper declares, ``Paper.cost_s``), with a progress bar naming the papers
+still running.
 """
 
 from __future__ import annotations
@@ -401,7 +402,8 @@ def run_papers(
         if stored is not None and (stored["with_figures"] or not figures):
             done[paper] = PaperRun.from_json(stored)
     past = _past_seconds(scale)
-    order = sorted((p for p in papers if p not in done), key=lambda p: -past.get(p, 1e9))
+    declared = {p.id: p.cost_s for p in load_all().papers.values()}  # before the cache has measured a paper
+    order = sorted((p for p in papers if p not in done), key=lambda p: -past.get(p, declared.get(p, 0.0)))
     bar = tqdm(total=len(papers), initial=len(done), desc="papers", unit="paper", disable=not progress)
     try:
         dask_client = None if client is False or len(order) < 2 else resolve(client)

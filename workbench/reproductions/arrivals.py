@@ -32,6 +32,7 @@ PAPER = Paper(
     notebook="notebooks/00_arrivals.ipynb",
     panel="workbench.widgets.arrivals:arrivals_panel",
     dashboard="Arrival processes and burstiness",
+    cost_s=11,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
 
 BURSTINESS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 16.0)

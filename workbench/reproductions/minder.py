@@ -23,6 +23,7 @@ PAPER = Paper(
     citation="Y. Deng, X. Shi, Z. Jiang, et al. USENIX NSDI 2025 (arXiv:2411.01791)",
     url="https://arxiv.org/abs/2411.01791",
     notebook="notebooks/09_fault_localization.ipynb",
+    cost_s=35,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
 
 

@@ -38,6 +38,7 @@ PAPER = Paper(
     dashboard="Carbon-aware scheduling",
     experiments=("carbon-scheduling",),
     requires_data=("carbon-dag/tpch/2g/q01.json", "carbon-dag/carbon-intensity/ZA/ZA_2023_hourly.csv"),
+    cost_s=40,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
 
 REGIONS = ("CAISO", "DE", "NSW", "ON", "PJM", "ZA")

@@ -51,6 +51,7 @@ PAPER = Paper(
     notebook="notebooks/05_pred_aqm.ipynb",
     panel="workbench.widgets.aqm:pred_panel",
     dashboard="PRED adaptive ECN marking",
+    cost_s=80,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
 
 N_FLOWS = (2, 4, 8, 16, 32)

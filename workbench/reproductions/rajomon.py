@@ -42,6 +42,7 @@ PAPER = Paper(
     panel="workbench.widgets.microservices:microservices_panel",
     dashboard="Overload control on microservice call graphs",
     experiments=("microservice-overload",),
+    cost_s=12,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
 
 DSB = ("hotel-search", "hotel-mixed", "social-compose", "social-mixed")

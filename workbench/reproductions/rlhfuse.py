@@ -41,6 +41,7 @@ PAPER = Paper(
     dashboard="RLHF: fused Actor/Critic pipelines",
     experiments=("rlhf-fused-pipeline", "rlhf-generation-tail"),
     requires_data=("rlhfuse-schedules/instances.csv",),
+    cost_s=35,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
 
 #: Annealing moves per instance and memory setting, counted in seconds of full decodings (about 60 ns per task and

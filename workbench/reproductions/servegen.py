@@ -41,6 +41,7 @@ PAPER = Paper(
     panel="workbench.widgets.servegen:servegen_panel",
     dashboard="ServeGen per-client workloads",
     experiments=("serving-capacity", "serving-gpus"),
+    cost_s=70,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
 
 MODELS = tuple(sg.MODELS)

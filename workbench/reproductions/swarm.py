@@ -36,6 +36,7 @@ PAPER = Paper(
     notebook="notebooks/13_failure_mitigation.ipynb",
     panel="workbench.widgets.mitigation:mitigation_panel",
     experiments=("mitigation",),
+    cost_s=40,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
 
 METRICS = ["small_p99_fct_ms", "small_mean_fct_ms", "long_tput_gbps", "long_tput_p10_gbps"]
