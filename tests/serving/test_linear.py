@@ -213,12 +213,15 @@ def test_oversized_request_does_not_hold_up_the_queue():
     assert r.admit_s[2] == pytest.approx(0.05) and r.finish_s[2] < r.finish_s[0]
 
 
-def test_compiled_steps_to_reach_is_the_python_one():
-    """The linear replica's compiled loop carries its own copy of ``steps_to_reach`` (the engine uses the Python
-    one): the two must agree, or the two replica models would jump different decode runs."""
+def test_steps_to_reach_is_the_fewest_iterations_that_last_the_gap():
+    """The one ``steps_to_reach`` (compiled; the engine and the linear replica's loop both call it) against its
+    definition, summed iteration by iteration: the smallest k >= 1 with k per + inc k (k - 1) / 2 >= gap."""
     from workbench.serving._common import steps_to_reach
-    from workbench.serving._linear_kernel import _steps_to_reach
 
     rng = np.random.default_rng(0)
     for per, inc, gap in zip(rng.uniform(1e-3, 0.1, 300), rng.choice([0.0, 1e-6, 1e-4], 300), rng.uniform(0, 5, 300)):
-        assert _steps_to_reach(per, inc, gap) == steps_to_reach(per, inc, gap)
+        k, total = 0, 0.0
+        while k == 0 or total < gap * (1 - 1e-9):
+            total += per + inc * k
+            k += 1
+        assert steps_to_reach(per, inc, gap) == k

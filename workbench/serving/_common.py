@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from .._rng import Seed, generator
 from .._validate import integer, one_of, positive
@@ -82,9 +83,11 @@ def metrics_table(arr, where_name, where, inp, out, admit, first, finish, reject
     )
 
 
-def steps_to_reach(per: float, inc: float, gap: float) -> int:
+@njit(cache=True)
+def steps_to_reach(per: float, inc: float, gap: float) -> int:  # pragma: no cover - compiled
     """Fewest decode iterations (at least one) of durations ``per``, ``per + inc``, ``per + 2 inc``, ... that last
-    ``gap`` seconds: the smallest ``k >= 1`` with ``k per + inc k (k - 1) / 2 >= gap``."""
+    ``gap`` seconds: the smallest ``k >= 1`` with ``k per + inc k (k - 1) / 2 >= gap``. Compiled, so the engine
+    (from Python) and the linear replica's compiled loop share this one definition."""
     if inc > 0:
         b = per - inc / 2
         k = math.ceil((-b + math.sqrt(b * b + 2 * inc * gap)) / inc - 1e-12)

@@ -5,21 +5,11 @@ same to the last bit; a capacity search runs it tens of times per workload."""
 from __future__ import annotations
 
 import heapq
-import math
 
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True)
-def _steps_to_reach(per, inc, gap):  # pragma: no cover - compiled; the Python twin is tested
-    """Fewest decode iterations (at least one) of durations ``per``, ``per + inc``, ... that last ``gap`` seconds."""
-    if inc > 0:
-        b = per - inc / 2
-        k = math.ceil((-b + math.sqrt(b * b + 2 * inc * gap)) / inc - 1e-12)
-    else:
-        k = math.ceil(gap / per - 1e-12)
-    return max(k, 1)
+from ._common import steps_to_reach
 
 
 @njit(cache=True)
@@ -90,7 +80,7 @@ def simulate_linear_kernel(  # pragma: no cover - compiled; exercised through si
             if q < n:
                 nq = inp[q] + out[q]
                 if nq > budget or (n_run < max_batch and kv_used + nq <= budget):
-                    k = min(k, _steps_to_reach(per, inc, arr[q] - t))
+                    k = min(k, steps_to_reach(per, inc, arr[q] - t))
             dt = k * per + inc * k * (k - 1) / 2
             t += dt
             busy += dt
