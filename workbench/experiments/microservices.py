@@ -35,7 +35,7 @@ def point_load(
 
 @experiment(
     "microservice-overload",
-    version="2",
+    version="3",
     small={
         "graph": ["hotel-search", "chain-4"],
         "controller": list(CONTROLLERS),

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._rng import Seed, generator
-from .._validate import integer, nonnegative, positive
+from .._rng import Seed, generator, keyed_int
+from .._validate import nonnegative, positive
 from . import _engine
 from .controllers import UPDATE_S, Controller, make_controller
 from .graphs import CallGraph, flatten
@@ -194,9 +194,7 @@ def simulate(
     nonnegative("drain_s", drain_s)
     f = flatten(graph)
     t, k, w = arrivals(graph, load, seed)
-    rng = generator(seed)
-    rng.random()  # the engine's stream is derived from, not equal to, the arrivals' stream
-    eng_seed = integer("seed", int(rng.integers(0, 2**31 - 1)) if not isinstance(seed, int) else seed + 7919)
+    eng_seed = keyed_int(seed, "engine") % 2**31  # the engine's own stream, keyed off the arrivals' seed
     status, done, work, drop_node, busy, calls, drops, ctl, qlen = _engine.run(
         t,
         k,

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import placement as P
+from .._rng import keyed
 from ..viz import placement as vp
 from . import FigurePane, html_table, panel, redraw
 
@@ -55,7 +56,9 @@ def panel_model(
         racks, mean_utilization=mean_utilization, demand_sigma=demand_sigma, noise_sigma=noise_sigma, seed=seed
     )
     placed = {
-        policy: P.place(cluster, policy, choices=choices, hot_threshold=hot_threshold, migrate=migrate, seed=seed + 1)
+        policy: P.place(
+            cluster, policy, choices=choices, hot_threshold=hot_threshold, migrate=migrate, seed=keyed(seed, "place")
+        )
         for policy in ("random", "aware")
     }
     return HotspotView(
