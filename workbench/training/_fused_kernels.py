@@ -33,79 +33,18 @@ def _decode(prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, 
     ``start_out``.
 
     Waiting tasks are kept in one bucket per GPU with each GPU's earliest completion cached, so a step costs the
-    chosen GPU's bucket plus the number of GPUs."""
+    chosen GPU's bucket plus the number of GPUs. The steps are :func:`_decode_replay`'s (one decoder for both), run
+    from scratch with only the initial state kept."""
+    n = task_dur.shape[0]
     n_chains = chain_start.shape[0]
-    big = np.int64(1) << 62
-    pos = np.zeros(n_chains, np.int64)
-    ready = np.zeros(n_chains, np.int64)
-    gfree = np.zeros(n_gpus, np.int64)
-    mem = np.zeros(n_gpus)
-    bucket = np.empty((n_gpus, n_chains), np.int64)
-    count = np.zeros(n_gpus, np.int64)
-    for c in range(n_chains):
-        g = task_gpu[chain_start[c]]
-        bucket[g, count[g]] = c
-        count[g] += 1
-    gect = np.empty(n_gpus, np.int64)
-    for g in range(n_gpus):
-        gect[g] = _gpu_ect(g, bucket, count, chain_start, pos, ready, gfree, task_dur, task_mem, mem, cap)
-    n_left = n_chains
-    makespan = 0
-    peak = 0.0
-    completion = 0
-    while n_left > 0:
-        gstar = 0
-        for g in range(1, n_gpus):
-            if gect[g] < gect[gstar]:
-                gstar = g
-        best_ect = gect[gstar]
-        if best_ect >= big:  # the memory cap holds every waiting task back: lift it
-            cap = np.inf
-            for g in range(n_gpus):
-                gect[g] = _gpu_ect(g, bucket, count, chain_start, pos, ready, gfree, task_dur, task_mem, mem, cap)
-            continue
-        bk = -1
-        bestp = -np.inf
-        for k in range(count[gstar]):
-            c = bucket[gstar, k]
-            t = chain_start[c] + pos[c]
-            if task_mem[t] > 0.0 and mem[gstar] + task_mem[t] > cap:
-                continue
-            est = ready[c] if ready[c] > gfree[gstar] else gfree[gstar]
-            if est < best_ect and prio[t] > bestp:
-                bestp = prio[t]
-                bk = k
-        c = bucket[gstar, bk]
-        t = chain_start[c] + pos[c]
-        s = ready[c] if ready[c] > gfree[gstar] else gfree[gstar]
-        e = s + task_dur[t]
-        start_out[t] = s
-        gfree[gstar] = e
-        ready[c] = e
-        pos[c] += 1
-        mem[gstar] += task_mem[t]
-        if mem[gstar] > peak:
-            peak = mem[gstar]
-        if e > makespan:
-            makespan = e
-        # take c out of its bucket
-        count[gstar] -= 1
-        last = bucket[gstar, count[gstar]]
-        bucket[gstar, bk] = last
-        if pos[c] == chain_len[c]:
-            completion += e
-            n_left -= 1
-        else:
-            h = task_gpu[t + 1]
-            bucket[h, count[h]] = c
-            count[h] += 1
-            if h != gstar:
-                tn = t + 1
-                if not (task_mem[tn] > 0.0 and mem[h] + task_mem[tn] > cap):
-                    est = e if e > gfree[h] else gfree[h]
-                    if est + task_dur[tn] < gect[h]:
-                        gect[h] = est + task_dur[tn]
-        gect[gstar] = _gpu_ect(gstar, bucket, count, chain_start, pos, ready, gfree, task_dur, task_mem, mem, cap)
+    sel = np.zeros(n, np.int64)
+    snap_i = np.zeros((1, 2 * n_chains + 3 * n_gpus + 3), np.int64)
+    snap_f = np.zeros((1, n_gpus + 2))
+    snap_b = np.zeros((1, n_chains), np.int64)
+    makespan, peak, completion, _, _ = _decode_replay(
+        prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, cap, n + 1,
+        sel, snap_i, snap_f, snap_b, -1, 0, sel, snap_i, snap_f, snap_b, start_out,
+    )  # fmt: skip
     return makespan, peak, completion
 
 
@@ -142,10 +81,10 @@ def _times_from_orders(order, order_ptr, chain_of, first_of_chain, task_dur, sta
 def _decode_replay(  # pragma: no cover
     prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, cap0, every,
     src_sel, snap_i, snap_f, snap_bucket, s_from, s_last,
-    dst_sel, dst_i, dst_f, dst_bucket,
+    dst_sel, dst_i, dst_f, dst_bucket, start_out,
 ):  # fmt: skip
-    """:func:`_decode` for annealing: the same steps, recorded so that a move can replay only the part of the
-    decoding it may change.
+    """The decoder of :func:`_decode`, recorded for annealing so that a move can replay only the part of the
+    decoding it may change (``start_out``: each task's start, for the steps it decodes).
 
     A step picks one task; ``*_sel[s]`` is the task picked at step ``s``, and every ``every`` steps the decoder's whole
     state is kept (``snap_i``: per chain position and ready time, per GPU free time, bucket size and earliest
@@ -290,6 +229,7 @@ def _decode_replay(  # pragma: no cover
         step += 1
         s = ready[c] if ready[c] > gfree[gstar] else gfree[gstar]
         e = s + task_dur[t]
+        start_out[t] = s
         gfree[gstar] = e
         ready[c] = e
         pos[c] += 1
@@ -360,11 +300,12 @@ def _anneal_kernel(  # pragma: no cover
     new_b = np.zeros((n_snap, n_chains), np.int64)
     at = np.zeros(n, np.int64)  # the step that picks each task (current state)
     head = np.zeros(n, np.bool_)
+    starts = np.zeros(n, np.int64)  # scratch: the decoder's start times, unused here
     for c in range(n_chains):
         head[chain_start[c]] = True
     ms, peak, comp, _, _ = _decode_replay(
         prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, memory_limit, every,
-        sel, snap_i, snap_f, snap_b, -1, 0, sel, snap_i, snap_f, snap_b,
+        sel, snap_i, snap_f, snap_b, -1, 0, sel, snap_i, snap_f, snap_b, starts,
     )  # fmt: skip
     for s in range(n):
         at[sel[s]] = s
@@ -389,7 +330,7 @@ def _anneal_kernel(  # pragma: no cover
         s_last = max(at[a], at[b])
         ms, peak, comp, changed, until = _decode_replay(
             prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, memory_limit, every,
-            sel, snap_i, snap_f, snap_b, s_from, s_last, new_sel, new_i, new_f, new_b,
+            sel, snap_i, snap_f, snap_b, s_from, s_last, new_sel, new_i, new_f, new_b, starts,
         )  # fmt: skip
         if changed < 0 or until < n:  # the recorded schedule again, or back on it after the change
             new = cur
