@@ -222,7 +222,7 @@ def _write_figures(df, out: Path, window_s: float) -> None:
     figs = {
         "arrivals_over_time": W.arrivals_over_time({name: C.rate_series(df, 3600.0 if span > 6 * 3600 else 60.0)}),
         "hour_of_day": W.hour_of_day({name: C.time_profile(df, "hour")}),
-        "window_fits": W.window_fits({name: C.window_gamma_fits(df, window_s)}),
+        "window_fits": W.window_fits({name: C.window_gamma_fits(df, window_s)}, window_s=window_s),
         "input_lengths": W.length_ccdf({name: length_curve(df, "input_tokens")}, title="Request lengths"),
         "output_lengths": W.length_ccdf({name: length_curve(df, "output_tokens")}, title="Response lengths"),
         "request_response": W.request_response({name: C.request_response(df)}),

@@ -318,7 +318,7 @@ def _fig_hour(scale: Scale):
 
 @figure(PAPER, "window_cv_and_shape")
 def _fig_windows(scale: Scale):
-    return fig_wl.window_fits(window_fits(scale))
+    return fig_wl.window_fits(window_fits(scale), window_s=WINDOW_S)
 
 
 @figure(PAPER, "request_length_ccdf")

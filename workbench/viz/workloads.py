@@ -63,8 +63,9 @@ def hour_of_day(profiles: dict[str, pd.DataFrame], *, fig: go.Figure | None = No
     return style(fig, title="Requests per hour of day", x_title="hour of day (h)", y_title="requests per hour (req/h)")
 
 
-def window_fits(fits: dict[str, pd.DataFrame], *, fig: go.Figure | None = None) -> go.Figure:
-    """Per-window gap CV and fitted Gamma shape (``fits[name]`` from ``window_gamma_fits``), shape 1 = Poisson."""
+def window_fits(fits: dict[str, pd.DataFrame], *, window_s: float, fig: go.Figure | None = None) -> go.Figure:
+    """Per-window gap CV and fitted Gamma shape (``fits[name]`` from ``window_gamma_fits`` over windows of
+    ``window_s`` seconds, which the title states), shape 1 = Poisson."""
     grid = {
         "rows": 1,
         "cols": 2,
@@ -104,8 +105,7 @@ def window_fits(fits: dict[str, pd.DataFrame], *, fig: go.Figure | None = None) 
     fig.update_yaxes(type="log", title_text="Gamma shape", row=1, col=2)
     fig.update_xaxes(title_text="window start (h)", row=1, col=1)
     fig.update_xaxes(title_text="window start (h)", row=1, col=2)
-    window_s = next(iter(fits.values())).attrs.get("window_s", float("nan")) if fits else float("nan")
-    return style(fig, title=f"Burstiness per {window_s / 60:.0f}-minute window (dotted: Poisson)")
+    return style(fig, title=f"Burstiness per {window_s / 60:g}-minute window (dotted: Poisson)")
 
 
 def length_ccdf(curves: dict[str, dict], *, title: str = "Token lengths", fig: go.Figure | None = None) -> go.Figure:

@@ -95,7 +95,11 @@ class BurstGPTPanel:
             f"requests over {out.generated['arrival_s'].iloc[-1] / 3600:.2f} h"
         )
         redraw(self.rate, fig_wl.arrivals_over_time(out.series, fig=go.Figure()), height=340)
-        redraw(self.windows, fig_wl.window_fits({self.source.value: out.fits}, fig=go.Figure()), height=340)
+        redraw(
+            self.windows,
+            fig_wl.window_fits({self.source.value: out.fits}, window_s=60.0 * self.window.value, fig=go.Figure()),
+            height=340,
+        )
         lengths = fig_wl.length_ccdf({self.source.value: out.length}, title="Request lengths", fig=go.Figure())
         redraw(self.lengths, lengths, height=340)
         redraw(self.rr, fig_wl.request_response({self.source.value: out.request_response}, fig=go.Figure()), height=340)
