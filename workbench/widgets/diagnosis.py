@@ -62,8 +62,9 @@ def panel_model(
 
 def _blamed(suspects: pd.DataFrame) -> str:
     """The function and scope a detector blamed (PerfTracker), or empty."""
-    a = suspects.attrs
-    return f"{a['function']} ({a['scope']})" if "function" in a else ""
+    if "function" not in suspects.columns or suspects.empty:
+        return ""
+    return f"{suspects['function'].iloc[0]} ({suspects['scope'].iloc[0]})"
 
 
 def fault_panel() -> W.Widget:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+#: The columns every detector returns first (a detector may add its own after them: PerfTracker names the function,
+#: scope and trigger of its diagnosis).
 SUSPECT_COLUMNS = ("rank", "machine", "score", "alarm_iteration", "alarm_s")
 
 

@@ -158,9 +158,10 @@ def run_scenario(scenario: Scenario, detectors: Sequence[str] = tuple(DETECTORS)
         t0 = time.perf_counter()
         suspects = DETECTORS[name](s)
         elapsed = time.perf_counter() - t0
+        said = "function" in suspects.columns and len(suspects) > 0  # a detector that names a function (PerfTracker)
         blamed = {
-            "blamed_function": suspects.attrs.get("function", ""),
-            "blamed_scope": suspects.attrs.get("scope", ""),
+            "blamed_function": suspects["function"].iloc[0] if said else "",
+            "blamed_scope": suspects["scope"].iloc[0] if said else "",
         }
         rows.append(
             {**asdict(scenario), "detector": name, **score_suspects(s, suspects), "detect_s": elapsed, **blamed}

@@ -27,8 +27,8 @@ all-worker, typically software or configuration, problem). Here, on :func:`.sign
   event differs from the majority's (they never entered the collective the others are stuck in).
 
 Suspects follow the shared interface (``rank, machine, score, alarm_iteration, alarm_s``; an all-worker problem lists
-every machine with ``rank`` -1); ``frame.attrs`` carries the diagnosis: ``function``, ``scope`` (``"subset"`` or
-``"all"``) and ``trigger`` (``"degradation"`` or ``"hang"``).
+every machine with ``rank`` -1) plus three columns of the diagnosis, the same on every row: ``function`` (the one it
+blames), ``scope`` (``"subset"`` or ``"all"``) and ``trigger`` (``"degradation"`` or ``"hang"``).
 
 Thresholds: the stored text of the paper available to this project did not give the numeric values of the triggers
 (its detection section describes them qualitatively), so ``window`` 20, ``threshold`` 10 % and ``hang_iterations`` 5
@@ -250,14 +250,14 @@ def detect(
     z_threshold: float = 6.0,
     max_checks: int = 50,
 ) -> pd.DataFrame:
-    """Ranked suspects with PerfTracker's alarm time and, in ``attrs``, the function and scope it blames.
+    """Ranked suspects with PerfTracker's alarm time and the function, scope and trigger of its diagnosis (columns).
 
     Examples
     --------
     >>> from workbench.training.diagnosis import Fault, JobSpec, simulate
     >>> s = simulate(JobSpec(ranks=64), 200, Fault("slow_dataloader", 17, onset_iteration=100, severity=3.0), seed=0)
     >>> sus = detect(s)
-    >>> sus.attrs["function"], sus.attrs["scope"], sorted(set(sus.machine.tolist()))
+    >>> sus.function[0], sus.scope[0], sorted(set(sus.machine.tolist()))
     ('data_loader', 'subset', [2])
     """
     check_signals(signals)
@@ -299,11 +299,9 @@ def detect(
             )  # fmt: skip
         else:
             frame = suspects_frame(ranks, ranks // rpm, scores, np.full(ranks.size, it), np.full(ranks.size, alarm_s))
-        frame.attrs.update(function=fn, scope=scope, trigger="degradation")
-        return frame
+        return frame.assign(function=fn, scope=scope, trigger="degradation")
     if hung is not None and hung[0].size:
         ranks, scores, h, alarm_s = hung
         frame = suspects_frame(ranks, ranks // rpm, scores, np.full(ranks.size, h), np.full(ranks.size, alarm_s))
-        frame.attrs.update(function="all_reduce", scope="subset", trigger="hang")
-        return frame
-    return suspects_frame([], [], [], [], [])
+        return frame.assign(function="all_reduce", scope="subset", trigger="hang")
+    return suspects_frame([], [], [], [], []).assign(function="", scope="", trigger="")
