@@ -175,3 +175,16 @@ def test_other_policies_run_on_the_linear_cost():
     assert lo.table["preemptions"].sum() == 0 and set(lo.table["replica"]) == {0, 1}
     with pytest.raises(ValueError, match="swap"):
         serve(reqs, cfg, Scheduler(preemption="swap"))
+    same = serve(reqs, cfg, Scheduler("reserve", max_num_seqs=cfg.max_batch, preemption="swap"), balancer="random")
+    pd.testing.assert_frame_equal(same.table, serve(reqs, cfg, balancer="random").table)  # nothing to swap
+
+
+def test_the_reservation_is_a_choice_of_the_serving_hardware_experiment():
+    from workbench.experiments import serving_hw
+
+    point = dict(mean_rate_rps=2.0, duration_s=60.0, model="Llama-3.1-8B", gpu="H100-SXM", tp=1, pp=1, replicas=1)
+    point |= dict(budget_tokens=8192, balancer="round_robin", engine="vllm", costs="curves", seed=0)
+    r = serving_hw.serving_hardware.fn(
+        scheduler="reserve", preemption="swap", **point
+    )  # swap: no effect, no preemption
+    assert r["preempted_fraction"] == 0 and r["rejected_fraction"] == 0 and r["ttft_p99_s"] > 0

@@ -216,7 +216,7 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
     kind = sch.kind
     vllm, sarathi, reserve = kind == "vllm", kind == "sarathi", kind == "reserve"
     paged = not reserve
-    swap = sch.preemption == "swap"
+    swap = sch.preemption == "swap" and paged  # the reservation never preempts
     swap_tok = dep.swap_s_per_token if swap else 0.0  # only swapping needs the PCIe bandwidth
     max_seqs, budget = sch.max_num_seqs, sch.max_num_batched_tokens
     water = max(1, int(sch.watermark * nb))  # at least a block: a just-preempted request must not re-enter

@@ -53,7 +53,7 @@ class Scheduler:
     preemption : {"recompute", "swap"}
         What happens to a preempted request's KV cache: dropped and recomputed on re-admission (vLLM's default), or
         copied to host memory over PCIe and copied back (the cost model's ``swap_s_per_token`` each way). The
-        reservation never preempts.
+        reservation never preempts (it has no effect there).
 
     Examples
     --------
@@ -81,5 +81,3 @@ class Scheduler:
                 f"a Sarathi token budget (max_num_batched_tokens={self.max_num_batched_tokens}) must exceed "
                 f"max_num_seqs={self.max_num_seqs}, or decodes alone fill it"
             )
-        if self.kind == "reserve" and self.preemption != "recompute":
-            raise ValueError("kind='reserve' never preempts: preemption must be 'recompute' (the default)")
