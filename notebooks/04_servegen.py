@@ -75,9 +75,10 @@ show_claims("servegen")
 #   `compose(..., fixed_window_counts=True)` does the same, for parity.
 # * **Multimodal tokens are per item.** The released multimodal PMFs give tokens per image (per audio clip, per
 #   video), so a request's image tokens are the sum of one draw per image (all draws at once, summed per request).
-# * **Serving.** `workbench.serving.serve` on the linear-cost server (`ServerConfig`): iterations whose duration is a
-#   linear cost of prefill tokens, decoding requests and resident KV tokens; FCFS admission under a KV-cache token
-#   budget and a batch limit. *Capacity* is the highest rate meeting p99 TTFT <= 2 s, found by bisection over a rate
+# * **Serving.** `workbench.serving.serve` on the linear-cost server (`ServerConfig`, the serving engine's abstract
+#   cost model): iterations whose duration is a linear cost of prefill tokens, decoding requests and resident KV
+#   tokens; FCFS admission under a batch limit, each request reserving its full context in a KV-cache token budget
+#   (Orca's reservation). *Capacity* is the highest rate meeting p99 TTFT <= 2 s, found by bisection over a rate
 #   scale (`capacity_search`, the same search notebook 10 runs on hardware replicas).
 # * **The use case.** For a model and an hour, capacity under the composed workload vs under its *naive twin*
 #   (Poisson arrivals at the same mean rate, lengths drawn from the pooled distribution). Planning with the naive

@@ -23,8 +23,8 @@
 # %% [markdown]
 # # Serving on real hardware: roofline costs, paged KV, vLLM/Sarathi scheduling, GPUs, and NanoFlow's bound
 #
-# The linear-cost server of notebook 04 (`ServerConfig`, one of the two replicas `serve` runs) answers in arbitrary
-# units. This notebook grounds serving in hardware:
+# The linear-cost server of notebook 04 (`ServerConfig`, an abstract cost model of the one serving engine) answers in
+# arbitrary units. This notebook grounds serving in hardware:
 #
 # * **Specs as data** (`workbench.serving.specs`): GPUs (A100, H100, H200, B200, L40S, MI300X) and models
 #   (Llama 2/3.1, Mixtral, Qwen2, DeepSeek-V3/R1), a source per row, user rows by dict or CSV.
@@ -38,7 +38,8 @@
 # * **A replica** (`workbench.serving.engine`): a paged KV cache (16-token blocks, growing token by token, no
 #   knowledge of the output length, preemption by recompute or by swap over PCIe, prefix sharing across requests
 #   with equal Mooncake `hash_ids`) and three schedulers: vLLM's classic prefill-first (a prefill iteration carries
-#   no decodes), Sarathi-Serve's chunked prefill under a token budget, Orca's mixing. Replicas are tensor- and
+#   no decodes), Sarathi-Serve's chunked prefill under a token budget, Orca's mixing (plus Orca's reservation of
+#   whole contexts, notebook 04's policy, `Scheduler("reserve")`). Replicas are tensor- and
 #   pipeline-parallel, behind a round-robin, random or least-outstanding-requests balancer (`serve`).
 # * **Answers in GPUs** (`workbench.serving.gpus`): the cheapest TP degree and replica count meeting p99 TTFT and TBT
 #   SLOs, and NanoFlow's optimal-throughput bound with the resource that binds.
@@ -361,9 +362,8 @@ fig.throughput_bound_figure(bt)
 
 # %%
 plan = capacity_gpus(work, "Qwen2-72B", "H100-SXM", SLO(ttft_s=2.0, tbt_s=0.1), tps=(1, 2, 4, 8), duration_s=600)
-print(plan.round(2).to_string(index=False))
-best = plan[plan["cheapest"]].iloc[0]
-print(f"cheapest: {best['gpus']:.0f} GPUs as {best['replicas']:.0f} x TP{best['tp']:.0f}")
+print(plan.table.round(2).to_string(index=False))
+print(f"cheapest: {plan.gpus:.0f} GPUs as {plan.replicas:.0f} x TP{plan.tp} ({plan.evaluations} simulations)")
 
 # %% [markdown]
 # **The engine moves the answer.** The same question under each engine profile (TP 4 and 8): an eager engine
@@ -376,11 +376,9 @@ for engine, costs in (("vllm", "curves"), ("vllm-v0", "curves"), ("sglang", "cur
                       ("vllm", "stated")):
     p = capacity_gpus(work, "Qwen2-72B", "H100-SXM", SLO(ttft_s=2.0, tbt_s=0.1), tps=(4, 8), duration_s=600,
                       engine=engine, costs=costs)
-    b = p[p["cheapest"]]
-    rows.append({"engine": engine, "operator costs": costs,
-                 "GPUs": float(b["gpus"].iloc[0]) if len(b) else float("nan"),
-                 "as": f"{b['replicas'].iloc[0]:.0f} x TP{b['tp'].iloc[0]:.0f}" if len(b) else "no plan meets the SLO",
-                 "rate per replica (req/s)": float(b["replica_rps"].iloc[0]) if len(b) else float("nan")})
+    rows.append({"engine": engine, "operator costs": costs, "GPUs": p.gpus,
+                 "as": f"{p.replicas:.0f} x TP{p.tp}" if p.feasible else "no plan meets the SLO",
+                 "rate per replica (req/s)": p.replica_rps})
 print(pd.DataFrame(rows).round(2).to_string(index=False))
 
 # %% [markdown]
@@ -403,9 +401,8 @@ strict = SLO(ttft_s=2.0, tbt_s=0.05)
 print("disaggregated plan:", {k: round(v, 2) for k, v in disaggregation_plan(work, "Llama-3.1-8B", "H100-SXM",
                                                                               strict).items()})
 plan8 = capacity_gpus(work, "Llama-3.1-8B", "H100-SXM", strict, tps=(1,), duration_s=600)
-best = plan8[plan8["cheapest"]].iloc[0]
-print(f"colocated plan: {best['gpus']:.0f} GPUs ({best['replicas']:.0f} x TP{best['tp']:.0f}, "
-      f"{best['replica_rps']:.1f} req/s per replica)")
+print(f"colocated plan: {plan8.gpus:.0f} GPUs ({plan8.replicas:.0f} x TP{plan8.tp}, "
+      f"{plan8.replica_rps:.1f} req/s per replica)")
 
 # %% [markdown]
 # ## ServeGen's under-provisioning, in GPUs

@@ -149,7 +149,7 @@ def test_bad_input_is_named():
         Scheduler("fifo")
     with pytest.raises(ValueError, match="must exceed"):
         Scheduler("sarathi", max_num_seqs=256, max_num_batched_tokens=256)
-    with pytest.raises(TypeError, match="deployment"):
+    with pytest.raises(TypeError, match="server must be a cost model"):
         simulate_replica([0.0], [1], [1], "Llama-2-7B")
     r = simulate_replica([0.0, 0.0], [100, 100], [10_000, 5], Deployment("Llama-2-7B", "A100-80GB", max_kv_tokens=1024))
     assert r.rejected.tolist() == [True, False] and np.isfinite(r.finish_s[1])
@@ -181,3 +181,19 @@ def test_disaggregated_pools_remove_the_prefill_stall():
     )
     plan = disaggregation_plan(reqs, "Llama-3.1-8B", "H100-SXM", max_replicas=8)
     assert plan["gpus"] == plan["prefill_replicas"] + plan["decode_replicas"] >= 2
+
+
+def test_disaggregated_random_balancers_draw_independent_keyed_streams():
+    """The decode pool's random balancer draws ``keyed(seed, "decode")``, not ``seed + 1`` (which is the prefill
+    stream of the next seed: neighbouring seeds' runs would share placements)."""
+    from workbench._rng import keyed
+    from workbench.serving import balance
+    from workbench.serving.disagg import serve_disaggregated
+
+    reqs = pd.DataFrame({"arrival_s": np.arange(40) * 0.5, "input_tokens": 300, "output_tokens": 20})
+    d = Deployment("Llama-3.1-8B", "H100-SXM")
+    t = serve_disaggregated(reqs, d, d, n_prefill=3, n_decode=3, balancer="random", seed=5).table
+    assert t["prefill_replica"].tolist() == balance(40, 3, "random", seed=5).tolist()
+    assert t["decode_replica"].tolist() == balance(40, 3, "random", seed=keyed(5, "decode")).tolist()
+    nxt = serve_disaggregated(reqs, d, d, n_prefill=3, n_decode=3, balancer="random", seed=6).table
+    assert t["decode_replica"].tolist() != nxt["prefill_replica"].tolist()

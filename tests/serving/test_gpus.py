@@ -33,16 +33,43 @@ def test_capacity_in_gpus_grows_with_load_and_tighter_slo():
         }
     )
     base = capacity_gpus(req, "Llama-3.1-8B", "H100-SXM", tps=(1, 2))
-    assert list(base["tp"]) == [1, 2] and base["fits"].all()
+    t = base.table
+    assert list(t["tp"]) == [1, 2] and t["fits"].all() and base.feasible
+    assert base.gpus == t["gpus"].min() and base.tp == int(t.loc[t["gpus"].idxmin(), "tp"])
+    assert base.server.tp == base.tp and base.evaluations == t["evaluations"].sum() > 0
+    assert base.replica_rps == pytest.approx(base.rate_scale * base.rate_rps)
     heavy = req.assign(arrival_s=req["arrival_s"] / 4)
     more = capacity_gpus(heavy, "Llama-3.1-8B", "H100-SXM", tps=(1,))
-    assert more["cheapest"].sum() == 1 and base["cheapest"].sum() == 1
-    assert more.loc[more["cheapest"], "gpus"].iloc[0] > base.loc[base["tp"] == 1, "gpus"].iloc[0]
-    assert more.loc[0, "replica_rps"] == pytest.approx(base.loc[0, "replica_rps"], rel=0.35)
+    assert more.gpus > t.loc[t["tp"] == 1, "gpus"].iloc[0]
+    assert more.table.loc[0, "replica_rps"] == pytest.approx(t.loc[0, "replica_rps"], rel=0.35)
     no_fit = capacity_gpus(req, "Llama-3.1-70B", "H100-SXM", tps=(1,), slo=SLO(ttft_s=2.0))
-    assert not no_fit["fits"].any() and not no_fit["cheapest"].any()
+    assert not no_fit.table["fits"].any() and not no_fit.feasible and np.isnan(no_fit.gpus) and no_fit.server is None
     window = capacity_gpus(req, "Llama-3.1-8B", "H100-SXM", tps=(1,), duration_s=120.0)  # half the rate
-    assert window.loc[0, "replica_rps"] == pytest.approx(base.loc[0, "replica_rps"] * req["arrival_s"].max() / 120.0)
+    assert window.table.loc[0, "replica_rps"] == pytest.approx(t.loc[0, "replica_rps"] * req["arrival_s"].max() / 120.0)
+
+
+def test_capacity_in_gpus_of_the_abstract_server_is_the_req_per_s_search_times_its_gpus():
+    """The linear-cost server is a cost model like any other: one candidate of its ``gpus`` per replica, sized by the
+    same search as ``capacity_search`` (a factor-4 bracket here, so the scales agree to the bisection's tolerance)."""
+    from workbench.serving import ServerConfig, capacity_search
+
+    rng = np.random.default_rng(1)
+    n = 2000
+    req = pd.DataFrame(
+        {
+            "arrival_s": np.sort(rng.uniform(0, 100, n)),
+            "input_tokens": rng.integers(100, 2000, n),
+            "output_tokens": rng.integers(20, 300, n),
+        }
+    )
+    cfg = ServerConfig(gpus=2)
+    plan = capacity_gpus(req, cfg, slo=SLO(ttft_s=2.0))
+    assert plan.feasible and plan.server is cfg and plan.tp is None and plan.gpus == 2 * plan.replicas
+    rps = capacity_search(req, cfg, SLO(ttft_s=2.0), duration_s=plan.rate_rps and n / plan.rate_rps).capacity_rps
+    assert plan.replica_rps == pytest.approx(rps, rel=0.1)
+    assert plan.replicas >= np.ceil(plan.rate_rps / plan.replica_rps) - 1
+    with pytest.raises(ValueError, match="gpu goes with a model"):
+        capacity_gpus(req, cfg, "H100-SXM")
 
 
 def test_validation_points_have_sources_and_errors():

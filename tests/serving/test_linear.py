@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from workbench import arrivals
-from workbench.serving import Scheduler, ServerConfig, balance, latency_summary, serve, simulate_replica
+from workbench.serving import ServerConfig, balance, latency_summary, serve, simulate_replica
 
 ONLY_BASE = dict(prefill_token_s=0.0, decode_seq_s=0.0, kv_token_s=0.0)
 
@@ -198,10 +198,10 @@ def test_balance_and_bad_input():
     one = pd.DataFrame({"arrival_s": [0.0], "input_tokens": [1], "output_tokens": [1]})
     with pytest.raises(ValueError, match="rate_scale"):
         serve(one, ServerConfig(), rate_scale=0)
-    with pytest.raises(ValueError, match="scheduler"):  # the linear-cost server has its own admission
-        serve(one, ServerConfig(), Scheduler())
-    with pytest.raises(ValueError, match="least_outstanding"):
-        serve(one, ServerConfig(), n_replicas=2, balancer="least_outstanding")
+    with pytest.raises(TypeError, match="scheduler must be a Scheduler"):
+        serve(one, ServerConfig(), "reserve")
+    with pytest.raises(ValueError, match="prefix sharing"):  # the reservation holds whole contexts: no sharing
+        simulate_replica([0.0], [1], [1], ServerConfig(), hash_ids=[[1]])
 
 
 def test_oversized_request_does_not_hold_up_the_queue():

@@ -169,7 +169,7 @@ def serving_gpus(*, model, hour, workload, span_s, mean_rate_rps, seed):
     )
     if workload != "composed":
         requests = servegen.naive_workload(requests, seed=rng_naive)
-    row = plan_gpus(model, requests, span_s)
+    row = plan_gpus(model, requests, span_s).table.iloc[0]  # its one candidate (replica_rps even if none meets)
     return {
         "replica_rps": float(row["replica_rps"]),
         "replicas": float(row["replicas"]),

@@ -1,9 +1,9 @@
 """What every serving simulation shares: the request validator, the load balancer, the per-request table, the records
 of a replica's run and of a served table, and the closed form of a run of decode iterations.
 
-Both replica models use it: the linear-cost server (:mod:`workbench.serving.linear`) and the hardware replica
-(:mod:`workbench.serving.engine`); :func:`workbench.serving.serve` runs either behind the balancer and returns a
-:class:`ServeResult`.
+The engine (:mod:`workbench.serving.engine`, any cost model and policy) and its compiled fast path
+(:mod:`workbench.serving.linear`) use it; :func:`workbench.serving.serve` runs replicas behind the balancer and
+returns a :class:`ServeResult`.
 """
 
 from __future__ import annotations

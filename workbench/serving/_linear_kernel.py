@@ -1,6 +1,8 @@
-"""The compiled event loop of :func:`workbench.serving.linear.simulate_linear` (see that module for the model).
-The same steps in the same floating-point order as the pure-Python loop it replaced, so the per-request times are the
-same to the last bit; a capacity search runs it tens of times per workload."""
+"""The serving engine's compiled fast path for one pair, linear cost (:class:`~workbench.serving.linear.ServerConfig`)
+under the reservation policy (``Scheduler("reserve")``), run through :func:`workbench.serving.linear.simulate_linear`.
+The general loop (:mod:`workbench.serving.engine`) takes the same steps in the same floating-point order, so the
+per-request times agree (``tests/serving/test_fast_path.py`` checks both paths on edge cases and composed ServeGen
+spans); a capacity search runs this one tens of times per workload."""
 
 from __future__ import annotations
 

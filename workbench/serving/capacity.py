@@ -5,11 +5,12 @@ Given a workload (a request table), the search scales its *rate* by compressing 
 curve are unchanged) and finds the largest scale at which :func:`~workbench.serving.serve` still meets the SLO (e.g.
 p99 TTFT <= 2 s): :func:`max_rate_scale` brackets it by multiplying or dividing the scale by a ``factor``, then
 bisects on ``log s`` (:class:`ScaleSearch` holds the bracket's step, bounds, tolerance and budget). The server is any
-replica :func:`serve` runs: a hardware :class:`~workbench.serving.roofline.Deployment` or the linear-cost
-:class:`~workbench.serving.linear.ServerConfig` (the abstract case: a cost model with a reservation KV cache).
-:func:`capacity_search` reports the capacity in req/s, averaged over seeds' workloads (each searched separately:
-common random numbers across the bisection, so the SLO check is monotone in ``s`` up to the granularity of the
-simulation); :func:`workbench.serving.gpus.capacity_gpus` sizes a deployment in GPUs with the same search.
+cost model of the engine :func:`serve` runs: a hardware :class:`~workbench.serving.roofline.Deployment` or the
+linear-cost :class:`~workbench.serving.linear.ServerConfig` (the abstract case, whose default policy is the
+reservation and whose runs take the engine's compiled fast path). :func:`capacity_search` reports the capacity in
+req/s, averaged over seeds' workloads (each searched separately: common random numbers across the bisection, so the
+SLO check is monotone in ``s`` up to the granularity of the simulation); :func:`workbench.serving.gpus.capacity_gpus`
+sizes either cost model in GPUs with the same search (a :class:`~workbench.serving.gpus.GpuCapacity` record).
 
 Runs that are certainly failing stop early: once more requests than the SLO's quantile allows have waited longer than
 the TTFT target in the queue alone, the run cannot meet it, so an overloaded point costs little.
@@ -26,9 +27,9 @@ import pandas as pd
 from .._validate import in_range, integer, positive
 from ._common import ServeResult
 from .cluster import serve
+from .cost import CostModel
 from .engine import Scheduler
 from .linear import ServerConfig
-from .roofline import Deployment
 
 __all__ = [
     "SLO",
@@ -178,7 +179,7 @@ def _search(ok, search: ScaleSearch) -> tuple[float, int]:
 
 def max_rate_scale(
     requests: pd.DataFrame,
-    server: Deployment | ServerConfig,
+    server: CostModel,
     slo: SLO,
     *,
     scheduler: Scheduler | None = None,
@@ -249,7 +250,7 @@ def _feasible(req: pd.DataFrame, config: ServerConfig, slo: SLO) -> bool:
 
 def capacity_search(
     workloads: pd.DataFrame | list[pd.DataFrame],
-    server: Deployment | ServerConfig | None = None,
+    server: CostModel | None = None,
     slo: SLO = SLO(),
     *,
     scheduler: Scheduler | None = None,
@@ -268,15 +269,15 @@ def capacity_search(
     ----------
     workloads : DataFrame or list of DataFrames
         One request table per seed (``arrival_s``, ``input_tokens``, ``output_tokens``).
-    server : Deployment or ServerConfig, optional
+    server : Deployment, ServerConfig or another cost model, optional
         The replica (:func:`~workbench.serving.serve`); defaults to the linear-cost ``ServerConfig()``.
     slo : SLO
     scheduler : Scheduler, optional
-        Batching policy of a hardware replica (``Scheduler()`` by default; none for a ``ServerConfig``).
+        Scheduling policy; defaults to the cost model's own (``Scheduler()`` for a Deployment, the reservation for a
+        ``ServerConfig``).
     n_replicas : int
     balancer : str
-        Load balancer across replicas, one of :data:`~workbench.serving.BALANCERS` (``"least_outstanding"`` needs
-        hardware replicas).
+        Load balancer across replicas, one of :data:`~workbench.serving.BALANCERS`.
     duration_s : float, optional
         Length of the traffic window every workload spans (its requests over it are its base rate); default: each
         workload's last arrival.

@@ -2,10 +2,12 @@
 
 :func:`serve` runs a request table on ``n_replicas`` replicas of one server, placing requests by ``balancer``
 (round-robin, random, or least-outstanding requests, which simulates the replicas together and routes each arrival on
-their state at that instant). The server is a hardware replica (a :class:`~workbench.serving.roofline.Deployment` run
-by a :class:`~workbench.serving.engine.Scheduler`, :mod:`workbench.serving.engine`) or the linear-cost server (a
-:class:`~workbench.serving.linear.ServerConfig`, :mod:`workbench.serving.linear`); both share the request validator,
-the balancer and the per-request table (:mod:`workbench.serving._common`), and the result is a
+their state at that instant). Every replica is the one engine (:mod:`workbench.serving.engine`): a cost model (a
+hardware :class:`~workbench.serving.roofline.Deployment` or the linear-cost
+:class:`~workbench.serving.linear.ServerConfig`) run by a :class:`~workbench.serving.scheduler.Scheduler` (by default
+the cost model's own: vLLM's for a Deployment, the reservation for a ServerConfig). Replicas placed on arrival under
+(linear cost, reservation) run the engine's compiled fast path. The request validator, the balancer and the
+per-request table are shared (:mod:`workbench.serving._common`), and the result is a
 :class:`~workbench.serving.ServeResult` (the table, and the GPUs, busy fraction and early stop beside it).
 """
 
@@ -19,16 +21,16 @@ import pandas as pd
 from .._rng import Seed
 from .._validate import integer, one_of
 from ._common import BALANCERS, ServeResult, balance, busy_fraction, metrics_table, request_arrays
-from .engine import Scheduler, _replica_loop, _State, simulate_replica
-from .linear import ServerConfig
-from .roofline import Deployment
+from .cost import CostModel
+from .engine import Scheduler, _replica_loop, _State, compiled, policy
+from .linear import simulate_linear
 
 __all__ = ["serve"]
 
 
 def serve(
     requests: pd.DataFrame,
-    deployment: Deployment | ServerConfig,
+    server: CostModel,
     scheduler: Scheduler | None = None,
     *,
     n_replicas: int = 1,
@@ -39,17 +41,17 @@ def serve(
     ttft_limit_s: float = math.inf,
     max_violations: int | None = None,
 ) -> ServeResult:
-    """Serve a request table on ``n_replicas`` replicas of ``deployment``; per-request metrics and the run's scalars.
+    """Serve a request table on ``n_replicas`` replicas of ``server``; per-request metrics and the run's scalars.
 
     Parameters
     ----------
     requests : DataFrame
         With ``arrival_s`` (sorted), ``input_tokens`` and ``output_tokens`` (and ``hash_ids`` for prefix sharing).
-    deployment : Deployment or ServerConfig
-        A hardware replica, or the linear-cost server (which admits by reserving each request's context: no
-        ``scheduler``, no prefix sharing, no least-outstanding balancer).
+    server : Deployment, ServerConfig or another :class:`~workbench.serving.cost.CostModel`
+        The replica's cost model: a hardware replica, or the linear-cost server.
     scheduler : Scheduler, optional
-        Batching policy of a hardware replica; defaults to ``Scheduler()`` (vLLM).
+        Scheduling policy; defaults to the cost model's own: ``Scheduler()`` (vLLM) for a Deployment, the
+        reservation ``ServerConfig.scheduler`` for a ServerConfig.
     n_replicas : int
     balancer : str
         One of :data:`BALANCERS`: ``"round_robin"`` and ``"random"`` place requests on arrival without looking at
@@ -64,7 +66,7 @@ def serve(
         load.
     prefix_sharing : bool
         Share the KV blocks of equal ``hash_ids`` (a column of the table, Mooncake traces) across the requests of a
-        replica.
+        replica (paged policies).
     ttft_limit_s, max_violations :
         Early stop once more than ``max_violations`` requests in all are certain to miss ``ttft_limit_s``: the result
         is then ``stopped``, with NaN times for the requests not simulated.
@@ -79,6 +81,7 @@ def serve(
 
     Examples
     --------
+    >>> from workbench.serving import Deployment, ServerConfig
     >>> reqs = pd.DataFrame({"arrival_s": [0.0, 0.1, 0.2], "input_tokens": [500, 800, 100],
     ...                      "output_tokens": [50, 20, 80]})
     >>> r = serve(reqs, Deployment("Llama-3.1-8B", "H100-SXM"), Scheduler("sarathi", max_num_batched_tokens=512))
@@ -89,26 +92,23 @@ def serve(
     [0, 1, 0]
     >>> serve(reqs, ServerConfig(), n_replicas=2).table["replica"].tolist()
     [0, 1, 0]
+    >>> serve(reqs, Deployment("Llama-3.1-8B", "H100-SXM"), Scheduler("reserve")).table["preemptions"].tolist()
+    [0, 0, 0]
     """
-    if isinstance(deployment, ServerConfig):
-        if scheduler is not None or prefix_sharing:
-            raise ValueError(
-                "scheduler and prefix_sharing need a Deployment: the linear-cost server (ServerConfig) admits FCFS by "
-                "reserving each request's full context"
-            )
-        arr, inp, out = request_arrays(requests, rate_scale)
-        rep = balance(arr.size, n_replicas, balancer, seed=seed)
-        return _serve_linear(arr, inp, out, rep, deployment, n_replicas, ttft_limit_s, max_violations)
-    scheduler = Scheduler() if scheduler is None else scheduler
+    scheduler = policy(server, scheduler)
     arr, inp, out = request_arrays(requests, rate_scale)
     n_replicas = integer("n_replicas", n_replicas, minimum=1)
     one_of("balancer", balancer, BALANCERS)
+    fast = compiled(server, scheduler)
+    if fast is not None and not prefix_sharing and balancer != "least_outstanding":
+        rep = balance(arr.size, n_replicas, balancer, seed=seed)
+        return _serve_linear(arr, inp, out, rep, fast, n_replicas, ttft_limit_s, max_violations)
     hashes = None
     if prefix_sharing:
         if "hash_ids" not in requests.columns:
             raise ValueError("prefix_sharing needs a 'hash_ids' column (prefix-block ids per request, e.g. Mooncake)")
         hashes = requests["hash_ids"].tolist()
-    st = _State(arr, inp, out, deployment, scheduler, None, hashes)
+    st = _State(arr, inp, out, server, scheduler, None, hashes)
     allowed = math.inf if max_violations is None else integer("max_violations", max_violations, minimum=0)
     limit = float(ttft_limit_s)
     if balancer == "least_outstanding":
@@ -126,22 +126,23 @@ def serve(
     table["prefill_tokens"] = r.prefill_tokens
     return ServeResult(
         table,
-        n_replicas * deployment.gpus,
+        n_replicas * server.gpus,
         busy_fraction(st.busy, n_replicas, r.finish_s, st.stopped),
         stopped=st.stopped,
     )
 
 
 def _serve_linear(arr, inp, out, rep, config, n_replicas, ttft_limit_s, max_violations) -> ServeResult:
-    """:func:`serve` on linear-cost replicas (``rep``: each request's): each simulated alone, the early-stop budget
-    spent in replica order."""
+    """:func:`serve` on linear-cost replicas under the reservation (``rep``: each request's replica): the engine's
+    compiled fast path, each replica simulated alone, the early-stop budget spent in replica order (as the general
+    loop does)."""
     admit, first, finish = np.full(arr.size, np.nan), np.full(arr.size, np.nan), np.full(arr.size, np.nan)
     rejected = np.zeros(arr.size, dtype=bool)
     prefill = np.zeros(arr.size, dtype=np.int64)
     budget, stopped, busy = max_violations, False, 0.0
     for k in range(n_replicas):  # a loop over replicas (a handful)
         sel = np.flatnonzero(rep == k)
-        r = simulate_replica(arr[sel], inp[sel], out[sel], config, ttft_limit_s=ttft_limit_s, max_violations=budget)
+        r = simulate_linear(arr[sel], inp[sel], out[sel], config, ttft_limit_s=ttft_limit_s, max_violations=budget)
         admit[sel], first[sel], finish[sel], rejected[sel] = r.admit_s, r.first_token_s, r.finish_s, r.rejected
         prefill[sel] = r.prefill_tokens
         busy += r.busy_s

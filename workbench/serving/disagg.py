@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._rng import keyed
 from .._validate import integer, positive
 from ._common import ServeResult, balance, busy_fraction, metrics_table, request_arrays
 from .capacity import SLO, meets_slo
@@ -78,7 +79,7 @@ def serve_disaggregated(
     order = go[np.argsort(ready, kind="stable")]
     ready = np.sort(ready, kind="stable")
     d_rep = np.full(arr.size, -1)
-    d_rep[order] = balance(order.size, n_decode, balancer, seed=seed + 1)
+    d_rep[order] = balance(order.size, n_decode, balancer, seed=keyed(seed, "decode"))  # its own stream, keyed
     for k in range(n_decode):
         pick = d_rep[order] == k
         sel = order[pick]

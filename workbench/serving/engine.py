@@ -1,38 +1,37 @@
-"""A serving replica on real hardware: roofline iteration costs, a paged KV cache and vLLM/Sarathi/Orca scheduling.
+"""The serving engine: one replica's event loop over any cost model and any scheduling policy.
 
-One replica is a :class:`~workbench.serving.roofline.Deployment` (a model on ``tp * pp`` GPUs). Its KV cache holds
-``kv_capacity_tokens // block_tokens`` blocks of ``block_tokens`` (16) tokens. A request's allocation grows token by
-token: ``ceil(context / 16)`` blocks for a context of prompt plus generated tokens; the engine never knows a request's
-output length. When the cache cannot hold one more token for every decoding request, the most recently admitted
-running request is **preempted by recompute** (vLLM's default): its blocks are freed, it goes back to the front of the
-queue, and when re-admitted it prefills its prompt and the tokens it had generated, then continues. With
-``Scheduler(preemption="swap")`` its blocks are instead copied to host memory and, on re-admission, back (vLLM's swap
-mode): each copy costs its KV bytes over the replica's PCIe links (:attr:`Deployment.swap_s_per_token`), during which
-the engine waits; it then rejoins the decoding batch without a prefill. Host memory is not bounded.
+A replica is a **cost model** (:class:`~workbench.serving.cost.CostModel`: iteration durations, KV capacity in
+tokens, GPUs, swap cost) run by a **scheduling policy** (:class:`~workbench.serving.scheduler.Scheduler`: vLLM,
+Sarathi-Serve, Orca, or Orca's reservation). The cost models are the hardware
+:class:`~workbench.serving.roofline.Deployment` (roofline costs) and the abstract linear-cost
+:class:`~workbench.serving.linear.ServerConfig`; each names its default policy (vLLM for a Deployment, the reservation
+for a ServerConfig). For the pair (linear cost, reservation) the engine runs its **compiled fast path**
+(:func:`~workbench.serving.linear.simulate_linear`, the same loop compiled; ``fast_path=False`` runs this one).
 
-**Prefix sharing** (``hash_ids``: per request, the ids of its prompt's 512-token blocks, as in Mooncake's traces;
-equal ids mean equal KV): a request's full prompt blocks are held once per replica, by reference count, while any
-admitted request holds them (no cache of freed blocks). On admission a request skips the prefill of its leading blocks
-already resident (keeping at least its last token, which yields the first output token) and allocates blocks only for
-the blocks not yet resident plus its private tail; decode attention still reads the whole context.
+**Paged KV** (``"vllm"``, ``"sarathi"``, ``"orca"``): the cache holds ``kv_capacity_tokens // block_tokens`` blocks of
+``block_tokens`` (16) tokens. A request's allocation grows token by token: ``ceil(context / 16)`` blocks for a context
+of prompt plus generated tokens; the engine never knows a request's output length. When the cache cannot hold one
+more token for every decoding request, the most recently admitted running request is **preempted by recompute**
+(vLLM's default): its blocks are freed, it goes back to the front of the queue, and when re-admitted it prefills its
+prompt and the tokens it had generated, then continues. With ``Scheduler(preemption="swap")`` its blocks are instead
+copied to host memory and, on re-admission, back (vLLM's swap mode): each copy costs its KV bytes at the cost model's
+``swap_s_per_token``, during which the engine waits; it then rejoins the decoding batch without a prefill. Host memory
+is not bounded. **Reserved KV** (``"reserve"``): each admitted request holds ``input + output`` tokens of the capacity
+until it finishes (the true output length: an oracle), so nothing is preempted.
 
-Schedulers (:class:`Scheduler`):
+**Prefix sharing** (``hash_ids``, paged policies: per request, the ids of its prompt's 512-token blocks, as in
+Mooncake's traces; equal ids mean equal KV): a request's full prompt blocks are held once per replica, by reference
+count, while any admitted request holds them (no cache of freed blocks). On admission a request skips the prefill of
+its leading blocks already resident (keeping at least its last token, which yields the first output token) and
+allocates blocks only for the blocks not yet resident plus its private tail; decode attention still reads the whole
+context.
 
-* ``"vllm"``: vLLM's classic scheduler (v0.x default): prefill-prioritised. At an iteration boundary it admits waiting
-  requests FCFS while ``max_num_seqs``, ``max_num_batched_tokens`` (whole prompts) and the free blocks (less a 1%
-  watermark) allow; an iteration that prefills carries **no decodes**, so every admission stalls the running batch.
-* ``"sarathi"``: Sarathi-Serve's stall-free batching (Agrawal et al., OSDI'24): every iteration decodes all running
-  requests and fills the rest of a ``max_num_batched_tokens`` token budget with prompt *chunks* (FCFS).
-* ``"orca"``: iteration-level scheduling (Yu et al., OSDI'22): whole prompts join the running decodes in one
-  iteration under the token budget.
-
-Iteration durations come from the deployment's roofline (:meth:`Deployment.iteration_s`, sequential or overlapped).
 Between events (an admission, a completion, the cache filling up) the batch is fixed and the resident KV grows by one
-token per request per iteration, so a run of pure decode iterations has a closed-form duration and the block count
-after ``k`` iterations is exact from a histogram of the contexts' residues modulo the block size: the loop is over
-events, never over iterations of a decode run, and has no per-request numpy work. The loop is a generator so that
-several replicas can run side by side and pause at each arrival for a router (the least-outstanding balancer of
-:func:`workbench.serving.serve`).
+token per request per iteration, so a run of pure decode iterations has a closed-form duration (the cost model's
+``decode_line``) and the block count after ``k`` iterations is exact from a histogram of the contexts' residues modulo
+the block size: the loop is over events, never over iterations of a decode run, and has no per-request numpy work.
+The loop is a generator so that several replicas can run side by side and pause at each arrival for a router (the
+least-outstanding balancer of :func:`workbench.serving.serve`).
 """
 
 from __future__ import annotations
@@ -40,115 +39,94 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 
-from .._validate import integer, one_of
+from .._validate import integer
 from ._common import ReplicaRun, check_requests, steps_to_reach
+from .cost import CostModel, check_cost_model
 from .linear import ServerConfig, simulate_linear
-from .roofline import Deployment
+from .scheduler import PREEMPTIONS, SCHEDULERS, Scheduler
 
 __all__ = ["HASH_BLOCK_TOKENS", "PREEMPTIONS", "SCHEDULERS", "Scheduler", "ReplicaRun", "simulate_replica"]
-
-SCHEDULERS = ("vllm", "sarathi", "orca")
-PREEMPTIONS = ("recompute", "swap")
 
 #: Tokens per prefix block of a ``hash_ids`` sequence (Mooncake's traces hash 512-token blocks).
 HASH_BLOCK_TOKENS = 512
 
 
-@dataclass(frozen=True)
-class Scheduler:
-    """Batching policy of a replica.
+def policy(server, scheduler: Scheduler | None) -> Scheduler:
+    """The scheduler a replica runs: ``scheduler``, else the cost model's own (``server.scheduler``), else vLLM's."""
+    if scheduler is None:
+        scheduler = getattr(server, "scheduler", None) or Scheduler()
+    if not isinstance(scheduler, Scheduler):
+        raise TypeError(f"scheduler must be a Scheduler, got {type(scheduler).__name__}")
+    return scheduler
 
-    Parameters
-    ----------
-    kind : {"vllm", "sarathi", "orca"}
-    max_num_seqs : int
-        Most requests running (decoding or prefilling) at once.
-    max_num_batched_tokens : int
-        Tokens one iteration may process: whole prompts for vLLM and Orca, the chunk budget (decodes included) for
-        Sarathi-Serve (its papers use 512-2048).
-    block_tokens : int
-        Tokens per KV-cache block.
-    watermark : float
-        Fraction of the blocks kept free when admitting (vLLM's 0.01).
-    preemption : {"recompute", "swap"}
-        What happens to a preempted request's KV cache: dropped and recomputed on re-admission (vLLM's default), or
-        copied to host memory over PCIe and copied back (:attr:`Deployment.swap_s_per_token` each way).
-    """
 
-    kind: str = "vllm"
-    max_num_seqs: int = 256
-    max_num_batched_tokens: int = 8192
-    block_tokens: int = 16
-    watermark: float = 0.01
-    preemption: str = "recompute"
-
-    def __post_init__(self) -> None:
-        one_of("kind", self.kind, SCHEDULERS)
-        one_of("preemption", self.preemption, PREEMPTIONS)
-        integer("max_num_seqs", self.max_num_seqs, minimum=1)
-        integer("max_num_batched_tokens", self.max_num_batched_tokens, minimum=1)
-        integer("block_tokens", self.block_tokens, minimum=1)
-        if not 0 <= self.watermark < 1:
-            raise ValueError(f"watermark must be in [0, 1), got {self.watermark}")
-        if self.kind == "sarathi" and self.max_num_batched_tokens <= self.max_num_seqs:
-            raise ValueError(
-                f"a Sarathi token budget (max_num_batched_tokens={self.max_num_batched_tokens}) must exceed "
-                f"max_num_seqs={self.max_num_seqs}, or decodes alone fill it"
-            )
+def compiled(server, scheduler: Scheduler) -> ServerConfig | None:
+    """The :class:`ServerConfig` the compiled fast path runs for this pair (linear cost, reservation policy, the
+    scheduler's limits), or None when the general loop must run."""
+    if not isinstance(server, ServerConfig) or scheduler.kind != "reserve":
+        return None
+    if (server.max_batch, server.max_prefill_tokens) == (scheduler.max_num_seqs, scheduler.max_num_batched_tokens):
+        return server
+    return replace(server, max_batch=scheduler.max_num_seqs, max_prefill_tokens=scheduler.max_num_batched_tokens)
 
 
 def simulate_replica(
     arrival_s,
     input_tokens,
     output_tokens,
-    deployment: Deployment | ServerConfig,
+    server: CostModel,
     scheduler: Scheduler | None = None,
     *,
     prefilled: np.ndarray | None = None,
     hash_ids=None,
     ttft_limit_s: float = math.inf,
     max_violations: int | None = None,
+    fast_path: bool = True,
 ) -> ReplicaRun:
     """Serve requests (sorted by arrival) on one replica; see the module docstring for the model.
 
-    ``deployment`` is the replica: a :class:`~workbench.serving.roofline.Deployment` run by ``scheduler`` (default
-    ``Scheduler()``), or a :class:`~workbench.serving.linear.ServerConfig`, the linear-cost server
-    (:func:`~workbench.serving.linear.simulate_linear`: its own reservation admission, so no ``scheduler``,
-    ``prefilled`` or ``hash_ids``).
+    ``server`` is the replica's cost model (:class:`~workbench.serving.roofline.Deployment`,
+    :class:`~workbench.serving.linear.ServerConfig`, or any :class:`~workbench.serving.cost.CostModel`), run by
+    ``scheduler`` (default: the cost model's own, ``Scheduler()`` for a Deployment, the reservation for a
+    ServerConfig). A ServerConfig under the reservation runs the compiled fast path unless ``fast_path=False`` (or
+    ``prefilled`` or ``hash_ids`` are given): the same numbers, from the general loop.
 
     ``prefilled`` marks requests whose KV cache arrives with them (prefill/decode disaggregation: the prefill pool
     produced their first token): on admission they take their blocks and join the decoding batch without a prefill
     iteration (``first_token_s`` stays NaN for them); preempted later, they recompute like any other request.
 
     ``hash_ids`` (one sequence of prefix-block ids per request, Mooncake's 512-token blocks of
-    :data:`HASH_BLOCK_TOKENS`) turns on prefix sharing: see the module docstring.
+    :data:`HASH_BLOCK_TOKENS`) turns on prefix sharing (paged policies): see the module docstring.
 
     A request whose full context (prompt plus output) needs more blocks than the whole cache, or whose prompt exceeds
-    a vLLM/Orca ``max_num_batched_tokens``, is rejected on arrival (a real engine would abort it).
+    a vLLM/Orca ``max_num_batched_tokens``, is rejected on arrival (a real engine would abort it); under the
+    reservation, one whose context exceeds the capacity in tokens is rejected when it reaches the head of the queue.
 
     Examples
     --------
+    >>> from workbench.serving import Deployment, ServerConfig
     >>> d = Deployment("Llama-2-7B", "A100-80GB")
     >>> r = simulate_replica([0.0, 0.0], [1000, 200], [3, 2], d)
     >>> bool(r.first_token_s[0] == r.first_token_s[1]), int(r.preemptions.sum())  # one prefill iteration for both
     (True, 0)
+    >>> cfg = ServerConfig(kv_budget_tokens=1100)  # the reservation (1003 + 202 tokens): the second waits
+    >>> a = simulate_replica([0.0, 0.0], [1000, 200], [3, 2], cfg)
+    >>> b = simulate_replica([0.0, 0.0], [1000, 200], [3, 2], cfg, fast_path=False)
+    >>> bool(a.admit_s[1] == a.finish_s[0]), a.finish_s.tolist() == b.finish_s.tolist()
+    (True, True)
     """
-    if isinstance(deployment, ServerConfig):
-        if scheduler is not None or prefilled is not None or hash_ids is not None:
-            raise ValueError(
-                "scheduler, prefilled and hash_ids need a Deployment: the linear-cost server (ServerConfig) admits "
-                "FCFS by reserving each request's full context"
-            )
+    scheduler = policy(server, scheduler)
+    fast = compiled(server, scheduler) if fast_path and prefilled is None and hash_ids is None else None
+    if fast is not None:
         return simulate_linear(
-            arrival_s, input_tokens, output_tokens, deployment, ttft_limit_s=ttft_limit_s, max_violations=max_violations
+            arrival_s, input_tokens, output_tokens, fast, ttft_limit_s=ttft_limit_s, max_violations=max_violations
         )
     arr, inp, out = check_requests(arrival_s, input_tokens, output_tokens)
-    scheduler = Scheduler() if scheduler is None else scheduler
-    st = _State(arr, inp, out, deployment, scheduler, prefilled, hash_ids)
+    st = _State(arr, inp, out, server, scheduler, prefilled, hash_ids)
     limit = float(ttft_limit_s)
     allowed = math.inf if max_violations is None else integer("max_violations", max_violations, minimum=0)
     loop = _replica_loop(st, list(range(arr.size)), [math.inf], limit, allowed)
@@ -160,20 +138,27 @@ def simulate_replica(
 class _State:
     """Per-request lists shared by the replicas of one run (each request belongs to one replica)."""
 
-    def __init__(self, arr, inp, out, deployment, scheduler, prefilled, hash_ids) -> None:
-        if not isinstance(deployment, Deployment):
-            raise TypeError(f"deployment must be a Deployment, got {type(deployment).__name__}")
-        if not isinstance(scheduler, Scheduler):
-            raise TypeError(f"scheduler must be a Scheduler, got {type(scheduler).__name__}")
+    def __init__(self, arr, inp, out, server, scheduler, prefilled, hash_ids) -> None:
+        check_cost_model(server)
+        scheduler = policy(server, scheduler)
         n = arr.size
         B = scheduler.block_tokens
-        self.nb = deployment.kv_capacity_tokens // B
-        if self.nb < 1:
-            raise ValueError(f"the KV cache of {deployment.kv_capacity_tokens} tokens is smaller than one block of {B}")
-        self.dep, self.sch = deployment, scheduler
-        sarathi = scheduler.kind == "sarathi"
+        cap = self.cap_tokens = integer("kv_capacity_tokens", server.kv_capacity_tokens, minimum=1)
+        self.nb = cap // B
+        self.reserve = scheduler.kind == "reserve"
+        if self.nb < 1 and not self.reserve:
+            raise ValueError(f"the KV cache of {cap} tokens is smaller than one block of {B}")
+        if self.reserve and hash_ids is not None:
+            raise ValueError("hash_ids (prefix sharing) needs a paged scheduler (vllm, sarathi, orca), not 'reserve'")
+        self.dep, self.sch = server, scheduler
         budget = scheduler.max_num_batched_tokens
-        self.too_big = ((inp + out + B - 1) // B > self.nb) | ((inp > budget) if not sarathi else np.zeros(n, bool))
+        if self.reserve:  # rejected when it reaches the head of the queue
+            self.too_big = inp + out > cap
+            self.rejected = np.zeros(n, dtype=bool)
+        else:
+            prompt = (inp > budget) if scheduler.kind != "sarathi" else np.zeros(n, bool)
+            self.too_big = ((inp + out + B - 1) // B > self.nb) | prompt
+            self.rejected = self.too_big.copy()
         self.arr_l, self.inp_l, self.out_l = arr.tolist(), inp.tolist(), out.tolist()
         self.big_l = self.too_big.tolist()
         self.pre_l = [False] * n if prefilled is None else np.asarray(prefilled, dtype=bool).tolist()
@@ -210,7 +195,7 @@ class _State:
             np.array(self.admit),
             np.array(self.first),
             np.array(self.finish),
-            self.too_big.copy(),
+            self.rejected.copy(),
             np.array(self.preempt),
             np.array(self.prefill),
             self.busy,
@@ -229,13 +214,16 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
     dep, sch = st.dep, st.sch
     B, nb = sch.block_tokens, st.nb
     kind = sch.kind
-    vllm, sarathi = kind == "vllm", kind == "sarathi"
-    swap = sch.preemption == "swap"
+    vllm, sarathi, reserve = kind == "vllm", kind == "sarathi", kind == "reserve"
+    paged = not reserve
+    swap = sch.preemption == "swap" and paged  # the reservation never preempts
     swap_tok = dep.swap_s_per_token if swap else 0.0  # only swapping needs the PCIe bandwidth
     max_seqs, budget = sch.max_num_seqs, sch.max_num_batched_tokens
     water = max(1, int(sch.watermark * nb))  # at least a block: a just-preempted request must not re-enter
-    cost = dep.sequential_cost() or dep.iteration_s
-    lines: dict[int, tuple[float, float, float]] = {}  # sequential decode lines depend on the batch size only
+    cost = dep.iteration_cost()
+    fixed = dep.decode_lines_fixed
+    lines: dict[int, tuple[float, float, float]] = {}  # fixed decode lines depend on the batch size only
+    cap_tok, held = st.cap_tokens, 0  # the reservation: tokens reserved by the admitted requests
     arr_l, inp_l, out_l, big_l, pre_l = st.arr_l, st.inp_l, st.out_l, st.big_l, st.pre_l
     admit, first, finish, preempt, gen = st.admit, st.first, st.finish, st.preempt, st.gen
     share, hid, hfull = st.share, st.hid, st.hfull
@@ -305,7 +293,9 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
         heapq.heappush(heap, (T + out_l[i] - gen[i], i, ep))
 
     def leave(i: int) -> None:
-        nonlocal S, Q, n_run, SH
+        nonlocal S, Q, n_run, SH, held
+        if reserve:
+            held -= inp_l[i] + out_l[i]
         o = off[i]
         qq, rr = divmod(o, B)
         Q -= qq
@@ -339,7 +329,7 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
         n = len(mine)
         while q < n and arr_l[mine[q]] <= t:  # arrivals join the queue (or are rejected)
             i = mine[q]
-            if big_l[i]:
+            if big_l[i] and paged:
                 st.violations += 1
             else:
                 waiting.append(i)
@@ -367,18 +357,31 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
             taken = reserved
             direct: list[int] = []  # prefilled or swapped-out requests: straight into the decoding batch
             slots = max_seqs - n_run - len(prefilling)
-            while waiting and slots > 0:
+            while waiting:
                 i = waiting[0]
+                if reserve and big_l[i]:  # the reservation rejects at the head of the queue
+                    waiting.popleft()
+                    st.rejected[i] = True
+                    st.violations += 1
+                    continue
+                if slots <= 0:
+                    break
                 need = inp_l[i] + gen[i]
                 if not pre_l[i] and ((tok >= room) if sarathi else (new and tok + need > room)):
                     break
-                own = (need - hfull[i] + B - 1) // B
-                blk = own + sum([hb_per for h in hid[i] if h not in refs]) if share else own
-                if cap - used - taken - blk < water:  # (prefix blocks not resident yet: an upper bound)
-                    if exact:
+                if reserve:  # its full context, or wait
+                    own = 0
+                    if held + inp_l[i] + out_l[i] > cap_tok:
                         break
-                    used, exact = blocks_at(step), True
-                    continue
+                    held += inp_l[i] + out_l[i]
+                else:
+                    own = (need - hfull[i] + B - 1) // B
+                    blk = own + sum([hb_per for h in hid[i] if h not in refs]) if share else own
+                    if cap - used - taken - blk < water:  # (prefix blocks not resident yet: an upper bound)
+                        if exact:
+                            break
+                        used, exact = blocks_at(step), True
+                        continue
                 waiting.popleft()
                 slots -= 1
                 taken += own
@@ -435,7 +438,7 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
                 P = tok
                 done = new
             if decodes:
-                while n_run and bound_at(T + 1) + reserved > cap and blocks_at(T + 1) + reserved > cap:
+                while paged and n_run and bound_at(T + 1) + reserved > cap and blocks_at(T + 1) + reserved > cap:
                     preempt_latest()  # LIFO until every decode fits
                 dt = cost(P, pairs, n_run, S + n_run * T + SH, n_run + len(done))
             else:
@@ -452,6 +455,8 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
                     finish[i] = t
                     if share:
                         release(i)
+                    if reserve:
+                        held -= inp_l[i] + out_l[i]
                 else:  # join(i), inlined on the hot path
                     h = hfull[i]
                     o = off[i] = inp_l[i] + g - h - T
@@ -469,13 +474,13 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
         elif n_run:
             # a run of pure decode iterations until the next completion, arrival (or router horizon) or full cache;
             # when not even one more token fits for everyone, preempt (LIFO) and decode at once, as vLLM does
-            while (S + n_run * (T + 1)) // B + n_run > cap and blocks_at(T + 1) > cap:
+            while paged and (S + n_run * (T + 1)) // B + n_run > cap and blocks_at(T + 1) > cap:
                 preempt_latest()
             while heap and heap[0][2] != epoch[heap[0][1]]:
                 heapq.heappop(heap)
             k = heap[0][0] - T
             K0 = S + n_run * T + SH
-            if dep.overlap:
+            if not fixed:
                 a, s, lim = dep.decode_line(n_run, K0)
             else:
                 if n_run not in lines:
@@ -484,9 +489,14 @@ def _replica_loop(st: _State, mine: list[int], horizon: list[float], limit: floa
             if lim < math.inf:
                 k = min(k, max(1, int((lim - K0) // n_run) + 1))
             per, inc = a + s * K0, s * n_run
-            if nxt < math.inf and ((not waiting and n_run < max_seqs) or nxt == horizon[0]):
+            if reserve and q < n:  # the next arrival is admissible (or rejected: a violation)
+                j = mine[q]
+                room_next = big_l[j] or (n_run < max_seqs and held + inp_l[j] + out_l[j] <= cap_tok)
+            else:
+                room_next = n_run < max_seqs
+            if nxt < math.inf and ((not waiting and room_next) or nxt == horizon[0]):
                 k = min(k, steps_to_reach(per, inc, nxt - t))
-            if (S + n_run * (T + k)) // B + n_run > cap and blocks_at(T + k) > cap:  # the cache fills up first
+            if paged and (S + n_run * (T + k)) // B + n_run > cap and blocks_at(T + k) > cap:  # the cache fills first
                 lo, hi = 1, k  # blocks_at(T + lo) fits, blocks_at(T + hi) does not
                 while hi - lo > 1:
                     mid = (lo + hi) // 2

@@ -1,10 +1,14 @@
 """Answers in GPUs: capacity for a workload under latency SLOs, and NanoFlow's optimal-throughput bound.
 
 :func:`capacity_gpus` answers "how many GPUs, at which tensor-parallel degree, serve this workload with p99 TTFT <= X
-and p99 TBT <= Y": for each TP degree whose replica fits the model, it searches the largest rate scale one replica
-sustains (the package's one capacity search, :func:`~workbench.serving.capacity.max_rate_scale`, bracketing by
-factors of 4 within ``[2^-12, 2^12]``; early-stopped runs), sizes the replica count from it, then checks that count
-and the one below by simulating the whole workload behind the load balancer, stepping up until the SLO holds.
+and p99 TBT <= Y": for each candidate replica (one per TP degree whose replica fits the model, or one cost model as
+given: a :class:`~workbench.serving.roofline.Deployment`, or the abstract linear-cost
+:class:`~workbench.serving.linear.ServerConfig` with its ``gpus`` per replica), it searches the largest rate scale
+one replica sustains (the package's one capacity search, :func:`~workbench.serving.capacity.max_rate_scale`,
+bracketing by factors of 4 within ``[2^-12, 2^12]``; early-stopped runs), sizes the replica count from it, then checks
+that count and the one below by simulating the whole workload behind the load balancer, stepping up until the SLO
+holds. The answer is a :class:`GpuCapacity` record: the per-candidate table, and the cheapest candidate's
+configuration, GPUs, rate scale and the evaluations spent as scalars beside it.
 
 :func:`optimal_throughput` follows NanoFlow's analysis (Zhu et al., OSDI'25, arXiv:2408.12757, §3): with a batch as
 large as the KV cache allows, an iteration costs at least the busiest of compute (``2 x active parameters`` FLOPs per
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -26,10 +31,11 @@ import pandas as pd
 from .._validate import integer, positive
 from .capacity import SLO, ScaleSearch, max_rate_scale, meets_slo
 from .cluster import serve
-from .engine import Scheduler
+from .cost import CostModel, check_cost_model
+from .engine import Scheduler, policy
 from .roofline import Deployment
 
-__all__ = ["optimal_throughput", "capacity_gpus"]
+__all__ = ["GpuCapacity", "optimal_throughput", "capacity_gpus"]
 
 
 def optimal_throughput(
@@ -98,10 +104,55 @@ def optimal_throughput(
     }
 
 
+@dataclass(frozen=True)
+class GpuCapacity:
+    """Outcome of :func:`capacity_gpus`: one row per candidate replica, and the answer (the cheapest candidate) as
+    scalars beside it.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per candidate: ``tp`` (NaN for a cost model without one), ``gpus_per_replica``, ``fits`` (the model
+        fits a replica), ``rate_scale`` (the largest the search found one replica to sustain, 0 if none),
+        ``replica_rps`` (that scale times the workload's rate), ``replicas`` and ``gpus`` (the smallest count found
+        to meet the SLO; NaN when it does not fit, no rate meets the SLO, or more than ``max_replicas`` would be
+        needed) and ``evaluations`` (simulations spent on the candidate).
+    slo : SLO
+    rate_rps : float
+        The workload's rate: its requests over the traffic window.
+    server : Deployment, ServerConfig or None
+        The cheapest replica meeting the SLO (fewest GPUs; the first candidate on a tie), None when none does.
+    tp : int or None
+        Its tensor-parallel degree (None for a cost model without one, or when none meets the SLO).
+    replicas, gpus : float
+        Its replica and GPU counts (NaN when none meets the SLO).
+    rate_scale, replica_rps : float
+        Its search result: the rate scale one replica sustains, and the rate in req/s (NaN when none meets).
+    evaluations : int
+        Simulations over all candidates.
+    """
+
+    table: pd.DataFrame
+    slo: SLO
+    rate_rps: float
+    server: CostModel | None
+    tp: int | None
+    replicas: float
+    gpus: float
+    rate_scale: float
+    replica_rps: float
+    evaluations: int
+
+    @property
+    def feasible(self) -> bool:
+        """Some candidate meets the SLO."""
+        return self.server is not None
+
+
 def capacity_gpus(
     requests: pd.DataFrame,
-    model,
-    gpu,
+    server,
+    gpu=None,
     slo: SLO | None = None,
     *,
     tps=(1, 2, 4, 8),
@@ -114,20 +165,35 @@ def capacity_gpus(
     max_evaluations: int = 14,
     max_replicas: int = 4096,
     duration_s: float | None = None,
-) -> pd.DataFrame:
-    """GPUs needed to serve ``requests`` (at their own rate) within ``slo``, per tensor-parallel degree; ``slo``
-    defaults to ``SLO(ttft_s=2.0, tbt_s=0.1)`` and ``scheduler`` to ``Scheduler()``; ``engine`` and ``costs`` as in
-    :class:`~workbench.serving.roofline.Deployment` (the serving engine's host work, where operator costs come from).
+) -> GpuCapacity:
+    """GPUs needed to serve ``requests`` (at their own rate) within ``slo``: the one capacity search, in GPUs.
+
+    Parameters
+    ----------
+    requests : DataFrame
+    server : str, Model, Deployment or ServerConfig
+        A model (name or record; with ``gpu``): one :class:`~workbench.serving.roofline.Deployment` candidate per
+        tensor-parallel degree in ``tps`` (``overlap``, ``engine`` and ``costs`` as in ``Deployment``). Or one
+        replica as given, any cost model: a ``Deployment``, or the abstract linear-cost ``ServerConfig`` (its
+        ``gpus`` per replica).
+    gpu : str or GPU, optional
+        The GPU of a model's candidates (only with a model).
+    slo : SLO, optional
+        Defaults to ``SLO(ttft_s=2.0, tbt_s=0.1)``.
+    scheduler : Scheduler, optional
+        Defaults to the cost model's own (``Scheduler()`` for a Deployment, the reservation for a ServerConfig).
+    rel_tol, max_evaluations : search tolerance and budget per candidate
+    max_replicas : int
+    duration_s : float, optional
+        The traffic window: the workload's rate is its requests over it (default: up to the last arrival).
 
     Returns
     -------
-    DataFrame
-        One row per TP degree: ``tp``, ``fits`` (the model fits a replica), ``replica_rps`` (the rate one replica
-        sustains), ``replicas`` and ``gpus`` (the smallest count found to meet the SLO; NaN when it does not fit or
-        no rate meets the SLO, e.g. prompts whose prefill alone exceeds the TTFT target), and ``cheapest``: true on
-        the one row with the fewest GPUs (on none when no degree meets the SLO). ``replica_rps`` is a share of the
-        workload's rate: its requests over ``duration_s``, the length of the traffic window (default: up to the last
-        arrival).
+    GpuCapacity
+        The per-candidate table and the cheapest candidate. For each candidate the search (the package's one,
+        :func:`~workbench.serving.capacity.max_rate_scale`, bracketing by factors of 4 within ``[2^-12, 2^12]``) finds
+        the largest rate scale one replica sustains, sizes the replica count from it, then checks that count and the
+        one below by simulating the whole workload behind the balancer, stepping up until the SLO holds.
 
     Examples
     --------
@@ -136,13 +202,16 @@ def capacity_gpus(
     >>> req = pd.DataFrame({"arrival_s": np.sort(rng.uniform(0, 60, n)), "input_tokens": rng.integers(100, 2000, n),
     ...                     "output_tokens": rng.integers(20, 400, n)})
     >>> plan = capacity_gpus(req, "Llama-3.1-70B", "H100-SXM", tps=(2, 4))
-    >>> int(plan.loc[plan["cheapest"], "gpus"].iloc[0]) >= 2
-    True
+    >>> plan.gpus >= 2, plan.tp in (2, 4), list(plan.table["tp"])
+    (True, True, [2, 4])
+    >>> from workbench.serving import ServerConfig
+    >>> lin = capacity_gpus(req, ServerConfig(gpus=2))  # the abstract server: one candidate, 2 GPUs per replica
+    >>> lin.gpus == 2 * lin.replicas, lin.tp
+    (True, None)
     """
     slo = SLO(ttft_s=2.0, tbt_s=0.1) if slo is None else slo
     if not isinstance(slo, SLO):
         raise TypeError(f"slo must be an SLO, got {type(slo).__name__}")
-    scheduler = Scheduler() if scheduler is None else scheduler
     max_replicas = integer("max_replicas", max_replicas, minimum=1)
     if duration_s is None:
         duration = float(requests["arrival_s"].max()) if len(requests) else 0.0
@@ -151,9 +220,70 @@ def capacity_gpus(
         duration = positive("duration_s", duration_s)
     rate = len(requests) / duration
     search = ScaleSearch(4.0, 2.0**-12, 2.0**12, rel_tol, max_evaluations)
-    rows = []
+    if hasattr(server, "iteration_cost"):  # one replica as given
+        if gpu is not None:
+            raise ValueError("gpu goes with a model name or record; a Deployment or ServerConfig is a whole replica")
+        check_cost_model(server)
+        candidates = [(getattr(server, "tp", None), server)]
+    else:
+        candidates = []
+        for tp in tps:  # a handful of TP degrees
+            tp = integer("tp", tp, minimum=1)
+            try:
+                candidates.append((tp, Deployment(server, gpu, tp=tp, overlap=overlap, engine=engine, costs=costs)))
+            except ValueError as err:
+                if "does not fit" not in str(err):
+                    raise
+                candidates.append((tp, None))
+    rows, best, total = [], None, 0
+    for tp, dep in candidates:
+        row = {"tp": tp if tp is not None else np.nan, "gpus_per_replica": np.nan, "fits": dep is not None}
+        row |= {"rate_scale": np.nan, "replica_rps": np.nan, "replicas": np.nan, "gpus": np.nan, "evaluations": 0}
+        rows.append(row)
+        if dep is None:
+            continue
+        sched = policy(dep, scheduler)
+        row["gpus_per_replica"] = dep.gpus
+        scale, n_eval = max_rate_scale(requests, dep, slo, scheduler=sched, search=search)
+        row["rate_scale"], row["replica_rps"] = scale, scale * rate
+        if scale == 0.0:
+            row["replica_rps"], row["evaluations"] = 0.0, n_eval
+            total += n_eval
+            continue
+        n, k = _fewest_replicas(requests, dep, sched, slo, balancer, math.ceil(1.0 / scale), max_replicas)
+        row["evaluations"] = n_eval + k
+        total += n_eval + k
+        if n <= max_replicas:
+            row["replicas"], row["gpus"] = float(n), float(n * dep.gpus)
+            if best is None or row["gpus"] < best[1]["gpus"]:
+                best = (dep, row)
+    table = pd.DataFrame(rows)
+    if best is None:
+        return GpuCapacity(table, slo, rate, None, None, math.nan, math.nan, math.nan, math.nan, total)
+    dep, row = best
+    tp = row["tp"] if not math.isnan(row["tp"]) else None
+    return GpuCapacity(
+        table,
+        slo,
+        rate,
+        dep,
+        None if tp is None else int(tp),
+        row["replicas"],
+        row["gpus"],
+        row["rate_scale"],
+        row["replica_rps"],
+        total,
+    )
 
-    def meets(dep: Deployment, k: int) -> bool:
+
+def _fewest_replicas(requests, dep, scheduler, slo, balancer, start: int, max_replicas: int) -> tuple[int, int]:
+    """Fewest replicas of ``dep`` found to meet ``slo`` on the whole workload (from ``start``, the count the search
+    implies: up while it fails, then down while one fewer still meets), and the simulations spent."""
+    runs = 0
+
+    def meets(k: int) -> bool:
+        nonlocal runs
+        runs += 1
         r = serve(
             requests,
             dep,
@@ -166,37 +296,9 @@ def capacity_gpus(
         )
         return meets_slo(r, slo)
 
-    for tp in tps:  # a handful of TP degrees
-        tp = integer("tp", tp, minimum=1)
-        try:
-            dep = Deployment(model, gpu, tp=tp, overlap=overlap, engine=engine, costs=costs)
-        except ValueError as err:
-            if "does not fit" not in str(err):
-                raise
-            rows.append({"tp": tp, "fits": False, "replica_rps": np.nan, "replicas": np.nan, "gpus": np.nan})
-            continue
-        scale, _ = max_rate_scale(requests, dep, slo, scheduler=scheduler, search=search)
-        if scale == 0.0:
-            rows.append({"tp": tp, "fits": True, "replica_rps": 0.0, "replicas": np.nan, "gpus": np.nan})
-            continue
-        n = max(1, math.ceil(1.0 / scale))
-
-        while n <= max_replicas and not meets(dep, n):  # balancing is imperfect: step up until the SLO holds
-            n = n + 1 if n < 8 else math.ceil(n * 1.1)
-        while n > 1 and meets(dep, n - 1):
-            n -= 1
-        rows.append(
-            {
-                "tp": tp,
-                "fits": True,
-                "replica_rps": scale * rate,
-                "replicas": float(n) if n <= max_replicas else np.nan,
-                "gpus": float(n * tp) if n <= max_replicas else np.nan,
-            }
-        )
-    out = pd.DataFrame(rows)
-    out["cheapest"] = False
-    ok = out["gpus"].notna()
-    if ok.any():
-        out.loc[out.loc[ok, "gpus"].idxmin(), "cheapest"] = True
-    return out
+    n = max(1, start)
+    while n <= max_replicas and not meets(n):  # balancing is imperfect: step up until the SLO holds
+        n = n + 1 if n < 8 else math.ceil(n * 1.1)
+    while n > 1 and meets(n - 1):
+        n -= 1
+    return n, runs

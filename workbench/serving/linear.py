@@ -1,30 +1,31 @@
-"""The linear-cost server: a replica whose iteration cost is linear and whose KV cache is a token budget.
+"""The linear-cost server: the engine's abstract cost model and the compiled fast path of its reservation policy.
 
-It follows how Orca/vLLM-style servers work, with the least machinery. The server runs *iterations*; in each iteration
-every running request produces one token, and requests admitted at the iteration's start are prefilled in it (their
-prompt is processed and their first token produced). The iteration's duration comes from a linear cost model
-(:class:`ServerConfig`)::
+A :class:`ServerConfig` is a cost model of the one serving engine (:mod:`workbench.serving.engine`, protocol
+:class:`~workbench.serving.cost.CostModel`) whose iteration cost is linear::
 
     iteration_s = base_s + prefill_token_s * (prompt tokens prefilled) + decode_seq_s * (decoding requests)
                   + kv_token_s * (KV-cache tokens resident in the decoding batch)
 
-Admission is FCFS at iteration boundaries: the head of the queue is admitted while the batch has fewer than
-``max_batch`` requests, the iteration's prompt tokens stay within ``max_prefill_tokens`` (the first admitted request
-is always allowed), and the KV cache can hold the request's full context: each admitted request *reserves*
-``input_tokens + output_tokens`` of the ``kv_budget_tokens`` budget until it finishes (an oracle of the output length:
-no preemption; a request whose context alone exceeds the budget is rejected). Between events (an arrival that can be
-admitted, a completion) the batch is constant, so the loop jumps over whole runs of decode iterations in closed form
-(the KV term grows by one token per request per iteration, so the run's duration is a quadratic in its length). The
-work is a loop over events, O(requests log requests) in all, compiled (:mod:`._linear_kernel`), with no per-iteration
-work.
+and whose KV cache is a budget of ``kv_budget_tokens``. Alone it means this cost with the engine's reservation policy
+(``Scheduler("reserve", max_num_seqs=max_batch, max_num_batched_tokens=max_prefill_tokens)``, its
+:attr:`~ServerConfig.scheduler`; see :mod:`workbench.serving.scheduler`): FCFS admission at iteration boundaries
+while the batch has fewer than ``max_batch`` requests, the iteration's prompt tokens stay within
+``max_prefill_tokens`` (the first admitted request always passes) and the budget holds the request's full context;
+each admitted request *reserves* ``input_tokens + output_tokens`` (an oracle of its output length, after Orca) until
+it finishes, so nothing is preempted, and a request whose context alone exceeds the budget is rejected. Prompts are
+prefilled whole in an iteration that also decodes the running batch. Any other engine policy runs on this cost too
+(``serve(requests, ServerConfig(), Scheduler("vllm"))``: paged KV in the same budget).
 
-It is one of the two replica models of :func:`workbench.serving.serve` (pass a :class:`ServerConfig` where a
-:class:`~workbench.serving.roofline.Deployment` would go); the request validator, the balancer, the per-request table
-and the capacity search are the same for both. The default costs are illustrative (the order of magnitude of a
-13B-parameter model on one 80 GB GPU); what the workbench compares with it is workloads on the same server, not
-absolute numbers. Costs derived from real hardware come from :func:`workbench.serving.linear_fit.fit_linear` (a
-least-squares fit of the roofline model over a grid), and the hardware replica with a paged KV cache and real
-schedulers is :mod:`workbench.serving.engine`.
+:func:`simulate_linear` is the engine's **compiled fast path** for this pair (linear cost, reservation policy): the
+same event loop, compiled (:mod:`._linear_kernel`), with the same steps in the same floating-point order, so its
+per-request times equal the general engine's (``tests/serving/test_linear.py`` checks it); a capacity search runs it
+tens of times per workload. Between events (an arrival that can be admitted, a completion) the batch is constant, so
+the loop jumps over whole runs of decode iterations in closed form (the KV term grows by one token per request per
+iteration, so the run's duration is a quadratic in its length): O(requests log requests) in all.
+
+The default costs are illustrative (the order of magnitude of a 13B-parameter model on one 80 GB GPU); what the
+workbench compares with it is workloads on the same server, not absolute numbers. Costs derived from real hardware
+come from :func:`workbench.serving.linear_fit.fit_linear` (a least-squares fit of the roofline model over a grid).
 """
 
 from __future__ import annotations
@@ -37,13 +38,14 @@ import numpy as np
 from .._validate import integer, nonnegative, positive
 from ._common import ReplicaRun, check_requests
 from ._linear_kernel import simulate_linear_kernel
+from .scheduler import Scheduler
 
 __all__ = ["ServerConfig", "simulate_linear"]
 
 
 @dataclass(frozen=True)
 class ServerConfig:
-    """Cost model and limits of one linear-cost replica.
+    """The linear cost model of one replica, and the limits of its default reservation policy.
 
     Parameters
     ----------
@@ -58,17 +60,25 @@ class ServerConfig:
     kv_budget_tokens : int
         KV-cache capacity in tokens; each running request reserves ``input + output`` tokens.
     max_batch : int
-        Most requests running at once.
+        Most requests running at once (its :attr:`scheduler`'s ``max_num_seqs``).
     max_prefill_tokens : int
-        Prompt-token budget of one iteration (one request is always admitted if it fits the KV cache).
+        Prompt-token budget of one iteration (its :attr:`scheduler`'s ``max_num_batched_tokens``; one request is
+        always admitted if it fits the KV cache).
     gpus : int
-        GPUs one replica occupies (what :attr:`ServeResult.gpus <workbench.serving.ServeResult>` counts).
+        GPUs one replica occupies (what :attr:`ServeResult.gpus <workbench.serving.ServeResult>` and
+        :func:`~workbench.serving.gpus.capacity_gpus` count).
 
     Examples
     --------
     >>> ServerConfig().iteration_s(prefill_tokens=1000, decode_seqs=10, kv_tokens=20000)
     0.1329
+    >>> ServerConfig(max_batch=64).scheduler
+    Scheduler(kind='reserve', max_num_seqs=64, max_num_batched_tokens=16384, block_tokens=16, watermark=0.01, \
+preemption='recompute')
     """
+
+    #: The line of a batch size holds at every KV total (:class:`~workbench.serving.cost.CostModel`).
+    decode_lines_fixed = True
 
     base_s: float = 0.010
     prefill_token_s: float = 1.2e-4
@@ -99,6 +109,40 @@ class ServerConfig:
             12,
         )
 
+    @property
+    def kv_capacity_tokens(self) -> int:
+        """The KV budget in tokens (:class:`~workbench.serving.cost.CostModel`)."""
+        return self.kv_budget_tokens
+
+    @property
+    def swap_s_per_token(self) -> float:
+        raise ValueError("the linear-cost server (ServerConfig) has no swap cost: preemption='swap' needs a Deployment")
+
+    @property
+    def scheduler(self) -> Scheduler:
+        """The policy the engine runs it with when none is given: the reservation, with its limits."""
+        return Scheduler("reserve", max_num_seqs=self.max_batch, max_num_batched_tokens=self.max_prefill_tokens)
+
+    def iteration_cost(self):
+        """The engine's scalar iteration cost (:class:`~workbench.serving.cost.CostModel`): :meth:`iteration_s`
+        unrounded, in the compiled fast path's floating-point order."""
+        base, pf, dec, kvs = (
+            float(self.base_s),
+            float(self.prefill_token_s),
+            float(self.decode_seq_s),
+            float(self.kv_token_s),
+        )
+
+        def cost(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled):
+            return base + pf * prefill_tokens + dec * decode_seqs + kvs * kv_tokens
+
+        return cost
+
+    def decode_line(self, decode_seqs: int, kv_tokens: float) -> tuple[float, float, float]:
+        """A pure-decode iteration as ``a + s * kv_tokens`` (:class:`~workbench.serving.cost.CostModel`): linear at
+        every KV total."""
+        return float(self.base_s) + float(self.decode_seq_s) * decode_seqs, float(self.kv_token_s), math.inf
+
 
 def simulate_linear(
     arrival_s: np.ndarray,
@@ -109,8 +153,9 @@ def simulate_linear(
     ttft_limit_s: float = math.inf,
     max_violations: int | None = None,
 ) -> ReplicaRun:
-    """Serve requests (sorted by arrival) on one linear-cost replica; return per-request times (what
-    :func:`workbench.serving.simulate_replica` does when given a :class:`ServerConfig`).
+    """Serve requests (sorted by arrival) on one linear-cost replica under its reservation policy (limits
+    ``config.max_batch`` and ``config.max_prefill_tokens``): the engine's compiled fast path, what
+    :func:`workbench.serving.simulate_replica` runs for a :class:`ServerConfig` with a ``"reserve"`` scheduler.
 
     ``output_tokens`` below 1 count as 1 (every request produces at least its first token).
 

@@ -441,6 +441,16 @@ class Deployment:
 
         return cost
 
+    def iteration_cost(self):
+        """The engine's scalar iteration cost (:class:`~workbench.serving.cost.CostModel`): :meth:`sequential_cost`
+        where it applies, else :meth:`iteration_s`."""
+        return self.sequential_cost() or self.iteration_s
+
+    @property
+    def decode_lines_fixed(self) -> bool:
+        """Sequential execution's decode line of a batch holds at every KV total (the engine asks once per batch)."""
+        return not self.overlap
+
     def _tabulated_cost(self, max_tokens: int = 16384, max_sampled: int = 4096):
         """:meth:`sequential_cost` with measured curves: the token-dependent parts (projections, non-GEMM kernels,
         all-reduces) and the LM head tabulated per token count once, so an iteration costs two look-ups."""
@@ -484,17 +494,8 @@ class Deployment:
         rows = []
         for op, (cs, ms, ns) in res.items():
             bound = ("compute", "memory", "network")[int(np.argmax([cs, ms, ns]))] if max(cs, ms, ns) > 0 else "idle"
-            rows.append(
-                {
-                    "operator": op,
-                    "compute_s": cs,
-                    "memory_s": ms,
-                    "network_s": ns,
-                    "time_s": max(cs, ms, ns),
-                    "bound": bound,
-                }
-            )
-        return pd.DataFrame(rows)
+            rows.append((op, cs, ms, ns, max(cs, ms, ns), bound))
+        return pd.DataFrame(rows, columns=["operator", "compute_s", "memory_s", "network_s", "time_s", "bound"])
 
     def decode_line(self, decode_seqs: int, kv_tokens: float) -> tuple[float, float, float]:
         """A pure-decode iteration's time as ``a + s * kv_tokens``, valid for KV totals up to the returned limit.

@@ -25,7 +25,7 @@ import pandas as pd
 from .._validate import positive
 from .capacity import SLO
 from .engine import Scheduler
-from .gpus import capacity_gpus
+from .gpus import GpuCapacity, capacity_gpus
 from .specs import model as model_spec
 
 __all__ = ["HARDWARE", "hardware_label", "plan_gpus"]
@@ -59,10 +59,11 @@ def hardware_label(model: str) -> str:
     return f"{name} on {tp} x {gpu}"
 
 
-def plan_gpus(model: str, requests: pd.DataFrame, duration_s: float) -> pd.Series:
-    """One workload of ServeGen ``model`` sized on its hardware (:data:`HARDWARE`): the :func:`capacity_gpus` row
-    of its TP degree (``replica_rps``, the rate one replica sustains under the SLO; ``replicas`` and ``gpus``, whole
-    replicas at the workload's own load, verified by simulation).
+def plan_gpus(model: str, requests: pd.DataFrame, duration_s: float) -> GpuCapacity:
+    """One workload of ServeGen ``model`` sized on its hardware (:data:`HARDWARE`): the :func:`capacity_gpus` record
+    of its one TP degree (its table's one row: ``replica_rps``, the rate one replica sustains under the SLO, even when
+    no replica count meets it; ``replicas`` and ``gpus``, whole replicas at the workload's own load, verified by
+    simulation).
 
     Examples
     --------
@@ -70,8 +71,8 @@ def plan_gpus(model: str, requests: pd.DataFrame, duration_s: float) -> pd.Serie
     >>> rng = np.random.default_rng(0)
     >>> req = pd.DataFrame({"arrival_s": np.sort(rng.uniform(0, 60, 300)), "input_tokens": rng.integers(100, 2000, 300),
     ...                     "output_tokens": rng.integers(20, 300, 300)})
-    >>> int(plan_gpus("m-small", req, 60.0)["gpus"])
-    1
+    >>> plan_gpus("m-small", req, 60.0).gpus
+    1.0
     """
     name, gpu, tp, slo, budget = _hardware(model)
     spec = model_spec(name)
@@ -79,4 +80,4 @@ def plan_gpus(model: str, requests: pd.DataFrame, duration_s: float) -> pd.Serie
         spec = dataclasses.replace(spec, model=f"{name}-fp8", bytes_per_param=1.0)
     scheduler = Scheduler("vllm", max_num_batched_tokens=budget)
     duration = positive("duration_s", duration_s)
-    return capacity_gpus(requests, spec, gpu, slo, tps=(tp,), scheduler=scheduler, duration_s=duration).iloc[0]
+    return capacity_gpus(requests, spec, gpu, slo, tps=(tp,), scheduler=scheduler, duration_s=duration)

@@ -193,13 +193,11 @@ class ServingHardwarePanel:
 
     def _on_plan(self, button) -> None:
         plan = self.gpus_needed()
-        if not plan["cheapest"].any():
+        if not plan.feasible:
             self.plan.value = "<b>no TP degree meets the SLO</b>"
             return
-        best = plan[plan["cheapest"]].iloc[0]
         self.plan.value = (
-            f"<b>{best['gpus']:.0f} GPUs</b>: {best['replicas']:.0f} replicas of TP {best['tp']:.0f} "
-            f"({self.slo().describe()})"
+            f"<b>{plan.gpus:.0f} GPUs</b>: {plan.replicas:.0f} replicas of TP {plan.tp} ({self.slo().describe()})"
         )
 
 
