@@ -84,6 +84,23 @@ def test_keyed_is_the_seed_sequence_child_and_the_same_in_another_process():
         _rng.keyed(7, object())
 
 
+def test_no_seed_offsets_in_the_package():
+    """Streams are keyed (``_rng.keyed``), never ``seed + k``: neighbouring seeds would share streams."""
+    import re
+    from pathlib import Path
+
+    import workbench
+
+    offset = re.compile(r"\bseed\s*\+\s*\w|\w\s*\+\s*seed\b")
+    found = [
+        f"{path.name}:{n}: {line.strip()}"
+        for path in Path(workbench.__file__).parent.rglob("*.py")
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if offset.search(line.split("#")[0]) and path.name != "_rng.py"
+    ]
+    assert not found, found
+
+
 def test_search_path_order_and_require(tmp_path, monkeypatch):
     (tmp_path / "mine.csv").write_text("x\n")
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))

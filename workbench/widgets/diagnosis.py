@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipywidgets as W
 import pandas as pd
 
+from .._rng import keyed_int
 from ..training import diagnosis as dg
 from ..viz import diagnosis as vd
 from . import FigurePane, html_table, panel, redraw
@@ -44,11 +45,11 @@ def panel_model(
     scores = pd.DataFrame({n: dg.score_suspects(signals, s) for n, s in suspects.items()}).T
     pr_ranks = min(ranks, PR_MAX_RANKS)
     jobs = [
-        dg.Scenario(kind, pr_ranks, severity, noise_level, collective, 300, 100, seed=seed + 1 + i)
+        dg.Scenario(kind, pr_ranks, severity, noise_level, collective, 300, 100, seed=keyed_int(seed, "faulty", i))
         for i in range(pr_jobs)
     ]
     jobs += [
-        dg.Scenario("none", pr_ranks, 1.0, noise_level, collective, 300, 100, seed=seed + 101 + i)
+        dg.Scenario("none", pr_ranks, 1.0, noise_level, collective, 300, 100, seed=keyed_int(seed, "healthy", i))
         for i in range(pr_jobs)
     ]
     return {
