@@ -5,6 +5,7 @@ import pytest
 
 from workbench import fabric as fb
 from workbench.training import COMPONENTS, GPUS, MODELS, Plan, PlanError, check_plan, iteration_table, iteration_time
+from workbench.training.iteration import stage_loads
 from workbench.training.specs import efficiency
 from workbench.training.validation import validation_table
 
@@ -16,7 +17,15 @@ def test_components_sum_and_bubble_fraction():
     t = iteration_table(GPT, plans, GPUS["A100"])
     np.testing.assert_allclose(t[list(COMPONENTS)].sum(axis=1), t.iteration_s, rtol=1e-12)
     m, p = t.micro_batches.to_numpy(), t.pp.to_numpy()
-    np.testing.assert_allclose(t.bubble_fraction, (p - 1) / (m + p - 1), rtol=1e-12)
+    # the last rank (layers + output layer) runs m micro-batches; the other ranks' (p - 1) fill and drain
+    loads = [stage_loads(GPT, int(q)) for q in p]
+    worst, rest = np.array([x[-1] for x in loads]), np.array([x[:-1].mean() for x in loads])
+    assert (worst > 1).all() and np.allclose([x[:-1].std() for x in loads], 0)
+    per_mb = (t.tp_comm_s + t.pp_p2p_s).to_numpy() / m
+    np.testing.assert_allclose(t.bubble_s, (p - 1) * (t.compute_s / m * rest / worst + per_mb), rtol=1e-12)
+    # with even ranks (no output layer) this is the textbook fraction (p - 1) / (m + p - 1)
+    even = (p - 1) * (t.compute_s / m / worst + per_mb)
+    np.testing.assert_allclose(even / (even + m * (t.compute_s / m / worst + per_mb)), (p - 1) / (m + p - 1))
 
 
 def test_pure_compute_by_hand():

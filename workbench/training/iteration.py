@@ -65,6 +65,7 @@ __all__ = [
     "iteration_arrays",
     "iteration_table",
     "iteration_time",
+    "stage_loads",
     "COMPONENTS",
     "COMPUTE_FORMS",
     "ELEMENTWISE_BACKWARD",
@@ -205,7 +206,61 @@ _PLAN_FIELDS = (
     "virtual_stages",
     "recompute",
     "distributed_optimizer",
+    "balanced_ends",
+    "overlap_p2p",
+    "overlap_tp",
+    "overlap_dp",
 )
+#: Plan fields a caller of :func:`iteration_arrays` may leave out, with their defaults.
+_OPTIONAL = {"balanced_ends": False, "overlap_p2p": False, "overlap_tp": False, "overlap_dp": False}
+
+
+def stage_loads(model: Model, pp: int, balanced_ends: bool = False) -> np.ndarray:
+    """Compute of each pipeline rank relative to the mean (length ``pp``, mean 1).
+
+    A rank's work is its transformer layers (``flops_per_token - 6 V h`` spread evenly over the layers) plus, on the
+    last rank, the output layer and loss (``6 V h`` FLOPs per token: the ``V x h`` logits GEMM forward and its two
+    backward GEMMs); the embedding lookup on the first rank does no GEMM. Megatron-LM splits the layers evenly (the
+    first ``L mod pp`` ranks take one more), so the last rank carries the output layer on top: Llama 3 (arXiv
+    2407.21783, Sec. 3.3.2) names this "computation imbalance" that makes the last stage "the execution latency
+    bottleneck". With ``balanced_ends`` (Llama 3's fix, same section) the first and last ranks hold one layer fewer:
+    ``L + 2`` slots split evenly, the embedding and the output layer taking one each. With ``virtual_stages``
+    chunks a rank's load is the sum over its chunks, the same totals.
+
+    Examples
+    --------
+    >>> from workbench.training import MODELS
+    >>> loads = stage_loads(MODELS["gpt3-15b"], 16)  # 3 layers a rank, the output layer ~1 layer more on the last
+    >>> round(float(loads[-1]), 2), round(float(loads[0]), 2)
+    (1.31, 0.98)
+    >>> round(float(stage_loads(MODELS["llama3-405b"], 16, balanced_ends=True).max()), 3)  # 8 layers, 7 + output
+    1.011
+    """
+    L = model.layers
+    head = 6.0 * model.vocab * model.hidden
+    layer = (model.flops_per_token - head) / L
+    if balanced_ends and pp > 1:
+        slots = np.full(pp, (L + 2) // pp) + (np.arange(pp) < (L + 2) % pp)
+        layers = slots.astype(float)
+        layers[0] -= 1.0
+        layers[-1] -= 1.0
+    else:
+        layers = (np.full(pp, L // pp) + (np.arange(pp) < L % pp)).astype(float)
+    work = layers * layer
+    work[-1] += head
+    return work / work.mean()
+
+
+def _load_factors(model: Model, pp: np.ndarray, balanced: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per plan: the slowest rank's load and the mean load of the other ranks (relative to the mean)."""
+    worst, rest = np.ones(pp.size), np.ones(pp.size)
+    for key in {(int(p), bool(b)) for p, b in zip(pp, balanced)}:
+        loads = stage_loads(model, *key)
+        sel = (pp == key[0]) & (balanced == key[1])
+        k = int(np.argmax(loads))
+        worst[sel] = loads[k]
+        rest[sel] = (loads.sum() - loads[k]) / (key[0] - 1) if key[0] > 1 else loads[k]
+    return worst, rest
 
 
 def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: str = "measured", ep=1) -> dict:
@@ -408,6 +463,10 @@ def iteration_arrays(
     n_ar = np.where(full, 6.0, 4.0)
     t_tp = np.where(tp > 1, layers_stage * n_ar * 2 * (tp - 1) / tp * 2 * b * s * h / gpu.scaleup_bytes_per_s, 0.0)
     t_pp = np.where(pp > 1, v * 2 * (2 * b * s * h / tp) / nic_bps, 0.0)
+    opt = {k: np.broadcast_to(np.asarray(cols.get(k, d)), (n,)).astype(bool) for k, d in _OPTIONAL.items()}
+    t_tp = np.where(opt["overlap_tp"], 0.0, t_tp)  # hidden behind the GEMMs they are fused with
+    t_pp = np.where(opt["overlap_p2p"], 0.0, t_pp)  # asynchronous, off the critical path
+    worst, rest = _load_factors(model, pp, opt["balanced_ends"])
     t_a2a = np.zeros(n)
     if model.is_moe:
         a2a_bytes = 2 * b * s * model.active_experts * h / tp
@@ -419,8 +478,10 @@ def iteration_arrays(
                 topology, routing, tp[i], pp[i], dp[i], ep[i], placement, seed, nic_bps, latency_s, a2a_bytes[i]
             )
         t_a2a = layers_stage * n_ar * a2a_bytes * spb
-    t_mb = t_c + t_tp + t_pp + t_a2a
-    bubble = (pp - 1) / v * t_mb
+    # 1F1B with one rank slower than the others: the slowest rank runs all m micro-batches back to back, the others'
+    # work fills and drains the pipeline ((p - 1) (F + B) for the last rank the slowest, exactly)
+    t_mb = worst * t_c + t_tp + t_pp + t_a2a
+    bubble = (pp - 1) / v * (rest * t_c + t_tp + t_pp + t_a2a)
     dense = model.params - model.routed_params
     per_gpu = dense / (tp * pp) + model.routed_params / (tp * pp * ep)
     t_dp = np.zeros(n)
@@ -431,14 +492,16 @@ def iteration_arrays(
         sel = np.all(keys == key, axis=1)
         t_dp[sel] = 2.0 * per_gpu[sel] * dp_spb + hops * latency_s
     window = dp_overlap * (t_c - t_fwd)  # the last micro-batch's backward (and its recompute forward)
-    exposed = np.maximum(0.0, t_dp - window)
+    exposed = np.where(opt["overlap_dp"], 0.0, np.maximum(0.0, t_dp - window))
     dopt = np.asarray(cols["distributed_optimizer"]).astype(bool)
     shards = np.where(dopt, dp, 1)
     t_opt = 28.0 * per_gpu / shards / gpu.hbm_bytes_per_s
     out: dict[str, np.ndarray] = {}
     out["gpus"], out["micro_batches"] = gpus, m
-    out["compute_fwd_s"] = t_fwd  # one micro-batch's forward pass on one stage (the execution graph splits by it)
-    out["compute_s"], out["tp_comm_s"], out["pp_p2p_s"], out["moe_a2a_s"] = m * t_c, m * t_tp, m * t_pp, m * t_a2a
+    out["compute_fwd_s"] = t_fwd  # one micro-batch's forward pass on a mean stage (the execution graph splits by it)
+    out["stage_max_load"] = worst  # the slowest rank's compute over the mean rank's (:func:`stage_loads`)
+    out["compute_s"] = m * worst * t_c  # the slowest rank's
+    out["tp_comm_s"], out["pp_p2p_s"], out["moe_a2a_s"] = m * t_tp, m * t_pp, m * t_a2a
     out["bubble_s"], out["dp_comm_s"], out["dp_exposed_s"], out["optimizer_s"] = bubble, t_dp, exposed, t_opt
     it = m * t_mb + bubble + exposed + t_opt
     out["iteration_s"] = it

@@ -168,6 +168,20 @@ class Plan:
     ``recompute`` is ``"selective"`` or ``"full"`` activation recomputation; ``distributed_optimizer`` shards the
     optimizer state over DP (ZeRO-1).
 
+    Schedule options a training system may state (all off: Megatron-LM's defaults, every kernel and transfer on the
+    critical path as :mod:`.iteration` describes):
+
+    - ``balanced_ends``: the first and the last pipeline stage each hold one transformer layer fewer, so the
+      embedding and the output layer with the loss take a layer's place (Llama 3, arXiv 2407.21783, Sec. 3.3.2);
+      off, Megatron-LM's placement: the layers split evenly and the output layer and loss are extra work on the
+      last stage.
+    - ``overlap_p2p``: pipeline point-to-point transfers run asynchronously, off the critical path (Llama 3 Sec.
+      3.3.2; MegaScale, arXiv 2402.15627, Sec. 3.2).
+    - ``overlap_tp``: the TP/sequence-parallel all-gather and reduce-scatter are fused with the adjacent GEMMs and
+      hidden behind them (MegaScale Sec. 3.2).
+    - ``overlap_dp``: the DP all-gather and reduce-scatter are hidden behind compute of other model chunks (the
+      first chunk's all-gather prefetched, MegaScale Sec. 3.2), none of the DP collective is exposed.
+
     Examples
     --------
     >>> p = Plan(tp=8, pp=16, dp=64, global_batch=2048)
@@ -184,11 +198,18 @@ class Plan:
     virtual_stages: int = 1
     recompute: str = "selective"
     distributed_optimizer: bool = True
+    balanced_ends: bool = False
+    overlap_p2p: bool = False
+    overlap_tp: bool = False
+    overlap_dp: bool = False
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "global_batch", "micro_batch", "ep", "virtual_stages"):
             integer(f, getattr(self, f), minimum=1)
         one_of("recompute", self.recompute, ("selective", "full"))
+        for f in ("balanced_ends", "overlap_p2p", "overlap_tp", "overlap_dp"):
+            if not isinstance(getattr(self, f), (bool, np.bool_)):
+                raise TypeError(f"{f} must be a bool, got {getattr(self, f)!r}")
         per = self.dp * self.micro_batch
         if self.global_batch % per:
             raise PlanError(
