@@ -312,9 +312,12 @@ def check_plan(model: Model, plan: Plan, gpu: GPU, n_gpus: int | None = None) ->
         )
     if plan.pp > model.layers:
         raise PlanError(f"pp={plan.pp} exceeds the model's {model.layers} layers (by {plan.pp - model.layers})")
-    if plan.pp * plan.virtual_stages > model.layers:
+    slots = model.layers + (2 if plan.balanced_ends else 0)  # the embedding and the output layer take one each
+    if plan.pp * plan.virtual_stages > slots:
         raise PlanError(
-            f"pp*virtual_stages = {plan.pp * plan.virtual_stages} exceeds the model's {model.layers} layers"
+            f"pp*virtual_stages = {plan.pp * plan.virtual_stages} exceeds the model's {slots} "
+            f"{'layer slots (layers + 2 with balanced_ends)' if plan.balanced_ends else 'layers'} "
+            f"(by {plan.pp * plan.virtual_stages - slots})"
         )
     if plan.tp > gpu.gpus_per_node:
         raise PlanError(
