@@ -1,5 +1,7 @@
 """Iteration-time model: breakdown arithmetic, hand-computed cases, fabric routing and named errors."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -107,8 +109,45 @@ def test_validation_errors_are_reported_not_fitted():
     assert set(t.source.str.split().str[0]) == {"Megatron-LM", "Llama", "MegaScale", "Lumos"}
     lumos = t.source.str.startswith("Lumos")
     assert t.error[~lumos].abs().max() < 0.35
-    # Lumos's deep pipelines are far slower than the model (per-micro-batch overheads it does not have)
-    assert t.error[lumos & (t.pp >= 8)].min() > 0.3
+    # Lumos's deep pipelines are far slower than the model (exposed communication and idle time it does not have)
+    assert t.error[lumos & (t.pp >= 8)].min() > 0.25
+
+
+def test_stated_schedules_close_the_at_scale_rows():
+    """Llama 3's stated schedule (V = 8, balanced ends, asynchronous p2p) and MegaScale's stated overlaps each make
+    their rows faster, and Llama 3's drop from 8k to 16k GPUs is the paper's within a point (the bubble was what
+    grew at scale)."""
+    t = validation_table()
+    llama = t[t.source.str.startswith("Llama")].set_index("gpus")
+    drop = llama.model_value[16384] / llama.model_value[8192] - 1
+    assert drop == pytest.approx(0.41 / 0.43 - 1, abs=0.01)
+    for source, before in (("Llama", -0.15), ("MegaScale", -0.26)):
+        assert (t.error[t.source.str.startswith(source)] > before).all()
+
+
+def test_schedule_options_take_their_terms_off_the_critical_path():
+    base = Plan(8, 8, 16, 512, virtual_stages=2)
+    plans = [base, *(replace(base, **{k: True}) for k in ("overlap_tp", "overlap_p2p", "overlap_dp"))]
+    t = iteration_table(GPT, plans, GPUS["A100"])
+    assert t.tp_comm_s[0] > 0 and t.tp_comm_s[1] == 0.0 and t.pp_p2p_s[0] > 0 and t.pp_p2p_s[2] == 0.0
+    assert t.dp_exposed_s[3] == 0.0 and t.dp_comm_s[3] == t.dp_comm_s[0]
+    assert (t.iteration_s[1:] <= t.iteration_s[0]).all()
+
+
+def test_output_layer_on_the_last_rank_and_balanced_ends():
+    """GPT-3 15B at PP 16: 3 layers a rank and the output layer (6 V h = 1.9 GFLOP per token, a layer ~2 GFLOP) on
+    the last; Llama 3's balanced ends give 128 slots for PP 16 x V 8, which plain 126 layers do not allow."""
+    m15 = MODELS["gpt3-15b"]
+    loads = stage_loads(m15, 16)
+    head, layer = 6 * m15.vocab * m15.hidden, (m15.flops_per_token - 6 * m15.vocab * m15.hidden) / m15.layers
+    assert loads[-1] / loads[0] == pytest.approx((3 * layer + head) / (3 * layer), rel=1e-12)
+    assert stage_loads(m15, 1) == pytest.approx([1.0])
+    llama = MODELS["llama3-405b"]
+    check_plan(llama, Plan(8, 16, 64, 2048, virtual_stages=8, balanced_ends=True), GPUS["B200"])
+    with pytest.raises(PlanError, match=r"pp\*virtual_stages = 128 exceeds the model's 126 layers \(by 2\)"):
+        check_plan(llama, Plan(8, 16, 64, 2048, virtual_stages=8), GPUS["B200"])
+    with pytest.raises(TypeError, match="overlap_tp must be a bool"):
+        Plan(1, 1, 1, 1, overlap_tp="yes")
 
 
 def test_measured_compute_on_the_validation_rows():

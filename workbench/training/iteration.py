@@ -26,8 +26,14 @@ Per micro-batch and pipeline stage (``tp * pp`` GPUs share a micro-batch's work)
   rank sending ``2 b s k h / tp`` bytes across its expert-parallel group: on NVLink when ``ep * tp`` GPUs fit in a
   node, otherwise on the fabric like the DP collective.
 
-The pipeline (1F1B, interleaved over ``v`` virtual stages) takes ``(m + (pp-1)/v) * t_mb`` for ``m`` micro-batches:
-the *bubble* is ``(pp-1)/v * t_mb``, a fraction ``(p-1)/(m+p-1)`` of the pipeline for ``v = 1``.
+The pipeline (1F1B, interleaved over ``v`` virtual stages) runs at its slowest rank: the last holds the output layer
+and loss on top of its layers (:func:`stage_loads`; with the plan's ``balanced_ends`` the end ranks hold a layer fewer
+instead, Llama 3's layout), so it takes ``m * t_mb + (pp-1)/v * t_rest`` for ``m`` micro-batches, ``t_mb`` the
+slowest rank's micro-batch and ``t_rest`` the mean of the others' (exact for ``v = 1`` with the last rank slowest:
+the others fill and drain the pipeline, the last runs every micro-batch back to back); the *bubble* is
+``(pp-1)/v * t_rest``, a fraction ``(p-1)/(m+p-1)`` of the pipeline for ``v = 1`` and equal ranks. The plan's
+``overlap_tp``, ``overlap_p2p`` and ``overlap_dp`` take the TP collectives, the PP transfers and the DP collective off
+the critical path (schedules that state them: :class:`~workbench.training.specs.Plan`).
 
 The *DP* gradient reduce-scatter + all-gather (or all-reduce; a ring moves the same bytes) of the stage's
 ``2 * params / (tp * pp)`` gradient bytes runs **on the fabric**: the collective's steps from
@@ -232,7 +238,7 @@ def stage_loads(model: Model, pp: int, balanced_ends: bool = False) -> np.ndarra
     >>> from workbench.training import MODELS
     >>> loads = stage_loads(MODELS["gpt3-15b"], 16)  # 3 layers a rank, the output layer ~1 layer more on the last
     >>> round(float(loads[-1]), 2), round(float(loads[0]), 2)
-    (1.31, 0.98)
+    (1.29, 0.98)
     >>> round(float(stage_loads(MODELS["llama3-405b"], 16, balanced_ends=True).max()), 3)  # 8 layers, 7 + output
     1.011
     """
