@@ -114,15 +114,21 @@ def test_validation_errors_are_reported_not_fitted():
 
 
 def test_stated_schedules_close_the_at_scale_rows():
-    """Llama 3's stated schedule (V = 8, balanced ends, asynchronous p2p) and MegaScale's stated overlaps each make
-    their rows faster, and Llama 3's drop from 8k to 16k GPUs is the paper's within a point (the bubble was what
-    grew at scale)."""
+    """Llama 3's stated schedule (V = 8, balanced ends, asynchronous p2p) and MegaScale's stated plan and overlaps
+    bring the at-scale rows closer, and Llama 3's drop from 8k to 16k GPUs is the paper's within a point (the
+    bubble was what grew at scale: Llama 3 Sec. 3.3.2 attributes the drop to the smaller batch per DP group)."""
     t = validation_table()
     llama = t[t.source.str.startswith("Llama")].set_index("gpus")
     drop = llama.model_value[16384] / llama.model_value[8192] - 1
     assert drop == pytest.approx(0.41 / 0.43 - 1, abs=0.01)
-    for source, before in (("Llama", -0.15), ("MegaScale", -0.26)):
-        assert (t.error[t.source.str.startswith(source)] > before).all()
+    assert (t.error[t.source.str.startswith("Llama")] > -0.15).all()
+    # MegaScale Table 2 at its stated plan (v = 6, vocabulary 64,000): the Megatron-LM baseline within 11% at every
+    # scale; MegaScale itself under-predicted (its parallel block, sliding-window attention and operators are not
+    # modelled), least at 12,288 GPUs (-26% there before, as an MFU row with an assumed non-interleaved plan)
+    ms = t[t.source.str.startswith("MegaScale")]
+    baseline = ms.source.str.contains("Megatron-LM")
+    assert ms.error[baseline].abs().max() < 0.11
+    assert (ms.error[~baseline] < 0).all() and ms.error[~baseline & (ms.gpus == 12288)].iloc[0] > -0.1
 
 
 def test_schedule_options_take_their_terms_off_the_critical_path():
@@ -130,7 +136,8 @@ def test_schedule_options_take_their_terms_off_the_critical_path():
     plans = [base, *(replace(base, **{k: True}) for k in ("overlap_tp", "overlap_p2p", "overlap_dp"))]
     t = iteration_table(GPT, plans, GPUS["A100"])
     assert t.tp_comm_s[0] > 0 and t.tp_comm_s[1] == 0.0 and t.pp_p2p_s[0] > 0 and t.pp_p2p_s[2] == 0.0
-    assert t.dp_exposed_s[3] == 0.0 and t.dp_comm_s[3] == t.dp_comm_s[0]
+    # MegaScale Sec. 3.2: every chunk's all-gather and reduce-scatter hidden but the last reduce-scatter, 1 / (2 v)
+    assert t.dp_exposed_s[3] == pytest.approx(t.dp_comm_s[3] / 4, rel=1e-12) and t.dp_comm_s[3] == t.dp_comm_s[0]
     assert (t.iteration_s[1:] <= t.iteration_s[0]).all()
 
 

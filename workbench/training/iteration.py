@@ -32,8 +32,9 @@ instead, Llama 3's layout), so it takes ``m * t_mb + (pp-1)/v * t_rest`` for ``m
 slowest rank's micro-batch and ``t_rest`` the mean of the others' (exact for ``v = 1`` with the last rank slowest:
 the others fill and drain the pipeline, the last runs every micro-batch back to back); the *bubble* is
 ``(pp-1)/v * t_rest``, a fraction ``(p-1)/(m+p-1)`` of the pipeline for ``v = 1`` and equal ranks. The plan's
-``overlap_tp``, ``overlap_p2p`` and ``overlap_dp`` take the TP collectives, the PP transfers and the DP collective off
-the critical path (schedules that state them: :class:`~workbench.training.specs.Plan`).
+``overlap_tp`` and ``overlap_p2p`` take the TP collectives and the PP transfers off the critical path, ``overlap_dp``
+all of the DP collective but the last model chunk's reduce-scatter, ``1 / (2 v)`` of it (schedules that state them:
+:class:`~workbench.training.specs.Plan`).
 
 The *DP* gradient reduce-scatter + all-gather (or all-reduce; a ring moves the same bytes) of the stage's
 ``2 * params / (tp * pp)`` gradient bytes runs **on the fabric**: the collective's steps from
@@ -498,7 +499,8 @@ def iteration_arrays(
         sel = np.all(keys == key, axis=1)
         t_dp[sel] = 2.0 * per_gpu[sel] * dp_spb + hops * latency_s
     window = dp_overlap * (t_c - t_fwd)  # the last micro-batch's backward (and its recompute forward)
-    exposed = np.where(opt["overlap_dp"], 0.0, np.maximum(0.0, t_dp - window))
+    # overlapped per model chunk, all but the last chunk's reduce-scatter: 1 / (2 v) of it exposed (MegaScale Sec. 3.2)
+    exposed = np.where(opt["overlap_dp"], t_dp / (2.0 * v), np.maximum(0.0, t_dp - window))
     dopt = np.asarray(cols["distributed_optimizer"]).astype(bool)
     shards = np.where(dopt, dp, 1)
     t_opt = 28.0 * per_gpu / shards / gpu.hbm_bytes_per_s

@@ -179,8 +179,11 @@ class Plan:
       3.3.2; MegaScale, arXiv 2402.15627, Sec. 3.2).
     - ``overlap_tp``: the TP/sequence-parallel all-gather and reduce-scatter are fused with the adjacent GEMMs and
       hidden behind them (MegaScale Sec. 3.2).
-    - ``overlap_dp``: the DP all-gather and reduce-scatter are hidden behind compute of other model chunks (the
-      first chunk's all-gather prefetched, MegaScale Sec. 3.2), none of the DP collective is exposed.
+    - ``overlap_dp``: the DP all-gather and reduce-scatter run per model chunk behind the other chunks' compute, the
+      first all-gather prefetched at the start of the iteration; only the last chunk's reduce-scatter, ``1 / (2 v)``
+      of the collective, stays exposed (MegaScale Sec. 3.2: "reducing the communication time by a factor of
+      1/(2*vpp_size)"; Llama 3 Sec. 3.3.2: FSDP "asynchronously prefetching sharded model weights and reducing
+      gradients").
 
     Examples
     --------
