@@ -63,7 +63,18 @@ import pandas as pd
 from .. import fabric as fb
 from .._rng import spawn
 from .._validate import in_range, integer, nonnegative, one_of
-from .specs import GPU, Model, Plan, PlanError, attention_efficiency, check_plan, efficiency, memory_arrays
+from .specs import (
+    GPU,
+    Model,
+    Plan,
+    PlanError,
+    _load_factors,
+    attention_efficiency,
+    check_plan,
+    efficiency,
+    memory_arrays,
+    stage_loads,
+)
 
 __all__ = [
     "Breakdown",
@@ -220,54 +231,6 @@ _PLAN_FIELDS = (
 )
 #: Plan fields a caller of :func:`iteration_arrays` may leave out, with their defaults.
 _OPTIONAL = {"balanced_ends": False, "overlap_p2p": False, "overlap_tp": False, "overlap_dp": False}
-
-
-def stage_loads(model: Model, pp: int, balanced_ends: bool = False) -> np.ndarray:
-    """Compute of each pipeline rank relative to the mean (length ``pp``, mean 1).
-
-    A rank's work is its transformer layers (``flops_per_token - 6 V h`` spread evenly over the layers) plus, on the
-    last rank, the output layer and loss (``6 V h`` FLOPs per token: the ``V x h`` logits GEMM forward and its two
-    backward GEMMs); the embedding lookup on the first rank does no GEMM. Megatron-LM splits the layers evenly (the
-    first ``L mod pp`` ranks take one more), so the last rank carries the output layer on top: Llama 3 (arXiv
-    2407.21783, Sec. 3.3.2) names this "computation imbalance" that makes the last stage "the execution latency
-    bottleneck". With ``balanced_ends`` (Llama 3's fix, same section) the first and last ranks hold one layer fewer:
-    ``L + 2`` slots split evenly, the embedding and the output layer taking one each. With ``virtual_stages``
-    chunks a rank's load is the sum over its chunks, the same totals.
-
-    Examples
-    --------
-    >>> from workbench.training import MODELS
-    >>> loads = stage_loads(MODELS["gpt3-15b"], 16)  # 3 layers a rank, the output layer ~1 layer more on the last
-    >>> round(float(loads[-1]), 2), round(float(loads[0]), 2)
-    (1.29, 0.98)
-    >>> round(float(stage_loads(MODELS["llama3-405b"], 16, balanced_ends=True).max()), 3)  # 8 layers, 7 + output
-    1.011
-    """
-    L = model.layers
-    head = 6.0 * model.vocab * model.hidden
-    layer = (model.flops_per_token - head) / L
-    if balanced_ends and pp > 1:
-        slots = np.full(pp, (L + 2) // pp) + (np.arange(pp) < (L + 2) % pp)
-        layers = slots.astype(float)
-        layers[0] -= 1.0
-        layers[-1] -= 1.0
-    else:
-        layers = (np.full(pp, L // pp) + (np.arange(pp) < L % pp)).astype(float)
-    work = layers * layer
-    work[-1] += head
-    return work / work.mean()
-
-
-def _load_factors(model: Model, pp: np.ndarray, balanced: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per plan: the slowest rank's load and the mean load of the other ranks (relative to the mean)."""
-    worst, rest = np.ones(pp.size), np.ones(pp.size)
-    for key in {(int(p), bool(b)) for p, b in zip(pp, balanced)}:
-        loads = stage_loads(model, *key)
-        sel = (pp == key[0]) & (balanced == key[1])
-        k = int(np.argmax(loads))
-        worst[sel] = loads[k]
-        rest[sel] = (loads.sum() - loads[k]) / (key[0] - 1) if key[0] > 1 else loads[k]
-    return worst, rest
 
 
 def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: str = "measured", ep=1) -> dict:
