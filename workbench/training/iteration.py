@@ -436,7 +436,7 @@ def iteration_arrays(
     opt = {k: np.broadcast_to(np.asarray(cols.get(k, d)), (n,)).astype(bool) for k, d in _OPTIONAL.items()}
     t_tp = np.where(opt["overlap_tp"], 0.0, t_tp)  # hidden behind the GEMMs they are fused with
     t_pp = np.where(opt["overlap_p2p"], 0.0, t_pp)  # asynchronous, off the critical path
-    worst, rest = _load_factors(model, pp, opt["balanced_ends"])
+    slow_load, rest_load = _load_factors(model, pp, opt["balanced_ends"])
     t_a2a = np.zeros(n)
     if model.is_moe:
         a2a_bytes = 2 * b * s * model.active_experts * h / tp
@@ -450,8 +450,8 @@ def iteration_arrays(
         t_a2a = layers_stage * n_ar * a2a_bytes * spb
     # 1F1B with one rank slower than the others: the slowest rank runs all m micro-batches back to back, the others'
     # work fills and drains the pipeline ((p - 1) (F + B) for the last rank the slowest, exactly)
-    t_mb = worst * t_c + t_tp + t_pp + t_a2a
-    bubble = (pp - 1) / v * (rest * t_c + t_tp + t_pp + t_a2a)
+    t_mb = slow_load * t_c + t_tp + t_pp + t_a2a
+    bubble = (pp - 1) / v * (rest_load * t_c + t_tp + t_pp + t_a2a)
     dense = model.params - model.routed_params
     per_gpu = dense / (tp * pp) + model.routed_params / (tp * pp * ep)
     t_dp = np.zeros(n)
@@ -470,8 +470,8 @@ def iteration_arrays(
     out: dict[str, np.ndarray] = {}
     out["gpus"], out["micro_batches"] = gpus, m
     out["compute_fwd_s"] = t_fwd  # one micro-batch's forward pass on a mean stage (the execution graph splits by it)
-    out["stage_max_load"] = worst  # the slowest rank's compute over the mean rank's (:func:`stage_loads`)
-    out["compute_s"] = m * worst * t_c  # the slowest rank's
+    out["stage_max_load"] = slow_load  # the slowest rank's compute over the mean rank's (:func:`stage_loads`)
+    out["compute_s"] = m * slow_load * t_c  # the slowest rank's
     out["tp_comm_s"], out["pp_p2p_s"], out["moe_a2a_s"] = m * t_tp, m * t_pp, m * t_a2a
     out["bubble_s"], out["dp_comm_s"], out["dp_exposed_s"], out["optimizer_s"] = bubble, t_dp, exposed, t_opt
     it = m * t_mb + bubble + exposed + t_opt
