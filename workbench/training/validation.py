@@ -43,7 +43,7 @@ efficiency of 2021's kernels is not stated anywhere found (SC'21 states end-to-e
 are not used as inputs), so the unfused form runs the GEMMs at the 2023-24 measured efficiency.
 
 Pipeline mechanics every row shares (:mod:`.iteration`): the last pipeline rank carries the output layer and loss
-(:func:`~workbench.training.iteration.stage_loads`: Megatron-LM's placement; Llama 3 Sec. 3.3.2 calls it the
+(:func:`~workbench.training.specs.stage_loads`: Megatron-LM's placement; Llama 3 Sec. 3.3.2 calls it the
 "computation imbalance" that makes the last stage the bottleneck), so the pipeline runs at the slowest rank.
 
 Errors (``error``: positive = the model is too fast), constant / measured / unfused form:
