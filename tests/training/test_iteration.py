@@ -1,10 +1,13 @@
 """Iteration-time model: breakdown arithmetic, hand-computed cases, fabric routing and named errors."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from workbench import fabric as fb
 from workbench.training import COMPONENTS, GPUS, MODELS, Plan, PlanError, check_plan, iteration_table, iteration_time
+from workbench.training.iteration import stage_loads
 from workbench.training.specs import efficiency
 from workbench.training.validation import validation_table
 
@@ -16,7 +19,15 @@ def test_components_sum_and_bubble_fraction():
     t = iteration_table(GPT, plans, GPUS["A100"])
     np.testing.assert_allclose(t[list(COMPONENTS)].sum(axis=1), t.iteration_s, rtol=1e-12)
     m, p = t.micro_batches.to_numpy(), t.pp.to_numpy()
-    np.testing.assert_allclose(t.bubble_fraction, (p - 1) / (m + p - 1), rtol=1e-12)
+    # the last rank (layers + output layer) runs m micro-batches; the other ranks' (p - 1) fill and drain
+    loads = [stage_loads(GPT, int(q)) for q in p]
+    worst, rest = np.array([x[-1] for x in loads]), np.array([x[:-1].mean() for x in loads])
+    assert (worst > 1).all() and np.allclose([x[:-1].std() for x in loads], 0)
+    per_mb = (t.tp_comm_s + t.pp_p2p_s).to_numpy() / m
+    np.testing.assert_allclose(t.bubble_s, (p - 1) * (t.compute_s / m * rest / worst + per_mb), rtol=1e-12)
+    # with even ranks (no output layer) this is the textbook fraction (p - 1) / (m + p - 1)
+    even = (p - 1) * (t.compute_s / m / worst + per_mb)
+    np.testing.assert_allclose(even / (even + m * (t.compute_s / m / worst + per_mb)), (p - 1) / (m + p - 1))
 
 
 def test_pure_compute_by_hand():
@@ -98,8 +109,52 @@ def test_validation_errors_are_reported_not_fitted():
     assert set(t.source.str.split().str[0]) == {"Megatron-LM", "Llama", "MegaScale", "Lumos"}
     lumos = t.source.str.startswith("Lumos")
     assert t.error[~lumos].abs().max() < 0.35
-    # Lumos's deep pipelines are far slower than the model (per-micro-batch overheads it does not have)
-    assert t.error[lumos & (t.pp >= 8)].min() > 0.3
+    # Lumos's deep pipelines are far slower than the model (exposed communication and idle time it does not have)
+    assert t.error[lumos & (t.pp >= 8)].min() > 0.25
+
+
+def test_stated_schedules_close_the_at_scale_rows():
+    """Llama 3's stated schedule (V = 8, balanced ends, asynchronous p2p) and MegaScale's stated plan and overlaps
+    bring the at-scale rows closer, and Llama 3's drop from 8k to 16k GPUs is the paper's within a point (the
+    bubble was what grew at scale: Llama 3 Sec. 3.3.2 attributes the drop to the smaller batch per DP group)."""
+    t = validation_table()
+    llama = t[t.source.str.startswith("Llama")].set_index("gpus")
+    drop = llama.model_value[16384] / llama.model_value[8192] - 1
+    assert drop == pytest.approx(0.41 / 0.43 - 1, abs=0.01)
+    assert (t.error[t.source.str.startswith("Llama")] > -0.15).all()
+    # MegaScale Table 2 at its stated plan (v = 6, vocabulary 64,000): the Megatron-LM baseline within 11% at every
+    # scale; MegaScale itself under-predicted (its parallel block, sliding-window attention and operators are not
+    # modelled), least at 12,288 GPUs (-26% there before, as an MFU row with an assumed non-interleaved plan)
+    ms = t[t.source.str.startswith("MegaScale")]
+    baseline = ms.source.str.contains("Megatron-LM")
+    assert ms.error[baseline].abs().max() < 0.11
+    assert (ms.error[~baseline] < 0).all() and ms.error[~baseline & (ms.gpus == 12288)].iloc[0] > -0.1
+
+
+def test_schedule_options_take_their_terms_off_the_critical_path():
+    base = Plan(8, 8, 16, 512, virtual_stages=2)
+    plans = [base, *(replace(base, **{k: True}) for k in ("overlap_tp", "overlap_p2p", "overlap_dp"))]
+    t = iteration_table(GPT, plans, GPUS["A100"])
+    assert t.tp_comm_s[0] > 0 and t.tp_comm_s[1] == 0.0 and t.pp_p2p_s[0] > 0 and t.pp_p2p_s[2] == 0.0
+    # MegaScale Sec. 3.2: every chunk's all-gather and reduce-scatter hidden but the last reduce-scatter, 1 / (2 v)
+    assert t.dp_exposed_s[3] == pytest.approx(t.dp_comm_s[3] / 4, rel=1e-12) and t.dp_comm_s[3] == t.dp_comm_s[0]
+    assert (t.iteration_s[1:] <= t.iteration_s[0]).all()
+
+
+def test_output_layer_on_the_last_rank_and_balanced_ends():
+    """GPT-3 15B at PP 16: 3 layers a rank and the output layer (6 V h = 1.9 GFLOP per token, a layer ~2 GFLOP) on
+    the last; Llama 3's balanced ends give 128 slots for PP 16 x V 8, which plain 126 layers do not allow."""
+    m15 = MODELS["gpt3-15b"]
+    loads = stage_loads(m15, 16)
+    head, layer = 6 * m15.vocab * m15.hidden, (m15.flops_per_token - 6 * m15.vocab * m15.hidden) / m15.layers
+    assert loads[-1] / loads[0] == pytest.approx((3 * layer + head) / (3 * layer), rel=1e-12)
+    assert stage_loads(m15, 1) == pytest.approx([1.0])
+    llama = MODELS["llama3-405b"]
+    check_plan(llama, Plan(8, 16, 64, 2048, virtual_stages=8, balanced_ends=True), GPUS["B200"])
+    with pytest.raises(PlanError, match=r"pp\*virtual_stages = 128 exceeds the model's 126 layers \(by 2\)"):
+        check_plan(llama, Plan(8, 16, 64, 2048, virtual_stages=8), GPUS["B200"])
+    with pytest.raises(TypeError, match="overlap_tp must be a bool"):
+        Plan(1, 1, 1, 1, overlap_tp="yes")
 
 
 def test_measured_compute_on_the_validation_rows():

@@ -113,8 +113,10 @@ def _graph_lumos(scale: str) -> tuple[tuple[str, float, float], ...]:
     "Value: the iteration model's (default form) mean |error| over every published point of the validation table "
     "(Megatron-LM SC'21, Llama 3, MegaScale and Lumos's own measured iterations of Fig. 1 and Fig. 7, the one "
     "configuration a batch was inferred from left out); the partial bound, 8%, is this project's goal for it. It "
-    "fails on Lumos's deep pipelines (+100% to +146% at PP 8-16: Lumos measures far more exposed communication and "
-    "idle time than the bubble and transfers explain). Details: the mean for every compute form, and the execution "
+    "fails on Lumos's deep pipelines (about +90% to +110% at PP 8-16 with DP 4, after the output layer's extra work "
+    "on the last rank is modelled: Lumos measures far more exposed communication and idle time than the bubble and "
+    "transfers explain, and a TP 2 PP 8 pipeline measured slower at DP 4 than at DP 8, which no plan-level "
+    "mechanism gives). Details: the mean for every compute form, and the execution "
     "graph on Lumos's rows.",
 )
 def _replay(scale):

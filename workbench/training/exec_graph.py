@@ -55,7 +55,7 @@ import pandas as pd
 
 from .._validate import integer, nonnegative, one_of
 from . import _graph_kernels as gk
-from .iteration import iteration_arrays
+from .iteration import iteration_arrays, stage_loads
 from .specs import GPU, Model, Plan, PlanError, check_plan
 
 __all__ = [
@@ -191,7 +191,7 @@ def build_graph(
         int(np.ceil(model.layers / p)), integer("max_chunks", max_chunks, minimum=1)
     )  # layers grouped into ``ls`` chunks per stage
     full = plan.recompute == "full"
-    t_c = f["compute_s"] / m  # per micro-batch and stage
+    t_c = f["compute_s"] / m / f["stage_max_load"]  # per micro-batch on a mean stage (scaled per stage below)
     fwd = f["compute_fwd_s"]  # the formula's forward pass (same kernels); backward and recompute: the rest
     t_cf, t_cr, t_cb = fwd / ls, (fwd / ls if full else 0.0), (t_c - fwd * (2 if full else 1)) / ls
     n_ar = 6 if full else 4
@@ -207,6 +207,8 @@ def build_graph(
     )
     dur = nd[:, 0].copy()
     kind, res, stage, mb, layer = (nd[:, c].astype(t) for c, t in zip(range(1, 6), (np.int8, *[np.int32] * 4)))
+    compute_nodes = kind == gk.COMPUTE  # each rank's share of the work: the output layer on the last (stage_loads)
+    dur[compute_nodes] *= stage_loads(model, p, plan.balanced_ends)[stage[compute_nodes]]
     src, dst, ek = eg[:, 0].copy(), eg[:, 1].copy(), eg[:, 2].astype(np.int8)
     if mode == "dpro":
         comm_kinds = np.isin(kind[src], (gk.TP_COMM, gk.PP_COMM, gk.DP_COMM))

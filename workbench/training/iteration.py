@@ -26,8 +26,15 @@ Per micro-batch and pipeline stage (``tp * pp`` GPUs share a micro-batch's work)
   rank sending ``2 b s k h / tp`` bytes across its expert-parallel group: on NVLink when ``ep * tp`` GPUs fit in a
   node, otherwise on the fabric like the DP collective.
 
-The pipeline (1F1B, interleaved over ``v`` virtual stages) takes ``(m + (pp-1)/v) * t_mb`` for ``m`` micro-batches:
-the *bubble* is ``(pp-1)/v * t_mb``, a fraction ``(p-1)/(m+p-1)`` of the pipeline for ``v = 1``.
+The pipeline (1F1B, interleaved over ``v`` virtual stages) runs at its slowest rank: the last holds the output layer
+and loss on top of its layers (:func:`stage_loads`; with the plan's ``balanced_ends`` the end ranks hold a layer fewer
+instead, Llama 3's layout), so it takes ``m * t_mb + (pp-1)/v * t_rest`` for ``m`` micro-batches, ``t_mb`` the
+slowest rank's micro-batch and ``t_rest`` the mean of the others' (exact for ``v = 1`` with the last rank slowest:
+the others fill and drain the pipeline, the last runs every micro-batch back to back); the *bubble* is
+``(pp-1)/v * t_rest``, a fraction ``(p-1)/(m+p-1)`` of the pipeline for ``v = 1`` and equal ranks. The plan's
+``overlap_tp`` and ``overlap_p2p`` take the TP collectives and the PP transfers off the critical path, ``overlap_dp``
+all of the DP collective but the last model chunk's reduce-scatter, ``1 / (2 v)`` of it (schedules that state them:
+:class:`~workbench.training.specs.Plan`).
 
 The *DP* gradient reduce-scatter + all-gather (or all-reduce; a ring moves the same bytes) of the stage's
 ``2 * params / (tp * pp)`` gradient bytes runs **on the fabric**: the collective's steps from
@@ -56,7 +63,18 @@ import pandas as pd
 from .. import fabric as fb
 from .._rng import spawn
 from .._validate import in_range, integer, nonnegative, one_of
-from .specs import GPU, Model, Plan, PlanError, attention_efficiency, check_plan, efficiency, memory_arrays
+from .specs import (
+    GPU,
+    Model,
+    Plan,
+    PlanError,
+    _load_factors,
+    attention_efficiency,
+    check_plan,
+    efficiency,
+    memory_arrays,
+    stage_loads,
+)
 
 __all__ = [
     "Breakdown",
@@ -65,6 +83,7 @@ __all__ = [
     "iteration_arrays",
     "iteration_table",
     "iteration_time",
+    "stage_loads",
     "COMPONENTS",
     "COMPUTE_FORMS",
     "ELEMENTWISE_BACKWARD",
@@ -205,7 +224,13 @@ _PLAN_FIELDS = (
     "virtual_stages",
     "recompute",
     "distributed_optimizer",
+    "balanced_ends",
+    "overlap_p2p",
+    "overlap_tp",
+    "overlap_dp",
 )
+#: Plan fields a caller of :func:`iteration_arrays` may leave out, with their defaults.
+_OPTIONAL = {"balanced_ends": False, "overlap_p2p": False, "overlap_tp": False, "overlap_dp": False}
 
 
 def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: str = "measured", ep=1) -> dict:
@@ -408,6 +433,10 @@ def iteration_arrays(
     n_ar = np.where(full, 6.0, 4.0)
     t_tp = np.where(tp > 1, layers_stage * n_ar * 2 * (tp - 1) / tp * 2 * b * s * h / gpu.scaleup_bytes_per_s, 0.0)
     t_pp = np.where(pp > 1, v * 2 * (2 * b * s * h / tp) / nic_bps, 0.0)
+    opt = {k: np.broadcast_to(np.asarray(cols.get(k, d)), (n,)).astype(bool) for k, d in _OPTIONAL.items()}
+    t_tp = np.where(opt["overlap_tp"], 0.0, t_tp)  # hidden behind the GEMMs they are fused with
+    t_pp = np.where(opt["overlap_p2p"], 0.0, t_pp)  # asynchronous, off the critical path
+    slow_load, rest_load = _load_factors(model, pp, opt["balanced_ends"])
     t_a2a = np.zeros(n)
     if model.is_moe:
         a2a_bytes = 2 * b * s * model.active_experts * h / tp
@@ -419,8 +448,10 @@ def iteration_arrays(
                 topology, routing, tp[i], pp[i], dp[i], ep[i], placement, seed, nic_bps, latency_s, a2a_bytes[i]
             )
         t_a2a = layers_stage * n_ar * a2a_bytes * spb
-    t_mb = t_c + t_tp + t_pp + t_a2a
-    bubble = (pp - 1) / v * t_mb
+    # 1F1B with one rank slower than the others: the slowest rank runs all m micro-batches back to back, the others'
+    # work fills and drains the pipeline ((p - 1) (F + B) for the last rank the slowest, exactly)
+    t_mb = slow_load * t_c + t_tp + t_pp + t_a2a
+    bubble = (pp - 1) / v * (rest_load * t_c + t_tp + t_pp + t_a2a)
     dense = model.params - model.routed_params
     per_gpu = dense / (tp * pp) + model.routed_params / (tp * pp * ep)
     t_dp = np.zeros(n)
@@ -431,14 +462,17 @@ def iteration_arrays(
         sel = np.all(keys == key, axis=1)
         t_dp[sel] = 2.0 * per_gpu[sel] * dp_spb + hops * latency_s
     window = dp_overlap * (t_c - t_fwd)  # the last micro-batch's backward (and its recompute forward)
-    exposed = np.maximum(0.0, t_dp - window)
+    # overlapped per model chunk, all but the last chunk's reduce-scatter: 1 / (2 v) of it exposed (MegaScale Sec. 3.2)
+    exposed = np.where(opt["overlap_dp"], t_dp / (2.0 * v), np.maximum(0.0, t_dp - window))
     dopt = np.asarray(cols["distributed_optimizer"]).astype(bool)
     shards = np.where(dopt, dp, 1)
     t_opt = 28.0 * per_gpu / shards / gpu.hbm_bytes_per_s
     out: dict[str, np.ndarray] = {}
     out["gpus"], out["micro_batches"] = gpus, m
-    out["compute_fwd_s"] = t_fwd  # one micro-batch's forward pass on one stage (the execution graph splits by it)
-    out["compute_s"], out["tp_comm_s"], out["pp_p2p_s"], out["moe_a2a_s"] = m * t_c, m * t_tp, m * t_pp, m * t_a2a
+    out["compute_fwd_s"] = t_fwd  # one micro-batch's forward pass on a mean stage (the execution graph splits by it)
+    out["stage_max_load"] = slow_load  # the slowest rank's compute over the mean rank's (:func:`stage_loads`)
+    out["compute_s"] = m * slow_load * t_c  # the slowest rank's
+    out["tp_comm_s"], out["pp_p2p_s"], out["moe_a2a_s"] = m * t_tp, m * t_pp, m * t_a2a
     out["bubble_s"], out["dp_comm_s"], out["dp_exposed_s"], out["optimizer_s"] = bubble, t_dp, exposed, t_opt
     it = m * t_mb + bubble + exposed + t_opt
     out["iteration_s"] = it

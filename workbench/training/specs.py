@@ -45,6 +45,7 @@ __all__ = [
     "memory_bytes",
     "memory_arrays",
     "check_plan",
+    "stage_loads",
     "PlanError",
 ]
 
@@ -168,6 +169,23 @@ class Plan:
     ``recompute`` is ``"selective"`` or ``"full"`` activation recomputation; ``distributed_optimizer`` shards the
     optimizer state over DP (ZeRO-1).
 
+    Schedule options a training system may state (all off: Megatron-LM's defaults, every kernel and transfer on the
+    critical path as :mod:`.iteration` describes):
+
+    - ``balanced_ends``: the first and the last pipeline stage each hold one transformer layer fewer, so the
+      embedding and the output layer with the loss take a layer's place (Llama 3, arXiv 2407.21783, Sec. 3.3.2);
+      off, Megatron-LM's placement: the layers split evenly and the output layer and loss are extra work on the
+      last stage.
+    - ``overlap_p2p``: pipeline point-to-point transfers run asynchronously, off the critical path (Llama 3 Sec.
+      3.3.2; MegaScale, arXiv 2402.15627, Sec. 3.2).
+    - ``overlap_tp``: the TP/sequence-parallel all-gather and reduce-scatter are fused with the adjacent GEMMs and
+      hidden behind them (MegaScale Sec. 3.2).
+    - ``overlap_dp``: the DP all-gather and reduce-scatter run per model chunk behind the other chunks' compute, the
+      first all-gather prefetched at the start of the iteration; only the last chunk's reduce-scatter, ``1 / (2 v)``
+      of the collective, stays exposed (MegaScale Sec. 3.2: "reducing the communication time by a factor of
+      1/(2*vpp_size)"; Llama 3 Sec. 3.3.2: FSDP "asynchronously prefetching sharded model weights and reducing
+      gradients").
+
     Examples
     --------
     >>> p = Plan(tp=8, pp=16, dp=64, global_batch=2048)
@@ -184,11 +202,18 @@ class Plan:
     virtual_stages: int = 1
     recompute: str = "selective"
     distributed_optimizer: bool = True
+    balanced_ends: bool = False
+    overlap_p2p: bool = False
+    overlap_tp: bool = False
+    overlap_dp: bool = False
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "global_batch", "micro_batch", "ep", "virtual_stages"):
             integer(f, getattr(self, f), minimum=1)
         one_of("recompute", self.recompute, ("selective", "full"))
+        for f in ("balanced_ends", "overlap_p2p", "overlap_tp", "overlap_dp"):
+            if not isinstance(getattr(self, f), (bool, np.bool_)):
+                raise TypeError(f"{f} must be a bool, got {getattr(self, f)!r}")
         per = self.dp * self.micro_batch
         if self.global_batch % per:
             raise PlanError(
@@ -291,9 +316,12 @@ def check_plan(model: Model, plan: Plan, gpu: GPU, n_gpus: int | None = None) ->
         )
     if plan.pp > model.layers:
         raise PlanError(f"pp={plan.pp} exceeds the model's {model.layers} layers (by {plan.pp - model.layers})")
-    if plan.pp * plan.virtual_stages > model.layers:
+    slots = model.layers + (2 if plan.balanced_ends else 0)  # the embedding and the output layer take one each
+    if plan.pp * plan.virtual_stages > slots:
         raise PlanError(
-            f"pp*virtual_stages = {plan.pp * plan.virtual_stages} exceeds the model's {model.layers} layers"
+            f"pp*virtual_stages = {plan.pp * plan.virtual_stages} exceeds the model's {slots} "
+            f"{'layer slots (layers + 2 with balanced_ends)' if plan.balanced_ends else 'layers'} "
+            f"(by {plan.pp * plan.virtual_stages - slots})"
         )
     if plan.tp > gpu.gpus_per_node:
         raise PlanError(
@@ -310,3 +338,50 @@ def check_plan(model: Model, plan: Plan, gpu: GPU, n_gpus: int | None = None) ->
             f"{have / GIB:.1f} GiB available (over by {(need - have) / GIB:.1f} GiB); raise tp*pp or "
             f'ep, use recompute="full" or the distributed optimizer'
         )
+
+
+def stage_loads(model: Model, pp: int, balanced_ends: bool = False) -> np.ndarray:
+    """Compute of each pipeline rank relative to the mean (length ``pp``, mean 1).
+
+    A rank's work is its transformer layers (``flops_per_token - 6 V h`` spread evenly over the layers) plus, on the
+    last rank, the output layer and loss (``6 V h`` FLOPs per token: the ``V x h`` logits GEMM forward and its two
+    backward GEMMs); the embedding lookup on the first rank does no GEMM. Megatron-LM splits the layers evenly (the
+    first ``L mod pp`` ranks take one more), so the last rank carries the output layer on top: Llama 3 (arXiv
+    2407.21783, Sec. 3.3.2) names this "computation imbalance" that makes the last stage "the execution latency
+    bottleneck". With ``balanced_ends`` (Llama 3's fix, same section) the first and last ranks hold one layer fewer:
+    ``L + 2`` slots split evenly, the embedding and the output layer taking one each. With ``virtual_stages``
+    chunks a rank's load is the sum over its chunks, the same totals.
+
+    Examples
+    --------
+    >>> loads = stage_loads(MODELS["gpt3-15b"], 16)  # 3 layers a rank, the output layer ~1 layer more on the last
+    >>> round(float(loads[-1]), 2), round(float(loads[0]), 2)
+    (1.29, 0.98)
+    >>> round(float(stage_loads(MODELS["llama3-405b"], 16, balanced_ends=True).max()), 3)  # 8 layers, 7 + output
+    1.011
+    """
+    L = model.layers
+    head = 6.0 * model.vocab * model.hidden
+    layer = (model.flops_per_token - head) / L
+    if balanced_ends and pp > 1:
+        slots = np.full(pp, (L + 2) // pp) + (np.arange(pp) < (L + 2) % pp)
+        layers = slots.astype(float)
+        layers[0] -= 1.0
+        layers[-1] -= 1.0
+    else:
+        layers = (np.full(pp, L // pp) + (np.arange(pp) < L % pp)).astype(float)
+    work = layers * layer
+    work[-1] += head
+    return work / work.mean()
+
+
+def _load_factors(model: Model, pp: np.ndarray, balanced: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per plan: the slowest rank's load and the mean load of the other ranks (relative to the mean)."""
+    worst, rest = np.ones(pp.size), np.ones(pp.size)
+    for key in {(int(p), bool(b)) for p, b in zip(pp, balanced)}:
+        loads = stage_loads(model, *key)
+        sel = (pp == key[0]) & (balanced == key[1])
+        k = int(np.argmax(loads))
+        worst[sel] = loads[k]
+        rest[sel] = (loads.sum() - loads[k]) / (key[0] - 1) if key[0] > 1 else loads[k]
+    return worst, rest

@@ -94,9 +94,11 @@ def iteration_vs_gpus(table: pd.DataFrame, title: str = "Iteration time vs GPUs 
 
 def validation(table: pd.DataFrame, title: str = "Model vs published training throughput") -> go.Figure:
     """Model throughput over published throughput per row of the validation table (1.0 is exact; for iteration-time
-    rows, published time over modelled time); the row a batch was inferred from is marked."""
+    rows, published time over modelled time); the row a batch was inferred from is marked. A row's label is its
+    source's first word, or the system in parentheses (MegaScale's Table 2 has MegaScale and Megatron-LM rows)."""
     labels = [
-        f"{s.split()[0]} {m} {tp}x{pp}x{dp}" + (" (inferred from)" if role == "inference" else "")
+        f"{s[s.index('(') + 1 : s.index(')')] if '(' in s else s.split()[0]} {m} {tp}x{pp}x{dp}"
+        + (" (inferred from)" if role == "inference" else "")
         for s, m, tp, pp, dp, role in zip(
             table.source, table.model, table.tp, table.pp, table.dp, table.get("role", ["validation"] * len(table))
         )
