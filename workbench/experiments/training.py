@@ -47,7 +47,7 @@ _COMPUTE = Param(
 
 @experiment(
     "training-iteration-time",
-    version="5",
+    version="6",
     small={"dp": 4, "routing": ["ecmp", "planned"]},
     params=[
         Param("model", "gpt3-175b", choices=tuple(MODELS), doc="model"),
@@ -103,7 +103,7 @@ def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s
 
 @experiment(
     "training-dse",
-    version="4",
+    version="5",
     small={"n_gpus": [64, 512], "global_batch": 512, "top_k": 3},
     params=[
         Param("model", "gpt3-175b", choices=tuple(m for m in MODELS if not MODELS[m].is_moe), doc="dense model"),

@@ -25,12 +25,12 @@ kept) plus one layer's full activations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from .._validate import integer, one_of
-from ..serving.specs import GPU, Model, gpu
+from ..serving.specs import GPU, Model, gpu, model
 
 __all__ = [
     "ATTENTION_EFFICIENCY",
@@ -133,11 +133,10 @@ MODELS: dict[str, Model] = {
     "gpt3-175b": _gpt("gpt3-175b", 96, 12288, 96),
     # Lumos (Liang et al., MLSys'25, arXiv 2504.09307v1) Table 1: 48 layers, d_model 6,144, d_ffn 12,288, 48 heads
     "gpt3-15b": _gpt("gpt3-15b", 48, 6144, 48, ffn=12_288),
-    # 126 layers, model dimension 16,384, FFN 53,248, 128 attention heads, 8 key/value heads, 405B parameters,
-    # trained at sequence length 8,192: Llama 3 paper (arXiv 2407.21783), Table 3 and Section 3.4.1
-    "llama3-405b": Model(
-        "llama3-405b", 126, 16384, 128, 8, 128, 128, 2 * 8 * 128, 53_248, 128_000, 405e9, 405e9, seq_len=8192
-    ),
+    # the serving table's Llama-3.1-405B (its config.json: 126 layers, model dimension 16,384, FFN 53,248, 128
+    # attention heads, 8 key/value heads, vocabulary 128,256; 405.9B parameters), one record for both uses, trained at
+    # sequence length 8,192: Llama 3 paper (arXiv 2407.21783), Table 3 and Section 3.4.1
+    "llama3-405b": replace(model("Llama-3.1-405B"), model="llama3-405b", seq_len=8192),
     # Mixtral-8x22B's config.json (56 layers, hidden 6,144, intermediate_size 16,384, 48 heads, 8 KV heads, 8
     # experts, 2 per token, vocab 32,000; https://huggingface.co/mistralai/Mixtral-8x22B-v0.1) and its model card's
     # 141B total / 39B active parameters; trained here at sequence length 4,096
