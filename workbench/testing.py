@@ -122,8 +122,8 @@ def figure_problems(fig) -> list[str]:
     * titles, axis titles, annotations and legend entries in words (no ``snake_case`` identifiers) and units from
       the project's table (``µs`` and ``req/s``, never ``us`` or ``rps``);
     * at most :data:`MAX_LEGEND_ENTRIES` legend entries;
-    * no line drawn exactly over another with the same dash (the one beneath would be invisible although it keeps
-      its legend entry).
+    * no line drawn exactly over another with the same dash, and no marker series whose every point lies under as
+      large a marker of later series (the one beneath would be invisible although it keeps its legend entry).
 
     Examples
     --------
@@ -180,10 +180,17 @@ def figure_problems(fig) -> list[str]:
             problems.append(f"ASCII unit in {where}: {text!r}")
     if len(set(legend)) > MAX_LEGEND_ENTRIES:
         problems.append(f"{len(set(legend))} legend entries (at most {MAX_LEGEND_ENTRIES})")
-    from ._plotdata import coinciding_lines
+    from ._plotdata import coinciding_lines, hidden_markers
 
+    hidden = set()
     for i, j in coinciding_lines(fig):
         a, b = fig.data[i], fig.data[j]
         if (a.line.dash or "solid") == (b.line.dash or "solid") and a.name and a.showlegend is not False:
             problems.append(f"trace {j} ({b.name}) hides trace {i} ({a.name}): same points, same dash")
+            hidden.add(i)
+    for i, by in hidden_markers(fig):
+        a = fig.data[i]
+        if i not in hidden and a.name and a.showlegend is not False:
+            over = ", ".join(f"{j} ({fig.data[j].name})" for j in by)
+            problems.append(f"trace {i} ({a.name}) hidden under trace(s) {over}: same points, markers as large")
     return problems

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from .._plotdata import coinciding_lines
+from .._plotdata import coinciding_lines, hidden_markers, marker_points
 
 __all__ = [
     "TEMPLATE",
@@ -152,8 +152,9 @@ _OVERLAP_DASHES = ("dash", "dot", "dashdot", "longdash", "longdashdot")
 
 def show_coinciding(fig: go.Figure) -> go.Figure:
     """Keep every line visible where lines coincide: a line drawn exactly over an earlier one is dashed (a dash
-    style of its own per overlap), so the one beneath shows through its gaps; its legend entry shows the dash.
-    Idempotent; :func:`tidy_axes` calls it.
+    style of its own per overlap), so the one beneath shows through its gaps; its legend entry shows the dash. A
+    marker series entirely under as large markers of later series is drawn larger, a ring round them. Idempotent;
+    :func:`tidy_axes` calls it.
 
     Examples
     --------
@@ -174,7 +175,33 @@ def show_coinciding(fig: go.Figure) -> go.Figure:
         }
         if (t.line.dash or "solid") in used:
             t.line.dash = next((d for d in _OVERLAP_DASHES if d not in used), "longdashdot")
+    _ring_hidden_markers(fig)
     return fig
+
+
+#: Pixels by which a marker series drawn under as large markers of later series grows, so its rim shows round them.
+_RING_PX = 5
+
+
+def _ring_hidden_markers(fig: go.Figure) -> None:
+    """Markers drawn exactly under as large markers of later series (two policies with the same result) would
+    hide their series: the one beneath grows by :data:`_RING_PX` beyond the largest marker over it, so each shows as
+    a coloured ring round the next (the last drawn is innermost)."""
+    for _ in range(2 * len(fig.data)):  # each pass rings one series; growing one can cover an earlier one
+        hidden = hidden_markers(fig)
+        if not hidden:
+            return
+        i = hidden[-1][0]
+        t = fig.data[i]
+        x, y = marker_points(t)[:2]
+        over = []
+        for u in fig.data[i + 1 :]:
+            m = marker_points(u)
+            if m is not None and (u.xaxis or "x", u.yaxis or "y") == (t.xaxis or "x", t.yaxis or "y"):
+                same = np.isclose(x[:, None], m[0][None, :], rtol=1e-9, atol=1e-12)
+                if (same & np.isclose(y[:, None], m[1][None, :], rtol=1e-9, atol=1e-12)).any():
+                    over.append(m[2])
+        t.marker.size = max(over, default=marker_points(t)[2]) + _RING_PX
 
 
 #: Most powers of ten labelled on a log axis (beyond, every second or third one is).
