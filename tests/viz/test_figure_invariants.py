@@ -154,3 +154,33 @@ def test_precision_recall_keeps_every_detector_visible():
         np.testing.assert_allclose(t.y, g.precision)
         assert "customdata[0]" in t.hovertemplate and "%{x" not in t.hovertemplate
         assert np.abs(np.asarray(t.x) - g.recall.to_numpy()).max() <= 0.1
+
+
+def test_labels_and_titles_stay_in_view():
+    """Notebook 11's panel: the "γ=0.5" label of the highest point was cut off by the plot area, and the right
+    figure's title ran under the mode bar a hovered figure shows at its top right."""
+    import pandas as pd
+
+    from workbench.viz import carbon as vc
+    from workbench.widgets import FIGURE_MIN_PX, FigurePane, redraw
+
+    top = go.Figure(go.Scatter(x=[1, 2], y=[140.0, 139.9], mode="markers+text", text=["", "γ=0.5"], name="PCAPS"))
+    top.add_scatter(x=[3], y=[122.0], name="CAP")
+    top.data[0].textposition = "top center"
+    assert figure_problems(top) == ["text of trace 0 (PCAPS) cut off at the top of the plot: 'γ=0.5'"]
+    top.data[0].cliponaxis = False
+    assert not figure_problems(top)
+    runs = pd.DataFrame(
+        {"scheduler": ["agnostic", "cap", "pcaps"], "gamma": 0.5, "cap_minimum": 10, "carbon_kg": [0.14, 0.122, 0.1399],
+         "mean_jct_s": [16.7, 34.4, 19.3]}
+    )  # fmt: skip
+    assert not figure_problems(vc.carbon_vs_jct(runs))
+
+    title = "Executors busy per trace hour against the grid's carbon intensity"
+    long = go.Figure(
+        go.Scatter(y=[1, 2]), layout={"title": {"text": "Executors busy per trace hour against<br>the grid"}}
+    )
+    assert any("under the mode bar" in p for p in figure_problems(long, width_px=FIGURE_MIN_PX))
+    pane = FigurePane()
+    redraw(pane, vc.busy_vs_intensity({"agnostic": [1, 2, 3]}, [100, 200, 300], title=title))
+    assert not figure_problems(pane.figure, width_px=FIGURE_MIN_PX)  # redraw wraps it clear of the mode bar

@@ -27,6 +27,9 @@ __all__ = [
     "show_coinciding",
     "coinciding_lines",
     "fit_titles",
+    "title_width_px",
+    "title_room_px",
+    "MODEBAR_REMOVE",
     "mark_x",
     "export_config",
     "setup_notebook",
@@ -275,31 +278,57 @@ def _no_noise_range(fig: go.Figure, ax, axis: str) -> None:
 
 #: Average glyph width of plotly's default font, in ems (for estimating how many characters fit a width).
 _EM_PER_CHAR = 0.56
+#: Mode-bar buttons of no use on the panels' figures (selection tools, zoom steps): the bar a panel's figure shows on
+#: hover keeps the camera, zoom, pan, autoscale and reset, and is narrower.
+MODEBAR_REMOVE = ("select2d", "lasso2d", "zoomIn2d", "zoomOut2d")
+#: Width (px) of that mode bar at a figure's top right: a title's first line, level with it, stops short of it.
+MODEBAR_PX = 140
 
 
-def _wrap(text: str, chars: int) -> tuple[str, int]:
+def _wrap(text: str, chars: int, first: int | None = None) -> tuple[str, int]:
+    """``text`` wrapped at ``chars`` characters a line (the first line at ``first``), and its number of lines."""
     import textwrap
 
-    if not text or "<br" in text or len(text) <= chars:
+    first = chars if first is None else first
+    if not text or "<br" in text or len(text) <= first:
         return text, 1
-    lines = textwrap.wrap(text, max(chars, 12))
+    head = textwrap.wrap(text, max(first, 12))[0]
+    lines = [head, *textwrap.wrap(text[len(head) :].strip(), max(chars, 12))]
     return "<br>".join(lines), len(lines)
+
+
+def title_width_px(fig: go.Figure) -> tuple[float, float]:
+    """Estimated pixel widths a figure's title text needs: (its first line, its widest line)."""
+    import re
+
+    size = fig.layout.title.font.size or 17
+    lines = [re.sub(r"<[^>]+>", "", line) for line in re.split(r"<br\s*/?>", fig.layout.title.text or "")]
+    widths = [len(line) * size * _EM_PER_CHAR for line in lines]
+    return widths[0], max(widths)
+
+
+def title_room_px(fig: go.Figure, width_px: int) -> tuple[float, float]:
+    """The room a title has in a figure ``width_px`` wide: (its first line, level with the mode bar; other lines)."""
+    usable = width_px - (fig.layout.margin.l if fig.layout.margin.l is not None else 80) * 0.3
+    return usable - MODEBAR_PX, usable
 
 
 def fit_titles(fig: go.Figure, width_px: int, height_px: int | None = None) -> go.Figure:
     """Wrap the title and the subplot titles so that they fit a figure ``width_px`` wide (plotly never wraps text; a
-    long title runs past a narrow figure), with the top margin the extra title lines need; with ``height_px``, wrap
+    long title runs past a narrow figure), its first line clear of the mode bar (:data:`MODEBAR_PX`, shown on hover at
+    the top right), with the top margin the extra title lines need; with ``height_px``, wrap
     y-axis titles longer than their axis too (they would run into the title).
 
     Examples
     --------
     >>> f = fit_titles(go.Figure(layout={"title": {"text": "A rather long title for a figure in a narrow cell"}}), 300)
     >>> f.layout.title.text.count("<br>"), f.layout.margin.t
-    (1, 82)
+    (2, 104)
     """
     size = fig.layout.title.font.size or 17
-    usable = width_px - (fig.layout.margin.l if fig.layout.margin.l is not None else 80) * 0.3
-    text, lines = _wrap(fig.layout.title.text or "", int(usable / (size * _EM_PER_CHAR)))
+    first, usable = title_room_px(fig, width_px)
+    per_char = size * _EM_PER_CHAR
+    text, lines = _wrap(fig.layout.title.text or "", int(usable / per_char), int(first / per_char))
     if lines > 1:
         top = fig.layout.margin.t if fig.layout.margin.t is not None else 60
         fig.update_layout(title_text=text, margin_t=top + int(1.3 * size) * (lines - 1))
