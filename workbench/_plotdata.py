@@ -5,7 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["coinciding_lines", "hidden_markers", "marker_points"]
+__all__ = [
+    "coinciding_lines",
+    "hidden_markers",
+    "marker_points",
+    "title_width_px",
+    "title_room_px",
+    "EM_PER_CHAR",
+    "MODEBAR_PX",
+]
+
+#: Average glyph width of plotly's default font, in ems (for estimating how many characters fit a width).
+EM_PER_CHAR = 0.56
+#: Width (px) of the mode bar a panel's figure shows on hover at its top right (camera, zoom, pan, autoscale, reset;
+#: :data:`workbench.viz.MODEBAR_REMOVE`): a title's first line, level with it, stops short of it.
+MODEBAR_PX = 140
 
 
 def _xy(trace) -> tuple[np.ndarray, np.ndarray] | None:
@@ -146,3 +160,19 @@ def hidden_markers(fig) -> list[tuple[int, list[int]]]:
                 continue
         found.append((i, by))
     return found
+
+
+def title_width_px(fig) -> tuple[float, float]:
+    """Estimated pixel widths of a figure's title text: (its first line, its widest line)."""
+    import re
+
+    size = fig.layout.title.font.size or 17
+    lines = [re.sub(r"<[^>]+>", "", line) for line in re.split(r"<br\s*/?>", fig.layout.title.text or "")]
+    widths = [len(line) * size * EM_PER_CHAR for line in lines]
+    return widths[0], max(widths)
+
+
+def title_room_px(fig, width_px: int) -> tuple[float, float]:
+    """The room a title has in a figure ``width_px`` wide: (its first line, level with the mode bar; other lines)."""
+    usable = width_px - (fig.layout.margin.l if fig.layout.margin.l is not None else 80) * 0.3
+    return usable - MODEBAR_PX, usable

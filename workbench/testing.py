@@ -176,7 +176,7 @@ def figure_problems(fig, *, width_px: int | None = None) -> list[str]:
             texts.append(("annotation", a.text))
     problems += _clipped_text(fig)
     if width_px is not None and fig.layout.title and fig.layout.title.text:
-        from .viz import title_room_px, title_width_px
+        from ._plotdata import title_room_px, title_width_px
 
         (first, widest), (first_room, room) = title_width_px(fig), title_room_px(fig, width_px)
         if first > first_room or widest > room:

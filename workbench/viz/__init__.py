@@ -15,7 +15,17 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from .._plotdata import coinciding_lines, hidden_markers, marker_points
+from .._plotdata import (
+    EM_PER_CHAR as _EM_PER_CHAR,
+)
+from .._plotdata import (
+    MODEBAR_PX,
+    coinciding_lines,
+    hidden_markers,
+    marker_points,
+    title_room_px,
+    title_width_px,
+)
 
 __all__ = [
     "TEMPLATE",
@@ -30,6 +40,7 @@ __all__ = [
     "title_width_px",
     "title_room_px",
     "MODEBAR_REMOVE",
+    "MODEBAR_PX",
     "mark_x",
     "export_config",
     "setup_notebook",
@@ -276,13 +287,9 @@ def _no_noise_range(fig: go.Figure, ax, axis: str) -> None:
         ax.update(range=[mid - half, mid + half])
 
 
-#: Average glyph width of plotly's default font, in ems (for estimating how many characters fit a width).
-_EM_PER_CHAR = 0.56
 #: Mode-bar buttons of no use on the panels' figures (selection tools, zoom steps): the bar a panel's figure shows on
 #: hover keeps the camera, zoom, pan, autoscale and reset, and is narrower.
 MODEBAR_REMOVE = ("select2d", "lasso2d", "zoomIn2d", "zoomOut2d")
-#: Width (px) of that mode bar at a figure's top right: a title's first line, level with it, stops short of it.
-MODEBAR_PX = 140
 
 
 def _wrap(text: str, chars: int, first: int | None = None) -> tuple[str, int]:
@@ -295,22 +302,6 @@ def _wrap(text: str, chars: int, first: int | None = None) -> tuple[str, int]:
     head = textwrap.wrap(text, max(first, 12))[0]
     lines = [head, *textwrap.wrap(text[len(head) :].strip(), max(chars, 12))]
     return "<br>".join(lines), len(lines)
-
-
-def title_width_px(fig: go.Figure) -> tuple[float, float]:
-    """Estimated pixel widths a figure's title text needs: (its first line, its widest line)."""
-    import re
-
-    size = fig.layout.title.font.size or 17
-    lines = [re.sub(r"<[^>]+>", "", line) for line in re.split(r"<br\s*/?>", fig.layout.title.text or "")]
-    widths = [len(line) * size * _EM_PER_CHAR for line in lines]
-    return widths[0], max(widths)
-
-
-def title_room_px(fig: go.Figure, width_px: int) -> tuple[float, float]:
-    """The room a title has in a figure ``width_px`` wide: (its first line, level with the mode bar; other lines)."""
-    usable = width_px - (fig.layout.margin.l if fig.layout.margin.l is not None else 80) * 0.3
-    return usable - MODEBAR_PX, usable
 
 
 def fit_titles(fig: go.Figure, width_px: int, height_px: int | None = None) -> go.Figure:
