@@ -17,9 +17,9 @@ __all__ = [
 
 #: Average glyph width of plotly's default font, in ems (for estimating how many characters fit a width).
 EM_PER_CHAR = 0.56
-#: Width (px) of the mode bar a panel's figure shows on hover at its top right (camera, zoom, pan, autoscale, reset;
+#: Width (px) of the mode bar a panel's figure shows on hover at its top right (measured ~160 px in Lab: camera, link, zoom, pan, autoscale, reset;
 #: :data:`workbench.viz.MODEBAR_REMOVE`): a title's first line, level with it, stops short of it.
-MODEBAR_PX = 140
+MODEBAR_PX = 170
 
 
 def _xy(trace) -> tuple[np.ndarray, np.ndarray] | None:

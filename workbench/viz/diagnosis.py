@@ -150,7 +150,7 @@ def pr_curves(sweep: pd.DataFrame) -> go.Figure:
     style(
         fig,
         title="Precision vs recall as each detector's threshold sweeps",
-        x_title=f"recall (detectors side by side, shifted ≤ ±{half:.2g}; hover for values)" if half else "recall",
+        x_title=f"recall (each detector shifted ≤ ±{half:.2g})" if half else "recall",
         y_title="precision",
         height=420,
     )
