@@ -114,7 +114,7 @@ _ASCII_UNITS = r"\(us\)|\bus\b(?![a-z])|\(rps\)|\brps\b"
 _FLOAT_NOISE = 1e-9
 
 
-def figure_problems(fig) -> list[str]:
+def figure_problems(fig, *, width_px: int | None = None) -> list[str]:
     """What a reader would see wrong in a plotly figure; empty when it passes the project's figure invariants:
 
     * every plotted number finite (NaN is a gap and allowed; infinity is not data);
@@ -122,8 +122,12 @@ def figure_problems(fig) -> list[str]:
     * titles, axis titles, annotations and legend entries in words (no ``snake_case`` identifiers) and units from
       the project's table (``µs`` and ``req/s``, never ``us`` or ``rps``);
     * at most :data:`MAX_LEGEND_ENTRIES` legend entries;
-    * no line drawn exactly over another with the same dash (the one beneath would be invisible although it keeps
-      its legend entry).
+    * no text label of a point cut off at the edge of an autoranged axis (a label above the highest point is clipped
+      by the plot area unless the trace sets ``cliponaxis=False``);
+    * with ``width_px`` (the narrowest the figure is drawn, e.g. a panel's :data:`~workbench.widgets.FIGURE_MIN_PX`):
+      the title's lines fit that width and its first line stops short of the mode bar at the top right;
+    * no line drawn exactly over another with the same dash, and no marker series whose every point lies under as
+      large a marker of later series (the one beneath would be invisible although it keeps its legend entry).
 
     Examples
     --------
@@ -170,6 +174,16 @@ def figure_problems(fig) -> list[str]:
     for a in fig.layout.annotations or ():
         if a.text:
             texts.append(("annotation", a.text))
+    problems += _clipped_text(fig)
+    if width_px is not None and fig.layout.title and fig.layout.title.text:
+        from ._plotdata import title_room_px, title_width_px
+
+        (first, widest), (first_room, room) = title_width_px(fig), title_room_px(fig, width_px)
+        if first > first_room or widest > room:
+            problems.append(
+                f"title runs {'past the figure' if widest > room else 'under the mode bar'} at {width_px} px "
+                f"(first line ~{first:.0f} px of {first_room:.0f}, widest ~{widest:.0f} px of {room:.0f})"
+            )
     legend = [t.name for t in fig.data if t.name and t.showlegend is not False]
     texts += [("legend", name) for name in dict.fromkeys(legend)]
     for where, text in texts:
@@ -180,10 +194,74 @@ def figure_problems(fig) -> list[str]:
             problems.append(f"ASCII unit in {where}: {text!r}")
     if len(set(legend)) > MAX_LEGEND_ENTRIES:
         problems.append(f"{len(set(legend))} legend entries (at most {MAX_LEGEND_ENTRIES})")
-    from ._plotdata import coinciding_lines
+    from ._plotdata import coinciding_lines, hidden_markers
 
+    hidden = set()
     for i, j in coinciding_lines(fig):
         a, b = fig.data[i], fig.data[j]
         if (a.line.dash or "solid") == (b.line.dash or "solid") and a.name and a.showlegend is not False:
             problems.append(f"trace {j} ({b.name}) hides trace {i} ({a.name}): same points, same dash")
+            hidden.add(i)
+    for i, by in hidden_markers(fig):
+        a = fig.data[i]
+        if i not in hidden and a.name and a.showlegend is not False:
+            over = ", ".join(f"{j} ({fig.data[j].name})" for j in by)
+            problems.append(f"trace {i} ({a.name}) hidden under trace(s) {over}: same points, markers as large")
     return problems
+
+
+def _axis_data(fig, axis: str, ref: str):
+    """Every finite number plotted on axis ``ref`` (``"y"``, ``"y2"``, ...) of dimension ``axis``."""
+    import numpy as np
+
+    parts = []
+    for t in fig.data:
+        if (getattr(t, f"{axis}axis", None) or axis) == ref and getattr(t, axis, None) is not None:
+            try:
+                v = np.asarray(getattr(t, axis), dtype=float).ravel()
+            except (TypeError, ValueError):
+                continue
+            parts.append(v[np.isfinite(v)])
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+#: A point's text label needs about this share of its axis's data span beyond the point (a 12 px label on a ~190 px
+#: plot less the ~5% autorange pad): closer to the edge of an autoranged axis, the plot area cuts it.
+_LABEL_ROOM = 0.12
+
+
+def _clipped_text(fig) -> list[str]:
+    """Text labels of scatter points at (or near) the edge of an autoranged axis on the side the label is drawn (above the
+    highest point, below the lowest, right of the rightmost, left of the leftmost): the plot area clips them unless
+    the trace sets ``cliponaxis=False`` (plotly's autorange leaves room for markers, not for their labels)."""
+    import numpy as np
+
+    found = []
+    sides = (("y", "top", np.max), ("y", "bottom", np.min), ("x", "right", np.max), ("x", "left", np.min))
+    for i, t in enumerate(fig.data):
+        if getattr(t, "type", None) not in ("scatter", "scattergl") or "text" not in (t.mode or ""):
+            continue
+        if t.cliponaxis is False or t.text is None or not isinstance(t.textposition, str | None):
+            continue
+        position = t.textposition or "middle center"
+        labels = np.atleast_1d(np.asarray(t.text, dtype=object))
+        for axis, side, extreme in sides:
+            if side not in position or getattr(t, axis, None) is None:
+                continue
+            ref = getattr(t, f"{axis}axis", None) or axis
+            ax = fig.layout[f"{axis}axis{ref[1:]}"]
+            try:
+                v = np.asarray(getattr(t, axis), dtype=float).ravel()
+            except (TypeError, ValueError):
+                continue
+            everything = _axis_data(fig, axis, ref)
+            if ax.range is not None or not everything.size or labels.size not in (1, v.size):
+                continue
+            edge, span = extreme(everything), np.ptp(everything)
+            if getattr(ax, "type", None) == "log" and (everything > 0).all():
+                v, edge, span = np.log10(np.maximum(v, 1e-300)), np.log10(edge), np.ptp(np.log10(everything))
+            at_edge = np.abs(v - edge) <= _LABEL_ROOM * span
+            shown = [str(lab) for lab in np.broadcast_to(labels, v.shape)[at_edge] if str(lab or "").strip()]
+            if shown:
+                found.append(f"text of trace {i} ({t.name}) cut off at the {side} of the plot: {shown[0]!r}")
+    return found

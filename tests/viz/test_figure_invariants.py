@@ -92,3 +92,95 @@ def test_an_entity_has_one_colour_in_every_figure():
     )
     fig = errorbar_lines(summary, "load", series=["routing"], title="FCT", x_title="load", y_title="FCT (s)")
     assert {t.name: t.line.color for t in fig.data} == {"ecmp": COLORS["ecmp"], "spray": COLORS["spray"]}
+
+
+def _panel_default_sweep():
+    """Notebook 09's precision/recall sweep at the panel's defaults (degraded NIC x2, 256 ranks, 2 faulty and 2
+    healthy jobs): with two faulty jobs recall is 0, 0.5 or 1, so the five detectors share their points."""
+    import pandas as pd
+
+    rows = {
+        "c4d": [(2, 0.5, 1), (3, 2 / 3, 1), (4, 1, 1), (6, 1, 1), (10, 1, 1), (20, 1, 1), (50, None, 0)],
+        "holmes": [(1.1, 2 / 3, 1), (1.25, 0, 0), (1.5, None, 0), (2, None, 0)],
+        "minder": [(1.5, 1, 1), (2, 1, 1), (3, 1, 1), (64, 1, 1)],
+        "naive": [(1.05, 0.5, 1), (1.1, 0.5, 1), (1.2, 1, 1), (1.35, None, 0)],
+        "perftracker": [(0.02, 0, 0), (0.04, 2 / 3, 1), (0.07, 1, 1), (0.15, 1, 1), (0.25, None, 0)],
+    }
+    return pd.DataFrame(
+        [{"detector": d, "threshold": t, "precision": p, "recall": r} for d, rs in rows.items() for t, p, r in rs]
+    ).astype({"precision": float})
+
+
+def test_coinciding_markers_are_hidden_legend_entries():
+    """Five marker series on the same points at the same size show as the last one drawn: reported like coinciding
+    lines; distinct positions or a larger marker beneath are not."""
+    same = go.Figure([go.Scatter(x=[1, 1], y=[0.5, 1.0], mode="markers", name=n) for n in ("minder", "holmes")])
+    assert figure_problems(same) == ["trace 0 (minder) hidden under trace(s) 1 (holmes): same points, markers as large"]
+    same.data[0].marker.size = 12  # larger beneath: its rim shows
+    assert not figure_problems(same)
+    # what style() and every panel's redraw do: each series beneath grows into a ring round the ones over it
+    rings = go.Figure(
+        [go.Scatter(x=[1, 2], y=[3.0, 4.0], mode="markers", name=n) for n in ("ecmp", "spray", "planned")]
+    )
+    tidy_axes(rings)
+    assert not figure_problems(rings)
+    sizes = [t.marker.size for t in rings.data]
+    assert sizes[0] > sizes[1] > (sizes[2] or 6)
+    assert [t.marker.size for t in tidy_axes(rings).data] == sizes  # idempotent
+    apart = go.Figure([go.Scatter(x=[x, 1], y=[0.5, 1.0], mode="markers", name=n) for x, n in ((1, "a"), (0.97, "b"))])
+    assert not figure_problems(apart)
+    # a line of its own shows even when its markers are covered; one along a later line of its dash does not
+    line = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], name="holmes"))
+    line.add_scatter(x=[0, 1], y=[0, 1], mode="markers", name="minder")
+    assert not figure_problems(line)
+    line.add_scatter(x=[0, 0.5, 1], y=[0, 0.5, 1], mode="lines", name="c4d")
+    assert figure_problems(line) == ["trace 0 (holmes) hidden under trace(s) 1 (minder): same points, markers as large"]
+
+
+def test_precision_recall_keeps_every_detector_visible():
+    """Notebook 09's panel at its defaults drew the five detectors' precision/recall points on top of each other
+    (two visible); every detector must stay visible, with the true precision and recall in the hover."""
+    import numpy as np
+
+    from workbench.viz.diagnosis import pr_curves
+
+    sweep = _panel_default_sweep()
+    fig = pr_curves(sweep)
+    assert figure_problems(fig) == []
+    assert {t.name for t in fig.data} == set(sweep.detector)
+    for t in fig.data:  # hover shows the true values, whatever the drawn position
+        g = sweep[sweep.detector == t.name].dropna(subset=["precision"]).sort_values("threshold")
+        np.testing.assert_allclose(np.asarray(t.customdata)[:, 0], g.recall)
+        np.testing.assert_allclose(t.y, g.precision)
+        assert "customdata[0]" in t.hovertemplate and "%{x" not in t.hovertemplate
+        assert np.abs(np.asarray(t.x) - g.recall.to_numpy()).max() <= 0.1
+
+
+def test_labels_and_titles_stay_in_view():
+    """Notebook 11's panel: the "γ=0.5" label of the highest point was cut off by the plot area, and the right
+    figure's title ran under the mode bar a hovered figure shows at its top right."""
+    import pandas as pd
+
+    from workbench.viz import carbon as vc
+    from workbench.widgets import FIGURE_MIN_PX, FigurePane, redraw
+
+    top = go.Figure(go.Scatter(x=[1, 2], y=[140.0, 139.9], mode="markers+text", text=["", "γ=0.5"], name="PCAPS"))
+    top.add_scatter(x=[3], y=[122.0], name="CAP")
+    top.data[0].textposition = "top center"
+    assert figure_problems(top) == ["text of trace 0 (PCAPS) cut off at the top of the plot: 'γ=0.5'"]
+    top.data[0].cliponaxis = False
+    assert not figure_problems(top)
+    runs = pd.DataFrame(
+        {"scheduler": ["agnostic", "cap", "pcaps"], "gamma": 0.5, "cap_minimum": 10, "carbon_kg": [0.14, 0.122, 0.1399],
+         "mean_jct_s": [16.7, 34.4, 19.3]}
+    )  # fmt: skip
+    assert not figure_problems(vc.carbon_vs_jct(runs))
+
+    title = "Executors busy per trace hour against the grid's carbon intensity"
+    long = go.Figure(
+        go.Scatter(y=[1, 2]), layout={"title": {"text": "Executors busy per trace hour against<br>the grid"}}
+    )
+    assert any("under the mode bar" in p for p in figure_problems(long, width_px=FIGURE_MIN_PX))
+    pane = FigurePane()
+    redraw(pane, vc.busy_vs_intensity({"agnostic": [1, 2, 3]}, [100, 200, 300], title=title))
+    assert not figure_problems(pane.figure, width_px=FIGURE_MIN_PX)  # redraw wraps it clear of the mode bar

@@ -27,7 +27,7 @@ import ipywidgets as W
 import pytest
 
 from workbench.testing import figure_problems, notebook_missing_data, notebook_needs_data
-from workbench.widgets import FigurePane
+from workbench.widgets import FIGURE_MIN_PX, FigurePane
 
 pytestmark = pytest.mark.slow
 
@@ -97,7 +97,11 @@ def _name(control: W.Widget) -> str:
 def _problems(root) -> dict[int, list[str]]:
     panes = [w for w in _walk(root) if isinstance(w, FigurePane)]
     assert panes, "the panel shows no figure"
-    return {i: found for i, p in enumerate(panes) if p.figure.data and (found := figure_problems(p.figure))}
+    return {
+        i: found
+        for i, p in enumerate(panes)
+        if p.figure.data and (found := figure_problems(p.figure, width_px=FIGURE_MIN_PX))
+    }
 
 
 @pytest.mark.parametrize(("notebook", "module", "func", "kwargs"), PANELS, ids=[f"{p[0]}:{p[2]}" for p in PANELS])

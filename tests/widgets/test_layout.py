@@ -58,6 +58,7 @@ def test_every_paper_panel_updates_on_release_and_draws_true_figures():
 
     from workbench.reproductions import load_all
     from workbench.testing import figure_problems, paper_missing_data
+    from workbench.widgets import FIGURE_MIN_PX
 
     problems = {}
     for paper in load_all().papers.values():
@@ -69,7 +70,7 @@ def test_every_paper_panel_updates_on_release_and_draws_true_figures():
         panes = _panes(widget)
         assert panes, f"{paper.id}: the panel shows no figure"
         for i, pane in enumerate(panes):
-            if pane.figure.data and (found := figure_problems(pane.figure)):
+            if pane.figure.data and (found := figure_problems(pane.figure, width_px=FIGURE_MIN_PX)):
                 problems[f"{paper.id}[{i}]"] = found
     assert not problems, problems
 

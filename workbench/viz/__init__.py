@@ -15,7 +15,17 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from .._plotdata import coinciding_lines
+from .._plotdata import (
+    EM_PER_CHAR as _EM_PER_CHAR,
+)
+from .._plotdata import (
+    MODEBAR_PX,
+    coinciding_lines,
+    hidden_markers,
+    marker_points,
+    title_room_px,
+    title_width_px,
+)
 
 __all__ = [
     "TEMPLATE",
@@ -27,6 +37,10 @@ __all__ = [
     "show_coinciding",
     "coinciding_lines",
     "fit_titles",
+    "title_width_px",
+    "title_room_px",
+    "MODEBAR_REMOVE",
+    "MODEBAR_PX",
     "mark_x",
     "export_config",
     "setup_notebook",
@@ -152,8 +166,9 @@ _OVERLAP_DASHES = ("dash", "dot", "dashdot", "longdash", "longdashdot")
 
 def show_coinciding(fig: go.Figure) -> go.Figure:
     """Keep every line visible where lines coincide: a line drawn exactly over an earlier one is dashed (a dash
-    style of its own per overlap), so the one beneath shows through its gaps; its legend entry shows the dash.
-    Idempotent; :func:`tidy_axes` calls it.
+    style of its own per overlap), so the one beneath shows through its gaps; its legend entry shows the dash. A
+    marker series entirely under as large markers of later series is drawn larger, a ring round them. Idempotent;
+    :func:`tidy_axes` calls it.
 
     Examples
     --------
@@ -174,7 +189,33 @@ def show_coinciding(fig: go.Figure) -> go.Figure:
         }
         if (t.line.dash or "solid") in used:
             t.line.dash = next((d for d in _OVERLAP_DASHES if d not in used), "longdashdot")
+    _ring_hidden_markers(fig)
     return fig
+
+
+#: Pixels by which a marker series drawn under as large markers of later series grows, so its rim shows round them.
+_RING_PX = 5
+
+
+def _ring_hidden_markers(fig: go.Figure) -> None:
+    """Markers drawn exactly under as large markers of later series (two policies with the same result) would
+    hide their series: the one beneath grows by :data:`_RING_PX` beyond the largest marker over it, so each shows as
+    a coloured ring round the next (the last drawn is innermost)."""
+    for _ in range(2 * len(fig.data)):  # each pass rings one series; growing one can cover an earlier one
+        hidden = hidden_markers(fig)
+        if not hidden:
+            return
+        i = hidden[-1][0]
+        t = fig.data[i]
+        x, y = marker_points(t)[:2]
+        over = []
+        for u in fig.data[i + 1 :]:
+            m = marker_points(u)
+            if m is not None and (u.xaxis or "x", u.yaxis or "y") == (t.xaxis or "x", t.yaxis or "y"):
+                same = np.isclose(x[:, None], m[0][None, :], rtol=1e-9, atol=1e-12)
+                if (same & np.isclose(y[:, None], m[1][None, :], rtol=1e-9, atol=1e-12)).any():
+                    over.append(m[2])
+        t.marker.size = max(over, default=marker_points(t)[2]) + _RING_PX
 
 
 #: Most powers of ten labelled on a log axis (beyond, every second or third one is).
@@ -246,33 +287,39 @@ def _no_noise_range(fig: go.Figure, ax, axis: str) -> None:
         ax.update(range=[mid - half, mid + half])
 
 
-#: Average glyph width of plotly's default font, in ems (for estimating how many characters fit a width).
-_EM_PER_CHAR = 0.56
+#: Mode-bar buttons of no use on the panels' figures (selection tools, zoom steps): the bar a panel's figure shows on
+#: hover keeps the camera, zoom, pan, autoscale and reset, and is narrower.
+MODEBAR_REMOVE = ("select2d", "lasso2d", "zoomIn2d", "zoomOut2d")
 
 
-def _wrap(text: str, chars: int) -> tuple[str, int]:
+def _wrap(text: str, chars: int, first: int | None = None) -> tuple[str, int]:
+    """``text`` wrapped at ``chars`` characters a line (the first line at ``first``), and its number of lines."""
     import textwrap
 
-    if not text or "<br" in text or len(text) <= chars:
+    first = chars if first is None else first
+    if not text or "<br" in text or len(text) <= first:
         return text, 1
-    lines = textwrap.wrap(text, max(chars, 12))
+    head = textwrap.wrap(text, max(first, 12))[0]
+    lines = [head, *textwrap.wrap(text[len(head) :].strip(), max(chars, 12))]
     return "<br>".join(lines), len(lines)
 
 
 def fit_titles(fig: go.Figure, width_px: int, height_px: int | None = None) -> go.Figure:
     """Wrap the title and the subplot titles so that they fit a figure ``width_px`` wide (plotly never wraps text; a
-    long title runs past a narrow figure), with the top margin the extra title lines need; with ``height_px``, wrap
+    long title runs past a narrow figure), its first line clear of the mode bar (:data:`MODEBAR_PX`, shown on hover at
+    the top right), with the top margin the extra title lines need; with ``height_px``, wrap
     y-axis titles longer than their axis too (they would run into the title).
 
     Examples
     --------
     >>> f = fit_titles(go.Figure(layout={"title": {"text": "A rather long title for a figure in a narrow cell"}}), 300)
     >>> f.layout.title.text.count("<br>"), f.layout.margin.t
-    (1, 82)
+    (2, 104)
     """
     size = fig.layout.title.font.size or 17
-    usable = width_px - (fig.layout.margin.l if fig.layout.margin.l is not None else 80) * 0.3
-    text, lines = _wrap(fig.layout.title.text or "", int(usable / (size * _EM_PER_CHAR)))
+    first, usable = title_room_px(fig, width_px)
+    per_char = size * _EM_PER_CHAR
+    text, lines = _wrap(fig.layout.title.text or "", int(usable / per_char), int(first / per_char))
     if lines > 1:
         top = fig.layout.margin.t if fig.layout.margin.t is not None else 60
         fig.update_layout(title_text=text, margin_t=top + int(1.3 * size) * (lines - 1))

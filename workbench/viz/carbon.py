@@ -70,6 +70,7 @@ def carbon_vs_jct(runs: pd.DataFrame, *, title: str = "Carbon vs mean job comple
                 mode="markers+text" if len(g) else "markers",
                 text=[_label(r) for r in g.itertuples()],
                 textposition="top center",
+                cliponaxis=False,  # the label of the highest point runs above the plot area
                 marker={"color": SCHEDULER_COLORS.get(str(name)), "size": 11},
                 name=SCHEDULER_NAMES.get(str(name), str(name)),
             )
@@ -81,7 +82,7 @@ def busy_vs_intensity(
     busy: Mapping[str, np.ndarray],
     intensity: np.ndarray,
     *,
-    title: str = "Executors busy per trace hour against the grid's carbon intensity",
+    title: str = "Busy executors vs the grid's carbon intensity",
 ) -> go.Figure:
     """Mean busy executors per trace hour for each named run (``{scheduler: SimResult.busy_per_hour()}``, named by
     scheduler so that the colour follows it) on the left axis, and ``intensity`` (gCO2eq/kWh of the same hours,
@@ -155,6 +156,7 @@ def sunk_comparison(
                 mode="lines+markers+text" if col == "sci_kg" else "lines+markers",
                 text=list(d.region) if col == "sci_kg" else None,
                 textposition="top center",
+                cliponaxis=False,  # the label of the highest point runs above the plot area
                 marker={"color": color, "symbol": symbol, "size": 9},
                 line={"color": color},
                 name=name,

@@ -109,40 +109,52 @@ def timing_heatmap(
     return fig
 
 
+#: Recall between neighbouring detectors drawn side by side in :func:`pr_curves` (their points often coincide).
+PR_DODGE = 0.03
+
+
 def pr_curves(sweep: pd.DataFrame) -> go.Figure:
     """Precision against recall for each detector as its threshold sweeps (:func:`~workbench.training.diagnosis.
     evaluate.threshold_sweep`); a threshold with no alarm has no precision and is not drawn. Each curve is the path
-    of the threshold from low to high (recall never rises along it), with a marker symbol per detector, so curves
-    that run together stay apart.
+    of the threshold from low to high (recall never rises along it), with a marker symbol per detector.
+
+    Over a few jobs recall takes few values (0, 0.5, 1 over two faulty jobs) and detectors land on the same points,
+    one marker on top of another. So the detectors are drawn side by side, like grouped bars: each is shifted by a
+    fixed multiple of :data:`PR_DODGE` in recall (the axis title says so); the hover shows the true values.
 
     Examples
     --------
-    >>> t = pd.DataFrame({"detector": ["c4d"] * 2, "threshold": [3.0, 6.0], "precision": [0.5, 1.0],
-    ...                   "recall": [1.0, 0.9], "f1": [0.67, 0.95]})
-    >>> len(pr_curves(t).data)
-    1
+    >>> t = pd.DataFrame({"detector": ["c4d"] * 2 + ["minder"], "threshold": [3.0, 6.0, 2.0],
+    ...                   "precision": [0.5, 1.0, 1.0], "recall": [1.0, 0.9, 0.9], "f1": [0.67, 0.95, 0.95]})
+    >>> f = pr_curves(t)
+    >>> [np.round(tr.x, 3).tolist() for tr in f.data], [tr.customdata[:, 0].tolist() for tr in f.data]
+    ([[0.985, 0.885], [0.915]], [[1.0, 0.9], [0.9]])
     """
     fig = go.Figure()
-    for name, g in sweep.groupby("detector", sort=False):
+    groups = [(name, g) for name, g in sweep.groupby("detector", sort=False)]
+    for k, (name, g) in enumerate(groups):
         g = g.dropna(subset=["precision"]).sort_values("threshold")
+        shift = (k - (len(groups) - 1) / 2) * PR_DODGE
         fig.add_scatter(
-            x=g.recall,
+            x=g.recall + shift,
             y=g.precision,
             mode="lines+markers",
             name=name,
             line={"color": DETECTOR_COLORS.get(name)},
             marker={"symbol": DETECTOR_SYMBOLS.get(name, "circle"), "size": 8},
-            text=[f"threshold {v:g}" for v in g.threshold],
-            hovertemplate="%{text}<br>recall %{x:.2f}<br>precision %{y:.2f}<extra></extra>",
+            customdata=np.column_stack([g.recall, g.threshold]),
+            hovertemplate=f"{name}, threshold %{{customdata[1]:g}}<br>recall %{{customdata[0]:.2f}}<br>"
+            "precision %{y:.2f}<extra></extra>",
         )
+    half = (len(groups) - 1) / 2 * PR_DODGE
     style(
         fig,
         title="Precision vs recall as each detector's threshold sweeps",
-        x_title="recall",
+        x_title=f"recall (each detector shifted ≤ ±{half:.2g})" if half else "recall",
         y_title="precision",
         height=420,
     )
-    fig.update_xaxes(range=[-0.02, 1.02])
+    fig.update_xaxes(range=[-0.02 - half, 1.02 + half])
     fig.update_yaxes(range=[-0.02, 1.02])
     return fig
 

@@ -14,12 +14,18 @@ from . import COLORS, style
 
 __all__ = ["errorbar_lines"]
 
-_DASHES = ("solid", "dash", "dot", "dashdot")
+_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+#: More lines than this are labelled at their right end instead of in a legend (a legend that long crowds the plot
+#: away; :data:`workbench.testing.MAX_LEGEND_ENTRIES`).
+_MAX_LEGEND = 8
+#: Pixels per character of an end label (font size 10), for the right margin the labels need.
+_LABEL_PX_PER_CHAR = 6
 
 
 def _label(keys: Sequence[str], values: tuple) -> str:
-    return ", ".join(str(v) for v in values) if keys else "mean"
+    """A line's name in words: its series values (``fat_tree`` reads ``fat tree``), or "mean" without series."""
+    return ", ".join(str(v).replace("_", " ") for v in values) if keys else "mean"
 
 
 def errorbar_lines(
@@ -46,7 +52,8 @@ def errorbar_lines(
         The column on the horizontal axis (a parameter).
     series : sequence of str
         Columns whose combinations are the lines; the first picks the colour (the workbench colour of a value such
-        as ``"static"``/``"pred"`` where there is one), the second the dash.
+        as ``"static"``/``"pred"`` where there is one), the second the dash. More than eight lines are named at
+        their right end instead of in a legend.
     facet_col, facet_row : str, optional
         Columns split into a grid of panels (e.g. ``size_class`` and ``quantity``), sharing the x axis.
     scale : float
@@ -111,12 +118,32 @@ def errorbar_lines(
                     col=j,
                 )
                 seen.add(name)
+    if len(seen) > _MAX_LEGEND:
+        _label_line_ends(fig, x_col=len(cols))
     if log_y:
         fig.update_yaxes(type="log")
     style(fig, title=title, height=max(380, 300 * len(rows)))
+    if len(seen) > _MAX_LEGEND:
+        longest = max(len(n) for n in seen)
+        fig.update_layout(margin_r=min(20 + _LABEL_PX_PER_CHAR * longest, 240))
     fig.update_xaxes(title_text=x_title, row=len(rows))
     fig.update_yaxes(title_text=y_title, col=1)
     return fig
+
+
+def _label_line_ends(fig: go.Figure, x_col: int) -> None:
+    """More lines than a legend holds: no legend; each line of the rightmost column of panels is labelled with its
+    name at its last point, in its colour, in the right margin."""
+    last_axis = "x" if x_col == 1 else f"x{x_col}"
+    for t in fig.data:
+        t.showlegend = False
+        if (t.xaxis or "x") != last_axis or t.x is None or not len(t.x):
+            continue
+        t.mode = "lines+markers+text"
+        t.text = [""] * (len(t.x) - 1) + [t.name]
+        t.textposition = "middle right"
+        t.textfont = {"size": 10, "color": t.line.color}
+        t.cliponaxis = False
 
 
 def _facet_label(value) -> str:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from ..viz import export_config, fit_titles, tidy_axes
+from ..viz import MODEBAR_REMOVE, export_config, fit_titles, tidy_axes
 
 __all__ = [
     "param_control",
@@ -100,7 +100,8 @@ class FigurePane(W.Output):
         if get_ipython() is None:  # no kernel (a script or a test): nothing to render into
             return
         bundle = json.loads(pio.to_json(fig, validate=False))  # plotly's encoder: numpy arrays become JSON lists
-        bundle["config"] = export_config(fig)  # the camera button saves a paper-ready PNG (3x, named by title)
+        # the camera button saves a paper-ready PNG (3x, named by title); a mode bar without the selection tools
+        bundle["config"] = {**export_config(fig), "modeBarButtonsToRemove": list(MODEBAR_REMOVE)}
         # Set the synced outputs directly rather than capturing a display() in ``with self:``: the capture routes
         # through the kernel's parent message, which nbclient (``make notebooks``, store_widget_state=False) mishandles.
         self.outputs = (
