@@ -6,6 +6,7 @@ its range and, after each move, what the redrawn figures draw passes the figure 
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -76,6 +77,7 @@ def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash
     if missing:
         pytest.skip(f"{dash.paper}'s panel needs data: {', '.join(missing)}")
     page = browser.new_page(viewport=VIEWPORT)
+    kernel = _KernelStatus(page)  # before the page opens its kernel's websocket
     console_errors: list[str] = []
     requests_out: list[str] = []
     page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
@@ -92,7 +94,7 @@ def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash
         drawn = plotted_problems(page)
         assert not drawn, f"{dash.paper}: what the figures draw breaks the figure invariants: {drawn}"
         page.screenshot(path=str(screenshots_dir / f"dashboard-{dash.paper}.png"), full_page=True)
-        moved = _every_control_at_both_ends(page, dash.paper, plotted_problems)
+        moved = _every_control_at_both_ends(page, kernel, dash.paper, plotted_problems)
         assert moved, f"{dash.paper}: no slider or dropdown moved"
         print(f"{dash.paper}: moved {len(moved)} time(s): {', '.join(moved)}")
         assert not requests_out, f"{dash.paper}: requests left the machine: {requests_out[:5]}"
@@ -109,12 +111,32 @@ _MARK = "() => document.querySelectorAll('.js-plotly-plot').forEach(p => { p.__w
 _FRESH = "() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(p => !p.__wbOld)"
 _HAS_DATA = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
   .filter(p => p.offsetParent !== null).every(p => (p.data || []).length > 0)"""
-#: Budget for one move to be handled and redrawn. A move whose figures come out the same is not redrawn at all (the
-#: pane's outputs do not change): after ``SAME_S`` without a new plot the figures on the page are checked as they are.
-REDRAW_S, SAME_S = 90, 20
+#: Budget for one move to be handled by the kernel.
+REDRAW_S = 90
+_STATE = re.compile(r'"execution_state"\s*:\s*"(busy|idle)"')
 
 
-def _every_control_at_both_ends(page, paper: str, plotted_problems) -> list[str]:
+class _KernelStatus:
+    """The kernel's busy/idle messages on the page's websocket: a control's move is a comm message the kernel
+    handles between a ``busy`` and an ``idle`` status, and the panel's redraw is sent before the ``idle``."""
+
+    def __init__(self, page) -> None:
+        self.idle = 0
+        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _frame(self, payload) -> None:
+        text = payload if isinstance(payload, str) else payload.decode("utf-8", "replace")
+        self.idle += sum(m.group(1) == "idle" for m in _STATE.finditer(text))
+
+    def wait_idle_after(self, page, seen: int, timeout_s: float) -> None:
+        """Wait until an ``idle`` status arrives after the first ``seen`` ones (the kernel handled the move)."""
+        deadline = time.monotonic() + timeout_s
+        while self.idle <= seen:
+            assert time.monotonic() < deadline, f"the kernel did not finish handling a move within {timeout_s:.0f} s"
+            page.wait_for_timeout(100)
+
+
+def _every_control_at_both_ends(page, kernel: _KernelStatus, paper: str, plotted_problems) -> list[str]:
     """Every visible slider of the dashboard to its End then its Home (keyboard on the handle), and every visible
     dropdown to its last then its first option; after each move the figures are redrawn and what they draw passes the
     figure invariants. A control stays at its first end (the next control moves from there). Returns the moves."""
@@ -130,6 +152,7 @@ def _every_control_at_both_ends(page, paper: str, plotted_problems) -> list[str]
     done = []
     for kind, k, end in moves:
         page.evaluate(_MARK)
+        seen = kernel.idle
         if kind == "slider":
             handle = page.locator(".noUi-handle").nth(k)
             before = handle.get_attribute("aria-valuenow")
@@ -145,13 +168,10 @@ def _every_control_at_both_ends(page, paper: str, plotted_problems) -> list[str]
         if not changed:
             continue
         where = f"{paper}: {kind} {k} at its {end} end"
-        try:
-            page.wait_for_function(_FRESH, timeout=SAME_S * 1000, polling=300)
-            redrawn = True
-        except PlaywrightTimeout:
-            redrawn = False
+        kernel.wait_idle_after(page, seen, REDRAW_S)
         page.wait_for_function(_DRAWN, timeout=REDRAW_S * 1000, polling=300)
-        page.wait_for_timeout(600)  # the other figures of the panel follow within the same update
+        page.wait_for_timeout(250)  # plotly draws what the kernel sent (already received: the idle status follows it)
+        redrawn = page.evaluate(_FRESH)
         try:
             page.wait_for_function(_HAS_DATA, timeout=5000, polling=300)
         except PlaywrightTimeout:  # a setting the model refuses (a plan that does not fit) draws empty figures
