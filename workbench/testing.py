@@ -112,6 +112,8 @@ MAX_LEGEND_ENTRIES = 8
 _RAW_IDENTIFIER = r"\b[a-z0-9]+_[a-z0-9_]+\b"
 _ASCII_UNITS = r"\(us\)|\bus\b(?![a-z])|\(rps\)|\brps\b"
 _FLOAT_NOISE = 1e-9
+#: A number that failed to be one, printed into a text ("per nan-minute window", "x inf", "None GPUs").
+_NOT_A_NUMBER = r"\b(?:[Nn]a[Nn]|[Ii]nf|None)\b"
 
 
 def figure_problems(fig, *, width_px: int | None = None) -> list[str]:
@@ -120,7 +122,8 @@ def figure_problems(fig, *, width_px: int | None = None) -> list[str]:
     * every plotted number finite (NaN is a gap and allowed; infinity is not data);
     * no linear axis autoranged over floating-point noise (a data span below 1e-9 of its magnitude);
     * titles, axis titles, annotations and legend entries in words (no ``snake_case`` identifiers) and units from
-      the project's table (``µs`` and ``req/s``, never ``us`` or ``rps``);
+      the project's table (``µs`` and ``req/s``, never ``us`` or ``rps``), and no ``nan``, ``inf`` or ``None`` printed
+      where a number should be;
     * at most :data:`MAX_LEGEND_ENTRIES` legend entries;
     * no text label of a point cut off at the edge of an autoranged axis (a label above the highest point is clipped
       by the plot area unless the trace sets ``cliponaxis=False``);
@@ -192,6 +195,8 @@ def figure_problems(fig, *, width_px: int | None = None) -> list[str]:
             problems.append(f"identifier in {where}: {text!r}")
         if re.search(_ASCII_UNITS, plain):
             problems.append(f"ASCII unit in {where}: {text!r}")
+        if re.search(_NOT_A_NUMBER, plain):
+            problems.append(f"not a number printed in {where}: {text!r}")
     if len(set(legend)) > MAX_LEGEND_ENTRIES:
         problems.append(f"{len(set(legend))} legend entries (at most {MAX_LEGEND_ENTRIES})")
     from ._plotdata import coinciding_lines, hidden_markers

@@ -184,3 +184,13 @@ def test_labels_and_titles_stay_in_view():
     pane = FigurePane()
     redraw(pane, vc.busy_vs_intensity({"agnostic": [1, 2, 3]}, [100, 200, 300], title=title))
     assert not figure_problems(pane.figure, width_px=FIGURE_MIN_PX)  # redraw wraps it clear of the mode bar
+
+
+def test_a_number_that_is_not_one_in_a_title_is_a_figure_problem():
+    import plotly.graph_objects as go
+
+    from workbench.testing import figure_problems
+
+    fig = go.Figure(go.Scatter(y=[1, 2], name="NanoFlow"), layout={"title": "Burstiness per nan-minute window"})
+    assert figure_problems(fig) == ["not a number printed in title: 'Burstiness per nan-minute window'"]
+    assert figure_problems(go.Figure(go.Scatter(y=[1, 2], name="NanoFlow"), layout={"title": "Inference"})) == []
