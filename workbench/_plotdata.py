@@ -131,8 +131,9 @@ def hidden_markers(fig) -> list[tuple[int, list[int]]]:
     >>> hidden_markers(f)
     [(0, [1])]
     """
-    traces = [(i, t, marker_points(t)) for i, t in enumerate(fig.data)]
-    traces = [(i, (t.xaxis or "x", t.yaxis or "y"), m) for i, t, m in traces if m is not None]
+    traces = [
+        (i, (t.xaxis or "x", t.yaxis or "y"), m) for i, t in enumerate(fig.data) if (m := marker_points(t)) is not None
+    ]
     found = []
     for a, (i, axes, (x, y, size, dash)) in enumerate(traces):
         later = [(j, m) for j, axes_j, m in traces[a + 1 :] if axes_j == axes and m[2] >= size]

@@ -36,10 +36,17 @@ class CostModel(Protocol):
         a model without a figure raises ``ValueError`` there).
     """
 
-    gpus: int
-    kv_capacity_tokens: int
-    decode_lines_fixed: bool
-    swap_s_per_token: float
+    @property
+    def gpus(self) -> int: ...
+
+    @property
+    def kv_capacity_tokens(self) -> int: ...
+
+    @property
+    def decode_lines_fixed(self) -> bool: ...
+
+    @property
+    def swap_s_per_token(self) -> float: ...
 
     def iteration_cost(self) -> Callable[[float, float, float, float, float], float]:
         """A scalar ``f(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled)``: the seconds of one

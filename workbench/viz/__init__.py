@@ -207,7 +207,9 @@ def _ring_hidden_markers(fig: go.Figure) -> None:
             return
         i = hidden[-1][0]
         t = fig.data[i]
-        x, y = marker_points(t)[:2]
+        points = marker_points(t)
+        assert points is not None  # a hidden series is a marker series
+        x, y = points[:2]
         over = []
         for u in fig.data[i + 1 :]:
             m = marker_points(u)
@@ -215,7 +217,7 @@ def _ring_hidden_markers(fig: go.Figure) -> None:
                 same = np.isclose(x[:, None], m[0][None, :], rtol=1e-9, atol=1e-12)
                 if (same & np.isclose(y[:, None], m[1][None, :], rtol=1e-9, atol=1e-12)).any():
                     over.append(m[2])
-        t.marker.size = max(over, default=marker_points(t)[2]) + _RING_PX
+        t.marker.size = max(over, default=points[2]) + _RING_PX
 
 
 #: Most powers of ten labelled on a log axis (beyond, every second or third one is).
