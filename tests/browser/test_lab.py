@@ -3,9 +3,10 @@ outputs: claims table and figures), its panels run, no error output, no widget t
 leaving the machine, one control per panel moved and its figure redrawn, and no panel element running past its output
 area. Each figure page of a panel (each tab, or its one row of figures) fits the notebook's view at 1366x768 below
 its controls, and what its figures draw (plotly's data and layout, read from the page) passes the figure invariants
-(:func:`workbench.testing.figure_problems`); the panel's first slider and first dropdown are moved to both ends of
-their range and the invariants checked after each move (every control of every panel is moved to both ends in
-Python by ``tests/widgets/test_every_control.py``). A screenshot of each figure page is kept.
+(:func:`workbench.testing.figure_problems`), before and after the move. Every control of every panel is moved to both
+ends of its range in the browser by ``tests/browser/test_dashboards.py`` (the papers' panels, in Voilà) and in Python
+by ``tests/widgets/test_every_control.py`` and ``tests/widgets/test_every_explore_control.py`` (the explore panels),
+so the moves are not repeated here. A screenshot of each figure page is kept.
 
 What runs is the setup cell (imports, renderer), every panel cell and the cells those need, not Run All: the claims
 cells run the reproductions at paper scale (minutes per notebook, over an hour for all of them), and nbval already
@@ -266,14 +267,6 @@ _FIT = """(panel) => {
 }"""
 #: The tabs of a panel's figure pages (none when its figures are in one row).
 _TABS = ".widget-tab .lm-TabBar-tab"
-#: Count the kernel's busy spells (every message it handles, a widget's comm message included, is one), so that a
-#: control's move is known to be handled when the count has grown and the kernel is idle.
-_COUNT_BUSY = f"""() => {{
-  const kernel = {_NOTEBOOK}.sessionContext.session.kernel;
-  window.__wbBusy = 0;
-  kernel.statusChanged.connect((_, status) => {{ if (status === 'busy') window.__wbBusy += 1; }});
-}}"""
-_HANDLED = f"""(n) => window.__wbBusy > n && {_NOTEBOOK}.sessionContext.session.kernel.status === 'idle'"""
 
 
 def _pages(page, panel, stem: Path, plotted_problems, where: str) -> list[str]:
@@ -297,42 +290,6 @@ def _pages(page, panel, stem: Path, plotted_problems, where: str) -> list[str]:
     if tabs:
         tabs[0].click()
     return misfits
-
-
-def _both_ends(page, panel, plotted_problems, where: str, on_button) -> list[str]:
-    """The panel's first slider and first dropdown, each moved to both ends of its range through the page (End and
-    Home on the slider's handle, the last and first option); after each move is handled and redrawn, what every
-    figure draws passes the figure invariants. Returns what was moved."""
-    moves = []
-    handle = panel.locator(".noUi-handle").first
-    if handle.count():
-        moves += [("slider", "End"), ("slider", "Home")]
-    select = panel.locator(".widget-dropdown select").first
-    if select.count():
-        moves += [("dropdown", "last"), ("dropdown", "first")]
-    done = []
-    for kind, end in moves:
-        busy = page.evaluate("() => window.__wbBusy")
-        if kind == "slider":
-            before = handle.get_attribute("aria-valuenow")
-            handle.focus()
-            handle.press(end)
-            changed = handle.get_attribute("aria-valuenow") != before
-        else:
-            values = [o.get_attribute("value") for o in select.locator("option").all()]
-            target = values[-1] if end == "last" else values[0]
-            changed = target != select.input_value()
-            select.select_option(target)
-        if not changed:
-            continue
-        on_button()
-        assert _wait(page, _HANDLED, busy, REDRAW_S), f"{where}: the kernel did not handle the {kind} at {end}"
-        assert _wait(page, _DRAWN, panel.element_handle(), REDRAW_S), f"{where}: not redrawn ({kind} at {end})"
-        page.wait_for_timeout(500)
-        drawn = plotted_problems(page, panel.element_handle())
-        assert not drawn, f"{where}: with its {kind} at the {end} end, the figures break the invariants: {drawn}"
-        done.append(f"{kind} {end}")
-    return done
 
 
 def _wait(page, check, arg, budget_s: float) -> bool:
@@ -368,7 +325,6 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str, plotted_pro
     try:
         page.evaluate(_OPEN, f"notebooks/{name}")
         page.wait_for_function(_IDLE, timeout=120_000, polling=500)
-        page.evaluate(_COUNT_BUSY)
         t0 = time.monotonic()
         for i, budget_s in zip(run, budgets):
             page.evaluate(_RUN, i)
@@ -381,7 +337,7 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str, plotted_pro
         assert "Error displaying widget" not in page.inner_text(".jp-NotebookPanel:not(.lm-mod-hidden)")
         panels = page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) .{PANEL_CLASS}").all()
         assert panels, f"{name}: no panel rendered"
-        moved: dict[int, list[str]] = {}
+        moved: dict[int, str] = {}
         misfits: list[str] = []
         for k, panel in enumerate(panels):
             panel.scroll_into_view_if_needed()
@@ -409,16 +365,11 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str, plotted_pro
             page.wait_for_timeout(800)  # let plotly finish its transition before the screenshots
             drawn = plotted_problems(page, panel.element_handle())
             assert not drawn, f"{name} panel {k}: what the figures draw breaks the figure invariants: {drawn}"
-
-            def press_button(panel=panel, on_button=on_button, sweep_button=sweep_button):
-                if on_button:
-                    (sweep_button if sweep_button.count() else panel.locator(".widget-button")).first.click()
-
-            moved[k] = _both_ends(page, panel, plotted_problems, where, press_button)
+            moved[k] = how
         assert not misfits, f"{name}: figures below the fold at 1366x768: {misfits}"
         assert not requests_out, f"{name}: requests left the machine: {requests_out[:5]}"
         assert not console_errors, f"{name}: console errors: {console_errors[:5]}"
-        print(f"{name}: cells {run} in {run_s:.1f} s, {len(panels)} panel(s), moved to both ends: {moved}")
+        print(f"{name}: cells {run} in {run_s:.1f} s, {len(panels)} panel(s), moved: {moved}")
     except Exception:
         page.screenshot(path=str(screenshots_dir / f"FAILED-lab-{Path(name).stem}.png"))
         raise

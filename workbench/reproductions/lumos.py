@@ -29,6 +29,8 @@ LUMOS = Paper(
     url="https://arxiv.org/abs/2504.09307",
     notebook="notebooks/07_training_iteration.ipynb",
     experiments=("training-dse",),
+    panel="workbench.widgets.training:what_if_panel",
+    dashboard="What if: one iteration's execution graph under another plan (Lumos)",
 )
 MULTIVERSE = Paper(
     "multiverse",
