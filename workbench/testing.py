@@ -123,7 +123,7 @@ def figure_problems(fig, *, width_px: int | None = None) -> list[str]:
     * no linear axis autoranged over floating-point noise (a data span below 1e-9 of its magnitude);
     * titles, axis titles, annotations and legend entries in words (no ``snake_case`` identifiers) and units from
       the project's table (``µs`` and ``req/s``, never ``us`` or ``rps``), and no ``nan``, ``inf`` or ``None`` printed
-      where a number should be;
+      where a number should be; no point label in exponent notation (``1.08e+03``);
     * at most :data:`MAX_LEGEND_ENTRIES` legend entries;
     * no text label of a point cut off at the edge of an autoranged axis (a label above the highest point is clipped
       by the plot area unless the trace sets ``cliponaxis=False``);
@@ -187,6 +187,12 @@ def figure_problems(fig, *, width_px: int | None = None) -> list[str]:
                 f"title runs {'past the figure' if widest > room else 'under the mode bar'} at {width_px} px "
                 f"(first line ~{first:.0f} px of {first_room:.0f}, widest ~{widest:.0f} px of {room:.0f})"
             )
+    for i, t in enumerate(fig.data):  # a point's own label: 1,080 or 1.08k reads, 1.08e+03 does not
+        labels = getattr(t, "text", None)
+        for label in [labels] if isinstance(labels, str) else list(labels) if labels is not None else []:
+            if isinstance(label, str) and re.search(r"\d(?:\.\d+)?e[+-]?\d", label):
+                problems.append(f"exponent notation in trace {i} ({t.name}) label: {label!r}")
+                break
     legend = [t.name for t in fig.data if t.name and t.showlegend is not False]
     texts += [("legend", name) for name in dict.fromkeys(legend)]
     for where, text in texts:

@@ -194,3 +194,14 @@ def test_a_number_that_is_not_one_in_a_title_is_a_figure_problem():
     fig = go.Figure(go.Scatter(y=[1, 2], name="NanoFlow"), layout={"title": "Burstiness per nan-minute window"})
     assert figure_problems(fig) == ["not a number printed in title: 'Burstiness per nan-minute window'"]
     assert figure_problems(go.Figure(go.Scatter(y=[1, 2], name="NanoFlow"), layout={"title": "Inference"})) == []
+
+
+def test_a_point_label_in_exponent_notation_is_a_figure_problem():
+    import plotly.graph_objects as go
+
+    from workbench.testing import figure_problems
+
+    bad = go.Figure(go.Bar(x=["vllm", "fastswitch"], y=[1080.0, 100.0], text=["1.08e+03", "100"], name="p99"))
+    assert figure_problems(bad) == ["exponent notation in trace 0 (p99) label: '1.08e+03'"]
+    good = go.Figure(go.Bar(x=["vllm", "fastswitch"], y=[1080.0, 100.0], text=["1,080", "100"], name="p99"))
+    assert figure_problems(good) == []

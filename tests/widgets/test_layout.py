@@ -91,3 +91,34 @@ def test_more_figures_than_a_row_go_in_tabs_of_two():
     with pytest.raises(ValueError, match="page 'all' has 3 figures"):
         panel([W.IntSlider()], {"all": panes})
     assert [p for p in _panes(panel([], {"a": panes[:2], "b": panes[2:]}))] == panes
+
+
+#: A slider's description longer than this leaves no room for its track in the narrowest control cell
+#: (CONTROL_MIN_PX, 300 px: ~7 px a character, plus the readout).
+SLIDER_DESCRIPTION_CHARS = 24
+
+
+def test_every_slider_shows_its_track():
+    """Notebook 14's 'priority-change rate (per iteration)' slider showed only its handle: the description took the
+    whole cell."""
+    import importlib
+
+    import ipywidgets as W
+
+    from workbench.reproductions import load_all
+
+    def walk(w):
+        yield w
+        for c in getattr(w, "children", ()):
+            yield from walk(c)
+
+    sliders = (W.IntSlider, W.FloatSlider, W.FloatLogSlider, W.SelectionSlider, W.IntRangeSlider, W.FloatRangeSlider)
+    long = {}
+    for paper in load_all().papers.values():
+        if not paper.panel:
+            continue
+        module, name = paper.panel.split(":")
+        for c in walk(getattr(importlib.import_module(module), name)()):
+            if isinstance(c, sliders) and len(c.description) > SLIDER_DESCRIPTION_CHARS:
+                long[f"{paper.id}: {c.description}"] = len(c.description)
+    assert not long, long

@@ -71,7 +71,7 @@ GPUS = ("A100-80GB", "A100-40GB", "H100-SXM", "L40S")
             low=0.0,
             high=1000.0,
             seeded=False,
-            label="PCIe per GPU and direction (GB/s)",
+            label="PCIe per GPU (GB/s)",
             doc="PCIe per GPU and direction in GB/s (0: the GPU table's)",
         ),
         Param("launch_s", 10e-6, "s", low=1e-7, high=1e-2, log=True, seeded=False, doc="overhead per copy call"),

@@ -143,7 +143,7 @@ def style(
 
 def tidy_axes(fig: go.Figure) -> go.Figure:
     """Number formats people read without a legend: powers of ten on log axes (``10^-6``, not ``1μ``; only the powers
-    of ten are labelled when at least two are in view) and no SI
+    of ten are labelled when at least two are in view, 1, 2 and 5 times them when fewer are) and no SI
     suffixes on linear axes (``0.0001`` and ``800,000``, never ``100μ`` or ``0.8e+6``). Idempotent; :func:`style` and the panels'
     redraw call it, so axes set to log after :func:`style` are covered too.
 
@@ -152,6 +152,8 @@ def tidy_axes(fig: go.Figure) -> go.Figure:
     >>> f = tidy_axes(go.Figure(go.Scatter(x=[1, 2], y=[0.5, 300]), layout={"yaxis": {"type": "log"}}))
     >>> f.layout.yaxis.exponentformat, f.layout.yaxis.dtick, f.layout.xaxis.exponentformat
     ('power', 1, 'none')
+    >>> tidy_axes(go.Figure(go.Bar(y=[2.3, 19.1]), layout={"yaxis": {"type": "log"}})).layout.yaxis.dtick
+    'D2'
     """
     for axis in ("x", "y"):
         for ax in getattr(fig, f"select_{axis}axes")():
@@ -252,6 +254,10 @@ def _tidy(ax, fig: go.Figure, axis: str) -> None:
         if decades is not None and decades >= 1:
             # At least two powers of ten in view: label only those (no "2" and "5" between), at most ~7 of them.
             ax.update(dtick=int(np.ceil((decades + 1) / _MAX_LOG_LABELS)))
+        elif decades is not None:
+            # Fewer: plotly labels every digit (2, 3, ... 9 crowding the decade's label); 1, 2 and 5 times the
+            # powers of ten instead.
+            ax.update(dtick="D2")
     else:  # plain numbers: 800,000 rather than 0.8e+6 or 800k, 0.0001 rather than 100μ
         ax.update(exponentformat="none", separatethousands=True)
         if ax.range is None and ax.type in (None, "-", "linear") and ax.autorange is not False:

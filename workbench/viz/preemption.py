@@ -99,7 +99,7 @@ def tails(rows: pd.DataFrame, title: str = "Tail latency by mechanism") -> go.Fi
                 x=ms,
                 y=y,
                 marker={"color": [MECHANISM_COLORS[m] for m in ms]},
-                text=[f"{v:.3g}" for v in y],
+                text=[f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}" for v in y],  # 1,080, not 1.08e+03
                 textposition="outside",
                 showlegend=False,
             ),

@@ -41,7 +41,7 @@ def panel_model(mechanisms=tuple(MECHANISMS), seed: int = 0, **params) -> pd.Dat
 
 def preemption_panel() -> W.Widget:
     """Build the panel and return its top-level widget."""
-    rate = W.SelectionSlider(options=list(RATES), value=0.02, description="priority-change rate (per iteration)")
+    rate = W.SelectionSlider(options=list(RATES), value=0.02, description="priority change rate")
     rate.continuous_update = False
     rate.param_name = "rate"
     others = param_controls("llm-preemption", ["priority_kind", "block_tokens", "pcie_gbs", "load"])

@@ -53,7 +53,7 @@ def fused_pipeline_panel() -> W.Widget:
     pp0 = W.SelectionSlider(options=[2, 4, 8, 16], value=8, description="Actor stages (GPUs)")
     pp1 = W.SelectionSlider(options=[1, 2, 4, 8], value=4, description="Critic stages")
     m0 = W.IntSlider(value=8, min=1, max=32, description="Actor micro-batches")
-    m1 = W.IntSlider(value=4, min=1, max=32, description="Critic micro-batches per replica")
+    m1 = W.IntSlider(value=4, min=1, max=32, description="Critic micro-batches")
     size = W.SelectionSlider(options=[0.1, 0.2, 0.3, 0.5, 0.7, 1.0], value=0.5, description="Critic / Actor size")
     method = W.Dropdown(
         options=[("annealing (fused)", "anneal"), ("greedy (fused)", "greedy"), ("sequential 1F1B", "sequential")],
