@@ -22,18 +22,25 @@ EM_PER_CHAR = 0.56
 MODEBAR_PX = 170
 
 
-def _xy(trace) -> tuple[np.ndarray, np.ndarray] | None:
-    """A line trace's numeric (x, y), or None when it has none (categories, dates, no line)."""
-    if getattr(trace, "type", None) not in ("scatter", "scattergl") or "lines" not in (trace.mode or "lines"):
-        return None
-    if trace.y is None:
+def _numeric_xy(trace) -> tuple[np.ndarray, np.ndarray] | None:
+    """A scatter trace's numeric (x, y) of one shape (x defaults to the point index), or None (other trace types,
+    no y, categories, dates)."""
+    if getattr(trace, "type", None) not in ("scatter", "scattergl") or trace.y is None:
         return None
     try:
         y = np.asarray(trace.y, dtype=float).ravel()
         x = np.arange(y.size, dtype=float) if trace.x is None else np.asarray(trace.x, dtype=float).ravel()
     except (TypeError, ValueError):
         return None
-    return (x, y) if x.shape == y.shape and y.size else None
+    return (x, y) if x.shape == y.shape else None
+
+
+def _xy(trace) -> tuple[np.ndarray, np.ndarray] | None:
+    """A line trace's numeric (x, y), or None when it has none (categories, dates, no line)."""
+    if "lines" not in (getattr(trace, "mode", None) or "lines"):
+        return None
+    xy = _numeric_xy(trace)
+    return xy if xy is not None and xy[1].size else None
 
 
 def coinciding_lines(fig) -> list[tuple[int, int]]:
@@ -65,15 +72,10 @@ _AUTO_MARKERS_BELOW = 20
 def marker_points(trace) -> tuple[np.ndarray, np.ndarray, float, str | None] | None:
     """A marker trace's numeric (x, y) of its finite points, its marker size and its line's dash (None: no line); None
     when it draws no markers of one size (no markers, sizes per point, categories, dates)."""
-    if getattr(trace, "type", None) not in ("scatter", "scattergl") or trace.visible is False or trace.y is None:
+    xy = None if getattr(trace, "visible", None) is False else _numeric_xy(trace)
+    if xy is None:
         return None
-    try:
-        y = np.asarray(trace.y, dtype=float).ravel()
-        x = np.arange(y.size, dtype=float) if trace.x is None else np.asarray(trace.x, dtype=float).ravel()
-    except (TypeError, ValueError):
-        return None
-    if x.shape != y.shape:
-        return None
+    x, y = xy
     mode = trace.mode or ("lines+markers" if y.size < _AUTO_MARKERS_BELOW else "lines")
     size = trace.marker.size if trace.marker.size is not None else _DEFAULT_MARKER_SIZE
     if "markers" not in mode or not isinstance(size, int | float):
