@@ -28,7 +28,6 @@ settings.load_profile("workbench")
 def _spec_registries_restored():
     from workbench.serving import specs
 
-    specs._ensure_loaded()
     gpus, models = dict(specs._GPUS), dict(specs._MODELS)
     yield
     for table, saved in ((specs._GPUS, gpus), (specs._MODELS, models)):

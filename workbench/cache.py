@@ -55,6 +55,7 @@ __all__ = [
     "RACY_WINDOW_S",
     "cache_dir",
     "fingerprint",
+    "path_digest",
     "cache_key",
     "atomic_path",
     "check_target",
@@ -145,6 +146,42 @@ def fingerprint(path: str | os.PathLike) -> str:
         with _fp_lock:
             _fp_memo[ident] = (sig, hashed_at_ns, digest)
     return digest
+
+
+def path_digest(path: str | os.PathLike | None) -> str:
+    """What a data dependency is checked against: ``"missing"`` for ``None`` or a path that does not exist, the
+    file's :func:`fingerprint`, or for a directory a sha256 over every file below it (relative name and
+    fingerprint; hidden files, checksum sidecars and partial downloads left out).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.csv").write_text("1")
+    >>> before = path_digest(d)
+    >>> _ = (d / "a.csv").write_text("2")
+    >>> path_digest(d) != before, path_digest(d / "nope")
+    (True, 'missing')
+    """
+    if path is None:
+        return "missing"
+    p = Path(path)
+    try:
+        if p.is_file():
+            return fingerprint(p)
+        if not p.is_dir():
+            return "missing"
+        h = hashlib.sha256(b"directory\0")
+        for dirpath, dirnames, filenames in os.walk(p):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                if name.startswith(".") or name.endswith((".sha256", ".part", ".tmp")):
+                    continue
+                f = Path(dirpath, name)
+                h.update(f"{f.relative_to(p).as_posix()}\0{fingerprint(f)}\0".encode())
+        return h.hexdigest()
+    except OSError as exc:
+        return f"unreadable: {exc.strerror or exc}"
 
 
 def cache_key(sources: str | os.PathLike | Sequence[str | os.PathLike], parser_version: Any, kind: str = "") -> str:

@@ -26,6 +26,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import _deps
 from . import _validate as V
 from . import cache as _cache
 from ._download import ChecksumError, DownloadError, check_complete, download, say
@@ -34,6 +35,7 @@ __all__ = [
     "PROJECT_ROOT",
     "search_path",
     "find",
+    "stale",
     "require",
     "cache_dir",
     "DatasetFile",
@@ -59,7 +61,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 def search_path() -> list[Path]:
     """The directories searched for data, in order (only those that exist)."""
     dirs: list[Path] = []
-    env = os.environ.get("WORKBENCH_DATA", "")
+    env = _deps.data_env()
     dirs += [Path(p).expanduser() for p in env.split(os.pathsep) if p]
     dirs.append(PROJECT_ROOT / "datasets")
     dirs.append(PROJECT_ROOT.parent / "shared" / "data")
@@ -92,7 +94,18 @@ def _warn_unusable(d: Path, exc: Exception) -> None:
 
 
 def find(relpath: str | os.PathLike) -> Path | None:
-    """Return the first ``<dir>/<relpath>`` that exists on the search path, or ``None``."""
+    """Return the first ``<dir>/<relpath>`` that exists on the search path, or ``None``.
+
+    Inside a dependency recording (:mod:`workbench._deps`: a sweep point, a paper run) the name and what it resolved
+    to are noted, so the cached result is checked against this file's content (or its absence) when read back.
+    """
+    found = _resolve(relpath)
+    if _deps.active():
+        _deps.note_path(_dep_key(relpath), found)
+    return found
+
+
+def _resolve(relpath: str | os.PathLike) -> Path | None:
     rel = Path(relpath)
     if rel.is_absolute():
         return rel if rel.exists() else None
@@ -101,6 +114,35 @@ def find(relpath: str | os.PathLike) -> Path | None:
         if candidate.exists():
             return candidate
     return None
+
+
+def _dep_key(relpath: str | os.PathLike) -> str:
+    rel = Path(relpath)
+    return str(rel) if rel.is_absolute() else rel.as_posix()
+
+
+def stale(deps: _deps.Deps) -> list[str]:
+    """What changed since a cached result recorded ``deps``: one line per data file that now resolves to other
+    content (shadowed through ``$WORKBENCH_DATA``, edited, added or removed) and per module whose code changed;
+    empty when the result is current.
+
+    Examples
+    --------
+    >>> with _deps.recording() as rec:
+    ...     _ = find("no/such/file.csv")
+    >>> stale(rec.deps())
+    []
+    """
+    out = []
+    for key, digest in deps.data.items():
+        now = _cache.path_digest(_resolve(key))
+        if now != digest:
+            what = "appeared" if digest == "missing" else "disappeared" if now == "missing" else "changed"
+            out.append(f"data file {key} {what}")
+    for name, digest in deps.code.items():
+        if _deps.code_fingerprint(name) != digest:
+            out.append(f"the code of {name} (or of a module it imports) changed")
+    return out
 
 
 def require(relpath: str | os.PathLike, *, hint: str = "") -> Path:

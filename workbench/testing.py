@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
-from . import data
+from . import _deps, data
 
 __all__ = [
     "requires_data",
     "data_file",
+    "data_reads",
+    "unrecorded_reads",
     "find_widget",
     "notebook_missing_data",
     "figure_problems",
@@ -49,6 +55,54 @@ def data_file(relpath: str) -> Path:
     if found is None:
         raise FileNotFoundError(_missing_reason([relpath]) + " (mark the test with workbench.testing.requires_data)")
     return found
+
+
+_READS: list[set[Path]] = []
+_READS_LOCK = threading.Lock()
+_HOOKED: list[bool] = []
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event != "open" or not _READS:
+        return
+    target = args[0]
+    if isinstance(target, int):
+        return
+    try:
+        path = Path(os.fsdecode(target)).resolve()
+    except (TypeError, ValueError, OSError):
+        return
+    with _READS_LOCK:
+        for reads in _READS:
+            reads.add(path)
+
+
+@contextlib.contextmanager
+def data_reads() -> Iterator[set[Path]]:
+    """Collect every file the enclosed code opens that lies in a directory of the data search path (through
+    Python's ``open`` and what is built on it: pandas, numpy, csv, json; a Python audit hook, installed once per
+    process and idle outside this block). What :func:`unrecorded_reads` checks a dependency record against."""
+    if not _HOOKED:
+        sys.addaudithook(_audit)
+        _HOOKED.append(True)
+    opened: set[Path] = set()
+    with _READS_LOCK:
+        _READS.append(opened)
+    out: set[Path] = set()
+    try:
+        yield out
+    finally:
+        with _READS_LOCK:
+            _READS.remove(opened)
+        roots = data.search_path()
+        out.update(p for p in opened if any(p.is_relative_to(r) for r in roots) and p.is_file())
+
+
+def unrecorded_reads(reads: set[Path], deps: _deps.Deps) -> list[Path]:
+    """The files of ``reads`` (from :func:`data_reads`) that a dependency record does not cover: neither one of its
+    data files nor inside one of its data directories, as they resolve now. Empty when the record is complete."""
+    covered = [p.resolve() for p in (data.find(k) for k in deps.data) if p is not None]
+    return sorted(r for r in reads if not any(r == c or r.is_relative_to(c) for c in covered))
 
 
 def notebook_missing_data(notebook: str | os.PathLike) -> list[str]:

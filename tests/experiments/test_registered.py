@@ -3,12 +3,15 @@ random draws across values."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from workbench import _deps
 from workbench import experiments as ex
 from workbench.cli import main
 from workbench.reproductions import load_all
-from workbench.testing import paper_missing_data
+from workbench.testing import data_reads, paper_missing_data, unrecorded_reads
 
 BUILTIN = {n: ex.get(n) for n in ex.names() if ex.get(n).module in ex.builtin_modules()}
 _PAPERS = load_all().papers
@@ -29,12 +32,25 @@ def test_builtin_experiment_runs_serially(name, tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
     exp = ex.get(name)
     n_points = len(exp.points(exp.small))
-    run = ex.run_sweep(name, exp.small, seeds=1, client=False, progress=False)
+    with data_reads() as reads:
+        run = ex.run_sweep(name, exp.small, seeds=1, client=False, progress=False)
     df = run.table
     assert run.ok and len(df) >= 2, run.failures
     assert list(df.columns[: len(exp.params) + 1]) == [p.name for p in exp.params] + ["seed"]
     assert run.computed == n_points
-    assert len(list((tmp_path / "experiments" / name).glob("*.rec"))) == n_points
+    records = sorted((tmp_path / "experiments" / name).glob("*.rec"))
+    assert len(records) == n_points
+    # every data file a point read is in its record (so a shadowed or edited file recomputes it), and a second run
+    # in this process, where loaders remember what they read, records the same files
+    deps = [_deps.Deps.from_json(json.loads(r.read_bytes().split(b"\n")[1])["deps"]) for r in records]
+    union = _deps.Deps({k: v for d in deps for k, v in d.data.items()})
+    assert unrecorded_reads(reads, union) == []
+    first = exp.points(exp.small)[0]
+    with _deps.recording() as again:
+        ex.run_point(name, first, cache=False)
+    key = ex.cache_key(exp, first, 0, 0)
+    (record,) = [d for r, d in zip(records, deps) if r.stem == key]
+    assert again.deps().data == record.data
     for p in exp.params:
         assert p.unit in ("", "s", "h", "d", "rps", "fraction", "Gbit/s", "B", "tokens"), p
         assert p.doc

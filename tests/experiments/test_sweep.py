@@ -261,24 +261,3 @@ def test_registered_studies_give_the_same_bytes_serially_and_on_two_workers(name
     serial = ex.sweep(name, CHEAP[name], client=False, **run)
     assert len(serial) >= 4
     assert frame_bytes(serial) == frame_bytes(ex.sweep(name, CHEAP[name], client=local, **run))
-
-
-def test_a_changed_model_table_changes_every_cache_key(tmp_path, monkeypatch):
-    """Results computed from an old spec, profile or curve table are never served after the table changes, whether
-    or not the experiment's version was bumped."""
-    from workbench.experiments import _store, get
-
-    table = tmp_path / "datasets" / "serving_specs" / "engines.csv"
-    table.parent.mkdir(parents=True)
-    table.write_text("engine,iteration_s\nvllm,0.001\n")
-    monkeypatch.setattr(_store, "PROJECT_ROOT", tmp_path)
-    _store.data_fingerprint.cache_clear()
-    try:
-        exp = get("placement-hot-tors")
-        before = _store.cache_key(exp, {"x": 1}, 0, 0)
-        assert before == _store.cache_key(exp, {"x": 1}, 0, 0)
-        table.write_text("engine,iteration_s\nvllm,0.002\n")
-        _store.data_fingerprint.cache_clear()
-        assert _store.cache_key(exp, {"x": 1}, 0, 0) != before
-    finally:
-        _store.data_fingerprint.cache_clear()

@@ -12,6 +12,7 @@ from workbench.serving.engines import ENGINES_CSV, engine, engines
 from workbench.testing import requires_data
 
 ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = ROOT / "datasets" / ENGINES_CSV
 
 
 def test_the_four_profiles_exist_with_sources():
@@ -70,19 +71,19 @@ def test_engine_choice_moves_latency_the_right_way():
     assert np.max(slow.finish_s) > 1.3 * np.max(fast.finish_s)  # Ray and the exposed host step at TP 2
 
 
-def test_malformed_engine_table_names_the_line(tmp_path, monkeypatch):
-    from workbench.serving import engines as E
+def _shadow_engines(tmp_path, monkeypatch, text: str) -> None:
+    """Put ``text`` first on the data search path as ``serving_specs/engines.csv``."""
+    bad = tmp_path / "serving_specs" / "engines.csv"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
 
-    bad = tmp_path / "engines.csv"
-    bad.write_text(ENGINES_CSV.read_text().replace("0.00624,false", "lots,false", 1))
-    monkeypatch.setattr(E, "ENGINES_CSV", bad)
-    E.engines.cache_clear()
-    try:
-        with pytest.raises(ValueError, match=r"engines.csv:3: malformed engine row"):
-            E.engines()
-    finally:
-        monkeypatch.undo()
-        E.engines.cache_clear()
+
+def test_malformed_engine_table_names_the_line(tmp_path, monkeypatch):
+    _shadow_engines(tmp_path, monkeypatch, SHIPPED.read_text().replace("0.00624,false", "lots,false", 1))
+    with pytest.raises(ValueError, match=r"engines.csv:3: malformed engine row"):
+        engines()
+    monkeypatch.delenv("WORKBENCH_DATA")
     assert "vllm" in engines()
 
 
@@ -95,9 +96,7 @@ def test_vllm_v0_profile_is_what_the_script_derives_from_vidur():
 
 
 def test_an_unknown_all_reduce_kind_is_named_with_its_line(tmp_path, monkeypatch):
-    import workbench.serving.engines as E
-
-    text = ENGINES_CSV.read_text(encoding="utf-8").splitlines()
+    text = SHIPPED.read_text(encoding="utf-8").splitlines()
     head = text[0].split(",")
     col = head.index("allreduce")
     import csv
@@ -105,15 +104,8 @@ def test_an_unknown_all_reduce_kind_is_named_with_its_line(tmp_path, monkeypatch
 
     rows = list(csv.reader(io.StringIO("\n".join(text))))
     rows[2][col] = "mpi"
-    bad = tmp_path / "engines.csv"
     out = io.StringIO()
     csv.writer(out, lineterminator="\n").writerows(rows)
-    bad.write_text(out.getvalue(), encoding="utf-8")
-    monkeypatch.setattr(E, "ENGINES_CSV", bad)
-    E.engines.cache_clear()
-    try:
-        with pytest.raises(ValueError, match=r"engines.csv:3: malformed engine row .*allreduce"):
-            E.engines()
-    finally:
-        monkeypatch.undo()
-        E.engines.cache_clear()
+    _shadow_engines(tmp_path, monkeypatch, out.getvalue())
+    with pytest.raises(ValueError, match=r"engines.csv:3: malformed engine row .*allreduce"):
+        engines()

@@ -31,13 +31,13 @@ import functools
 import json
 import os
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from .. import _validate as V
 from .. import data
+from .._deps import remember
 
 __all__ = ["SCALES", "QUERIES", "DagError", "JobDAG", "load_job", "load_jobs"]
 
@@ -193,7 +193,7 @@ def _path(query: int, scale: str) -> Path:
     return p
 
 
-@cache
+@remember
 def load_job(query: int, scale: str) -> JobDAG:
     """Load TPC-H query ``query`` (1-22) at input ``scale`` (one of :data:`SCALES`), validated and cached."""
     return load_json(_path(query, scale), name=f"q{int(query):02d}@{scale}")

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from .._deps import closure_digests, data_env
 from ._store import compute, compute_batch
 
 __all__ = ["cluster", "shutdown", "resolve", "dashboard_link", "run_serial", "run_dask", "batch_size"]
@@ -105,8 +106,9 @@ def dashboard_link(client=None) -> str:
     return "" if resolved is None else str(resolved.dashboard_link)
 
 
-def run_serial(fn, tasks: list[tuple]) -> Iterator[tuple[int, str, Any]]:
-    """Yield ``(index, status, payload)`` for ``tasks`` of ``(index, key, params, seed, replicate)``, in order."""
+def run_serial(fn, tasks: list[tuple]) -> Iterator[tuple]:
+    """Yield ``(index, status, payload, deps)`` for ``tasks`` of ``(index, key, params, seed, replicate)``, in
+    order."""
     for i, _, params, seed, replicate in tasks:
         yield (i, *compute(fn, params, seed, replicate))
 
@@ -118,8 +120,11 @@ def batch_size(n_tasks: int, n_workers: int) -> int:
     return max(1, n_tasks // (64 * max(n_workers, 1)))
 
 
-def run_dask(client, name: str, fn, tasks: list[tuple]) -> Iterator[tuple[int, str, Any]]:
-    """Yield ``(index, status, payload)`` as the cluster completes ``tasks``; what is left is cancelled on exit.
+def run_dask(client, name: str, fn, tasks: list[tuple]) -> Iterator[tuple]:
+    """Yield ``(index, status, payload, deps)`` as the cluster completes ``tasks``; what is left is cancelled on exit.
+
+    Each batch carries this process's code fingerprint of ``fn`` and its ``$WORKBENCH_DATA``: a worker runs the point
+    under that search path and refuses it if its own code differs (:func:`~workbench.experiments._store.compute`).
 
     Tasks are grouped by :func:`batch_size`. A batch's Dask key is ``<name>-<hash of its cache keys>``, so the same
     batch submitted twice (by two sweeps on one cluster) runs once. A batch whose workers keep dying
@@ -135,10 +140,12 @@ def run_dask(client, name: str, fn, tasks: list[tuple]) -> Iterator[tuple[int, s
         chunk = tasks[start : start + size]
         digest = hashlib.sha256("".join(t[1] for t in chunk).encode()).hexdigest()[:32]
         batches[f"{name}-{digest}"] = chunk
+    context = (closure_digests(fn), data_env())
     futures = client.map(
         compute_batch,
         [fn] * len(batches),
         [[(i, p, s, r) for i, _, p, s, r in chunk] for chunk in batches.values()],
+        [context] * len(batches),
         key=list(batches),
     )
     pending = set(futures)
@@ -149,7 +156,7 @@ def run_dask(client, name: str, fn, tasks: list[tuple]) -> Iterator[tuple[int, s
                 results = fut.result()
             except Exception as exc:
                 message = "".join(traceback.format_exception(exc))
-                results = [(t[0], "error", message) for t in batches[fut.key]]
+                results = [(t[0], "error", message, None) for t in batches[fut.key]]
             yield from results
             fut.release()
     finally:

@@ -172,7 +172,9 @@ class Param:
 class Experiment:
     """A registered experiment: ``fn(**params, seed=int) -> dict | DataFrame`` with its parameter space.
 
-    ``version`` is part of every cache key: bump it when the model behind the experiment changes its results.
+    ``version`` is documentation (what a reader or a changelog calls this revision of the study); it is part of the
+    cache key, but nothing needs bumping when a model changes: the key follows the code the function can reach and
+    each record the data it read (:mod:`workbench._deps`).
     """
 
     name: str
@@ -252,8 +254,8 @@ class Experiment:
 def experiment(
     name: str,
     *,
-    version: str,
     params: Sequence[Param],
+    version: str = "1",
     description: str = "",
     small: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
 ):

@@ -4,13 +4,18 @@ A point's random stream is ``keyed(base_seed, seeded parameters, replicate)`` (:
 ``SeedSequence(base_seed, spawn_key=(*digest(seeded parameters), replicate))``): the child
 that ``SeedSequence(base_seed).spawn`` would hand out, addressed by the point's own values instead of its position
 in the grid, so the same point gets the same stream whatever the grid around it, the worker count, the completion
-order or a restart. The cache key hashes the experiment's name and version, every parameter, the base seed, the
-replicate and the fingerprint of the project's committed model data (:func:`data_fingerprint`: every table under
-``datasets/``), so a changed spec, profile or curve table never serves results computed from the old one, version
-bump or not.
+order or a restart.
+
+The cache key hashes the experiment's name and version, every parameter, the base seed, the replicate and the
+:func:`~workbench._deps.code_fingerprint` of the experiment's function: the source of its module and of every module
+that module imports, transitively, plus the versions of the numerical libraries. An edited model changes the key of
+every experiment that can reach it and of no other. The data a point reads is recorded while it runs (every file it
+resolves on the data search path, by content, or its absence: :mod:`workbench._deps`) and stored in the record's
+header; a record whose data now resolves to other content (a file shadowed through ``$WORKBENCH_DATA``, edited,
+added or removed) is recomputed. The ``version`` an experiment declares is documentation, and still part of the key.
 
 A record is a verified file: one JSON header line (format, key, experiment, version, parameters, base seed,
-replicate, and the sha256 and length of the payload), then the payload (the point's table as parquet). A read checks
+replicate, the data it read, and the sha256 and length of the payload), then the payload (the point's table as parquet). A read checks
 every header field against the point it is looking for and the payload against its checksum; any mismatch (a flipped
 bit, a truncated file, two records swapped, a record of another version) is reported with a :class:`CacheWarning`
 naming the file, the record is removed and the point recomputed. Records are written through the project's one
@@ -21,7 +26,6 @@ killed.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import io
 import json
@@ -36,9 +40,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .._deps import Deps, code_fingerprint, mismatched, recording, replay, search_env
 from .._rng import keyed_int
 from ..cache import CacheWarning, atomic_path
-from ..data import PROJECT_ROOT, cache_dir
+from ..data import cache_dir, stale
 from ._space import Experiment
 
 __all__ = [
@@ -80,29 +85,16 @@ def point_seed(exp: Experiment, params: dict[str, Any], base_seed: int, replicat
     return keyed_int(base_seed, seeded, replicate)
 
 
-@functools.cache
-def data_fingerprint() -> str:
-    """sha256 over the project's committed model data (path and bytes of every ``.csv``, ``.json`` and ``.npz``
-    under ``datasets/``): the tables models read (GPU and model specs, engine profiles, operator curves, ServeGen
-    summaries)."""
-    h = hashlib.sha256()
-    root = PROJECT_ROOT / "datasets"
-    for path in sorted(p for p in root.rglob("*") if p.suffix in (".csv", ".json", ".npz") and p.is_file()):
-        h.update(path.relative_to(root).as_posix().encode())
-        h.update(b"\0")
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def cache_key(exp: Experiment, params: dict[str, Any], base_seed: int, replicate: int) -> str:
-    """Hex digest naming the record of one point x seed."""
+def cache_key(exp: Experiment, params: dict[str, Any], base_seed: int, replicate: int, code: str = "") -> str:
+    """Hex digest naming the record of one point x seed: the experiment, its version, the point, the seeds and the
+    fingerprint of the code the experiment's function can reach (``code``, when the caller has it already)."""
     what = {
         "experiment": exp.name,
         "version": exp.version,
         "params": params,
         "base_seed": base_seed,
         "replicate": replicate,
-        "data": data_fingerprint(),
+        "code": code or code_fingerprint(exp.fn),
     }
     return hashlib.sha256(_canonical(what)).hexdigest()[:32]
 
@@ -190,19 +182,40 @@ def schema_conflicts(reference: pa.Schema | None, table: pa.Table) -> list[str]:
     return out
 
 
-def compute(fn, params: dict[str, Any], seed: int, replicate: int) -> tuple[str, bytes | str]:
-    """Run one point x seed (on a worker or in process): ``("ok", parquet bytes)`` or ``("error", traceback)``."""
+def compute(
+    fn, params: dict[str, Any], seed: int, replicate: int, context: tuple[dict[str, str], str] | None = None
+) -> tuple[str, bytes | str, dict | None]:
+    """Run one point x seed (on a worker or in process): ``("ok", parquet bytes, deps)`` or ``("error", traceback,
+    None)``, where ``deps`` is the :class:`~workbench._deps.Deps` (as JSON) of the data the point read.
+
+    ``context`` is ``(module digests of fn's code, $WORKBENCH_DATA)`` as the caller saw them when it computed the
+    key: the point runs under the caller's data search path, and refuses to run when this process runs other code
+    (a worker started before an edit), since its result would be stored under the key of code that did not run.
+    """
     try:
+        data_env = None
+        if context is not None:
+            digests, data_env = context
+            differ = mismatched(digests)
+            if differ:
+                raise RuntimeError(
+                    f"this worker runs other code than the process that started the sweep ({', '.join(differ)} "
+                    "changed between them); restart the workers (workbench.experiments.shutdown(), or restart the "
+                    "cluster) and sweep again"
+                )
         buf = io.BytesIO()
-        pq.write_table(_table(fn(**params, seed=seed), params, replicate), buf)
-        return "ok", buf.getvalue()
+        with search_env(data_env), recording() as rec:
+            result = fn(**params, seed=seed)
+        pq.write_table(_table(result, params, replicate), buf)
+        return "ok", buf.getvalue(), rec.deps().to_json()
     except Exception:
-        return "error", traceback.format_exc()
+        return "error", traceback.format_exc(), None
 
 
-def compute_batch(fn, batch: list[tuple]) -> list[tuple[int, str, bytes | str]]:
-    """:func:`compute` for each ``(index, params, seed, replicate)`` of ``batch``: ``(index, status, payload)``."""
-    return [(i, *compute(fn, params, seed, replicate)) for i, params, seed, replicate in batch]
+def compute_batch(fn, batch: list[tuple], context: tuple[dict[str, str], str] | None = None) -> list[tuple]:
+    """:func:`compute` for each ``(index, params, seed, replicate)`` of ``batch``: ``(index, status, payload,
+    deps)``."""
+    return [(i, *compute(fn, params, seed, replicate, context)) for i, params, seed, replicate in batch]
 
 
 def _header(exp: Experiment, key: str, params: dict[str, Any], base_seed: int, replicate: int) -> dict[str, Any]:
@@ -217,11 +230,18 @@ def _header(exp: Experiment, key: str, params: dict[str, Any], base_seed: int, r
 
 
 def encode_record(
-    exp: Experiment, key: str, params: dict[str, Any], base_seed: int, replicate: int, payload: bytes
+    exp: Experiment,
+    key: str,
+    params: dict[str, Any],
+    base_seed: int,
+    replicate: int,
+    payload: bytes,
+    deps: dict | None = None,
 ) -> bytes:
-    """The bytes of a record: the magic line, the JSON header (with the payload's sha256 and length), the payload."""
+    """The bytes of a record: the magic line, the JSON header (with the data the point read, ``deps`` as
+    :meth:`Deps.to_json` gives it, and the payload's sha256 and length), the payload."""
     head = _header(exp, key, params, base_seed, replicate)
-    head |= {"sha256": hashlib.sha256(payload).hexdigest(), "bytes": len(payload)}
+    head |= {"deps": deps or Deps().to_json(), "sha256": hashlib.sha256(payload).hexdigest(), "bytes": len(payload)}
     return _MAGIC + json.dumps(head, sort_keys=True, separators=(",", ":")).encode() + b"\n" + payload
 
 
@@ -234,7 +254,9 @@ def read_record(
 
     ``None`` when the file is missing; when it is unreadable or fails verification, ``None`` too, after a
     :class:`~workbench.cache.CacheWarning` naming the file and what failed, and the file is removed (the point is
-    then recomputed).
+    then recomputed). A record whose data has changed since it was computed (:func:`workbench.data.stale`) is
+    ``None`` without a warning; an accepted record's dependencies are noted in any active recording (a paper run
+    that reads it depends on the same data).
     """
     if isinstance(data, bytes):
         return pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
@@ -265,9 +287,17 @@ def read_record(
         if wrong:
             return _reject(path, f"belongs to another point ({', '.join(wrong)} differ)")
     try:
-        return pq.ParquetFile(pa.BufferReader(payload)).read(use_threads=False)
+        deps = Deps.from_json(head.get("deps"))
+    except ValueError:
+        return _reject(path, "has no valid record of the data it read")
+    if stale(deps):  # computed from data that has changed since: recomputed (the normal course, no warning)
+        return None
+    try:
+        table = pq.ParquetFile(pa.BufferReader(payload)).read(use_threads=False)
     except (OSError, pa.ArrowException) as exc:
         return _reject(path, f"has an unreadable payload ({exc})")
+    replay(deps)
+    return table
 
 
 def _reject(path: Path, why: str) -> pa.Table | None:

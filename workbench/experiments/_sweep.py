@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from .._deps import Deps, code_fingerprint, note_module, replay
 from ..cache import CacheWarning
 from ._engine import resolve, run_dask, run_serial
 from ._space import Experiment, get
@@ -192,8 +193,10 @@ def run_sweep(
             f"{len(points):,} points x {len(reps):,} seeds = {len(points) * len(reps):,} jobs, more than one sweep "
             f"holds ({MAX_JOBS:,}); split the grid or use fewer seeds"
         )
+    note_module(exp.fn.__module__)  # a paper run that sweeps depends on the experiment's code (when recording)
     jobs = [(p, r) for p in points for r in reps]
-    keys = [cache_key(exp, p, int(base_seed), r) for p, r in jobs]
+    code = code_fingerprint(exp.fn)
+    keys = [cache_key(exp, p, int(base_seed), r, code) for p, r in jobs]
     tables: list[pa.Table | None] = [None] * len(jobs)
     folder = cache_folder(exp)
     writable = bool(cache)
@@ -237,9 +240,10 @@ def run_sweep(
                 run_serial(exp.fn, tasks) if dask_client is None else run_dask(dask_client, exp.name, exp.fn, tasks)
             )
             with contextlib.closing(stream):  # an interrupt cancels what the cluster has not finished
-                for i, status, payload in stream:
+                for i, status, payload, deps in stream:
                     point, rep = jobs[i]
                     if status == "ok":
+                        replay(Deps.from_json(deps))
                         table = read_record(payload)
                         conflicts = schema_conflicts(reference, table)
                         if conflicts:
@@ -248,7 +252,7 @@ def run_sweep(
                             tables[i] = table
                             reference = table.schema if reference is None else reference
                             if writable:
-                                record = encode_record(exp, keys[i], point, int(base_seed), rep, payload)
+                                record = encode_record(exp, keys[i], point, int(base_seed), rep, payload, deps)
                                 try:
                                     write_record(folder / f"{keys[i]}{RECORD_SUFFIX}", record)
                                 except OSError as exc:  # a full or read-only cache: keep going, uncached

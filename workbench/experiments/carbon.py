@@ -12,10 +12,9 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
+from .._deps import remember
 from ..carbon import sunk
 from ..carbon.cluster import poisson_arrivals, sample_jobs, simulate
 from ..carbon.dags import load_jobs
@@ -33,14 +32,14 @@ YEAR = 2023
 WINDOW_DAYS = 60
 
 
-@functools.cache
+@remember
 def region_intensity(region: str, season: str, year: int = YEAR) -> np.ndarray:
     """Direct intensity (gCO2eq/kWh) of ``region`` for :data:`WINDOW_DAYS` days from ``season``'s start."""
     tr = load_trace(ALIASES.get(region, region), year)
     return tr.window(f"{year}-{SEASONS[season]}T00", 24 * WINDOW_DAYS).direct
 
 
-@functools.cache
+@remember
 def mean_job_work_s() -> float:
     """Mean total work (executor-seconds) of a job in the 22 queries x 7 scales pool."""
     return float(np.mean([j.total_work_s for j in load_jobs()]))

@@ -55,7 +55,7 @@ from ._core import (
     load_all,
 )
 from ._report import VERDICT_COLORS, ClaimsTable, claims_html, write_report
-from ._runner import PaperRun, measure_claim, run_paper, run_papers, source_fingerprint
+from ._runner import PaperRun, measure_claim, paper_key, run_paper, run_papers
 
 __all__ = [
     "AtLeast",
@@ -87,7 +87,7 @@ __all__ = [
     "PaperRun",
     "run_paper",
     "run_papers",
-    "source_fingerprint",
+    "paper_key",
     "run_claim",
     "run_claims",
     "scoreboard_frame",

@@ -3,10 +3,9 @@ kinds and job sizes, and the comparison used for paper numbers that synthetic si
 
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 
+from .._deps import remember
 from ..training import diagnosis as dg
 from ._core import Check, Scale, Verdict
 from ._runner import shared_study
@@ -35,13 +34,13 @@ def quality_grid(scale: Scale) -> list[dg.Scenario]:
     )
 
 
-@functools.cache
+@remember
 def quality_results(scale: Scale) -> pd.DataFrame:
     """Every detector on every job of :func:`quality_grid`; computed once for the papers that read it (C4D's figure,
     Minder, PerfTracker: each runs in its own process) and shared through the result cache."""
     return shared_study("diagnosis-quality", scale, lambda: dg.evaluate(quality_grid(scale)))
 
 
-def quality(scale: str, by=("detector", "kind")) -> pd.DataFrame:
+def quality(scale: Scale, by=("detector", "kind")) -> pd.DataFrame:
     """The detection-quality table of :func:`quality_results`."""
     return dg.quality_table(quality_results(scale), by=by)

@@ -1,17 +1,18 @@
 """Running papers: one paper's claims and figures as one unit, cached by what they depend on, in parallel.
 
-A paper's claims and figures share their computations (a paper module computes each study once, a
-``functools.cache``'d function of the scale, and both claims and figures read it), so the unit of work is the paper:
-:func:`run_paper` measures every claim of one paper and, if asked, builds its figures, in one process.
+A paper's claims and figures share their computations (a paper module computes each study once, a function of the
+scale decorated with :func:`workbench._deps.remember`, and both claims and figures read it), so the unit of work is
+the paper: :func:`run_paper` measures every claim of one paper and, if asked, builds its figures, in one process.
 
-Results are cached under ``$WORKBENCH_CACHE/reproductions/<scale>/`` keyed by the paper, the scale and a
-fingerprint of everything a result can depend on (:func:`source_fingerprint`: the bytes of every file of the
-``workbench`` package and of the project's ``datasets/``, plus the name, size and modification time of every file on
-the data search path). Any edit to the code or the data is a different key, so a cached result is never stale; an
-unchanged tree is read back in milliseconds (``make reproduce`` twice, or the test suite and the notebooks asking
-for the same paper). Entries are written atomically and verified on read (a damaged entry is recomputed). A lock
-file per entry makes concurrent callers (the test suite's workers, notebook kernels) compute a paper once: the
-second waits for the first and reads its result.
+Results are cached under ``$WORKBENCH_CACHE/reproductions/<scale>/`` keyed by the paper, the scale and the
+:func:`~workbench._deps.code_fingerprint` of the modules that define its claims and figures (their source and every
+module they import, transitively: :func:`paper_key`), and checked on read against what the run recorded while it
+ran (:mod:`workbench._deps`): the content of every data file it resolved on the search path and the code of every
+experiment it swept. An edit to the code a paper can reach, or a data file it read shadowed or changed, recomputes
+that paper and no other; an unchanged tree is read back in milliseconds (``make reproduce`` twice, or the test suite
+and the notebooks asking for the same paper). Entries are written atomically and verified on read (a damaged entry
+is recomputed). A lock file per entry makes concurrent callers (the test suite's workers, notebook kernels) compute a
+paper once: the second waits for the first and reads its result.
 
 :func:`run_papers` runs several papers as tasks on the local Dask cluster (longest first, by their last measured
 time, or on a first run by the cost each paper declares, ``Paper.cost_s``), with a progress bar naming the papers
@@ -24,7 +25,6 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import os
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -32,13 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._deps import Deps, code_fingerprint, recording, replay
 from .._validate import one_of
+from ..data import stale
 from ._core import REGISTRY, SCALES, Claim, Measured, Scale, Verdict, _jsonable, load_all
 
 __all__ = [
     "PaperRun",
     "ClaimRecord",
-    "source_fingerprint",
+    "paper_key",
     "run_paper",
     "run_papers",
     "shared_study",
@@ -48,58 +50,28 @@ __all__ = [
 #: Version of the cached result layout; part of every key.
 RESULT_FORMAT = 2
 
-_PACKAGE = Path(__file__).resolve().parents[1]
-_PROJECT_DATASETS = _PACKAGE.parent / "datasets"
-_FINGERPRINT: dict[tuple[str, ...], str] = {}
+
+def _module_of(fn: Callable[..., Any]) -> str:
+    fn = getattr(fn, "func", fn)  # a functools.partial
+    return str(getattr(fn, "__module__", "") or "")
 
 
-def _hash_tree(h: Any, root: Path, *, content: bool) -> None:
-    if not root.is_dir():
-        return
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
-        for name in sorted(filenames):
-            if name.endswith((".pyc", ".tmp", ".part")) or name.startswith("."):
-                continue
-            path = Path(dirpath, name)
-            rel = str(path.relative_to(root))
-            try:
-                if content:
-                    h.update(f"{rel}\0".encode())
-                    h.update(path.read_bytes())
-                else:
-                    st = path.stat()
-                    h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-            except OSError:  # unreadable or vanished: part of the key as such
-                h.update(f"{rel}\0unreadable\0".encode())
-
-
-def source_fingerprint() -> str:
-    """A digest of everything a reproduction can depend on: the package's files, the project's ``datasets/`` and
-    the files on the data search path (by name, size and modification time). Computed once per process and search
-    path.
+def paper_key(paper: str, scale: str) -> str:
+    """The cache key of ``paper`` at ``scale``: the result layout and the code fingerprint of every module that
+    defines one of its claims or figures (what a run can reach beyond them, the experiments it sweeps and the data it
+    reads, is recorded by the run and checked on read).
 
     Examples
     --------
-    >>> len(source_fingerprint())
+    >>> len(paper_key("arrivals", "quick"))
     16
     """
-    from ..data import search_path
-
-    roots = tuple(str(p) for p in search_path())
-    known = _FINGERPRINT.get(roots)
-    if known is not None:
-        return known
-    h = hashlib.sha256(f"format {RESULT_FORMAT}\0".encode())
-    _hash_tree(h, _PACKAGE, content=True)
-    _hash_tree(h, _PROJECT_DATASETS, content=True)
-    for root in roots:
-        h.update(f"root {root}\0".encode())
-        if Path(root).resolve() != _PROJECT_DATASETS.resolve():
-            _hash_tree(h, Path(root), content=False)
-    digest = h.hexdigest()[:16]
-    _FINGERPRINT[roots] = digest
-    return digest
+    registry = load_all()
+    fns = [c.measure for c in registry.select_claims(paper)] + [f.build for f in registry.select_figures(paper)]
+    h = hashlib.sha256(f"format {RESULT_FORMAT}\0{paper}\0{scale}\0".encode())
+    for module in sorted({_module_of(fn) for fn in fns} - {""}):
+        h.update(f"{module}\0{code_fingerprint(module)}\0".encode())
+    return h.hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -221,11 +193,13 @@ def _compute(paper: str, scale: Scale, figures: bool, progress: bool = False) ->
 def _entry(paper: str, scale: str) -> Path:
     from ..data import cache_dir
 
-    return cache_dir() / "reproductions" / scale / f"{paper}-{source_fingerprint()}.json"
+    return cache_dir() / "reproductions" / scale / f"{paper}-{paper_key(paper, scale)}.json"
 
 
 def _read(entry: Path) -> dict[str, Any] | None:
-    """The stored record, or ``None`` when absent or damaged (its digest line does not match its body)."""
+    """The stored record, or ``None`` when absent, damaged (its digest line does not match its body) or stale (a
+    data file or an experiment's code it recorded has changed: :func:`workbench.data.stale`). A record read back
+    replays its dependencies into any active recording."""
     try:
         raw = entry.read_bytes()
     except OSError:
@@ -234,9 +208,14 @@ def _read(entry: Path) -> dict[str, Any] | None:
     if head.decode("ascii", "replace") != hashlib.sha256(body).hexdigest():
         return None
     try:
-        return json.loads(body)
-    except ValueError:
+        rec = json.loads(body)
+        deps = Deps.from_json(rec.get("deps"))
+    except (ValueError, AttributeError):
         return None
+    if stale(deps):
+        return None
+    replay(deps)
+    return rec
 
 
 def _write(entry: Path, rec: dict[str, Any]) -> None:
@@ -268,32 +247,46 @@ def _locked(entry: Path) -> Iterator[None]:
 
 
 def shared_study(name: str, scale: Scale, build: Callable[[], Any]) -> Any:
-    """``build()`` (a DataFrame), computed once per :func:`source_fingerprint` for every paper that reads it.
+    """``build()`` (a DataFrame), computed once for every paper that reads it, until the code ``build`` can reach
+    or the data it read changes (the same keys and checks as a paper's run).
 
     Papers run in separate processes, so a study several papers share (the fault-localization quality sweep: C4D,
     Minder, PerfTracker) would be recomputed by each; it is stored as parquet beside the paper results, under the same
     per-entry lock (a second caller waits and reads it). Written atomically; an unreadable entry is recomputed.
     """
-    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     from ..cache import atomic_path
     from ..data import cache_dir
 
     one_of("scale", scale, SCALES)
-    entry = cache_dir() / "reproductions" / scale / f"study-{name}-{source_fingerprint()}.parquet"
+    key = hashlib.sha256(f"{name}\0{scale}\0{code_fingerprint(build)}".encode()).hexdigest()[:16]
+    entry = cache_dir() / "reproductions" / scale / f"study-{name}-{key}.parquet"
     with _locked(entry):
         if entry.is_file():
             try:
-                return pd.read_parquet(entry)
-            except Exception:
+                table = pq.read_table(entry)
+                deps = Deps.from_json(json.loads((table.schema.metadata or {})[_DEPS_META]))
+                if not stale(deps):
+                    replay(deps)
+                    return table.to_pandas()
+            except Exception:  # unreadable or without its dependencies: recomputed
                 pass
-        frame = build()
+        with recording() as rec:
+            frame = build()
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        meta = {**(table.schema.metadata or {}), _DEPS_META: json.dumps(rec.deps().to_json()).encode()}
         try:
             with atomic_path(entry) as tmp:
-                frame.to_parquet(tmp, index=False)
+                pq.write_table(table.replace_schema_metadata(meta), tmp)
         except OSError:  # a read-only or full cache: the result is still returned, just not kept
             pass
+        replay(rec.deps())
         return frame
+
+
+_DEPS_META = b"workbench.deps"
 
 
 def run_paper(
@@ -303,7 +296,7 @@ def run_paper(
     ``progress`` shows a bar over the claims while they are measured (nothing when the result is cached).
 
     A cached run with figures also answers a call without; a cached run without figures is extended (the claims are
-    read back, the figures built, which reuses the paper's ``functools.cache``'d studies in this process).
+    read back, the figures built, which reuses the paper's remembered studies in this process).
 
     Examples
     --------
@@ -321,7 +314,10 @@ def run_paper(
         stored = _read(entry)
         if stored is not None and (stored["with_figures"] or not figures):
             return PaperRun.from_json(stored)
-        run = _compute(paper, scale, figures, progress)
+        with recording() as rec:
+            if stored is not None:
+                replay(Deps.from_json(stored["deps"]))
+            run = _compute(paper, scale, figures, progress)
         if stored is not None:  # keep the stored claims (same key: same code and data), add the figures
             run = PaperRun(
                 paper,
@@ -334,7 +330,7 @@ def run_paper(
                 False,
                 True,
             )
-        _write(entry, run.to_json())
+        _write(entry, run.to_json() | {"deps": rec.deps().to_json()})
         _record_time(scale, paper, run.claims_s + run.figures_s)
         return run
 

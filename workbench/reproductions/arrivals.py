@@ -12,12 +12,11 @@ the p99 ratio is nearly independent of utilization (4.77 at 0.5 to 4.95 at 0.9, 
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from .. import arrivals as arr
 from .. import viz
+from .._deps import remember
 from .._rng import spawn
 from ..distributions import ccdf
 from ..viz import arrivals as fig_arr
@@ -46,7 +45,7 @@ def _size(scale: Scale, full: int, quick: int) -> int:
     return full if scale == "full" else quick
 
 
-@functools.cache
+@remember
 def cv_sweep(scale: Scale) -> np.ndarray:
     """Measured CV of Gamma gaps for each burstiness in :data:`BURSTINESS`."""
     n = _size(scale, 2_000_000, 500_000)
@@ -54,7 +53,7 @@ def cv_sweep(scale: Scale) -> np.ndarray:
     return np.array([arr.cv(arr.Gamma.from_burstiness(1.0, b).interarrivals(n, r)) for b, r in zip(BURSTINESS, rngs)])
 
 
-@functools.cache
+@remember
 def idc_sweep(scale: Scale) -> dict[str, np.ndarray]:
     """IDC at each window in :data:`WINDOWS_MEAN_GAPS` for Poisson, Gamma CV 2 and Weibull CV 2 (rate 1/s)."""
     n = _size(scale, 10_000_000, 2_000_000)
@@ -75,7 +74,7 @@ def _bursty_processes() -> dict[str, arr.Poisson | arr.Gamma]:
     return {"poisson": arr.Poisson(1.0), "gamma": arr.Gamma.from_cv(1.0, CV_BURSTY)}
 
 
-@functools.cache
+@remember
 def bursty_waits(scale: Scale) -> dict[str, np.ndarray]:
     """Waiting times in seconds (arrival rate 1/s, mean service 0.7 s), pooled over 4 independent runs per process."""
     n = _size(scale, 2_000_000, 500_000)

@@ -16,11 +16,11 @@ conversation trace, which is where the findings meet production data.
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import numpy as np
 import pandas as pd
 
+from .._deps import remember
 from .._rng import spawn
 from ..viz import workloads as fig_wl
 from ..workloads import burstgpt as gen
@@ -70,14 +70,14 @@ def sources(scale: Scale = "full") -> dict[str, pd.DataFrame]:
     return out
 
 
-@functools.cache
+@remember
 def services_table(scale: Scale = "full") -> pd.DataFrame:
     """Side-by-side characterization of every source (one row each, :func:`characterize.summarize`)."""
     rows = [C.summarize(df, window_s=WINDOW_S, seed=SEED, label=name) for name, df in sources(scale).items()]
     return pd.DataFrame(map(dataclasses.asdict, rows)).set_index("trace")
 
 
-@functools.cache
+@remember
 def window_fits(scale: Scale = "full") -> dict[str, pd.DataFrame]:
     return {name: C.window_gamma_fits(df, WINDOW_S, seed=SEED) for name, df in sources(scale).items()}
 
@@ -255,7 +255,7 @@ def _resp_req(scale: Scale) -> Measured:
     )
 
 
-@functools.cache
+@remember
 def round_trips(scale: Scale) -> dict[str, gen.RoundTrip]:
     """Fit -> generate -> re-fit on each real trace (5-minute windows) and on the BurstGPT source (20-minute)."""
     out = {}
@@ -338,7 +338,7 @@ def _fig_services(scale: Scale):
     return fig_wl.service_comparison(services_table(scale))
 
 
-@functools.cache
+@remember
 def length_curves(scale: Scale, column: str) -> dict[str, dict]:
     """:func:`length_curve` for every source."""
     return {name: length_curve(df, column) for name, df in sources(scale).items()}

@@ -17,12 +17,11 @@ verdicts say how far the model's numbers depend on them.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
+from .._deps import remember
 from . import InRange, Measured, Paper, Trend, Verdict, Within, claim
 
 PAPER = Paper(
@@ -43,7 +42,7 @@ SAVE_GPUS = (256, 1024)
 ETTR_GPUS = (1024, 4096, 16384)
 
 
-@functools.cache
+@remember
 def save_table(scale: str) -> pd.DataFrame:
     """Stall, save and (resharding) load per model, job size and method (deterministic: both scales equal)."""
     del scale
@@ -54,7 +53,7 @@ def save_table(scale: str) -> pd.DataFrame:
                           values=["stall_s", "save_s", "reshard_load_s"])  # fmt: skip
 
 
-@functools.cache
+@remember
 def ettr_frame(scale: str) -> pd.DataFrame:
     """ETTR at the optimal interval for the 405B model at 1k-16k GPUs, per method."""
     del scale

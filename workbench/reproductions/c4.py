@@ -11,12 +11,11 @@ planned paths, computed exactly for the NIC bond and by Monte-Carlo for the fabr
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from .. import experiments as ex
 from .. import fabric as fb
+from .._deps import remember
 from .._rng import spawn
 from . import AtMost, Check, Measured, Paper, Verdict, Within, claim, figure
 
@@ -58,7 +57,7 @@ def _bond(scale):
     )
 
 
-@functools.cache
+@remember
 def _planned_vs_ecmp(scale: str) -> dict[str, dict[str, float]]:
     gpus = (64, 256, 1024) if scale == "full" else (64, 256)
     cases = {"halving_doubling": "linear", "ring": "strided", "permutation": "linear", "double_binary_tree": "linear"}
@@ -94,7 +93,7 @@ def _planned(scale):
     )
 
 
-@functools.cache
+@remember
 def gain_table(scale: str = "quick"):
     """The C4 model over GPU counts and communication shares (ring all-reduce, 2 connections per dual-port NIC)."""
     shares = np.round(np.linspace(0.0, 0.5, 11), 3)

@@ -11,13 +11,13 @@ renewal-reward ETTR of :mod:`workbench.training.failures` with manual vs automat
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from .. import fabric as fb
+from .._deps import remember
 from ..training import GPUS, MODELS
 from ..training import failures as tf
 from ..training.scaling import plan_grid, routing_comparison, weak_scaling
@@ -45,7 +45,7 @@ MANUAL = (600.0, 1800.0)
 AUTOMATED = (5.0, 60.0)
 
 
-@functools.cache
+@remember
 def gain_sweep() -> pd.DataFrame:
     """ECMP vs planned iteration time for every fitting plan of 1,024 H100s (batch 1,024) on a 64x16x16 leaf-spine."""
     gpu = GPUS["H100"]
@@ -91,7 +91,7 @@ def _gain(scale):
     )
 
 
-@functools.cache
+@remember
 def scaling_table(scale: str = "quick") -> pd.DataFrame:
     """Weak scaling of GPT-3 175B (TP 8, PP 8, 16 sequences per replica) on H100s, 32 GPUs per leaf."""
     return weak_scaling(MODELS["gpt3-175b"], GPUS["H100"], SCALING_GPUS[scale], 8, 8, 16, seeds=4)

@@ -10,10 +10,9 @@ C4's production numbers are not used (its traces are not public).
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
+from .._deps import remember
 from ..training import diagnosis as dg
 from . import AtLeast, Check, Measured, Paper, Verdict, claim, figure
 from ._diagnosis import quality
@@ -31,7 +30,7 @@ PAPER = Paper(
 PERSISTENT = ("slow_gpu", "nic_degraded", "cpu_contention", "fail_stop")
 
 
-@functools.cache
+@remember
 def slow_nic(scale: str):
     """C4D and the naive baseline on a degraded NIC (bandwidth / 1.5 and / 3) in ring and halving-doubling jobs."""
     ranks = (256, 1024, 4096) if scale == "full" else (64, 256)
@@ -76,7 +75,7 @@ def _slow_nic(scale):
     )
 
 
-@functools.cache
+@remember
 def delay_sweep(scale: str):
     """C4D and the naive baseline on the persistent faults at severity 3, 256 and 1,024 ranks (same sizes at both
     scales, so the verdict does not move with the scale; notebook 09 has the full size range)."""

@@ -23,12 +23,11 @@ datasheet PCIe), iteration times come from the workbench's roofline, and the asy
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
+from .._deps import remember
 from ..viz import preemption as vp
 from . import AtLeast, InRange, Measured, Paper, Scale, Trend, Verdict, Within, claim, figure
 
@@ -58,7 +57,7 @@ def _setting(scale: Scale) -> tuple[int, int]:
     return (150, 3) if scale == "full" else (150, 1)
 
 
-@functools.cache
+@remember
 def table(scale: Scale) -> pd.DataFrame:
     """The one-factor-at-a-time grid around :data:`CENTRE`, every mechanism, with a ``factor`` column naming the
     varied parameter (the centre point appears once per factor)."""

@@ -10,10 +10,9 @@ prototype. The mechanism is modelled by :mod:`workbench.training.diagnosis.holme
 
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 
+from .._deps import remember
 from ..training import diagnosis as dg
 from ..training.diagnosis import cost
 from . import AtLeast, Check, Measured, Paper, Verdict, claim
@@ -34,7 +33,7 @@ RESTART_S, CHECKPOINT_S, DETECT_S = 600.0, 1800.0, 30.0
 FAILURES_PER_DAY = 2.0  # Minder: "a training task can encounter two faults per day on average"
 
 
-@functools.cache
+@remember
 def iteration_accuracy(scale: str) -> pd.DataFrame:
     """Per irregular iteration: is the operator graph's root the faulty rank? Ring and halving-doubling, noise x1-x3."""
     ranks = (1024, 8192) if scale == "full" else (256,)
@@ -123,14 +122,14 @@ def _speed(scale):
     )
 
 
-@functools.cache
+@remember
 def irregular_results(scale: Scale) -> pd.DataFrame:
     """Holmes and the naive baseline on the irregular-iteration jobs of the detection-quality sweep (the same jobs,
     seeds and rows as in :func:`._diagnosis.quality_results`, without simulating the other fault kinds)."""
     return dg.evaluate([sc for sc in quality_grid(scale) if sc.kind == "irregular"], ["holmes", "naive"])
 
 
-@functools.cache
+@remember
 def cost_comparison(scale: str) -> dict[str, float]:
     """Extra time from irregular iterations (3x normal, in 5% of iterations) vs halting cost of 2 failures a day."""
     n = 1024 if scale == "full" else 256

@@ -8,11 +8,10 @@ demand = prediction x lognormal noise (sigma 0.5); hot ToR = realized utilizatio
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from .. import placement as P
+from .._deps import remember
 from ..viz import placement as viz
 from . import AtLeast, Measured, Paper, Within, claim, figure
 
@@ -31,7 +30,7 @@ UTILIZATION = np.round(np.arange(0.05, 0.951, 0.05), 2)
 HOT = 0.75
 
 
-@functools.cache
+@remember
 def curves(scale: str):
     """Latency vs utilization for Poisson (CV 1) and bursty (CV 2) sources."""
     n = 400_000 if scale == "full" else 100_000
@@ -41,7 +40,7 @@ def curves(scale: str):
     }
 
 
-@functools.cache
+@remember
 def study(scale: str):
     """Random vs aware placement over independent clusters."""
     if scale == "full":
@@ -49,7 +48,7 @@ def study(scale: str):
     return P.placement_study(400, seeds=4, hot_threshold=HOT, seed=0)
 
 
-@functools.cache
+@remember
 def example(scale: str):
     """One cluster placed both ways (for the utilization and latency figures): ``(cluster, {policy: Placement})``."""
     cluster = P.make_cluster(1000 if scale == "full" else 400, seed=11)

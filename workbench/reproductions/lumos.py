@@ -12,10 +12,9 @@ structural, so it is the one the analytic graph can test directly.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
+from .._deps import remember
 from ..training import GPUS, MODELS, Plan
 from ..training.dse import explore
 from ..training.exec_graph import build_graph, simulate
@@ -49,7 +48,7 @@ DPRO_PLANS = (FIG1_PLAN, Plan(8, 4, 16, 512, recompute="full"), Plan(8, 8, 8, 51
               Plan(8, 16, 4, 512, recompute="full"), Plan(4, 8, 16, 512, recompute="full"))  # fmt: skip
 
 
-@functools.cache
+@remember
 def _dpro_gaps(scale: str) -> tuple[tuple[float, float, float], ...]:
     plans = DPRO_PLANS if scale == "full" else DPRO_PLANS[:1]
     out = []
@@ -86,12 +85,12 @@ def _dpro(scale):
     )  # fmt: skip
 
 
-@functools.cache
+@remember
 def _tables() -> dict:
     return {c: validation_table(compute=c) for c in ("constant", "measured", "unfused", "era")}
 
 
-@functools.cache
+@remember
 def _graph_lumos(scale: str) -> tuple[tuple[str, float, float], ...]:
     """The execution graph (default form) on Lumos's rows: (configuration, published s, graph s); quick scale leaves
     out the 175B row (a couple of seconds)."""
@@ -169,7 +168,7 @@ def _estimate(scale):
     )
 
 
-@functools.cache
+@remember
 def _dse(scale: str):
     n = 512 if scale == "quick" else 2048
     return explore(MODELS["gpt3-175b"], GPUS["H100"], n, 2048, top_k=5)

@@ -9,10 +9,9 @@ modelled by :mod:`workbench.training.diagnosis.minder` on synthetic machine metr
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
+from .._deps import remember
 from ..training import diagnosis as dg
 from . import Check, Measured, Paper, Verdict, claim
 from ._diagnosis import NOT_COMPARABLE, quality
@@ -27,7 +26,7 @@ PAPER = Paper(
 )
 
 
-@functools.cache
+@remember
 def continuity_false_alarms(scale: str) -> dict[float, float]:
     """Share of healthy, noisy jobs (noise x3) on which Minder alarms, by continuity window."""
     n, ranks = (16, 1024) if scale == "full" else (6, 512)

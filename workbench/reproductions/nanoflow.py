@@ -10,10 +10,9 @@ A100 profiles reach at each GEMM shape, measured non-GEMM kernels and NCCL all-r
 
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 
+from .._deps import remember
 from ..serving.gpus import optimal_throughput
 from ..serving.roofline import Deployment
 from ..serving.specs import gpu, model
@@ -37,7 +36,7 @@ WORKLOADS = ((512, 512), (1024, 512), (512, 1024))
 GPU = "A100-80GB"
 
 
-@functools.cache
+@remember
 def bound_table() -> pd.DataFrame:
     """One row per (model, workload): the binding resource, optimal/overlapped/sequential tokens/s per GPU."""
     rows = []

@@ -10,13 +10,13 @@ into spines like balls into bins and pays the expected maximum. The claims below
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
 from .. import experiments as ex
 from .. import fabric as fb
+from .._deps import remember
 from .._rng import spawn
 from . import AtMost, Measured, Paper, Trend, Within, claim, figure
 
@@ -47,7 +47,7 @@ def _hd_cross_step() -> fb.Step:
     return fb.collective_steps("halving_doubling", 256, _SIZE)[0]
 
 
-@functools.cache
+@remember
 def _hd_ratios(scale: str) -> dict[str, float]:
     topo, step = _topo256(), _hd_cross_step()
     rngs = spawn(20240700, 5)
@@ -265,7 +265,7 @@ def _a2a_ratios(sizes: tuple[int, ...], samples: int) -> list[float]:
     return out
 
 
-@functools.cache
+@remember
 def _a2a(scale: str) -> tuple[tuple[int, ...], list[float]]:
     sizes = (4, 8, 16, 32) if scale == "full" else (4, 8, 16)
     return sizes, _a2a_ratios(sizes, 20 if scale == "full" else 10)
@@ -356,7 +356,7 @@ def _fig_ratio(scale):
     return vf.ratio_vs_size(congestion_vs_size(scale))
 
 
-@functools.cache
+@remember
 def congestion_vs_size(scale: str = "quick"):
     """Congestion ratio of the crossing halving-doubling step per routing on k x k x k fabrics (k leaves = spines =
     hosts per leaf): the ``fabric-congestion`` experiment, serially and cached."""

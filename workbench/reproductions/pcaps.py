@@ -17,12 +17,11 @@ moving delay beyond the fresh-executor durations.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
+from .._deps import remember
 from ..carbon import load_trace, trace_summary
 from ..experiments.carbon import SEASONS, WINDOW_DAYS, YEAR
 from ..viz import carbon as vc
@@ -51,7 +50,7 @@ def _size(scale: Scale) -> dict:
     return {"jobs": 25, "executors": 50, "job_cap": 25, "seeds": 2}
 
 
-@functools.cache
+@remember
 def runs(scale: Scale) -> pd.DataFrame:
     """Every scheduler on every region (summer 2023, load 0.5), with carbon and mean JCT relative to the
     carbon-agnostic baseline at the same seed (common jobs, arrivals and draws)."""
@@ -84,7 +83,7 @@ def _policy(df: pd.DataFrame) -> pd.DataFrame:
     return d.groupby("policy")[["carbon_cut", "jct_increase"]].mean()
 
 
-@functools.cache
+@remember
 def region_spread(scale: Scale) -> pd.Series:
     """Relative daily spread (mean of (max - min) / mean per day) of each region's summer window."""
     out = {}
@@ -237,7 +236,7 @@ def _fig_points(scale: Scale):
     )
 
 
-@functools.cache
+@remember
 def example(scale: Scale, region: str = "CAISO") -> dict:
     """Busy executors per trace hour of the carbon-agnostic baseline and PCAPS (gamma 0.5) on one region's summer
     window (the first seed of :func:`runs`), with that window's intensity."""

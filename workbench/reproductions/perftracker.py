@@ -12,13 +12,12 @@ to the simulation. Its trigger thresholds are this project's choices (the stored
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
+from .._deps import remember
 from ..training import diagnosis as dg
-from . import AtLeast, AtMost, Check, Measured, Paper, Verdict, claim, figure
+from . import AtLeast, AtMost, Check, Measured, Paper, Scale, Verdict, claim, figure
 from ._diagnosis import SEVERITY, quality_results
 
 PAPER = Paper(
@@ -33,7 +32,7 @@ PAPER = Paper(
 PEER = ("c4d", "minder", "holmes")
 
 
-@functools.cache
+@remember
 def function_results(scale: str) -> pd.DataFrame:
     """Every detector on the function-level faults (severity 3), on one machine and on every worker."""
     ranks = (64, 1024) if scale == "full" else (64, 256)
@@ -110,7 +109,7 @@ def _allw(scale):
     return Measured([pt, peers], f"PerfTracker right in {pt:.0%} of jobs; C4D/Minder/Holmes alarm in {peers:.0%}")
 
 
-def _classic(scale: str) -> pd.DataFrame:
+def _classic(scale: Scale) -> pd.DataFrame:
     return dg.quality_table(quality_results(scale), by=("detector",)).set_index("detector")
 
 
@@ -156,7 +155,7 @@ def _delay(scale):
     return Measured(float(d), f"median {d:.1f} s (C4D {c:.1f} s on the classic faults)", {"c4d_s": c})
 
 
-@functools.cache
+@remember
 def false_alarms(scale: str) -> dict[str, float]:
     """Share of healthy jobs with an alarm, at default and triple noise (hiccups, checkpoints every 250), and the
     share on which the degradation trigger alone (without the localization gate) would have fired."""

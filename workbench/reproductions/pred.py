@@ -32,12 +32,11 @@ PRED's 500 KB maxK), a 10 ms minimum RTO, and the static baselines, which are sw
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
+from .._deps import remember
 from ..aqm import MIXES, PRED_DEFAULT
 from ..aqm.fluid import steady_state
 from ..viz import aqm as viz
@@ -63,7 +62,7 @@ def run(experiment: str, grid) -> pd.DataFrame:
     return ex.sweep(experiment, grid, seeds=1, client=False, progress=False)
 
 
-@functools.cache
+@remember
 def sweep(scale: str) -> pd.DataFrame:
     """Queue vs concurrency, fluid and packet level (``pred-queue-vs-concurrency``, cached per scale):
     ``marking, model, n_flows, queue_pkts, utilization``."""
@@ -79,7 +78,7 @@ def sweep(scale: str) -> pd.DataFrame:
     return df[["marking", "model", "n_flows", "queue_pkts", "utilization"]]
 
 
-@functools.cache
+@remember
 def mixed(scale: str) -> pd.DataFrame:
     """8 long flows plus web-search flows at 50% load on one bottleneck, static vs PRED (``pred-dumbbell-fct``):
     ``marking, size_class, count, unfinished, p50_s, p99_s, mean_queue_pkts, utilization``."""
@@ -95,7 +94,7 @@ def per_run(fct: pd.DataFrame) -> pd.DataFrame:
     return fct.groupby("marking", sort=False)[["mean_queue_pkts", "utilization"]].first()
 
 
-@functools.cache
+@remember
 def fabric(scale: str) -> pd.DataFrame:
     """Web-search flows at 90% load on a leaf-spine, static vs PRED, routed by ECMP and by packet spraying
     (``pred-fct-vs-load``; 128 hosts for 50 ms at full scale, 32 hosts for 30 ms at quick scale).
@@ -149,7 +148,7 @@ def mix_sweep(scale: str, mixes: tuple[str, ...] = MIXES, *, client=False, progr
     return ex.sweep("pred-leafspine-mix", grid, seeds=MIX_SEEDS[scale], client=client, progress=progress)
 
 
-@functools.cache
+@remember
 def _mix_runs(scale: str, mixes: tuple[str, ...]) -> pd.DataFrame:
     """:func:`mix_sweep`, serially, once per process (the claim, the table and both figures read it)."""
     return mix_sweep(scale, mixes)
@@ -174,7 +173,7 @@ def small_flow_fct(fct: pd.DataFrame) -> pd.DataFrame:
     return fct[fct["size_class"].str.startswith("small")].set_index("marking")
 
 
-@functools.cache
+@remember
 def routing_comparison(scale: str) -> pd.DataFrame:
     """Static vs PRED on the leaf-spine at 90% load (:func:`fabric`), routed by ECMP and by packet spraying: mean
     switch queue (packets), small-flow p99 FCT (ms) and PRED's change of that p99 (percent, negative is lower)."""
@@ -249,7 +248,7 @@ def _fcs_flat(scale):
     )
 
 
-@functools.cache
+@remember
 def scaling_sweep(scale: str) -> pd.DataFrame:
     """Fluid steady state for static thresholds and FCS with square-root and linear slope scaling, 1-64 flows."""
     n = list(range(1, 65))
@@ -381,7 +380,7 @@ def mix_cached(scale: str) -> bool:
     )
 
 
-@functools.cache
+@remember
 def mix_table(scale: str, mixes: tuple[str, ...] = MIXES) -> pd.DataFrame:
     """Small-flow (< 100 KB) p99 FCT of PRED against every static baseline in every mix (:func:`mix_sweep`).
 

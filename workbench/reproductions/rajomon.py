@@ -22,12 +22,11 @@ distribution are not modelled); TopFull (RL-based API rate limiting at the entry
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
+from .._deps import remember
 from ..experiments.microservices import point_load
 from ..microservices import compare_controllers
 from ..viz import microservices as vm
@@ -68,13 +67,13 @@ def _sweep(
     return ex.sweep("microservice-overload", grid, seeds=seeds, client=False, progress=False)
 
 
-@functools.cache
+@remember
 def runs(scale: Scale) -> pd.DataFrame:
     """Every controller on the four DeathStarBench graphs through a 2x-capacity spike."""
     return _sweep(DSB, ("none", "dagor", "breakwater", "rajomon"), scale)
 
 
-@functools.cache
+@remember
 def chains(scale: Scale) -> pd.DataFrame:
     """The three shedding controllers on chains of 2, 4 and 8 services (the last the bottleneck)."""
     df = _sweep(CHAINS, ("dagor", "breakwater", "rajomon"), scale, seeds=None if scale == "full" else 1)
@@ -242,7 +241,7 @@ def _goodput45(scale):
     return Measured(v, f"goodput gain vs DAGOR {v[0]:+.0%}, vs Breakwater {v[1]:+.0%}")
 
 
-@functools.cache
+@remember
 def spike_series(scale: Scale, graph: str = "hotel-search") -> dict[str, pd.DataFrame]:
     """Time series of one run per controller through the spike (seed 0)."""
     z = _timing(scale)

@@ -22,12 +22,11 @@ much of it a model of the two fusions alone can account for.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
+from .._deps import remember
 from ..training import fused_pipeline as fp
 from . import AtLeast, AtMost, Check, Measured, Paper, Trend, Verdict, claim
 
@@ -62,7 +61,7 @@ def anneal_iterations(inst: fp.Instance, scale: str) -> int:
     return int(8.0 / per_call_s) // 10  # a tenth of the former full count, as before (not int(0.8 / per_call_s))
 
 
-@functools.cache
+@remember
 def instance_table(scale: str) -> pd.DataFrame:
     """Per published instance: the bound, greedy, published, ours (annealing, unlimited memory and capped at the
     published peak) and sequential 1F1B makespans with peak memories, through the registered experiment."""
@@ -204,7 +203,7 @@ SIGMAS = (0.4, 0.8, 1.2, 1.6)
 THRESHOLDS = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
 
 
-@functools.cache
+@remember
 def tail_table(scale: str) -> pd.DataFrame:
     """Gain of inter-stage fusion per (sigma, threshold), mean over seeds (2 at quick, 6 at full), through the
     ``rlhf-generation-tail`` experiment at its defaults (512 samples, 8 instances of Llama-3.1-8B on one H100, 2 tail

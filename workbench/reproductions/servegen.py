@@ -20,12 +20,12 @@ finding, the claim says "partial" and explains why.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._deps import remember
 from ..experiments.serving import provisioning_gap
 from ..viz import servegen as fig
 from ..workloads import servegen as sg
@@ -65,7 +65,7 @@ def _source() -> str:
     return "released per-client data" if sources == {"raw"} else "embedded summary of the released data"
 
 
-@functools.cache
+@remember
 def characterization() -> pd.DataFrame:
     """One row per model: concentration, burstiness and diurnal statistics (scale-independent, cheap)."""
     rows = []
@@ -91,14 +91,14 @@ def characterization() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@functools.cache
+@remember
 def composed_day(model: str, scale: Scale) -> pd.DataFrame:
     """The model's first day composed at its own rate curve, scaled to a mean of ``LENGTH_RATE[scale]`` req/s."""
     p = _pool(model).select(0, 86400)
     return sg.compose(p, mean_rate_rps=LENGTH_RATE[scale], seed=SEED)
 
 
-@functools.cache
+@remember
 def usecase(scale: Scale) -> pd.DataFrame:
     """Under-provisioning of the naive plan per (model, hour): rows of :func:`provisioning_gap` for every model,
     with the ablation columns (composed arrivals + pooled lengths, Poisson arrivals + composed lengths)."""

@@ -8,11 +8,11 @@ vLLM's scheduler with a paged KV cache, and the SLO is p99 TTFT and p99 TBT.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import pandas as pd
 
+from .._deps import remember
 from ..experiments.serving import provisioning_gap_gpus
 from ..serving.servegen_gpus import HARDWARE
 from . import AtLeast, Measured, Scale, claim
@@ -36,7 +36,7 @@ SETTINGS = {
 }
 
 
-@functools.cache
+@remember
 def gap_table(scale: Scale) -> pd.DataFrame:
     """Rows of :func:`~workbench.experiments.serving.provisioning_gap_gpus` for every model of the scale."""
     cfg = SETTINGS[scale]

@@ -14,11 +14,10 @@ generations and the old servers are fully amortized.
 
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 
 from .. import experiments as ex
+from .._deps import remember
 from ..viz import carbon as vc
 from . import AtLeast, Check, Measured, Paper, Scale, Verdict, claim, figure
 
@@ -35,7 +34,7 @@ PAPER = Paper(
 REGIONS = ("CAISO", "DE", "NSW", "ON", "PJM", "ZA", "GB", "NYISO")
 
 
-@functools.cache
+@remember
 def table(scale: Scale) -> pd.DataFrame:
     """Extra operational carbon of SCI placement per region x utilization x lifetime."""
     utils = [0.3, 0.5, 0.8] if scale == "full" else [0.3, 0.8]
@@ -97,7 +96,7 @@ def _depends(scale):
     )
 
 
-@functools.cache
+@remember
 def mean_intensity() -> dict[str, float]:
     """Mean direct intensity (gCO2eq/kWh) of each region over 2023."""
     from ..carbon.traces import ALIASES, load_trace

@@ -17,12 +17,11 @@ web-search mix, and the loss model is closed form (Mathis et al. for long flows,
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
+from .._deps import remember
 from ..fabric.mitigation import MITIGATIONS, rank_table
 from ..viz import mitigation as vm
 from . import AtLeast, Measured, Paper, Scale, Verdict, claim, figure
@@ -45,7 +44,7 @@ KEYS = ["failure", "drop_rate", "capacity_fraction", "load"]
 ESTIMATOR_DURATION_S = 0.1
 
 
-@functools.cache
+@remember
 def estimator_table(scale: Scale) -> pd.DataFrame:
     """Every mitigation (and the operators' rule's action) under every scenario, estimator only, seed-averaged."""
     drops = [0.001, 0.01, 0.05] if scale == "full" else [0.01, 0.05]
@@ -151,7 +150,7 @@ CHECK_SCENARIOS = (
 )
 
 
-@functools.cache
+@remember
 def check_table(scale: Scale) -> pd.DataFrame:
     """Both engines, every mitigation, on the check scenarios (one seed: identical flows across mitigations)."""
     scen = CHECK_SCENARIOS if scale == "full" else CHECK_SCENARIOS[:2]

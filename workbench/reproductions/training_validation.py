@@ -8,11 +8,11 @@ measured iterations are rows too; their claims are in :mod:`workbench.reproducti
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 
 import numpy as np
 
+from .._deps import remember
 from .._rng import generator
 from ..training import failures as tf
 from ..training.validation import validation_table
@@ -48,7 +48,7 @@ YOUNG_DALY = Paper(
 )
 
 
-@functools.cache
+@remember
 def _table(compute: str = "constant"):
     return validation_table(compute=compute)
 

@@ -11,11 +11,11 @@ defaults), plus a 60 s checkpoint on demand for a planned event; live migration 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 
 import pandas as pd
 
+from .._deps import remember
 from ..training import failures as tf
 from . import Measured, Paper, Trend, Within, claim, figure
 
@@ -58,7 +58,7 @@ def _downtime(scale):
     )
 
 
-@functools.cache
+@remember
 def ettr_vs_size(scale: str = "quick") -> pd.DataFrame:
     """ETTR and GPU-hours lost per day vs job size, checkpoint-restart (Young/Daly interval) vs live migration."""
     rows = []

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
-from functools import cache
 
-from .specs import SPECS_DIR
+from .._deps import remember
+from ..data import require
 
 __all__ = ["ENGINES_CSV", "EngineProfile", "engine", "engines"]
 
-ENGINES_CSV = SPECS_DIR / "engines.csv"
+#: The engine profiles' table on the data search path (the project's ``datasets/`` unless shadowed).
+ENGINES_CSV = "serving_specs/engines.csv"
 _NUMBERS = ("iteration_s", "per_seq_s", "tp_iteration_s", "tp_rpc_s")
 
 
@@ -55,11 +56,12 @@ class EngineProfile:
         return max(gpu_s, cpu_s) if self.overlap_cpu else gpu_s + cpu_s
 
 
-@cache
+@remember
 def engines() -> dict[str, EngineProfile]:
     """Every profile of ``engines.csv``, by name; a malformed row is an error naming the file and line."""
     out: dict[str, EngineProfile] = {}
-    with open(ENGINES_CSV, newline="", encoding="utf-8") as fh:
+    path = require(ENGINES_CSV)
+    with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         for lineno, row in enumerate(reader, start=2):
             try:
@@ -71,10 +73,10 @@ def engines() -> dict[str, EngineProfile]:
                 if allreduce not in ("nccl", "custom"):
                     raise ValueError(f"allreduce must be 'nccl' or 'custom', got {allreduce!r}")
             except (KeyError, TypeError, ValueError) as exc:
-                raise ValueError(f"{ENGINES_CSV}:{lineno}: malformed engine row ({exc})") from None
+                raise ValueError(f"{path}:{lineno}: malformed engine row ({exc})") from None
             name = row["engine"].strip()
             if name in out:
-                raise ValueError(f"{ENGINES_CSV}:{lineno}: engine {name!r} is listed twice")
+                raise ValueError(f"{path}:{lineno}: engine {name!r} is listed twice")
             out[name] = EngineProfile(
                 name,
                 **values,

@@ -29,7 +29,6 @@ Examples
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,14 +36,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._deps import remember
 from ..data import find, require
-from .specs import GPU, SPECS_DIR, Model
+from .specs import GPU, Model
 
 __all__ = ["CURVES_CSV", "OperatorCurves", "ProfiledLayer", "curves", "profiled_layer", "profiled_gpu", "topology"]
 
-CURVES_CSV = SPECS_DIR / "operator_curves.csv"
+#: The derived curves (on the data search path: the project's ``datasets/`` unless shadowed).
+CURVES_CSV = "serving_specs/operator_curves.csv"
 #: Measured all-reduce times of custom one-/two-shot kernels (engines with ``allreduce="custom"``), with sources.
-CUSTOM_ALLREDUCE_CSV = SPECS_DIR / "allreduce_custom.csv"
+CUSTOM_ALLREDUCE_CSV = "serving_specs/allreduce_custom.csv"
 
 #: GPUs of the hardware table whose operators Vidur measured, and the profile directory of each.
 PROFILED_GPUS = {"A100-80GB": "a100", "H100-SXM": "h100"}
@@ -123,8 +124,9 @@ class OperatorCurves:
         return np.where(b > x_hi, y[-1] + slope * (b - x_hi), out)
 
 
-@functools.cache
-def _curve_table(path: Path = CURVES_CSV) -> pd.DataFrame:
+@remember
+def _curve_table(relpath: str = CURVES_CSV) -> pd.DataFrame:
+    path = require(relpath)
     df = pd.read_csv(path, keep_default_na=False)
     missing = {"kind", "generation", "topology", "tp", "x", "value"} - set(df.columns)
     if missing:
@@ -132,7 +134,7 @@ def _curve_table(path: Path = CURVES_CSV) -> pd.DataFrame:
     return df
 
 
-@functools.cache
+@remember
 def curves(generation: str) -> OperatorCurves | None:
     """The measured curves of a GPU generation, ``None`` for a generation without a profile."""
     df = _curve_table()
@@ -148,7 +150,7 @@ def curves(generation: str) -> OperatorCurves | None:
         rows = rows.sort_values("x")
         ar[(str(topo), int(tp))] = (np.log(rows["x"].to_numpy(float)), rows["value"].to_numpy(float))
     custom = {}
-    cu = pd.read_csv(CUSTOM_ALLREDUCE_CSV)
+    cu = pd.read_csv(require(CUSTOM_ALLREDUCE_CSV))
     for (topo, tp), rows in cu[cu["generation"] == generation].groupby(["topology", "tp"]):
         rows = rows.sort_values("bytes")
         custom[(str(topo), int(tp))] = (np.log(rows["bytes"].to_numpy(float)), rows["seconds"].to_numpy(float))
@@ -193,7 +195,7 @@ def profiled_gpu(g: GPU) -> str:
     return PROFILED_GPUS[g.gpu]
 
 
-@functools.cache
+@remember
 def _profile_index(gpu_dir: str) -> tuple[tuple[str, tuple[int, int, int, int], tuple[int, ...]], ...]:
     """Per profile file of one GPU: its path, architecture (hidden, ffn, heads, kv heads) and TP degrees."""
     root = require(f"vidur-profiles/compute/{gpu_dir}", hint="(Vidur's operator profiles: see the data README)")
@@ -209,7 +211,7 @@ def _profile_index(gpu_dir: str) -> tuple[tuple[str, tuple[int, int, int, int], 
     return tuple(out)
 
 
-@functools.cache
+@remember
 def _load_profile(path: str, tp: int) -> ProfiledLayer:
     d = pd.read_csv(path)
     gemm = [f"time_stats.{op}.median" for op in GEMM_OPS]

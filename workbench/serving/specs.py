@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._deps import remember
 from .._validate import integer, positive
-from ..data import PROJECT_ROOT
+from ..data import PROJECT_ROOT, require
 
 __all__ = [
     "GPU",
@@ -238,9 +239,9 @@ GPU_ALIASES: dict[str, str] = {"A100": "A100-80GB", "H100": "H100-SXM"}
 #: Columns of ``models.csv`` in billions, and the :class:`Model` fields they fill.
 _BILLIONS = {"params_b": "params", "active_params_b": "active_params"}
 
+#: What a user registered in this process (:func:`register_gpu`, :func:`register_model`): looked up before the tables.
 _GPUS: dict[str, GPU] = {}
 _MODELS: dict[str, Model] = {}
-_LOADED: list[bool] = []
 
 
 def _coerce(cls, row: dict) -> dict:
@@ -276,61 +277,72 @@ def register_model(spec: dict | Model) -> Model:
     return rec
 
 
-def load_specs(path: str | Path) -> int:
-    """Register every row of a CSV of GPU or model columns (told apart by a ``gpu`` or ``model`` column)."""
+def _read_specs(path: str | Path) -> tuple[list[GPU], list[Model]]:
     table = pd.read_csv(path)
     if "gpu" in table.columns:
-        return len([register_gpu(r) for r in table.to_dict("records")])
+        return [GPU(**_coerce(GPU, r)) for r in table.to_dict("records")], []
     if "model" in table.columns:
-        return len([register_model(r) for r in table.to_dict("records")])
+        return [], [Model(**_coerce(Model, r)) for r in table.to_dict("records")]
     raise ValueError(f"{path}: a spec table needs a 'gpu' or a 'model' column, got {list(table.columns)}")
 
 
-def _ensure_loaded() -> None:
-    """Read the shipped tables once (rows a user registered first keep precedence)."""
-    if _LOADED:
-        return
-    _LOADED.append(True)
-    user_gpus, user_models = dict(_GPUS), dict(_MODELS)
-    load_specs(SPECS_DIR / "gpus.csv")
-    load_specs(SPECS_DIR / "models.csv")
-    _GPUS.update(user_gpus)
-    _MODELS.update(user_models)
+def load_specs(path: str | Path) -> int:
+    """Register every row of a CSV of GPU or model columns (told apart by a ``gpu`` or ``model`` column)."""
+    new_gpus, new_models = _read_specs(path)
+    for g in new_gpus:
+        register_gpu(g)
+    for m in new_models:
+        register_model(m)
+    return len(new_gpus) + len(new_models)
+
+
+@remember
+def _tables() -> tuple[dict[str, GPU], dict[str, Model]]:
+    """The shipped tables, ``serving_specs/{gpus,models}.csv`` as found on the data search path (the project's
+    ``datasets/`` unless a ``$WORKBENCH_DATA`` directory shadows them)."""
+    found = [_read_specs(require(f"serving_specs/{name}.csv")) for name in ("gpus", "models")]
+    return {g.gpu: g for g in found[0][0]}, {m.model: m for m in found[1][1]}
+
+
+def _all_gpus() -> dict[str, GPU]:
+    return {**_tables()[0], **_GPUS}
+
+
+def _all_models() -> dict[str, Model]:
+    return {**_tables()[1], **_MODELS}
 
 
 def gpu(name: str | GPU) -> GPU:
     """The GPU called ``name`` (a :class:`GPU` passes through)."""
     if isinstance(name, GPU):
         return name
-    _ensure_loaded()
-    name = GPU_ALIASES.get(name, name) if name not in _GPUS else name
-    if name not in _GPUS:
+    known = _all_gpus()
+    name = GPU_ALIASES.get(name, name) if name not in known else name
+    if name not in known:
         raise ValueError(
-            f"unknown GPU {name!r}; known: {', '.join([*_GPUS, *GPU_ALIASES])} (add one with register_gpu)"
+            f"unknown GPU {name!r}; known: {', '.join([*known, *GPU_ALIASES])} (add one with register_gpu)"
         )
-    return _GPUS[name]
+    return known[name]
 
 
 def model(name: str | Model) -> Model:
     """The model called ``name`` (a :class:`Model` passes through)."""
     if isinstance(name, Model):
         return name
-    _ensure_loaded()
-    if name not in _MODELS:
-        raise ValueError(f"unknown model {name!r}; known: {', '.join(_MODELS)} (add one with register_model)")
-    return _MODELS[name]
+    known = _all_models()
+    if name not in known:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(known)} (add one with register_model)")
+    return known[name]
 
 
 def gpus() -> pd.DataFrame:
     """The GPU table (one row per GPU, with its source)."""
-    _ensure_loaded()
-    return pd.DataFrame([asdict(g) for g in _GPUS.values()])
+    return pd.DataFrame([asdict(g) for g in _all_gpus().values()])
 
 
 def models() -> pd.DataFrame:
     """The model table (one row per model, with its source)."""
-    _ensure_loaded()
-    table = pd.DataFrame([asdict(m) for m in _MODELS.values()]).drop(columns="seq_len")
+    table = pd.DataFrame([asdict(m) for m in _all_models().values()]).drop(columns="seq_len")
     for field in _BILLIONS.values():
         table[field] = table[field] / 1e9
     return table.rename(columns={v: k for k, v in _BILLIONS.items()})

@@ -44,9 +44,10 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..data import require
 from .engine import Scheduler, simulate_replica
 from .roofline import Deployment
-from .specs import SPECS_DIR, model
+from .specs import model
 
 __all__ = [
     "DENSE_BATCH_TOKENS",
@@ -122,7 +123,7 @@ _NEEDS = {
 
 def published() -> pd.DataFrame:
     """The published measurements, one row per point, with their source."""
-    return pd.read_csv(SPECS_DIR / "published.csv")
+    return pd.read_csv(require("serving_specs/published.csv"))
 
 
 def _point(row) -> str:

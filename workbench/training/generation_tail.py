@@ -32,12 +32,12 @@ responses whose ``sigma`` sets the tail), both capped at ``max_tokens`` (RLHF ge
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from .._deps import remember
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..serving.roofline import Deployment
@@ -56,7 +56,7 @@ __all__ = [
 SOURCES = ("servegen-reasoning", "burstgpt")
 
 
-@functools.cache
+@remember
 def _reasoning_pmfs() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     from ..workloads import servegen as sg
 
@@ -194,7 +194,7 @@ def decode_timeline(
     return done, ends
 
 
-@functools.cache
+@remember
 def _inference_coefficients(deployment: Deployment) -> tuple[float, float]:
     """Seconds per token and per causal (query, key) pair of a large batched forward pass (compute-bound)."""
     big = 1e6

@@ -25,7 +25,10 @@ kept) plus one layer's full activations.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 
@@ -100,9 +103,36 @@ def attention_efficiency(gpu: GPU) -> float:
     return ATTENTION_EFFICIENCY.get(gpu.generation, (0.0, ""))[0]
 
 
+class SpecMap(Mapping[str, Any]):
+    """A read-only mapping whose entries are records or functions that make one from the spec tables when read
+    (not at import): a read goes through the tables' lookup (:func:`workbench.serving.specs.gpu`, ``model``), so a
+    table shadowed on the data search path is seen, and recorded by a sweep or a paper run that reads it
+    (:mod:`workbench._deps`)."""
+
+    def __init__(self, entries: Mapping[str, Any]) -> None:
+        self._entries = dict(entries)
+
+    def __getitem__(self, name: str) -> Any:
+        value = self._entries[name]
+        return value() if callable(value) else value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entries(self) -> dict[str, Any]:
+        """The entries as given (records, or the functions that look them up), to build another map from."""
+        return dict(self._entries)
+
+    def __repr__(self) -> str:
+        return f"SpecMap({list(self._entries)})"
+
+
 #: The GPUs the training papers name, by their short names: records of the one hardware table
 #: (:func:`workbench.serving.specs.gpu`; ``"A100"`` and ``"H100"`` are aliases of ``"A100-80GB"`` and ``"H100-SXM"``).
-GPUS: dict[str, GPU] = {name: gpu(name) for name in ("A100", "H100", "H200", "B200")}
+GPUS: Mapping[str, GPU] = SpecMap({name: functools.partial(gpu, name) for name in ("A100", "H100", "H200", "B200")})
 
 
 def _gpt(
@@ -121,43 +151,45 @@ def _gpt(
 #: Reference models (records of the one :class:`Model` type, ``seq_len`` the training sequence length): the GPT
 #: family of Megatron-LM SC'21 Table 1 (layers, hidden size and attention heads as there), GPT-3 175B, Lumos's
 #: GPT-3 15B, Llama 3 405B and a Mixtral-like MoE.
-MODELS: dict[str, Model] = {
-    "gpt-1.7b": _gpt("gpt-1.7b", 24, 2304, 24),
-    "gpt-18b": _gpt("gpt-18b", 40, 6144, 48),
-    "gpt-39b": _gpt("gpt-39b", 48, 8192, 64),
-    "gpt-76b": _gpt("gpt-76b", 60, 10240, 80),
-    "gpt-146b": _gpt("gpt-146b", 80, 12288, 96),
-    "gpt-310b": _gpt("gpt-310b", 96, 16384, 128),
-    "gpt-530b": _gpt("gpt-530b", 105, 20480, 128),
-    "gpt-1t": _gpt("gpt-1t", 128, 25600, 160),
-    "gpt3-175b": _gpt("gpt3-175b", 96, 12288, 96),
-    # Lumos (Liang et al., MLSys'25, arXiv 2504.09307v1) Table 1: 48 layers, d_model 6,144, d_ffn 12,288, 48 heads
-    "gpt3-15b": _gpt("gpt3-15b", 48, 6144, 48, ffn=12_288),
-    # the serving table's Llama-3.1-405B (its config.json: 126 layers, model dimension 16,384, FFN 53,248, 128
-    # attention heads, 8 key/value heads, vocabulary 128,256; 405.9B parameters), one record for both uses, trained at
-    # sequence length 8,192: Llama 3 paper (arXiv 2407.21783), Table 3 and Section 3.4.1
-    "llama3-405b": replace(model("Llama-3.1-405B"), model="llama3-405b", seq_len=8192),
-    # Mixtral-8x22B's config.json (56 layers, hidden 6,144, intermediate_size 16,384, 48 heads, 8 KV heads, 8
-    # experts, 2 per token, vocab 32,000; https://huggingface.co/mistralai/Mixtral-8x22B-v0.1) and its model card's
-    # 141B total / 39B active parameters; trained here at sequence length 4,096
-    "moe-8x22b": Model(
-        "moe-8x22b",
-        56,
-        6144,
-        48,
-        8,
-        128,
-        128,
-        2 * 8 * 128,
-        16_384,
-        32_000,
-        141e9,
-        39e9,
-        experts=8,
-        active_experts=2,
-        seq_len=4096,
-    ),
-}
+MODELS: SpecMap = SpecMap(
+    {
+        "gpt-1.7b": _gpt("gpt-1.7b", 24, 2304, 24),
+        "gpt-18b": _gpt("gpt-18b", 40, 6144, 48),
+        "gpt-39b": _gpt("gpt-39b", 48, 8192, 64),
+        "gpt-76b": _gpt("gpt-76b", 60, 10240, 80),
+        "gpt-146b": _gpt("gpt-146b", 80, 12288, 96),
+        "gpt-310b": _gpt("gpt-310b", 96, 16384, 128),
+        "gpt-530b": _gpt("gpt-530b", 105, 20480, 128),
+        "gpt-1t": _gpt("gpt-1t", 128, 25600, 160),
+        "gpt3-175b": _gpt("gpt3-175b", 96, 12288, 96),
+        # Lumos (Liang et al., MLSys'25, arXiv 2504.09307v1) Table 1: 48 layers, d_model 6,144, d_ffn 12,288, 48 heads
+        "gpt3-15b": _gpt("gpt3-15b", 48, 6144, 48, ffn=12_288),
+        # the serving table's Llama-3.1-405B (its config.json: 126 layers, model dimension 16,384, FFN 53,248, 128
+        # attention heads, 8 key/value heads, vocabulary 128,256; 405.9B parameters), one record for both uses, trained at
+        # sequence length 8,192: Llama 3 paper (arXiv 2407.21783), Table 3 and Section 3.4.1
+        "llama3-405b": lambda: replace(model("Llama-3.1-405B"), model="llama3-405b", seq_len=8192),
+        # Mixtral-8x22B's config.json (56 layers, hidden 6,144, intermediate_size 16,384, 48 heads, 8 KV heads, 8
+        # experts, 2 per token, vocab 32,000; https://huggingface.co/mistralai/Mixtral-8x22B-v0.1) and its model card's
+        # 141B total / 39B active parameters; trained here at sequence length 4,096
+        "moe-8x22b": Model(
+            "moe-8x22b",
+            56,
+            6144,
+            48,
+            8,
+            128,
+            128,
+            2 * 8 * 128,
+            16_384,
+            32_000,
+            141e9,
+            39e9,
+            experts=8,
+            active_experts=2,
+            seq_len=4096,
+        ),
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,7 @@ import pandas as pd
 
 from .._validate import one_of
 from .iteration import COMPUTE_FORMS, iteration_table
-from .specs import GPUS, MODELS, Plan, _gpt
+from .specs import GPUS, MODELS, Plan, SpecMap, _gpt
 
 __all__ = ["ERAS", "ERA_FORMS", "PUBLISHED", "mean_abs_error", "validation_table"]
 
@@ -154,7 +154,7 @@ def _llama3_plan(dp: int) -> Plan:
 #: vocabulary 64,000), GPT-style as the SC'21 family.
 MEGASCALE_175B = _gpt("megascale-175b", 96, 12288, 128, vocab=64_000)
 #: Models of the validation rows: the training registry and MegaScale's 175B.
-VALIDATION_MODELS = {**MODELS, MEGASCALE_175B.name: MEGASCALE_175B}
+VALIDATION_MODELS = SpecMap({**MODELS.entries(), MEGASCALE_175B.name: MEGASCALE_175B})
 
 
 def _megascale_plan(gpus: int, batch: int, system: str) -> Plan:

@@ -23,13 +23,13 @@ Examples
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from .. import data
+from .._deps import remember
 from .._rng import spawn
 from ..distributions import survival_at_values
 from . import burstgpt as gen
@@ -75,7 +75,7 @@ def burstgpt_path() -> str | None:
     return None
 
 
-@functools.cache
+@remember
 def burstgpt_trace(scale: str) -> pd.DataFrame:
     """The BurstGPT trace if present on the search path, else the labelled stand-in (``attrs["stand_in"]``) of
     ``STAND_IN_DAYS[scale]`` days."""
@@ -90,7 +90,7 @@ def burstgpt_label(scale: str = "full") -> str:
     return "BurstGPT stand-in (generated)" if burstgpt_trace(scale).attrs.get("stand_in") else "BurstGPT"
 
 
-@functools.cache
+@remember
 def real_trace(name: str) -> pd.DataFrame | None:
     """A real production trace by display name (see :data:`REAL_TRACES`), or None when not on the search path."""
     rel = REAL_TRACES[name]

@@ -1,0 +1,324 @@
+"""The sweep and reproduction caches follow the code and the data: an edited model or a shadowed data file never
+serves an old number, and leaves the cached points of experiments that cannot reach it in place."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench import WorkbenchWarning, _deps, data
+from workbench import experiments as ex
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("WORKBENCH_SCHEDULER", raising=False)
+    return tmp_path / "cache"
+
+
+@pytest.fixture()
+def models_package(tmp_path, monkeypatch):
+    """A small package of a model and two experiments: ``test-cache-a`` calls the model, ``test-cache-b`` does not;
+    ``test-cache-data`` reads ``wbtest/value.txt`` from the data search path."""
+    pkg = tmp_path / "pkg" / "wbt_models"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "model.py").write_text("SCALE = 1.0\n\n\ndef scaled(x):\n    return SCALE * x\n")
+    (pkg / "expa.py").write_text(
+        textwrap.dedent(
+            """
+            from workbench import data
+            from workbench.experiments import Param, experiment
+
+            from . import model
+
+
+            @experiment("test-cache-a", version="1", params=[Param("x", 1.0, "", low=0.0)])
+            def test_cache_a(*, x, seed):
+                return {"y": model.scaled(x)}
+
+
+            @experiment("test-cache-data", version="1", params=[Param("x", 1.0, "", low=0.0)])
+            def test_cache_data(*, x, seed):
+                return {"y": x * float(data.require("wbtest/value.txt").read_text())}
+            """
+        )
+    )
+    (pkg / "expb.py").write_text(
+        textwrap.dedent(
+            """
+            from workbench.experiments import Param, experiment
+
+
+            @experiment("test-cache-b", version="1", params=[Param("x", 1.0, "", low=0.0)])
+            def test_cache_b(*, x, seed):
+                return {"y": 3 * x}
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "pkg"))
+    importlib.invalidate_caches()
+    for name in ("wbt_models.expb", "wbt_models.expa", "wbt_models.model", "wbt_models"):
+        sys.modules.pop(name, None)
+    importlib.import_module("wbt_models.expa")
+    importlib.import_module("wbt_models.expb")
+    yield pkg
+    for name in ("wbt_models.expb", "wbt_models.expa", "wbt_models.model", "wbt_models"):
+        sys.modules.pop(name, None)
+
+
+def _run(name, xs=(1.0, 2.0)):
+    return ex.run_sweep(name, {"x": list(xs)}, client=False, progress=False)
+
+
+def test_an_edited_model_recomputes_the_experiments_that_reach_it_and_no_other(cache, models_package):
+    first_a, first_b = _run("test-cache-a"), _run("test-cache-b")
+    assert first_a.table.y.tolist() == [1.0, 2.0] and first_a.computed == 2
+    assert _run("test-cache-a").cache_hits == 2  # unchanged: read back
+
+    (models_package / "model.py").write_text("SCALE = 2.0\n\n\ndef scaled(x):\n    return SCALE * x  # doubled\n")
+    importlib.reload(sys.modules["wbt_models.model"])  # what a restart, or IPython's autoreload, does
+    again_a, again_b = _run("test-cache-a"), _run("test-cache-b")
+    assert again_a.table.y.tolist() == [2.0, 4.0] and again_a.computed == 2 and again_a.cache_hits == 0
+    assert again_b.cache_hits == 2 and again_b.table.equals(first_b.table)
+
+
+def test_an_edit_this_process_has_not_loaded_is_not_keyed_as_if_it_ran(cache, models_package):
+    """Results are keyed by the code as loaded: an edit without a reload still runs the old code, so the old key
+    (and its records) stay right for this process, and it says why the edit is not live."""
+    assert _run("test-cache-a").table.y.tolist() == [1.0, 2.0]
+    (models_package / "model.py").write_text("SCALE = 5.0\n\n\ndef scaled(x):\n    return SCALE * x  # not reloaded\n")
+    with pytest.warns(WorkbenchWarning, match="changed after this process imported it"):
+        run = _run("test-cache-a")
+    assert run.cache_hits == 2 and run.table.y.tolist() == [1.0, 2.0]
+
+
+def test_a_shadowed_data_file_recomputes_the_experiments_that_read_it_and_no_other(
+    cache, models_package, tmp_path, monkeypatch
+):
+    base, shadow = tmp_path / "base", tmp_path / "shadow"
+    for d, value in ((base, "1.5"), (shadow, "4.0")):
+        (d / "wbtest").mkdir(parents=True)
+        (d / "wbtest" / "value.txt").write_text(value)
+    monkeypatch.setenv("WORKBENCH_DATA", str(base))
+    assert _run("test-cache-data").table.y.tolist() == [1.5, 3.0]
+    _run("test-cache-b")
+    record = next((cache / "experiments" / "test-cache-data").glob("*.rec")).read_bytes()
+    assert b'"wbtest/value.txt"' in record  # the record names what it read
+
+    monkeypatch.setenv("WORKBENCH_DATA", os.pathsep.join([str(shadow), str(base)]))
+    shadowed = _run("test-cache-data")
+    assert shadowed.table.y.tolist() == [4.0, 8.0] and shadowed.cache_hits == 0
+    assert _run("test-cache-b").cache_hits == 2
+
+    (shadow / "wbtest" / "value.txt").write_text("0.5")  # an edit in place, same search path
+    assert _run("test-cache-data").table.y.tolist() == [0.5, 1.0]
+    monkeypatch.setenv("WORKBENCH_DATA", str(base))  # the shadow removed: back to the base file
+    assert _run("test-cache-data").table.y.tolist() == [1.5, 3.0]
+
+
+def test_a_file_that_appears_on_the_search_path_recomputes_what_ran_without_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    with _deps.recording() as rec:
+        assert data.find("wbtest/late.csv") is None
+    deps = rec.deps()
+    assert deps.data == {"wbtest/late.csv": "missing"} and data.stale(deps) == []
+    (tmp_path / "wbtest").mkdir()
+    (tmp_path / "wbtest" / "late.csv").write_text("a\n1\n")
+    assert data.stale(deps) == ["data file wbtest/late.csv appeared"]
+
+
+def test_remembered_loaders_replay_what_they_read_to_every_caller(tmp_path, monkeypatch):
+    """A loader remembered in memory (:func:`workbench._deps.remember`) still counts as a read for a second caller,
+    and a changed search path gets its own value."""
+    calls = []
+
+    @_deps.remember
+    def value():
+        calls.append(1)
+        return data.require("wbtest/v.txt").read_text()
+
+    for d, v in (("a", "1"), ("b", "2")):
+        (tmp_path / d / "wbtest").mkdir(parents=True)
+        (tmp_path / d / "wbtest" / "v.txt").write_text(v)
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path / "a"))
+    with _deps.recording() as first:
+        assert value() == "1"
+    with _deps.recording() as second:
+        assert value() == "1"
+    assert len(calls) == 1 and first.deps() == second.deps() and "wbtest/v.txt" in second.deps().data
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path / "b"))
+    assert value() == "2" and len(calls) == 2
+
+
+def test_shadowing_a_shipped_spec_table_changes_what_reads_it(tmp_path, monkeypatch):
+    """The project's own tables (GPU and model specs, engine profiles, operator curves) are on the search path
+    too: shadowing one is seen by the next lookup, and recorded."""
+    from workbench.serving import specs
+
+    table = (ROOT / "datasets" / "serving_specs" / "gpus.csv").read_text()
+    before = specs.gpu("H100-SXM").hbm_gb
+    shadow = tmp_path / "serving_specs" / "gpus.csv"
+    shadow.parent.mkdir()
+    shadow.write_text(table.replace("H100-SXM,hopper,989,1979,80,", "H100-SXM,hopper,989,1979,96,", 1))
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    with _deps.recording() as rec:
+        assert specs.gpu("H100-SXM").hbm_gb == 96.0 != before
+    assert "serving_specs/gpus.csv" in rec.deps().data
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# End to end, as a user does it: sweep and `workbench reproduce`, edit a model in the source tree, run both again
+# with the same cache (each run a new process, like `make reproduce`).
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def _copy_tree(tmp_path: Path) -> Path:
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "workbench", tree / "workbench", ignore=shutil.ignore_patterns("__pycache__"))
+    (tree / "datasets").symlink_to(ROOT / "datasets")
+    return tree
+
+
+_SCRIPT = """
+import json, sys
+from workbench.experiments import run_sweep
+from workbench.cli import main
+out = {}
+for name, grid in (("arrivals-queue-wait", {"utilization": [0.6, 0.8], "customers": 2000}),
+                   ("ballsbins-max-load", {"flows": [4, 16], "samples": 200})):
+    run = run_sweep(name, grid, client=False, progress=False)
+    out[name] = {"hits": run.cache_hits, "computed": run.computed, "table": run.table.round(9).to_dict("list")}
+out["exit"] = main(["reproduce", "--paper", "arrivals", "--quick", "--no-figures", "--serial", "--out", sys.argv[1]])
+board = json.loads(open(sys.argv[1] + "/scoreboard.json").read())
+out["kingman"] = [c["value"] for c in board if c["claim_id"] == "kingman-underpredicts"][0]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_editing_a_model_in_the_tree_changes_the_next_sweep_and_reproduce_with_the_same_cache(tmp_path):
+    tree = _copy_tree(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(tree), "WORKBENCH_CACHE": str(tmp_path / "cache")}
+    shared = ROOT.parent / "shared" / "data"
+    env["WORKBENCH_DATA"] = str(shared) if shared.is_dir() else ""
+
+    def run() -> dict:
+        done = subprocess.run(
+            [sys.executable, "-c", _SCRIPT, str(tmp_path / "out")],
+            env=env,
+            cwd=tree,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    first = run()
+    assert first["arrivals-queue-wait"]["computed"] == 2
+    second = run()  # nothing changed: everything read back
+    assert second["arrivals-queue-wait"]["hits"] == 2 and second["ballsbins-max-load"]["hits"] == 2
+    assert second == {**first, **{k: {**first[k], "hits": v["hits"], "computed": 0} for k, v in second.items()
+                                  if isinstance(v, dict)}}  # fmt: skip
+
+    queues = tree / "workbench" / "arrivals" / "queues.py"
+    text = queues.read_text()
+    old = "    return rho / (1 - rho) * (ca2 + cs2) / 2 * mean_service_s\n"
+    assert old in text
+    queues.write_text(text.replace(old, "    return 2 * rho / (1 - rho) * (ca2 + cs2) / 2 * mean_service_s\n"))
+    third = run()
+    arr1, arr3 = first["arrivals-queue-wait"], third["arrivals-queue-wait"]
+    assert arr3["computed"] == 2 and arr3["hits"] == 0
+    assert [2 * v for v in arr1["table"]["kingman_mean_wait_s"]] == pytest.approx(arr3["table"]["kingman_mean_wait_s"])
+    assert arr3["table"]["mean_wait_s"] == pytest.approx(arr1["table"]["mean_wait_s"])  # the simulation is unchanged
+    assert third["ballsbins-max-load"]["hits"] == 2  # cannot reach the edit: its points stay
+    assert third["kingman"] == pytest.approx(first["kingman"] / 2, rel=1e-6)  # the claim is simulated / Kingman's
+    assert first["exit"] == 0 and third["exit"] == 1  # and its verdict moved: the scoreboard says so
+
+
+def test_no_model_package_reads_a_data_file_when_imported():
+    """A data file read at import is read once per process, before any recording, so a cached result could not
+    record it: model packages read their tables on first use (:func:`workbench._deps.remember`). (Parameter spaces
+    may list choices from a table at import: they describe what can be asked, not what a result is.)"""
+    script = """
+import importlib, pkgutil, workbench
+from workbench.testing import data_reads
+skip = ("workbench.experiments", "workbench.reproductions", "workbench.widgets", "workbench.cli",
+        "workbench.workload_cli", "workbench.dashboards", "workbench.testing")
+names = [m.name for m in pkgutil.walk_packages(workbench.__path__, "workbench.") if not m.name.startswith(skip)]
+with data_reads() as reads:
+    for name in names:
+        importlib.import_module(name)
+print(sorted(str(p) for p in reads))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _scale_csv_column(text: str, column: int, factor: float) -> str:
+    lines = text.splitlines(keepends=True)
+    out = [lines[0]]
+    for line in lines[1:]:
+        cells = line.rstrip("\r\n").split(",")
+        cells[column] = f"{float(cells[column]) * factor:g}"
+        out.append(",".join(cells) + line[len(line.rstrip("\r\n")) :])
+    return "".join(out)
+
+
+_SHADOWED = {
+    "carbon-trace": (
+        "carbon-scheduling",
+        {"scheduler": "pcaps", "jobs": 10, "executors": 20, "region": "DE"},
+        "carbon-dag/carbon-intensity/",
+        lambda text: _scale_csv_column(text, 4, 0.25),
+        "carbon_kg",
+    ),
+    "rlhf-instance": (
+        "rlhf-fused-pipeline",
+        {"instance": 0, "method": "greedy", "iterations": 300},
+        "rlhfuse-schedules/instances.csv",
+        lambda text: _scale_csv_column(text, 5, 2.0),
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SHADOWED))
+def test_shadowing_a_real_data_file_recomputes_the_points_that_read_it(case, cache, tmp_path, monkeypatch):
+    """The issue's own cases: a carbon trace and an RLHF instance shadowed through ``$WORKBENCH_DATA``."""
+    name, point, prefix, transform, column = _SHADOWED[case]
+    if data.find(prefix.rstrip("/")) is None:
+        pytest.skip(f"real data not on the search path: {prefix}")
+    first = ex.run_sweep(name, point, client=False, progress=False)
+    assert first.ok, first.failures
+    (record,) = (cache / "experiments" / name).glob("*.rec")
+    read = json.loads(record.read_bytes().split(b"\n")[1])["deps"]["data"]
+    files = [k for k in read if k.startswith(prefix) and read[k] != "missing"]
+    assert files, f"{name} recorded no read under {prefix}: {sorted(read)}"
+    shadow = tmp_path / "shadow"
+    for rel in files:
+        found = data.require(rel)
+        for src in sorted(found.rglob("*.csv")) if found.is_dir() else [found]:
+            target = shadow / rel / src.relative_to(found) if found.is_dir() else shadow / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(transform(src.read_text(encoding="utf-8")), encoding="utf-8")
+    monkeypatch.setenv("WORKBENCH_DATA", str(shadow))
+    again = ex.run_sweep(name, point, client=False, progress=False)
+    assert again.ok and again.cache_hits == 0 and again.computed == first.computed
+    numeric = [c for c in again.table.columns if c not in point and again.table[c].dtype.kind == "f"]
+    changed = [c for c in numeric if not np.allclose(again.table[c], first.table[c])]
+    assert changed and (column is None or column in changed), (case, numeric)
