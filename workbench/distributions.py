@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from . import _validate as V
+from ._contracts import AnyOf, Array, Real, accepts
 
 __all__ = [
     "ecdf",
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 
+@accepts()
 def ecdf(x: np.ndarray, *, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
     """Empirical CDF of ``x`` (NaN dropped; +inf kept at the top), thinned to about ``points``.
 
@@ -54,6 +56,7 @@ def ecdf(x: np.ndarray, *, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
     return weighted_cdf(x, np.ones(x.size), points=points)
 
 
+@accepts()
 def weighted_cdf(x: np.ndarray, w: np.ndarray, *, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
     """``(x_sorted, cumulative weight fraction)`` of weighted samples, thinned to about ``points`` for plotting.
 
@@ -73,6 +76,7 @@ def weighted_cdf(x: np.ndarray, w: np.ndarray, *, points: int = 400) -> tuple[np
     return xs, c
 
 
+@accepts(q=AnyOf(Real(ge=0.0, le=1.0), Array(ge=0.0, le=1.0)))
 def weighted_quantile(x: np.ndarray, w: np.ndarray, q: Any) -> np.ndarray:
     """Quantiles ``q`` of values ``x`` with weights ``w`` (lower weighted quantile; NaN when no weight).
 
@@ -91,6 +95,7 @@ def weighted_quantile(x: np.ndarray, w: np.ndarray, q: Any) -> np.ndarray:
     return x[order][np.minimum(np.searchsorted(c, q * c[-1], side="left"), x.size - 1)]
 
 
+@accepts()
 def ccdf(values: np.ndarray, *, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
     """``(x, P(X > x))`` at ``points`` quantiles spaced log-uniformly in the tail probability (compact for plots).
 
@@ -112,6 +117,7 @@ def ccdf(values: np.ndarray, *, points: int = 200) -> tuple[np.ndarray, np.ndarr
     return x, (n - 1 - idx) / n
 
 
+@accepts(x=Array())
 def survival_at_values(x) -> tuple[np.ndarray, np.ndarray]:
     """Unique values and ``P(X >= value)``; plotted on log-log axes a Zipf law is a straight line.
 
@@ -127,6 +133,7 @@ def survival_at_values(x) -> tuple[np.ndarray, np.ndarray]:
     return vals.astype(float), ccdf
 
 
+@accepts()
 def pmf_ccdf(values: np.ndarray, probs: np.ndarray, *, points: int = 300) -> tuple[np.ndarray, np.ndarray]:
     """``(values, P(X > value))`` of a PMF at about ``points`` log-spaced values (for log-log plots).
 
@@ -149,6 +156,7 @@ def pmf_ccdf(values: np.ndarray, probs: np.ndarray, *, points: int = 300) -> tup
     return v, tail
 
 
+@accepts()
 def density_histogram(values: np.ndarray, *, bins: int = 60, log: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Histogram as a probability density, on log-spaced bins by default; returns ``(edges, density)``.
 
@@ -171,6 +179,7 @@ def density_histogram(values: np.ndarray, *, bins: int = 60, log: bool = True) -
     return edges, density
 
 
+@accepts()
 def counts_per_window(
     times_s: np.ndarray, window_s: float, *, start_s: float | None = None, end_s: float | None = None
 ) -> np.ndarray:

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from . import arrivals
+from ._contracts import Array, accepts
 from ._rng import Seed, generator, spawn
 from ._validate import array_1d, in_range, integer, nonnegative, one_of, positive
 
@@ -58,6 +59,7 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------------------------------
 # latency vs utilization
 # ---------------------------------------------------------------------------------------------------------------------
+@accepts()
 def latency_vs_utilization(
     utilization,
     *,
@@ -117,6 +119,7 @@ def latency_vs_utilization(
 KNEE_GRID = np.round(np.arange(0.05, 0.9501, 0.01), 2)
 
 
+@accepts()
 def exact_mean_latency(utilization, *, cv: float = 2.0, service_s: float = 1.2e-6) -> np.ndarray:
     """Mean latency (wait plus service, seconds) of the link :func:`latency_vs_utilization` simulates, exactly:
     Gamma-renewal arrivals of CV ``cv`` at an exponential server (GI/M/1, :func:`workbench.arrivals.gim1_wait`).
@@ -135,6 +138,7 @@ def exact_mean_latency(utilization, *, cv: float = 2.0, service_s: float = 1.2e-
     return np.array([service_s + arrivals.gim1_wait(arrivals.Gamma.from_cv(x / service_s, cv), x).mean_s for x in u])
 
 
+@accepts(utilization=Array(ge=0.0, le=1.0, min_size=3), latency=Array(ge=0.0, min_size=3))
 def knee_utilization(utilization, latency) -> float:
     """Utilization at the knee of a latency curve: the point farthest below the chord of the normalized curve.
 
@@ -161,6 +165,7 @@ def knee_utilization(utilization, latency) -> float:
 # ---------------------------------------------------------------------------------------------------------------------
 # placement
 # ---------------------------------------------------------------------------------------------------------------------
+@accepts()
 @dataclass(frozen=True)
 class Cluster:
     """Racks and tasks of one placement experiment.
@@ -191,6 +196,7 @@ class Cluster:
         return int(self.demand_gbps.size)
 
 
+@accepts(uplink_weights=Array(ge=0.0, min_size=1))
 def make_cluster(
     racks: int = 1000,
     *,
@@ -258,6 +264,7 @@ def make_cluster(
     return Cluster(uplink, slots_per_rack, predicted, realized, intensive)
 
 
+@accepts()
 @dataclass(frozen=True)
 class Placement:
     """Where every task ended up and the resulting ToR utilizations.
@@ -286,6 +293,7 @@ def _utilization(cluster: Cluster, rack: np.ndarray, demand: np.ndarray) -> np.n
     return np.bincount(rack, weights=demand, minlength=cluster.racks) / cluster.uplink_gbps
 
 
+@accepts()
 def place(
     cluster: Cluster,
     policy: str = "aware",
@@ -410,6 +418,7 @@ def _migrate(cluster: Cluster, rack: np.ndarray, cut_gbps: float, threshold: flo
     return rack, moved
 
 
+@accepts()
 def tor_latency(utilization, curve: pd.DataFrame, column: str = "mean_latency_s") -> np.ndarray:
     """Latency of each ToR read off a latency-vs-utilization curve (ToRs at or above the curve's end get its end).
 
@@ -425,6 +434,7 @@ def tor_latency(utilization, curve: pd.DataFrame, column: str = "mean_latency_s"
     return np.interp(u, curve["utilization"].to_numpy(), curve[column].to_numpy())
 
 
+@accepts()
 def latency_by_policy(cluster: Cluster, placements: dict, curve: pd.DataFrame) -> pd.DataFrame:
     """Per policy: hot ToRs and the queueing latency of tasks read off ``curve`` at their ToR's utilization.
 
@@ -458,6 +468,7 @@ def latency_by_policy(cluster: Cluster, placements: dict, curve: pd.DataFrame) -
     return pd.DataFrame(rows)
 
 
+@accepts()
 def placement_summary(cluster: Cluster, placements: dict[str, Placement]) -> pd.DataFrame:
     """Per policy: hot ToRs, where network-intensive and other tasks land, peak utilization, migrations.
 
@@ -502,6 +513,7 @@ def placement_summary(cluster: Cluster, placements: dict[str, Placement]) -> pd.
     )
 
 
+@accepts()
 def placement_study(
     racks: int = 1000,
     *,

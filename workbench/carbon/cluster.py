@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _validate as V
+from .._contracts import accepts
 from .._rng import Seed, generator
 from .dags import QUERIES, SCALES, JobDAG, load_job
 from .schedulers import Scheduler, make_scheduler
@@ -45,6 +46,7 @@ __all__ = ["SimResult", "simulate", "sample_jobs", "poisson_arrivals", "DEFAULT_
 DEFAULT_POWER_W = 237.0
 
 
+@accepts()
 @dataclass(frozen=True)
 class SimResult:
     """What one simulation produced.
@@ -81,6 +83,7 @@ class SimResult:
         """Mean job completion time (s)."""
         return float(self.jct_s.mean())
 
+    @accepts()
     def busy_per_hour(self) -> np.ndarray:
         """Mean number of busy executors in each trace hour from the mapping's start hour to the makespan."""
         sph = self.mapping.seconds_per_hour
@@ -152,6 +155,7 @@ def _cumulative(intensity: np.ndarray, mapping: TimeMapping):
     return f
 
 
+@accepts()
 def simulate(
     jobs: Sequence[JobDAG],
     arrivals_s: Sequence[float] | np.ndarray,
@@ -345,6 +349,7 @@ def simulate(
     )
 
 
+@accepts()
 def sample_jobs(n: int, scales: Sequence[str] = SCALES, seed: Seed = 0) -> list[JobDAG]:
     """``n`` jobs drawn uniformly from the 22 TPC-H queries x ``scales`` (Decima's and PCAPS's job mix)."""
     n = V.integer("n", n, minimum=1)
@@ -356,6 +361,7 @@ def sample_jobs(n: int, scales: Sequence[str] = SCALES, seed: Seed = 0) -> list[
     return [load_job(QUERIES[q], scales[k]) for q, k in zip(qs, ss, strict=True)]
 
 
+@accepts()
 def poisson_arrivals(n: int, mean_interarrival_s: float, seed: Seed = 0) -> np.ndarray:
     """Arrival times of a Poisson stream of ``n`` jobs, the first at 0 (s)."""
     n = V.integer("n", n, minimum=1)

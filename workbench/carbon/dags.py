@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import _validate as V
 from .. import data
+from .._contracts import MappingOf, Text, accepts
 from .._deps import remember
 
 __all__ = ["SCALES", "QUERIES", "DagError", "JobDAG", "load_job", "load_jobs"]
@@ -47,10 +48,12 @@ _ROOT = "carbon-dag/tpch"
 KINDS = ("first_wave", "rest_wave", "fresh_durations")
 
 
+@accepts()
 class DagError(ValueError):
     """A job DAG that cannot be used: the message names the file (or job) and what is wrong."""
 
 
+@accepts()
 @dataclass(frozen=True, eq=False)
 class JobDAG:
     """One job: stages, precedence and per-stage task-duration pools (seconds).
@@ -96,6 +99,7 @@ class JobDAG:
         """Total work of the job (executor-seconds)."""
         return float(self.work_s.sum())
 
+    @accepts()
     def critical_path_s(self) -> np.ndarray:
         """Per stage: the largest total work along any path from the stage to a sink, the stage included.
 
@@ -109,6 +113,7 @@ class JobDAG:
         return cp
 
     @staticmethod
+    @accepts(d=MappingOf(Text()), name=Text(), source=Text())
     def from_dict(d: dict, name: str = "job", source: str = "<dict>") -> JobDAG:
         """Build a DAG from a decoded TPC-H JSON dict, validating it; errors name ``source``."""
         try:
@@ -193,6 +198,7 @@ def _path(query: int, scale: str) -> Path:
     return p
 
 
+@accepts()
 @remember
 def load_job(query: int, scale: str) -> JobDAG:
     """Load TPC-H query ``query`` (1-22) at input ``scale`` (one of :data:`SCALES`), validated and cached."""
@@ -211,6 +217,7 @@ def load_json(path: str | os.PathLike, name: str | None = None) -> JobDAG:
     return JobDAG.from_dict(d, name=name or path.stem, source=str(path))
 
 
+@accepts()
 def load_jobs(scales: tuple[str, ...] = SCALES) -> list[JobDAG]:
     """All 22 queries at each of ``scales`` (the Decima / PCAPS job pool)."""
     return [load_job(q, s) for s in scales for q in QUERIES]

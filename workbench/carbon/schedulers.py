@@ -44,6 +44,7 @@ import numpy as np
 from scipy.special import lambertw
 
 from .. import _validate as V
+from .._contracts import accepts
 
 __all__ = [
     "SCHEDULERS",
@@ -63,6 +64,7 @@ __all__ = [
 SCHEDULERS = ("fifo", "fair", "cp", "agnostic", "cap", "cap-fifo", "pcaps")
 
 
+@accepts()
 def cap_alpha(low: float, high: float) -> float:
     """Competitive ratio ``alpha`` of k-min search with prices in ``[L, U]``: the solution of
     ``(U/L ... )``: ``alpha = 1 / (1 + W((L/U - 1) / e))`` with ``W`` the Lambert W function (PCAPS paper, CAP
@@ -73,6 +75,7 @@ def cap_alpha(low: float, high: float) -> float:
     return float(1.0 / (1.0 + lambertw((low / high - 1.0) / math.e).real))
 
 
+@accepts()
 def cap_thresholds(low: float, high: float, k: int) -> np.ndarray:
     """CAP's k-search thresholds ``Phi_i = U [1 - (1 - 1/alpha) (1 + 1/(alpha k))^(i-1)]``, ``i = 1..k``
     (arXiv 2502.09717, CAP provisioning rule; decreasing from ``U/alpha`` towards ``L``)."""
@@ -82,6 +85,7 @@ def cap_thresholds(low: float, high: float, k: int) -> np.ndarray:
     return high * (1.0 - (1.0 - 1.0 / a) * (1.0 + 1.0 / (a * k)) ** (i - 1)) if k else np.zeros(0)
 
 
+@accepts()
 def cap_allowed(intensity: float, low: float, high: float, executors: int, minimum: int) -> int:
     """Executors CAP allows at ``intensity``: ``B + #{i : Phi_i >= c}`` with ``B = minimum`` always allowed and
     ``k = executors - minimum`` thresholds from :func:`cap_thresholds`."""
@@ -91,6 +95,7 @@ def cap_allowed(intensity: float, low: float, high: float, executors: int, minim
     return minimum + int(np.count_nonzero(phi >= intensity))
 
 
+@accepts()
 def pcaps_threshold(importance: float, gamma: float, low: float, high: float) -> float:
     """PCAPS's importance-weighted threshold (arXiv 2502.09717, Sec. 4):
 
@@ -109,6 +114,7 @@ def pcaps_threshold(importance: float, gamma: float, low: float, high: float) ->
     return float(base + (high - base) * math.expm1(g * r) / math.expm1(g))
 
 
+@accepts()
 class Scheduler:
     """Base class: ``choose(sim, candidates, t, free)`` returns ``(index into candidates, executors)`` or ``None``
     to defer. ``sim`` is the running :class:`workbench.carbon.cluster` state."""
@@ -136,6 +142,7 @@ class Scheduler:
         return i, self.limit(sim, j, s, free)
 
 
+@accepts()
 class Fifo(Scheduler):
     """Earliest-arrived job first; within a job the lowest-numbered runnable stage."""
 
@@ -146,6 +153,7 @@ class Fifo(Scheduler):
         return [-float(sim.arrival[j]) * 1e4 - s for j, s in candidates]
 
 
+@accepts()
 class CriticalPath(Scheduler):
     """Longest remaining critical path first (a stand-in for Decima's learned policy)."""
 
@@ -157,6 +165,7 @@ class CriticalPath(Scheduler):
         return [cp[j][s] for j, s in candidates]
 
 
+@accepts()
 class Fair(Scheduler):
     """Weighted fair sharing with weights ``remaining_work ** alpha``."""
 
@@ -184,6 +193,7 @@ class Fair(Scheduler):
         return i, min(self.limit(sim, j, s, free), room)
 
 
+@accepts()
 class Cap(Scheduler):
     """CAP: carbon-aware provisioning around any scheduler (k-search executor thresholds)."""
 
@@ -234,6 +244,7 @@ class Cap(Scheduler):
         return sim.busy <= self.allowed(sim, t)
 
 
+@accepts()
 class Pcaps(Scheduler):
     """PCAPS: defer stages whose relative importance is too low for the current intensity (threshold ``Psi``)."""
 
@@ -272,6 +283,7 @@ class Pcaps(Scheduler):
         return best, self.base.limit(sim, j, s, free)
 
 
+@accepts()
 def make_scheduler(name: str, gamma: float = 0.5, alpha: float = 0.0, cap_minimum: int | None = None) -> Scheduler:
     """A scheduler by name (one of :data:`SCHEDULERS`); ``gamma`` for PCAPS, ``alpha`` for fair sharing,
     ``cap_minimum`` for CAP's always-allowed executors ``B`` (default: a fifth of the cluster)."""

@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _validate as V
+from .._contracts import accepts
 
 __all__ = [
     "Server",
@@ -64,6 +65,7 @@ __all__ = [
 LIFETIME_YEARS = 4.0
 
 
+@accepts()
 @dataclass(frozen=True)
 class Server:
     """A two-socket server class: cores, full-load CPU watts, embodied carbon (kgCO2e), and where they come from."""
@@ -96,6 +98,7 @@ NEW = Server(
 )
 
 
+@accepts()
 def embodied_g_per_core_h(server: Server, lifetime_years: float, age_years: float) -> float:
     """SCI's embodied share per busy core-hour (g): ``TE / (EL x 8760 h x cores)`` while ``age < EL``, else 0."""
     el = V.positive("lifetime_years", lifetime_years)
@@ -105,6 +108,7 @@ def embodied_g_per_core_h(server: Server, lifetime_years: float, age_years: floa
     return server.embodied_kg * 1e3 / (el * 8760.0 * server.cores)
 
 
+@accepts()
 def break_even_intensity(lifetime_years: float = LIFETIME_YEARS, old: Server = OLD, new: Server = NEW) -> float:
     """Grid intensity (gCO2eq/kWh) below which SCI prefers a fully amortized old server to a new one:
     ``I* = M_new x 1000 / (W_old - W_new)`` per core."""
@@ -114,6 +118,7 @@ def break_even_intensity(lifetime_years: float = LIFETIME_YEARS, old: Server = O
     return embodied_g_per_core_h(new, lifetime_years, 0.0) * 1e3 / dw
 
 
+@accepts()
 def place(
     demand: np.ndarray,
     intensity: np.ndarray,
@@ -153,6 +158,7 @@ def place(
     return on_old, d - on_old
 
 
+@accepts()
 def compare(
     intensity: np.ndarray,
     utilization: float,
@@ -180,6 +186,7 @@ def compare(
     }
 
 
+@accepts()
 def fallacy_table(
     intensities: dict[str, np.ndarray], utilizations: tuple[float, ...], lifetimes: tuple[float, ...]
 ) -> pd.DataFrame:

@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import _validate as V
 from .. import data
+from .._contracts import AnyOf, Instance, Int, Text, accepts
 
 __all__ = [
     "ZONES",
@@ -66,10 +67,12 @@ _COL_LCA = "Carbon Intensity gCO₂eq/kWh (LCA)"
 _COL_EST = "Data Estimated"
 
 
+@accepts()
 class TraceError(ValueError):
     """A carbon trace that cannot be used: the message names the file (and line) and what is wrong."""
 
 
+@accepts()
 @dataclass(frozen=True)
 class CarbonTrace:
     """Hourly carbon intensity of one zone.
@@ -91,11 +94,13 @@ class CarbonTrace:
     def __len__(self) -> int:
         return int(self.hours.size)
 
+    @accepts()
     def values(self, kind: str = "direct") -> np.ndarray:
         """The intensity series of ``kind`` (``"direct"`` or ``"lca"``), gCO2eq/kWh per hour."""
         V.one_of("kind", kind, ("direct", "lca"))
         return self.direct if kind == "direct" else self.lca
 
+    @accepts(start=AnyOf(Text(), Instance(np.datetime64)), hours=Int(ge=1, le=10**6))
     def window(self, start: str | np.datetime64, hours: int) -> CarbonTrace:
         """The ``hours`` hours starting at UTC hour ``start`` (e.g. ``"2022-07-01T00"``); error if out of range."""
         hours = V.integer("hours", hours, minimum=1)
@@ -110,6 +115,7 @@ class CarbonTrace:
         return CarbonTrace(self.zone, self.hours[s], self.direct[s], self.lca[s], self.estimated[s])
 
 
+@accepts()
 @dataclass(frozen=True)
 class TimeMapping:
     """How simulated time maps onto trace hours: ``hour = start_hour + floor(t / seconds_per_hour)``.
@@ -125,10 +131,12 @@ class TimeMapping:
         V.positive("seconds_per_hour", self.seconds_per_hour)
         V.integer("start_hour", self.start_hour, minimum=0)
 
+    @accepts()
     def hour_index(self, t_s: float) -> int:
         """The trace-hour index that simulated time ``t_s`` (seconds) falls into."""
         return self.start_hour + int(t_s // self.seconds_per_hour)
 
+    @accepts()
     def hour_start(self, index: int) -> float:
         """The simulated time (s) at which trace hour ``index`` begins."""
         return (index - self.start_hour) * self.seconds_per_hour
@@ -142,6 +150,7 @@ def _zone_id(zone: str) -> str:
     raise TraceError(f"zone must be one of {', '.join(ZONES)} (or {', '.join(ALIASES)}); got {zone!r}")
 
 
+@accepts()
 def read_hourly_csv(path: str | os.PathLike) -> CarbonTrace:
     """Read one Electricity Maps hourly export, checking every row.
 
@@ -202,6 +211,7 @@ def read_hourly_csv(path: str | os.PathLike) -> CarbonTrace:
     return CarbonTrace(zone, hours, vals[:, 0].copy(), vals[:, 1].copy(), est)
 
 
+@accepts()
 def load_trace(zone: str, years: int | tuple[int, ...] | None = None) -> CarbonTrace:
     """Load the hourly trace of ``zone`` (an id of :data:`ZONES` or a short name of :data:`ALIASES`).
 
@@ -234,6 +244,7 @@ def load_trace(zone: str, years: int | tuple[int, ...] | None = None) -> CarbonT
     )
 
 
+@accepts()
 def forecast_bounds(values: np.ndarray, horizon: int = 48) -> tuple[np.ndarray, np.ndarray]:
     """Per hour ``t``: ``L_t = min`` and ``U_t = max`` of ``values[t : t + horizon]`` (shorter at the end).
 
@@ -247,6 +258,7 @@ def forecast_bounds(values: np.ndarray, horizon: int = 48) -> tuple[np.ndarray, 
     return np.nanmin(win, axis=1), np.nanmax(win, axis=1)
 
 
+@accepts()
 def trace_summary(trace: CarbonTrace, kind: str = "direct") -> dict[str, float | str]:
     """Summary of a trace: mean, min, max, mean daily spread (max - min within each UTC day, averaged over whole
     days), coefficient of variation, the share of hours below the mean of the next 48 hours, and the share of

@@ -35,6 +35,7 @@ import math
 
 import numpy as np
 
+from .._contracts import accepts
 from .._rng import Seed, generator
 from .._validate import integer, one_of
 
@@ -71,6 +72,7 @@ def _k_range(m: int, n: int) -> tuple[int, int]:
     return lo, min(hi, m)
 
 
+@accepts()
 def max_load_cdf(m: int, n: int, method: str = "auto") -> np.ndarray:
     """``P(max load <= k)`` for ``k = 0..K`` where ``P(max <= K) == 1`` to double precision.
 
@@ -167,6 +169,7 @@ def _log_sum_at_m_normal(m: int, n: int, ks: np.ndarray, log_cdf_k: np.ndarray) 
     return -((m - n * mean) ** 2) / (2 * n * var) - 0.5 * np.log(2 * np.pi * n * var)
 
 
+@accepts()
 def max_load_pmf(m: int, n: int) -> np.ndarray:
     """``P(max load == k)`` for ``k = 0..K`` (see :func:`max_load_cdf`).
 
@@ -179,6 +182,7 @@ def max_load_pmf(m: int, n: int) -> np.ndarray:
     return np.diff(cdf, prepend=0.0)
 
 
+@accepts()
 def expected_max_load(m: int, n: int, groups: int = 1, method: str = "auto") -> float:
     """Expected maximum load of ``m`` balls thrown uniformly into ``n`` bins: exact, or for large ``n`` by the
     local central limit theorem (``method``, see :func:`max_load_cdf`: exact up to about ``m = n = 10**4``).
@@ -208,6 +212,7 @@ def expected_max_load(m: int, n: int, groups: int = 1, method: str = "auto") -> 
     return float(np.sum(1.0 - cdf**groups))
 
 
+@accepts()
 def expected_effective_bandwidth(m: int, n: int) -> float:
     """Expected fraction of ideal bandwidth when ``m`` equal long-lived flows are hashed onto ``n`` equal links.
 
@@ -229,6 +234,7 @@ def expected_effective_bandwidth(m: int, n: int) -> float:
     return float(np.sum(pmf[nz] * (m / n) / k[nz]))
 
 
+@accepts()
 def simulate_max_load(m: int, n: int, samples: int = 10_000, seed: Seed = None, groups: int = 1) -> np.ndarray:
     """Monte-Carlo maximum loads: ``samples`` draws of the max over ``groups`` experiments of ``m`` balls in ``n`` bins.
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .._contracts import Array, Int, accepts
 from .._rng import Seed, generator
 from .._validate import integer, one_of
 from .topology import LeafSpine, Topology
@@ -49,6 +50,7 @@ COLLECTIVES = ("ring", "halving_doubling", "double_binary_tree", "all_to_all", "
 PLACEMENTS = ("linear", "strided", "random")
 
 
+@accepts()
 @dataclass(frozen=True, eq=False)
 class Step:
     """One step of a collective: flows ``src[i] -> dst[i]`` of ``size_bytes[i]``, repeated ``repeat`` times.
@@ -70,6 +72,7 @@ class Step:
     def total_bytes(self) -> float:
         return float(self.size_bytes.sum())
 
+    @accepts(hosts=Array(integer=True, ge=0))
     def on_hosts(self, hosts: Any) -> Step:
         """The same step with rank ``r`` replaced by host ``hosts[r]``."""
         hosts = np.asarray(hosts, dtype=np.int64)
@@ -85,6 +88,7 @@ def _step(src: np.ndarray, dst: np.ndarray, size: float, repeat: int = 1, label:
     return Step(src, dst, np.full(src.size, float(size)), repeat, label)
 
 
+@accepts(src=Array(integer=True, ge=0), n_hosts=Int(ge=2, le=10**9))
 def random_destinations(src: Any, n_hosts: int, seed: Seed = None) -> np.ndarray:
     """Uniform random traffic: for every flow source in ``src``, a destination drawn uniformly from the other
     ``n_hosts - 1`` hosts (never the source itself).
@@ -103,6 +107,7 @@ def random_destinations(src: Any, n_hosts: int, seed: Seed = None) -> np.ndarray
     return (src + generator(seed).integers(1, n, size=src.size)) % n
 
 
+@accepts()
 def collective_steps(name: str, n_ranks: int, size_bytes: int, seed: Seed = None) -> list[Step]:
     """The steps of collective ``name`` over ``n_ranks`` ranks with a ``size_bytes`` message.
 
@@ -167,6 +172,7 @@ def collective_steps(name: str, n_ranks: int, size_bytes: int, seed: Seed = None
     return [_step(r, dst, size, label="permutation")]
 
 
+@accepts()
 def ranks_that_fit(collective: str, n_hosts: int) -> int:
     """Ranks of ``collective`` on ``n_hosts`` hosts, one per host: all of them, or for ``halving_doubling`` the
     largest power of two that fits.
@@ -181,6 +187,7 @@ def ranks_that_fit(collective: str, n_hosts: int) -> int:
     return 1 << (n_hosts.bit_length() - 1) if collective == "halving_doubling" else n_hosts
 
 
+@accepts()
 def place_ranks(topology: LeafSpine, n_ranks: int, placement: str = "linear", seed: Seed = None) -> np.ndarray:
     """Host id of each rank.
 

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._contracts import INDICES, Array, Opaque, accepts
 from .._rng import Seed, generator
 from .._validate import integer, positive
 from ._colouring import equitable_colours
@@ -61,6 +62,7 @@ __all__ = [
 ]
 
 
+@accepts()
 @dataclass(frozen=True)
 class FatTree(Topology):
     """A k-ary fat-tree; build it with :func:`fat_tree`."""
@@ -98,6 +100,7 @@ class FatTree(Topology):
     def hosts_per_leaf(self) -> int:
         return self.half
 
+    @accepts(hosts=INDICES)
     def host_leaf(self, hosts: Any) -> np.ndarray:
         return self.host_edge(hosts)
 
@@ -105,9 +108,11 @@ class FatTree(Topology):
     def hosts_per_pod(self) -> int:
         return self.half**2
 
+    @accepts(hosts=INDICES)
     def host_edge(self, hosts: Any) -> np.ndarray:
         return np.asarray(hosts, dtype=np.int64) // self.half
 
+    @accepts(hosts=INDICES)
     def host_pod(self, hosts: Any) -> np.ndarray:
         return np.asarray(hosts, dtype=np.int64) // self.hosts_per_pod
 
@@ -123,6 +128,7 @@ class FatTree(Topology):
         n, eh = self.n_hosts, self.n_edge * self.half
         return 2 * n, 2 * n + eh, 2 * n + 2 * eh, 2 * n + 3 * eh
 
+    @accepts()
     def to_networkx(self) -> Any:
         """``networkx.DiGraph`` with nodes ``("host", i)``, ``("edge", e)``, ``("agg", g)``, ``("core", c)``."""
         import networkx as nx
@@ -148,17 +154,30 @@ class FatTree(Topology):
                 g.add_edge(("core", core), ("agg", agg), link_id=cd + agg * h + i, capacity_gbps=self.link_gbps)
         return g
 
+    @accepts(
+        src=Array(integer=True, ge=0),
+        dst=Array(integer=True, ge=0),
+        size=Array(ge=0),
+        routing=Opaque("a parsed Routing"),
+    )
     def routed_link_loads(
         self, src: np.ndarray, dst: np.ndarray, size: np.ndarray, routing: Routing, seed: Seed = None
     ) -> np.ndarray:
         """Bytes per link under a parsed ``routing`` (:func:`fat_tree_link_loads`)."""
         return fat_tree_link_loads(self, src, dst, size, routing, seed)
 
+    @accepts(
+        src=Array(integer=True, ge=0),
+        dst=Array(integer=True, ge=0),
+        size=Array(ge=0),
+        routing=Opaque("a parsed Routing"),
+    )
     def routed_connections(self, src: np.ndarray, dst: np.ndarray, size: np.ndarray, routing: Routing) -> np.ndarray:
         """Connections per host under a parsed ``routing`` (:func:`fat_tree_connections`)."""
         return fat_tree_connections(self, src, dst, size, routing)
 
 
+@accepts()
 def fat_tree(k: int, host_gbps: float = 100.0, link_gbps: float | None = None) -> FatTree:
     """Build a k-ary fat-tree (``k`` even, >= 2); ``link_gbps`` (switch-to-switch) defaults to ``host_gbps``.
 
@@ -175,6 +194,7 @@ def fat_tree(k: int, host_gbps: float = 100.0, link_gbps: float | None = None) -
     return FatTree(k, host_gbps, link_gbps)
 
 
+@accepts(src=INDICES, dst=INDICES)
 def fat_tree_n_paths(topo: FatTree, src: Any, dst: Any) -> np.ndarray:
     """Number of shortest paths of each flow: 1 (same edge), k/2 (same pod) or (k/2)^2 (across pods).
 
@@ -189,6 +209,7 @@ def fat_tree_n_paths(topo: FatTree, src: Any, dst: Any) -> np.ndarray:
     return np.where(same_edge, 1, np.where(same_pod, topo.half, topo.half**2)).astype(np.int64)
 
 
+@accepts(src=INDICES, dst=INDICES, path=INDICES)
 def fat_tree_path_links(topo: FatTree, src: Any, dst: Any, path: Any) -> np.ndarray:
     """Link ids of each flow on its path index ``path`` (``0 <= path < n_paths``), shape ``(F, 6)``, -1 padded.
 
@@ -302,6 +323,13 @@ def _planned_paths(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.nda
     return path
 
 
+@accepts(
+    topo=Opaque("a FatTree"),
+    src=Array(integer=True, ge=0),
+    dst=Array(integer=True, ge=0),
+    size=Array(ge=0),
+    routing=Opaque("a parsed Routing"),
+)
 def fat_tree_link_loads(
     topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, routing: Routing, seed: Seed = None
 ) -> np.ndarray:
@@ -327,6 +355,13 @@ def fat_tree_link_loads(
     raise ValueError(f"unknown routing kind {kind!r}")
 
 
+@accepts(
+    topo=Opaque("a FatTree"),
+    src=Array(integer=True, ge=0),
+    dst=Array(integer=True, ge=0),
+    size=Array(ge=0),
+    routing=Opaque("a parsed Routing"),
+)
 def fat_tree_connections(
     topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, routing: Routing
 ) -> np.ndarray:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._contracts import AnyOf, Array, Choice, accepts
 from .._rng import Seed, generator, spawn
 from .._validate import integer, nonnegative
 from .ballsbins import max_load_cdf
@@ -47,6 +48,7 @@ __all__ = [
 _BITS = 8.0 / 1e9  # bytes -> Gbit
 
 
+@accepts()
 def link_times_s(topology: LeafSpine, loads: np.ndarray) -> np.ndarray:
     """Seconds each link needs to drain its load (``inf`` for load on a failed link, 0 for an idle one).
 
@@ -68,6 +70,7 @@ def link_times_s(topology: LeafSpine, loads: np.ndarray) -> np.ndarray:
     return t
 
 
+@accepts()
 def max_congestion(topology: LeafSpine, loads: np.ndarray) -> float:
     """Max over links of load / capacity, in seconds: the fluid completion time of the step that made ``loads``.
 
@@ -83,6 +86,7 @@ def max_congestion(topology: LeafSpine, loads: np.ndarray) -> float:
     return float(link_times_s(topology, loads).max(initial=0.0))
 
 
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
 def sample_max_congestion(
     topology: LeafSpine,
     demand: Step,
@@ -149,6 +153,7 @@ def sample_max_congestion(
     return out
 
 
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
 def congestion_ratio(
     topology: LeafSpine,
     demand: Step,
@@ -192,6 +197,7 @@ def _leaf_matching(topology: LeafSpine, step: Step) -> tuple[int, int, float] | 
     return int(counts[0]), int(pairs.size), float(size[0])
 
 
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
 def has_exact_ratio(topology: LeafSpine, demand: Step, routing: str | Routing, placement: Any = None) -> bool:
     """Whether :func:`exact_congestion_ratio` applies: a deterministic routing, or a hashed one on a step whose
     cross-leaf flows pair the leaves of a leaf-spine without failures.
@@ -208,6 +214,7 @@ def has_exact_ratio(topology: LeafSpine, demand: Step, routing: str | Routing, p
     return _leaf_matching(topology, as_host_step(topology, demand, placement)) is not None
 
 
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
 def exact_congestion_ratio(topology: LeafSpine, demand: Step, routing: str | Routing, placement: Any = None) -> float:
     """The expectation over hashings that :func:`congestion_ratio` estimates, exactly (balls into bins).
 
@@ -252,6 +259,7 @@ def exact_congestion_ratio(topology: LeafSpine, demand: Step, routing: str | Rou
     return float(np.sum(pmf * np.maximum(host_t, spine_t))) / ideal
 
 
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
 def worst_step_ratio(
     topology: LeafSpine,
     steps: Sequence[Step],
@@ -278,6 +286,7 @@ def worst_step_ratio(
     return max(congestion_ratio(topology, st, routing, samples, seed, placement) for st in steps)
 
 
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
 def collective_time_s(
     topology: LeafSpine,
     steps: Sequence[Step],
@@ -313,6 +322,7 @@ def collective_time_s(
     return total
 
 
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
 def collective_time_vs_size(
     topology: LeafSpine,
     name: str,
@@ -344,6 +354,7 @@ def collective_time_vs_size(
     return sizes * per_byte + hops * latency_s
 
 
+@accepts()
 def spine_link_matrix(topology: LeafSpine, loads: np.ndarray, direction: str = "up") -> np.ndarray:
     """Loads of the leaf->spine (``"up"``) or spine->leaf (``"down"``) links as a ``(leaves, spines)`` matrix.
 
@@ -365,6 +376,7 @@ def spine_link_matrix(topology: LeafSpine, loads: np.ndarray, direction: str = "
     return loads[base : base + ls].reshape(topology.leaves, topology.spines)
 
 
+@accepts()
 def uplink_load_table(topology: LeafSpine, loads: Mapping[str, np.ndarray]) -> pd.DataFrame:
     """Leaf->spine link loads of several routings as a tidy table (one row per routing, leaf and spine).
 
@@ -391,6 +403,7 @@ def uplink_load_table(topology: LeafSpine, loads: Mapping[str, np.ndarray]) -> p
     return pd.concat(frames, ignore_index=True)
 
 
+@accepts()
 def busiest_step(topology: LeafSpine, steps: Sequence[Step]) -> Step:
     """The step with the most cross-leaf bytes (the one whose balance across spines matters most); the first wins
     ties.

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._contracts import Array, Choice, Instance, Int, Items, accepts
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive, probability
 from ..aqm.workload import web_search
@@ -96,6 +97,7 @@ LONG_BYTES = 1_000_000
 MATHIS_C = float(np.sqrt(1.5))
 
 
+@accepts()
 @dataclass(frozen=True)
 class Fabric:
     """A leaf-spine and its TCP: counts, capacities (Gbit/s), one-way link delay, packet size, initial window, RTO.
@@ -124,6 +126,7 @@ class Fabric:
         integer("init_cwnd_pkts", self.init_cwnd_pkts, minimum=1)
         positive("rto_s", self.rto_s)
 
+    @accepts()
     def topology(self) -> LeafSpine:
         return leaf_spine(self.leaves, self.spines, self.hosts_per_leaf, self.host_gbps, self.uplink_gbps)
 
@@ -131,11 +134,13 @@ class Fabric:
     def mss_bytes(self) -> int:
         return self.packet_bytes - 40
 
+    @accepts()
     def rtt_s(self, hops: int = 4) -> float:
         """Base RTT of a ``hops``-link path: propagation both ways plus one packet's serialization per hop."""
         return hops * (2.0 * self.link_delay_s + 8.0 * self.packet_bytes / (self.host_gbps * 1e9))
 
 
+@accepts()
 @dataclass(frozen=True)
 class LinkFailure:
     """A failed leaf-spine cable (both directions): it drops ``drop_rate`` of packets and carries
@@ -153,6 +158,7 @@ class LinkFailure:
         in_range("capacity_fraction", self.capacity_fraction, 0.0, 1.0, low_inclusive=False)
 
 
+@accepts()
 def mathis_rate_bps(mss_bytes: float, rtt_s: float, loss: float | np.ndarray) -> np.ndarray:
     """TCP's loss-limited rate ``MSS / RTT * sqrt(3/2) / sqrt(p)`` in bit/s (Mathis et al. 1997); ``inf`` at ``p=0``.
 
@@ -173,6 +179,7 @@ def _csr(paths: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return ptr, flat
 
 
+@accepts(capacity=Array(ge=0.0), paths=Items(Items(Int(ge=0))), flow_cap=Array(ge=0.0, finite=False, optional=True))
 def max_min_fair(capacity, paths, flow_cap=None) -> np.ndarray:
     """Max-min fair rates of flows on fixed paths (progressive filling).
 
@@ -207,6 +214,7 @@ def max_min_fair(capacity, paths, flow_cap=None) -> np.ndarray:
     return np.asarray(max_min_rates(cap, ptr, flat, np.minimum(fc, big)))
 
 
+@accepts()
 def flows_for_load(fabric: Fabric, load: float, duration_s: float, seed: Seed = None) -> pd.DataFrame:
     """Poisson web-search flows at ``load`` x the hosts' aggregate NIC capacity, uniform distinct host pairs.
 
@@ -252,6 +260,7 @@ def _cables(fabric: Fabric, failures) -> tuple[np.ndarray, np.ndarray]:
     return drop, frac
 
 
+@accepts(failures=Items(Instance(LinkFailure)))
 def routing_weights(fabric: Fabric, failures, mitigation: str, *, lossy_weight: float = 0.1):
     """Per-cable ``(weight, drop_rate, capacity_fraction)`` arrays, each ``(leaves, spines)``, after ``mitigation``.
 
@@ -282,6 +291,7 @@ def routing_weights(fabric: Fabric, failures, mitigation: str, *, lossy_weight: 
     return weight, drop, frac
 
 
+@accepts(failures=Items(Instance(LinkFailure)))
 def operator_rule(fabric: Fabric, failures, threshold: float = 0.75) -> str:
     """CorrOpt's capacity-constrained rule (SWARM §2): disable lossy cables, worst first, while every leaf keeps at
     least ``threshold`` of its uplinks; capacity-only failures are left alone. Returns a mitigation name:
@@ -314,6 +324,9 @@ def operator_rule(fabric: Fabric, failures, threshold: float = 0.75) -> str:
     return "disable:" + ";".join(f"{a},{b}" for a, b in sorted(taken))
 
 
+@accepts(
+    src=Array(integer=True, ge=0), dst=Array(integer=True, ge=0), u=Array(ge=0.0, le=1.0), weight=Array(ndim=2, ge=0.0)
+)
 def choose_spines(fabric: Fabric, src, dst, u, weight) -> np.ndarray:
     """Spine of every flow drawn from its path weights with its uniform ``u`` (-1: rack-local; -2: no live path)."""
     src_leaf = np.asarray(src) // fabric.hosts_per_leaf
@@ -327,6 +340,7 @@ def choose_spines(fabric: Fabric, src, dst, u, weight) -> np.ndarray:
     return np.where(src_leaf == dst_leaf, -1, spine)
 
 
+@accepts(failures=Items(Instance(LinkFailure)))
 def estimate_flows(
     fabric: Fabric,
     failures,
@@ -402,6 +416,7 @@ def estimate_flows(
     return out
 
 
+@accepts()
 def clp_metrics(fct: pd.DataFrame, horizon_s: float = 1.0) -> dict:
     """SWARM's CLP metrics of a per-flow table (``size_bytes, fct_s``): small-flow p99 and mean FCT (ms), long-flow
     mean and 10th-percentile throughput (Gbit/s), the fraction of flows that did not finish (counted at
@@ -420,6 +435,7 @@ def clp_metrics(fct: pd.DataFrame, horizon_s: float = 1.0) -> dict:
     }
 
 
+@accepts(p99_fct=Array(ge=0.0, min_size=1, allow_nan=True), tput=Array(ge=0.0, min_size=1, allow_nan=True))
 def combined_order(p99_fct, tput, tolerance: float = 0.1) -> np.ndarray:
     """SWARM-style comparator (§4.3): order by small-flow p99 FCT; among those within ``tolerance`` (relative) of
     the best remaining FCT, higher long-flow throughput first. Returns indices, best first.
@@ -442,6 +458,11 @@ def combined_order(p99_fct, tput, tolerance: float = 0.1) -> np.ndarray:
     return np.asarray(out, dtype=np.int64)
 
 
+@accepts(
+    failures=Items(Instance(LinkFailure)),
+    mitigations=Items(Choice("none", "disable", "drain", "reweight", "operator"), min_size=1),
+    seeds=Items(Int(ge=0), min_size=1),
+)
 def rank_mitigations(
     fabric: Fabric,
     failures,
@@ -484,6 +505,7 @@ def rank_mitigations(
     return out[cols].sort_values("rank").reset_index(drop=True)
 
 
+@accepts()
 def failure_scenario(kind: str, drop_rate: float = 0.01, capacity_fraction: float = 0.5) -> tuple[LinkFailure, ...]:
     """The studies' failures (issue 23 part 5): ``"lossy"``, cable (leaf 0, spine 0) drops ``drop_rate``;
     ``"capacity"``, it runs at ``capacity_fraction``; ``"concurrent"``, cables (0, 0) and (0, 1) both drop
@@ -507,6 +529,7 @@ def failure_scenario(kind: str, drop_rate: float = 0.01, capacity_fraction: floa
     )
 
 
+@accepts()
 def rank_table(metrics: pd.DataFrame, tolerance: float = 0.1) -> pd.DataFrame:
     """Rank the mitigations of one scenario from a table of ``mitigation, small_p99_fct_ms, long_tput_gbps`` (one
     row per mitigation): adds ``rank_fct``, ``rank_tput`` and the combined ``rank`` (:func:`combined_order`), sorted

@@ -31,12 +31,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._contracts import Choice, Instance, Items, accepts
 from .._validate import integer, one_of, positive
 from ..aqm.perpacket import simulate_packets
 from ..aqm.red import RedMarking
 from .mitigation import (
     MITIGATIONS,
     Fabric,
+    LinkFailure,
     choose_spines,
     clp_metrics,
     combined_order,
@@ -59,6 +61,7 @@ def _rows(links: np.ndarray) -> list[tuple]:
     return [(tuple(int(x) for x in r if x >= 0),) for r in links]
 
 
+@accepts(failures=Items(Instance(LinkFailure)))
 def perpacket_flows(
     fabric: Fabric,
     failures,
@@ -123,6 +126,10 @@ def perpacket_flows(
     return out
 
 
+@accepts(
+    failures=Items(Instance(LinkFailure)),
+    mitigations=Items(Choice("none", "disable", "drain", "reweight", "operator"), min_size=1),
+)
 def rank_both(
     fabric: Fabric,
     failures,
@@ -161,6 +168,7 @@ def rank_both(
     return out
 
 
+@accepts()
 def agreement(both: pd.DataFrame) -> dict:
     """Kendall's tau between the estimator's and the engine's combined ranks, and whether the top choices match.
 

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._contracts import PROBABILITIES, AnyOf, Array, Choice, Real, accepts
 from .._rng import Seed, spawn
 from .._validate import array_1d, integer, one_of
 from .ballsbins import expected_max_load
@@ -41,6 +42,7 @@ from .topology import LeafSpine, leaf_spine
 __all__ = ["nic_bond_slowdown", "fabric_slowdown", "iteration_gain", "c4_gain_table"]
 
 
+@accepts()
 def nic_bond_slowdown(n_nics: int, connections_per_nic: int = 2, ports: int = 2) -> float:
     """Expected slowdown of a synchronized step from hashing connections onto bonded NIC ports (exact).
 
@@ -66,6 +68,7 @@ def nic_bond_slowdown(n_nics: int, connections_per_nic: int = 2, ports: int = 2)
     return expected_max_load(c, ports, groups=n_nics) / (c / ports)
 
 
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
 def fabric_slowdown(
     topology: LeafSpine,
     collective: str,
@@ -102,6 +105,7 @@ def fabric_slowdown(
     return num / den if den > 0 else 1.0
 
 
+@accepts(comm_share=PROBABILITIES, slowdown=AnyOf(Real(ge=1.0), Array(ge=1.0)))
 def iteration_gain(comm_share: Any, slowdown: Any) -> np.ndarray:
     """Runtime (throughput) gain of planned over ECMP routing: ``comm_share * (slowdown - 1)``; broadcasts.
 
@@ -119,6 +123,7 @@ def iteration_gain(comm_share: Any, slowdown: Any) -> np.ndarray:
     return share * (r - 1.0)
 
 
+@accepts(gpu_counts=Array(integer=True, gt=0, min_size=1), comm_shares=Array(ge=0.0, le=1.0, min_size=1))
 def c4_gain_table(
     gpu_counts: Any,
     comm_shares: Any,

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .._contracts import INDICES, AnyOf, Array, Choice, Int, accepts
 from .._rng import Seed, generator
 from .._validate import integer
 from ._colouring import equitable_colours
@@ -59,6 +60,7 @@ __all__ = [
 ]
 
 
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
 def as_host_step(topology: LeafSpine, demand: Step, placement: Any = None, seed: Seed = None) -> Step:
     """Validate ``demand`` against ``topology`` and map its ranks to hosts.
 
@@ -138,6 +140,7 @@ def _greedy_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_byt
     return spine
 
 
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
 def assign_paths(
     topology: LeafSpine, demand: Step, routing: str | Routing, seed: Seed = None, placement: Any = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -187,6 +190,7 @@ def assign_paths(
     return np.repeat(cross, x), spines.ravel(), np.repeat(size / x, x)
 
 
+@accepts(src_leaf=INDICES, dst_leaf=INDICES, split=Int(ge=1, le=1024), samples=Int(ge=1, le=10**6, optional=True))
 def hash_spines(
     topology: LeafSpine, src_leaf: Any, dst_leaf: Any, split: int = 1, seed: Seed = None, samples: int | None = None
 ) -> np.ndarray:
@@ -225,6 +229,7 @@ def hash_spines(
     return order[rows, idx].astype(np.int64)
 
 
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
 def link_loads(
     topology: LeafSpine, demand: Step, routing: str | Routing, seed: Seed = None, placement: Any = None
 ) -> np.ndarray:
@@ -324,6 +329,7 @@ def _spray_spine_loads(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size
     return np.concatenate([up.ravel(), down.ravel()])
 
 
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
 def connections_per_host(
     topology: LeafSpine, demand: Step, routing: str | Routing, placement: Any = None
 ) -> np.ndarray:

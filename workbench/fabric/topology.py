@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from .._contracts import INDICES, AnyOf, Array, Int, Opaque, accepts
 from .._validate import integer, positive
 
 __all__ = [
@@ -72,6 +73,10 @@ class Topology:
     __slots__ = ()
 
 
+Topology.__accepts_as__ = Topology  # type: ignore[attr-defined]  # an annotated LeafSpine accepts any topology
+
+
+@accepts()
 @dataclass(frozen=True)
 class LeafSpine(Topology):
     """A leaf-spine fabric; build it with :func:`leaf_spine`.
@@ -115,14 +120,17 @@ class LeafSpine(Topology):
     def spine_down_base(self) -> int:
         return 2 * self.n_hosts + self.leaves * self.spines
 
+    @accepts(hosts=INDICES)
     def host_leaf(self, hosts: Any) -> np.ndarray:
         """Leaf index of each host id."""
         return np.asarray(hosts, dtype=np.int64) // self.hosts_per_leaf
 
+    @accepts(leaf=INDICES, spine=INDICES)
     def leaf_up(self, leaf: Any, spine: Any) -> np.ndarray:
         """Link id of ``leaf -> spine`` (broadcasting arrays)."""
         return self.leaf_up_base + np.asarray(leaf, dtype=np.int64) * self.spines + np.asarray(spine, dtype=np.int64)
 
+    @accepts(spine=INDICES, leaf=INDICES)
     def spine_down(self, spine: Any, leaf: Any) -> np.ndarray:
         """Link id of ``spine -> leaf`` (broadcasting arrays)."""
         return self.spine_down_base + np.asarray(leaf, dtype=np.int64) * self.spines + np.asarray(spine, dtype=np.int64)
@@ -154,10 +162,12 @@ class LeafSpine(Topology):
         cap.flags.writeable = False
         return cap
 
+    @accepts(src_leaf=INDICES, dst_leaf=INDICES)
     def live_paths(self, src_leaf: Any, dst_leaf: Any) -> np.ndarray:
         """Boolean ``(F, spines)``: spine ``p`` is usable from ``src_leaf`` to ``dst_leaf`` (both cables up)."""
         return self.live[np.asarray(src_leaf, dtype=np.int64)] & self.live[np.asarray(dst_leaf, dtype=np.int64)]
 
+    @accepts()
     def link_table(self) -> Any:
         """A pandas DataFrame describing every link: ``link_id, kind, leaf, spine, host, capacity_gbps``."""
         import pandas as pd
@@ -180,6 +190,7 @@ class LeafSpine(Topology):
             }
         )
 
+    @accepts()
     def to_networkx(self) -> Any:
         """A ``networkx.DiGraph`` of the fabric.
 
@@ -206,6 +217,7 @@ class LeafSpine(Topology):
                 )
         return g
 
+    @accepts(failed=Opaque("(leaf, spine) pairs, checked by leaf_spine"))
     def with_failures(self, failed: Any) -> LeafSpine:
         """A copy with the given ``(leaf, spine)`` cables failed (added to those already failed)."""
         return leaf_spine(
@@ -229,6 +241,7 @@ def _pairs(failed: Any) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in arr]
 
 
+@accepts(failed_links=Opaque("(leaf, spine) pairs, checked against the fabric's size"))
 def leaf_spine(
     leaves: int,
     spines: int,
@@ -276,6 +289,7 @@ def leaf_spine(
     return LeafSpine(leaves, spines, hosts_per_leaf, host_gbps, uplink_gbps, tuple(pairs))
 
 
+@accepts(src=INDICES, dst=INDICES, spine=AnyOf(Int(ge=-1), Array(integer=True, ge=-1)))
 def path_links(topology: LeafSpine, src: Any, dst: Any, spine: Any) -> np.ndarray:
     """Link ids traversed by each flow ``src -> dst`` routed through ``spine``; vectorized.
 

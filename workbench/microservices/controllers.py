@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from .._contracts import accepts
 from .._validate import in_range, one_of, positive
 
 __all__ = [
@@ -68,6 +69,7 @@ DEFAULTS: dict[str, dict[str, float]] = {
 }
 
 
+@accepts()
 @dataclass(frozen=True)
 class Controller:
     """An overload controller: ``name`` in :data:`CONTROLLERS` and its parameters (defaults in :data:`DEFAULTS`)."""
@@ -88,6 +90,7 @@ class Controller:
         """Index in :data:`CONTROLLERS` (what the engine switches on)."""
         return CONTROLLERS.index(self.name)
 
+    @accepts()
     def vector(self) -> np.ndarray:
         """Parameters in the order of :data:`DEFAULTS` (the engine's layout), padded to 8."""
         full = {**DEFAULTS[self.name], **self.params}
@@ -96,6 +99,7 @@ class Controller:
         return out
 
 
+@accepts()
 def make_controller(name: str, threshold_ms: float | None = None, **params: float) -> Controller:
     """A :class:`Controller` with an optional common queueing-delay threshold ``threshold_ms``.
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._contracts import accepts
 from .._validate import integer, one_of, positive
 
 __all__ = [
@@ -41,10 +42,12 @@ __all__ = [
 DISTRIBUTIONS = ("exp", "const")
 
 
+@accepts()
 class GraphError(ValueError):
     """A call graph that cannot be simulated: the message names the request type, service or value at fault."""
 
 
+@accepts()
 @dataclass(frozen=True)
 class Service:
     """One microservice: ``workers`` parallel workers, each request takes a ``dist`` service time of mean
@@ -66,6 +69,7 @@ class Service:
         return self.workers / (self.mean_ms / 1e3)
 
 
+@accepts()
 @dataclass(frozen=True)
 class RequestType:
     """One API: entered at ``entry``; ``calls[s]`` is the list of stages service ``s`` runs (each stage a list of
@@ -77,6 +81,7 @@ class RequestType:
     weight: float = 1.0
 
 
+@accepts()
 @dataclass(frozen=True)
 class CallGraph:
     """Services, request types and the end-to-end latency SLO (ms)."""
@@ -89,6 +94,7 @@ class CallGraph:
     def __post_init__(self) -> None:
         flatten(self)  # validates
 
+    @accepts()
     def service_index(self, name: str) -> int:
         """Index of service ``name``."""
         for i, s in enumerate(self.services):
@@ -96,11 +102,13 @@ class CallGraph:
                 return i
         raise GraphError(f"graph {self.name!r} has no service {name!r}")
 
+    @accepts()
     def critical_path_ms(self) -> dict[str, float]:
         """Per request type: the mean service-time sum along its slowest path (no queueing): the least latency."""
         f = flatten(self)
         return {t.name: float(f.critical_ms[f.type_root[k]]) for k, t in enumerate(self.types)}
 
+    @accepts()
     def visits(self) -> np.ndarray:
         """Calls per request to each service, weighted by the type mix (shape services)."""
         f = flatten(self)
@@ -110,6 +118,7 @@ class CallGraph:
             np.add.at(v, f.node_service[lo:hi], f.type_weight[k])
         return v
 
+    @accepts()
     def capacity_rps(self) -> float:
         """The load (requests/s) at which the busiest service is saturated, for this type mix."""
         cap = np.array([s.capacity_rps for s in self.services])
@@ -118,6 +127,7 @@ class CallGraph:
         return float(np.min(cap[used] / v[used]))
 
 
+@accepts()
 @dataclass(frozen=True, eq=False)
 class Flat:
     """The call trees of every request type as flat arrays (nodes of all types concatenated)."""
@@ -169,6 +179,7 @@ def _expand(g: CallGraph, t: RequestType, names: dict[str, int]) -> list[tuple[i
     return nodes
 
 
+@accepts()
 def flatten(g: CallGraph) -> Flat:
     """Validate ``g`` and flatten its request types' call trees (raises :class:`GraphError` naming the fault)."""
     if not g.services:
@@ -247,6 +258,7 @@ def flatten(g: CallGraph) -> Flat:
     )
 
 
+@accepts()
 def hotel_reservation(mix: str = "search", slo_ms: float = 20.0) -> CallGraph:
     """DeathStarBench's hotel-reservation application (Go, gRPC).
 
@@ -292,6 +304,7 @@ def hotel_reservation(mix: str = "search", slo_ms: float = 20.0) -> CallGraph:
     return CallGraph(f"hotel-reservation ({mix})", svcs, types, slo_ms)
 
 
+@accepts()
 def social_network(mix: str = "mixed", slo_ms: float = 20.0) -> CallGraph:
     """DeathStarBench's social-network application (C++, Thrift).
 
@@ -350,6 +363,7 @@ def social_network(mix: str = "mixed", slo_ms: float = 20.0) -> CallGraph:
     return CallGraph("social-network (mixed)", services, types, slo_ms)
 
 
+@accepts()
 def chain(depth: int, slo_ms: float = 20.0, mean_ms: float = 0.2, workers: int = 8) -> CallGraph:
     """A sequential chain of ``depth`` services (s0 -> s1 -> ... ), the last one the bottleneck (half the workers).
 
@@ -365,6 +379,7 @@ def chain(depth: int, slo_ms: float = 20.0, mean_ms: float = 0.2, workers: int =
 GRAPHS = ("hotel-search", "hotel-mixed", "social-mixed", "social-compose", "chain-2", "chain-4", "chain-8")
 
 
+@accepts()
 def make_graph(name: str, slo_ms: float | None = None) -> CallGraph:
     """A named graph of :data:`GRAPHS` (``slo_ms`` None: the default SLO, 20 ms)."""
     one_of("graph", name, GRAPHS)

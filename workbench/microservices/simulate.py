@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._contracts import accepts
 from .._rng import Seed, generator, keyed_int
 from .._validate import nonnegative, positive
 from . import _engine
@@ -27,6 +28,7 @@ STATUS = ("completed", "client-limited", "dropped", "overflow", "unfinished")
 QUEUE_CAP = 1 << 16
 
 
+@accepts()
 @dataclass(frozen=True)
 class Load:
     """Open-loop load: ``base_rps``, a spike to ``spike_rps`` at ``spike_start_s`` for ``spike_len_s`` (to the end
@@ -53,18 +55,21 @@ class Load:
         """End of the spike (the run's end for a step)."""
         return self.duration_s if self.step else min(self.spike_start_s + self.spike_len_s, self.duration_s)
 
+    @accepts()
     def segments(self) -> list[tuple[float, float, float]]:
         """(start, end, rate) of each constant-rate piece."""
         a, b, d = self.spike_start_s, self.spike_end_s, self.duration_s
         segs = [(0.0, a, self.base_rps), (a, b, self.spike_rps), (b, d, self.base_rps)]
         return [s for s in segs if s[1] > s[0]]
 
+    @accepts()
     def rate_at(self, t: np.ndarray) -> np.ndarray:
         """Offered rate (requests/s) at times ``t``."""
         t = np.asarray(t, float)
         return np.where((t >= self.spike_start_s) & (t < self.spike_end_s), self.spike_rps, self.base_rps)
 
 
+@accepts()
 def arrivals(graph: CallGraph, load: Load, seed: Seed = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Arrival times (s, sorted), request types and importances of one run.
 
@@ -86,6 +91,7 @@ def arrivals(graph: CallGraph, load: Load, seed: Seed = None) -> tuple[np.ndarra
     return t, types, rng.random(t.size)
 
 
+@accepts()
 @dataclass(frozen=True, eq=False)
 class SimResult:
     """One run: per-request arrays, per-service totals and the controllers' state per update tick."""
@@ -111,6 +117,7 @@ class SimResult:
         """Completed within the SLO."""
         return (self.status == 0) & (self.latency_s <= self.graph.slo_ms / 1e3)
 
+    @accepts()
     def summary(self, start_s: float | None = None, end_s: float | None = None) -> dict[str, float]:
         """Metrics over the requests arriving in ``[start_s, end_s)`` (default: the spike).
 
@@ -142,6 +149,7 @@ class SimResult:
             "mean_drop_depth": float(self.drop_depth[dropped].mean()) if dropped.any() else 0.0,
         }
 
+    @accepts()
     def timeseries(self, bin_s: float = 0.25) -> pd.DataFrame:
         """Tidy per-bin series by arrival time: t_s (bin start), offered_rps, goodput_rps, drops_rps (dropped
         or held back at the client), p95_ms (completed requests of the bin)."""
@@ -169,6 +177,7 @@ class SimResult:
         )
 
 
+@accepts()
 def simulate(
     graph: CallGraph,
     load: Load,
@@ -238,6 +247,7 @@ def simulate(
     )
 
 
+@accepts()
 def compare_controllers(
     graph: CallGraph,
     load: Load,

@@ -48,6 +48,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from .._contracts import AnyOf, Array, Choice, Int, Items, accepts
 from .._validate import integer, nonnegative, one_of, positive
 from ..serving.specs import gpu as hardware_gpu
 from . import failures as fl
@@ -69,6 +70,7 @@ METHODS = ("bytecheckpoint", "dcp", "mcp")
 BYTES_PER_PARAM = {"weights": 2.0, "optimizer": 12.0}
 
 
+@accepts()
 @dataclass(frozen=True)
 class Storage:
     """Bandwidths (GB/s = 1e9 bytes/s) and fixed costs of the checkpoint path; every default with its source.
@@ -114,12 +116,14 @@ class Storage:
         nonnegative("plan_s_per_rank", self.plan_s_per_rank)
         integer("gpus_per_node", self.gpus_per_node, minimum=1)
 
+    @accepts()
     def upload_gbs(self, gpus: int) -> float:
         """Bandwidth of one node's upload when every node of a ``gpus``-GPU job writes at once."""
         nodes = max(1, math.ceil(gpus / self.gpus_per_node))
         return min(self.node_gbs, self.aggregate_gbs / nodes)
 
 
+@accepts()
 @dataclass(frozen=True)
 class Layout:
     """A parallel layout: ``tp * pp * dp`` GPUs.
@@ -143,6 +147,7 @@ class Layout:
         return self.tp * self.pp * self.dp
 
     @classmethod
+    @accepts()
     def for_gpus(cls, gpus: int, tp: int = 8, pp: int = 16) -> Layout:
         """``tp x pp`` model parallelism and the rest data-parallel (``gpus`` a multiple of ``tp * pp``)."""
         gpus = integer("gpus", gpus, minimum=1)
@@ -151,6 +156,7 @@ class Layout:
         return cls(tp, pp, gpus // (tp * pp))
 
 
+@accepts()
 def shard_bytes(params: float, layout: Layout, balanced: bool = True) -> float:
     """Bytes the busiest rank saves (see the module docstring).
 
@@ -167,6 +173,7 @@ def shard_bytes(params: float, layout: Layout, balanced: bool = True) -> float:
     return opt + w
 
 
+@accepts()
 def save_time(
     params: float,
     layout: Layout,
@@ -211,6 +218,7 @@ def save_time(
     return {**phases, "stall": stall, "save": save}
 
 
+@accepts()
 def load_time(
     params: float, saved: Layout, loaded: Layout, method: str = "bytecheckpoint", storage: Storage | None = None
 ) -> dict[str, float]:
@@ -252,6 +260,10 @@ def load_time(
 RESTART_WITHOUT_LOAD_S = 210.0
 
 
+@accepts(
+    methods=Items(Choice("bytecheckpoint", "dcp", "mcp"), min_size=1),
+    gpus=AnyOf(Int(ge=1, le=10**7), Array(integer=True, gt=0, min_size=1)),
+)
 def ettr_table(
     params: float,
     gpus,
@@ -311,6 +323,7 @@ def ettr_table(
     return pd.DataFrame(rows)
 
 
+@accepts(methods=Items(Choice("bytecheckpoint", "dcp", "mcp"), min_size=1), intervals_s=Array(gt=0.0, min_size=1))
 def ettr_curve(
     params: float, gpus: int, intervals_s, methods=METHODS, storage: Storage | None = None, *, tp: int = 8, pp: int = 16
 ) -> pd.DataFrame:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from .._contracts import accepts
 from .._rng import Seed, generator
 from .._validate import integer, nonnegative, one_of, positive
 
@@ -71,6 +72,7 @@ LLAMA3_PLANNED_PER_HOST_HOUR = 47 / (2048 * _HOURS)
 LOSS_PARTS = ("checkpoint", "lost_work", "detection", "isolation", "recovery", "planned")
 
 
+@accepts()
 @dataclass(frozen=True)
 class Recovery:
     """How failures are handled and what each phase costs (seconds).
@@ -120,6 +122,7 @@ class Recovery:
         return self.checkpoint_s + self.restart_s if self.mode == "checkpoint" else self.migrate_s
 
 
+@accepts()
 def job_rates_per_s(
     n_gpus: int, gpus_per_host: int = 8, rates_per_hour: dict[str, float] | None = None, rate_scale: float = 1.0
 ) -> dict[str, float]:
@@ -143,6 +146,7 @@ def job_rates_per_s(
     return {k: v * count.get(k, n) * rate_scale / 3600.0 for k, v in rates.items()}
 
 
+@accepts()
 def planned_rate_per_s(n_gpus: int, gpus_per_host: int = 8, rate_scale: float = 1.0) -> float:
     """Planned interruptions (maintenance, rebalancing) per second for a job of ``n_gpus``, at Llama 3's rate per host.
 
@@ -165,6 +169,7 @@ def _moments(lam: float, tau: float, c: float, lag: float = 0.0) -> tuple[float,
     return float(es * np.exp(-lam * lag)), float(es + partial)
 
 
+@accepts()
 def ettr(failure_rate_per_s: float, recovery: Recovery, planned_rate_per_s: float = 0.0) -> dict[str, float]:
     """Closed-form (renewal-reward) ETTR and the fractions of wall time lost, by category.
 
@@ -205,6 +210,7 @@ def ettr(failure_rate_per_s: float, recovery: Recovery, planned_rate_per_s: floa
     return out
 
 
+@accepts()
 def simulate(
     failure_rate_per_s: float,
     recovery: Recovery,
@@ -258,6 +264,7 @@ def simulate(
     return out
 
 
+@accepts()
 def young_daly_s(checkpoint_s: float, mtbf_s: float) -> float:
     """Young/Daly checkpoint interval ``sqrt(2 C MTBF)`` (seconds of work between checkpoints).
 
@@ -269,6 +276,7 @@ def young_daly_s(checkpoint_s: float, mtbf_s: float) -> float:
     return float(np.sqrt(2 * positive("checkpoint_s", checkpoint_s) * positive("mtbf_s", mtbf_s)))
 
 
+@accepts()
 def optimal_interval_s(failure_rate_per_s: float, recovery: Recovery, planned_rate_per_s: float = 0.0) -> float:
     """The checkpoint interval maximising the closed-form ETTR (golden-section search on log interval).
 
@@ -294,6 +302,7 @@ def optimal_interval_s(failure_rate_per_s: float, recovery: Recovery, planned_ra
     return float(np.exp((a + b) / 2))
 
 
+@accepts()
 def interval_curve(
     failure_rate_per_s: float,
     recovery: Recovery,
@@ -322,6 +331,7 @@ def interval_curve(
     return pd.DataFrame(rows, columns=["interval_s", "ettr", "mc_ettr", "mc_se"])
 
 
+@accepts()
 def gpu_hours_lost_per_day(
     n_gpus: int,
     recovery: Recovery,

@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from .. import data
+from .._contracts import accepts
 from .._rng import generator
 from .._validate import integer, positive
 from ._fused_kernels import _anneal_kernel, _decode, _times_from_orders
@@ -88,10 +89,12 @@ DATA_DIR = "rlhfuse-schedules"
 _INSTANCE_COLUMNS = ("exp", "pp0", "pp1", "m0", "m1", "f0", "f1", "mem0", "mem1")
 
 
+@accepts()
 class InstanceError(ValueError):
     """An instance (or a row of ``instances.csv``) outside the allowed ranges; the message names the file line."""
 
 
+@accepts()
 class ScheduleError(ValueError):
     """A schedule that is malformed or invalid; the message names the file line (or item) and the tasks involved."""
 
@@ -101,6 +104,7 @@ class ScheduleError(ValueError):
 # ----------------------------------------------------------------------------------------------------------------------
 
 
+@accepts()
 @dataclass(frozen=True)
 class Instance:
     """One fused-pipeline problem: the Actor (``pp0`` stages, ``m0`` micro-batches, forward ``f0``, activation
@@ -161,6 +165,7 @@ def _instances_path() -> Path:
     return data.require(f"{DATA_DIR}/instances.csv", hint="(the RLHFuse published instances, see its PROVENANCE.md)")
 
 
+@accepts()
 def load_instances(path: str | os.PathLike | None = None) -> tuple[Instance, ...]:
     """The published instances (``rlhfuse-schedules/instances.csv`` on the data search path, or ``path``), in file
     order. A missing column or a value out of range raises :class:`InstanceError` naming the file and line.
@@ -246,6 +251,7 @@ def _layout(inst: Instance) -> _Layout:
     )  # fmt: skip
 
 
+@accepts()
 def task_table(inst: Instance):
     """Every task of ``inst`` as a DataFrame (task id order): model, micro-batch, task number, stage, direction,
     GPU, duration and signed activation memory (+ taken by a forward, - released by its backward)."""
@@ -272,6 +278,7 @@ def task_table(inst: Instance):
 # ----------------------------------------------------------------------------------------------------------------------
 
 
+@accepts()
 @dataclass(frozen=True)
 class LowerBound:
     """The four lower-bound terms of an instance and their maximum (``value``)."""
@@ -287,6 +294,7 @@ class LowerBound:
         return max(self.critical_path, self.average_work, self.gpu_work, self.gpu_work_head_tail)
 
 
+@accepts()
 def lower_bound(inst: Instance) -> LowerBound:
     """The four-term lower bound on the makespan of any valid schedule of ``inst`` (see the module docstring).
 
@@ -310,6 +318,7 @@ def lower_bound(inst: Instance) -> LowerBound:
 # ----------------------------------------------------------------------------------------------------------------------
 
 
+@accepts()
 @dataclass(frozen=True)
 class Schedule:
     """A schedule: per task its ``model`` (0 Actor, 1.. Critic replicas), ``microbatch``, ``task`` number, ``gpu``,
@@ -386,6 +395,7 @@ def _limit(memory_limit: float | None) -> float:
     return np.inf if memory_limit is None else positive("memory_limit", memory_limit) + 1e-9
 
 
+@accepts()
 def greedy(inst: Instance, *, memory_limit: float | None = None) -> Schedule:
     """A greedy list schedule of the fused problem: whenever a GPU can start work, the ready task whose chain has the
     longest remaining path goes first (earlier micro-batches on ties), as an active schedule (Giffler-Thompson).
@@ -431,6 +441,7 @@ def _schedule_from_orders(inst: Instance, per_gpu: list[list[int]], **info: Any)
     return _from_starts(inst, start, **info)
 
 
+@accepts()
 def one_f_one_b(stages: int, microbatches: int, forward: int = 1, memory: float = 1.0) -> Schedule:
     """1F1B for one model alone on ``stages`` GPUs: stage ``s`` runs ``stages - 1 - s`` warm-up forwards, then
     alternates one forward and one backward, then drains its backwards. With ``microbatches >= stages`` the makespan
@@ -455,6 +466,7 @@ def one_f_one_b(stages: int, microbatches: int, forward: int = 1, memory: float 
     )  # fmt: skip
 
 
+@accepts()
 def sequential_1f1b(inst: Instance) -> Schedule:
     """The unfused baseline: the Actor trained alone with 1F1B on all GPUs, then (once it has finished) the Critic's
     replicas trained with 1F1B side by side. Makespan ``(m0 + pp0 - 1) 3 f0 + (m1 + pp1 - 1) 3 f1`` when the
@@ -492,6 +504,7 @@ def _orders_by_priority(inst: Instance, prio: np.ndarray) -> tuple[np.ndarray, n
     return orders, counts
 
 
+@accepts()
 def anneal(
     inst: Instance,
     *,
@@ -588,6 +601,7 @@ _ITEM = re.compile(r"\[([^\[\]]*)\]")
 _BLOCKS = ("Theoretically best", "Greedy", "Ours")
 
 
+@accepts()
 def read_schedule(path: str | os.PathLike) -> Schedule:
     """Read a published schedule: one line per GPU (line ``g+1`` is GPU ``g``) of items
     ``[model, micro-batch, task, start, end, memory]`` in execution order, then the summary blocks
@@ -659,12 +673,14 @@ def read_schedule(path: str | os.PathLike) -> Schedule:
     )  # fmt: skip
 
 
+@accepts()
 def published_schedule(exp: int) -> Schedule:
     """The authors' published schedule of instance ``exp`` (``traces/trace_exp<exp>.txt`` on the data search path)."""
     exp = integer("exp", exp, minimum=0)
     return read_schedule(data.require(f"{DATA_DIR}/traces/trace_exp{exp}.txt"))
 
 
+@accepts()
 @dataclass(frozen=True)
 class ScheduleCheck:
     """What :func:`check_schedule` recomputes from a valid schedule's tasks."""
@@ -694,6 +710,7 @@ def _name(inst: Instance, s: Schedule, k: int) -> str:
     return f"[{m}, {b}, {t}] ({who} micro-batch {b} {d}, {s.start[k]:g}-{s.end[k]:g} on GPU {int(s.gpu[k])})"
 
 
+@accepts()
 def check_schedule(inst: Instance, schedule: Schedule, *, tol: float = 1e-6) -> ScheduleCheck:
     """Check ``schedule`` against ``inst`` and recompute its makespan, peak memory and utilization.
 

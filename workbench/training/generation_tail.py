@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._contracts import NONNEGATIVE, AnyOf, Array, Int, accepts
 from .._deps import remember
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
@@ -64,6 +65,7 @@ def _reasoning_pmfs() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, 
     return pool.pooled_pmf("input_tokens"), pool.pooled_pmf("output_tokens")
 
 
+@accepts()
 def sample_lengths(
     source: str,
     n: int,
@@ -117,6 +119,7 @@ def _batch_grid(max_batch: int) -> np.ndarray:
     return np.unique(np.concatenate([head, tail]))
 
 
+@accepts(batch=AnyOf(Int(ge=0, le=10**6), Array(integer=True, ge=0)), kv_tokens=NONNEGATIVE)
 def decode_cost(deployment: Deployment, batch, kv_tokens) -> np.ndarray:
     """Seconds of pure-decode iterations at ``batch`` running samples over ``kv_tokens`` resident tokens (arrays).
 
@@ -153,6 +156,7 @@ def decode_cost(deployment: Deployment, batch, kv_tokens) -> np.ndarray:
     return np.where(b > 0, t, 0.0)
 
 
+@accepts(prompt=Array(integer=True, ge=0, min_size=1), output=Array(integer=True, ge=0, min_size=1))
 def decode_timeline(
     deployment: Deployment, prompt, output, *, start_s: float = 0.0, prefill: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -204,6 +208,7 @@ def _inference_coefficients(deployment: Deployment) -> tuple[float, float]:
     return float(per_tok), float(per_pair)
 
 
+@accepts(prompt=Array(integer=True, ge=0, min_size=1), output=Array(integer=True, ge=0, min_size=1))
 def inference_seconds(deployment: Deployment, prompt, output, inference_models: float = 3.0) -> np.ndarray:
     """Inference seconds per sample on one instance: ``inference_models`` forward passes over its ``P + L`` tokens.
 
@@ -220,6 +225,7 @@ def inference_seconds(deployment: Deployment, prompt, output, inference_models: 
     return models * (k_tok * tok + k_pair * tok * (tok + 1) / 2)
 
 
+@accepts()
 @dataclass(frozen=True)
 class TailRun:
     """One generation + inference stage, baseline and fused (seconds; see :func:`generation_stage`)."""
@@ -241,6 +247,7 @@ class TailRun:
         """Baseline stage time over the fused one."""
         return self.baseline_s / self.fused_s
 
+    @accepts()
     def summary(self) -> dict[str, float]:
         """The scalar results (what the experiment returns)."""
         return {
@@ -277,6 +284,7 @@ def _fluid_finish(arrival, work, breaks, rates) -> float:
     return float(np.max(inv(cap(a) + suffix)))
 
 
+@accepts(prompt=Array(integer=True, ge=0, min_size=1), output=Array(integer=True, ge=0, min_size=1))
 def generation_stage(
     deployment: Deployment,
     prompt,
@@ -378,6 +386,11 @@ def generation_stage(
                    completion=done, fused_completion=fused_done)  # fmt: skip
 
 
+@accepts(
+    prompt=Array(integer=True, ge=0, min_size=1),
+    output=Array(integer=True, ge=0, min_size=1),
+    thresholds=Array(ge=0.0, le=1.0, min_size=1),
+)
 def threshold_curve(deployment: Deployment, prompt, output, thresholds, **kw) -> pd.DataFrame:
     """One :func:`generation_stage` per threshold (a table for figures; experiments sweep the registered one).
 

@@ -27,11 +27,13 @@ import numpy as np
 import pandas as pd
 
 from .. import _validate as V
+from .._contracts import accepts
 from .._rng import Seed, keyed, root
 
 __all__ = ["BlockPlan", "iter_chunks", "materialize", "n_blocks"]
 
 
+@accepts()
 @dataclass(frozen=True)
 class BlockPlan:
     """A workload as ``n_blocks`` time blocks of ``block_s`` seconds over ``[0, duration_s)``.
@@ -49,11 +51,13 @@ class BlockPlan:
     description: str
 
 
+@accepts()
 def n_blocks(duration_s: float, block_s: float) -> int:
     """The number of ``block_s`` blocks covering ``duration_s`` (at least one; the last one may be partial)."""
     return max(1, math.ceil(duration_s / block_s - 1e-9))
 
 
+@accepts()
 def iter_chunks(plan: BlockPlan, seed: Seed, *, chunk_blocks: int = 1, progress=None) -> Iterator[pd.DataFrame]:
     """Yield the workload ``chunk_blocks`` blocks at a time (the last chunk may be shorter).
 
@@ -72,6 +76,7 @@ def iter_chunks(plan: BlockPlan, seed: Seed, *, chunk_blocks: int = 1, progress=
             progress(len(chunk))
 
 
+@accepts()
 def materialize(plan: BlockPlan, seed: Seed) -> pd.DataFrame:
     """The whole workload as one table (the concatenation of every block)."""
     return next(iter_chunks(plan, seed, chunk_blocks=plan.n_blocks))

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._contracts import accepts
 from . import formats as F
 from .export import FORMATS, write_stream
 from .schema import OPTIONAL
@@ -29,6 +30,7 @@ from .schema import OPTIONAL
 __all__ = ["read_table", "losses", "convert"]
 
 
+@accepts()
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """Load a workload file into the request schema, whatever the workbench format.
 
@@ -56,6 +58,7 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     return fmt.read(p)
 
 
+@accepts()
 def losses(
     df: pd.DataFrame, fmt: str, *, hash_block_tokens: int | None = None, time_resolution_s: float | None = None
 ) -> list[str]:
@@ -95,6 +98,7 @@ def losses(
     return out
 
 
+@accepts()
 def convert(
     src: str | os.PathLike, dst: str | os.PathLike, *, fmt: str | None = None, overwrite: bool = False, **options
 ) -> tuple[Path, int, list[str]]:

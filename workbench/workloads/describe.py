@@ -24,6 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from .. import _validate as V
+from .._contracts import accepts
 from .._rng import Seed
 from ..arrivals import weibull_shape_from_cv
 from . import characterize as C
@@ -38,6 +39,7 @@ def _row(section: str, metric: str, value, unit: str = "") -> dict:
     return {"section": section, "metric": metric, "value": float(value), "unit": unit}
 
 
+@accepts()
 def describe(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0) -> pd.DataFrame:
     """One row per statistic of a request table (see the module docstring); NaN where a statistic is undefined.
 
@@ -120,6 +122,7 @@ def describe(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0) -> p
     return pd.DataFrame(rows)
 
 
+@accepts()
 def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """Two :func:`describe` tables side by side: ``section``, ``metric``, ``a``, ``b``, ``ratio`` (b / a), ``unit``;
     metrics only one side has are kept with NaN on the other.
@@ -140,6 +143,7 @@ def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     return m[["section", "metric", "a", "b", "ratio", "unit"]]
 
 
+@accepts()
 def as_json(table: pd.DataFrame) -> dict:
     """A description (or comparison) as plain JSON-ready data: ``{section: {metric: value or {a, b, ratio}}}`` with
     NaN as None.

@@ -42,6 +42,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import _validate as V
+from .._contracts import Opaque, accepts
 from . import formats as F
 from ._frames import MAX_ARRIVAL_S, MAX_TOKENS, PARQUET_ROW_GROUP_ROWS, _prepare, synthetic_hash_ids
 
@@ -61,6 +62,7 @@ __all__ = [
 ]
 
 
+@accepts()
 def to_burstgpt_csv(
     df: pd.DataFrame,
     path: str | os.PathLike,
@@ -122,6 +124,7 @@ def to_burstgpt_csv(
     )
 
 
+@accepts()
 def to_mooncake_jsonl(
     df: pd.DataFrame,
     path: str | os.PathLike,
@@ -166,6 +169,7 @@ def to_mooncake_jsonl(
     )
 
 
+@accepts()
 def to_timestamped_csv(df: pd.DataFrame, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Write every schema column as CSV with a header (``arrival_s`` in seconds; ``hash_ids`` as a JSON list).
 
@@ -181,6 +185,7 @@ def to_timestamped_csv(df: pd.DataFrame, path: str | os.PathLike, *, overwrite: 
     return F.write_checked(F.CSV, df, _prepare(df, path, overwrite), overwrite=overwrite)
 
 
+@accepts()
 def to_timestamped_jsonl(df: pd.DataFrame, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Write every schema column as JSON lines (``arrival_s`` in seconds, NA as null).
 
@@ -200,6 +205,7 @@ def to_timestamped_jsonl(df: pd.DataFrame, path: str | os.PathLike, *, overwrite
 FORMATS: dict[str, tuple[str, ...]] = {f.name: f.endings for f in F.writable()}
 
 
+@accepts()
 def format_for(path: str | os.PathLike) -> str:
     """The output format a file name selects (``x.mooncake.jsonl``, ``x.burstgpt.csv``, ``.csv``, ``.jsonl``,
     ``.parquet``).
@@ -212,6 +218,7 @@ def format_for(path: str | os.PathLike) -> str:
     return F.for_path(path).name
 
 
+@accepts(chunks=Opaque("an iterable of request tables"))
 def write_stream(
     chunks,
     path: str | os.PathLike,
@@ -255,6 +262,7 @@ def write_stream(
     )
 
 
+@accepts()
 def to_parquet(df: pd.DataFrame, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Write every schema column as parquet (categories as strings, ``hash_ids`` as a list column).
 

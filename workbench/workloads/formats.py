@@ -48,6 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import _validate as V
+from .._contracts import Opaque, accepts
 from ..cache import atomic_path
 from ._frames import (
     PARQUET_ROW_GROUP_ROWS,
@@ -88,6 +89,7 @@ __all__ = [
 _BASE = frozenset({"arrival_s", "input_tokens", "output_tokens"})
 
 
+@accepts(keeps=Opaque("frozenset of the columns the format keeps, or None"))
 @dataclass(frozen=True)
 class Format:
     """One workload file format.
@@ -342,6 +344,7 @@ _TRACE_ORDER = (BURSTGPT, AZURE, MOONCAKE)
 _TRACE_CHOICES = ("auto", *(f.name for f in _TRACE_ORDER))
 
 
+@accepts()
 def by_name(name: str) -> Format:
     """The format called ``name``.
 
@@ -354,11 +357,13 @@ def by_name(name: str) -> Format:
     return next(f for f in REGISTRY if f.name == name)
 
 
+@accepts()
 def writable() -> tuple[Format, ...]:
     """The formats that can be written, in registry order."""
     return tuple(f for f in REGISTRY if f.write_chunk is not None)
 
 
+@accepts()
 def for_path(path: str | os.PathLike) -> Format:
     """The format a file name selects: the one with the longest matching ending (``x.mooncake.jsonl`` is Mooncake,
     ``x.jsonl`` timestamped JSONL), case-insensitive.
@@ -380,6 +385,7 @@ def for_path(path: str | os.PathLike) -> Format:
     raise ValueError(f"cannot tell the format of {str(path)!r} from its name (known endings: {known}); give --format")
 
 
+@accepts()
 def sniff(path: str | os.PathLike, *, traces_only: bool = False) -> Format:
     """The format of the existing file ``path``, from its content.
 
@@ -408,6 +414,7 @@ def sniff(path: str | os.PathLike, *, traces_only: bool = False) -> Format:
     raise _err(p, 1, f"unrecognised header {header!r}: expected {', '.join(expected[:-1])} or {expected[-1]}")
 
 
+@accepts()
 def detect_format(path: str | os.PathLike) -> str:
     """Return ``"burstgpt"``, ``"azure"`` or ``"mooncake"`` from the file's first line (:func:`sniff` among the trace
     layouts).
@@ -420,6 +427,7 @@ def detect_format(path: str | os.PathLike) -> str:
     return sniff(_resolve(path), traces_only=True).name
 
 
+@accepts()
 def load_trace(
     path: str | os.PathLike,
     *,
@@ -489,6 +497,7 @@ def _write(fmt: Format, chunks: Iterable[pd.DataFrame], p: Path, overwrite: bool
     return n
 
 
+@accepts()
 def write_checked(fmt: Format, df: pd.DataFrame, p: Path, *, overwrite: bool, **options) -> Path:
     """Write one table already checked, with its target, by ``_frames._prepare`` (the exporters' ``to_*``)."""
     _write(fmt, [df], p, overwrite, options, checked=True)
@@ -499,6 +508,7 @@ def _write_table(fmt: Format, df: pd.DataFrame, path: str | os.PathLike, *, over
     return write_checked(fmt, df, _prepare(df, path, overwrite), overwrite=overwrite, **options)
 
 
+@accepts(chunks=Opaque("an iterable of request tables"))
 def write_stream(
     chunks, path: str | os.PathLike, format: str, *, overwrite: bool = False, **options
 ) -> tuple[Path, int]:

@@ -37,6 +37,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._contracts import accepts
+
 __all__ = [
     "REQUIRED",
     "OPTIONAL",
@@ -60,6 +62,7 @@ OPTIONAL: dict[str, str] = {
 STANDARD = ("arrival_s", "input_tokens", "output_tokens", "model", "log_type", "session_id", "failed")
 
 
+@accepts()
 def validate_requests(
     df: pd.DataFrame, *, name: str = "df", sorted_: bool = True, max_tokens: int | None = None
 ) -> pd.DataFrame:
@@ -115,11 +118,13 @@ def validate_requests(
     return df
 
 
+@accepts()
 def empty_requests() -> pd.DataFrame:
     """A request table with the standard columns and no rows."""
     return standardize(pd.DataFrame({c: np.array([], dtype=float if c == "arrival_s" else np.int64) for c in REQUIRED}))
 
 
+@accepts()
 def standardize(df: pd.DataFrame) -> pd.DataFrame:
     """Return ``df`` with the standard columns present (NA where absent) and the documented dtypes.
 

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _validate as V
+from .._contracts import Opaque, Text, accepts
 from ..arrivals import piecewise_arrivals
 from . import burstgpt as B
 from .blocks import BlockPlan, iter_chunks, materialize, n_blocks
@@ -59,6 +60,7 @@ BLOCK_S = 600.0
 _ARITY = {"const": 1, "uniform": 2, "lognormal": 2, "exponential": 1, "zipf": 2}
 
 
+@accepts()
 @dataclass(frozen=True)
 class LengthDist:
     """A token-length law from a short spec: ``const:N``, ``uniform:LO,HI`` (inclusive), ``lognormal:MEDIAN,SIGMA``,
@@ -76,6 +78,7 @@ class LengthDist:
     params: tuple[float, ...]
 
     @classmethod
+    @accepts(spec=Text())
     def parse(cls, spec: str) -> LengthDist:
         kind, _, rest = str(spec).partition(":")
         if kind not in _ARITY:
@@ -95,6 +98,7 @@ class LengthDist:
             raise ValueError(f"length distribution {spec!r}: zipf needs ALPHA > 0 and MAX >= 1")
         return cls(kind, params)
 
+    @accepts()
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         p = self.params
         if self.kind == "const":
@@ -113,6 +117,7 @@ def _frame(t: np.ndarray, inp: np.ndarray, out: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"arrival_s": t, "input_tokens": inp, "output_tokens": out})
 
 
+@accepts()
 def renewal_plan(
     *,
     rate_rps: float,
@@ -167,11 +172,13 @@ def renewal_plan(
     )
 
 
+@accepts()
 def burstgpt_plan(model: B.BurstGPTModel, *, rate_scale: float = 1.0, duration_s: float | None = None) -> BlockPlan:
     """The BurstGPT-style generator window by window (:func:`workbench.workloads.burstgpt.generate_plan`)."""
     return B.generate_plan(model, rate_scale=rate_scale, duration_s=duration_s)
 
 
+@accepts(pool=Opaque("a ClientPool (workloads.servegen)"))
 def servegen_plan(
     pool,
     *,

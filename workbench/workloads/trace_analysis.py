@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .. import data
+from .._contracts import accepts
 from .._deps import remember
 from .._rng import spawn
 from ..distributions import survival_at_values
@@ -67,6 +68,7 @@ REAL_TRACES = {
 STAND_IN_DAYS = {"full": 7.0, "quick": 3.0}
 
 
+@accepts()
 def burstgpt_path() -> str | None:
     """The first BurstGPT file on the data search path, or None."""
     for rel in BURSTGPT_FILES:
@@ -75,6 +77,7 @@ def burstgpt_path() -> str | None:
     return None
 
 
+@accepts()
 @remember
 def burstgpt_trace(scale: str) -> pd.DataFrame:
     """The BurstGPT trace if present on the search path, else the labelled stand-in (``attrs["stand_in"]``) of
@@ -85,11 +88,13 @@ def burstgpt_trace(scale: str) -> pd.DataFrame:
     return gen.stand_in(days=STAND_IN_DAYS[scale], seed=SEED)
 
 
+@accepts()
 def burstgpt_label(scale: str = "full") -> str:
     """Display name of :func:`burstgpt_trace`: ``"BurstGPT"`` or ``"BurstGPT stand-in (generated)"``."""
     return "BurstGPT stand-in (generated)" if burstgpt_trace(scale).attrs.get("stand_in") else "BurstGPT"
 
 
+@accepts()
 @remember
 def real_trace(name: str) -> pd.DataFrame | None:
     """A real production trace by display name (see :data:`REAL_TRACES`), or None when not on the search path."""
@@ -97,6 +102,7 @@ def real_trace(name: str) -> pd.DataFrame | None:
     return traces.load_trace(rel) if data.find(rel) is not None else None
 
 
+@accepts()
 def select(df: pd.DataFrame, *, model: str | None = None, log_type: str | None = None) -> pd.DataFrame:
     """Rows of one model and/or log type (``None`` keeps all), with the source's attrs.
 
@@ -116,6 +122,7 @@ def select(df: pd.DataFrame, *, model: str | None = None, log_type: str | None =
     return out
 
 
+@accepts()
 def length_curve(df: pd.DataFrame, column: str = "input_tokens") -> dict:
     """Empirical CCDF of a length column (lengths >= 1) and the fitted Zipf and lognormal CCDFs on a log grid.
 
@@ -138,6 +145,7 @@ def length_curve(df: pd.DataFrame, column: str = "input_tokens") -> dict:
     return {"values": vals, "ccdf": ccdf, "grid": grid, "fits": fits}
 
 
+@accepts()
 @dataclass(frozen=True)
 class TraceAnalysis:
     """What :func:`analyze` measures on one trace.
@@ -169,6 +177,7 @@ class TraceAnalysis:
     summary: C.TraceSummary
 
 
+@accepts()
 def analyze(
     df: pd.DataFrame, *, window_s: float = WINDOW_S, rate_scale: float = 1.0, seed: int = SEED
 ) -> TraceAnalysis:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..._contracts import accepts
 from ..._validate import integer, positive
 from ._common import first_persistent, hang, live_iterations, median, robust_z, suspects_frame
 from .signals import Signals, check_signals
@@ -30,6 +31,7 @@ from .signals import Signals, check_signals
 __all__ = ["detect", "culprit_flags"]
 
 
+@accepts()
 def culprit_flags(signals: Signals, *, z_threshold: float = 6.0, min_excess: float = 0.05) -> np.ndarray:
     """Bool ``(live iterations, ranks)``: the rank is a culprit of that collective (late or slow-link, and waited less).
 
@@ -58,6 +60,7 @@ def culprit_flags(signals: Signals, *, z_threshold: float = 6.0, min_excess: flo
     return (late | slow) & waited_less
 
 
+@accepts()
 def detect(
     signals: Signals,
     *,

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._contracts import NONNEGATIVE, AnyOf, Array, Int, Opaque, accepts
 from ..._validate import in_range, nonnegative
 
 __all__ = ["gpu_hours_lost", "failure_time_fraction", "irregular_time_fraction"]
 
 
+@accepts(ranks=AnyOf(Int(ge=1, le=10**7), Array(integer=True, ge=1)), delay_s=NONNEGATIVE)
 def gpu_hours_lost(delay_s, ranks, lost_share: float = 1.0):
     """GPU-hours lost while a job of ``ranks`` GPUs runs for ``delay_s`` with a fault nobody has found yet.
 
@@ -30,6 +32,7 @@ def gpu_hours_lost(delay_s, ranks, lost_share: float = 1.0):
     return np.asarray(delay_s, dtype=float) * np.asarray(ranks, dtype=float) / 3600.0 * lost_share
 
 
+@accepts()
 def failure_time_fraction(
     failures_per_day: float, detect_s: float, restart_s: float, checkpoint_interval_s: float
 ) -> float:
@@ -49,6 +52,7 @@ def failure_time_fraction(
     return failures_per_day * per_failure / 86_400.0
 
 
+@accepts(signals=Opaque("a Signals record from simulate"))
 def irregular_time_fraction(signals, *, irregular_factor: float = 2.0) -> float:
     """Share of a job's wall-clock time spent in irregular iterations beyond their normal (median) duration.
 

@@ -23,6 +23,7 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
+from ..._contracts import accepts
 from ..._rng import Seed, generator, spawn
 from ..._validate import in_range, integer, one_of
 from . import c4d, holmes, minder, naive, perftracker
@@ -62,6 +63,7 @@ THRESHOLDS: dict[str, tuple[str, tuple[float, ...]]] = {
 DUTY = {"flapping_link": 0.3, "straggler": 0.3, "irregular": 0.05, "gc_pause": 0.3}
 
 
+@accepts()
 @dataclass(frozen=True)
 class Scenario:
     """One synthetic job and its fault.
@@ -98,9 +100,11 @@ class Scenario:
         integer("onset_iteration", self.onset_iteration, minimum=1)
         integer("seed", self.seed, minimum=0)
 
+    @accepts()
     def job(self) -> JobSpec:
         return JobSpec(ranks=self.ranks, collective=self.collective)
 
+    @accepts()
     def fault(self, seed: Seed = None) -> Fault | None:
         """The injected fault (at a random rank), or None for a healthy job."""
         if self.kind == "none":
@@ -110,6 +114,7 @@ class Scenario:
             self.kind, rank, self.onset_iteration, self.severity, duty=DUTY.get(self.kind, 0.3), scope=self.scope
         )
 
+    @accepts()
     def signals(self) -> Signals:
         rng_fault, rng_sim = spawn(self.seed, 2)
         fault = self.fault(rng_fault)
@@ -122,6 +127,7 @@ class Scenario:
         )
 
 
+@accepts()
 def score_suspects(signals: Signals, suspects: pd.DataFrame) -> dict[str, float | bool]:
     """Alarm, correct, top-1, top-3 and delay of one detector's suspects against the ground truth of ``signals``.
 
@@ -149,6 +155,7 @@ def score_suspects(signals: Signals, suspects: pd.DataFrame) -> dict[str, float 
     }
 
 
+@accepts()
 def run_scenario(scenario: Scenario, detectors: Sequence[str] = tuple(DETECTORS)) -> list[dict]:
     """Simulate ``scenario``, run each detector, and return one record per detector."""
     s = scenario.signals()
@@ -169,6 +176,7 @@ def run_scenario(scenario: Scenario, detectors: Sequence[str] = tuple(DETECTORS)
     return rows
 
 
+@accepts()
 def evaluate(scenarios: Iterable[Scenario], detectors: Sequence[str] = tuple(DETECTORS)) -> pd.DataFrame:
     """One row per (scenario, detector): the scenario's fields, ``alarm``, ``correct``, ``top1``, ``top3``,
     ``delay_s``, ``gpu_hours``, the detector's run time ``detect_s``, and the function and scope it blamed
@@ -176,6 +184,7 @@ def evaluate(scenarios: Iterable[Scenario], detectors: Sequence[str] = tuple(DET
     return pd.DataFrame([row for sc in scenarios for row in run_scenario(sc, detectors)])
 
 
+@accepts()
 def quality_table(results: pd.DataFrame, by: Sequence[str] = ("detector", "kind")) -> pd.DataFrame:
     """Precision, recall, F1, top-1, top-3 and median delay per group of :func:`evaluate`'s rows.
 
@@ -220,6 +229,7 @@ def quality_table(results: pd.DataFrame, by: Sequence[str] = ("detector", "kind"
     return pd.DataFrame(rows)
 
 
+@accepts()
 def scenario_grid(
     kinds: Sequence[str] = tuple(FAULT_KINDS),
     ranks: Sequence[int] = (512,),
@@ -244,6 +254,7 @@ def scenario_grid(
     return [Scenario(k, n, sev, nl, seed=i, **fields) for i, (k, n, sev, nl) in enumerate(points)]
 
 
+@accepts()
 def threshold_sweep(scenarios: Iterable[Scenario], detectors: Sequence[str] = tuple(DETECTORS)) -> pd.DataFrame:
     """Precision and recall of each detector at each value of its threshold (:data:`THRESHOLDS`).
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..._contracts import accepts
 from ..._rng import Seed, generator
 from ..._validate import in_range, integer, one_of
 
@@ -48,6 +49,7 @@ ALL_FAULT_KINDS: tuple[str, ...] = (*FAULT_KINDS, *FUNCTION_FAULTS)
 SCOPES = ("rank", "machine", "all")
 
 
+@accepts()
 @dataclass(frozen=True)
 class Fault:
     """One fault: what, where, when and how bad.
@@ -99,11 +101,13 @@ class Fault:
         in_range("duty", self.duty, 0.0, 1.0, low_inclusive=False)
         integer("period_iterations", self.period_iterations, minimum=2)
 
+    @accepts()
     def machine(self, ranks_per_machine: int) -> int:
         """The machine holding the faulty rank."""
         return self.rank // ranks_per_machine
 
 
+@accepts()
 @dataclass(frozen=True)
 class FaultEffects:
     """Per-iteration effects of one fault on the job (arrays of length ``iterations``)."""
@@ -114,6 +118,7 @@ class FaultEffects:
     irregular_extra: np.ndarray  #: bool, iteration-level Holmes irregularity (extra transmit time set by the job)
 
 
+@accepts()
 def fault_effects(fault: Fault, iterations: int, seed: Seed = None) -> FaultEffects:
     """Where in time ``fault`` acts and by how much.
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..._contracts import accepts
 from ..._validate import in_range, integer
 from ._common import hang, median, suspects_frame
 from .signals import Signals, check_signals
@@ -48,6 +49,7 @@ def _predecessor(signals: Signals, rows: np.ndarray) -> np.ndarray:
     return np.where(waiting, parent, r[None, :])
 
 
+@accepts()
 def localize_iterations(
     signals: Signals, *, irregular_factor: float = 2.0, baseline_iterations: int = 50
 ) -> pd.DataFrame:
@@ -90,6 +92,7 @@ def localize_iterations(
     )
 
 
+@accepts()
 def detect(
     signals: Signals, *, irregular_factor: float = 2.0, min_votes: int = 2, baseline_iterations: int = 50
 ) -> pd.DataFrame:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._contracts import Opaque, accepts
 from .faults import FAULT_KINDS
 
 __all__ = ["METRICS", "machine_metrics"]
@@ -30,6 +31,7 @@ METRICS = ("gpu_util", "gpu_power_w", "nvlink_gbps", "nic_gbps", "pcie_gbps", "c
 _NIC_GBPS, _NVLINK_GBPS, _PCIE_GBPS = 400.0, 900.0, 16.0
 
 
+@accepts(signals=Opaque("a Signals record from simulate"), effects=Opaque("the faults' effects, from simulate"))
 def machine_metrics(signals, effects, rng: np.random.Generator) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     """Names, sample times and values ``float32 (samples, machines, metrics)`` of the machines' metrics."""
     job = signals.job

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy.ndimage import uniform_filter1d
 
+from ..._contracts import accepts
 from ..._validate import integer, positive
 from ._common import median, suspects_frame
 from .signals import Signals, check_signals
@@ -45,6 +46,7 @@ def _moving_mean(x: np.ndarray, n: int) -> np.ndarray:
         return ((c[1:] - c[lo]) / (k[1:] - k[lo])).astype(np.float32)
 
 
+@accepts()
 def dissimilarity(
     signals: Signals, *, smooth_samples: int = 5, window_samples: int = 10, floor: float = 0.02
 ) -> np.ndarray:
@@ -70,6 +72,7 @@ def dissimilarity(
     return np.nan_to_num(d, nan=0.0).max(axis=1)
 
 
+@accepts()
 def detect(
     signals: Signals,
     *,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..._contracts import accepts
 from ..._validate import integer, positive
 from ._common import hang, live_iterations, suspects_frame
 from .signals import Signals, check_signals
@@ -19,6 +20,7 @@ from .signals import Signals, check_signals
 __all__ = ["detect"]
 
 
+@accepts()
 def detect(
     signals: Signals,
     *,

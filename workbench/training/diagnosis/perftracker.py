@@ -41,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..._contracts import accepts
 from ..._validate import in_range, integer, positive
 from ._common import median, suspects_frame
 from .signals import FUNCTIONS, Signals, check_signals
@@ -52,6 +53,7 @@ _CHECKPOINT = FUNCTIONS.index("checkpoint")
 CANDIDATES = tuple(i for i, f in enumerate(FUNCTIONS) if f != "checkpoint")
 
 
+@accepts()
 def event_stream(signals: Signals, rank: int) -> tuple[np.ndarray, np.ndarray]:
     """One worker's function events in time order: function index (into :data:`FUNCTIONS`) and start time (s).
 
@@ -73,6 +75,7 @@ def event_stream(signals: Signals, rank: int) -> tuple[np.ndarray, np.ndarray]:
     return ids.astype(np.int64), start[present]
 
 
+@accepts()
 def learn_period(ids: np.ndarray, *, max_period: int = 32, min_match: float = 0.9) -> tuple[int, int]:
     """The period of a repeating function sequence and the function that starts it.
 
@@ -92,6 +95,7 @@ def learn_period(ids: np.ndarray, *, max_period: int = 32, min_match: float = 0.
     raise ValueError(f"no repeating function sequence of period <= {max_period} in {ids.size} events")
 
 
+@accepts()
 def iteration_boundaries(signals: Signals, *, reference: int = 8, learn_events: int = 2000) -> tuple[np.ndarray, ...]:
     """Iteration start times learned from events, and whether each iteration saved a checkpoint.
 
@@ -133,6 +137,7 @@ def _rolling_mean(x: np.ndarray, n: int) -> np.ndarray:
     return m
 
 
+@accepts()
 def degradation_trigger(
     times: np.ndarray, *, window: int = 20, threshold: float = 0.1, horizon: int = 100
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -167,6 +172,7 @@ def degradation_trigger(
     return on, where
 
 
+@accepts()
 def localize(
     signals: Signals,
     window_iterations: np.ndarray,
@@ -240,6 +246,7 @@ def _hang(signals: Signals, times: np.ndarray, bounds: np.ndarray, hang_iteratio
     return suspects, scores, h, t_last + hang_iterations * mean_it
 
 
+@accepts()
 def detect(
     signals: Signals,
     *,

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..._contracts import Opaque, Real, accepts
 from ..._rng import Seed, generator, spawn
 from ..._validate import in_range, integer, nonnegative, one_of, positive, probability
 from .faults import FAULT_KINDS, FUNCTION_FAULTS, Fault, FaultEffects, fault_effects
@@ -65,6 +66,7 @@ SHARES = {"data_loader": 0.10, "optimizer_step": 0.10, "gc": 0.01}
 GC_PAUSE = 0.5
 
 
+@accepts()
 @dataclass(frozen=True)
 class JobSpec:
     """A data-parallel job: ranks (GPUs), how they sit on machines, and its nominal iteration.
@@ -115,6 +117,7 @@ class JobSpec:
         return self.compute_s + self.allreduce_s + self.steps * self.step_latency_s
 
 
+@accepts()
 @dataclass(frozen=True)
 class Noise:
     """Healthy-job noise. :meth:`scaled` multiplies every sigma and rate by one level (0 is a noiseless job).
@@ -145,6 +148,7 @@ class Noise:
         nonnegative("hiccup_s", self.hiccup_s)
         nonnegative("metric_sigma", self.metric_sigma)
 
+    @accepts(level=Real(ge=0.0, le=100.0))
     def scaled(self, level: float) -> Noise:
         """The same noise with sigmas and hiccup rate multiplied by ``level``."""
         level = in_range("level", level, 0.0, 100.0)
@@ -157,6 +161,7 @@ class Noise:
         )
 
 
+@accepts()
 @dataclass(frozen=True, eq=False)
 class Signals:
     """What a job emitted, and the ground truth of what was injected.
@@ -185,6 +190,7 @@ class Signals:
     #: float32 (iterations, ranks, len(PROFILED)) durations of the profiled functions (empty if not simulated)
     profile_s: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, len(PROFILED)), np.float32), repr=False)
 
+    @accepts(rows=Opaque("a numpy index of iterations"), ranks=Opaque("a numpy index of ranks"))
     def function_durations(self, rows=slice(None), ranks=slice(None)) -> np.ndarray:
         """Every :data:`FUNCTIONS` duration, float32 ``(iterations, ranks, len(FUNCTIONS))`` (or of the given
         ``rows`` (iterations) and ``ranks``: any numpy index of the first two axes).
@@ -220,10 +226,12 @@ class Signals:
         """Duration of each iteration (NaN for a hung one)."""
         return self.iteration_end_s - self.iteration_start_s
 
+    @accepts()
     def onset_s(self, fault_index: int = 0) -> float:
         """Wall-clock time at which fault ``fault_index`` starts."""
         return float(self.iteration_start_s[self.faults[fault_index].onset_iteration])
 
+    @accepts()
     def truth_machines(self) -> np.ndarray:
         """Machines holding a fault (every machine for a fault on all ranks)."""
         if any(f.scope == "all" for f in self.faults):
@@ -241,6 +249,7 @@ def _hops(job: JobSpec, critical: np.ndarray) -> np.ndarray:
     return np.where(x > 0, np.floor(np.log2(np.maximum(x, 1))).astype(np.int32) + 1, 0)
 
 
+@accepts()
 def simulate(
     job: JobSpec,
     iterations: int = 1000,
@@ -392,6 +401,7 @@ def _fault_ranks(job: JobSpec, fault: Fault) -> np.ndarray:
     return np.array([fault.rank])
 
 
+@accepts()
 def with_gaps(signals: Signals, missing_fraction: float, seed: Seed = None) -> Signals:
     """A copy of ``signals`` whose monitoring feed lost ``missing_fraction`` of its per-rank records and samples.
 
@@ -418,6 +428,7 @@ def with_gaps(signals: Signals, missing_fraction: float, seed: Seed = None) -> S
     return replace(signals, metrics=metrics, **arrays)
 
 
+@accepts()
 def check_signals(signals: Signals, *, max_missing: float = 0.5) -> Signals:
     """Validate ``signals`` for a detector: right type and shapes, no rank or live iteration missing entirely.
 

@@ -19,6 +19,7 @@ import pandas as pd
 from scipy import special
 
 from ... import _validate as V
+from ..._contracts import accepts
 from ..._rng import Seed, generator
 from ...arrivals import piecewise_arrivals
 from .. import characterize as C
@@ -28,6 +29,7 @@ from ..schema import standardize, validate_requests
 __all__ = ["BurstGPTModel", "from_params", "fit_model", "sample_requests", "generate", "generate_plan"]
 
 
+@accepts()
 @dataclass(frozen=True)
 class BurstGPTModel:
     """Parameters of the generator; arrays have one entry per window.
@@ -95,6 +97,7 @@ class BurstGPTModel:
     def expected_requests(self) -> float:
         return float(self.rate_rps.sum() * self.window_s)
 
+    @accepts()
     def summary(self) -> dict:
         """Scalar summary for tables: rates, shapes, Zipf exponent, response model."""
         return {
@@ -109,6 +112,7 @@ class BurstGPTModel:
         }
 
 
+@accepts()
 def from_params(
     duration_s: float,
     rate_rps: float | np.ndarray,
@@ -165,6 +169,7 @@ def from_params(
     )
 
 
+@accepts()
 def fit_model(
     df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0, min_gaps: int = 20, resolution_s: float | None = None
 ) -> BurstGPTModel:
@@ -234,6 +239,7 @@ def _single_label(df: pd.DataFrame, col: str) -> str | None:
     return str(vals[0]) if len(vals) == 1 else None
 
 
+@accepts()
 def sample_requests(model: BurstGPTModel, n: int, *, seed: Seed = None) -> tuple[np.ndarray, np.ndarray]:
     """Draw ``n`` (request, response) token-length pairs from the model's length laws (no failures applied).
 
@@ -257,6 +263,7 @@ def sample_requests(model: BurstGPTModel, n: int, *, seed: Seed = None) -> tuple
     return req, resp
 
 
+@accepts()
 def generate(model: BurstGPTModel, *, rate_scale: float = 1.0, seed: Seed = None) -> pd.DataFrame:
     """Generate a request table from the model.
 
@@ -296,6 +303,7 @@ def generate(model: BurstGPTModel, *, rate_scale: float = 1.0, seed: Seed = None
     return out
 
 
+@accepts()
 def generate_plan(model: BurstGPTModel, *, rate_scale: float = 1.0, duration_s: float | None = None) -> BlockPlan:
     """:func:`generate` as a :class:`~workbench.workloads.blocks.BlockPlan`, one block per window of the model.
 

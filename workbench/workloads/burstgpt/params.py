@@ -10,11 +10,13 @@ from typing import Any
 
 import numpy as np
 
+from ..._contracts import FilePath, accepts
 from .model import BurstGPTModel, from_params
 
 __all__ = ["save_params", "load_params"]
 
 
+@accepts(path=FilePath(kind="any"))
 def save_params(model: BurstGPTModel, path, *, overwrite: bool = True) -> Path:
     """Write a model as JSON (per-window arrays as lists), atomically; :func:`load_params` reads it back.
     ``overwrite=False`` refuses an existing file (the CLI's ``--save-params`` without ``--force``).
@@ -39,6 +41,7 @@ def save_params(model: BurstGPTModel, path, *, overwrite: bool = True) -> Path:
     return p
 
 
+@accepts(path=FilePath())
 def load_params(path) -> BurstGPTModel:
     """Read a model from JSON: a file :func:`save_params` wrote (every field), or the keyword arguments of
     :func:`from_params` (``{"duration_s": 3600, "rate_rps": 2.0, "shape": 0.5, ...}``)."""

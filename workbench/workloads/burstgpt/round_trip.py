@@ -11,12 +11,14 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from ..._contracts import accepts
 from ..._rng import Seed, spawn
 from .model import BurstGPTModel, fit_model, generate
 
 __all__ = ["RoundTrip", "round_trip", "round_trip_summary"]
 
 
+@accepts()
 @dataclass(frozen=True)
 class RoundTrip:
     """:func:`round_trip`'s answer: the per-parameter table and the two models it compares.
@@ -41,6 +43,7 @@ def _shape_se(shape: np.ndarray, n_gaps: np.ndarray) -> np.ndarray:
         return 1.0 / np.sqrt(n_gaps * (special.polygamma(1, shape) - 1.0 / shape))
 
 
+@accepts()
 def round_trip(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0, min_gaps: int = 20) -> RoundTrip:
     """Fit ``df``, generate from the fit, re-fit, and compare the parameters with their sampling error.
 
@@ -101,6 +104,7 @@ def round_trip(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0, mi
     return RoundTrip(out, fit, refit)
 
 
+@accepts()
 def round_trip_summary(round_trips: dict[str, RoundTrip | pd.DataFrame]) -> pd.DataFrame:
     """One row per round trip (:func:`round_trip` answers, or their tables, by trace name): ``trace``, ``parameters``,
     ``share_within_2se`` (the share of parameters with ``|z| < 2``; about 95% when only sampling error separates the

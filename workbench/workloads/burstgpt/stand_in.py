@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ... import _validate as V
+from ..._contracts import accepts
 from ..._rng import Seed, spawn
 from ..schema import standardize
 from .model import from_params, generate
@@ -30,6 +31,7 @@ STAND_IN_ASSUMPTIONS = {
 }
 
 
+@accepts()
 def stand_in(*, days: float = 7.0, seed: Seed = 0, window_s: float = 1200.0) -> pd.DataFrame:
     """A clearly labelled BurstGPT stand-in generated from the paper's parameters plus stated assumptions.
 

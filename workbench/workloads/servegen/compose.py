@@ -37,6 +37,7 @@ import pandas as pd
 from scipy import special
 
 from ... import arrivals
+from ..._contracts import accepts
 from ..._rng import Seed, generator
 from ..._validate import array_1d, finite, in_range, positive
 from ..blocks import BlockPlan, materialize, n_blocks
@@ -59,6 +60,7 @@ _MEDIA_COLUMNS = (
 )
 
 
+@accepts()
 def target_rates(
     pool: ClientPool, rate_rps: Any = None, *, mean_rate_rps: float | None = None, rate_scale: float = 1.0
 ) -> np.ndarray:
@@ -115,6 +117,7 @@ def target_rates(
     return curve * scale
 
 
+@accepts()
 def compose(
     pool: ClientPool,
     *,
@@ -196,6 +199,7 @@ def compose(
     return frame
 
 
+@accepts()
 def compose_plan(
     pool: ClientPool,
     *,
@@ -407,6 +411,7 @@ def _sample_lengths(pool: ClientPool, pmf: np.ndarray, rho: float, rng: np.rando
     return out
 
 
+@accepts()
 def naive_workload(
     requests: pd.DataFrame, *, seed: Seed = None, duration_s: float | None = None, keep: str | None = None
 ) -> pd.DataFrame:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ... import cache as _cache
 from ... import data
+from ..._contracts import accepts
 from ..._validate import one_of
 from .pmf import PmfTable, mixture, parse_pmf_literal
 from .pool import FIELDS, LENGTH_WINDOW_S, MODELS, WINDOW_S, ClientPool
@@ -25,6 +26,7 @@ _PATTERN_CODE = {"": 0, "Gamma": 1, "Weibull": 2}
 _CACHE_VERSION = 2
 
 
+@accepts()
 def raw_model_dir(model: str) -> Path | None:
     """Directory of ``model``'s released files on the data search path, or ``None``."""
     category = _check_model(model)
@@ -233,6 +235,7 @@ def _pool_from_arrays(arrays: Any, source: str) -> ClientPool:
     )
 
 
+@accepts()
 def summary_path(model: str) -> Path | None:
     """The embedded compact summary of ``model`` (``datasets/servegen/<model>.npz``) if present."""
     _check_model(model)
@@ -275,6 +278,7 @@ def _load_raw(model: str, directory: Path, *, cache: bool) -> ClientPool:
     return _pool_from_arrays(arrays, "raw")
 
 
+@accepts()
 def load_pool(model: str, *, source: str = "auto", cache: bool = True) -> ClientPool:
     """Load one released model's client pool.
 

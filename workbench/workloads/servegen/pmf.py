@@ -7,12 +7,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..._contracts import Array, Items, Opaque, accepts
+
 __all__ = ["parse_pmf_literal", "PmfTable", "mixture"]
 
 _ALLOWED_BYTES = np.zeros(256, dtype=bool)
 _ALLOWED_BYTES[np.frombuffer(b"0123456789.eE+-:, \t\r\n", dtype=np.uint8)] = True
 
 
+@accepts()
 def parse_pmf_literal(text: str, *, where: str = "") -> tuple[np.ndarray, np.ndarray]:
     """Parse a ServeGen PMF literal ``"{value: probability, ...}"`` into ``(values, probabilities)``.
 
@@ -80,6 +83,7 @@ def parse_pmf_literal(text: str, *, where: str = "") -> tuple[np.ndarray, np.nda
     return values[order], probs[order]
 
 
+@accepts()
 @dataclass(frozen=True)
 class PmfTable:
     """Many PMFs concatenated: PMF ``i`` occupies ``values[offsets[i]:offsets[i+1]]``.
@@ -101,6 +105,7 @@ class PmfTable:
         object.__setattr__(self, "_key", key)
 
     @classmethod
+    @accepts(pmfs=Items(Opaque("a (values, probabilities) pair, checked by the table"), min_size=1))
     def from_pmfs(cls, pmfs: list[tuple[np.ndarray, np.ndarray]]) -> PmfTable:
         """Build from a list of ``(values, probabilities)``."""
         counts = np.array([len(v) for v, _ in pmfs], dtype=np.int64)
@@ -113,17 +118,20 @@ class PmfTable:
     def n(self) -> int:
         return int(self.offsets.size - 1)
 
+    @accepts()
     def probabilities(self) -> np.ndarray:
         """Per-value probabilities (the differences of ``cdf`` within each PMF)."""
         p = np.diff(self.cdf, prepend=0.0)
         p[self.offsets[:-1]] = self.cdf[self.offsets[:-1]]
         return p
 
+    @accepts()
     def pmf(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """``(values, probabilities)`` of PMF ``i``."""
         a, b = self.offsets[i], self.offsets[i + 1]
         return self.values[a:b], self.probabilities()[a:b]
 
+    @accepts()
     def sample(self, pmf_index: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Inverse-CDF draw: for each request, the value of PMF ``pmf_index`` at uniform quantile ``u`` in [0, 1)."""
         pmf_index = np.asarray(pmf_index, dtype=np.int64)
@@ -131,6 +139,7 @@ class PmfTable:
         pos = np.clip(pos, self.offsets[pmf_index], self.offsets[pmf_index + 1] - 1)
         return self.values[pos]
 
+    @accepts()
     def sample_guided(self, pmf_index: np.ndarray, u: np.ndarray, *, guide_size: int | None = None) -> np.ndarray:
         """Same draws as :meth:`sample`, in O(1) expected time per draw (a guide table, Chen and Asau 1974).
 
@@ -156,17 +165,20 @@ class PmfTable:
         pos = np.clip(pos, self.offsets[pmf_index], self.offsets[pmf_index + 1] - 1)
         return self.values[pos]
 
+    @accepts()
     def means(self) -> np.ndarray:
         """Mean of every PMF."""
         which = np.repeat(np.arange(self.n), np.diff(self.offsets))
         return np.bincount(which, weights=self.values * self.probabilities(), minlength=self.n)
 
+    @accepts()
     def quantiles(self, q: np.ndarray) -> np.ndarray:
         """``(n_pmf, len(q))`` matrix of quantiles (inverse CDF at each level of ``q``)."""
         q = np.asarray(q, dtype=float)
         idx = np.repeat(np.arange(self.n), q.size)
         return self.sample(idx, np.tile(np.minimum(q, 1 - 1e-12), self.n)).reshape(self.n, q.size)
 
+    @accepts(index=Array(integer=True, ge=0))
     def subset(self, index: np.ndarray) -> PmfTable:
         """A table holding only PMFs ``index`` (in that order)."""
         index = np.asarray(index, dtype=np.int64)
@@ -185,6 +197,7 @@ def _cdf(p: np.ndarray) -> np.ndarray:
     return c
 
 
+@accepts()
 def mixture(table: PmfTable, index: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The mixture of PMFs ``index`` of ``table`` with ``weights``: ``(values, probabilities)`` on merged support."""
     index = np.asarray(index, dtype=np.int64)

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..._contracts import AnyOf, Array, Bool, Int, Items, Opaque, Real, accepts
 from ..._validate import array_1d, finite, integer, nonnegative, one_of
 from ...distributions import weighted_quantile
 from .pmf import PmfTable, mixture
@@ -82,6 +83,7 @@ LENGTH_WINDOW_S = 21600.0
 FAMILIES = ("", "gamma", "weibull")
 
 
+@accepts()
 @dataclass(frozen=True)
 class ClientPool:
     """One model's clients: per-window arrival statistics and per-window length PMFs, as arrays.
@@ -149,6 +151,7 @@ class ClientPool:
         """Start time of every 600 s window (seconds from 00:00 of day 1)."""
         return self.start_s + self.window_s * np.arange(self.n_windows)
 
+    @accepts()
     def length_window_of(self, t_s: np.ndarray) -> np.ndarray:
         """Index into ``length_index`` columns of absolute times ``t_s``."""
         first = int(np.floor(self.start_s / self.length_window_s + 1e-9))
@@ -156,6 +159,7 @@ class ClientPool:
         return np.clip(lw, 0, self.length_index.shape[1] - 1)
 
     # ---- selection
+    @accepts()
     def select(self, start_s: float | None = None, duration_s: float | None = None) -> ClientPool:
         """The pool restricted to ``[start_s, start_s + duration_s)`` (whole 600 s windows; times absolute).
 
@@ -195,6 +199,7 @@ class ClientPool:
             own_lengths=self.own_lengths[:, lw0:lw1],
         )
 
+    @accepts(mask_or_index=Opaque("a boolean mask or integer positions (numpy indexing)"))
     def subset(self, mask_or_index: np.ndarray) -> ClientPool:
         """The pool restricted to some clients (boolean mask or integer positions)."""
         idx = np.asarray(mask_or_index)
@@ -213,6 +218,13 @@ class ClientPool:
             has_lengths=self.has_lengths[idx],
         )
 
+    @accepts(
+        min_cv=Real(ge=0.0, optional=True),
+        max_cv=Real(ge=0.0, optional=True),
+        has_lengths=Bool(optional=True),
+        top=Int(ge=1, le=10**9, optional=True),
+        client_ids=Items(Int(ge=0), optional=True),
+    )
     def filter(
         self,
         *,
@@ -274,12 +286,14 @@ class ClientPool:
         return self.subset(keep)
 
     # ---- summaries
+    @accepts()
     def aggregate_rate(self) -> pd.Series:
         """Aggregate request rate (req/s) per 600 s window, indexed by window start (s)."""
         return pd.Series(
             self.rate_rps.sum(axis=0), index=pd.Index(self.window_start_s, name="window_start_s"), name="rate_rps"
         )
 
+    @accepts()
     def client_summary(self) -> pd.DataFrame:
         """One row per client over the pool's span.
 
@@ -321,16 +335,19 @@ class ClientPool:
         np.add.at(out.T, lw, req.T)
         return out
 
+    @accepts()
     def cv_distribution(self) -> tuple[np.ndarray, np.ndarray]:
         """``(cv, weight)`` over active client-windows, weight = requests in the window (rate-weighted CV)."""
         active = self.family > 0
         return self.cv[active], self.rate_rps[active] * self.window_s
 
+    @accepts(q=AnyOf(Real(ge=0.0, le=1.0), Array(ge=0.0, le=1.0)))
     def weighted_cv_quantiles(self, q: Any = (0.1, 0.25, 0.5, 0.75, 0.9)) -> np.ndarray:
         """Quantiles of the rate-weighted CV distribution of :meth:`cv_distribution`."""
         cv, w = self.cv_distribution()
         return weighted_quantile(cv, w, q)
 
+    @accepts()
     def pooled_pmf(self, field: str) -> tuple[np.ndarray, np.ndarray]:
         """The pool's length distribution of ``field``: every client-window PMF weighted by its requests."""
         one_of("field", field, self.fields)
@@ -338,6 +355,7 @@ class ClientPool:
         keep = w > 0
         return mixture(self.tables[field], self.length_index[keep], w[keep])
 
+    @accepts(q=AnyOf(Real(ge=0.0, le=1.0), Array(ge=0.0, le=1.0)))
     def length_percentiles(self, q: Any = (0.5, 0.9, 0.99)) -> pd.DataFrame:
         """Percentiles of every length field of the pooled (request-weighted) distribution."""
         q = array_1d("q", q, low=0.0, high=1.0, min_size=1)

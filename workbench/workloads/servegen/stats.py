@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..._contracts import accepts
 from ..._validate import integer, one_of
 from .pool import ClientPool
 
@@ -32,6 +33,7 @@ __all__ = [
 ]
 
 
+@accepts()
 def lorenz_curve(pool: ClientPool) -> tuple[np.ndarray, np.ndarray]:
     """``(client_fraction, request_fraction)``: clients sorted from busiest, cumulative share of requests.
 
@@ -49,6 +51,7 @@ def lorenz_curve(pool: ClientPool) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+@accepts()
 def top_share(pool: ClientPool, k: int = 10) -> float:
     """Share of the pool's requests carried by its ``k`` busiest clients."""
     k = integer("k", k, minimum=1)
@@ -56,6 +59,7 @@ def top_share(pool: ClientPool, k: int = 10) -> float:
     return float(y[min(k, y.size - 1)])
 
 
+@accepts()
 def variance_share(pool: ClientPool) -> np.ndarray:
     """Each client's share of the variance of the aggregate rate across windows (sums to 1)."""
     r = pool.rate_rps
@@ -67,6 +71,7 @@ def variance_share(pool: ClientPool) -> np.ndarray:
     return ((r - r.mean(axis=1, keepdims=True)) * da).sum(axis=1) / var
 
 
+@accepts()
 @dataclass(frozen=True)
 class PoolBurstiness:
     """How bursty a pool's clients are (:func:`burstiness`).
@@ -87,6 +92,7 @@ class PoolBurstiness:
     gamma_fraction: float
 
 
+@accepts()
 def burstiness(pool: ClientPool) -> PoolBurstiness:
     """Rate-weighted CV quartiles over active client-windows, and the fraction of windows fitted by each family.
 
@@ -109,6 +115,7 @@ def burstiness(pool: ClientPool) -> PoolBurstiness:
     )
 
 
+@accepts()
 def diurnal_profile(pool: ClientPool) -> pd.Series:
     """Mean aggregate rate (req/s) per hour of day (0-23) over the pool's span; hours with no data are NaN."""
     hours = ((pool.window_start_s % 86400) // 3600).astype(np.int64)
@@ -126,6 +133,7 @@ def _own_weights(pool: ClientPool) -> np.ndarray:
     return np.bincount(pool.length_index[pool.own_lengths], weights=req[pool.own_lengths], minlength=n)
 
 
+@accepts()
 def exponential_ks(pool: ClientPool, field: str) -> float:
     """Request-weighted mean KS distance between each client-window PMF of ``field`` and an exponential of its mean.
 
@@ -145,6 +153,7 @@ def exponential_ks(pool: ClientPool, field: str) -> float:
     return float((ks * w).sum() / w.sum()) if w.sum() > 0 else float("nan")
 
 
+@accepts()
 def window_means(pool: ClientPool, field: str) -> np.ndarray:
     """Request-weighted mean of ``field`` in each 6 h window (clients' own PMFs only; NaN where none)."""
     one_of("field", field, pool.fields)
@@ -154,6 +163,7 @@ def window_means(pool: ClientPool, field: str) -> np.ndarray:
         return (m * req).sum(axis=0) / req.sum(axis=0)
 
 
+@accepts()
 def bimodality_coefficient(x: np.ndarray) -> float:
     """Sarle's bimodality coefficient ``(g^2 + 1) / (k + 3 (n-1)^2 / ((n-2)(n-3)))``; > 5/9 suggests bimodality.
 
