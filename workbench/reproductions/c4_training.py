@@ -71,8 +71,8 @@ def gain_sweep() -> pd.DataFrame:
     "validation corpus, gradients reduced in FP32 and parameters gathered in BF16, as Megatron-LM does with BF16). "
     "The gain spreads widely at the same share (0% when TP=1 puts ring neighbours on one leaf, over 50% when TP=8 "
     "and PP=1 push every DP flow across the spine), so 'moderate communication' alone does not pin it down. With "
-    "the validated model the interquartile range at a 10-30% share starts just above C4's 15% and the median gain "
-    "(29%) is nearly twice C4's figure (with the earlier model, one efficiency constant and BF16 gradients, 15% "
+    "the validated model the interquartile range at a 10-30% share starts at or just above C4's 15% and the "
+    "median gain is nearly twice C4's figure (with the earlier model, one efficiency constant and BF16 gradients, 15% "
     "lay inside the range). The shortcut gain = share x (R - 1) of notebook 02 under-estimates by a few points: the "
     "backward-overlap window hides part of the planned DP time but none of ECMP's extra time.",
 )
