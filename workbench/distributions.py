@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-@accepts()
+@accepts(x=Array(finite=False, allow_nan=True))
 def ecdf(x: np.ndarray, *, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
     """Empirical CDF of ``x`` (NaN dropped; +inf kept at the top), thinned to about ``points``.
 
@@ -56,7 +56,7 @@ def ecdf(x: np.ndarray, *, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
     return weighted_cdf(x, np.ones(x.size), points=points)
 
 
-@accepts()
+@accepts(x=Array(min_size=1, finite=False), w=Array(ge=0.0, min_size=1))
 def weighted_cdf(x: np.ndarray, w: np.ndarray, *, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
     """``(x_sorted, cumulative weight fraction)`` of weighted samples, thinned to about ``points`` for plotting.
 
@@ -133,7 +133,7 @@ def survival_at_values(x) -> tuple[np.ndarray, np.ndarray]:
     return vals.astype(float), ccdf
 
 
-@accepts()
+@accepts(values=Array(min_size=1), probs=Array(ge=0.0, min_size=1))
 def pmf_ccdf(values: np.ndarray, probs: np.ndarray, *, points: int = 300) -> tuple[np.ndarray, np.ndarray]:
     """``(values, P(X > value))`` of a PMF at about ``points`` log-spaced values (for log-log plots).
 

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from . import arrivals
-from ._contracts import Array, accepts
+from ._contracts import NONNEGATIVE, Array, accepts, output
 from ._rng import Seed, generator, spawn
 from ._validate import array_1d, in_range, integer, nonnegative, one_of, positive
 
@@ -264,7 +264,7 @@ def make_cluster(
     return Cluster(uplink, slots_per_rack, predicted, realized, intensive)
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class Placement:
     """Where every task ended up and the resulting ToR utilizations.
@@ -418,7 +418,7 @@ def _migrate(cluster: Cluster, rack: np.ndarray, cut_gbps: float, threshold: flo
     return rack, moved
 
 
-@accepts()
+@accepts(utilization=NONNEGATIVE)
 def tor_latency(utilization, curve: pd.DataFrame, column: str = "mean_latency_s") -> np.ndarray:
     """Latency of each ToR read off a latency-vs-utilization curve (ToRs at or above the curve's end get its end).
 

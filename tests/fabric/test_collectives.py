@@ -111,8 +111,8 @@ def test_random_destinations_are_uniform_over_the_other_hosts():
     [
         ([0, 1], 1, ValueError, "n_hosts"),
         ([0, 4], 4, ValueError, r"host ids in \[0, 3\]"),
-        ([-1], 4, ValueError, "host ids"),
-        ([0.5], 4, ValueError, "integer array"),
+        ([-1], 4, ValueError, r"src must be >= 0.*integers >= 0"),
+        ([0.5], 4, ValueError, r"src must hold integers"),
         ([[0, 1]], 4, ValueError, "1-D"),
     ],
 )

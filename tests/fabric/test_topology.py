@@ -100,5 +100,5 @@ def test_bad_path_arguments():
         path_links(topo, [0], [4], [0])
     with pytest.raises(ValueError, match="spine"):
         path_links(topo, [0], [2], [2])
-    with pytest.raises(TypeError, match="LeafSpine"):
+    with pytest.raises(TypeError, match="topology must be a Topology"):
         path_links("fabric", [0], [2], [0])

@@ -72,7 +72,7 @@ def test_slo_below_the_service_time_is_named():
 def test_bad_services_and_weights():
     with pytest.raises(ValueError, match="workers of service 'x'"):
         Service("x", 0, 1.0)
-    with pytest.raises(ValueError, match="mean_ms of service 'x'"):
+    with pytest.raises(ValueError, match=r"Service\('x'\): mean_ms must be >= 0"):
         Service("x", 1, -1.0)
     with pytest.raises(ValueError, match="weight of request type 't'"):
         CallGraph("g", SVCS, (RequestType("t", "a", weight=-1.0),), 10.0)

@@ -10,11 +10,13 @@ import numpy as np
 from scipy import special, stats
 
 from .. import _validate as V
+from .._contracts import accepts, output
 
 if TYPE_CHECKING:
     pass
 
 
+@output
 @dataclass(frozen=True)
 class GammaFit:
     """Maximum-likelihood Gamma fit of gaps, with goodness of fit against the exponential (Poisson arrivals).
@@ -50,6 +52,7 @@ class GammaFit:
         return self.p_value < 0.05 and self.ks_gamma < self.ks_exponential
 
 
+@accepts()
 def gamma_shape_mle(log_mean_minus_mean_log: np.ndarray) -> np.ndarray:
     """Maximum-likelihood Gamma shape for each entry of ``s = log(mean(x)) - mean(log(x))`` (``s > 0``).
 
@@ -75,6 +78,7 @@ def gamma_shape_mle(log_mean_minus_mean_log: np.ndarray) -> np.ndarray:
     return k
 
 
+@accepts()
 def fit_gamma(gaps_s: np.ndarray, *, ks_max_samples: int = 200_000) -> GammaFit:
     """Maximum-likelihood Gamma fit (shape, rate) of strictly positive gaps.
 

@@ -16,6 +16,7 @@ import numpy as np
 from scipy import special, stats
 
 from .. import _validate as V
+from .._contracts import Real, accepts
 from .._rng import Seed, generator
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class _Renewal:
         return 1.0 / self.rate_rps
 
 
+@accepts()
 @dataclass(frozen=True)
 class Poisson(_Renewal):
     """Poisson arrivals: exponential gaps with mean ``1/rate_rps``.
@@ -67,6 +69,7 @@ class Poisson(_Renewal):
         return stats.expon.pdf(x_s, scale=self.mean_s)
 
 
+@accepts(shape=Real(gt=0.0, finite=False))  # infinite shape: constant spacing (vLLM's burstiness -> inf)
 @dataclass(frozen=True)
 class Gamma(_Renewal):
     """Gamma-renewal arrivals with mean rate ``rate_rps`` and shape ``shape`` (CV = 1/sqrt(shape)).
@@ -131,6 +134,7 @@ class Gamma(_Renewal):
         return stats.gamma.pdf(x_s, self.shape, scale=self.scale_s)
 
 
+@accepts()
 def weibull_shape_from_cv(cv: float | np.ndarray) -> np.ndarray:
     """The Weibull shape ``k`` whose CV is ``cv``: solves ``Gamma(1+2/k)/Gamma(1+1/k)^2 - 1 = cv^2``.
 
@@ -158,6 +162,7 @@ def weibull_shape_from_cv(cv: float | np.ndarray) -> np.ndarray:
     return np.exp(0.5 * (lo + hi))
 
 
+@accepts()
 @dataclass(frozen=True)
 class Weibull(_Renewal):
     """Weibull-renewal arrivals with mean rate ``rate_rps`` and gap CV ``cv`` (shape from :func:`weibull_shape_from_cv`).
@@ -193,9 +198,16 @@ class Weibull(_Renewal):
         return stats.weibull_min.pdf(x_s, self.shape, scale=self.scale_s)
 
 
+@accepts()
 @dataclass(frozen=True)
 class Deterministic(_Renewal):
-    """Constant spacing ``1/rate_rps`` (CV 0)."""
+    """Constant spacing ``1/rate_rps`` (CV 0).
+
+    Examples
+    --------
+    >>> arrival_times(Deterministic(4.0), 3, seed=0).tolist()
+    [0.25, 0.5, 0.75]
+    """
 
     @property
     def cv(self) -> float:
@@ -210,6 +222,7 @@ class Deterministic(_Renewal):
 Process = Poisson | Gamma | Weibull | Deterministic
 
 
+@accepts()
 def renewal(rate_rps: float, cv: float, family: Family = "gamma") -> Process:
     """A renewal process with the given mean rate and gap CV: ``cv = 0`` is :class:`Deterministic`; otherwise
     :class:`Gamma` (shape 1/cv^2) or :class:`Weibull`.
@@ -232,6 +245,7 @@ def _check_process(process: object) -> Process:
     return process
 
 
+@accepts()
 def arrival_times(
     process: Process,
     n: int,
@@ -265,6 +279,7 @@ def arrival_times(
     return times + start_s if start_s else times
 
 
+@accepts()
 def arrivals_until(process: Process, duration_s: float, *, seed: Seed = None, start_s: float = 0.0) -> np.ndarray:
     """All arrival times in ``[start_s, start_s + duration_s)``, the process started in equilibrium at ``start_s``.
 
@@ -301,6 +316,7 @@ def _stationary_excess(
     return u * out
 
 
+@accepts()
 def piecewise_arrivals(
     start_s: float | np.ndarray,
     duration_s: float | np.ndarray,
@@ -430,6 +446,7 @@ def piecewise_arrivals(
     return times[order], rows[order]
 
 
+@accepts()
 def superpose(*streams: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Merge independent arrival-time arrays into one sorted stream; returns ``(times_s, stream_index)``.
 

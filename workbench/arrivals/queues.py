@@ -11,6 +11,7 @@ import numpy as np
 from scipy import optimize
 
 from .. import _validate as V
+from .._contracts import Int, Items, Real, accepts, output
 from .._rng import Seed, spawn
 from .processes import Deterministic, Gamma, Poisson, Process, _check_process
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+@accepts()
 def lindley_waits(interarrival_s: np.ndarray, service_s: np.ndarray) -> np.ndarray:
     """Waiting times in a single-server FIFO queue, by the Lindley recursion in closed form.
 
@@ -41,6 +43,7 @@ def lindley_waits(interarrival_s: np.ndarray, service_s: np.ndarray) -> np.ndarr
     return u - np.minimum.accumulate(np.minimum(u, 0.0))
 
 
+@accepts()
 def queue_waits(
     process: Process,
     utilization: float,
@@ -73,6 +76,7 @@ def queue_waits(
     return lindley_waits(gaps, svc)
 
 
+@output
 @dataclass(frozen=True)
 class GIM1Wait:
     """Exact waiting time of a GI/M/1 queue: ``P(W > t) = sigma * exp(-decay_per_s * t)``.
@@ -101,6 +105,7 @@ class GIM1Wait:
         return self.sigma * np.exp(-self.decay_per_s * np.asarray(t_s, dtype=float))
 
 
+@accepts()
 def gim1_wait(process: Poisson | Gamma | Deterministic, utilization: float) -> GIM1Wait:
     """Exact FIFO waiting time for Poisson, Gamma or constant-spacing arrivals at an exponential server.
 
@@ -158,6 +163,7 @@ def _gim1_decay_fraction(log_lst, mu: float, rho: float) -> float:
     return float(optimize.brentq(h, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500))
 
 
+@accepts()
 def kingman_mean_wait(utilization: float, ca2: float, cs2: float, mean_service_s: float) -> float:
     """Kingman's approximation of the mean FIFO wait: ``rho/(1-rho) * (ca^2 + cs^2)/2 * E[S]``.
 
@@ -173,6 +179,7 @@ def kingman_mean_wait(utilization: float, ca2: float, cs2: float, mean_service_s
     return rho / (1 - rho) * (ca2 + cs2) / 2 * mean_service_s
 
 
+@accepts()
 def kingman_wait_quantile(q: float, utilization: float, ca2: float, cs2: float, mean_service_s: float) -> float:
     """Quantile of the FIFO wait under the heavy-traffic approximation: exponential with Kingman's mean.
 
@@ -185,6 +192,7 @@ def kingman_wait_quantile(q: float, utilization: float, ca2: float, cs2: float, 
     return -math.log1p(-q) * kingman_mean_wait(utilization, ca2, cs2, mean_service_s)
 
 
+@accepts(n=Int(ge=2, le=10**8), percentiles=Items(Real(ge=0.0, le=100.0), min_size=1))
 def compare_waits(
     rate_rps: float,
     burstiness: float,

@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _validate as V
+from .._contracts import accepts
 from ..distributions import counts_per_window
 
 if TYPE_CHECKING:
     pass
 
 
+@accepts()
 def cv(gaps_s: np.ndarray) -> float:
     """Coefficient of variation (std / mean, sample std with ddof=1) of inter-arrival gaps.
 
@@ -40,11 +42,19 @@ def _sorted_times(name: str, times_s: np.ndarray, min_size: int) -> np.ndarray:
     return t
 
 
+@accepts()
 def interarrival_cv(times_s: np.ndarray) -> float:
-    """CV of the gaps between consecutive (sorted) arrival times."""
+    """CV of the gaps between consecutive (sorted) arrival times.
+
+    Examples
+    --------
+    >>> round(interarrival_cv(np.array([0.0, 1.0, 2.0, 4.0])), 3)
+    0.433
+    """
     return cv(np.diff(_sorted_times("times_s", times_s, 3)))
 
 
+@accepts()
 def index_of_dispersion(
     times_s: np.ndarray, window_s: float | np.ndarray, *, start_s: float | None = None, end_s: float | None = None
 ) -> float | np.ndarray:

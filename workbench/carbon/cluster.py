@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _validate as V
-from .._contracts import accepts
+from .._contracts import accepts, output
 from .._rng import Seed, generator
 from .dags import QUERIES, SCALES, JobDAG, load_job
 from .schedulers import Scheduler, make_scheduler
@@ -46,7 +46,7 @@ __all__ = ["SimResult", "simulate", "sample_jobs", "poisson_arrivals", "DEFAULT_
 DEFAULT_POWER_W = 237.0
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class SimResult:
     """What one simulation produced.
@@ -363,7 +363,13 @@ def sample_jobs(n: int, scales: Sequence[str] = SCALES, seed: Seed = 0) -> list[
 
 @accepts()
 def poisson_arrivals(n: int, mean_interarrival_s: float, seed: Seed = 0) -> np.ndarray:
-    """Arrival times of a Poisson stream of ``n`` jobs, the first at 0 (s)."""
+    """Arrival times of a Poisson stream of ``n`` jobs, the first at 0 (s).
+
+    Examples
+    --------
+    >>> poisson_arrivals(3, 60.0, seed=0).round(1).tolist()
+    [0.0, 40.8, 102.0]
+    """
     n = V.integer("n", n, minimum=1)
     m = V.positive("mean_interarrival_s", mean_interarrival_s)
     gaps = generator(seed).exponential(m, n - 1)

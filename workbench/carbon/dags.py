@@ -48,7 +48,6 @@ _ROOT = "carbon-dag/tpch"
 KINDS = ("first_wave", "rest_wave", "fresh_durations")
 
 
-@accepts()
 class DagError(ValueError):
     """A job DAG that cannot be used: the message names the file (or job) and what is wrong."""
 

@@ -286,7 +286,13 @@ class Pcaps(Scheduler):
 @accepts()
 def make_scheduler(name: str, gamma: float = 0.5, alpha: float = 0.0, cap_minimum: int | None = None) -> Scheduler:
     """A scheduler by name (one of :data:`SCHEDULERS`); ``gamma`` for PCAPS, ``alpha`` for fair sharing,
-    ``cap_minimum`` for CAP's always-allowed executors ``B`` (default: a fifth of the cluster)."""
+    ``cap_minimum`` for CAP's always-allowed executors ``B`` (default: a fifth of the cluster).
+
+    Examples
+    --------
+    >>> [type(make_scheduler(k)).__name__ for k in SCHEDULERS]
+    ['Fifo', 'Fair', 'CriticalPath', 'CriticalPath', 'Cap', 'Cap', 'Pcaps']
+    """
     V.one_of("scheduler", name, SCHEDULERS)
     if name == "fifo":
         return Fifo()

@@ -67,7 +67,6 @@ _COL_LCA = "Carbon Intensity gCO₂eq/kWh (LCA)"
 _COL_EST = "Data Estimated"
 
 
-@accepts()
 class TraceError(ValueError):
     """A carbon trace that cannot be used: the message names the file (and line) and what is wrong."""
 
@@ -262,7 +261,16 @@ def forecast_bounds(values: np.ndarray, horizon: int = 48) -> tuple[np.ndarray, 
 def trace_summary(trace: CarbonTrace, kind: str = "direct") -> dict[str, float | str]:
     """Summary of a trace: mean, min, max, mean daily spread (max - min within each UTC day, averaged over whole
     days), coefficient of variation, the share of hours below the mean of the next 48 hours, and the share of
-    estimated hours."""
+    estimated hours.
+
+    Examples
+    --------
+    >>> h = np.arange(np.datetime64("2023-01-01T00"), np.datetime64("2023-01-03T00"))
+    >>> v = 300 + 100 * np.sin(np.arange(48) / 24 * 2 * np.pi)
+    >>> s = trace_summary(CarbonTrace("DE", h, v, 1.2 * v, np.zeros(48, bool)))
+    >>> s["hours"], round(s["mean"], 1), round(s["daily_spread"], 1)
+    (48, 300.0, 200.0)
+    """
     v = trace.values(kind)
     days = v.size // 24
     day = v[: days * 24].reshape(days, 24) if days else v.reshape(1, -1)

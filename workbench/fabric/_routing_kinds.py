@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .._contracts import accepts
 from .._validate import integer, one_of
 
 __all__ = ["ROUTINGS", "Routing", "parse_routing"]
@@ -20,6 +21,7 @@ _KINDS = ("ecmp", "mp", "spray", "minimal", "planned")
 _MP = re.compile(r"^mp-?(\d+)$")
 
 
+@accepts()
 @dataclass(frozen=True)
 class Routing:
     """A parsed routing: ``kind`` (``ecmp``/``mp``/``spray``/``minimal``/``planned``) and ``split``, the hashed
@@ -51,6 +53,7 @@ class Routing:
         return self.kind in ("ecmp", "mp")
 
 
+@accepts()
 def parse_routing(routing: str | Routing) -> Routing:
     """The :class:`Routing` record of a routing string (a :class:`Routing` is returned as it is).
 

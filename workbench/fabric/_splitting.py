@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .._contracts import Array, accepts, same_length
 from .._validate import integer
 from ._groups import group_ranks
 from .topology import LeafSpine
@@ -33,6 +34,7 @@ def live_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray) -> tuple[np
     return count, order
 
 
+@accepts(same_length("src", "dst", "size_bytes"), src=Array(integer=True, ge=0), dst=Array(integer=True, ge=0))
 def minimal_split_subflows(
     topology: LeafSpine, src: np.ndarray, dst: np.ndarray, size_bytes: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -101,6 +103,7 @@ def expand_slots(slot0: np.ndarray, pieces: np.ndarray, s, flow_rep: np.ndarray 
     return slot % s
 
 
+@accepts()
 def min_split_pieces(n: int, s: int) -> tuple[int, int]:
     """``(pieces per leftover flow, total subflows)`` of the minimal splitting rule for ``n`` flows over ``s`` paths.
 

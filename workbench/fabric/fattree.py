@@ -333,7 +333,15 @@ def _planned_paths(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.nda
 def fat_tree_link_loads(
     topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, routing: Routing, seed: Seed = None
 ) -> np.ndarray:
-    """Bytes per link of the flows under a parsed ``routing`` on a fat-tree (see the module docstring)."""
+    """Bytes per link of the flows under a parsed ``routing`` on a fat-tree (see the module docstring).
+
+    Examples
+    --------
+    >>> from workbench.fabric.routing import parse_routing
+    >>> t, src, dst = fat_tree(4), np.array([0, 1]), np.array([8, 15])
+    >>> float(fat_tree_link_loads(t, src, dst, np.array([1e6, 2e6]), parse_routing("ecmp"), seed=0).sum())
+    18000000.0
+    """
     npaths = fat_tree_n_paths(topo, src, dst)
     kind, x = routing.kind, routing.split
     if routing.hashed:
@@ -365,7 +373,15 @@ def fat_tree_link_loads(
 def fat_tree_connections(
     topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, routing: Routing
 ) -> np.ndarray:
-    """Connections per host under a parsed ``routing`` (see :func:`workbench.fabric.connections_per_host`)."""
+    """Connections per host under a parsed ``routing`` (see :func:`workbench.fabric.connections_per_host`).
+
+    Examples
+    --------
+    >>> from workbench.fabric.routing import parse_routing
+    >>> fat_tree_connections(fat_tree(4), np.array([0, 1]), np.array([8, 15]), np.array([1e6, 2e6]),
+    ...                      parse_routing("ecmp")).tolist()[:3]
+    [1, 1, 0]
+    """
     n = topo.n_hosts
     per_flow = np.bincount(src, minlength=n)
     if routing.kind == "mp":

@@ -1,5 +1,8 @@
 """Failure mitigation ranked by connection-level performance: a fast flow-level estimator on a leaf-spine (SWARM).
 
+The module is longer than ~500 lines because the estimator, the mitigations and the ranking share one flow model
+(the per-cable weights, drop rates and capacities each reads); :mod:`.mitigation_check` holds the packet-level check.
+
 SWARM (Namyar et al., "Enhancing Network Failure Mitigation with Performance-Aware Ranking", NSDI'25; arXiv
 2305.13792) ranks the mitigations an operator could install for a failure (take a lossy link down, drain a switch,
 re-weight ECMP, do nothing) by their estimated effect on *connection-level performance* (CLP: short-flow FCT tails,
@@ -59,7 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._contracts import Array, Choice, Instance, Int, Items, accepts
+from .._contracts import Array, Choice, Instance, Int, Items, Real, Rule, accepts, same_length
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive, probability
 from ..aqm.workload import web_search
@@ -158,7 +161,7 @@ class LinkFailure:
         in_range("capacity_fraction", self.capacity_fraction, 0.0, 1.0, low_inclusive=False)
 
 
-@accepts()
+@accepts(rtt_s=Real(gt=0.0), mss_bytes=Real(gt=0.0))
 def mathis_rate_bps(mss_bytes: float, rtt_s: float, loss: float | np.ndarray) -> np.ndarray:
     """TCP's loss-limited rate ``MSS / RTT * sqrt(3/2) / sqrt(p)`` in bit/s (Mathis et al. 1997); ``inf`` at ``p=0``.
 
@@ -325,7 +328,18 @@ def operator_rule(fabric: Fabric, failures, threshold: float = 0.75) -> str:
 
 
 @accepts(
-    src=Array(integer=True, ge=0), dst=Array(integer=True, ge=0), u=Array(ge=0.0, le=1.0), weight=Array(ndim=2, ge=0.0)
+    same_length("src", "dst", "u"),
+    Rule(
+        ("fabric", "weight"),
+        lambda fabric, weight: weight.shape == (fabric.leaves, fabric.spines),
+        lambda fabric, weight: (
+            f"weight must be (leaves, spines) = ({fabric.leaves}, {fabric.spines}), got {weight.shape}"
+        ),
+    ),
+    src=Array(integer=True, ge=0),
+    dst=Array(integer=True, ge=0),
+    u=Array(ge=0.0, le=1.0),
+    weight=Array(ndim=2, ge=0.0),
 )
 def choose_spines(fabric: Fabric, src, dst, u, weight) -> np.ndarray:
     """Spine of every flow drawn from its path weights with its uniform ``u`` (-1: rack-local; -2: no live path)."""

@@ -59,6 +59,9 @@ __all__ = [
     "LINK_KINDS",
 ]
 
+#: Spine indices, -1 for a rack-local flow (which crosses no spine; its link ids are masked by the caller).
+_SPINES = AnyOf(Int(ge=-1), Array(integer=True, ge=-1))
+
 #: Link kinds in id order (see the module docstring).
 LINK_KINDS = ("host_up", "host_down", "leaf_up", "spine_down")
 
@@ -125,12 +128,12 @@ class LeafSpine(Topology):
         """Leaf index of each host id."""
         return np.asarray(hosts, dtype=np.int64) // self.hosts_per_leaf
 
-    @accepts(leaf=INDICES, spine=INDICES)
+    @accepts(leaf=INDICES, spine=_SPINES)
     def leaf_up(self, leaf: Any, spine: Any) -> np.ndarray:
         """Link id of ``leaf -> spine`` (broadcasting arrays)."""
         return self.leaf_up_base + np.asarray(leaf, dtype=np.int64) * self.spines + np.asarray(spine, dtype=np.int64)
 
-    @accepts(spine=INDICES, leaf=INDICES)
+    @accepts(spine=_SPINES, leaf=INDICES)
     def spine_down(self, spine: Any, leaf: Any) -> np.ndarray:
         """Link id of ``spine -> leaf`` (broadcasting arrays)."""
         return self.spine_down_base + np.asarray(leaf, dtype=np.int64) * self.spines + np.asarray(spine, dtype=np.int64)
@@ -289,7 +292,7 @@ def leaf_spine(
     return LeafSpine(leaves, spines, hosts_per_leaf, host_gbps, uplink_gbps, tuple(pairs))
 
 
-@accepts(src=INDICES, dst=INDICES, spine=AnyOf(Int(ge=-1), Array(integer=True, ge=-1)))
+@accepts(src=INDICES, dst=INDICES, spine=_SPINES)
 def path_links(topology: LeafSpine, src: Any, dst: Any, spine: Any) -> np.ndarray:
     """Link ids traversed by each flow ``src -> dst`` routed through ``spine``; vectorized.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .controllers import breakwater_credits, dagor_level, rajomon_price
+from .controllers import _breakwater_credits, _dagor_level, _rajomon_price
 
 
 @njit(cache=True)
@@ -167,17 +167,17 @@ def run(
                         mean = w_sum[s] / w_n[s] if w_n[s] > 0 else 0.0
                         if qlen[s] > 0:
                             mean = max(mean, now - qt[s, qhead[s]])
-                        level[s] = dagor_level(level[s], mean, prm[0], prm[1], prm[2])
+                        level[s] = _dagor_level(level[s], mean, prm[0], prm[1], prm[2])
                         w_sum[s] = 0.0
                         w_n[s] = 0.0
                         w_arr[s] = 0.0
                         w_start[s] = now
                     ctl[tick, s] = level[s]
                 elif kind == 2:
-                    credits[s] = breakwater_credits(credits[s], d, prm[0], prm[1], prm[2], float(svc_workers[s]))
+                    credits[s] = _breakwater_credits(credits[s], d, prm[0], prm[1], prm[2], float(svc_workers[s]))
                     ctl[tick, s] = credits[s]
                 elif kind == 3:
-                    own[s] = rajomon_price(own[s], d, prm[0], prm[1], prm[2])
+                    own[s] = _rajomon_price(own[s], d, prm[0], prm[1], prm[2])
                     ctl[tick, s] = own[s]
                 qlen_t[tick, s] = qlen[s]
                 w_max[s] = 0.0

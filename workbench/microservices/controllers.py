@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from .._contracts import accepts
+from .._contracts import Array, Real, accepts
 from .._validate import in_range, one_of, positive
 
 __all__ = [
@@ -114,6 +114,17 @@ def make_controller(name: str, threshold_ms: float | None = None, **params: floa
 
 
 @njit(cache=True)
+def _rajomon_price(price: float, delay_s: float, threshold_s: float, step: float, decrement: float) -> float:
+    """Compiled kernel of :func:`rajomon_price` (called from the engine's compiled loop; unchecked)."""
+    diff = delay_s - threshold_s
+    if diff > 0.0:
+        price += step * diff / 0.010
+    elif 2.0 * diff < -threshold_s:
+        price -= decrement
+    return max(price, 0.0)
+
+
+@accepts(price=Real(ge=0.0), delay_s=Real(ge=0.0), threshold_s=Real(gt=0.0), step=Real(ge=0.0), decrement=Real(ge=0.0))
 def rajomon_price(price: float, delay_s: float, threshold_s: float, step: float, decrement: float) -> float:
     """Rajomon's price update for one interval: ``+ step`` per 10 ms of queueing delay above ``threshold_s``,
     ``- decrement`` when the delay is below half the threshold, unchanged in between; never below zero.
@@ -125,24 +136,12 @@ def rajomon_price(price: float, delay_s: float, threshold_s: float, step: float,
     >>> rajomon_price(5.0, 0.0005, 0.002, 10.0, 1.0)  # under half the threshold: -1
     4.0
     """
-    diff = delay_s - threshold_s
-    if diff > 0.0:
-        price += step * diff / 0.010
-    elif 2.0 * diff < -threshold_s:
-        price -= decrement
-    return max(price, 0.0)
+    return _rajomon_price(price, delay_s, threshold_s, step, decrement)
 
 
 @njit(cache=True)
-def split_tokens(tokens: float, own_price: float, child_prices: np.ndarray) -> np.ndarray:
-    """Tokens a service passes to its calls: it keeps ``own_price`` and gives each call its known price plus an
-    equal share of what is left over the calls' summed prices.
-
-    Examples
-    --------
-    >>> split_tokens(20.0, 2.0, np.array([3.0, 5.0])).tolist()  # surplus 20 - 2 - 8 = 10 -> 5 each
-    [8.0, 10.0]
-    """
+def _split_tokens(tokens: float, own_price: float, child_prices: np.ndarray) -> np.ndarray:
+    """Compiled kernel of :func:`split_tokens` (called from the engine's compiled loop; unchecked)."""
     n = child_prices.shape[0]
     out = np.empty(n)
     if n == 0:
@@ -153,7 +152,36 @@ def split_tokens(tokens: float, own_price: float, child_prices: np.ndarray) -> n
     return out
 
 
+@accepts(tokens=Real(ge=0.0), own_price=Real(ge=0.0), child_prices=Array(ge=0.0))
+def split_tokens(tokens: float, own_price: float, child_prices: np.ndarray) -> np.ndarray:
+    """Tokens a service passes to its calls: it keeps ``own_price`` and gives each call its known price plus an
+    equal share of what is left over the calls' summed prices.
+
+    Examples
+    --------
+    >>> split_tokens(20.0, 2.0, np.array([3.0, 5.0])).tolist()  # surplus 20 - 2 - 8 = 10 -> 5 each
+    [8.0, 10.0]
+    """
+    return _split_tokens(tokens, own_price, child_prices)
+
+
 @njit(cache=True)
+def _dagor_level(level: float, mean_delay_s: float, threshold_s: float, alpha: float, beta: float) -> float:
+    """Compiled kernel of :func:`dagor_level` (called from the engine's compiled loop; unchecked)."""
+    if mean_delay_s > threshold_s:
+        level *= 1.0 - alpha
+    else:
+        level *= 1.0 + beta
+    return min(max(level, 0.01), 1.0)
+
+
+@accepts(
+    level=Real(ge=0.01, le=1.0),
+    mean_delay_s=Real(ge=0.0),
+    threshold_s=Real(gt=0.0),
+    alpha=Real(ge=0.0, le=1.0),
+    beta=Real(ge=0.0),
+)
 def dagor_level(level: float, mean_delay_s: float, threshold_s: float, alpha: float, beta: float) -> float:
     """DAGOR's admission-level update for one window: ``x (1 - alpha)`` if the mean queueing delay exceeded the
     threshold, else ``x (1 + beta)``; kept in [0.01, 1].
@@ -163,14 +191,29 @@ def dagor_level(level: float, mean_delay_s: float, threshold_s: float, alpha: fl
     >>> round(dagor_level(1.0, 0.005, 0.002, 0.05, 0.01), 4)
     0.95
     """
-    if mean_delay_s > threshold_s:
-        level *= 1.0 - alpha
-    else:
-        level *= 1.0 + beta
-    return min(max(level, 0.01), 1.0)
+    return _dagor_level(level, mean_delay_s, threshold_s, alpha, beta)
 
 
 @njit(cache=True)
+def _breakwater_credits(
+    credits: float, max_delay_s: float, target_s: float, add: float, beta: float, floor: float
+) -> float:
+    """Compiled kernel of :func:`breakwater_credits` (called from the engine's compiled loop; unchecked)."""
+    if max_delay_s < target_s:
+        credits += add
+    else:
+        credits *= max(1.0 - beta * (max_delay_s - target_s) / max_delay_s, 0.5)
+    return max(credits, floor)
+
+
+@accepts(
+    credits=Real(ge=0.0),
+    max_delay_s=Real(ge=0.0),
+    target_s=Real(gt=0.0),
+    add=Real(ge=0.0),
+    beta=Real(ge=0.0, le=1.0),
+    floor=Real(ge=0.0),
+)
 def breakwater_credits(
     credits: float, max_delay_s: float, target_s: float, add: float, beta: float, floor: float
 ) -> float:
@@ -182,8 +225,4 @@ def breakwater_credits(
     >>> breakwater_credits(100.0, 0.004, 0.002, 1.0, 0.1, 1.0)  # d = 2 x target: x (1 - 0.05)
     95.0
     """
-    if max_delay_s < target_s:
-        credits += add
-    else:
-        credits *= max(1.0 - beta * (max_delay_s - target_s) / max_delay_s, 0.5)
-    return max(credits, floor)
+    return _breakwater_credits(credits, max_delay_s, target_s, add, beta, floor)

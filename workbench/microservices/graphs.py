@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._contracts import accepts
+from .._contracts import accepts, output
 from .._validate import integer, one_of, positive
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
 DISTRIBUTIONS = ("exp", "const")
 
 
-@accepts()
 class GraphError(ValueError):
     """A call graph that cannot be simulated: the message names the request type, service or value at fault."""
 
@@ -127,7 +126,7 @@ class CallGraph:
         return float(np.min(cap[used] / v[used]))
 
 
-@accepts()
+@output
 @dataclass(frozen=True, eq=False)
 class Flat:
     """The call trees of every request type as flat arrays (nodes of all types concatenated)."""
@@ -319,6 +318,12 @@ def social_network(mix: str = "mixed", slo_ms: float = 20.0) -> CallGraph:
     ``mix``: "mixed" (DeathStarBench's wrk2 mixed workload: read-home 60%, read-user 30%, compose 10%) or
     "compose" (compose-post only: the deepest tree, 12 calls). Worker counts and means are assumptions;
     post-storage is the bottleneck of the mixed workload.
+
+    Examples
+    --------
+    >>> g = social_network()
+    >>> len(g.services), [t.name for t in g.types]
+    (12, ['read-home-timeline', 'read-user-timeline', 'compose-post'])
     """
     one_of("mix", mix, ("mixed", "compose"))
     services = (

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._contracts import accepts
+from .._contracts import accepts, output
 from .._rng import Seed, generator, keyed_int
 from .._validate import nonnegative, positive
 from . import _engine
@@ -91,7 +91,7 @@ def arrivals(graph: CallGraph, load: Load, seed: Seed = None) -> tuple[np.ndarra
     return t, types, rng.random(t.size)
 
 
-@accepts()
+@output
 @dataclass(frozen=True, eq=False)
 class SimResult:
     """One run: per-request arrays, per-service totals and the controllers' state per update tick."""

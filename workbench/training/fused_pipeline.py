@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from .. import data
-from .._contracts import accepts
+from .._contracts import accepts, output
 from .._rng import generator
 from .._validate import integer, positive
 from ._fused_kernels import _anneal_kernel, _decode, _times_from_orders
@@ -89,12 +89,10 @@ DATA_DIR = "rlhfuse-schedules"
 _INSTANCE_COLUMNS = ("exp", "pp0", "pp1", "m0", "m1", "f0", "f1", "mem0", "mem1")
 
 
-@accepts()
 class InstanceError(ValueError):
     """An instance (or a row of ``instances.csv``) outside the allowed ranges; the message names the file line."""
 
 
-@accepts()
 class ScheduleError(ValueError):
     """A schedule that is malformed or invalid; the message names the file line (or item) and the tasks involved."""
 
@@ -254,7 +252,14 @@ def _layout(inst: Instance) -> _Layout:
 @accepts()
 def task_table(inst: Instance):
     """Every task of ``inst`` as a DataFrame (task id order): model, micro-batch, task number, stage, direction,
-    GPU, duration and signed activation memory (+ taken by a forward, - released by its backward)."""
+    GPU, duration and signed activation memory (+ taken by a forward, - released by its backward).
+
+    Examples
+    --------
+    >>> t = task_table(Instance(2, 2, 2, 2, 5, 4))
+    >>> len(t), sorted(set(t["model"]))
+    (16, [0, 1])
+    """
     import pandas as pd
 
     lay = _layout(inst)
@@ -278,7 +283,7 @@ def task_table(inst: Instance):
 # ----------------------------------------------------------------------------------------------------------------------
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class LowerBound:
     """The four lower-bound terms of an instance and their maximum (``value``)."""
@@ -318,7 +323,7 @@ def lower_bound(inst: Instance) -> LowerBound:
 # ----------------------------------------------------------------------------------------------------------------------
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class Schedule:
     """A schedule: per task its ``model`` (0 Actor, 1.. Critic replicas), ``microbatch``, ``task`` number, ``gpu``,
@@ -680,7 +685,7 @@ def published_schedule(exp: int) -> Schedule:
     return read_schedule(data.require(f"{DATA_DIR}/traces/trace_exp{exp}.txt"))
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class ScheduleCheck:
     """What :func:`check_schedule` recomputes from a valid schedule's tasks."""

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._contracts import NONNEGATIVE, AnyOf, Array, Int, accepts
+from .._contracts import NONNEGATIVE, AnyOf, Array, Int, accepts, output
 from .._deps import remember
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
@@ -225,7 +225,7 @@ def inference_seconds(deployment: Deployment, prompt, output, inference_models: 
     return models * (k_tok * tok + k_pair * tok * (tok + 1) / 2)
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class TailRun:
     """One generation + inference stage, baseline and fused (seconds; see :func:`generation_stage`)."""

@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import _validate as V
+from .._contracts import Opaque, accepts
 from ..cache import check_target
 from .schema import validate_requests
 
@@ -105,6 +106,7 @@ def _burstgpt_frame(df: pd.DataFrame, time_resolution_s: float | None, model: st
     )
 
 
+@accepts(session=Opaque("the session label of each request (any hashable values)"))
 def synthetic_hash_ids(
     input_tokens: np.ndarray, block_tokens: int = 512, session: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -27,13 +27,13 @@ import numpy as np
 import pandas as pd
 
 from .. import _validate as V
-from .._contracts import accepts
+from .._contracts import Opaque, Real, accepts, output
 from .._rng import Seed, keyed, root
 
 __all__ = ["BlockPlan", "iter_chunks", "materialize", "n_blocks"]
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class BlockPlan:
     """A workload as ``n_blocks`` time blocks of ``block_s`` seconds over ``[0, duration_s)``.
@@ -51,13 +51,13 @@ class BlockPlan:
     description: str
 
 
-@accepts()
+@accepts(block_s=Real(gt=0.0))
 def n_blocks(duration_s: float, block_s: float) -> int:
     """The number of ``block_s`` blocks covering ``duration_s`` (at least one; the last one may be partial)."""
     return max(1, math.ceil(duration_s / block_s - 1e-9))
 
 
-@accepts()
+@accepts(progress=Opaque("a function called with the number of blocks done, or None"))
 def iter_chunks(plan: BlockPlan, seed: Seed, *, chunk_blocks: int = 1, progress=None) -> Iterator[pd.DataFrame]:
     """Yield the workload ``chunk_blocks`` blocks at a time (the last chunk may be shorter).
 

@@ -48,7 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import _validate as V
-from .._contracts import Opaque, accepts
+from .._contracts import Opaque, accepts, output
 from ..cache import atomic_path
 from ._frames import (
     PARQUET_ROW_GROUP_ROWS,
@@ -89,7 +89,7 @@ __all__ = [
 _BASE = frozenset({"arrival_s", "input_tokens", "output_tokens"})
 
 
-@accepts(keeps=Opaque("frozenset of the columns the format keeps, or None"))
+@output
 @dataclass(frozen=True)
 class Format:
     """One workload file format.

@@ -120,7 +120,14 @@ def validate_requests(
 
 @accepts()
 def empty_requests() -> pd.DataFrame:
-    """A request table with the standard columns and no rows."""
+    """A request table with the standard columns and no rows.
+
+    Examples
+    --------
+    >>> df = empty_requests()
+    >>> len(df), list(df.columns[:3])
+    (0, ['arrival_s', 'input_tokens', 'output_tokens'])
+    """
     return standardize(pd.DataFrame({c: np.array([], dtype=float if c == "arrival_s" else np.int64) for c in REQUIRED}))
 
 

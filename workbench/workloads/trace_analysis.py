@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from .. import data
-from .._contracts import accepts
+from .._contracts import accepts, output
 from .._deps import remember
 from .._rng import spawn
 from ..distributions import survival_at_values
@@ -90,7 +90,13 @@ def burstgpt_trace(scale: str) -> pd.DataFrame:
 
 @accepts()
 def burstgpt_label(scale: str = "full") -> str:
-    """Display name of :func:`burstgpt_trace`: ``"BurstGPT"`` or ``"BurstGPT stand-in (generated)"``."""
+    """Display name of :func:`burstgpt_trace`: ``"BurstGPT"`` or ``"BurstGPT stand-in (generated)"``.
+
+    Examples
+    --------
+    >>> burstgpt_label("quick") in ("BurstGPT", "BurstGPT stand-in (generated)")
+    True
+    """
     return "BurstGPT stand-in (generated)" if burstgpt_trace(scale).attrs.get("stand_in") else "BurstGPT"
 
 
@@ -145,7 +151,7 @@ def length_curve(df: pd.DataFrame, column: str = "input_tokens") -> dict:
     return {"values": vals, "ccdf": ccdf, "grid": grid, "fits": fits}
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class TraceAnalysis:
     """What :func:`analyze` measures on one trace.

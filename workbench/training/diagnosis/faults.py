@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._contracts import accepts
+from ..._contracts import accepts, output
 from ..._rng import Seed, generator
 from ..._validate import in_range, integer, one_of
 
@@ -107,7 +107,7 @@ class Fault:
         return self.rank // ranks_per_machine
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class FaultEffects:
     """Per-iteration effects of one fault on the job (arrays of length ``iterations``)."""

@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..._contracts import accepts
+from ..._contracts import Array, accepts
 from ..._validate import in_range, integer, positive
 from ._common import median, suspects_frame
 from .signals import FUNCTIONS, Signals, check_signals
@@ -172,7 +172,9 @@ def degradation_trigger(
     return on, where
 
 
-@accepts()
+@accepts(
+    window_iterations=Array(integer=True, ge=0, min_size=1), baseline_iterations=Array(integer=True, ge=0, min_size=1)
+)
 def localize(
     signals: Signals,
     window_iterations: np.ndarray,

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..._contracts import Opaque, Real, accepts
+from ..._contracts import Opaque, Real, accepts, output
 from ..._rng import Seed, generator, spawn
 from ..._validate import in_range, integer, nonnegative, one_of, positive, probability
 from .faults import FAULT_KINDS, FUNCTION_FAULTS, Fault, FaultEffects, fault_effects
@@ -161,7 +161,7 @@ class Noise:
         )
 
 
-@accepts()
+@output
 @dataclass(frozen=True, eq=False)
 class Signals:
     """What a job emitted, and the ground truth of what was injected.

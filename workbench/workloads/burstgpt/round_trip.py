@@ -11,14 +11,14 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ..._contracts import accepts
+from ..._contracts import accepts, output
 from ..._rng import Seed, spawn
 from .model import BurstGPTModel, fit_model, generate
 
 __all__ = ["RoundTrip", "round_trip", "round_trip_summary"]
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class RoundTrip:
     """:func:`round_trip`'s answer: the per-parameter table and the two models it compares.

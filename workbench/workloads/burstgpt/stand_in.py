@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ... import _validate as V
-from ..._contracts import accepts
+from ..._contracts import Real, Rule, accepts
 from ..._rng import Seed, spawn
 from ..schema import standardize
 from .model import from_params, generate
@@ -31,7 +31,18 @@ STAND_IN_ASSUMPTIONS = {
 }
 
 
-@accepts()
+@accepts(
+    Rule(
+        ("days", "window_s"),
+        lambda days, window_s: days * 86400.0 / window_s <= 1e6,
+        lambda days, window_s: (
+            f"window_s={window_s:g} s gives {days * 86400.0 / window_s:.3g} windows over {days:g} days, "
+            "more than 1,000,000: choose a longer window"
+        ),
+    ),
+    window_s=Real(gt=0.0),
+    days=Real(gt=0.0, le=3650.0),
+)
 def stand_in(*, days: float = 7.0, seed: Seed = 0, window_s: float = 1200.0) -> pd.DataFrame:
     """A clearly labelled BurstGPT stand-in generated from the paper's parameters plus stated assumptions.
 

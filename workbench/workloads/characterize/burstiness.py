@@ -10,11 +10,16 @@ import pandas as pd
 from scipy import special, stats
 
 from ... import _validate as V
+from ..._contracts import Array, Real, accepts
 from ..._rng import Seed, generator
 from ...arrivals import gamma_shape_mle
 from ..schema import validate_requests
 
+#: The most bins :func:`rate_series` makes (a bin width far below the span would exhaust memory first).
+MAX_BINS = 10_000_000
 
+
+@accepts(arrival_s=Array(finite=True))  # any clock: a trace's raw timestamps may precede its origin
 def detect_resolution(arrival_s: np.ndarray) -> float:
     """The effective timestamp resolution of a trace, for :func:`dequantize`.
 
@@ -48,6 +53,7 @@ def detect_resolution(arrival_s: np.ndarray) -> float:
     return 0.0
 
 
+@accepts()
 def dequantize(arrival_s: np.ndarray, resolution_s: float, *, seed: Seed = 0) -> np.ndarray:
     """Spread quantized timestamps uniformly over their resolution interval and sort.
 
@@ -84,6 +90,7 @@ def _resolution_for(df_or_t, resolution_s: float | None) -> float:
     return detect_resolution(df_or_t)
 
 
+@accepts()
 def window_gamma_fits(
     arrival_s: np.ndarray | pd.DataFrame,
     window_s: float = 1200.0,
@@ -205,6 +212,7 @@ def window_gamma_fits(
     return out
 
 
+@accepts(weights=Array(ge=0.0, optional=True), bin_s=Real(gt=0.0))
 def rate_series(arrival_s: np.ndarray | pd.DataFrame, bin_s: float = 60.0, *, weights=None) -> pd.DataFrame:
     """Requests (or ``weights``, e.g. tokens) per bin of ``bin_s`` seconds from 0 to the last arrival.
 
@@ -216,6 +224,12 @@ def rate_series(arrival_s: np.ndarray | pd.DataFrame, bin_s: float = 60.0, *, we
     t = arrival_s["arrival_s"].to_numpy(dtype=float) if isinstance(arrival_s, pd.DataFrame) else np.asarray(arrival_s)
     t = V.array_1d("arrival_s", t, min_size=1)
     bin_s = V.positive("bin_s", bin_s)
+    span = float(t.max() - min(0.0, t.min())) if t.size else 0.0
+    if span / bin_s >= MAX_BINS:
+        raise ValueError(
+            f"bin_s={bin_s:g} s over a span of {span:g} s gives {span / bin_s:.3g} bins, more than {MAX_BINS:,}: "
+            "choose a larger bin_s"
+        )
     b = np.floor((t - min(0.0, t.min())) / bin_s).astype(np.int64)
     w = None if weights is None else np.asarray(weights, dtype=float)
     counts = np.bincount(b, weights=w if w is not None else None, minlength=int(b.max()) + 1).astype(float)

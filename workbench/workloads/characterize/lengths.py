@@ -11,9 +11,11 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from ... import _validate as V
+from ..._contracts import Array, Int, Items, Real, accepts, output
 from ..schema import validate_requests
 
 
+@output
 @dataclass(frozen=True)
 class LengthFit:
     """A maximum-likelihood fit of token lengths (integers >= 1) with its goodness of fit.
@@ -69,6 +71,7 @@ def _zipf_logH(alpha: float, logk: np.ndarray) -> float:
     return float(special.logsumexp(-alpha * logk))
 
 
+@accepts()
 def zipf_cdf(k: np.ndarray, alpha: float, x_max: int) -> np.ndarray:
     """CDF of the Zipf law truncated to ``1..x_max`` (``P(X = k)`` proportional to ``k**-alpha``).
 
@@ -83,6 +86,7 @@ def zipf_cdf(k: np.ndarray, alpha: float, x_max: int) -> np.ndarray:
     return c[k] / c[-1]
 
 
+@accepts(x=Array(ge=0.0, min_size=1))
 def fit_zipf(x, *, x_max: int | None = None) -> LengthFit:
     """Maximum-likelihood truncated Zipf law on ``1..x_max`` (default: the largest length observed).
 
@@ -111,6 +115,7 @@ def fit_zipf(x, *, x_max: int | None = None) -> LengthFit:
     return LengthFit("zipf", {"alpha": alpha, "x_max": top}, n, n_zero, ll, 2 * 1 - 2 * ll, ks)
 
 
+@accepts(x=Array(ge=0.0, min_size=1))
 def fit_lognormal(x) -> LengthFit:
     """Lognormal fit of lengths >= 1 (``mu``, ``sigma`` of log length), discretized to integers for KS and AIC.
 
@@ -130,6 +135,7 @@ def fit_lognormal(x) -> LengthFit:
     return LengthFit("lognormal", fit.params, pos.size, n_zero, ll, 2 * 2 - 2 * ll, _ks_discrete(pos, fit.cdf))
 
 
+@accepts(x=Array(ge=0.0, min_size=1))
 def fit_exponential(x) -> LengthFit:
     """Exponential fit (mean of lengths >= 1), discretized to integers for KS and AIC.
 
@@ -145,6 +151,7 @@ def fit_exponential(x) -> LengthFit:
     return LengthFit("exponential", fit.params, pos.size, n_zero, ll, 2 * 1 - 2 * ll, _ks_discrete(pos, fit.cdf))
 
 
+@accepts(x=Array(ge=0.0, min_size=1))
 def fit_lengths(x, *, x_max: int | None = None) -> pd.DataFrame:
     """Fit Zipf, lognormal and exponential laws to token lengths; one row per family, best (lowest KS) first.
 
@@ -171,6 +178,7 @@ def fit_lengths(x, *, x_max: int | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("ks", ignore_index=True)
 
 
+@output
 @dataclass(frozen=True)
 class RequestResponse:
     """:func:`request_response`'s answer: the binned table and the scalars measured beside it.
@@ -198,6 +206,7 @@ class RequestResponse:
     n_failed: int
 
 
+@accepts(quantiles=Items(Real(gt=0.0, lt=1.0), min_size=1), bins=Int(ge=1, le=10**4))
 def request_response(df: pd.DataFrame, *, bins: int = 20, quantiles=(0.1, 0.5, 0.9)) -> RequestResponse:
     """Response length against request length: log-spaced request bins with the mean and quantiles of the response,
     and the rank and log-log correlations (a :class:`RequestResponse`).

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ... import _validate as V
+from ..._contracts import accepts
 from ..schema import validate_requests
 
 
@@ -15,12 +16,21 @@ def _clock(df: pd.DataFrame, origin_s_of_day: float | None) -> tuple[np.ndarray,
     return df["arrival_s"].to_numpy(dtype=float) + (float(off) if known else 0.0), known
 
 
+@accepts()
 def wall_clock(df: pd.DataFrame) -> bool:
     """Whether ``df`` records its wall-clock origin (``attrs["origin_s_of_day"]``, the trace's provenance): then
-    :func:`time_profile` bins by hour of day, otherwise by hours from the trace start."""
+    :func:`time_profile` bins by hour of day, otherwise by hours from the trace start.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> wall_clock(pd.DataFrame({"arrival_s": [0.0]}))
+    False
+    """
     return df.attrs.get("origin_s_of_day") is not None
 
 
+@accepts()
 def time_profile(
     df: pd.DataFrame,
     by: str = "hour",
@@ -74,6 +84,7 @@ def time_profile(
     return out
 
 
+@accepts()
 def periodicity(df: pd.DataFrame, *, bin_s: float = 3600.0, period_s: float = 86400.0) -> float:
     """Share of the variance of per-bin request counts explained by the position in the period.
 

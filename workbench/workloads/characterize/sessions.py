@@ -8,10 +8,12 @@ import numpy as np
 import pandas as pd
 
 from ... import _validate as V
+from ..._contracts import accepts, output
 from ..schema import validate_requests
 from .profiles import _clock
 
 
+@output
 @dataclass(frozen=True, eq=False)
 class ConversationStats:
     """The conversations of a trace (:func:`conversation_stats`).
@@ -34,6 +36,7 @@ class ConversationStats:
     mean_turns: float
 
 
+@accepts()
 def conversation_stats(df: pd.DataFrame) -> ConversationStats:
     """Turns per conversation and gaps between consecutive turns, for traces with ``session_id`` (BurstGPT v3);
     empty arrays when the trace has no sessions.
@@ -62,6 +65,7 @@ def conversation_stats(df: pd.DataFrame) -> ConversationStats:
     )
 
 
+@accepts()
 def failure_rates(df: pd.DataFrame, by: str = "model") -> pd.DataFrame:
     """Failure rate (share of requests flagged ``failed``) grouped by ``model``, ``log_type`` or ``hour`` of day.
 

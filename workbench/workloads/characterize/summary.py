@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..._contracts import accepts, output
 from ..._rng import Seed
 from ..schema import validate_requests
 from .burstiness import _resolution_for, dequantize, window_gamma_fits
@@ -22,6 +23,7 @@ def _idc(t: np.ndarray, window_s: float) -> float:
         return float("nan")
 
 
+@output
 @dataclass(frozen=True)
 class TraceSummary:
     """Headline statistics of one request trace (:func:`summarize`); ``pd.DataFrame(map(dataclasses.asdict, ...))``
@@ -69,6 +71,7 @@ class TraceSummary:
     spearman_in_out: float
 
 
+@accepts()
 def summarize(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0, label: str = "") -> TraceSummary:
     """Headline numbers of one trace for a side-by-side comparison of services: rate, burstiness, lengths,
     correlation (see :class:`TraceSummary`).

@@ -434,6 +434,15 @@ def naive_workload(
     >>> naive = naive_workload(comp, seed=0)
     >>> abs(len(naive) - len(comp)) < 300
     True
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from workbench.workloads.schema import standardize
+    >>> df = standardize(pd.DataFrame({"arrival_s": [0.0, 1.0, 2.0, 3.0], "input_tokens": [10, 20, 30, 40],
+    ...                                "output_tokens": [5, 6, 7, 8]}))
+    >>> len(naive_workload(df, seed=0)) > 0
+    True
     """
     if not isinstance(requests, pd.DataFrame) or "arrival_s" not in requests:
         raise TypeError("requests must be a request DataFrame with an arrival_s column")

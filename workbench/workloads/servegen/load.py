@@ -237,7 +237,13 @@ def _pool_from_arrays(arrays: Any, source: str) -> ClientPool:
 
 @accepts()
 def summary_path(model: str) -> Path | None:
-    """The embedded compact summary of ``model`` (``datasets/servegen/<model>.npz``) if present."""
+    """The embedded compact summary of ``model`` (``datasets/servegen/<model>.npz``) if present.
+
+    Examples
+    --------
+    >>> summary_path("m-small").name
+    'm-small.npz'
+    """
     _check_model(model)
     return data.find(f"servegen/summary/{model}.npz")
 

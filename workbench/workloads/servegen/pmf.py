@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..._contracts import Array, Items, Opaque, accepts
+from ..._contracts import Array, Items, Opaque, accepts, output
 
 __all__ = ["parse_pmf_literal", "PmfTable", "mixture"]
 
@@ -83,7 +83,7 @@ def parse_pmf_literal(text: str, *, where: str = "") -> tuple[np.ndarray, np.nda
     return values[order], probs[order]
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class PmfTable:
     """Many PMFs concatenated: PMF ``i`` occupies ``values[offsets[i]:offsets[i+1]]``.
@@ -199,7 +199,16 @@ def _cdf(p: np.ndarray) -> np.ndarray:
 
 @accepts()
 def mixture(table: PmfTable, index: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The mixture of PMFs ``index`` of ``table`` with ``weights``: ``(values, probabilities)`` on merged support."""
+    """The mixture of PMFs ``index`` of ``table`` with ``weights``: ``(values, probabilities)`` on merged support.
+
+    Examples
+    --------
+    >>> t = PmfTable.from_pmfs([(np.array([1.0, 2.0]), np.array([0.5, 0.5])),
+    ...                         (np.array([2.0, 3.0]), np.array([0.25, 0.75]))])
+    >>> v, p = mixture(t, np.array([0, 1]), np.array([1.0, 1.0]))
+    >>> v.tolist(), p.round(4).tolist()
+    ([1.0, 2.0, 3.0], [0.25, 0.375, 0.375])
+    """
     index = np.asarray(index, dtype=np.int64)
     weights = np.asarray(weights, dtype=float)
     counts = np.diff(table.offsets)[index]

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._contracts import AnyOf, Array, Bool, Int, Items, Opaque, Real, accepts
+from ..._contracts import AnyOf, Array, Bool, Int, Items, Opaque, Real, accepts, output
 from ..._validate import array_1d, finite, integer, nonnegative, one_of
 from ...distributions import weighted_quantile
 from .pmf import PmfTable, mixture
@@ -83,7 +83,7 @@ LENGTH_WINDOW_S = 21600.0
 FAMILIES = ("", "gamma", "weibull")
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class ClientPool:
     """One model's clients: per-window arrival statistics and per-window length PMFs, as arrays.

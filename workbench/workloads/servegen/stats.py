@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..._contracts import accepts
+from ..._contracts import accepts, output
 from ..._validate import integer, one_of
 from .pool import ClientPool
 
@@ -53,7 +53,14 @@ def lorenz_curve(pool: ClientPool) -> tuple[np.ndarray, np.ndarray]:
 
 @accepts()
 def top_share(pool: ClientPool, k: int = 10) -> float:
-    """Share of the pool's requests carried by its ``k`` busiest clients."""
+    """Share of the pool's requests carried by its ``k`` busiest clients.
+
+    Examples
+    --------
+    >>> from workbench.workloads.servegen import load_pool
+    >>> round(top_share(load_pool("m-small"), 10), 3)
+    0.928
+    """
     k = integer("k", k, minimum=1)
     _, y = lorenz_curve(pool)
     return float(y[min(k, y.size - 1)])
@@ -61,7 +68,14 @@ def top_share(pool: ClientPool, k: int = 10) -> float:
 
 @accepts()
 def variance_share(pool: ClientPool) -> np.ndarray:
-    """Each client's share of the variance of the aggregate rate across windows (sums to 1)."""
+    """Each client's share of the variance of the aggregate rate across windows (sums to 1).
+
+    Examples
+    --------
+    >>> from workbench.workloads.servegen import load_pool
+    >>> round(float(variance_share(load_pool("m-small")).sum()), 6)
+    1.0
+    """
     r = pool.rate_rps
     a = r.sum(axis=0)
     da = a - a.mean()
@@ -71,7 +85,7 @@ def variance_share(pool: ClientPool) -> np.ndarray:
     return ((r - r.mean(axis=1, keepdims=True)) * da).sum(axis=1) / var
 
 
-@accepts()
+@output
 @dataclass(frozen=True)
 class PoolBurstiness:
     """How bursty a pool's clients are (:func:`burstiness`).
@@ -117,7 +131,14 @@ def burstiness(pool: ClientPool) -> PoolBurstiness:
 
 @accepts()
 def diurnal_profile(pool: ClientPool) -> pd.Series:
-    """Mean aggregate rate (req/s) per hour of day (0-23) over the pool's span; hours with no data are NaN."""
+    """Mean aggregate rate (req/s) per hour of day (0-23) over the pool's span; hours with no data are NaN.
+
+    Examples
+    --------
+    >>> from workbench.workloads.servegen import load_pool
+    >>> diurnal_profile(load_pool("m-small")).shape
+    (24,)
+    """
     hours = ((pool.window_start_s % 86400) // 3600).astype(np.int64)
     agg = pool.aggregate_rate().to_numpy()
     cnt = np.bincount(hours, minlength=24)
@@ -138,6 +159,12 @@ def exponential_ks(pool: ClientPool, field: str) -> float:
     """Request-weighted mean KS distance between each client-window PMF of ``field`` and an exponential of its mean.
 
     0 means exactly exponential; a distribution with CV far from 1 or a spiky (templated) one is far from it.
+
+    Examples
+    --------
+    >>> from workbench.workloads.servegen import load_pool
+    >>> round(exponential_ks(load_pool("m-small"), "input_tokens"), 3)
+    0.544
     """
     one_of("field", field, pool.fields)
     t = pool.tables[field]
@@ -155,7 +182,14 @@ def exponential_ks(pool: ClientPool, field: str) -> float:
 
 @accepts()
 def window_means(pool: ClientPool, field: str) -> np.ndarray:
-    """Request-weighted mean of ``field`` in each 6 h window (clients' own PMFs only; NaN where none)."""
+    """Request-weighted mean of ``field`` in each 6 h window (clients' own PMFs only; NaN where none).
+
+    Examples
+    --------
+    >>> from workbench.workloads.servegen import load_pool
+    >>> window_means(load_pool("m-small"), "input_tokens")[:2].round(1).tolist()
+    [166.0, 227.5]
+    """
     one_of("field", field, pool.fields)
     req = pool._requests_per_length_window() * pool.own_lengths
     m = pool.tables[field].means()[pool.length_index]

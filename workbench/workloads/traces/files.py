@@ -18,6 +18,7 @@ import pyarrow.csv as pacsv
 from ... import WorkbenchWarning
 from ... import cache as _cache
 from ... import data as _data
+from ..._contracts import Items, Opaque, accepts
 from ..schema import standardize
 
 BURSTGPT_V1_COLUMNS = ("Timestamp", "Model", "Request tokens", "Response tokens", "Total tokens", "Log Type")
@@ -259,6 +260,7 @@ def _header(path: Path) -> list[str]:
     return names
 
 
+@accepts(names=Items(Opaque("a header cell")))
 def check_unique_columns(path: Path, names) -> None:
     """A header that names a column twice is a :class:`TraceFormatError` naming the column and both positions."""
     seen: dict[str, int] = {}
@@ -281,6 +283,7 @@ def _count_lines(path: Path) -> int:
     return n
 
 
+@accepts()
 def check_last_line(path: Path, n_fields: int | None = None) -> None:
     """Notice a file that may have been cut short: one that does not end in a newline.
 

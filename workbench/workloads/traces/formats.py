@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.json as pajson
 
+from ..._contracts import accepts
 from ..characterize import detect_resolution
 from ..schema import standardize
 from .files import (
@@ -41,6 +42,7 @@ from .files import (
 # BurstGPT
 
 
+@accepts()
 def load_burstgpt(
     path: str | os.PathLike, *, cache: bool = True, allow_unsorted: bool = False, allow_extreme: bool = False
 ) -> pd.DataFrame:
@@ -165,6 +167,7 @@ def _categorical(chunks: list) -> pd.Categorical:
 # Azure
 
 
+@accepts()
 def load_azure(
     path: str | os.PathLike,
     *,
@@ -319,6 +322,7 @@ def _scan_json(path: Path) -> TraceFormatError | None:
     return None
 
 
+@accepts()
 def load_mooncake(
     path: str | os.PathLike,
     *,
