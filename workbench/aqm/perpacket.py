@@ -28,6 +28,8 @@ item below is a parameter, the README's value reachable):
   ``alpha`` starts at ``dctcp_alpha0``, and once per window of data (when the cumulative ACK passes the packet
   that was next when the window began) ``alpha += g (F - alpha)`` with ``F`` the window's fraction of CE-echoing
   ACKs and, if any was marked, ``cwnd = cwnd (1 - alpha/2)`` and ``ssthresh = cwnd`` (not during loss recovery).
+  An ACK that echoes CE while ``cwnd < ssthresh`` sets ``ssthresh = cwnd`` at once: slow start ends at the first mark
+  (RFC 3168's response to ECE; htsim's DCTCP source and ns-3's do the same), the cut waits for the window's end.
 * **Loss recovery (RFC 6582).** The third duplicate ACK, if it acknowledges past ``recover``, sends the first
   unacknowledged packet again, sets ``ssthresh = max(flight / 2, 2)``, ``cwnd = ssthresh + 3`` and ``recover`` to the
   highest packet sent; each further duplicate inflates ``cwnd`` by one. A partial ACK (below ``recover``) sends the
@@ -36,11 +38,12 @@ item below is a parameter, the README's value reachable):
 * **Retransmission timeout (RFC 6298, Karn).** Every ACK echoes the send time of the packet that triggered it
   (``rtt_samples="every-ack"``, as TCP timestamps; or one timed packet per window, ``"one-per-window"``); a sample,
   never of a packet sent twice, updates ``SRTT`` and ``RTTVAR``, and ``RTO = max(min_rto_s, SRTT + 4 RTTVAR)``,
-  ``init_rto_s`` before the first sample. The timer runs while data is outstanding, restarts on each new ACK, and is checked every
-  ``rto_tick_s`` from time 0, so it fires at the first check after its deadline. A timeout doubles the RTO
-  (kept until a new sample), sets ``ssthresh = max(flight / 2, 2)``, ``cwnd = 1`` and ``recover`` to the highest
-  packet sent, and goes back to the first unacknowledged packet (go-back-N: everything after it is sent again as
-  the window allows).
+  ``init_rto_s`` before the first sample. The timer runs while data is outstanding, restarts on each new ACK, and is
+  checked every ``rto_tick_s`` from time 0, so it fires at the first check after its deadline, wherever the deadline
+  moved (when the first sample lowers the RTO from ``init_rto_s`` to ``min_rto_s``, the next check comes earlier
+  too). A timeout doubles the RTO (kept until a new sample), sets ``ssthresh = max(flight / 2, 2)``, ``cwnd = 1``
+  and ``recover`` to the highest packet sent, and goes back to the first unacknowledged packet (go-back-N:
+  everything after it is sent again as the window allows).
 * **Completion.** A flow completes when the sender learns its last byte was acknowledged; its FCT is that time
   minus its start.
 

@@ -104,7 +104,7 @@ def simulate_tcp(
     rttvar = np.zeros(n)
     rto = np.full(n, rto_init)
     rto_at = np.full(n, np.inf)
-    chk = np.zeros(n, np.bool_)
+    chk_at = np.full(n, np.inf)  # the flow's live timer check (inf: none); other checks of the flow are stale
     timed = np.full(n, -1, np.int64)
     timed_at = np.zeros(n)
     retx = np.zeros(n, np.int64)
@@ -299,6 +299,10 @@ def simulate_tcp(
                     echoed[f] += ce
                     win_acks[f] += 1
                     win_marks[f] += ce
+                    if (
+                        ce and cwnd[f] < ssth[f]
+                    ):  # a CE echo ends slow start at once; the cut waits for the window's end
+                        ssth[f] = cwnd[f]
                     r = -1.0  # an RTT sample (Karn: never of a packet sent twice)
                     if per_ack:
                         trig = s + (x >> 4) - 2048
@@ -336,6 +340,10 @@ def simulate_tcp(
                             cwnd[f] += 1.0 / cwnd[f]
                         dup[f] = 0
                         rto_at[f] = t + rto[f]  # restarted on new data acknowledged
+                        c = _rto_check_at(rto_at[f], rto_tick)
+                        if c < chk_at[f]:  # the deadline moved before the pending check (the RTO fell from 3 s)
+                            chk_at[f] = c
+                            nh = push(nh, c, _pack(_RTO, 0, 0, f, 0), 0)
                     elif s < hsent[f]:  # a duplicate ACK
                         if inrec[f]:
                             cwnd[f] += 1.0
@@ -364,12 +372,14 @@ def simulate_tcp(
                         nh = push(nh, t + pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0), 0)
                     continue
                 else:  # a timer check of flow f
-                    chk[f] = False
+                    if t != chk_at[f]:  # superseded by an earlier check
+                        continue
+                    chk_at[f] = np.inf
                     if not math.isnan(done_t[f]) or rto_at[f] == np.inf:
                         continue
-                    if t < rto_at[f]:
-                        chk[f] = True
+                    if t < rto_at[f]:  # the deadline moved later: check again then
                         c = _rto_check_at(rto_at[f], rto_tick)
+                        chk_at[f] = c
                         nh = push(nh, c, _pack(_RTO, 0, 0, f, 0), 0)
                         continue
                     # timeout: back off, restart from the first unacknowledged packet with one packet (go-back-N)
@@ -409,9 +419,9 @@ def simulate_tcp(
                         timed[f], timed_at[f] = q, t
                 if rto_at[f] == np.inf:
                     rto_at[f] = t + rto[f]
-                    if not chk[f]:
-                        chk[f] = True
-                        c = _rto_check_at(rto_at[f], rto_tick)
+                    c = _rto_check_at(rto_at[f], rto_tick)
+                    if c < chk_at[f]:
+                        chk_at[f] = c
                         nh = push(nh, c, _pack(_RTO, 0, 0, f, 0), 0)
                 path = path0[f] + q % npaths[f]
                 li = dlinks[path, 0]
