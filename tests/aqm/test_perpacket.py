@@ -101,6 +101,24 @@ def test_alpha_starting_at_zero_cuts_less_and_queues_more():
         run(1.5)
 
 
+def test_a_cut_every_window_while_alpha_is_positive_cuts_more():
+    # the three 1.5 MB flows again, alpha from 0: cutting after every window while alpha > 0 (htsim, the
+    # fabric-websearch-128 README) rather than only after a window with marks sheds more window, so fewer packets
+    # are marked; with no mark at all (a step above the buffer) alpha stays 0 and the two rules are the same run
+    def run(cut: str, k: float):
+        return simulate_packets(
+            CAP, SWITCH, RedMarking.step(k), DATA, ACKS, [0.0, 1e-6, 2e-6], [1_500_000] * 3,
+            link_delay_s=1e-6, buffer_pkts=60, dctcp_alpha0=0.0, dctcp_cut=cut, init_ssthresh_pkts=100,
+        ).flows  # fmt: skip
+
+    marked, every = run("marked", 15), run("every-window", 15)
+    assert marked.finished.all() and every.finished.all()
+    assert every.marked_acks.sum() < 0.9 * marked.marked_acks.sum()
+    assert run("marked", 1000).equals(run("every-window", 1000))
+    with pytest.raises(ValueError, match="dctcp_cut"):
+        run("always", 15)
+
+
 def test_marking_on_arrival_or_on_departure_by_hand():
     # flow A's 10 packets reach a 2.5 Gbit/s port at 10 Gbit/s from 2.2 us, one every 1.2 us, and leave one every
     # 4.8 us; flow B's 10 follow from 15.2 us, while A's still queue. Step marking at 5 packets.

@@ -85,6 +85,7 @@ def test_loader_reads_the_dataset_files_and_their_registry_entry():
         1 / 16,
         "newreno",
     )
+    assert net.dctcp_cut == "every-window"
     assert (net.init_rto_s, net.min_rto_s, net.rto_tick_s, net.link_delay_s, net.link_gbps) == (
         3.0,
         0.25,

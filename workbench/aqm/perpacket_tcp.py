@@ -60,7 +60,7 @@ def _rto_check_at(deadline, tick):
 def simulate_tcp(
     byte_s, mtu_s, switch, delay, buf_bytes, nic_pkts, ring, ramp, pred, qref, dlinks, dlen, dslot, alinks, alen,
     path0, npaths, starts, npk, last_bytes, mtu, ackb, iw, ssth0, g, alpha0, rto_init, rto_min, rto_tick, dequeue,
-    window, rng, lossp, per_ack,
+    window, rng, lossp, per_ack, cut_every_window,
 ):  # fmt: skip
     """Run every flow to completion: (completion time, retransmissions, timeouts, CE-echoing ACKs) per flow, then
     (drops, marks, busy time and queue integral in packets x s inside ``window``) per link. Arguments as
@@ -68,7 +68,8 @@ def simulate_tcp(
     NICs, packets), ``ring`` (slots per FIFO, a power of two), ``ssth0`` (initial slow-start threshold, packets),
     the RTO's initial value, floor and timer period (``rto_tick``; 0: exact), and ``per_ack``: an RTT sample from
     every ACK (the send time of the packet that triggered it, echoed as a timestamp) rather than from one timed
-    packet per window; never from a packet sent twice (Karn)."""
+    packet per window; never from a packet sent twice (Karn); and ``cut_every_window``: DCTCP's cut at the end of
+    every window while ``alpha > 0``, not only of a window with marks."""
     n = starts.size
     nl = byte_s.size
     links = np.zeros((7, nl))
@@ -357,7 +358,7 @@ def simulate_tcp(
                                 resend = s
                     if s > win_end[f]:  # a window of data acknowledged: DCTCP's alpha and at most one cut
                         alpha[f] += g * (win_marks[f] / win_acks[f] - alpha[f])
-                        if win_marks[f] > 0 and not inrec[f]:
+                        if (win_marks[f] > 0 or (cut_every_window and alpha[f] > 0.0)) and not inrec[f]:
                             cwnd[f] = max(1.0, cwnd[f] * (1.0 - alpha[f] / 2.0))
                             ssth[f] = cwnd[f]
                         win_acks[f] = 0
