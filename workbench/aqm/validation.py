@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .. import data
-from .._deps import remember
+from .._deps import code_fingerprint, remember
 from ..cache import cached_arrays
 from .cm_files import read_connection_matrix, read_spines
 from .replay import MIN_RTO_S, LeafSpineNetwork, fct_statistics, replay
@@ -113,16 +112,11 @@ def reference_fct(workload: str) -> pd.DataFrame:
     return pd.DataFrame({"size_bytes": flows["size_bytes"].to_numpy()} | fct)
 
 
-def _engine_sources() -> list[Path]:
-    """The files whose content an engine run depends on (any edit re-runs it): the aqm package and the topology."""
-    here = Path(__file__).resolve().parent
-    return [*sorted(here.glob("*.py")), here.parent / "fabric" / "topology.py"]
-
-
 def engine_fct(workload: str) -> pd.DataFrame:
     """The per-packet engine's replay of ``workload`` on the README's network and the workload's spines: per flow
     (file order) ``size_bytes, start_s, fct_s, finished``. Cached on disk, keyed by the workload's files, the
-    network and the engine's source files."""
+    network and the code fingerprint of the replay (:func:`workbench._deps.code_fingerprint`: any edit the replay
+    can reach re-runs it)."""
     w = _row(workload)
     flows, spines = load_workload(workload)
     net = LeafSpineNetwork.of_dataset(NETWORK_DATASET)
@@ -130,8 +124,9 @@ def engine_fct(workload: str) -> pd.DataFrame:
     def run() -> dict[str, np.ndarray]:
         return {"fct_s": replay(flows, net, spines=spines)["fct_s"].to_numpy(dtype=float)}
 
-    sources = [data.require(w.cm), data.require(w.spines), *_engine_sources()]
-    fct = cached_arrays(sources, repr(net), run, kind="engine-fct", namespace="aqm-validation")["fct_s"]
+    sources = [data.require(w.cm), data.require(w.spines)]
+    version = (repr(net), code_fingerprint("workbench.aqm.replay"))
+    fct = cached_arrays(sources, version, run, kind="engine-fct", namespace="aqm-validation")["fct_s"]
     return pd.DataFrame(
         {"size_bytes": flows["size_bytes"], "start_s": flows["start_s"], "fct_s": fct, "finished": np.isfinite(fct)}
     )
