@@ -55,7 +55,17 @@ from workbench import viz
 from workbench.reproductions import ClaimsTable, run_claims
 from workbench.reproductions import nanoflow as rep
 from workbench.reproductions import servegen_gpus as rep_sg
-from workbench.serving import SLO, Deployment, Scheduler, fit_linear, latency_summary, opcurves, serve, specs
+from workbench.serving import (
+    SLO,
+    Deployment,
+    Scheduler,
+    fit_linear,
+    latency_summary,
+    opcurves,
+    serve,
+    specs,
+    swap_seconds,
+)
 from workbench.serving.disagg import disaggregation_plan, serve_disaggregated
 from workbench.serving.gpus import capacity_gpus
 from workbench.serving.validation import validation_summary, validation_table
@@ -273,19 +283,27 @@ fig.latency_cdf_figure({k: m["tbt_s"].to_numpy() for k, m in runs.items()}, metr
 # ## Swap, prefix sharing, pipeline parallelism and least-outstanding balancing
 #
 # **Swap vs recompute.** The M-large traffic at half the rate on one H100 with its KV cache capped at 40,000
-# tokens, so requests are preempted: swapping copies a victim's KV to host memory over PCIe (Gen5, 64 GB/s each way:
-# 2 µs per token of Llama-3.1-8B) instead of recomputing its prefill (~25 µs per token).
+# tokens, so requests are preempted: swapping copies a victim's KV to host memory and back instead of recomputing its
+# prefill (~25 µs per token). The copy is the engine's one swap cost (`serving.swap_seconds`, the same function
+# notebook 14's FastSwitch study charges): vLLM's `swap_blocks` issues one copy call per 16-token block and per K/V
+# tensor of each layer (64 calls of ~10 µs per block of Llama-3.1-8B: 40 µs per token) plus the bytes over PCIe Gen5
+# (64 GB/s each way at 80%: 2.5 µs per token); block groups (64 blocks per contiguous copy, as FastSwitch's) leave
+# mostly the bytes.
 
 # %%
 small = Deployment("Llama-3.1-8B", "H100-SXM", max_kv_tokens=40_000)
+print(f"one-way copy of 1,024 tokens: {swap_seconds(small, 1024) * 1e3:.1f} ms per block, "
+      f"{swap_seconds(small, 1024, group_blocks=64) * 1e3:.1f} ms in block groups")
 rows = []
-for mode in ("recompute", "swap"):
-    m = serve(work, small, Scheduler("sarathi", max_num_batched_tokens=2048, preemption=mode), rate_scale=0.5).table
-    s = latency_summary(m)
-    rows.append({"preemption": mode, "preemptions": int(m["preemptions"].sum()),
+for mode, group in (("recompute", 1), ("swap", 1), ("swap", 64)):
+    sch = Scheduler("sarathi", max_num_batched_tokens=2048, preemption=mode, swap_group_blocks=group)
+    r = serve(work, small, sch, rate_scale=0.5)
+    m, s = r.table, latency_summary(r)
+    rows.append({"preemption": mode if mode == "recompute" else f"swap, {group} block(s) per copy",
+                 "preemptions": int(m["preemptions"].sum()),
                  "recomputed tokens": int(m["prefill_tokens"].sum() - m["input_tokens"].sum()),
-                 "p99 TTFT (s)": s["ttft_p99_s"], "p50 end-to-end (s)": s["e2e_p50_s"],
-                 "p99 end-to-end (s)": s["e2e_p99_s"]})
+                 "swap stall (s)": r.swaps.stall_s, "p99 TTFT (s)": s["ttft_p99_s"],
+                 "p50 end-to-end (s)": s["e2e_p50_s"], "p99 end-to-end (s)": s["e2e_p99_s"]})
 print(pd.DataFrame(rows).round(3).to_string(index=False))
 
 # %% [markdown]
@@ -447,8 +465,8 @@ explore_panel("serving-hardware", x="mean_rate_rps", series=["scheduler"], value
 #   than anything the profiles show.
 # * **Static prefill lengths per iteration.** Attention cost uses the exact causal pair counts of the prompts or
 #   chunks in an iteration; activation traffic and sampling are folded into the LM-head and overhead terms.
-# * **Swap, prefix sharing and pipelines are simple.** Swap copies a victim's private KV synchronously over PCIe
-#   (host memory unbounded, no overlap with compute). Shared prefixes stay resident only while an admitted request
+# * **Swap, prefix sharing and pipelines are simple.** Swap copies a victim's private KV over PCIe at the one swap
+#   cost (host memory unbounded; synchronous unless the scheduler's `swap_async` is set, as in notebook 14). Shared prefixes stay resident only while an admitted request
 #   holds them (no cache of freed blocks, unlike vLLM's automatic prefix caching and Mooncake's KV store), so the
 #   savings are a lower bound. Pipeline stages run one iteration's micro-batches synchronously (fill and drain
 #   bubbles every iteration), where vLLM keeps several batches in flight; the model therefore charges PP for its

@@ -24,16 +24,17 @@
 # asynchronously, and reuses the host copy of earlier turns; it reports 1.4-11.2x better tail TTFT and TBT than
 # vLLM (abstract) on LLaMA-8B and Qwen-32B serving multi-turn conversations.
 #
-# Here the mechanisms are a cost model on top of the workbench's serving roofline (issue 28, part 1): which of the
-# paper's numbers a model can reach, and on what they depend.
+# Here the mechanisms are policies of the workbench's one serving engine (issue 37: the engine of notebook 10, the
+# deployment's one cost table and one swap cost): which of the paper's numbers a model can reach, and on what they
+# depend.
 
 # %%
 import pandas as pd
 
 from workbench import viz
 from workbench.reproductions import build_figures, fastswitch, show_claims
-from workbench.serving.preemption import LAUNCH_S, PCIE_EFFICIENCY, copy_seconds
-from workbench.serving.roofline import Deployment
+from workbench.serving import Deployment, swap_seconds
+from workbench.serving.cost import COPY_CALL_S
 
 viz.setup_notebook()
 pd.set_option("display.width", 200)
@@ -57,32 +58,35 @@ show_claims("fastswitch")
 #   each request's level (`PriorityProcess`). The claims use the reshuffle; the Markov walk gives the same picture
 #   at higher rates (one request moves at a time): FastSwitch's p99 TBT gain is about 2x, 4x and 48x at 0.01, 0.05
 #   and 0.2 per iteration (150 conversations; `priority_kind="markov"` in the panel).
-# * **Scheduler** (`serving.preemption`): every running request needs room for its next token; while memory is short
-#   the lowest-priority running request is swapped out; then the highest-priority waiting request (new or swapped)
-#   is admitted, swapping out strictly lower-priority running requests to make room. Iterations mix prefills and
-#   decodes and their duration is the deployment's roofline (Llama-3.1-8B on an A100-80GB, KV cache capped at 16k
-#   tokens for memory pressure).
-# * **Copy cost**: `ceil(blocks / group) x 2 x layers` copy calls of 10 µs each plus the bytes over PCIe (32 GB/s per
-#   direction at 80% efficiency). **Sync**: the iteration waits for the copies; **async**: they overlap compute on
-#   each link direction, and only the request that needs the blocks waits. **Reuse**: the host copy stays valid, so a
-#   swap-out sends only the blocks past it.
+# * **Scheduler**: the engine's vLLM policy (`Scheduler("vllm", preemption="swap", priority="priority")`, built by
+#   `serving.preemption.fastswitch_scheduler`): at an iteration boundary the highest-priority waiting request (new
+#   or swapped out) is admitted while memory and `max_num_seqs` allow, swapping out running requests of strictly
+#   lower priority to make room; when the cache cannot hold one more token for every running request, the
+#   lowest-priority one is swapped out. An iteration that prefills carries no decodes (vLLM's classic batching).
+#   Iteration times are the deployment's cost table, the one notebook 10 uses (Llama-3.1-8B on an A100-80GB, KV cache
+#   capped at 16k tokens for memory pressure).
+# * **Copy cost**, the engine's one swap cost (`serving.swap_seconds`): `ceil(blocks / group) x 2 x layers` copy
+#   calls of 10 µs each (vLLM's `swap_blocks` issues one `cudaMemcpyAsync` per block and K/V tensor; the 10 µs from
+#   vLLM's own measurement in its PR #11531) plus the bytes over PCIe (32 GB/s per direction at 80% efficiency).
+#   **Sync**: the iteration waits for the copies; **async**: they overlap compute on each link direction, and only
+#   the request that needs the blocks waits. **Reuse**: the host copy stays valid, so a swap-out sends only the blocks
+#   past it. Each mechanism is a field of the scheduler (`swap_group_blocks`, `swap_async`, `kv_reuse`).
 #
-# Why vLLM's copies are slow: a 1,000-token context of Llama-3.1-8B is 63 blocks, each 64 tensors.
+# Why vLLM's copies are slow: a 1,000-token context of Llama-3.1-8B is 63 blocks, each 64 tensors. The same function
+# prices notebook 10's swap preemption.
 
 # %%
 d = Deployment("Llama-3.1-8B", "A100-80GB")
-bw = d.gpu.pcie_bytes_per_s * PCIE_EFFICIENCY
-kw = {"tensors": 2 * d.model.layers, "bytes_per_token": d.model.kv_bytes_per_token, "bandwidth_bps": bw}
 rows = []
 for group in (1, 4, 16, 64):
-    s = float(copy_seconds(1000, group_blocks=group, **kw))
-    calls = -(-63 // group) * kw["tensors"]
+    s = float(swap_seconds(d, 1000, group_blocks=group))
+    calls = -(-63 // group) * d.swap_calls_per_copy
     rows.append({"blocks per copy": group, "copy calls": calls, "copy time (ms)": s * 1e3,
-                 "share in call overhead": calls * LAUNCH_S / s})  # fmt: skip
+                 "share in call overhead": calls * COPY_CALL_S / s})  # fmt: skip
 pd.DataFrame(rows).round(3)
 
 # %% [markdown]
-# ## Panel: priority-change rate and mechanisms -> tail latency
+## Panel: priority-change rate and mechanisms -> tail latency
 #
 # Every bar is a point of the `llm-preemption` experiment (150 conversations at the chosen load, as in the claims;
 # the panel test checks its numbers against the experiment's and the claims'). Raise the rate and watch vLLM's bars leave the others: past a rate, its

@@ -12,13 +12,15 @@ the 16-token blocks and the two models); the evaluation section itself was not r
 tool, so its exact setting (GPUs, priority policy and update frequencies, traces) is not checked here and the
 claims below cite the abstract and introduction only.
 
-Measured with :mod:`workbench.serving.preemption` through the ``llm-preemption`` experiment: Llama-3.1-8B on one
-A100-80GB with its KV cache capped at 16k tokens (the memory pressure that makes preemption frequent), multi-turn
-conversations at 0.6 conversations/s, priorities reshuffled with a given probability per iteration. The grid varies
+Measured on the one serving engine (its mechanisms are scheduler policies: :mod:`workbench.serving.preemption`)
+through the ``llm-preemption`` experiment: Llama-3.1-8B on one A100-80GB with its KV cache capped at 16k tokens (the
+memory pressure that makes preemption frequent), vLLM's batching (a prefill iteration carries no decodes),
+multi-turn conversations at 0.6 conversations/s, priorities reshuffled with a given probability per iteration. The grid varies
 one factor at a time around that point: the priority-change rate (0.005-0.05), the block size (8-64 tokens) and PCIe
 bandwidth (8-64 GB/s per direction), for the five mechanisms. What differs from the paper: its models, GPUs,
-priority policy and traces are its own; here the copy cost is a stated model (10 us per copy call, 80% of the
-datasheet PCIe), iteration times come from the workbench's roofline, and the asynchronous swap has no CPU cost.
+priority policy and traces are its own; here the copy cost is the engine's one swap cost (10 us per copy call, from
+vLLM's measured per-page swap, and 80% of the datasheet PCIe), iteration times come from the deployment's cost table,
+and the asynchronous swap has no CPU cost.
 """
 
 from __future__ import annotations

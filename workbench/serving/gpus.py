@@ -220,7 +220,7 @@ def capacity_gpus(
         duration = positive("duration_s", duration_s)
     rate = len(requests) / duration
     search = ScaleSearch(4.0, 2.0**-12, 2.0**12, rel_tol, max_evaluations)
-    if hasattr(server, "iteration_cost"):  # one replica as given
+    if hasattr(server, "cost_table"):  # one replica as given
         if gpu is not None:
             raise ValueError("gpu goes with a model name or record; a Deployment or ServerConfig is a whole replica")
         check_cost_model(server)

@@ -195,7 +195,7 @@ def replay(row, costs: str | None = None) -> float:
     dep = _deployment(row, costs)
     b, isl, osl = int(row["batch"]), int(row["input_tokens"]), int(row["output_tokens"])
     if metric == "prefill_iteration_s":
-        return dep.iteration_s(b * isl, b * isl * (isl + 1) / 2, 0, 0, sampled=b)
+        return dep.iteration_s(b * isl, b * isl * (isl + 1) / 2, 0, 0, sampled=b, prefill_seqs=b)
     if metric == "decode_iteration_s":
         return dep.iteration_s(0, 0, b, b * isl)
     if metric == "chunked_prefill_s":
