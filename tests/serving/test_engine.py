@@ -49,7 +49,8 @@ def reference(arr, inp, out, dep: Deployment, sch: Scheduler):
             new.append(i)
         if new:  # vLLM: a prefill iteration, no decodes
             lens = [inp[i] + gen[i] for i in new]
-            t += dep.iteration_s(sum(lens), sum(x * (x + 1) / 2 for x in lens), 0, 0, len(new))
+            tiles = sum(-(-x // 128) for x in lens)  # the prompts' 128-token query tiles (one attention launch)
+            t += dep.iteration_s(sum(lens), sum(x * (x + 1) / 2 for x in lens), 0, 0, len(new), prefill_tiles=tiles)
             for i in new:
                 gen[i] += 1
                 if math.isnan(first[i]):

@@ -48,7 +48,7 @@ def test_the_linear_server_names_its_reservation_and_its_table_is_the_formula():
     cfg = ServerConfig(max_batch=8, max_prefill_tokens=512, kv_token_s=1e-6)
     assert cfg.scheduler == Scheduler("reserve", max_num_seqs=8, max_num_batched_tokens=512)
     tab = cfg.cost_table()
-    assert tab.iteration_s([(1000, 0)], 10, 20_000, 11) == pytest.approx(cfg.iteration_s(1000, 10, 20_000))
+    assert tab.iteration_s(1000, 1000 * 1001 / 2, 10, 20_000, 11) == pytest.approx(cfg.iteration_s(1000, 10, 20_000))
     a, s, lim = tab.decode_line(10, 20_000)
     assert (a, s, lim) == pytest.approx((cfg.base_s + 10 * cfg.decode_seq_s, 1e-6, np.inf))
 

@@ -123,8 +123,9 @@ def test_pipeline_iteration_is_micro_batched_stages_plus_bubbles():
     assert two.gpu_s(P, pairs, dec, kv, sampled) == pytest.approx(gpu, rel=1e-12)
     # the engine's host step, once per iteration, over the running sequences (vLLM V1 hides it behind the GPU)
     assert two.iteration_s(P, pairs, dec, kv, sampled) == pytest.approx(max(gpu, two.cpu_s(sampled)), rel=1e-12)
-    eager = Deployment("Llama-2-7B", "A100-80GB", pp=2, engine="vllm-v0")
-    assert eager.iteration_s(P, pairs, dec, kv, sampled) == pytest.approx(gpu + eager.cpu_s(sampled), rel=1e-12)
+    eager = Deployment("Llama-2-7B", "A100-80GB", pp=2, engine="vllm-v0")  # its host step added after the GPU's
+    gpu_eager = eager.gpu_s(P, pairs, dec, kv, sampled)
+    assert eager.iteration_s(P, pairs, dec, kv, sampled) == pytest.approx(gpu_eager + eager.cpu_s(sampled), rel=1e-12)
     # the memory split: 2 stages hold what TP 2 holds
     assert two.kv_capacity_tokens == Deployment("Llama-2-7B", "A100-80GB", tp=2).kv_capacity_tokens
     assert two.gpus == 2

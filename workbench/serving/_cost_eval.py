@@ -54,12 +54,18 @@ def pf_rate_at(pf_logc, pf_pre, pf_rate, lane, c, p):
 
 
 @njit(cache=True, inline="always")
-def pf_at(pf_logc, pf_pre, pf_rate, lane, c, p):
-    """Prefill attention of one sequence of ``c`` query tokens after a prefix of ``p``: its causal pairs at the rate
-    of :func:`pf_rate_at`."""
-    if c <= 0:
+def pf_cost(pf_logc, pf_pre, pf_rate, pf_floor, pf_tile, lane, P, pairs, tiles):
+    """The prefill attention of an iteration: ``P`` prompt tokens holding ``pairs`` causal pairs in sequences of
+    ``tiles`` 128-token query tiles in all. One kernel launch (``pf_floor``) and the pairs at the rate of the
+    reference shape with as many thread blocks (``pf_tile x tiles`` tokens of chunk) and as many keys per query
+    (``pairs / P``: the chunk's own half plus its prefix)."""
+    if P <= 0:
         return 0.0
-    return (c * p + c * (c + 1) / 2.0) * pf_rate_at(pf_logc, pf_pre, pf_rate, lane, c, p)
+    c = pf_tile * tiles
+    p = pairs / P - (c + 1) / 2.0
+    if p < 0:
+        p = 0.0
+    return pf_floor + pairs * pf_rate_at(pf_logc, pf_pre, pf_rate, lane, c, p)
 
 
 @njit(cache=True, inline="always")
@@ -103,7 +109,8 @@ def combine(tok, head, da_len, da, c_pre, c_dec, cpu0, per_seq, ovc, P, pf0, pf1
 
 
 @njit(cache=True, inline="always")
-def line(tok, head, pf_logc, pf_pre, pf_rate, da_len, da, c_pre, c_dec, cpu0, per_seq, ovc, D, K0):
+def line(tok, head, pf_logc, pf_pre, pf_rate, pf_floor, pf_tile, da_len, da, c_pre, c_dec, cpu0, per_seq, ovc, D,
+         K0):  # fmt: skip
     """A run of decode iterations of ``D`` requests as ``a + s K``, valid for KV totals ``K`` below the returned
     limit (the end of the context segment, where another lane overtakes, or where the host step stops binding)."""
     nl = da_len.size
@@ -140,13 +147,10 @@ def line(tok, head, pf_logc, pf_pre, pf_rate, da_len, da, c_pre, c_dec, cpu0, pe
 
 
 @njit(cache=True)
-def iteration(tok, head, pf_logc, pf_pre, pf_rate, da_len, da, c_pre, c_dec, cpu0, per_seq, ovc, c, p, w, m, D, K, s):
-    """One iteration prefilling, per entry ``i``, ``m[i]`` tokens holding ``w[i]`` causal pairs in sequences of ``c[i]``
-    tokens after prefixes of ``p[i]`` (the attention's shape), as :func:`combine`."""
+def iteration(tok, head, pf_logc, pf_pre, pf_rate, pf_floor, pf_tile, da_len, da, c_pre, c_dec, cpu0, per_seq, ovc, P,
+              pairs, tiles, D, K, s):  # fmt: skip
+    """One iteration prefilling ``P`` tokens (``pairs`` causal pairs, ``tiles`` query tiles), as :func:`combine`."""
     pf = np.zeros(3)
-    P = 0.0
-    for i in range(c.size):
-        P += m[i]
-        for lane in range(tok.shape[0]):
-            pf[lane] += w[i] * pf_rate_at(pf_logc, pf_pre, pf_rate, lane, c[i], p[i])
+    for lane in range(tok.shape[0]):
+        pf[lane] = pf_cost(pf_logc, pf_pre, pf_rate, pf_floor, pf_tile, lane, P, pairs, tiles)
     return combine(tok, head, da_len, da, c_pre, c_dec, cpu0, per_seq, ovc, P, pf[0], pf[1], pf[2], D, K, s)

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from ._common import steps_to_reach
-from ._cost_eval import combine, line, pf_at
+from ._cost_eval import combine, line, pf_cost
 
 # kinds
 VLLM, SARATHI, ORCA, RESERVE = 0, 1, 2, 3
@@ -46,8 +46,8 @@ NF = 5
 (P_KIND, P_SEQS, P_BUDGET, P_B, P_WATER, P_NBLOCKS, P_CAPTOK, P_SWAP, P_GROUP, P_ASYNC, P_REUSE, P_PRIO, P_CHG,
  P_LEVELS, P_CALLS, P_RECORD, P_RING, P_OVC, P_ALLOWED) = range(19)  # fmt: skip
 NPI = 19
-F_RATE, F_CALL, F_TOKS, F_LIMIT, F_CPRE, F_CDEC, F_CPU0, F_PERSEQ = range(8)
-NPF = 8
+F_RATE, F_CALL, F_TOKS, F_LIMIT, F_CPRE, F_CDEC, F_CPU0, F_PERSEQ, F_PFFLOOR, F_PFTILE = range(10)
+NPF = 10
 # totals
 TOT_STALL, TOT_COPY_TOKENS, TOT_COPIES, TOT_OUTS, TOT_INS, TOT_ITER, TOT_OUT_S, TOT_IN_S, TOT_BUSY, TOT_VIO = range(10)
 TOT_GAPS = 10
@@ -654,9 +654,9 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
             copy_end = G[in_i[row, si[row, IHEAD] % ring], G_READY]
         if nnew > 0 or si[row, NPREF] > 0:
             # an iteration with prefill work
-            pf0, pf1, pf2 = 0.0, 0.0, 0.0
             ndone = 0
             P = 0
+            pairs, tiles = 0.0, 0.0
             if kind == SARATHI:
                 for x in range(nnew):
                     i = buf[0, x]
@@ -675,14 +675,8 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
                         c = room
                     room -= c
                     P += c
-                    for lane in range(lanes):
-                        v = pf_at(pf_logc, pf_pre, pf_rate, lane, c, pref[row, x, 1])
-                        if lane == 0:
-                            pf0 += v
-                        elif lane == 1:
-                            pf1 += v
-                        else:
-                            pf2 += v
+                    pairs += c * pref[row, x, 1] + c * (c + 1) / 2.0
+                    tiles += (c + 127) // 128
                     pref[row, x, 1] += c
                     if pref[row, x, 1] >= pref[row, x, 2]:
                         buf[0, ndone] = pref[row, x, 0]
@@ -693,15 +687,16 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
                     i = buf[0, x]
                     c = Q[i, Q_INP] + Q[i, Q_GEN] - buf[1, x]
                     P += c
-                    for lane in range(lanes):
-                        v = pf_at(pf_logc, pf_pre, pf_rate, lane, c, buf[1, x])
-                        if lane == 0:
-                            pf0 += v
-                        elif lane == 1:
-                            pf1 += v
-                        else:
-                            pf2 += v
+                    pairs += c * buf[1, x] + c * (c + 1) / 2.0
+                    tiles += (c + 127) // 128
                 ndone = nnew
+            pf0 = pf_cost(pf_logc, pf_pre, pf_rate, pf[F_PFFLOOR], pf[F_PFTILE], 0, P, pairs, tiles)
+            pf1 = (
+                pf_cost(pf_logc, pf_pre, pf_rate, pf[F_PFFLOOR], pf[F_PFTILE], 1, P, pairs, tiles) if lanes > 1 else 0.0
+            )
+            pf2 = (
+                pf_cost(pf_logc, pf_pre, pf_rate, pf[F_PFFLOOR], pf[F_PFTILE], 2, P, pairs, tiles) if lanes > 2 else 0.0
+            )
             if decodes:
                 while paged and si[row, NRUN] > 0 and not _fits(si, cnt, row, si[row, T_] + 1, B):  # LIFO until all fit
                     v = _victim(si, Q, G, rs, pi, pf, row, async_swap)
@@ -772,8 +767,8 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
             k = Q[heap[row, 0], Q_FKEY] - T
             S0 = si[row, SUMOFF]
             K0 = S0 + n_run * T + si[row, SHARED]
-            a, s, lim = line(tok, head, pf_logc, pf_pre, pf_rate, da_len, da, c_pre, c_dec, cpu0, per_seq, ovc,
-                             float(n_run), float(K0))  # fmt: skip
+            a, s, lim = line(tok, head, pf_logc, pf_pre, pf_rate, pf[F_PFFLOOR], pf[F_PFTILE], da_len, da, c_pre, c_dec,
+                             cpu0, per_seq, ovc, float(n_run), float(K0))  # fmt: skip
             if lim < np.inf:
                 kk = int((lim - K0) // n_run) + 1
                 if kk < 1:

@@ -41,15 +41,25 @@ assumption).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from .._validate import integer
-from ._cost_eval import iteration, line
+from ._cost_eval import da_at, iteration, line, pf_cost
 
-__all__ = ["COPY_CALL_S", "PCIE_EFFICIENCY", "CostModel", "CostTable", "check_cost_model", "swap_seconds"]
+__all__ = [
+    "COPY_CALL_S",
+    "PCIE_EFFICIENCY",
+    "CostModel",
+    "CostTable",
+    "check_cost_model",
+    "prefill_of",
+    "swap_seconds",
+    "work_of",
+]
 
 #: Seconds per copy call (one ``cudaMemcpyAsync`` per block and cache tensor in vLLM's ``swap_blocks``): see above.
 COPY_CALL_S = 10e-6
@@ -74,6 +84,10 @@ class CostTable:
         The prefill-attention grid: log chunk lengths and prefixes (``np`` may be 1: no prefix dependence).
     pf_rate : float64[lanes, nc, np]
         Prefill attention seconds per causal (query, key) pair at each grid point (``nc = 0``: no prefill attention).
+    pf_floor, pf_tile : float
+        The prefill attention's seconds per iteration that prefills (a kernel launch per layer), and the chunk of
+        the grid a 128-token query tile of a sequence counts for (the grid is one reference geometry's: a shape with
+        fewer query heads per GPU runs fewer thread blocks per tile).
     da_len : float64[nl]
         The decode-attention grid of contexts per request (at least two points).
     da : float64[lanes, bmax + 1, nl]
@@ -94,6 +108,8 @@ class CostTable:
     pf_rate: np.ndarray
     da_len: np.ndarray
     da: np.ndarray
+    pf_floor: float = 0.0
+    pf_tile: float = 128.0
     c_prefill: float = 0.0
     c_decode: float = 0.0
     cpu0: float = 0.0
@@ -125,21 +141,36 @@ class CostTable:
     def arrays(self) -> tuple:
         """The arguments the compiled engine takes, in its order."""
         return (
-            self.tok, self.head, self.pf_logc, self.pf_prefix, self.pf_rate, self.da_len, self.da,
-            float(self.c_prefill), float(self.c_decode), float(self.cpu0), float(self.per_seq),
+            self.tok, self.head, self.pf_logc, self.pf_prefix, self.pf_rate, float(self.pf_floor), float(self.pf_tile),
+            self.da_len, self.da, float(self.c_prefill), float(self.c_decode), float(self.cpu0), float(self.per_seq),
             bool(self.overlap_cpu),
         )  # fmt: skip
 
-    def iteration_s(self, prefill=(), decode_seqs: float = 0, kv_tokens: float = 0, sampled: float = 0) -> float:
-        """Seconds of one iteration prefilling ``prefill``, decoding ``decode_seqs`` requests that hold ``kv_tokens``
-        and sampling ``sampled`` tokens (the engine's own formula). ``prefill`` lists one ``(chunk, prefix)`` per
-        sequence, or ``(chunk, prefix, pairs, tokens)`` for an entry of ``tokens`` prompt tokens holding ``pairs``
-        causal pairs in sequences of that shape."""
-        c = np.array([x[0] for x in prefill], dtype=float)
-        p = np.array([x[1] for x in prefill], dtype=float)
-        w = np.array([x[2] if len(x) > 2 else x[0] * x[1] + x[0] * (x[0] + 1) / 2 for x in prefill], dtype=float)
-        m = np.array([x[3] if len(x) > 3 else x[0] for x in prefill], dtype=float)
-        return float(iteration(*self.arrays(), c, p, w, m, float(decode_seqs), float(kv_tokens), float(sampled)))  # type: ignore[call-arg]
+    def iteration_s(
+        self,
+        prefill_tokens: float = 0,
+        prefill_pairs: float = 0,
+        decode_seqs: float = 0,
+        kv_tokens: float = 0,
+        sampled: float = 0,
+        *,
+        prefill_tiles: float | None = None,
+    ) -> float:
+        """Seconds of one iteration prefilling ``prefill_tokens`` tokens (``prefill_pairs`` causal pairs, in sequences
+        of ``prefill_tiles`` 128-token query tiles in all: default one sequence), decoding ``decode_seqs`` requests
+        that hold ``kv_tokens`` and sampling ``sampled`` tokens (the engine's own formula)."""
+        tiles = math.ceil(prefill_tokens / 128) if prefill_tiles is None else prefill_tiles
+        return float(iteration(*self.arrays(), float(prefill_tokens), float(prefill_pairs), float(tiles),  # type: ignore[call-arg]
+                               float(decode_seqs), float(kv_tokens), float(sampled)))  # fmt: skip
+
+    def prefill_attention_s(self, prefill_tokens: float, prefill_pairs: float, prefill_tiles: float, lane: int = 0):
+        """The prefill attention of an iteration in lane ``lane`` (see :meth:`iteration_s`)."""
+        return float(pf_cost(self.pf_logc, self.pf_prefix, self.pf_rate, float(self.pf_floor), float(self.pf_tile),
+                             lane, float(prefill_tokens), float(prefill_pairs), float(prefill_tiles)))  # fmt: skip
+
+    def decode_attention_s(self, decode_seqs: float, kv_tokens: float, lane: int = 0) -> float:
+        """The decode attention of ``decode_seqs`` requests holding ``kv_tokens`` in lane ``lane``."""
+        return float(da_at(self.da_len, self.da, lane, float(decode_seqs), float(kv_tokens)))
 
     def decode_line(self, decode_seqs: int, kv_tokens: float) -> tuple[float, float, float]:
         """A pure-decode iteration of ``decode_seqs`` requests as ``a + s * kv_tokens``, valid for KV totals up to the
@@ -228,24 +259,21 @@ def work_of(
     return prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, decode_seqs if sampled is None else sampled
 
 
-def chunk_of(P: float, pairs: float, prefill_seqs: float | None) -> tuple[float, float]:
-    """The chunk and prefix of each of ``prefill_seqs`` equal sequences holding ``P`` tokens and ``pairs`` pairs."""
-    n = 1.0 if prefill_seqs is None else float(prefill_seqs)
-    if n <= 0:
-        raise ValueError(f"prefill_seqs must be > 0, got {prefill_seqs}")
-    c = P / n
-    p = max((pairs / n - c * (c + 1) / 2) / c, 0.0) if c > 0 else 0.0
-    return c, p
-
-
-def sequences_of(P: float, pairs: float, prefill_seqs: float | None) -> list[tuple[float, float, float, float]]:
-    """The prefill of an iteration as ``(chunk, prefix, pairs, tokens)`` entries (see
-    :meth:`~workbench.serving.cost.CostTable.iteration_s`). Without ``prefill_seqs``, a prefill whose pairs are fewer
-    than one prompt's of ``P`` tokens holds several prompts: their attention's shape is taken as equal prompts of
-    ``2 pairs / P - 1`` tokens each (exact for equal prompts), the pairs as given."""
+def prefill_of(
+    P: float, pairs: float, prefill_seqs: float | None = None, prefill_tiles: float | None = None
+) -> tuple[float, float, float]:
+    """``(tokens, pairs, tiles)`` of an iteration's prefill given its tokens and causal pairs: ``prefill_tiles`` if
+    given, else ``prefill_seqs`` equal sequences (default: one, unless the pairs are fewer than one prompt's of ``P``
+    tokens, which means several prompts, taken as equal prompts of ``2 pairs / P - 1`` tokens: exact for equal
+    prompts), each of ``ceil(tokens / 128)`` query tiles."""
     if P <= 0:
-        return []
-    if prefill_seqs is None and pairs < P * (P + 1) / 2 - 1e-9:
-        return [(max(2 * pairs / P - 1, 1.0), 0.0, pairs, P)]
-    c, p = chunk_of(P, pairs, prefill_seqs)
-    return [(c, p, pairs, P)]
+        return 0.0, 0.0, 0.0
+    if prefill_tiles is not None:
+        return float(P), float(pairs), float(prefill_tiles)
+    if prefill_seqs is None:
+        n = P / max(2 * pairs / P - 1, 1.0) if pairs < P * (P + 1) / 2 - 1e-9 else 1.0
+    else:
+        n = float(prefill_seqs)
+        if n <= 0:
+            raise ValueError(f"prefill_seqs must be > 0, got {prefill_seqs}")
+    return float(P), float(pairs), n * math.ceil(P / n / 128 - 1e-9)

@@ -309,6 +309,7 @@ def _run(arrival_s, input_tokens, output_tokens, server, scheduler: Scheduler, *
     pf[K.F_RATE], pf[K.F_CALL], pf[K.F_TOKS] = (chg.rate if chg else 0.0), call_s, tok_s
     pf[K.F_LIMIT], pf[K.F_CPRE], pf[K.F_CDEC] = float(ttft_limit_s), table.c_prefill, table.c_decode
     pf[K.F_CPU0], pf[K.F_PERSEQ] = table.cpu0, table.per_seq
+    pf[K.F_PFFLOOR], pf[K.F_PFTILE] = table.pf_floor, table.pf_tile
     gaps = np.zeros((int(out.sum()) + n + 16 if record_gaps else 1, 5))
     totals = np.zeros(K.NTOT)
     host = np.zeros(n, np.int64)

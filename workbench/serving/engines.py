@@ -44,6 +44,7 @@ class EngineProfile:
     description: str = ""
     source: str = ""
     allreduce: str = "nccl"  # "custom": a one-/two-shot all-reduce kernel over NVLink for small messages
+    attention: str = "flash2"  # prefill attention kernel family (workbench.serving.attention.KERNELS)
 
     def cpu_s(self, sequences: float, *, tp: int = 1) -> float:
         """Host seconds of one iteration over ``sequences`` running sequences on a ``tp``-GPU replica."""
@@ -70,6 +71,9 @@ def engines() -> dict[str, EngineProfile]:
                 allreduce = (row.get("allreduce") or "nccl").strip()
                 if allreduce not in ("nccl", "custom"):
                     raise ValueError(f"allreduce must be 'nccl' or 'custom', got {allreduce!r}")
+                attention = (row.get("attention") or "flash2").strip()
+                if attention not in ("xformers", "flash2", "flash2-paged", "flash3"):
+                    raise ValueError(f"attention must be xformers, flash2, flash2-paged or flash3, got {attention!r}")
             except (KeyError, TypeError, ValueError) as exc:
                 raise ValueError(f"{ENGINES_CSV}:{lineno}: malformed engine row ({exc})") from None
             name = row["engine"].strip()
@@ -82,6 +86,7 @@ def engines() -> dict[str, EngineProfile]:
                 description=row["description"],
                 source=row["source"],
                 allreduce=allreduce,
+                attention=attention,
             )
     return out
 

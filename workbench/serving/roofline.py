@@ -39,7 +39,8 @@ import numpy as np
 import pandas as pd
 
 from .._validate import integer, nonnegative, one_of, positive
-from .cost import COPY_CALL_S, LINEAR_CONTEXTS, PCIE_EFFICIENCY, CostTable, chunk_of, sequences_of, work_of
+from .attention import REF_KV_BYTES, REFERENCE, attention_curves, family_factor
+from .cost import COPY_CALL_S, LINEAR_CONTEXTS, PCIE_EFFICIENCY, CostTable, prefill_of, work_of
 from .engines import EngineProfile
 from .engines import engine as engine_profile
 from .opcurves import OperatorCurves, ProfiledLayer, curves, profiled_layer, topology
@@ -131,10 +132,10 @@ class Deployment:
     >>> d.kv_capacity_tokens, d.costs
     (107803, 'curves')
     >>> round(d.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)  # one decode step: weights at ~74% of HBM
-    9.88
+    10.31
     >>> eager = Deployment("Llama-2-7B", "A100-80GB", engine="vllm-v0")  # + the measured host step of vLLM 0.x
     >>> round(eager.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)
-    10.74
+    11.16
     >>> stated = Deployment("Llama-2-7B", "A100-80GB", costs="stated")  # the stated constants: 85% of HBM
     >>> round(stated.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)
     7.93
@@ -343,27 +344,52 @@ class Deployment:
         return self._c["byte_s0"] / self._curves.streaming_efficiency
 
     def _prefill_attention(self, chunk, prefix) -> tuple:
-        """(compute, memory) seconds per causal (query, key) pair of a prompt chunk of ``chunk`` tokens after a prefix
-        of ``prefix`` (vectorised): the attention FLOPs per pair at the stated compute efficiency."""
+        """(compute, memory) seconds per causal (query, key) pair of the prefill attention (all layers of a stage, per
+        GPU) at the grid's shape: with measured costs, the measured kernel's FLOP rate above its launch floor for a
+        reference chunk of ``chunk`` tokens after ``prefix`` (:mod:`workbench.serving.attention`: the same thread
+        blocks and keys per query), for the engine's kernel family on this GPU (a family that computes the causally
+        masked blocks pays for them); with stated costs, the attention FLOPs per pair at the stated efficiency."""
         c = self._c
-        rate = np.broadcast_to(
-            np.asarray(c["attn_flops"] * c["flop_s"], dtype=float), np.broadcast(chunk, prefix).shape
-        )
-        return rate, np.zeros_like(rate)
+        ch, px = np.broadcast_arrays(np.asarray(chunk, dtype=float), np.asarray(prefix, dtype=float))
+        if self._curves is None:
+            rate = np.full(ch.shape, c["attn_flops"] * c["flop_s"])
+            return rate, np.zeros_like(rate)
+        g = self.gpu
+        per_layer = c["attn_flops"] / c["stage_layers"] / self.tp  # FLOPs per pair, layer and GPU
+        skip, factor = family_factor(self._engine.attention, g.generation, g.peak_flops("bf16"))
+        rate = attention_curves().prefill_flop_rate(ch, px) * factor
+        waste = 1.0 if skip else (px + ch) / (px + (ch + 1) / 2)  # the masked blocks computed anyway
+        per_pair = per_layer * waste / rate * c["stage_layers"]
+        return per_pair, np.zeros_like(per_pair)
+
+    @property
+    def _pf_launch(self) -> tuple[float, float]:
+        """The prefill attention's launch floor per iteration (all layers of a stage) and the reference chunk tokens a
+        128-token query tile counts for (``4 x`` query heads per GPU)."""
+        if self._curves is None:
+            return 0.0, 128.0
+        return attention_curves().floor * self._c["stage_layers"], 4.0 * self.model.heads / self.tp
 
     def _decode_attention(self, batch, context) -> tuple:
         """(compute, memory) seconds of the decode attention of ``batch`` requests at a mean context of ``context``
-        tokens (vectorised): the whole KV cache read (at the measured streaming efficiency, plus the measured
-        per-layer floor of a launch, with curves)."""
+        tokens (vectorised): with measured costs, the measured kernel reading the same KV bytes per layer and GPU
+        (a batch of ``batch x bytes / 4,096`` reference requests), its bandwidth-bound part scaled to this GPU's HBM;
+        with stated costs, the whole KV cache read at the stated efficiency."""
         c = self._c
         b, L = np.broadcast_arrays(np.asarray(batch, dtype=float), np.asarray(context, dtype=float))
-        kv = b * L
         if self._curves is None:
+            kv = b * L
             return c["attn_flops"] * kv * c["flop_s"], c["kv_bytes"] * kv * c["byte_s"]
-        floor = np.where(b > 0, self._curves.elementwise[0] * c["stage_layers"], 0.0)
-        return c["attn_flops"] * kv * c["flop_s"], c["kv_bytes"] * kv * self._stream_s + floor
+        cur = attention_curves()
+        per_gpu = c["kv_bytes"] / c["stage_layers"] / self.tp  # KV bytes per token, layer and GPU
+        ref = cur.decode_s(b * per_gpu / REF_KV_BYTES, L)
+        t = cur.floor + (ref - cur.floor) * REFERENCE["hbm_bytes_s"] / self.gpu.hbm_bytes_per_s
+        t = np.where(b > 0, t * c["stage_layers"], 0.0)
+        return np.zeros_like(t), t
 
-    def resources(self, *work: Any, prefill_seqs: float | None = None, **named: Any) -> dict[str, tuple]:
+    def resources(
+        self, *work: Any, prefill_seqs: float | None = None, prefill_tiles: float | None = None, **named: Any
+    ) -> dict[str, tuple]:
         """Per operator, its (compute, memory, network) seconds for one iteration (a replica's GPUs in parallel; one
         pipeline stage when ``pp > 1``).
 
@@ -371,21 +397,29 @@ class Deployment:
         ``n (n + 1) / 2`` for a whole prompt of ``n`` tokens), ``decode_seqs``, ``kv_tokens`` (the decodes' resident
         contexts) and ``sampled`` (defaults to ``decode_seqs``; add the prompts that finish), by position or name;
         ``prefill_seqs`` (default 1) is how many sequences the prefill tokens belong to, each with an equal share of
-        tokens and pairs (attention's efficiency depends on the chunk and its prefix).
+        tokens and pairs (attention's efficiency depends on the chunk and its prefix), or ``prefill_tiles`` the
+        sequences' 128-token query tiles in all (what the engine counts: ``sum ceil(chunk / 128)``).
         """
         P, pairs, D, K, s = work_of(*work, **named)
         ops = {k: tuple(float(x) for x in v) for k, v in self._token_ops(P + D, s).items()}
-        if P > 0:
-            c, p = chunk_of(P, pairs, prefill_seqs)
-            rc, rm = self._prefill_attention(c, p)
-            ops["attn_prefill"] = (float(rc) * pairs, float(rm) * pairs, 0.0)
+        _, _, tiles = prefill_of(P, pairs, prefill_seqs, prefill_tiles)
+        if self.pp == 1:  # the attention terms are the cost table's (the engine's) own
+            tab = self.cost_table()
+            pre = [tab.prefill_attention_s(P, pairs, tiles, lane) for lane in range(tab.lanes)]
+            dec = [tab.decode_attention_s(D, K, lane) for lane in range(tab.lanes)]
+        else:  # one stage (the table holds the whole pipeline)
+            floor, tile = self._pf_launch
+            c = tile * tiles
+            p = max(pairs / P - (c + 1) / 2, 0.0) if P > 0 else 0.0
+            pre = [floor + pairs * float(self._prefill_attention(c, p)[0]) if P > 0 else 0.0]
+            dec = [float(sum(self._decode_attention(D, K / D))) if D > 0 else 0.0]
+        if len(pre) == 1:  # sequential: each kernel's time on the resource that binds it
+            dc, dm = self._decode_attention(D, K / D) if D > 0 else (0.0, 0.0)
+            ops["attn_prefill"] = (pre[0], 0.0, 0.0)
+            ops["attn_decode"] = (0.0, dec[0], 0.0) if float(dm) >= float(dc) else (dec[0], 0.0, 0.0)
         else:
-            ops["attn_prefill"] = (0.0, 0.0, 0.0)
-        if D > 0:
-            dc, dm = self._decode_attention(D, K / D)
-            ops["attn_decode"] = (float(dc), float(dm), 0.0)
-        else:
-            ops["attn_decode"] = (0.0, 0.0, 0.0)
+            ops["attn_prefill"] = (pre[0], pre[1], pre[2])
+            ops["attn_decode"] = (dec[0], dec[1], dec[2])
         return {k: ops[k] for k in OPERATORS}
 
     # The measured parts (costs "curves" and "profiled"), vectorised over token counts.
@@ -463,9 +497,11 @@ class Deployment:
         ops = self._token_ops(t / m, np.zeros(T))
         ops.pop("lm_head")
         heads = self._token_ops(np.zeros(S), np.arange(S, dtype=float))["lm_head"]
-        logc, prefix, contexts = _PF_LOGC, _PF_PREFIX, self._contexts()
+        logc, prefix = (_PF_LOGC, _PF_PREFIX) if self._curves is None else (_PF_LOGC_MEASURED, _PF_PREFIX_MEASURED)
+        contexts = self._contexts()
         cc, pp_ = np.meshgrid(np.exp(logc), prefix, indexing="ij")
         pfc, pfm = self._prefill_attention(cc, pp_)
+        pf_floor, pf_tile = self._pf_launch
         b = np.arange(max_seqs + 1, dtype=float)
         bb, LL = np.meshgrid(b / m, contexts, indexing="ij")
         dac, dam = self._decode_attention(bb, LL)
@@ -481,6 +517,7 @@ class Deployment:
             pf = np.maximum(pfc, pfm)[None]
             da = np.maximum(dac, dam)[None]
         if self.pp > 1:  # the micro-batched pipeline: (m + pp - 1) stage times, pp - 1 sends; the head once
+            pf_floor, pf_tile = pf_floor * mult, pf_tile / m
             c = self._c
             p2p = np.where(t > 0, c["p2p_bytes"] * t / m + c["p2p_fixed"], 0.0)
             tok = mult * tok + (self.pp - 1) * p2p[None, :]
@@ -490,27 +527,33 @@ class Deployment:
             da = da * mult
         prof = self._engine
         return CostTable(
-            tok, head, logc, prefix, pf, contexts, da,
+            tok, head, logc, prefix, pf, contexts, da, pf_floor=pf_floor, pf_tile=pf_tile,
             cpu0=prof.cpu_s(0, tp=self.tp), per_seq=prof.per_seq_s, overlap_cpu=bool(prof.overlap_cpu),
         )  # fmt: skip
 
     def _contexts(self) -> np.ndarray:
-        """The decode attention's context grid: two points when it is linear in the context."""
-        return LINEAR_CONTEXTS
+        """The decode attention's context grid: two points when it is linear in the context (stated costs), the
+        measured kernel's lengths and beyond otherwise."""
+        return LINEAR_CONTEXTS if self._curves is None else _DA_CONTEXTS
 
-    def gpu_s(self, *work: Any, prefill_seqs: float | None = None, **named: Any) -> float:
+    def gpu_s(
+        self, *work: Any, prefill_seqs: float | None = None, prefill_tiles: float | None = None, **named: Any
+    ) -> float:
         """The GPU's seconds of one iteration (arguments as :meth:`resources`; from the cost table)."""
         P, pairs, D, K, s = work_of(*work, **named)
-        tab = self.cost_table()
-        zero = dataclasses.replace(tab, cpu0=0.0, per_seq=0.0, overlap_cpu=False)
-        return zero.iteration_s(sequences_of(P, pairs, prefill_seqs), D, K, s)
+        zero = dataclasses.replace(self.cost_table(), cpu0=0.0, per_seq=0.0, overlap_cpu=False)
+        P, pairs, tiles = prefill_of(P, pairs, prefill_seqs, prefill_tiles)
+        return zero.iteration_s(P, pairs, D, K, s, prefill_tiles=tiles)
 
-    def iteration_s(self, *work: Any, prefill_seqs: float | None = None, **named: Any) -> float:
+    def iteration_s(
+        self, *work: Any, prefill_seqs: float | None = None, prefill_tiles: float | None = None, **named: Any
+    ) -> float:
         """Duration of one iteration (arguments as :meth:`resources`), from the cost table the engine uses: the GPU's
         time and the engine's host time over the running sequences (``max(decode_seqs, sampled)``), added for an
         eager engine, overlapped (the larger) for one that schedules ahead."""
         P, pairs, D, K, s = work_of(*work, **named)
-        return self.cost_table().iteration_s(sequences_of(P, pairs, prefill_seqs), D, K, s)
+        P, pairs, tiles = prefill_of(P, pairs, prefill_seqs, prefill_tiles)
+        return self.cost_table().iteration_s(P, pairs, D, K, s, prefill_tiles=tiles)
 
     def breakdown(self, *work: Any, **named: Any) -> pd.DataFrame:
         """Tidy table, one row per operator (arguments as :meth:`resources`; one pipeline stage when ``pp > 1``):
@@ -528,6 +571,12 @@ class Deployment:
         return self.cost_table(max_seqs=max(256, int(decode_seqs))).decode_line(decode_seqs, kv_tokens)
 
 
-#: The prefill-attention grid of a cost table: chunk lengths (log) and prefixes.
+#: The measured kernels' grids: chunk lengths (log) and prefixes of the prefill attention, contexts of the decode.
+_PF_LOGC_MEASURED = np.log(np.array([1, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096,
+                                     8192, 16384, 32768, 131072], dtype=float))  # fmt: skip
+_PF_PREFIX_MEASURED = np.array([0.0, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 8192, 32768, 131072])
+_DA_CONTEXTS = np.array([1.0, 16, 32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4032, 6144, 8192, 16384, 32768,
+                         65536, 131072, 262144, 1048576])  # fmt: skip
+#: The prefill-attention grid of a cost table with stated costs: chunk lengths (log) and prefixes.
 _PF_LOGC = np.log(np.array([1, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 131072], dtype=float))
 _PF_PREFIX = np.array([0.0, 256, 512, 1024, 2048, 4096, 8192, 32768, 131072])
