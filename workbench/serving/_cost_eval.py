@@ -154,3 +154,14 @@ def iteration(tok, head, pf_logc, pf_pre, pf_rate, pf_floor, pf_tile, da_len, da
     for lane in range(tok.shape[0]):
         pf[lane] = pf_cost(pf_logc, pf_pre, pf_rate, pf_floor, pf_tile, lane, P, pairs, tiles)
     return combine(tok, head, da_len, da, c_pre, c_dec, cpu0, per_seq, ovc, P, pf[0], pf[1], pf[2], D, K, s)
+
+
+@njit(cache=True)
+def iterations(tok, head, pf_logc, pf_pre, pf_rate, pf_floor, pf_tile, da_len, da, c_pre, c_dec, cpu0, per_seq, ovc,
+               D, K):  # fmt: skip
+    """Pure-decode iterations of ``D[i]`` requests holding ``K[i]`` tokens (arrays), as :func:`combine`."""
+    out = np.empty(D.size)
+    for i in range(D.size):
+        out[i] = combine(tok, head, da_len, da, c_pre, c_dec, cpu0, per_seq, ovc, 0.0, 0.0, 0.0, 0.0, D[i], K[i],
+                         D[i]) if D[i] > 0 else 0.0  # fmt: skip
+    return out

@@ -48,7 +48,7 @@ from typing import Protocol
 import numpy as np
 
 from .._validate import integer
-from ._cost_eval import da_at, iteration, line, pf_cost
+from ._cost_eval import da_at, iteration, iterations, line, pf_cost
 
 __all__ = [
     "COPY_CALL_S",
@@ -162,6 +162,12 @@ class CostTable:
         tiles = math.ceil(prefill_tokens / 128) if prefill_tiles is None else prefill_tiles
         return float(iteration(*self.arrays(), float(prefill_tokens), float(prefill_pairs), float(tiles),  # type: ignore[call-arg]
                                float(decode_seqs), float(kv_tokens), float(sampled)))  # fmt: skip
+
+    def decode_s(self, decode_seqs, kv_tokens) -> np.ndarray:
+        """Seconds of pure-decode iterations of ``decode_seqs`` requests holding ``kv_tokens`` (arrays; 0 for no
+        request), as the engine computes each."""
+        d, k = np.broadcast_arrays(np.asarray(decode_seqs, dtype=float), np.asarray(kv_tokens, dtype=float))
+        return iterations(*self.arrays(), d.ravel(), k.ravel()).reshape(d.shape)  # type: ignore[call-arg]
 
     def prefill_attention_s(self, prefill_tokens: float, prefill_pairs: float, prefill_tiles: float, lane: int = 0):
         """The prefill attention of an iteration in lane ``lane`` (see :meth:`iteration_s`)."""
