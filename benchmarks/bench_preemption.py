@@ -11,7 +11,7 @@ from workbench.serving.conversations import conversations
 from workbench.serving.preemption import PriorityProcess, fastswitch_scheduler, run
 from workbench.serving.roofline import Deployment
 
-_DEP = Deployment("Llama-3.1-8B", "A100-80GB", max_kv_tokens=16384)
+_DEP = Deployment("Llama-3.1-8B", "A100-80GB", max_kv_tokens=16384, engine="vllm-v0")
 
 
 def _requests():

@@ -133,7 +133,7 @@ def test_composed_servegen_spans_are_the_same_through_the_protocol(spans):
 
 
 def test_the_reservation_on_a_deployment_never_preempts_and_matches_a_hand_computation():
-    d = Deployment("Llama-3.1-8B", "H100-SXM", max_kv_tokens=3500)
+    d = Deployment("Llama-3.1-8B", "H100-SXM", max_kv_tokens=3500, frontend_s=0)  # offline: no API server
     reqs = pd.DataFrame({"arrival_s": [0.0, 0.0, 0.0], "input_tokens": [1000] * 3, "output_tokens": [500] * 3})
     paged = serve(reqs, d, Scheduler("orca"))
     res = serve(reqs, d, Scheduler("reserve"))

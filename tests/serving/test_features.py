@@ -64,8 +64,9 @@ def _fields(name):
 
 
 def _two(hashes_b, max_kv_tokens=None):
-    """A at 0 and B at 0.3 s (A still decoding), prompts of 1,536 tokens (3 Mooncake blocks), 64 output tokens; vLLM on Llama-2-7B."""
-    dep = Deployment("Llama-2-7B", "A100-80GB", max_kv_tokens=max_kv_tokens)
+    """A at 0 and B at 0.3 s (A still decoding), prompts of 1,536 tokens (3 Mooncake blocks), 64 output tokens; vLLM
+    0.x (prefill-first, no API server) on Llama-2-7B."""
+    dep = Deployment("Llama-2-7B", "A100-80GB", max_kv_tokens=max_kv_tokens, engine="vllm-v0")
     return dep, simulate_replica(
         [0.0, 0.3], [1536, 1536], [64, 64], dep, hash_ids=None if hashes_b is None else [[1, 2, 3], hashes_b]
     )

@@ -7,7 +7,9 @@
   .preemption.MECHANISMS`: ``vllm``, ``+block-groups``, ``+async``, ``+reuse``, ``fastswitch``) with
   ``block_tokens``-token blocks, ``group_blocks`` blocks per group (the block-group mechanisms), ``pcie_gbs`` GB/s
   per GPU and direction (0: the GPU table's) and ``launch_s`` per copy call: the one engine
-  (:func:`workbench.serving.preemption.run`) with the mechanism's scheduler and the deployment's swap cost.
+  (:func:`workbench.serving.preemption.run`) with the mechanism's scheduler and the deployment's swap cost, on the
+  engine profile of vLLM 0.x (``"vllm-v0"``: swap preemption is a V0 feature; V1 recomputes preempted requests, vLLM docs
+  "Optimization and Tuning", Preemption, https://docs.vllm.ai/en/stable/configuration/optimization/), without an API server (FastSwitch measures at the engine).
 
 Reported (:func:`workbench.serving.preemption.summary`): p99 and mean TTFT and TBT (FastSwitch's TBT: every gap
 between tokens), output tokens per second, the synchronous stall's share of the tail TTFT and TBT and of the run,
@@ -32,7 +34,7 @@ GPUS = ("A100-80GB", "A100-40GB", "H100-SXM", "L40S")
 
 @experiment(
     "llm-preemption",
-    version="5",
+    version="6",
     small={"n_conversations": 60, "mechanism": ["vllm", "fastswitch"], "rate": [0.01, 0.05]},
     params=[
         Param("mechanism", "vllm", choices=tuple(MECHANISMS), seeded=False, doc="how preemption moves KV caches"),
@@ -122,7 +124,7 @@ def llm_preemption(
     """Tail latency, throughput and stall share of one mechanism at one point."""
     reqs = conversations(n_conversations, load, think_s=think_s, max_context=min(4096, kv_tokens // 2), seed=seed)
     dep = Deployment(model, gpu, max_kv_tokens=kv_tokens, pcie_gbs=pcie_gbs if pcie_gbs > 0 else None,
-                     copy_call_s=launch_s)  # fmt: skip
+                     copy_call_s=launch_s, engine="vllm-v0")  # fmt: skip
     sch = fastswitch_scheduler(mechanism, PriorityProcess(priority_kind, rate, levels), group_blocks=group_blocks,
                                block_tokens=block_tokens)  # fmt: skip
     out = summary(run(reqs, dep, sch, seed=seed))

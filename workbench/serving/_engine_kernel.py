@@ -40,8 +40,8 @@ NG = 10
  OHEAD, OTAIL, IHEAD, ITAIL, PEND, SIN, NIN, ITER, NEXTCHG, LASTRESH) = range(28)  # fmt: skip
 NI = 28
 # per replica row, floats (sf[row, .])
-TIME, BUSY, STALL, OUTBUSY, INBUSY = range(5)
-NF = 5
+TIME, BUSY, STALL, OUTBUSY, INBUSY, SEEN = range(6)
+NF = 6
 # policy integers (pi[.]) and floats (pf[.])
 (P_KIND, P_SEQS, P_BUDGET, P_B, P_WATER, P_NBLOCKS, P_CAPTOK, P_SWAP, P_GROUP, P_ASYNC, P_REUSE, P_PRIO, P_CHG,
  P_LEVELS, P_CALLS, P_RECORD, P_RING, P_OVC, P_ALLOWED) = range(19)  # fmt: skip
@@ -485,9 +485,14 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
     lanes = tok.shape[0]
     while True:
         t = sf[row, TIME]
+        # arrivals the scheduler has seen: all up to now, or, scheduling one step ahead (ovc), those up to the start
+        # of the step that just ended (a later one joins the step after next), unless the engine is idle
+        seen = t
+        if ovc and (si[row, NRUN] > 0 or si[row, NPREF] > 0 or si[row, WLEN] > 0 or si[row, NIN] > 0):
+            seen = sf[row, SEEN]
         while True:  # arrivals join the queue (or are rejected)
             i = _next_arrival(si, Q, G, fu_t, fu_i, row)
-            if i < 0 or G[i, G_ARR] > t:
+            if i < 0 or G[i, G_ARR] > seen:
                 break
             if si[row, FUN] > 0 and fu_i[row, 0] == i:
                 _fu_pop(si, fu_t, fu_i, row)
@@ -712,6 +717,7 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
             else:
                 dt = combine(tok, head, da_len, da, c_pre, c_dec, cpu0, per_seq, ovc, P, pf0, pf1, pf2, 0, 0.0, ndone)
             tt = sf[row, TIME] + dt
+            sf[row, SEEN] = sf[row, TIME]
             sf[row, TIME] = tt
             sf[row, BUSY] += dt
             si[row, ITER] += 1
@@ -784,7 +790,8 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
                         n_run < max_seqs and si[row, HELD] + Q[j, Q_INP] + Q[j, Q_OUT] <= pi[P_CAPTOK]
                     )
             if nx < np.inf and ((si[row, WLEN] == 0 and room_next) or nx == horizon or use_prio):
-                kk = steps_to_reach(per, inc, nx - sf[row, TIME])
+                # (an arrival not yet seen by a scheduler one step ahead: one more step)
+                kk = steps_to_reach(per, inc, nx - sf[row, TIME]) if nx > sf[row, TIME] else 1
                 if kk < k:
                     k = kk
             if copy_end < np.inf:
@@ -813,6 +820,7 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
                 k = lo
             dt = k * per + inc * k * (k - 1) / 2
             t0 = sf[row, TIME]
+            sf[row, SEEN] = t0 + dt - (per + inc * (k - 1))  # the start of the run's last step
             sf[row, TIME] = t0 + dt
             sf[row, BUSY] += dt
             si[row, ITER] += k
@@ -836,6 +844,7 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
             nt = nx if nx < copy_end else copy_end
             if nt > sf[row, TIME]:
                 sf[row, TIME] = nt  # idle until the next arrival, copy end (or the router's next placement)
+                sf[row, SEEN] = nt
             continue
         else:
             return 1

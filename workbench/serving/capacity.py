@@ -272,8 +272,8 @@ def capacity_search(
         The replica (:func:`~workbench.serving.serve`); defaults to the linear-cost ``ServerConfig()``.
     slo : SLO
     scheduler : Scheduler, optional
-        Scheduling policy; defaults to the cost model's own (``Scheduler()`` for a Deployment, the reservation for a
-        ``ServerConfig``).
+        Scheduling policy; defaults to the cost model's own (a Deployment's engine profile's, ``Scheduler()`` where it
+        states none; the reservation for a ``ServerConfig``).
     n_replicas : int
     balancer : str
         Load balancer across replicas, one of :data:`~workbench.serving.BALANCERS`.

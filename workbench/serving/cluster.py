@@ -51,8 +51,9 @@ def serve(
     server : Deployment, ServerConfig or another :class:`~workbench.serving.cost.CostModel`
         The replica's cost model: a hardware replica, or the linear-cost server.
     scheduler : Scheduler, optional
-        Scheduling policy; defaults to the cost model's own: ``Scheduler()`` (vLLM) for a Deployment, the
-        reservation ``ServerConfig.scheduler`` for a ServerConfig.
+        Scheduling policy; defaults to the cost model's own: a Deployment's engine profile's
+        (``Deployment.scheduler``: chunked prefill under V1's budget for ``"vllm"``; ``Scheduler()`` where the
+        profile states none), the reservation ``ServerConfig.scheduler`` for a ServerConfig.
     n_replicas : int
     balancer : str
         One of :data:`BALANCERS`: ``"round_robin"`` and ``"random"`` place requests on arrival without looking at

@@ -197,6 +197,10 @@ class CostModel(Protocol):
     swap_s_per_token, swap_call_s, swap_calls_per_copy :
         The swap cost's terms (:func:`swap_seconds`; only swap preemption asks: a model without a figure raises
         ``ValueError`` there).
+
+    Optional (read with a default when absent): ``scheduler``, the policy a run uses when given none (else
+    ``Scheduler()``), and ``frontend_s``, seconds an API server adds to each request's first and last token (else 0).
+    Whether the engine schedules one step ahead is the table's ``overlap_cpu``.
     """
 
     @property

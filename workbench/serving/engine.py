@@ -4,8 +4,9 @@ A replica is a **cost model** (:class:`~workbench.serving.cost.CostModel`: its o
 GPUs, swap cost) run by a **scheduling policy** (:class:`~workbench.serving.scheduler.Scheduler`: vLLM,
 Sarathi-Serve, Orca, or Orca's reservation; what a preemption does with the KV; the order of requests). The cost
 models are the hardware :class:`~workbench.serving.roofline.Deployment` and the abstract linear-cost
-:class:`~workbench.serving.linear.ServerConfig`; each names its default policy (vLLM for a Deployment, the reservation
-for a ServerConfig). The loop is compiled (:mod:`workbench.serving._engine_kernel`); it is the only event loop of
+:class:`~workbench.serving.linear.ServerConfig`; each names its default policy (a Deployment its engine profile's:
+chunked prefill under V1's budget for a current vLLM, else vLLM's classic scheduler; the reservation for a
+ServerConfig). The loop is compiled (:mod:`workbench.serving._engine_kernel`); it is the only event loop of
 serving: FastSwitch's mechanisms (:mod:`workbench.serving.preemption`), disaggregated pools
 (:mod:`workbench.serving.disagg`) and the least-outstanding router (:func:`workbench.serving.serve`) all run in it.
 
@@ -37,6 +38,15 @@ served arrivals are returned. **Prefix sharing** (``hash_ids``, paged policies: 
 replica, by reference count, while any admitted request holds them (no cache of freed blocks). On admission a request
 skips the prefill of its leading blocks already resident (keeping at least its last token, which yields the first
 output token) and allocates blocks only for the blocks not yet resident plus its private tail.
+
+**Scheduling one step ahead** (an engine whose profile overlaps its CPU work with the GPU, ``overlap_cpu``: vLLM V1's
+async scheduling, SGLang's overlap scheduler, TensorRT-LLM's overlap scheduler): step N + 1 is scheduled when step N
+starts, so a request arriving while step N runs is first seen when step N + 2 is scheduled (at the end of step N) and
+joins step N + 2: one step later than under synchronous scheduling (vLLM's ``EngineCore.step_with_batch_queue``: the
+next batch is scheduled before the running one's output is taken). An idle engine schedules at once.
+**The API server** (the cost model's ``frontend_s``, e.g. the engine profile's HTTP latency): every request's first
+and last token reach the client that much later; the time between tokens is unchanged (streaming is pipelined) and a
+follow-up turn is sent that much later.
 
 Between events (an admission, a completion, the cache filling up, a copy ending, a change of levels that matters)
 the batch is fixed and the resident KV grows by one token per request per iteration, so a run of pure decode
@@ -117,8 +127,8 @@ def simulate_replica(
 
     ``server`` is the replica's cost model (:class:`~workbench.serving.roofline.Deployment`,
     :class:`~workbench.serving.linear.ServerConfig`, or any :class:`~workbench.serving.cost.CostModel`), run by
-    ``scheduler`` (default: the cost model's own, ``Scheduler()`` for a Deployment, the reservation for a
-    ServerConfig).
+    ``scheduler`` (default: the cost model's own, a Deployment's engine profile's, ``Scheduler()`` where it
+    states none; the reservation for a ServerConfig).
 
     ``prefilled`` marks requests whose KV cache arrives with them (prefill/decode disaggregation: the prefill pool
     produced their first token): on admission they take their blocks and join the decoding batch without a prefill
@@ -268,6 +278,9 @@ def _run(arrival_s, input_tokens, output_tokens, server, scheduler: Scheduler, *
         tok_s = float(server.swap_s_per_token)
         call_s, calls = float(server.swap_call_s), int(server.swap_calls_per_copy)
     table = server.cost_table(max(budget + sch.max_num_seqs, 2048), max(sch.max_num_seqs, 1))
+    front = float(getattr(server, "frontend_s", 0.0) or 0.0)
+    if front:  # the client sees each finish later, so it sends a follow-up turn later
+        think = np.where(nxt >= 0, think + front, think)
     n_rep = integer("n_replicas", n_replicas, minimum=1)
     rep_arr = np.zeros(n, np.int64) if rep is None else np.asarray(rep, dtype=np.int64).copy()
     if follow_up is not None and rep is not None:  # a conversation stays on its first turn's replica
@@ -307,7 +320,7 @@ def _run(arrival_s, input_tokens, output_tokens, server, scheduler: Scheduler, *
     pi[K.P_ALLOWED] = allowed
     pf = np.zeros(K.NPF)
     pf[K.F_RATE], pf[K.F_CALL], pf[K.F_TOKS] = (chg.rate if chg else 0.0), call_s, tok_s
-    pf[K.F_LIMIT], pf[K.F_CPRE], pf[K.F_CDEC] = float(ttft_limit_s), table.c_prefill, table.c_decode
+    pf[K.F_LIMIT], pf[K.F_CPRE], pf[K.F_CDEC] = float(ttft_limit_s) - front, table.c_prefill, table.c_decode
     pf[K.F_CPU0], pf[K.F_PERSEQ] = table.cpu0, table.per_seq
     pf[K.F_PFFLOOR], pf[K.F_PFTILE] = table.pf_floor, table.pf_tile
     gaps = np.zeros((int(out.sum()) + n + 16 if record_gaps else 1, 5))
@@ -320,6 +333,8 @@ def _run(arrival_s, input_tokens, output_tokens, server, scheduler: Scheduler, *
     )  # fmt: skip
     served = G[:, K.G_ARR].copy()
     served[np.isinf(served)] = np.nan
+    G[:, K.G_FIRST] += front
+    G[:, K.G_FINISH] += front
     kv_bytes = getattr(getattr(server, "model", None), "kv_bytes_per_token", math.nan)
     swaps = SwapTotals(int(totals[K.TOT_OUTS]), int(totals[K.TOT_INS]), int(totals[K.TOT_COPY_TOKENS]),
                        totals[K.TOT_COPY_TOKENS] * kv_bytes, int(totals[K.TOT_COPIES]), float(totals[K.TOT_STALL]), float(totals[K.TOT_OUT_S]),

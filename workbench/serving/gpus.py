@@ -181,7 +181,8 @@ def capacity_gpus(
     slo : SLO, optional
         Defaults to ``SLO(ttft_s=2.0, tbt_s=0.1)``.
     scheduler : Scheduler, optional
-        Defaults to the cost model's own (``Scheduler()`` for a Deployment, the reservation for a ServerConfig).
+        Defaults to the cost model's own (a Deployment's engine profile's, else ``Scheduler()``; the reservation
+        for a ServerConfig).
     rel_tol, max_evaluations : search tolerance and budget per candidate
     max_replicas : int
     duration_s : float, optional

@@ -44,6 +44,7 @@ from .cost import COPY_CALL_S, LINEAR_CONTEXTS, PCIE_EFFICIENCY, CostTable, pref
 from .engines import EngineProfile
 from .engines import engine as engine_profile
 from .opcurves import OperatorCurves, ProfiledLayer, curves, profiled_layer, topology
+from .scheduler import Scheduler
 from .specs import GPU, Model, gpu, model
 
 __all__ = ["COST_SOURCES", "Efficiency", "EFFICIENCY", "Deployment", "OPERATORS"]
@@ -103,10 +104,13 @@ class Deployment:
     max_kv_tokens : int, optional
         Caps the KV cache (vLLM's ``num_gpu_blocks_override``, in tokens).
     engine : str or EngineProfile, optional
-        The serving engine's host work per iteration (:mod:`workbench.serving.engines`, ``engines.csv``):
-        ``"vllm"`` (current vLLM V1, CPU work hidden behind the GPU step), ``"vllm-v0"`` (eager vLLM of 2023-24:
-        measured CPU work added to every step, Ray at TP >= 2), ``"sarathi-serve"``, ``"sglang"``, ``"trtllm"``,
-        ``"nanoflow"``. Default: ``"nanoflow"`` when ``overlap`` else ``"vllm"``.
+        The serving engine (:mod:`workbench.serving.engines`, ``engines.csv``): its host work per iteration, kernel
+        families, default scheduling policy (:attr:`scheduler`) and API-server latency. ``"vllm"`` or ``"vllm-v1"``
+        (a current vLLM V1: CPU work hidden behind the GPU step by async scheduling, chunked prefill under the OpenAI
+        server's default budget, FA3 on Hopper, custom all-reduce), ``"vllm-v0"`` or ``"vllm-2023"`` (the eager vLLM
+        of 2023-24: measured CPU work added to every step, Ray at TP >= 2, xformers prefill, prefill-first
+        scheduling), ``"sarathi-serve"``, ``"sglang"``, ``"trtllm"``, ``"trtllm-v0.5"``, ``"nanoflow"``. Default:
+        ``"nanoflow"`` when ``overlap`` else ``"vllm"``.
     overhead_s : float, optional
         A fixed host overhead per iteration added to every step, in place of the engine profile (for a stated
         constant of your own).
@@ -125,6 +129,10 @@ class Deployment:
         Seconds per copy call of a swap (:data:`~workbench.serving.cost.COPY_CALL_S`, sourced there).
     pcie_efficiency : float
         Fraction of the PCIe rate a pinned-memory KV copy reaches (:data:`~workbench.serving.cost.PCIE_EFFICIENCY`).
+    frontend_s : float, optional
+        Seconds the engine's API server adds to every request's first (and last) token as a client sees it (HTTP,
+        tokenisation, streaming); default: the engine profile's (10 ms for ``"vllm"``, none stated for the others).
+        ``0`` for an offline run (no server).
 
     Examples
     --------
@@ -158,6 +166,7 @@ class Deployment:
     pcie_gbs: float | None = None
     copy_call_s: float = COPY_CALL_S
     pcie_efficiency: float = PCIE_EFFICIENCY
+    frontend_s: float | None = None
     kv_capacity_tokens: int = field(init=False, repr=False, compare=False)
     _c: dict[str, float] = field(init=False, repr=False, compare=False)
     _engine: EngineProfile = field(init=False, repr=False, compare=False)
@@ -224,6 +233,10 @@ class Deployment:
             prof = engine_profile(self.engine if self.engine is not None else ("nanoflow" if self.overlap else "vllm"))
             object.__setattr__(self, "engine", prof.engine)
         object.__setattr__(self, "_engine", prof)
+        front = prof.frontend_s if self.frontend_s is None else self.frontend_s
+        if not 0 <= front < 1:
+            raise ValueError(f"frontend_s must be in [0, 1) s, got {front}")
+        object.__setattr__(self, "frontend_s", float(front))
         tp, n_gpu = self.tp, self.tp * self.pp
         free = n_gpu * (g.hbm_bytes * self.memory_utilization - self.activation_reserve_gb * 1e9) - m.weight_bytes
         if free < m.kv_bytes_per_token * 16:
@@ -275,6 +288,13 @@ class Deployment:
     def gpus(self) -> int:
         """GPUs of one replica (``tp * pp``)."""
         return self.tp * self.pp
+
+    @property
+    def scheduler(self) -> Scheduler | None:
+        """The engine's default scheduling policy on this GPU (:meth:`EngineProfile.scheduler
+        <workbench.serving.engines.EngineProfile.scheduler>`), the one a run uses when given none; ``None`` when the
+        profile states none (then ``Scheduler()``)."""
+        return self._engine.scheduler(self.gpu)
 
     # ------------------------------------------------------------------------------------------------ swap copies
     @property
