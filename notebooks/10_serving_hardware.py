@@ -353,6 +353,13 @@ print(f"{len(chat)} requests, mean prompt {chat['input_tokens'].mean():.0f} and 
 print(pd.DataFrame(rows).round(1).to_string(index=False))
 
 # %% [markdown]
+# Scheduling one step ahead costs a new request one iteration of the loaded replica (~40 ms at the median here), the
+# API server 10 ms; the host work itself stays hidden behind the GPU step. vLLM's classic prefill-first policy would
+# give a lower TTFT on this traffic (a prefill iteration runs alone, at full speed), paid by every running request's
+# time per output token (~40% longer: each admission stalls the decodes). Which of these a measured run shows depends
+# on its vLLM version: async scheduling is on by default only in recent releases.
+
+# %% [markdown]
 # ## Swap, prefix sharing, pipeline parallelism and least-outstanding balancing
 #
 # **Swap vs recompute.** The M-large traffic at half the rate on one H100 with its KV cache capped at 40,000
@@ -429,8 +436,8 @@ for bal in ("round_robin", "random", "least_outstanding"):
 print(pd.DataFrame(rows).round(3).to_string(index=False))
 
 # %% [markdown]
-# On this ten-minute sample least-outstanding's p99 TTFT (0.86 s) is no better than round-robin's (0.84 s), and both
-# beat random's (1.09 s); on the sample the workbench drew for the same seed before ServeGen's composer became the
+# On this ten-minute sample least-outstanding's p99 TTFT (1.09 s) is no better than round-robin's (1.05 s), and both
+# beat random's (1.31 s); on the sample the workbench drew for the same seed before ServeGen's composer became the
 # block stream the CLI writes (issue 21), least-outstanding led (0.56 s against 0.75 s). One ten-minute sample at this
 # load does not separate the two policies.
 

@@ -89,7 +89,7 @@ for group in (1, 4, 16, 64):
 pd.DataFrame(rows).round(3)
 
 # %% [markdown]
-## Panel: priority-change rate and mechanisms -> tail latency
+# ## Panel: priority-change rate and mechanisms -> tail latency
 #
 # Every bar is a point of the `llm-preemption` experiment (150 conversations at the chosen load, as in the claims;
 # the panel test checks its numbers against the experiment's and the claims'). Raise the rate and watch vLLM's bars leave the others: past a rate, its
