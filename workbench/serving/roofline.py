@@ -26,6 +26,11 @@ overlaps compute-, memory- and network-bound operations inside the device and sc
 the iteration is then bounded by the **busiest resource**, ``max(sum of compute time, sum of memory time, sum of
 network time)`` (``overlap=True``), where each operator's FLOPs count on compute and its bytes on memory. The old
 linear cost model is one least-squares fit away (:func:`workbench.serving.linear_fit.fit_linear`).
+
+The module is longer than ~500 lines because one record, :class:`Deployment`, holds every cost term of a replica
+(stated roofline, measured operator curves or profiled layers, measured attention kernels, pipeline stages, swap
+copies, the engine profile's policy and API-server latency) and builds the one cost table from them; splitting it
+would scatter one record's methods over modules.
 """
 
 from __future__ import annotations
