@@ -75,7 +75,7 @@ def _dse_rate() -> float:
 
 def _corpus() -> float:
     def run():
-        for cached in (validation._corpus, validation._corpus_variants, validation._loso):
+        for cached in (validation._corpus, validation._breakdowns, validation._corpus_variants, validation._loso):
             cached.cache_clear()
         validation.validation_points()
 

@@ -3,7 +3,7 @@
 Input: ``vidur-profiles/`` on the data search path (Vidur, Agrawal et al., MLSys'24; MIT license: per-operator times
 measured on A100 80GB SXM (DGX) and H100 SXM (DGX), eager PyTorch, BF16; NCCL send/recv between two GPUs). Output:
 ``datasets/training_validation/kernel_curves.csv``, one row per curve point, read by
-:mod:`workbench.training.kernels`. Two kinds of rows, per GPU generation (ampere from the A100 profiles, hopper from
+:mod:`workbench.training.kernels`. Four kinds of rows, per GPU generation (ampere from the A100 profiles, hopper from
 H100):
 
 ``gemm``
@@ -17,6 +17,15 @@ H100):
     over repeats then per quarter-octave of size, non-decreasing: ``topology`` ``inter-node`` (the two GPUs in two DGX
     nodes, ``devices_per_node == 1``: ~15.5 GB/s on A100, ~72 GB/s on H100 for large messages, a ~17-24 us floor)
     and ``nvlink`` (one node).
+``layer_jitter``
+    The variability of one transformer layer's kernels over repeats: ``x`` = the layer's time (seconds: the sum of
+    the medians of its profiled operators, the embedding left out), ``value`` = its coefficient of variation, the
+    square root of the sum of the operators' variances (each ``time_stats.<op>.std`` squared: the operators' times
+    taken as independent) over the layer's time; every profiled model, tensor-parallel degree and token count of at
+    least 256, the median per quarter-octave of layer time (~0.3-2%).
+``send_recv_jitter``
+    The same for one NCCL send/recv: ``x`` = message bytes, ``value`` = ``std / median`` over repeats, the median
+    per quarter-octave of size, by ``topology`` as ``send_recv``.
 
 Every input file is named with its sha256 in ``datasets/training_validation/README.md``. Run
 ``python scripts/derive_training_curves.py`` to rewrite the table; ``--check`` compares with the committed table
@@ -97,6 +106,36 @@ def send_recv_curves() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["generation", "topology", "x", "value"])
 
 
+def layer_jitter_curve(profile: str) -> pd.DataFrame:
+    """Coefficient of variation of one layer's time over repeats, by the layer's time, per quarter-octave."""
+    frames = []
+    for path in sorted(require(f"vidur-profiles/compute/{profile}").glob("*/*/mlp.csv")):
+        d = pd.read_csv(path)
+        d = d[d["num_tokens"] >= MIN_TOKENS]
+        ops = [c[len("time_stats.") : -len(".median")] for c in d.columns if c.endswith(".median")]
+        ops = [op for op in ops if op != "emb"]
+        median = sum(d[f"time_stats.{op}.median"] for op in ops) * 1e-3
+        std = np.sqrt(sum(d[f"time_stats.{op}.std"] ** 2 for op in ops)) * 1e-3
+        frames.append(pd.DataFrame({"t": median.to_numpy(), "cv": (std / median).to_numpy()}))
+    pts = pd.concat(frames, ignore_index=True)
+    g = pts.groupby(_quarter_octaves(pts["t"]))
+    return pd.DataFrame({"x": np.exp(g["t"].apply(lambda s: np.log(s).mean())), "value": g["cv"].median()})
+
+
+def send_recv_jitter_curves() -> pd.DataFrame:
+    rows = []
+    for profile, (gen, _peak) in PROFILED.items():
+        d = pd.read_csv(require(f"vidur-profiles/network/{profile}_dgx/send_recv.csv"))
+        for dpn, topo in ((1, "inter-node"), (2, "nvlink")):
+            g = d[d["devices_per_node"] == dpn]
+            size = g["size"].to_numpy(float) * 2
+            cv = (g["time_stats.send_recv.std"] / g["time_stats.send_recv.median"]).to_numpy()
+            b = pd.DataFrame({"size": size, "cv": cv}).groupby(_quarter_octaves(size))
+            x = np.exp(b["size"].apply(lambda s: np.log(s).mean()))
+            rows += [(gen, topo, float(xi), float(yi)) for xi, yi in zip(x, b["cv"].median(), strict=True)]
+    return pd.DataFrame(rows, columns=["generation", "topology", "x", "value"])
+
+
 def inputs() -> list[tuple[str, str]]:
     """(path on the data search path, sha256) of every input file."""
     files = []
@@ -112,6 +151,9 @@ def derive() -> pd.DataFrame:
     for profile, (gen, _peak) in PROFILED.items():
         parts.append(gemm_curve(gemm_points(profile)).assign(kind="gemm", generation=gen, topology=""))
     parts.append(send_recv_curves().assign(kind="send_recv"))
+    for profile, (gen, _peak) in PROFILED.items():
+        parts.append(layer_jitter_curve(profile).assign(kind="layer_jitter", generation=gen, topology=""))
+    parts.append(send_recv_jitter_curves().assign(kind="send_recv_jitter"))
     return pd.concat(parts, ignore_index=True)[COLUMNS]
 
 

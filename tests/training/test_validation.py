@@ -11,20 +11,6 @@ from workbench.data import require
 from workbench.training import validation as V
 from workbench.training.iteration import CALIBRATION
 
-# Lumos (arXiv 2504.09307v1) Fig. 7: the four bar values (exposed compute, overlapped, exposed comm, other; ms) of
-# each configuration, predicted (upper bar) and actual (lower bar), as printed in the figure.
-FIG7 = {
-    (2, 2, 8): ((329, 148, 287, 38), (353, 123, 291, 30)),
-    (2, 2, 16): ((337, 138, 330, 33), (364, 112, 307, 30)),
-    (2, 2, 32): ((321, 156, 370, 32), (352, 124, 358, 30)),
-    (2, 4, 4): ((403, 56, 408, 46), (386, 60, 378, 48)),
-    (2, 8, 4): ((421, 46, 1008, 77), (405, 49, 927, 65)),
-    (2, 16, 4): ((452, 44, 865, 477), (422, 49, 853, 461)),
-    (2, 4, 8): ((379, 80, 415, 39), (359, 96, 378, 55)),
-    (2, 8, 8): ((414, 53, 547, 81), (399, 63, 481, 67)),
-    (2, 4, 16): ((387, 72, 813, 44), (371, 87, 823, 55)),
-}
-
 
 def test_the_corpus_is_a_data_file_with_sources_and_coverage():
     c = V.corpus()
@@ -43,15 +29,35 @@ def test_the_corpus_is_a_data_file_with_sources_and_coverage():
 
 
 def test_lumos_rows_are_the_actual_bars():
-    """Each Lumos Fig. 7 row is the sum of its actual bar, and the actual bar is the lower one: with it the Fig. 7c
-    prediction errors average 4.2%, the figure Sec. 4.3.1 states (with the bars swapped they would average 4.0%)."""
-    c = V.corpus()
-    rows = {(r.tp, r.pp, r.dp): r.value for r in c[c.id.str.startswith("lumos-15b")].itertuples()}
-    assert rows == pytest.approx({k: sum(actual) / 1e3 for k, (_pred, actual) in FIG7.items()}, rel=1e-12)
-    pairs = [(sum(FIG7[k][0]), sum(FIG7[k][1])) for k in ((2, 4, 8), (2, 8, 8), (2, 4, 16))]
+    """Each Lumos row is the sum of its actual bar (breakdowns.csv, Fig. 1 and Fig. 7), and the actual bar is the
+    lower one of Fig. 7: with it the Fig. 7c prediction errors average 4.2%, the figure Sec. 4.3.1 states (with the
+    bars swapped they would average 4.0%)."""
+    c = V.corpus().set_index("id")
+    b = V.breakdowns()
+    actual = b[b.bar == "actual"].set_index("corpus_id")
+    lumos = c[c.source == "lumos2025"]
+    assert set(actual.index) == set(lumos.index)
+    np.testing.assert_allclose(actual.total_ms.loc[lumos.index] / 1e3, lumos.value, rtol=1e-12)
+    pred = b[b.bar == "lumos"].set_index("corpus_id").total_ms
+    pairs = [(pred[k], actual.total_ms[k]) for k in ("lumos-15b-2x4x8", "lumos-15b-2x8x8", "lumos-15b-2x4x16")]
     assert np.mean([abs(p / a - 1) for p, a in pairs]) == pytest.approx(0.042, abs=0.0005)
     assert np.mean([abs(a / p - 1) for p, a in pairs]) == pytest.approx(0.040, abs=0.0005)
-    assert c.set_index("id").value["lumos-175b-8x4x8"] == (4287 + 885 + 2261 + 178) / 1e3
+    assert actual.total_ms["lumos-175b-8x4x8"] == 4287 + 885 + 2261 + 178
+
+
+def test_lumos_measured_compute_pins_its_batch():
+    """Lumos's batch: TP x PP micro-batches of 1 per pipeline whatever the DP (Fig. 4, Sec. 4.3.1). Its measured
+    compute per GPU (Fig. 7) is the same on every configuration, as that batch makes the model's; any fixed global
+    batch would spread it 4x (half the replicas, twice the micro-batches), so the DP 4 vs DP 8 gap is not a batch."""
+    stated = V.compute_check()
+    assert stated.ratio.between(0.85, 1.0).all()  # the model's compute is 0-15% below the measured one, everywhere
+    small = stated.model_name == "gpt3-15b"
+    assert stated.measured_ms[small].max() / stated.measured_ms[small].min() < 1.1
+    for g in (32, 64, 128, 256, 1536):
+        fixed = V.compute_check(global_batch=g)[small]
+        assert fixed.ratio.max() / fixed.ratio.min() > 3.5, g
+    with pytest.raises(ValueError, match="global_batch"):
+        V.compute_check(global_batch=0)
 
 
 def test_headline_flags_are_what_the_alternatives_do_to_the_model():
@@ -62,9 +68,28 @@ def test_headline_flags_are_what_the_alternatives_do_to_the_model():
     c = V.corpus().set_index("id")
     assert (flags == c.headline.loc[flags.index]).all()
     assert c.headline[c.alternatives == ""].all()
-    # Lumos's batch is not stated: any other batch moves its rows by far more
-    assert not c.headline[c.source == "lumos2025"].any()
-    assert s[s.id.str.startswith("lumos")].max_change.min() > 0.3
+    # Lumos: the batch is stated; the data-parallel implementation (NeMo's overlapped distributed Adam, or the
+    # Megatron-LM reference's all-reduce after the backward) moves the DP-heavy rows by more than 5%, not the deep ones
+    lumos = s[s.id.str.startswith("lumos")]
+    assert not lumos.variant.str.contains("global_batch").any()
+    head = set(c.index[(c.source == "lumos2025") & c.headline])
+    assert head == {"lumos-15b-2x4x4", "lumos-15b-2x8x4", "lumos-15b-2x16x4", "lumos-15b-2x8x8"}
+    joint = lumos[lumos.variant == "overlap_dp=false&distributed_optimizer=false"].set_index("id").change
+    assert joint["lumos-15b-2x2x8"] > 0.05 and joint["lumos-15b-2x16x4"] < 0.05
+
+
+def test_the_sustained_fraction_is_estimated_on_compute_where_a_source_measures_it():
+    """Lumos publishes its GPUs' compute time: its rows inform the sustained fraction through it (the model's mean
+    stage against exposed plus overlapped compute), not through iteration times the fraction does not govern."""
+    df, parts = V._stated()
+    compute = V._published_compute(df)
+    lumos = (df.source == "lumos2025").to_numpy()
+    assert np.isfinite(compute[lumos]).all() and not np.isfinite(compute[~lumos]).any()
+    # the estimate the hopper rows give without Megatron-Core (Llama 3's row and Lumos's compute) sits where
+    # Lumos's measured compute puts it: 0.66-0.72 of the measured kernels' throughput
+    implied = (parts["micro_batches"] * parts["kernel_s"])[lumos] / compute[lumos]
+    assert implied.min() > 0.65 and implied.max() < 0.73
+    assert 0.66 <= V.estimate(exclude_source="megatron-core2024").sustained_hopper <= 0.72
 
 
 def test_the_calibration_is_the_corpus_estimate_and_errors_are_leave_one_source_out():
@@ -94,13 +119,19 @@ def test_validation_points_is_the_scoreboard_table():
     assert s.set_index("source").rows["all rows"] == len(p)
 
 
-def test_the_headline_statistic_meets_the_bar():
-    """Issue 38's bar, leave-one-source-out: median |error| <= 8% and worst <= 20% over the headline rows."""
+def test_the_headline_statistic_and_what_misses_the_bar():
+    """Issue 38's bar, leave-one-source-out: median |error| <= 8% and worst <= 20% over the headline rows. Lumos's
+    four deep-pipeline rows are fully stated and in the headline, and miss it (the model is 23-53% too fast where
+    Lumos measures exposed communication and idle time no public mechanism gives): every other headline row meets it.
+    """
     p = V.validation_points()
-    head = p.error[p.headline].abs()
-    assert head.median() <= 0.08 and head.max() <= 0.20
-    # MT-NLG (micro-batch), BLOOM (its cluster's collective bandwidth) and Lumos (batch) leave settings unstated
-    assert p.source[p.headline].nunique() == 5
+    head = p[p.headline]
+    assert head.error.abs().median() <= 0.08
+    lumos = head.source == "lumos2025"
+    assert head.error[~lumos].abs().max() <= 0.20
+    assert (head.error[lumos] < -0.20).all()
+    # MT-NLG (micro-batch) and BLOOM (its cluster's collective bandwidth) leave settings unstated
+    assert p.source[p.headline].nunique() == 6
 
 
 def test_corpus_models_come_from_the_models_table_when_named():
@@ -141,3 +172,28 @@ def test_a_bad_corpus_names_the_row_and_column(broken_corpus):
     V._corpus.cache_clear()
     with pytest.raises(ValueError, match=rf"row '{df.id[5]}': gpus is not tp x pp x dp"):
         V.corpus()
+
+
+def test_a_bad_alternative_or_breakdown_names_the_row(broken_corpus):
+    path, text = broken_corpus
+    df = pd.read_csv(pd.io.common.StringIO(text), dtype=str, keep_default_na=False)
+    i = int(np.flatnonzero(df.source == "lumos2025")[0])
+    df.loc[i, "alternatives"] = "overlap_dp=maybe"
+    df.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=rf"row '{df.id[i]}': alternative 'overlap_dp=maybe' must be true or false"):
+        V._alternatives(V.corpus().iloc[i])
+    breakdown = pd.read_csv(require(V.BREAKDOWNS), dtype=str, keep_default_na=False)
+    breakdown.loc[0, "corpus_id"] = "no-such-run"
+    breakdown.to_csv(path.parent / "breakdowns.csv", index=False)
+    V._breakdowns.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="corpus_id 'no-such-run' is not a row"):
+            V.breakdowns()
+    finally:
+        V._breakdowns.cache_clear()
+
+
+def test_joint_alternatives_change_settings_together():
+    row = V.corpus().set_index("id").loc["lumos-15b-2x16x4"].copy()
+    row["id"] = "lumos-15b-2x16x4"
+    assert V._alternatives(row) == [[("overlap_dp", False), ("distributed_optimizer", False)], [("overlap_tp", True)]]

@@ -11,8 +11,11 @@ faulty machine or the irregular iteration (:mod:`workbench.training.diagnosis`).
   with the data-parallel collective routed on a :mod:`workbench.fabric` topology; :data:`CALIBRATION`, the two
   parameters estimated on the validation corpus.
 - :mod:`~workbench.training.scaling`: plan grids, routing comparisons (ECMP vs planned per plan) and weak scaling.
-- :mod:`~workbench.training.validation`: the corpus of fully stated public runs (a data file), the estimated
-  parameters and the model's leave-one-source-out error on every run (:func:`~.validation.validation_points`).
+- :mod:`~workbench.training.validation`: the corpus of fully stated public runs (a data file), the published
+  iteration breakdowns, the estimated parameters and the model's leave-one-source-out error on every run
+  (:func:`~.validation.validation_points`).
+- :mod:`~workbench.training.rendezvous`: waiting at the blocking exchanges of a 1F1B pipeline under per-stage
+  variability, by Monte-Carlo of Megatron's schedule.
 - :mod:`~workbench.training.exec_graph`: the iteration as an execution graph (Lumos): CPU launches and syncs,
   kernels on compute/TP/PP/DP streams, four dependency kinds, list-scheduling simulation, breakdown, critical path,
   what-if edits and a dPRO-like mode.

@@ -127,7 +127,7 @@ class Calibration:
 
 #: The estimates on the whole corpus (``tests/training/test_validation.py`` checks they are what
 #: :func:`workbench.training.validation.estimate` gives on it today).
-CALIBRATION = Calibration(sustained_ampere=0.955, sustained_hopper=0.74)
+CALIBRATION = Calibration(sustained_ampere=0.955, sustained_hopper=0.72)
 
 
 @dataclass(frozen=True)

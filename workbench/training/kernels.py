@@ -44,6 +44,8 @@ __all__ = [
     "layout",
     "gemm_efficiency",
     "has_curves",
+    "layer_jitter",
+    "send_recv_jitter",
     "send_recv_s",
 ]
 
@@ -140,6 +142,43 @@ def send_recv_s(generation: str, nbytes, nic_bytes_per_s, inter_node=True):
         t = np.where(b > hi, y[-1] + (b - hi) * y[-1] / hi, t)  # beyond the largest message: its rate
         out.append(np.maximum(t, y[0] + b / nic_bytes_per_s) if topo == "inter-node" else t)
     return np.where(inter, out[0], out[1])
+
+
+def _jitter(key: tuple[str, str, str], x) -> np.ndarray:
+    if key not in _curves():
+        raise ValueError(f"no measured {key[0]} curve for generation {key[1]!r} (measured: ampere, hopper)")
+    lx, y = _curves()[key]
+    return np.interp(np.log(np.maximum(np.asarray(x, dtype=float), 1e-12)), lx, y)
+
+
+def layer_jitter(generation: str, seconds):
+    """Coefficient of variation over repeats of one transformer layer's kernels taking ``seconds`` on
+    ``generation`` (Vidur's profiles: the root of the summed per-operator variances over the layer's time, measured
+    curve clamped to its range; ``kernel_curves.csv``'s ``layer_jitter`` rows).
+
+    Examples
+    --------
+    >>> [round(float(layer_jitter("hopper", t)) * 100, 1) for t in (1e-3, 5e-3)]  # percent
+    [0.3, 0.8]
+    """
+    return _jitter(("layer_jitter", generation, ""), seconds)
+
+
+def send_recv_jitter(generation: str, nbytes, inter_node=True):
+    """Coefficient of variation over repeats of one NCCL send/recv of ``nbytes`` (Vidur's profiles, ``std / median``
+    by message size, across two nodes or within one; ``kernel_curves.csv``'s ``send_recv_jitter`` rows).
+
+    Examples
+    --------
+    >>> round(float(send_recv_jitter("hopper", 12.6e6)) * 100, 1)  # percent, one 12.6 MB activation across nodes
+    0.5
+    """
+    inter = np.asarray(inter_node, dtype=bool)
+    return np.where(
+        inter,
+        _jitter(("send_recv_jitter", generation, "inter-node"), nbytes),
+        _jitter(("send_recv_jitter", generation, "nvlink"), nbytes),
+    )
 
 
 def layout(model: Model) -> tuple[int, bool]:

@@ -11,10 +11,16 @@ out of the headline statistic.
 
 The model (:func:`workbench.training.iteration.iteration_table`, the default compute form, each row in its software
 era) has two parameters no source states (:class:`~workbench.training.iteration.Calibration`): the fraction of the
-measured kernels' throughput a training step sustains on ampere and on hopper GPUs. :func:`estimate` chooses them to minimise the summed ``|log(model / published)|`` over
-the headline rows it is given; :func:`validation_points` estimates them once per source on the other sources' rows
-and reports each source's rows under the estimate that never saw them (leave-one-source-out): that is the ``error``
-reported everywhere. Nothing else is chosen per row or per source.
+measured kernels' throughput a training step sustains on ampere and on hopper GPUs. :func:`estimate` chooses them to
+minimise the summed ``|log(model / published)|`` over the headline rows it is given (on the measured compute time
+where the source publishes one, ``breakdowns.csv``: :func:`breakdowns`); :func:`validation_points` estimates them
+once per source on the other sources' rows and reports each source's rows under the estimate that never saw them
+(leave-one-source-out): that is the ``error`` reported everywhere. Nothing else is chosen per row or per source.
+
+Two checks beside it: :func:`compute_check` sets the model's compute per GPU against a source's measured compute
+under the batch the corpus states or a fixed global batch (how Lumos's batch is pinned), and
+:func:`rendezvous_table` measures, per run, what waiting at the blocking pipeline exchanges costs under the measured
+kernel and NCCL variability (:mod:`workbench.training.rendezvous`).
 """
 
 from __future__ import annotations
@@ -25,26 +31,37 @@ import numpy as np
 import pandas as pd
 
 from .._deps import remember
+from .._validate import integer, one_of
 from ..data import require
 from ..serving.specs import gpu as gpu_record
 from ..serving.specs import model as model_record
+from . import kernels
 from .iteration import CALIBRATION, Calibration, assemble, iteration_parts
-from .specs import Model, Plan
+from .rendezvous import rendezvous_wait
+from .specs import Model, Plan, stage_loads
 
 __all__ = [
+    "BREAKDOWNS",
     "CORPUS",
     "HEADLINE_SENSITIVITY",
     "METRICS",
+    "breakdowns",
+    "compute_check",
     "corpus",
     "corpus_model",
     "corpus_plan",
     "estimate",
+    "rendezvous_table",
     "sensitivity",
     "source_summary",
     "validation_points",
 ]
 
 CORPUS = "training_validation/corpus.csv"
+#: Published breakdowns of an iteration (Lumos's bars: exposed compute, overlapped, exposed communication, other).
+BREAKDOWNS = "training_validation/breakdowns.csv"
+_BARS = ("actual", "lumos", "dpro")
+_BREAKDOWN_PARTS = ("exposed_compute_ms", "overlapped_ms", "exposed_comm_ms", "other_ms")
 #: Published metrics a row may carry (the model reports each): seconds per iteration, model FLOPs utilisation,
 #: model and hardware (recomputation counted) TFLOP/s per GPU.
 METRICS = ("iteration_s", "mfu", "model_tflops_per_gpu", "hardware_tflops_per_gpu")
@@ -102,6 +119,51 @@ def corpus() -> pd.DataFrame:
     return _corpus().copy()
 
 
+@remember
+def _breakdowns() -> pd.DataFrame:
+    path = require(BREAKDOWNS, hint="(the published iteration breakdowns ship in the project's datasets/ folder)")
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = {"corpus_id", "source", "locator", "bar", *_BREAKDOWN_PARTS} - set(df.columns)
+    if missing:
+        raise ValueError(f"{BREAKDOWNS}: missing columns {sorted(missing)}")
+    bad = ~df.bar.isin(_BARS)
+    if bad.any():
+        raise ValueError(
+            f"{BREAKDOWNS}: row {int(np.flatnonzero(bad)[0])} has bar {df.bar[bad].iloc[0]!r}; allowed {_BARS}"
+        )
+    for c in _BREAKDOWN_PARTS:
+        df[c] = df[c].astype(float)
+        if (df[c] < 0).any():
+            raise ValueError(f"{BREAKDOWNS}: column {c!r} must be non-negative")
+    ids = set(_corpus().id)
+    unknown = sorted(set(df.corpus_id) - ids)
+    if unknown:
+        raise ValueError(f"{BREAKDOWNS}: corpus_id {unknown[0]!r} is not a row of {CORPUS}")
+    if df[df.bar == "actual"].corpus_id.duplicated().any():
+        raise ValueError(f"{BREAKDOWNS}: more than one actual bar for one corpus row")
+    return df
+
+
+def breakdowns() -> pd.DataFrame:
+    """Published breakdowns of an iteration (a copy of ``datasets/training_validation/breakdowns.csv``): per bar
+    (``actual``: measured; ``lumos``, ``dpro``: a simulator's replay or prediction) the milliseconds of exposed
+    compute, compute overlapped with communication, exposed communication and other (idle), with ``compute_ms``
+    (exposed plus overlapped: the GPU's compute time) and ``total_ms`` added; ``corpus_id`` names the corpus row of
+    the same run (an actual bar's total is that row's published iteration time).
+
+    Examples
+    --------
+    >>> b = breakdowns()
+    >>> a = b[b.bar == "actual"].set_index("corpus_id")
+    >>> int(a.total_ms["lumos-15b-2x16x4"]), int(a.compute_ms["lumos-15b-2x16x4"])
+    (1785, 471)
+    """
+    df = _breakdowns().copy()
+    df["compute_ms"] = df.exposed_compute_ms + df.overlapped_ms
+    df["total_ms"] = df[list(_BREAKDOWN_PARTS)].sum(axis=1)
+    return df
+
+
 def corpus_model(row) -> Model:
     """The :class:`Model` of a corpus row: the hardware table's record when ``model_name`` names a row of
     ``datasets/serving_specs/models.csv`` (its shape must match the corpus row's), otherwise built from the row's
@@ -133,15 +195,27 @@ def corpus_plan(row) -> Plan:
     return Plan(**{k: (v.item() if hasattr(v, "item") else v) for k, v in ((k, row[k]) for k in _PLAN)})
 
 
-def _alternatives(row) -> list[tuple[str, object]]:
-    out: list[tuple[str, object]] = []
-    for item in filter(None, (s.strip() for s in str(row["alternatives"]).split(";"))):
-        field, _, value = item.partition("=")
-        if field not in (*_PLAN, "nic_gbps") or not value:
-            raise ValueError(
-                f"{CORPUS}: row {row['id']!r}: alternative {item!r} must be <plan field or nic_gbps>=<value>"
-            )
-        out.append((field, float(value) if field == "nic_gbps" else (int(value) if field in _INT else value)))
+def _alternatives(row) -> list[list[tuple[str, object]]]:
+    """The row's alternatives: ``;`` separates alternatives, ``&`` joins the settings one alternative changes together
+    (an implementation's bundle of defaults), each ``<plan field or nic_gbps>=<value>``."""
+    out: list[list[tuple[str, object]]] = []
+    for alternative in filter(None, (s.strip() for s in str(row["alternatives"]).split(";"))):
+        changes: list[tuple[str, object]] = []
+        for item in (s.strip() for s in alternative.split("&")):
+            field, _, value = item.partition("=")
+            if field not in (*_PLAN, "nic_gbps") or not value:
+                raise ValueError(
+                    f"{CORPUS}: row {row['id']!r}: alternative {item!r} must be <plan field or nic_gbps>=<value>"
+                )
+            if field in _BOOL:
+                if value not in ("true", "false"):
+                    raise ValueError(f"{CORPUS}: row {row['id']!r}: alternative {item!r} must be true or false")
+                changes.append((field, value == "true"))
+            else:
+                changes.append(
+                    (field, float(value) if field == "nic_gbps" else (int(value) if field in _INT else value))
+                )
+        out.append(changes)
     return out
 
 
@@ -150,8 +224,10 @@ def _variants(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for i, r in df.iterrows():
         rows.append({**r.to_dict(), "row": i, "variant": ""})
-        for field, value in _alternatives(r):
-            rows.append({**r.to_dict(), field: value, "row": i, "variant": f"{field}={value}"})
+        for changes in _alternatives(r):
+            name = "&".join(f"{field}={str(value).lower() if isinstance(value, bool) else value}"
+                            for field, value in changes)  # fmt: skip
+            rows.append({**r.to_dict(), **dict(changes), "row": i, "variant": name})
     return pd.DataFrame(rows)
 
 
@@ -213,10 +289,23 @@ def _stated() -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     return v[sel].reset_index(drop=True), {k: a[sel] for k, a in parts.items()}
 
 
+def _published_compute(df: pd.DataFrame) -> np.ndarray:
+    """Per corpus row, the GPU compute seconds of one iteration its source publishes (an actual breakdown), or NaN."""
+    b = breakdowns()
+    a = b[b.bar == "actual"].set_index("corpus_id").compute_ms / 1e3
+    return df.id.map(a).to_numpy(dtype=float)
+
+
 def estimate(exclude_source: str | None = None) -> Calibration:
     """The :class:`~workbench.training.iteration.Calibration` that minimises ``sum |log(model / published)|`` over the
     headline rows of the corpus (those of ``exclude_source`` left out): the sustained fraction of each GPU generation
     on its own rows, searched on a grid of step 0.005 from 0.6 to 1.2 (1.0 for a generation with no such row).
+
+    The fraction is a compute parameter, so a row whose source publishes its compute time separately (an actual bar
+    of :func:`breakdowns`: Lumos measures its GPUs' compute per iteration) is compared on that compute time (the
+    model's per-GPU compute of a mean stage, ``micro-batches x kernel seconds / fraction``), not on its iteration
+    time: the rest of a breakdown is communication and idle time, which the fraction does not govern. Every other
+    row is compared on the metric it publishes.
 
     Examples
     --------
@@ -226,6 +315,7 @@ def estimate(exclude_source: str | None = None) -> Calibration:
     """
     df, parts = _stated()
     use = df.headline.to_numpy() & (df.source != exclude_source).to_numpy()
+    compute = _published_compute(df)
     chosen = {}
     for g in ("ampere", "hopper"):
         rows = np.flatnonzero(use & (parts["generation"] == g))
@@ -234,8 +324,11 @@ def estimate(exclude_source: str | None = None) -> Calibration:
             continue
         sub = {k: a[rows] for k, a in parts.items()}
         out = assemble(sub, sustained=_SUSTAINED[:, None])  # one row of candidates per grid value
-        model = _metric(out, df.metric.to_numpy()[rows])
-        loss = np.abs(np.log(model / df.value.to_numpy()[rows])).sum(axis=1)
+        has = np.isfinite(compute[rows])
+        model = np.where(has, sub["micro_batches"] * sub["kernel_s"] / _SUSTAINED[:, None],
+                         _metric(out, df.metric.to_numpy()[rows]))  # fmt: skip
+        observed = np.where(has, compute[rows], df.value.to_numpy()[rows])
+        loss = np.abs(np.log(model / observed)).sum(axis=1)
         chosen[g] = float(_SUSTAINED[int(np.argmin(loss))])
     return Calibration(chosen["ampere"], chosen["hopper"])
 
@@ -300,6 +393,100 @@ def validation_points(loso: bool = True) -> pd.DataFrame:
     t["sustained"] = [r[3] for r in out_rows]
     t["iteration_s"] = [r[2] for r in out_rows]
     return t
+
+
+def compute_check(global_batch: int | None = None) -> pd.DataFrame:
+    """The model's GPU compute per iteration against the compute a source measures (the actual bars of
+    :func:`breakdowns`): what the batch assumption implies, checked on the one quantity the batch scales.
+
+    Per run with a published breakdown: ``measured_ms`` (its exposed plus overlapped compute), ``micro_batches`` and
+    ``model_ms`` (one GPU of a mean pipeline stage: micro-batches x one micro-batch's kernels / the sustained
+    fraction estimated without the run's source) and ``ratio`` (model / measured); with the batch as the corpus
+    states it, or with one fixed ``global_batch`` for every run (``global_batch / (dp x micro_batch)`` micro-batches
+    per pipeline), what a fixed-global-batch reading of the source would give.
+
+    Examples
+    --------
+    >>> stated = compute_check()
+    >>> fixed = compute_check(global_batch=128)
+    >>> lumos = stated.model_name == "gpt3-15b"
+    >>> round(float(stated.ratio[lumos].max() / stated.ratio[lumos].min()), 2) < 1.1  # the same per GPU everywhere
+    True
+    >>> round(float(fixed.ratio[lumos].max() / fixed.ratio[lumos].min()), 1)  # a fixed global batch: over 4x apart
+    4.3
+    """
+    df, parts = _stated()
+    compute = _published_compute(df)
+    rows = np.flatnonzero(np.isfinite(compute))
+    m = parts["micro_batches"][rows].astype(float)
+    if global_batch is not None:
+        g = integer("global_batch", global_batch, minimum=1)
+        m = np.floor(g / (df.dp.to_numpy()[rows] * df.micro_batch.to_numpy()[rows]))
+        if (m < 1).any():
+            raise ValueError(f"global_batch {g} leaves a pipeline without a micro-batch (dp x micro_batch up to "
+                             f"{int((df.dp * df.micro_batch).to_numpy()[rows].max())})")  # fmt: skip
+    cals = _loso()
+    sustained = np.array([cals[df.source[i]].sustained(str(parts["generation"][i])) for i in rows])
+    model = m * parts["kernel_s"][rows] / sustained
+    t = df.iloc[rows][["id", "source", "model_name", "tp", "pp", "dp"]].reset_index(drop=True)
+    t["micro_batches"] = m.astype(int)
+    t["measured_ms"] = compute[rows] * 1e3
+    t["model_ms"] = model * 1e3
+    t["ratio"] = model / compute[rows]
+    return t
+
+
+@remember
+def _rendezvous(samples: int, seed: int, source: str | None) -> pd.DataFrame:
+    df, parts = _stated()
+    cals = _loso()
+    points = validation_points()
+    rows = []
+    for i in np.flatnonzero((df.pp > 1).to_numpy() & ((df.source == source).to_numpy() if source else True)):
+        r = df.iloc[i]
+        model = corpus_model(r)
+        gen = str(parts["generation"][i])
+        sustained = cals[r.source].sustained(gen)
+        p, v = int(r.pp), int(r.virtual_stages)
+        # the interleaved schedule as a 1F1B over its p x (m v) grid of chunk passes (each 1/v of a stage's layers)
+        m = int(parts["micro_batches"][i]) * v
+        loads = stage_loads(model, p, bool(r.balanced_ends))
+        fwd = parts["kernel_fwd_s"][i] / sustained / v * loads
+        bwd = (parts["kernel_s"][i] - parts["kernel_fwd_s"][i]) / sustained / v * loads
+        layers = max(1.0, model.layers / (p * v))
+        per = 4.0 if r.pipeline == "deepspeed" else 2.0
+        x = float(parts["exchange_s"][i]) / (per * v)
+        nbytes = 2.0 * r.micro_batch * model.seq_len * model.hidden / r.tp
+        cv_f = float(kernels.layer_jitter(gen, float(fwd.mean()) / layers)) / np.sqrt(layers)
+        cv_b = float(kernels.layer_jitter(gen, float(bwd.mean()) / layers)) / np.sqrt(layers)
+        cv_x = float(kernels.send_recv_jitter(gen, nbytes, r.tp * r.pp * r.dp > 8))
+        res = rendezvous_wait(fwd, bwd, m, x, cv_f, cv_b, min(cv_x, 1.0), samples=samples, seed=seed)
+        it = float(points.iteration_s[i])
+        rows.append((r.id, r.source, p, v, m, cv_f, cv_b, cv_x, res.base_s, res.extra_s, res.stderr_s,
+                     res.extra_s / it))  # fmt: skip
+    cols = ["id", "source", "pp", "virtual_stages", "passes", "cv_forward", "cv_backward", "cv_exchange", "base_s",
+            "extra_s", "stderr_s", "share"]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)
+
+
+def rendezvous_table(samples: int = 32, seed: int = 0, source: str | None = None) -> pd.DataFrame:
+    """What waiting at the pipeline's blocking exchanges costs every corpus run with a pipeline, from measured
+    variability (:func:`workbench.training.rendezvous.rendezvous_wait`): per row the coefficients of variation of
+    one micro-batch's forward and backward on a stage (a layer's measured ``layer_jitter`` over ``sqrt`` of the
+    stage's layers) and of one exchange (``send_recv_jitter``), the schedule's deterministic length (``base_s``), the
+    mean extra time over ``samples`` Monte-Carlo iterations (``extra_s``, its standard error ``stderr_s``) and its
+    ``share`` of the modelled iteration. The interleaved schedule is taken as a 1F1B over its ``p x (m v)`` chunk
+    passes (``passes``), DeepSpeed's as Megatron's. ``source`` keeps one source's rows.
+
+    Examples
+    --------
+    >>> t = rendezvous_table(samples=8, source="lumos2025")
+    >>> bool(t.share.max() < 0.01)  # measured variability: far below Lumos's 20-53%
+    True
+    """
+    if source is not None:
+        one_of("source", source, tuple(_corpus().source.unique()))
+    return _rendezvous(integer("samples", samples, minimum=2), integer("seed", seed, minimum=0), source).copy()
 
 
 def source_summary(points: pd.DataFrame) -> pd.DataFrame:

@@ -65,6 +65,10 @@ COLORS = {
     "spray": "#2ca02c",
     "minimal": "#1f77b4",
     "planned": "#9467bd",
+    # per-packet simulators (packet-level validation)
+    "ns-3": "#1f77b4",
+    "htsim": "#ff7f0e",
+    "workbench": "#2ca02c",
     # marking (AQM) and placement policy
     "static": "#7f7f7f",
     "pred": "#9467bd",
