@@ -45,6 +45,7 @@ import functools
 import inspect
 import math
 import os
+import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -123,7 +124,7 @@ def same_length(*names: str) -> Rule:
     """The rule that the array parameters ``names`` have one length each (one entry per flow, per request, ...)."""
 
     def lengths(**values: Any) -> list[int]:
-        return [int(np.size(v)) for v in values.values()]
+        return [int(np.size(v)) for v in values.values() if v is not None]  # an optional one left out: no length
 
     return Rule(
         tuple(names),
@@ -159,9 +160,9 @@ _COUNT = Int(ge=0, le=10**9)
 #: An index or an array of indices (hosts, leaves, spines, ranks): non-negative integers.
 INDICES = AnyOf(Int(ge=0), Array(integer=True, ge=0))
 #: A real number or an array of them, each finite and non-negative (sizes, durations, counts as floats).
-NONNEGATIVE = AnyOf(Real(ge=0.0), Array(ge=0.0))
+NONNEGATIVE = AnyOf(Real(ge=0.0), Array(ndim=None, ge=0.0))
 #: A probability or an array of them.
-PROBABILITIES = AnyOf(Real(ge=0.0, le=1.0), Array(ge=0.0, le=1.0))
+PROBABILITIES = AnyOf(Real(ge=0.0, le=1.0), Array(ndim=None, ge=0.0, le=1.0))
 _FRACTION_OPEN = Real(gt=0.0, lt=1.0)
 _FRACTION = Real(ge=0.0, le=1.0)
 
@@ -171,6 +172,7 @@ NAMES: dict[str, Spec] = {
     "utilization": _FRACTION_OPEN,
     "load": _FRACTION_OPEN,
     "rate_rps": Real(gt=0.0),
+    "ttft_limit_s": Real(gt=0.0, finite=False, optional=True),  # inf or None: no limit; NaN refused
     "mean_rate_rps": Real(gt=0.0),
     "rate_scale": Real(gt=0.0),
     "burstiness": Real(gt=0.0),
@@ -232,7 +234,10 @@ def _by_name(name: str, annotation: Any) -> Spec | None:
     if spec is None and name.startswith("n_"):
         spec = _COUNT  # a number of things: 0 or more (a function that needs at least one says so)
     numeric = {int, float, np.ndarray, type(None)}
-    kinds = set(typing.get_args(annotation)) or {annotation}
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    members = typing.get_args(annotation) if union else (annotation,)
+    kinds = {typing.get_origin(a) or a for a in members if not isinstance(a, list)}
+    kinds = {k for k in kinds if isinstance(k, type)} or {annotation}
     if spec is not None and annotation not in (None, Any) and not kinds <= numeric:
         return None  # something else of that name (a ``Load`` record, a length spec string): its annotation says
     if not isinstance(spec, (Real, Int)):
@@ -336,9 +341,6 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
         return {}
 
 
-_AUDIT: list = []
-
-
 def accepts(*rules: Rule, **specs: Spec) -> Callable[[F], F]:
     """Declare and enforce what a function (or a method, or a class's constructor) accepts.
 
@@ -385,13 +387,9 @@ def _wrap(fn, rules, given, *, skip_first: bool, name: str):
             continue
         resolved[p.name] = _with_optional(spec, p.default is None)
     if missing:
-        if os.environ.get("WB_AUDIT"):
-            _AUDIT.append((fn.__module__, name, missing, {m: hints.get(m) for m in missing}))
-            resolved.update({m: Opaque("audit") for m in missing})
-        else:
-            raise TypeError(
-                f"accepts({name}): no spec for parameter(s) {missing}: declare them (Opaque('why') if nothing fits)"
-            )
+        raise TypeError(
+            f"accepts({name}): no spec for parameter(s) {missing}: declare them (Opaque('why') if nothing fits)"
+        )
     contract = Contract(name, resolved, tuple(rules), frozenset(inferred))
 
     @functools.wraps(fn)

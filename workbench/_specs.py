@@ -166,8 +166,11 @@ class Real(Spec):
     le: float | None = None
     lt: float | None = None
     finite: bool = True
+    allow_nan: bool = False
 
     def _check(self, name: str, value: Any) -> float:
+        if self.allow_nan and isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isnan(value):
+            return float(value)  # "not stated" (a GPU without FP8)
         out = _real(name, value)
         if self.finite and not math.isfinite(out):
             raise ValueError(f"{name} must be finite, got {out}")
@@ -180,7 +183,9 @@ class Real(Spec):
 
     def hostile(self) -> list[tuple[str, Any]]:
         return [*super().hostile(), ("text", "1"), ("bool", True), ("object", WRONG)] + [
-            (label, v) for label, v in _bad_numbers(self.ge, self.gt, self.le, self.lt, self.finite)
+            (label, v)
+            for label, v in _bad_numbers(self.ge, self.gt, self.le, self.lt, self.finite)
+            if not (self.allow_nan and label == "nan")
         ]
 
     def edges(self) -> list[tuple[str, Any]]:
@@ -435,7 +440,7 @@ class Instance(Spec):
         object.__setattr__(self, "types", tuple(types))
 
     def _check(self, name: str, value: Any) -> Any:
-        if not isinstance(value, self.types):
+        if not any(_is_instance(value, t) for t in self.types):
             raise TypeError(f"{name} must be {self.describe()}, got {type(value).__name__} {_show(value)}")
         return value
 
@@ -444,6 +449,24 @@ class Instance(Spec):
 
     def hostile(self) -> list[tuple[str, Any]]:
         return [*super().hostile(), ("number", 1.0), ("text", "x"), ("object", WRONG)]
+
+
+def _protocol_members(proto: type) -> set[str]:
+    names: set[str] = set()
+    for base in proto.__mro__:
+        if base.__name__ in ("Protocol", "Generic", "object"):
+            continue
+        names |= {n for n in (*vars(base), *getattr(base, "__annotations__", {})) if not n.startswith("_")}
+    return names
+
+
+def _is_instance(value: Any, cls: type) -> bool:
+    """``isinstance``, or for a ``typing.Protocol`` (which ``isinstance`` refuses unless runtime-checkable) whether
+    ``value`` has every member the protocol lists."""
+    if getattr(cls, "_is_protocol", False):  # looked up statically: a property is not evaluated
+        held = set(getattr(value, "__dict__", {})) | {n for k in type(value).__mro__ for n in vars(k)}
+        return _protocol_members(cls) <= held
+    return isinstance(value, cls)
 
 
 @dataclass(frozen=True)

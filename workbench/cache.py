@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from . import WorkbenchWarning
+from ._contracts import Opaque, Text, accepts
 from ._paths import cache_root
 
 __all__ = [
@@ -71,10 +72,12 @@ RACY_WINDOW_S = 2.0
 _CHUNK_BYTES = 1 << 20
 
 
+@accepts()
 class CacheWarning(WorkbenchWarning):
     """A cache entry failed verification and is being rebuilt (the message names the cache file and the source)."""
 
 
+@accepts()
 def cache_dir(*parts: str) -> Path:
     """``$WORKBENCH_CACHE`` (default ``~/.cache/workbench``, also when set but empty), or a sub-directory of it;
     created on first use (a directory that cannot be created warns once and is returned anyway: writers then warn
@@ -120,6 +123,7 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+@accepts()
 def fingerprint(path: str | os.PathLike) -> str:
     """Hex sha256 of the whole file ``path`` (remembered while the file is unchanged, see the module notes).
 
@@ -148,6 +152,7 @@ def fingerprint(path: str | os.PathLike) -> str:
     return digest
 
 
+@accepts()
 def path_digest(path: str | os.PathLike | None) -> str:
     """What a data dependency is checked against: ``"missing"`` for ``None`` or a path that does not exist, the
     file's :func:`fingerprint`, or for a directory a sha256 over every file below it (relative name and
@@ -184,6 +189,9 @@ def path_digest(path: str | os.PathLike | None) -> str:
         return f"unreadable: {exc.strerror or exc}"
 
 
+@accepts(
+    parser_version=Opaque("anything with a stable repr: a version number, a tuple of settings"), kind=Text(empty=True)
+)
 def cache_key(sources: str | os.PathLike | Sequence[str | os.PathLike], parser_version: Any, kind: str = "") -> str:
     """A 24-hex-digit key from the content of every source file, the parser version and ``kind``.
 
@@ -223,6 +231,7 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+@accepts()
 def check_target(path: str | os.PathLike, *, overwrite: bool) -> Path:
     """Refuse to write over what is not a regular file: a directory, a FIFO, a device or a socket always; an existing
     file or a dangling symlink unless ``overwrite`` (the CLI's ``--force``). Returns the path.
@@ -292,6 +301,7 @@ def _remove_stale_temporaries(directory: Path, name: str) -> None:
                 os.unlink(e.path)
 
 
+@accepts()
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, *, overwrite: bool = True) -> Iterator[Path]:
     """Context manager yielding a temporary path in ``path``'s directory; on success the file is fsynced and renamed
@@ -399,6 +409,9 @@ def _entry(namespace: str, sources, parser_version: Any, kind: str, suffix: str)
     return cache_dir(namespace) / f"{stem}{'.' + kind if kind else ''}-{key}{suffix}", label
 
 
+@accepts(
+    parser_version=Opaque("anything with a stable repr: a version number, a tuple of settings"), kind=Text(empty=True)
+)
 def cached_frame(
     source_path: str | os.PathLike,
     parser_version: Any,
@@ -450,6 +463,9 @@ def cached_frame(
     return df
 
 
+@accepts(
+    parser_version=Opaque("anything with a stable repr: a version number, a tuple of settings"), kind=Text(empty=True)
+)
 def cached_arrays(
     source_paths: str | os.PathLike | Sequence[str | os.PathLike],
     parser_version: Any,
@@ -491,6 +507,9 @@ _memo: dict[tuple[str, str], Any] = {}
 _MEMO_MAX = 16
 
 
+@accepts(
+    parser_version=Opaque("anything with a stable repr: a version number, a tuple of settings"), kind=Text(empty=True)
+)
 def memo(
     source_paths: str | os.PathLike | Sequence[str | os.PathLike],
     parser_version: Any,
@@ -523,6 +542,7 @@ def memo(
     return value
 
 
+@accepts()
 def clear_memo() -> None:
     """Forget every in-memory value and remembered fingerprint (the on-disk cache is kept)."""
     with _memo_lock:

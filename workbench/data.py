@@ -29,6 +29,7 @@ from pathlib import Path
 from . import _deps
 from . import _validate as V
 from . import cache as _cache
+from ._contracts import accepts, output
 from ._download import ChecksumError, DownloadError, check_complete, download, say
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+@accepts()
 def search_path() -> list[Path]:
     """The directories searched for data, in order (only those that exist)."""
     dirs: list[Path] = []
@@ -93,6 +95,7 @@ def _warn_unusable(d: Path, exc: Exception) -> None:
         warnings.warn(f"data search path entry {d} is skipped: {why}", WorkbenchWarning, stacklevel=3)
 
 
+@accepts()
 def find(relpath: str | os.PathLike) -> Path | None:
     """Return the first ``<dir>/<relpath>`` that exists on the search path, or ``None``.
 
@@ -121,6 +124,7 @@ def _dep_key(relpath: str | os.PathLike) -> str:
     return str(rel) if rel.is_absolute() else rel.as_posix()
 
 
+@accepts()
 def stale(deps: _deps.Deps) -> list[str]:
     """What changed since a cached result recorded ``deps``: one line per data file that now resolves to other
     content (shadowed through ``$WORKBENCH_DATA``, edited, added or removed) and per module whose code changed;
@@ -145,6 +149,7 @@ def stale(deps: _deps.Deps) -> list[str]:
     return out
 
 
+@accepts()
 def require(relpath: str | os.PathLike, *, hint: str = "") -> Path:
     """Like :func:`find` but raise :class:`FileNotFoundError` naming the places searched (and ``hint``)."""
     found = find(relpath)
@@ -155,6 +160,7 @@ def require(relpath: str | os.PathLike, *, hint: str = "") -> Path:
     return found
 
 
+@accepts()
 def cache_dir() -> Path:
     """Directory for derived caches: ``$WORKBENCH_CACHE`` or ``~/.cache/workbench`` (:func:`workbench.cache.cache_dir`,
     where every cache lives). Created on first use."""
@@ -170,6 +176,7 @@ def cache_dir() -> Path:
 # them; loaders in ``workbench.workloads.traces`` read them from the search path under ``<directory>/<file>``.
 
 
+@output
 @dataclass(frozen=True)
 class DatasetFile:
     """One file of a dataset: its name, upstream URL and, where known, sha256, size and row count."""
@@ -182,6 +189,7 @@ class DatasetFile:
     note: str = ""
 
 
+@output
 @dataclass(frozen=True)
 class Dataset:
     """A registry entry: files (or, for ``kind="directory"``, an upstream folder), license, citation and upstream.
@@ -200,16 +208,19 @@ class Dataset:
     notes: str = ""
     extra: dict = field(default_factory=dict)
 
+    @accepts()
     def file(self, name: str) -> DatasetFile:
         for f in self.files:
             if f.name == name:
                 return f
         raise ValueError(f"file must be one of {', '.join(f.name for f in self.files)}; got {name!r}")
 
+    @accepts()
     def relpath(self, name: str) -> str:
         """Path of ``name`` relative to a search-path directory."""
         return f"{self.directory}/{self.file(name).name}"
 
+    @accepts()
     def locate(self) -> Path | None:
         """Where a directory dataset's raw data is on the search path (its ``extra["subdirectory"]`` must exist,
         so a derived summary under ``datasets/<directory>/`` is not mistaken for the raw data), or ``None``."""
@@ -456,6 +467,7 @@ REGISTRY: dict[str, Dataset] = {
 }
 
 
+@accepts()
 def datasets() -> list[Dataset]:
     """All registry entries, in registry order.
 
@@ -467,6 +479,7 @@ def datasets() -> list[Dataset]:
     return list(REGISTRY.values())
 
 
+@accepts()
 def dataset(name: str) -> Dataset:
     """The registry entry called ``name`` (ValueError listing the names otherwise).
 
@@ -480,6 +493,7 @@ def dataset(name: str) -> Dataset:
     return REGISTRY[name]
 
 
+@accepts()
 def data_home() -> Path:
     """Where :func:`fetch` writes by default: the first ``$WORKBENCH_DATA`` directory, else
     ``cache_dir()/"data"`` (add that to ``WORKBENCH_DATA`` to put it on the search path)."""
@@ -489,6 +503,7 @@ def data_home() -> Path:
     return d
 
 
+@accepts()
 def sha256_file(path: str | os.PathLike) -> str:
     """Hex sha256 of a file (remembered while the file is unchanged: :func:`workbench.cache.fingerprint`)."""
     return _cache.fingerprint(path)
@@ -499,12 +514,14 @@ def sha256_file(path: str | os.PathLike) -> str:
 # ----------------------------------------------------------------------------------------------------------------------
 
 
+@accepts()
 def sidecar_path(path: str | os.PathLike) -> Path:
     """The trust-on-first-use record of ``path``: ``<path>.sha256`` in ``sha256sum`` format."""
     p = Path(path)
     return p.with_name(p.name + ".sha256")
 
 
+@accepts()
 def recorded_sha256(path: str | os.PathLike) -> str | None:
     """The sha256 recorded for ``path`` on its first download (``None`` when there is no record)."""
     try:
@@ -519,6 +536,7 @@ def _record_sha256(path: Path, digest: str) -> None:
         tmp.write_text(f"{digest}  {path.name}\n")
 
 
+@accepts()
 def registry_file(path: str | os.PathLike) -> DatasetFile | None:
     """The registry entry of a file found as ``<search dir>/<dataset directory>/<name>``, or ``None``."""
     p = Path(path)
@@ -530,6 +548,7 @@ def registry_file(path: str | os.PathLike) -> DatasetFile | None:
     return None
 
 
+@accepts()
 def verify_file(path: str | os.PathLike) -> str:
     """Check ``path`` against its registry sha256, or else against the sha256 recorded on its first download;
     return its sha256. Raises :class:`ChecksumError` naming the file on a mismatch.
@@ -562,6 +581,7 @@ def verify_file(path: str | os.PathLike) -> str:
     return digest
 
 
+@accepts()
 def checksum_status(f: DatasetFile, where: Path | None) -> str:
     """How ``f`` is verified, for ``workbench data list``: published sha256, recorded on first use, or neither yet."""
     if f.sha256:
@@ -577,6 +597,7 @@ def checksum_status(f: DatasetFile, where: Path | None) -> str:
 # ----------------------------------------------------------------------------------------------------------------------
 
 
+@accepts()
 def fetch(
     name: str | Dataset,
     files: list[str] | None = None,

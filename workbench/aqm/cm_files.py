@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._contracts import accepts
+
 __all__ = ["read_connection_matrix", "read_spines", "write_connection_matrix", "write_spines", "MAX_HOSTS"]
 
 #: The most hosts a replayed network may have (the per-packet engine keeps state per port and per host pair of a leaf).
@@ -30,6 +32,7 @@ _MAX_START_PS = 1 << 62
 _MAX_SIZE_BYTES = 1 << 50
 
 
+@accepts()
 def read_connection_matrix(path: str | Path) -> pd.DataFrame:
     """Read an htsim connection matrix: ``Nodes N``, ``Connections C``, then ``SRC->DST id ID start PS size BYTES``.
 
@@ -105,6 +108,7 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
 _SPINE_LINE = re.compile(r"^\s*(\d+)\s+(-?\d+)\s*$")
 
 
+@accepts()
 def read_spines(path: str | Path, flows: pd.DataFrame, spines: int, hosts_per_leaf: int) -> np.ndarray:
     """Read a ``.spines`` file (``ID SPINE`` per line: the spine each flow of a connection matrix was pinned to,
     ``-1`` for a flow between two hosts of one leaf) and return the spine of every row of ``flows``.
@@ -180,6 +184,7 @@ def _write_text(path: Path, text: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
+@accepts()
 def write_connection_matrix(flows: pd.DataFrame, path: str | Path, n_hosts: int) -> Path:
     """Write ``flows`` (``flow_id, src, dst, start_s, size_bytes``, in file order) as an htsim connection matrix that
     :func:`read_connection_matrix` reads back exactly (start times rounded to whole picoseconds).
@@ -207,6 +212,7 @@ def write_connection_matrix(flows: pd.DataFrame, path: str | Path, n_hosts: int)
     return path
 
 
+@accepts()
 def write_spines(flows: pd.DataFrame, path: str | Path) -> Path:
     """Write the ``spine`` of every row of ``flows`` (``flow_id, spine``; ``-1`` within a leaf) as a ``.spines``
     file."""

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._contracts import accepts
 from .._validate import array_1d, in_range, integer, one_of, positive
 from .red import RedMarking, mark_probability
 
@@ -45,6 +46,7 @@ DCTCP_G = 1.0 / 16.0
 MIN_CWND_PKTS = 2.0
 
 
+@accepts()
 def bdp_pkts(capacity_gbps: float, rtt_s: float, packet_bytes: int = 1500) -> float:
     """Bandwidth-delay product in packets.
 
@@ -75,6 +77,7 @@ def _ramp_arrays(marking, n: np.ndarray, scale_with_flows: bool, scaling: str = 
     return lo, hi, np.full(n.shape, marking.max_p)
 
 
+@accepts()
 def steady_state(
     n_flows,
     marking: RedMarking,
@@ -136,6 +139,7 @@ def steady_state(
     return np.minimum(np.maximum(root, MIN_CWND_PKTS * n - bdp), buffer_pkts)
 
 
+@accepts()
 @dataclass(frozen=True)
 class FluidResult:
     """Delay-ODE trajectories and summaries, one row per concurrency point.
@@ -159,6 +163,7 @@ class FluidResult:
     utilization: np.ndarray
 
 
+@accepts()
 def simulate_fluid(
     n_flows,
     marking: RedMarking,

@@ -65,6 +65,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._contracts import Array, Opaque, accepts
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
 from .perpacket_loop import simulate
@@ -75,6 +76,11 @@ from .result import SimResult
 __all__ = ["simulate_packets"]
 
 
+@accepts(
+    marking_links=Array(integer=True, ge=0),
+    data_paths=Opaque("per flow, its path of link ids (checked by the engine)"),
+    ack_paths=Opaque("per flow, its ACK path of link ids (checked by the engine)"),
+)
 def simulate_packets(
     capacity_gbps,
     marking_links,

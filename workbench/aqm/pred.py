@@ -27,12 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._contracts import Int, Opaque, accepts
 from .._validate import in_range, nonnegative, one_of, positive
 from .red import RedMarking
 
 __all__ = ["PredConfig", "PRED_DEFAULT", "FluidMarking", "fluid_marking", "pred_controller"]
 
 
+@accepts()
 @dataclass(frozen=True)
 class FluidMarking:
     """The arguments the fluid models (:func:`~workbench.aqm.fluid.steady_state`,
@@ -51,11 +53,13 @@ class FluidMarking:
     scale_with_flows: bool = False
     scaling: str = "linear"
 
+    @accepts()
     def kwargs(self) -> dict:
         """``marking``, ``scale_with_flows`` and ``scaling`` as keyword arguments."""
         return {"marking": self.marking, "scale_with_flows": self.scale_with_flows, "scaling": self.scaling}
 
 
+@accepts()
 @dataclass(frozen=True)
 class PredConfig:
     """PRED's adaptive marking: Flow Concurrent Stabilizer (FCS) and Queue Length Adjuster (QLA).
@@ -121,6 +125,7 @@ class PredConfig:
         one_of("fcs_scaling", self.fcs_scaling, ("linear", "sqrt"))
         nonnegative("max_slope_offset", self.max_slope_offset)
 
+    @accepts()
     def fluid_marking(self) -> FluidMarking:
         """PRED's fluid form: the one-flow ramp from ``min_k_pkts`` at ``slope_per_pkt``, scaled with the flow count
         by FCS (QLA has no fluid form).
@@ -137,6 +142,7 @@ class PredConfig:
 PRED_DEFAULT = PredConfig()
 
 
+@accepts()
 def fluid_marking(marking: RedMarking | PredConfig) -> FluidMarking:
     """The fluid form of a static ramp (itself, not scaled) or of PRED (:meth:`PredConfig.fluid_marking`).
 
@@ -152,6 +158,7 @@ def fluid_marking(marking: RedMarking | PredConfig) -> FluidMarking:
     raise TypeError(f"marking must be a RedMarking or a PredConfig, got {type(marking).__name__}")
 
 
+@accepts(net=Opaque("the packet network a simpy run holds"), li=Int(ge=0))
 def pred_controller(net, li: int):
     """PRED's two controllers on link ``li`` of ``net``, written plainly as a simpy process: the readable reference
     of the logic the per-packet engine runs compiled (``_pred_tick`` in :mod:`workbench.aqm.perpacket_loop`).

@@ -17,11 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._contracts import Real, accepts
 from .._validate import nonnegative, positive, probability
 
 __all__ = ["RedMarking", "STATIC_DEFAULT", "mark_probability"]
 
 
+@accepts()
 @dataclass(frozen=True)
 class RedMarking:
     """A RED/ECN marking ramp on the instantaneous queue length.
@@ -63,6 +65,7 @@ class RedMarking:
         object.__setattr__(self, "max_p", p)
 
     @classmethod
+    @accepts(slope_per_pkt=Real(gt=0.0))
     def from_slope(cls, min_k_pkts: float, slope_per_pkt: float) -> RedMarking:
         """PRED's form: the ramp starting at ``min_k_pkts`` with slope ``slope_per_pkt`` up to probability 1."""
         min_k = nonnegative("min_k_pkts", min_k_pkts)
@@ -70,6 +73,7 @@ class RedMarking:
         return cls(min_k, min_k + 1.0 / slope, 1.0)
 
     @classmethod
+    @accepts()
     def step(cls, k_pkts: float) -> RedMarking:
         """DCTCP's step marking: every packet arriving to a queue of ``k_pkts`` or more packets is marked, none below
         (on whole-packet queues; the ramp from ``k_pkts - 1`` to ``k_pkts`` is the step).
@@ -89,10 +93,12 @@ class RedMarking:
         """PRED's lambda: marking probability added per packet of queue above ``min_k_pkts``."""
         return self.max_p / (self.max_k_pkts - self.min_k_pkts)
 
+    @accepts()
     def probability(self, queue_pkts: float | np.ndarray) -> np.ndarray:
         """Marking probability of a packet arriving to ``queue_pkts`` packets (vectorized)."""
         return mark_probability(queue_pkts, self.min_k_pkts, self.max_k_pkts, self.max_p)
 
+    @accepts(factor=Real(gt=0.0))
     def scaled(self, factor: float) -> RedMarking:
         """The ramp with the same start and ``factor`` times the slope (PRED's Flow Concurrent Stabilizer)."""
         factor = positive("factor", factor)
@@ -103,6 +109,7 @@ class RedMarking:
 STATIC_DEFAULT = RedMarking(20.0, 200.0, 0.1)
 
 
+@accepts()
 def mark_probability(
     queue_pkts: float | np.ndarray,
     min_k_pkts: float | np.ndarray,

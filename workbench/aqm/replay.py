@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._contracts import Array, Real, Text, accepts
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..cache import atomic_path, check_target
@@ -54,6 +55,7 @@ ACK_BYTES = 40
 MIN_RTO_S = 0.25
 
 
+@accepts()
 @dataclass(frozen=True)
 class LeafSpineNetwork:
     """The network a flow table is replayed on: a non-blocking leaf-spine of equal links, DCTCP hosts.
@@ -150,6 +152,7 @@ class LeafSpineNetwork:
         one_of("dctcp_cut", self.dctcp_cut, ("marked", "every-window"))
 
     @classmethod
+    @accepts(name=Text())
     def of_dataset(cls, name: str) -> LeafSpineNetwork:
         """The network a registered dataset's flows were simulated on (its registry entry's ``extra["network"]``)."""
         from ..data import dataset
@@ -160,6 +163,7 @@ class LeafSpineNetwork:
         spec["marking"] = RedMarking.step(spec.pop("ecn_step_pkts"))
         return cls(**spec)
 
+    @accepts()
     def topology(self) -> LeafSpine:
         return leaf_spine(
             self.leaves, self.spines, self.hosts_per_leaf, host_gbps=self.link_gbps, uplink_gbps=self.link_gbps
@@ -184,6 +188,7 @@ def _pinned_paths(topo: LeafSpine, src: np.ndarray, dst: np.ndarray, spine: np.n
     return [(tuple(x for x in r if x >= 0),) for r in rows]
 
 
+@accepts(spines=Array(integer=True, ge=-1, optional=True), loss_prob=Real(ge=0.0, lt=1.0, optional=True))
 def replay(
     flows: pd.DataFrame,
     network: LeafSpineNetwork,
@@ -299,6 +304,7 @@ def _base_rtt_s(network: LeafSpineNetwork, hops: int) -> float:
     return hops * (2.0 * network.link_delay_s + 8.0 * ACK_BYTES / (network.link_gbps * 1e9))
 
 
+@accepts()
 def fct_statistics(fct: pd.DataFrame) -> pd.DataFrame:
     """FCT mean, p50 and p99 (seconds) of finished flows in each validation size class (< 100 KB, 100 KB-1 MB,
     >= 1 MB), with the flow counts: ``size_class, flows, unfinished, mean_s, p50_s, p99_s``.
@@ -457,6 +463,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+@accepts()
 def main(argv: list[str] | None = None) -> int:
     """``workbench aqm replay FILE [network options] --out fct.csv``."""
     p = argparse.ArgumentParser(prog="workbench aqm replay", description=__doc__.splitlines()[0])

@@ -6,9 +6,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .._contracts import accepts
+
 __all__ = ["SimResult"]
 
 
+@accepts()
 @dataclass(frozen=True)
 class SimResult:
     """Outputs of a packet-level run.

@@ -22,6 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .._contracts import Array, Items, Opaque, Real, accepts
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..fabric.collectives import Step, random_destinations
@@ -58,6 +59,7 @@ MIXES = ("websearch", "background", "incast")
 ACK_BYTES = 40
 
 
+@accepts(src=Array(integer=True, ge=0), dst=Array(integer=True, ge=0))
 def fabric_paths(topology: LeafSpine, src, dst, routing: str = "ecmp", seed: Seed = None) -> list[tuple]:
     """Link-id paths of every flow ``src[i] -> dst[i]`` as the packet engine takes them.
 
@@ -92,6 +94,7 @@ def fabric_paths(topology: LeafSpine, src, dst, routing: str = "ecmp", seed: See
     return [tuple(rows[bounds[i] : bounds[i + 1]]) for i in range(f)]
 
 
+@accepts(src=Array(integer=True, ge=0), dst=Array(integer=True, ge=0))
 def ack_paths(topology: LeafSpine, src, dst, paths: list[tuple]) -> list[tuple]:
     """The reverse (ACK) paths of :func:`fabric_paths`' ``paths``: each path back from ``dst`` to ``src`` through the
     same spine.
@@ -118,6 +121,7 @@ def ack_paths(topology: LeafSpine, src, dst, paths: list[tuple]) -> list[tuple]:
 MIN_RTO_S = 10e-3
 
 
+@accepts()
 def dumbbell(
     n_long_flows: int,
     marking: RedMarking | PredConfig,
@@ -225,6 +229,7 @@ def dumbbell(
     return dataclasses.replace(r, flows=r.flows.assign(is_long=np.arange(f) < n_long))
 
 
+@accepts(topology=Opaque("a LeafSpine, or None for the default fabric"))
 def leaf_spine_fct(
     load: float,
     marking: RedMarking | PredConfig,
@@ -334,6 +339,7 @@ def _distinct_senders(rng: np.random.Generator, n_hosts: int, receivers: np.ndar
     return pick + (pick >= receivers[:, None])
 
 
+@accepts()
 def leaf_spine_mix(
     marking: RedMarking | PredConfig,
     *,
@@ -481,6 +487,10 @@ def leaf_spine_mix(
     return dataclasses.replace(r, flows=r.flows.assign(is_long=kind == "long", kind=kind))
 
 
+@accepts(
+    quantiles=Items(Real(gt=0.0, lt=1.0), min_size=1),
+    classes=Items(Opaque("a (label, low bytes, high bytes) triple"), min_size=1),
+)
 def fct_summary(
     flows: pd.DataFrame, quantiles=(0.5, 0.99), *, min_start_s: float = 0.0, classes=SIZE_CLASSES
 ) -> pd.DataFrame:

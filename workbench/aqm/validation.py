@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .. import data
+from .._contracts import NONNEGATIVE, Items, Text, accepts
 from .._deps import code_fingerprint, remember
 from ..cache import cached_arrays
 from .cm_files import read_connection_matrix, read_spines
@@ -54,6 +55,7 @@ NETWORK_DATASET = "fabric-websearch-128"
 _STATS = (("mean", "mean_s"), ("p50", "p50_s"), ("p99", "p99_s"))
 
 
+@accepts()
 @remember
 def workloads() -> pd.DataFrame:
     """The validated workloads: ``workload, load, seed, window_ms, flows, cm, spines, cm_sha256`` (``cm`` and
@@ -83,6 +85,7 @@ def available(workload: str) -> bool:
     return data.find(w.cm) is not None and data.find(w.spines) is not None
 
 
+@accepts()
 def load_workload(workload: str) -> tuple[pd.DataFrame, np.ndarray]:
     """The flows (:func:`~workbench.aqm.cm_files.read_connection_matrix`, file order) and per-flow spines of
     ``workload``; ``FileNotFoundError`` naming the search path if its files are not on it, ``ValueError`` if its
@@ -100,6 +103,7 @@ def load_workload(workload: str) -> tuple[pd.DataFrame, np.ndarray]:
     return flows, read_spines(sp, flows, net.spines, net.hosts_per_leaf)
 
 
+@accepts()
 def reference_fct(workload: str) -> pd.DataFrame:
     """Per flow of ``workload`` (file order): ``size_bytes`` (from its ``.cm``) and each reference's FCT in seconds
     (``ns-3``, ``htsim`` columns; NaN for a flow that did not finish)."""
@@ -112,6 +116,7 @@ def reference_fct(workload: str) -> pd.DataFrame:
     return pd.DataFrame({"size_bytes": flows["size_bytes"].to_numpy()} | fct)
 
 
+@accepts()
 def engine_fct(workload: str) -> pd.DataFrame:
     """The per-packet engine's replay of ``workload`` on the README's network and the workload's spines: per flow
     (file order) ``size_bytes, start_s, fct_s, finished``. Cached on disk, keyed by the workload's files, the
@@ -132,6 +137,7 @@ def engine_fct(workload: str) -> pd.DataFrame:
     )
 
 
+@accepts(model=NONNEGATIVE, low=NONNEGATIVE, high=NONNEGATIVE)
 def envelope_error(model, low, high) -> np.ndarray:
     """Signed relative distance of ``model`` outside ``[low, high]``: 0 inside, ``model / high - 1`` above,
     ``model / low - 1`` below.
@@ -151,6 +157,7 @@ def _nine(fct: pd.DataFrame) -> dict[tuple[str, str], float]:
     return {(r.size_class, name): float(getattr(r, col)) for r in s.itertuples() for name, col in _STATS}
 
 
+@accepts(workload_names=Items(Text(), min_size=1, optional=True))
 def validation_points(workload_names=None, *, engine: bool = True, without_timeouts: bool = False) -> pd.DataFrame:
     """One row per (workload, statistic): the engine's value against the two references.
 
@@ -229,6 +236,7 @@ def validation_points(workload_names=None, *, engine: bool = True, without_timeo
 _PAIRS = (("workbench", "ns-3"), ("workbench", "htsim"), ("ns-3", "htsim"))
 
 
+@accepts(workload_names=Items(Text(), min_size=1, optional=True))
 def flow_agreement(workload_names=None, *, factor: float = 1.5) -> pd.DataFrame:
     """Flow-by-flow agreement of the three simulators on each workload and size class: the share of flows whose FCTs
     differ by more than ``factor`` x, and the median ratio, for the engine against each reference and for the two

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._contracts import AnyOf, Array, Items, Opaque, Real, accepts
 from .._rng import Seed, generator, keyed
 from .._validate import array_1d, in_range, integer, positive
 
@@ -33,6 +34,7 @@ __all__ = [
 ]
 
 
+@accepts(size_bytes=Array(ge=0.0, min_size=2), cdf=Array(ge=0.0, le=1.0, min_size=2))
 class FlowSizeCDF:
     """A piecewise-linear flow-size CDF (sizes in bytes) that samples by inverse transform.
 
@@ -65,12 +67,14 @@ class FlowSizeCDF:
         mids = 0.5 * (size[1:] + size[:-1])
         self.mean_bytes = float(prob[0] * size[0] + np.sum(np.diff(prob) * mids))
 
+    @accepts()
     def sample(self, n: int, seed: Seed = None) -> np.ndarray:
         """``n`` flow sizes in bytes (at least 1 byte), by inverse transform of the piecewise-linear CDF."""
         n = integer("n", n, minimum=0)
         u = generator(seed).random(n)
         return np.maximum(1, np.interp(u, self.cdf, self.size_bytes)).astype(np.int64)
 
+    @accepts(q=AnyOf(Real(ge=0.0, le=1.0), Array(ge=0.0, le=1.0)))
     def quantile(self, q) -> np.ndarray:
         """Size in bytes at cumulative probability ``q``."""
         return np.interp(np.asarray(q, dtype=float), self.cdf, self.size_bytes)
@@ -93,6 +97,7 @@ WEB_SEARCH_CDF = (
 )
 
 
+@accepts()
 def web_search() -> FlowSizeCDF:
     """The DCTCP web-search flow-size distribution (mean about 1.7 MB)."""
     table = np.asarray(WEB_SEARCH_CDF, dtype=float)
@@ -116,6 +121,7 @@ VALIDATION_SIZE_CLASSES = (
 )
 
 
+@accepts(classes=Items(Opaque("a (label, low bytes, high bytes) triple"), min_size=1))
 def size_class(size_bytes, classes=SIZE_CLASSES) -> np.ndarray:
     """Label of ``classes`` (default :data:`SIZE_CLASSES`) for each flow size (finite, >= 0 bytes).
 
@@ -132,6 +138,7 @@ def size_class(size_bytes, classes=SIZE_CLASSES) -> np.ndarray:
     return labels[np.searchsorted(edges, size, side="right")]
 
 
+@accepts()
 def poisson_flows(
     load: float,
     capacity_gbps: float,
@@ -175,6 +182,7 @@ def poisson_flows(
     return pd.DataFrame({"start_s": start, "size_bytes": dist.sample(n, rng)})
 
 
+@accepts()
 def websearch_matrix(
     load: float,
     duration_s: float,

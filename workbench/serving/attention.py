@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._contracts import NONNEGATIVE, accepts, output
 from .._deps import remember
 from ..data import require
 
@@ -88,6 +89,7 @@ UTILIZATION = {
 }
 
 
+@output
 @dataclass(frozen=True)
 class AttentionCurves:
     """The measured reference kernels (seconds per layer and GPU): ``decode[b, L]`` on ``batches`` x ``lengths``;
@@ -101,6 +103,7 @@ class AttentionCurves:
     prefill: tuple
     floor: float
 
+    @accepts(batch=NONNEGATIVE, length=NONNEGATIVE)
     def decode_s(self, batch, length):
         """Reference decode seconds per layer of ``batch`` (any positive real) requests over ``length`` tokens."""
         b, L = np.broadcast_arrays(np.asarray(batch, dtype=float), np.asarray(length, dtype=float))
@@ -124,6 +127,7 @@ class AttentionCurves:
         t = np.where(b < 1, f + (t - f) * b, t)
         return t.reshape(shape)
 
+    @accepts(chunk=NONNEGATIVE, prefix=NONNEGATIVE)
     def prefill_flop_rate(self, chunk, prefix):
         """The reference kernel's FLOP/s over the rectangle ``chunk x (prefix + chunk)`` above its launch floor, for a
         chunk of ``chunk`` tokens after ``prefix`` (held at the measured range's edges; at most the family's best)."""
@@ -146,6 +150,7 @@ class AttentionCurves:
         return (R[j, idx] * (1 - w) + R[j + 1, idx] * w).reshape(shape)
 
 
+@accepts()
 @remember
 def attention_curves() -> AttentionCurves:
     """The committed measured curves (``attention_curves.csv``); a malformed table is an error naming the file."""
@@ -172,6 +177,7 @@ def attention_curves() -> AttentionCurves:
     )  # fmt: skip
 
 
+@accepts()
 def family_factor(kernel: str, generation: str, peak_flops: float) -> tuple[bool, float]:
     """Whether a ``kernel`` family skips the causally masked blocks, and how many times the reference's FLOP rate it
     reaches on a GPU of ``generation`` with dense 16-bit peak ``peak_flops`` (1 for FlashAttention-2 on the

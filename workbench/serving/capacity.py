@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._contracts import Real, accepts
 from .._validate import in_range, integer, positive
 from ._common import ServeResult
 from .cluster import serve
@@ -61,6 +62,7 @@ DEFAULT_SERVERS: dict[str, ServerConfig] = {
 }
 
 
+@accepts()
 def server_for(model: str) -> ServerConfig:
     """The default :class:`ServerConfig` for a ServeGen ``model`` (capacity searches of its workloads).
 
@@ -72,6 +74,7 @@ def server_for(model: str) -> ServerConfig:
     return DEFAULT_SERVERS.get(model, ServerConfig())
 
 
+@accepts()
 @dataclass(frozen=True)
 class SLO:
     """A latency objective: the ``quantile`` of TTFT within ``ttft_s`` (and of per-request TBT within ``tbt_s``).
@@ -92,6 +95,7 @@ class SLO:
             positive("tbt_s", self.tbt_s)
         in_range("quantile", self.quantile, 0.5, 1.0, low_inclusive=True, high_inclusive=False)
 
+    @accepts()
     def describe(self) -> str:
         q = f"p{self.quantile * 100:g}"
         text = f"{q} TTFT <= {self.ttft_s:g} s"
@@ -99,11 +103,13 @@ class SLO:
             text += f", {q} TBT <= {self.tbt_s * 1000:g} ms"
         return text
 
+    @accepts()
     def allowed_violations(self, n: int) -> int:
         """How many of ``n`` requests may miss the TTFT target with the quantile still met."""
         return int(math.floor((1 - self.quantile) * n + 1e-9))
 
 
+@accepts()
 def meets_slo(result: ServeResult, slo: SLO) -> bool:
     """Whether a :func:`~workbench.serving.serve` result meets ``slo`` (an early-stopped run fails)."""
     if not isinstance(result, ServeResult):
@@ -122,6 +128,7 @@ def meets_slo(result: ServeResult, slo: SLO) -> bool:
     return True
 
 
+@accepts(max_scale=Real(ge=1.0, finite=False))  # inf: no upper bound
 @dataclass(frozen=True)
 class ScaleSearch:
     """How :func:`max_rate_scale` searches: from ``rate_scale`` 1, multiply by ``factor`` while the SLO holds and
@@ -176,6 +183,7 @@ def _search(ok, search: ScaleSearch) -> tuple[float, int]:
     return lo, n
 
 
+@accepts()
 def max_rate_scale(
     requests: pd.DataFrame,
     server: CostModel,
@@ -218,6 +226,7 @@ def max_rate_scale(
     return _search(ok, search)
 
 
+@accepts()
 @dataclass(frozen=True)
 class CapacityResult:
     """Outcome of :func:`capacity_search`: mean capacity over seeds, the per-seed values and their base rates, and
@@ -247,6 +256,7 @@ def _feasible(req: pd.DataFrame, config: ServerConfig, slo: SLO) -> bool:
     return quantile(alone, slo.quantile) <= slo.ttft_s
 
 
+@accepts()
 def capacity_search(
     workloads: pd.DataFrame | list[pd.DataFrame],
     server: CostModel | None = None,

@@ -19,6 +19,7 @@ import math
 
 import pandas as pd
 
+from .._contracts import accepts
 from .._rng import Seed
 from .._validate import integer, one_of, positive
 from ._common import BALANCERS, ServeResult, balance, busy_fraction, metrics_table, request_arrays
@@ -28,6 +29,7 @@ from .engine import Scheduler, _run, policy
 __all__ = ["serve"]
 
 
+@accepts()
 def serve(
     requests: pd.DataFrame,
     server: CostModel,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._contracts import accepts
 from .._rng import Seed, generator
 from .._validate import integer, positive
 from ..workloads.streaming import LengthDist
@@ -27,6 +28,7 @@ from ..workloads.streaming import LengthDist
 __all__ = ["conversations", "sessions_from_trace"]
 
 
+@accepts()
 def conversations(
     n_conversations: int,
     rate_per_s: float,
@@ -65,6 +67,7 @@ def conversations(
     return _assemble(k, starts, new, out, pause, cap)
 
 
+@accepts()
 def sessions_from_trace(trace: pd.DataFrame, *, think_s: float = 5.0, max_context: int = 4096, seed: Seed = 0):
     """Conversations from a trace with ``session_id``: one conversation per session, its turns the session's
     requests in arrival order (their ``input_tokens`` taken as the new input, ``output_tokens`` as the answer), the

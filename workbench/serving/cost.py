@@ -47,6 +47,7 @@ from typing import Protocol
 
 import numpy as np
 
+from .._contracts import NONNEGATIVE, Int, Opaque, accepts, output
 from .._validate import integer
 from ._cost_eval import da_at, iteration, iterations, line, pf_cost
 
@@ -70,6 +71,7 @@ PCIE_EFFICIENCY = 0.8
 LINEAR_CONTEXTS = np.array([1.0, 1024.0])
 
 
+@output
 @dataclass(frozen=True, eq=False)
 class CostTable:
     """One replica's iteration cost as tables (see the module docstring for the formula).
@@ -138,6 +140,7 @@ class CostTable:
     def lanes(self) -> int:
         return int(self.tok.shape[0])
 
+    @accepts()
     def arrays(self) -> tuple:
         """The arguments the compiled engine takes, in its order."""
         return (
@@ -146,6 +149,7 @@ class CostTable:
             bool(self.overlap_cpu),
         )  # fmt: skip
 
+    @accepts()
     def iteration_s(
         self,
         prefill_tokens: float = 0,
@@ -163,21 +167,25 @@ class CostTable:
         return float(iteration(*self.arrays(), float(prefill_tokens), float(prefill_pairs), float(tiles),  # type: ignore[call-arg]
                                float(decode_seqs), float(kv_tokens), float(sampled)))  # fmt: skip
 
+    @accepts(decode_seqs=NONNEGATIVE, kv_tokens=NONNEGATIVE)
     def decode_s(self, decode_seqs, kv_tokens) -> np.ndarray:
         """Seconds of pure-decode iterations of ``decode_seqs`` requests holding ``kv_tokens`` (arrays; 0 for no
         request), as the engine computes each."""
         d, k = np.broadcast_arrays(np.asarray(decode_seqs, dtype=float), np.asarray(kv_tokens, dtype=float))
         return iterations(*self.arrays(), d.ravel(), k.ravel()).reshape(d.shape)  # type: ignore[call-arg]
 
+    @accepts()
     def prefill_attention_s(self, prefill_tokens: float, prefill_pairs: float, prefill_tiles: float, lane: int = 0):
         """The prefill attention of an iteration in lane ``lane`` (see :meth:`iteration_s`)."""
         return float(pf_cost(self.pf_logc, self.pf_prefix, self.pf_rate, float(self.pf_floor), float(self.pf_tile),
                              lane, float(prefill_tokens), float(prefill_pairs), float(prefill_tiles)))  # fmt: skip
 
+    @accepts()
     def decode_attention_s(self, decode_seqs: float, kv_tokens: float, lane: int = 0) -> float:
         """The decode attention of ``decode_seqs`` requests holding ``kv_tokens`` in lane ``lane``."""
         return float(da_at(self.da_len, self.da, lane, float(decode_seqs), float(kv_tokens)))
 
+    @accepts()
     def decode_line(self, decode_seqs: int, kv_tokens: float) -> tuple[float, float, float]:
         """A pure-decode iteration of ``decode_seqs`` requests as ``a + s * kv_tokens``, valid for KV totals up to the
         returned limit: ``(a, s, limit)`` (the engine's closed form of a run of decode iterations)."""
@@ -185,6 +193,7 @@ class CostTable:
         return float(a), float(s), float(lim)
 
 
+@accepts()
 class CostModel(Protocol):
     """What the engine needs of a replica.
 
@@ -218,12 +227,14 @@ class CostModel(Protocol):
     @property
     def swap_calls_per_copy(self) -> int: ...
 
+    @accepts()
     def cost_table(self, max_tokens: int = 16384, max_seqs: int = 256) -> CostTable:
         """The replica's :class:`CostTable`, exact for iterations of up to ``max_tokens`` tokens and ``max_seqs``
         decoding requests (extrapolated beyond)."""
         ...
 
 
+@accepts(server=Opaque("any object: this is the check"))
 def check_cost_model(server) -> None:
     """Raise ``TypeError`` unless ``server`` has what :class:`CostModel` lists (checked by name, statically)."""
     missing = [name for name in ("gpus", "kv_capacity_tokens", "cost_table") if not hasattr(server, name)]
@@ -234,6 +245,12 @@ def check_cost_model(server) -> None:
         )
 
 
+@accepts(
+    server=Opaque("a cost model (CostModel)"),
+    tokens=NONNEGATIVE,
+    block_tokens=Int(ge=1, le=4096),
+    group_blocks=Int(ge=1, le=10**6),
+)
 def swap_seconds(server, tokens, *, block_tokens: int = 16, group_blocks: int = 1):
     """Seconds to copy the KV of ``tokens`` tokens (whole blocks of ``block_tokens``) one way between ``server`` and
     host memory: ``ceil(blocks / group_blocks) x swap_calls_per_copy`` calls of ``swap_call_s`` plus the bytes.
@@ -258,6 +275,7 @@ def swap_seconds(server, tokens, *, block_tokens: int = 16, group_blocks: int = 
     return calls * float(server.swap_call_s) + blocks * B * float(server.swap_s_per_token)
 
 
+@accepts()
 def work_of(
     prefill_tokens: float = 0,
     prefill_pairs: float = 0,
@@ -269,6 +287,7 @@ def work_of(
     return prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, decode_seqs if sampled is None else sampled
 
 
+@accepts()
 def prefill_of(
     P: float, pairs: float, prefill_seqs: float | None = None, prefill_tiles: float | None = None
 ) -> tuple[float, float, float]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._contracts import Opaque, accepts
 from .._rng import keyed
 from .._validate import integer, positive
 from ._common import ServeResult, balance, busy_fraction, metrics_table, request_arrays
@@ -24,6 +25,7 @@ from .roofline import Deployment
 __all__ = ["serve_disaggregated", "disaggregation_plan"]
 
 
+@accepts()
 def serve_disaggregated(
     requests: pd.DataFrame,
     prefill: Deployment,
@@ -117,6 +119,7 @@ def _fewest(ok, start: int, max_replicas: int) -> int | None:
     return hi
 
 
+@accepts(model=Opaque("a Model record or name"), gpu=Opaque("a GPU record or name"))
 def disaggregation_plan(
     requests: pd.DataFrame,
     model,

@@ -62,6 +62,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._contracts import Array, Opaque, accepts, output
 from .._rng import Seed, generator, keyed
 from .._validate import integer
 from . import _engine_kernel as _kernel
@@ -79,6 +80,7 @@ _KINDS = {"vllm": 0, "sarathi": 1, "orca": 2, "reserve": 3}
 _CHANGES = {None: 0, "reshuffle": 1, "markov": 2}
 
 
+@output
 @dataclass(frozen=True)
 class SwapTotals:
     """What a run's swaps moved: ``swap_outs``, ``swap_ins``, ``copy_tokens`` (whole blocks) and ``copy_bytes``,
@@ -105,6 +107,12 @@ def policy(server, scheduler: Scheduler | None) -> Scheduler:
     return scheduler
 
 
+@accepts(
+    hash_ids=Opaque("per request, its prefix blocks' hash ids (a list of int lists), or None"),
+    priority=Array(integer=True, ge=0, optional=True),
+    follow_up=Array(integer=True, ge=-1, optional=True),
+    conversation=Array(integer=True, ge=-1, optional=True),
+)
 def simulate_replica(
     arrival_s,
     input_tokens,

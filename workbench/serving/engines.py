@@ -43,6 +43,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 
+from .._contracts import Text, accepts
 from .._deps import remember
 from ..data import require
 from .scheduler import SCHEDULERS, Scheduler
@@ -61,6 +62,7 @@ ALIASES = {"vllm-v1": "vllm", "vllm-2023": "vllm-v0"}
 LARGE_GPU_BYTES = 70 * 2**30
 
 
+@accepts(policy_kind=Text(empty=True), description=Text(empty=True), source=Text(empty=True))
 @dataclass(frozen=True)
 class EngineProfile:
     """One engine's per-iteration host costs (seconds) and whether they overlap the GPU step; ``source`` says where
@@ -82,6 +84,7 @@ class EngineProfile:
     #: seconds the engine's API server adds to every request's first token (and last) as the client sees it
     frontend_s: float = 0.0
 
+    @accepts()
     def scheduler(self, on: str | GPU) -> Scheduler | None:
         """The engine's default :class:`~workbench.serving.scheduler.Scheduler` on GPU ``on`` (its stated kind and
         budgets, the large-GPU pair where vLLM's test holds), or ``None`` when the profile states no policy."""
@@ -92,16 +95,19 @@ class EngineProfile:
         tokens, seqs = self.policy[2:] if large else self.policy[:2]
         return Scheduler(self.policy_kind, max_num_seqs=seqs, max_num_batched_tokens=tokens)
 
+    @accepts()
     def cpu_s(self, sequences: float, *, tp: int = 1) -> float:
         """Host seconds of one iteration over ``sequences`` running sequences on a ``tp``-GPU replica."""
         extra = self.tp_iteration_s + self.tp_rpc_s if tp > 1 else 0.0
         return self.iteration_s + self.per_seq_s * sequences + extra
 
+    @accepts()
     def combine(self, gpu_s: float, cpu_s: float) -> float:
         """The iteration's duration: ``max`` of the two when the engine overlaps them, else their sum."""
         return max(gpu_s, cpu_s) if self.overlap_cpu else gpu_s + cpu_s
 
 
+@accepts()
 @remember
 def engines() -> dict[str, EngineProfile]:
     """Every profile of ``engines.csv``, by name; a malformed row is an error naming the file and line."""
@@ -150,6 +156,7 @@ def engines() -> dict[str, EngineProfile]:
     return out
 
 
+@accepts()
 def engine(name: str | EngineProfile) -> EngineProfile:
     """The profile called ``name`` or one of its :data:`ALIASES` (a profile passes through); ``ValueError`` listing
     the known engines otherwise."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._contracts import Int, Items, Opaque, accepts, output
 from .._validate import integer, positive
 from .capacity import SLO, ScaleSearch, max_rate_scale, meets_slo
 from .cluster import serve
@@ -38,6 +39,7 @@ from .roofline import Deployment
 __all__ = ["GpuCapacity", "optimal_throughput", "capacity_gpus"]
 
 
+@accepts()
 def optimal_throughput(
     deployment: Deployment, input_tokens: float, output_tokens: float, *, batch: int | None = None, at_peak: bool = True
 ) -> dict[str, float | str]:
@@ -104,6 +106,7 @@ def optimal_throughput(
     }
 
 
+@output
 @dataclass(frozen=True)
 class GpuCapacity:
     """Outcome of :func:`capacity_gpus`: one row per candidate replica, and the answer (the cheapest candidate) as
@@ -149,6 +152,11 @@ class GpuCapacity:
         return self.server is not None
 
 
+@accepts(
+    server=Opaque("a cost model (a Deployment or a ServerConfig) or a model name"),
+    gpu=Opaque("a GPU record or name, or None"),
+    tps=Items(Int(ge=1, le=1024), min_size=1),
+)
 def capacity_gpus(
     requests: pd.DataFrame,
     server,

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._contracts import accepts
 from .._validate import integer, nonnegative, positive
 from ._common import ReplicaRun
 from .cost import LINEAR_CONTEXTS, CostTable
@@ -43,6 +44,7 @@ from .scheduler import Scheduler
 __all__ = ["ServerConfig", "simulate_linear"]
 
 
+@accepts()
 @dataclass(frozen=True)
 class ServerConfig:
     """The linear cost model of one replica, and the limits of its default reservation policy.
@@ -95,6 +97,7 @@ class ServerConfig:
         integer("max_prefill_tokens", self.max_prefill_tokens, minimum=1)
         integer("gpus", self.gpus, minimum=1)
 
+    @accepts()
     def iteration_s(self, prefill_tokens: float = 0, decode_seqs: float = 0, kv_tokens: float = 0) -> float:
         """Duration of one iteration."""
         return round(
@@ -128,6 +131,7 @@ class ServerConfig:
         """The policy the engine runs it with when none is given: the reservation, with its limits."""
         return Scheduler("reserve", max_num_seqs=self.max_batch, max_num_batched_tokens=self.max_prefill_tokens)
 
+    @accepts()
     def cost_table(self, max_tokens: int = 16384, max_seqs: int = 256) -> CostTable:
         """The linear cost as the engine's :class:`~workbench.serving.cost.CostTable` (exact at every size)."""
         b = np.arange(max(int(max_seqs), 1) + 1, dtype=float)
@@ -138,6 +142,7 @@ class ServerConfig:
         )  # fmt: skip
 
 
+@accepts()
 def simulate_linear(
     arrival_s: np.ndarray,
     input_tokens: np.ndarray,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._contracts import accepts
 from .._validate import integer
 from .linear import ServerConfig
 from .roofline import Deployment
@@ -13,6 +14,7 @@ from .roofline import Deployment
 __all__ = ["fit_linear"]
 
 
+@accepts()
 def fit_linear(deployment: Deployment, *, max_batch: int = 256, max_prefill_tokens: int = 8192) -> ServerConfig:
     """The :class:`ServerConfig` (linear cost model) closest to ``deployment``'s roofline, by least squares.
 

@@ -21,9 +21,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._contracts import Array, Real, accepts, same_length
+
 __all__ = ["TokenGaps", "itl_quantile", "quantile", "tbt_values", "ttft_values"]
 
 
+@accepts(
+    same_length("values", "weights"),
+    values=Array(finite=False, allow_nan=True),
+    weights=Array(ge=0.0, optional=True),
+    q=Real(ge=0.0, le=1.0),
+)
 def quantile(values, q: float, weights=None) -> float:
     """The ``q`` quantile of ``values`` by nearest rank (NaN values are left out, infinities kept; NaN if empty).
 
@@ -50,6 +58,7 @@ def quantile(values, q: float, weights=None) -> float:
     return float(v[o][min(k, v.size - 1)])
 
 
+@accepts()
 def ttft_values(table: pd.DataFrame) -> np.ndarray:
     """Time to first token of every request of a served table; rejected requests and requests without a first
     token count as infinitely late."""
@@ -57,12 +66,14 @@ def ttft_values(table: pd.DataFrame) -> np.ndarray:
     return np.where(table["rejected"].to_numpy(bool) | np.isnan(ttft), np.inf, ttft)
 
 
+@accepts()
 def tbt_values(table: pd.DataFrame) -> np.ndarray:
     """Mean time between output tokens of every finished request of two or more tokens (vLLM's TPOT)."""
     tbt = table["tbt_s"].to_numpy(dtype=float)
     return tbt[np.isfinite(tbt)]
 
 
+@accepts()
 @dataclass(frozen=True)
 class TokenGaps:
     """Every gap between consecutive output tokens of a run, compactly: record ``r`` stands for ``count[r]`` gaps of
@@ -88,6 +99,7 @@ class TokenGaps:
         """Gaps in all."""
         return int((self.count * self.weight).sum())
 
+    @accepts()
     def expanded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(duration, weight, stall)`` per distinct gap (one entry per iteration of each record)."""
         n = self.count.astype(np.int64)
@@ -98,6 +110,7 @@ class TokenGaps:
         return dur, self.weight[rec].astype(float), stall
 
 
+@accepts()
 def itl_quantile(gaps: TokenGaps, q: float) -> float:
     """The ``q`` quantile of every inter-token gap (nearest rank over the weighted gaps)."""
     dur, w, _ = gaps.expanded()

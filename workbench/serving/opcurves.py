@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._contracts import NONNEGATIVE, accepts, output
 from .._deps import remember
 from ..data import find, require
 from .specs import GPU, Model
@@ -64,12 +65,14 @@ LAYER_OPS = (
 )
 
 
+@accepts()
 def topology(g: GPU) -> str:
     """How the GPUs of a replica reach each other: ``nvlink-pairs`` for PCIe cards (NVLink bridges between pairs,
     the rest over PCIe), ``nvswitch`` otherwise (SXM boards on an NVSwitch)."""
     return "nvlink-pairs" if "pcie" in g.gpu.lower() else "nvswitch"
 
 
+@output
 @dataclass(frozen=True)
 class OperatorCurves:
     """One GPU generation's measured curves (see the module docstring)."""
@@ -81,6 +84,7 @@ class OperatorCurves:
     allreduce: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]]  # (topology, tp) -> (log bytes, seconds)
     custom_allreduce: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = dataclasses.field(default_factory=dict)
 
+    @accepts(tokens=NONNEGATIVE)
     def gemm_efficiency(self, tokens):
         """Fraction of ``max(FLOPs / peak, bytes / bandwidth)`` a layer's projections reach at ``tokens`` tokens
         (clamped to the measured range)."""
@@ -92,15 +96,18 @@ class OperatorCurves:
         """The fraction of HBM bandwidth a memory-bound kernel reaches: the GEMM curve at one token (a GEMV)."""
         return float(self.gemm_eff[0])
 
+    @accepts(tokens=NONNEGATIVE)
     def elementwise_s(self, tokens, hidden: int, ffn: int, tp: int, bandwidth: float):
         """Seconds of one layer's non-GEMM kernels (norms, rotary, activation, residual adds) on one shard."""
         c0, ch, ci = self.elementwise
         t = np.asarray(tokens, dtype=float)
         return np.where(t > 0, c0 + (ch * t * hidden + ci * t * ffn / tp) * 2.0 / bandwidth, 0.0)
 
+    @accepts()
     def allreduce_tps(self, topo: str) -> list[int]:
         return sorted(tp for (tt, tp) in self.allreduce if tt == topo)
 
+    @accepts(nbytes=NONNEGATIVE)
     def allreduce_s(self, nbytes, *, tp: int, topology: str, custom: bool = False):
         """Seconds of one all-reduce of ``nbytes`` over ``tp`` GPUs: NCCL's measured curve of the smallest measured
         GPU count >= ``tp`` (the largest if none), flat below the smallest message (the latency floor) and extended
@@ -134,6 +141,7 @@ def _curve_table(relpath: str = CURVES_CSV) -> pd.DataFrame:
     return df
 
 
+@accepts()
 @remember
 def curves(generation: str) -> OperatorCurves | None:
     """The measured curves of a GPU generation, ``None`` for a generation without a profile."""
@@ -164,6 +172,7 @@ def curves(generation: str) -> OperatorCurves | None:
     )
 
 
+@output
 @dataclass(frozen=True)
 class ProfiledLayer:
     """Measured seconds of one layer's non-attention operators (one shard) by tokens, from one profile file."""
@@ -174,6 +183,7 @@ class ProfiledLayer:
     other: np.ndarray  # the layer's norms, rotary embedding, activation and residual adds
     embedding: np.ndarray  # the embedding lookup, once per iteration
 
+    @accepts(tokens=NONNEGATIVE)
     def at(self, column: str, tokens):
         """``column`` (``gemm``, ``other`` or ``embedding``) interpolated in tokens; zero at zero tokens; beyond the
         largest profiled count, extended with the last measured slope."""
@@ -185,6 +195,7 @@ class ProfiledLayer:
         return np.where(t > 0, out, 0.0)
 
 
+@accepts()
 def profiled_gpu(g: GPU) -> str:
     """The profile directory of a GPU Vidur measured; ``ValueError`` naming the covered GPUs otherwise."""
     if g.gpu not in PROFILED_GPUS:
@@ -233,6 +244,7 @@ def _load_profile(path: str, tp: int) -> ProfiledLayer:
     return ProfiledLayer(path, g.index.to_numpy(float), *(g[c].to_numpy() for c in ("gemm", "other", "emb")))
 
 
+@accepts()
 def profiled_layer(g: GPU, m: Model, tp: int) -> ProfiledLayer:
     """Vidur's measured layer of model ``m`` on GPU ``g`` at tensor parallelism ``tp``; ``ValueError`` naming what
     the profiles cover when they do not cover this one, ``FileNotFoundError`` when the profiles are not on the data

@@ -32,6 +32,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .._contracts import accepts
 from .._rng import Seed
 from .._validate import integer, one_of
 from ._common import ServeResult
@@ -56,6 +57,7 @@ MECHANISMS: dict[str, dict] = {
 }
 
 
+@accepts()
 def fastswitch_scheduler(
     mechanism: str = "vllm",
     priority: PriorityProcess | None = None,
@@ -86,6 +88,7 @@ def fastswitch_scheduler(
                      **fields)  # fmt: skip
 
 
+@accepts()
 def run(requests: pd.DataFrame, deployment: Deployment, scheduler: Scheduler, *, seed: Seed = 0) -> ServeResult:
     """Serve a multi-turn table (:func:`~workbench.serving.conversations.conversations`) on one replica with
     ``scheduler`` (:func:`fastswitch_scheduler`), every inter-token gap recorded: exactly
@@ -118,6 +121,7 @@ def run(requests: pd.DataFrame, deployment: Deployment, scheduler: Scheduler, *,
     return serve(requests, deployment, scheduler, record_gaps=True, seed=seed)
 
 
+@accepts()
 def summary(result: ServeResult, q: float = 0.99) -> dict:
     """Tail TTFT and TBT (quantile ``q``; TBT here is FastSwitch's: every gap between tokens, the engine's ITL), their
     means, output throughput (tokens/s over the makespan), the synchronous swap stall's share of the requests and gaps

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._contracts import AnyOf, Instance, Text, accepts
 from .._validate import integer, nonnegative, one_of, positive
 from .attention import REF_KV_BYTES, REFERENCE, attention_curves, family_factor
 from .cost import COPY_CALL_S, LINEAR_CONTEXTS, PCIE_EFFICIENCY, CostTable, prefill_of, work_of
@@ -59,6 +60,7 @@ OPERATORS = ("linear", "elementwise", "kv_write", "attn_prefill", "attn_decode",
 COST_SOURCES = ("curves", "profiled", "stated")
 
 
+@accepts()
 @dataclass(frozen=True)
 class Efficiency:
     """Fractions of peak reached by real kernels, and fixed costs, for one GPU generation."""
@@ -79,6 +81,7 @@ EFFICIENCY: dict[str, Efficiency] = {
 }
 
 
+@accepts(model=AnyOf(Text(), Instance(Model)), gpu=AnyOf(Text(), Instance(GPU)))
 @dataclass(frozen=True)
 class Deployment:
     """A model on ``tp`` GPUs of one kind (one replica), with the memory it leaves for the KV cache.
@@ -412,6 +415,7 @@ class Deployment:
         t = np.where(b > 0, t * c["stage_layers"], 0.0)
         return np.zeros_like(t), t
 
+    @accepts()
     def resources(
         self, *work: Any, prefill_seqs: float | None = None, prefill_tiles: float | None = None, **named: Any
     ) -> dict[str, tuple]:
@@ -493,11 +497,13 @@ class Deployment:
         """The resolved engine profile (see ``engine``)."""
         return self._engine
 
+    @accepts()
     def cpu_s(self, sequences: float) -> float:
         """The engine's host seconds for one iteration over ``sequences`` running sequences (see ``engine``)."""
         return self._engine.cpu_s(sequences, tp=self.tp)
 
     # ---------------------------------------------------------------------------------------- the one table
+    @accepts()
     def cost_table(self, max_tokens: int = 16384, max_seqs: int = 256) -> CostTable:
         """The deployment's :class:`~workbench.serving.cost.CostTable` (cached per size): the operators of
         :meth:`resources` per token count up to ``max_tokens`` and per sampled token count, the prefill attention's
@@ -561,6 +567,7 @@ class Deployment:
         measured kernel's lengths and beyond otherwise."""
         return LINEAR_CONTEXTS if self._curves is None else _DA_CONTEXTS
 
+    @accepts()
     def gpu_s(
         self, *work: Any, prefill_seqs: float | None = None, prefill_tiles: float | None = None, **named: Any
     ) -> float:
@@ -570,6 +577,7 @@ class Deployment:
         P, pairs, tiles = prefill_of(P, pairs, prefill_seqs, prefill_tiles)
         return zero.iteration_s(P, pairs, D, K, s, prefill_tiles=tiles)
 
+    @accepts()
     def iteration_s(
         self, *work: Any, prefill_seqs: float | None = None, prefill_tiles: float | None = None, **named: Any
     ) -> float:
@@ -580,6 +588,7 @@ class Deployment:
         P, pairs, tiles = prefill_of(P, pairs, prefill_seqs, prefill_tiles)
         return self.cost_table().iteration_s(P, pairs, D, K, s, prefill_tiles=tiles)
 
+    @accepts()
     def breakdown(self, *work: Any, **named: Any) -> pd.DataFrame:
         """Tidy table, one row per operator (arguments as :meth:`resources`; one pipeline stage when ``pp > 1``):
         ``compute_s``, ``memory_s``, ``network_s``, ``time_s`` and ``bound``."""
@@ -590,6 +599,7 @@ class Deployment:
             rows.append((op, cs, ms, ns, max(cs, ms, ns), bound))
         return pd.DataFrame(rows, columns=["operator", "compute_s", "memory_s", "network_s", "time_s", "bound"])
 
+    @accepts()
     def decode_line(self, decode_seqs: int, kv_tokens: float) -> tuple[float, float, float]:
         """A pure-decode iteration's time as ``a + s * kv_tokens``, valid for KV totals up to the returned limit (the
         cost table's line: see :meth:`~workbench.serving.cost.CostTable.decode_line`)."""

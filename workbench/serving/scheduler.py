@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._contracts import accepts
 from .._validate import integer, one_of, probability
 
 __all__ = ["ORDERS", "PREEMPTIONS", "PRIORITY_KINDS", "SCHEDULERS", "PriorityProcess", "Scheduler"]
@@ -58,6 +59,7 @@ ORDERS = ("fcfs", "priority")
 PRIORITY_KINDS = ("reshuffle", "markov")
 
 
+@accepts()
 @dataclass(frozen=True)
 class PriorityProcess:
     """How request priorities change while they are in the system (a policy of fairness-aware serving).
@@ -93,6 +95,7 @@ class PriorityProcess:
         integer("priority levels", self.levels, minimum=1)
 
 
+@accepts()
 @dataclass(frozen=True)
 class Scheduler:
     """Batching, memory and preemption policy of a replica (see the module docstring for each field).

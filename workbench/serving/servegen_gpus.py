@@ -22,6 +22,7 @@ import dataclasses
 
 import pandas as pd
 
+from .._contracts import accepts
 from .._validate import positive
 from .capacity import SLO
 from .engine import Scheduler
@@ -47,6 +48,7 @@ def _hardware(model: str) -> tuple[str, str, int, SLO, int]:
     return HARDWARE[model]
 
 
+@accepts()
 def hardware_label(model: str) -> str:
     """What ServeGen ``model`` is sized on, in words.
 
@@ -59,6 +61,7 @@ def hardware_label(model: str) -> str:
     return f"{name} on {tp} x {gpu}"
 
 
+@accepts()
 def plan_gpus(model: str, requests: pd.DataFrame, duration_s: float) -> GpuCapacity:
     """One workload of ServeGen ``model`` sized on its hardware (:data:`HARDWARE`): the :func:`capacity_gpus` record
     of its one TP degree (its table's one row: ``replica_rps``, the rate one replica sustains under the SLO, even when

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._contracts import Real, accepts
 from .._deps import remember
 from .._validate import integer, positive
 from ..data import PROJECT_ROOT, require
@@ -44,6 +45,11 @@ __all__ = [
 SPECS_DIR = PROJECT_ROOT / "datasets" / "serving_specs"
 
 
+@accepts(
+    fp8_tflops=Real(gt=0.0, allow_nan=True),
+    pcie_gbps=Real(gt=0.0, allow_nan=True),
+    nic_gbps=Real(gt=0.0, allow_nan=True),
+)
 @dataclass(frozen=True)
 class GPU:
     """One accelerator: dense peak FLOP/s, HBM, scale-up (NVLink) and host (PCIe) bandwidth, and the NIC per GPU of
@@ -78,6 +84,7 @@ class GPU:
             object.__setattr__(self, name, float(getattr(self, name)))
         object.__setattr__(self, "gpus_per_node", integer(f"{self.gpu}.gpus_per_node", self.gpus_per_node, minimum=1))
 
+    @accepts()
     def peak_flops(self, dtype: str = "bf16") -> float:
         """Dense FLOP/s for ``"bf16"`` or ``"fp8"`` (GPUs without FP8 fall back to BF16)."""
         if dtype == "fp8" and self.fp8_tflops and not math.isnan(self.fp8_tflops):
@@ -111,6 +118,7 @@ class GPU:
         return float(round(self.scaleup_gbps * 1e9 / 2))
 
 
+@accepts()
 @dataclass(frozen=True)
 class Model:
     """One LLM's architecture (fields of its ``config.json``) and parameter counts: the one model record type of the
@@ -255,6 +263,7 @@ def _coerce(cls, row: dict) -> dict:
     return {k: v for k, v in row.items() if k == "fp8_tflops" or not (isinstance(v, float) and math.isnan(v))}
 
 
+@accepts()
 def register_gpu(spec: dict | GPU) -> GPU:
     """Add (or replace) a GPU from a :class:`GPU` or a dict of its fields; returns the record.
 
@@ -269,6 +278,7 @@ def register_gpu(spec: dict | GPU) -> GPU:
     return rec
 
 
+@accepts()
 def register_model(spec: dict | Model) -> Model:
     """Add (or replace) a model from a :class:`Model` or a dict of its fields (parameter counts as ``params`` and
     ``active_params``, or in billions as the table's ``params_b`` and ``active_params_b``); returns the record."""
@@ -286,6 +296,7 @@ def _read_specs(path: str | Path) -> tuple[list[GPU], list[Model]]:
     raise ValueError(f"{path}: a spec table needs a 'gpu' or a 'model' column, got {list(table.columns)}")
 
 
+@accepts()
 def load_specs(path: str | Path) -> int:
     """Register every row of a CSV of GPU or model columns (told apart by a ``gpu`` or ``model`` column)."""
     new_gpus, new_models = _read_specs(path)
@@ -312,6 +323,7 @@ def _all_models() -> dict[str, Model]:
     return {**_tables()[1], **_MODELS}
 
 
+@accepts()
 def gpu(name: str | GPU) -> GPU:
     """The GPU called ``name`` (a :class:`GPU` passes through)."""
     if isinstance(name, GPU):
@@ -325,6 +337,7 @@ def gpu(name: str | GPU) -> GPU:
     return known[name]
 
 
+@accepts()
 def model(name: str | Model) -> Model:
     """The model called ``name`` (a :class:`Model` passes through)."""
     if isinstance(name, Model):
@@ -335,11 +348,13 @@ def model(name: str | Model) -> Model:
     return known[name]
 
 
+@accepts()
 def gpus() -> pd.DataFrame:
     """The GPU table (one row per GPU, with its source)."""
     return pd.DataFrame([asdict(g) for g in _all_gpus().values()])
 
 
+@accepts()
 def models() -> pd.DataFrame:
     """The model table (one row per model, with its source)."""
     table = pd.DataFrame([asdict(m) for m in _all_models().values()]).drop(columns="seq_len")

@@ -48,6 +48,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .._contracts import Opaque, accepts
 from ..data import require
 from .engine import Scheduler, simulate_replica
 from .roofline import Deployment
@@ -130,6 +131,7 @@ _NEEDS = {
 }
 
 
+@accepts()
 def published() -> pd.DataFrame:
     """The published measurements, one row per point, with their source."""
     return pd.read_csv(require("serving_specs/published.csv"))
@@ -193,6 +195,7 @@ def _chunked_prefill_s(dep: Deployment, prompt: int, chunk: int) -> float:
     return float(sum(dep.iteration_s(int(c), float(p), 0, 0, sampled=s) for c, p, s in zip(sizes, pairs, sampled)))
 
 
+@accepts(row=Opaque("a row of published()"))
 def replay(row, costs: str | None = None) -> float:
     """The model's value of one published point (a row of :func:`published`), with the operator costs of ``costs``
     (:class:`~workbench.serving.roofline.Deployment`; default: the measured curves).
@@ -258,6 +261,7 @@ def replay(row, costs: str | None = None) -> float:
     return float(b * osl / np.max(r.finish_s) / dep.gpus)  # output_tokens_per_s_per_gpu
 
 
+@accepts()
 def validation_table(points: pd.DataFrame | None = None, *, costs: str | None = None) -> pd.DataFrame:
     """One row per published point: its configuration, ``kind``, ``engine_profile``, ``published``,
     ``model_estimate`` and ``error`` (model / published - 1). ``points`` defaults to :func:`published`.
@@ -311,6 +315,7 @@ POINT_COLUMNS = (
 )
 
 
+@accepts()
 def validation_points(table: pd.DataFrame | None = None, *, costs: str | None = None) -> pd.DataFrame:
     """Every published point against the model, tidy: one row per (reference point, metric), columns
     :data:`POINT_COLUMNS`.
@@ -355,6 +360,7 @@ def validation_points(table: pd.DataFrame | None = None, *, costs: str | None = 
     return out[list(POINT_COLUMNS)].reset_index(drop=True)
 
 
+@accepts()
 def validation_by_source(points: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per source and metric (index), from :func:`validation_points`: ``kind``, ``points``, ``median_abs_error``,
     ``worst_error`` (the signed error of largest magnitude) and its ``worst_point``.
@@ -389,6 +395,7 @@ def validation_by_source(points: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["kind", "source", "metric"]).set_index(["source", "metric"])
 
 
+@accepts()
 def validation_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per kind (``iteration``, ``end_to_end``): ``points``, ``median_abs_error``, ``worst_point`` (largest |error|)
     and its ``worst_error`` (signed), from a :func:`validation_table` (or any frame with ``kind``, ``point``, ``error``).

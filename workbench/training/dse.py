@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._contracts import accepts
 from .._validate import integer, one_of
 from .exec_graph import build_graph, simulate
 from .iteration import COMPUTE_FORMS, ERAS, iteration_arrays
@@ -34,6 +35,7 @@ __all__ = ["DSEResult", "plan_space", "explore"]
 _MICRO = (1, 2, 4, 8)
 
 
+@accepts()
 @dataclass(frozen=True)
 class DSEResult:
     """All plans with their formula numbers (``plans``), the graph re-ranking of the fastest that fit (``top``), and
@@ -44,6 +46,7 @@ class DSEResult:
     plans_per_s: float
 
 
+@accepts()
 def plan_space(model: Model, gpu: GPU, n_gpus: int, global_batch: int) -> dict[str, np.ndarray]:
     """Every plan of ``n_gpus`` GPUs (TP within a node, PP up to the layer count, ``global_batch`` divisible by
     ``dp * micro_batch``), as arrays of :class:`~workbench.training.specs.Plan` fields.
@@ -85,6 +88,7 @@ def plan_space(model: Model, gpu: GPU, n_gpus: int, global_batch: int) -> dict[s
     }
 
 
+@accepts()
 def explore(
     model: Model,
     gpu: GPU,

@@ -54,6 +54,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from .._contracts import Array, Opaque, accepts
 from .._validate import integer, nonnegative, one_of
 from . import _graph_kernels as gk
 from .iteration import iteration_arrays, stage_loads
@@ -79,10 +80,12 @@ STREAMS = ("cpu", "compute", "tp", "pp", "dp")
 _MODES = ("lumos", "dpro", "serial")
 
 
+@accepts()
 class GraphCycleError(ValueError):
     """A graph edit created a dependency cycle (the iteration can never finish)."""
 
 
+@accepts()
 @dataclass(frozen=True)
 class ExecGraph:
     """One pipeline's execution graph: node arrays (``dur`` seconds, ``kind``, ``res`` = ``stage * 5 + stream``,
@@ -114,11 +117,13 @@ class ExecGraph:
     def n_edges(self) -> int:
         return int(self.src.size)
 
+    @accepts()
     def edge_counts(self) -> dict[str, int]:
         """Edges of each of the four kinds."""
         return {k: int((self.ekind == i).sum()) for i, k in enumerate(EDGE_KINDS)}
 
 
+@accepts()
 @dataclass(frozen=True)
 class SimResult:
     """Simulated iteration: time, per-node start/end, critical path (node ids) and the breakdown of ``rank``."""
@@ -130,6 +135,7 @@ class SimResult:
     breakdown: dict[str, float]
     per_stage: pd.DataFrame
 
+    @accepts()
     def critical_share(self, graph: ExecGraph) -> dict[str, float]:
         """Seconds of the critical path spent in each node kind (plus ``wait``: gaps between critical nodes)."""
         out = {
@@ -139,6 +145,7 @@ class SimResult:
         return out
 
 
+@accepts(topology=Opaque("a fabric topology, or None"))
 def build_graph(
     model: Model,
     plan: Plan,
@@ -224,6 +231,7 @@ def build_graph(
     return ExecGraph(model, plan, gpu, mode, dur, kind, res, stage, mb, layer, src, dst, ek, f, options)
 
 
+@accepts(src=Array(integer=True, ge=0), dst=Array(integer=True, ge=0))
 def add_dependencies(graph: ExecGraph, src, dst, kind: str = "cross_stream") -> ExecGraph:
     """A custom edit: the graph with edges ``src[i] -> dst[i]`` added (node ids); :func:`simulate` rejects a cycle.
 
@@ -247,6 +255,7 @@ def add_dependencies(graph: ExecGraph, src, dst, kind: str = "cross_stream") -> 
     return replace(graph, src=np.r_[graph.src, src], dst=np.r_[graph.dst, dst], ekind=np.r_[graph.ekind, k])
 
 
+@accepts()
 def simulate(graph: ExecGraph, rank: int = 0) -> SimResult:
     """Run the graph: iteration time, start/end of every node, the critical path and the breakdown of ``rank``.
 
@@ -274,6 +283,7 @@ def simulate(graph: ExecGraph, rank: int = 0) -> SimResult:
     return SimResult(t_end, start, end, path, bd, per_stage)
 
 
+@accepts()
 def graph_iteration(model: Model, plan: Plan, gpu: GPU, **kwargs) -> dict[str, float]:
     """Build and simulate: the graph's iteration time, its stage-0 breakdown, the formula's time and MFU of both.
 
@@ -320,6 +330,7 @@ def _gpt_like(model: Model, layers: int, hidden: int) -> Model:
     )
 
 
+@accepts()
 def what_if(graph: ExecGraph, **changes) -> ExecGraph:
     """A new graph with ``dp``, ``pp``, ``tp``, ``global_batch``, ``micro_batch``, ``recompute``, ``layers`` or
     ``hidden`` changed (the edits of the module docstring); other settings (mode, fabric defaults) are kept.
@@ -343,6 +354,7 @@ def what_if(graph: ExecGraph, **changes) -> ExecGraph:
     return build_graph(model, plan, graph.gpu, mode=graph.mode, **graph.options)
 
 
+@accepts()
 def timeline_table(graph: ExecGraph, result: SimResult, *, gpu_only: bool = True) -> pd.DataFrame:
     """One row per node (GPU kernels only unless ``gpu_only=False``): ``stage, stream, kind, mb, layer, start_s,
     end_s, critical`` (on the critical path), for timelines.

@@ -62,8 +62,10 @@ import numpy as np
 import pandas as pd
 
 from .. import fabric as fb
+from .._contracts import AnyOf, Array, Instance, Real, accepts
 from .._rng import spawn
 from .._validate import in_range, integer, nonnegative, one_of
+from ..fabric.topology import Topology
 from . import kernels
 from .kernels import ERAS, compute_parts, constant_parts, send_recv_s
 from .specs import GPU, Model, Plan, PlanError, _load_factors, check_plan, memory_arrays, stage_loads
@@ -96,6 +98,7 @@ COMPUTE_FORMS = ("measured", "constant")
 BUCKET_PARAMS = 40e6
 
 
+@accepts()
 @dataclass(frozen=True)
 class Calibration:
     """The iteration model's parameters that no source states, estimated on the validation corpus
@@ -120,6 +123,7 @@ class Calibration:
         for f in ("sustained_ampere", "sustained_hopper"):
             in_range(f, getattr(self, f), 0.05, 1.5)
 
+    @accepts()
     def sustained(self, generation: str) -> float:
         """The sustained fraction for a GPU generation with measured kernels (1 for others: they run the constant)."""
         return {"ampere": self.sustained_ampere, "hopper": self.sustained_hopper}.get(generation, 1.0)
@@ -130,6 +134,7 @@ class Calibration:
 CALIBRATION = Calibration(sustained_ampere=0.955, sustained_hopper=0.72)
 
 
+@accepts()
 @dataclass(frozen=True)
 class Breakdown:
     """One plan's iteration time and its parts (seconds), throughput and utilisation."""
@@ -173,6 +178,7 @@ def _group_seconds_per_byte(topology, routing, collective, group, stride, offset
     return total / _BASE, hops
 
 
+@accepts(topology=Instance(Topology), offsets=Array(integer=True, ge=0, min_size=1))
 def group_seconds_per_byte(
     topology,
     routing: str,
@@ -266,6 +272,7 @@ def _tp_seconds(gpu: GPU, nbytes: np.ndarray, tp: np.ndarray) -> np.ndarray:
     return out
 
 
+@accepts(topology=Instance(Topology, optional=True))
 def iteration_parts(
     model: Model,
     cols: dict,
@@ -380,6 +387,7 @@ def iteration_parts(
     }
 
 
+@accepts(sustained=AnyOf(Real(gt=0.0, le=2.0), Array(ndim=None, gt=0.0, le=2.0), optional=True))
 def assemble(parts: dict, calibration: Calibration = CALIBRATION, dp_overlap: float = 1.0, sustained=None) -> dict:
     """The iteration from :func:`iteration_parts` under ``calibration`` (``sustained`` overrides the per-generation
     fraction with an array over the plans): the pipeline at its slowest rank, the bubble, the exposed DP collective
@@ -433,6 +441,7 @@ def assemble(parts: dict, calibration: Calibration = CALIBRATION, dp_overlap: fl
     return out
 
 
+@accepts(topology=Instance(Topology, optional=True))
 def iteration_table(
     model: Model,
     plans: Plan | Sequence[Plan] | pd.DataFrame,
@@ -522,6 +531,7 @@ def iteration_table(
     return pd.concat([df, pd.DataFrame(out, index=df.index)], axis=1)
 
 
+@accepts(topology=Instance(Topology, optional=True))
 def iteration_arrays(
     model: Model,
     cols: dict,
@@ -581,6 +591,7 @@ def _a2a_spb(topology, routing, tp, pp, dp, ep, placement, seed, nic_bps, latenc
     return spb + hops * latency_s / nbytes
 
 
+@accepts(topology=Instance(Topology, optional=True))
 def iteration_time(model: Model, plan: Plan, gpu: GPU, topology=None, routing: str = "ecmp", **kwargs) -> Breakdown:
     """The iteration breakdown of one plan, after checking it fits (raises :class:`PlanError` otherwise).
 

@@ -28,6 +28,7 @@ import functools
 import numpy as np
 import pandas as pd
 
+from .._contracts import NONNEGATIVE, AnyOf, Array, Bool, Int, accepts
 from .._deps import remember
 from .._validate import one_of
 from ..data import require
@@ -99,11 +100,13 @@ def _curves() -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+@accepts()
 def has_curves(generation: str) -> bool:
     """Whether ``generation`` (a GPU record's ``generation``) has measured GEMM curves (ampere, hopper)."""
     return ("gemm", generation, "") in _curves()
 
 
+@accepts(flops=NONNEGATIVE)
 def gemm_efficiency(generation: str, flops):
     """Fraction of dense BF16 peak a GEMM of ``flops`` FLOPs per call reaches on ``generation`` (measured, clamped
     to the measured range).
@@ -117,6 +120,7 @@ def gemm_efficiency(generation: str, flops):
     return np.interp(np.log(np.maximum(np.asarray(flops, dtype=float), 1.0)), lx, y)
 
 
+@accepts(nbytes=NONNEGATIVE, inter_node=AnyOf(Bool(), Array(ndim=None, integer=True, ge=0, le=1)))
 def send_recv_s(generation: str, nbytes, nic_bytes_per_s, inter_node=True):
     """Seconds of one NCCL send/recv of ``nbytes`` between two GPUs: the measured curve of ``generation`` across two
     nodes (``inter_node``) or within one, extended beyond the largest measured message at its last rate, and never
@@ -151,6 +155,7 @@ def _jitter(key: tuple[str, str, str], x) -> np.ndarray:
     return np.interp(np.log(np.maximum(np.asarray(x, dtype=float), 1e-12)), lx, y)
 
 
+@accepts(seconds=NONNEGATIVE)
 def layer_jitter(generation: str, seconds):
     """Coefficient of variation over repeats of one transformer layer's kernels taking ``seconds`` on
     ``generation`` (Vidur's profiles: the root of the summed per-operator variances over the layer's time, measured
@@ -164,6 +169,7 @@ def layer_jitter(generation: str, seconds):
     return _jitter(("layer_jitter", generation, ""), seconds)
 
 
+@accepts(nbytes=NONNEGATIVE, inter_node=AnyOf(Bool(), Array(ndim=None, integer=True, ge=0, le=1)))
 def send_recv_jitter(generation: str, nbytes, inter_node=True):
     """Coefficient of variation over repeats of one NCCL send/recv of ``nbytes`` (Vidur's profiles, ``std / median``
     by message size, across two nodes or within one; ``kernel_curves.csv``'s ``send_recv_jitter`` rows).
@@ -181,6 +187,7 @@ def send_recv_jitter(generation: str, nbytes, inter_node=True):
     )
 
 
+@accepts()
 def layout(model: Model) -> tuple[int, bool]:
     """``(FFN weight matrices, tied embeddings)`` of a model, read from its parameter count: 3 matrices for a gated
     FFN (SwiGLU: gate, up and down), 2 otherwise; the input embedding shared with the output layer (GPT) or not
@@ -205,6 +212,7 @@ def layout(model: Model) -> tuple[int, bool]:
     return best
 
 
+@accepts(micro_batch=AnyOf(Int(ge=1), Array(integer=True, ge=1)), full=AnyOf(Bool(), Array()))
 def constant_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full) -> dict:
     """:func:`compute_parts` at one efficiency per GPU generation (:func:`workbench.training.specs.efficiency`):
     ``flops_per_token`` (``x 4/3`` with full recomputation) at that fraction of dense BF16 peak; the parts are zero
@@ -228,6 +236,12 @@ def constant_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full) -> dict:
                 total_s=total, measured=False)  # fmt: skip
 
 
+@accepts(
+    micro_batch=AnyOf(Int(ge=1), Array(integer=True, ge=1)),
+    full=AnyOf(Bool(), Array()),
+    selective=AnyOf(Bool(), Array(), optional=True),
+    sequence_parallel=AnyOf(Bool(), Array()),
+)
 def compute_parts(
     model: Model, gpu: GPU, tp, pp, micro_batch, full, era: str = "2024", ep=1, selective=None, sequence_parallel=True
 ) -> dict:

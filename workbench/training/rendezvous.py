@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .._contracts import Int, accepts
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative
 
@@ -161,6 +162,7 @@ def _run(kind, mb, sub, n, tf, tb, x):  # pragma: no cover
     return t.max()
 
 
+@accepts(samples=Int(ge=0, le=10**8))  # 0: no variability, nothing sampled
 @dataclass(frozen=True)
 class RendezvousResult:
     """One pipeline's iteration (seconds) without variability (``base_s``), its Monte-Carlo mean with it
@@ -174,6 +176,7 @@ class RendezvousResult:
     samples: int
 
 
+@accepts()
 def rendezvous_wait(
     forward_s,
     backward_s,

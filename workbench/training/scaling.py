@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import fabric as fb
+from .._contracts import Array, Opaque, accepts
 from .._validate import array_1d, integer
 from .iteration import iteration_table
 from .specs import GPU, Model, Plan
@@ -30,6 +31,7 @@ def _divisors(n: int) -> np.ndarray:
     return d[n % d == 0]
 
 
+@accepts()
 def plan_grid(
     model: Model,
     n_gpus: int,
@@ -66,6 +68,7 @@ def plan_grid(
     return [p for p, ok in zip(cands, t.fits) if ok]
 
 
+@accepts(topology=Opaque("a fabric topology"))
 def routing_comparison(
     model: Model,
     plans: Sequence[Plan],
@@ -123,6 +126,7 @@ def routing_comparison(
     ].reset_index(drop=True)
 
 
+@accepts(gpu_counts=Array(integer=True, gt=0, min_size=1))
 def weak_scaling(
     model: Model,
     gpu: GPU,

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._contracts import AnyOf, Array, Bool, Int, accepts
 from .._validate import integer, one_of
 from ..serving.specs import GPU, Model, gpu, model
 
@@ -52,6 +53,7 @@ GIB = 2.0**30
 PIPELINES = ("megatron", "deepspeed")
 
 
+@accepts()
 class PlanError(ValueError):
     """A parallelism plan that does not fit the model, the GPUs or the fabric (says what and by how much)."""
 
@@ -62,6 +64,7 @@ class PlanError(ValueError):
 EFFICIENCY: dict[str, float] = {"ampere": 0.55, "hopper": 0.45, "blackwell": 0.45}
 
 
+@accepts()
 def efficiency(gpu: GPU) -> float:
     """The constant compute form's fraction of peak for ``gpu`` (:data:`EFFICIENCY` of its generation).
 
@@ -167,6 +170,7 @@ MODELS: SpecMap = SpecMap(
 )
 
 
+@accepts()
 @dataclass(frozen=True)
 class Plan:
     """A parallelism plan: tensor (``tp``), pipeline (``pp``), data (``dp``) and expert (``ep``) parallel degrees.
@@ -251,10 +255,12 @@ class Plan:
         """Micro-batches per pipeline per iteration, ``global_batch / (dp * micro_batch)``."""
         return self.global_batch // (self.dp * self.micro_batch)
 
+    @accepts()
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+@accepts()
 def memory_bytes(model: Model, plan: Plan) -> dict[str, float]:
     """Bytes per GPU on the first pipeline stage: ``weights_grads``, ``optimizer``, ``activations`` and ``total``.
 
@@ -279,6 +285,14 @@ def memory_bytes(model: Model, plan: Plan) -> dict[str, float]:
     return {k: float(v) for k, v in parts.items()}
 
 
+@accepts(
+    micro_batch=AnyOf(Int(ge=1), Array(integer=True, ge=1)),
+    micro_batches=AnyOf(Int(ge=1), Array(integer=True, ge=1)),
+    virtual_stages=AnyOf(Int(ge=1), Array(integer=True, ge=1)),
+    full=AnyOf(Bool(), Array()),
+    distributed_optimizer=AnyOf(Bool(), Array()),
+    sequence_parallel=AnyOf(Bool(), Array()),
+)
 def memory_arrays(
     model: Model,
     tp,
@@ -320,6 +334,7 @@ def memory_arrays(
     return out
 
 
+@accepts()
 def check_plan(model: Model, plan: Plan, gpu: GPU, n_gpus: int | None = None) -> None:
     """Raise :class:`PlanError` saying what does not fit, and by how much.
 
@@ -371,6 +386,7 @@ def check_plan(model: Model, plan: Plan, gpu: GPU, n_gpus: int | None = None) ->
         )
 
 
+@accepts()
 def stage_loads(model: Model, pp: int, balanced_ends: bool = False) -> np.ndarray:
     """Compute of each pipeline rank relative to the mean (length ``pp``, mean 1).
 

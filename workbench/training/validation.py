@@ -30,6 +30,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from .._contracts import Opaque, accepts
 from .._deps import remember
 from .._validate import integer, one_of
 from ..data import require
@@ -107,6 +108,7 @@ def _corpus() -> pd.DataFrame:
     return df
 
 
+@accepts()
 def corpus() -> pd.DataFrame:
     """The validation corpus, one row per published run (a copy; columns in ``datasets/training_validation/README.md``).
 
@@ -144,6 +146,7 @@ def _breakdowns() -> pd.DataFrame:
     return df
 
 
+@accepts()
 def breakdowns() -> pd.DataFrame:
     """Published breakdowns of an iteration (a copy of ``datasets/training_validation/breakdowns.csv``): per bar
     (``actual``: measured; ``lumos``, ``dpro``: a simulator's replay or prediction) the milliseconds of exposed
@@ -164,6 +167,7 @@ def breakdowns() -> pd.DataFrame:
     return df
 
 
+@accepts(row=Opaque("a row of corpus()"))
 def corpus_model(row) -> Model:
     """The :class:`Model` of a corpus row: the hardware table's record when ``model_name`` names a row of
     ``datasets/serving_specs/models.csv`` (its shape must match the corpus row's), otherwise built from the row's
@@ -190,6 +194,7 @@ def corpus_model(row) -> Model:
     return Model(row["model_name"], L, h, H, kv, d, d, 2 * kv * d, f, V, p, p - untied, seq_len=s)
 
 
+@accepts(row=Opaque("a row of corpus()"))
 def corpus_plan(row) -> Plan:
     """The :class:`Plan` a corpus row states (or assumes)."""
     return Plan(**{k: (v.item() if hasattr(v, "item") else v) for k, v in ((k, row[k]) for k in _PLAN)})
@@ -263,6 +268,7 @@ def _metric(out: dict, metric: np.ndarray) -> np.ndarray:
     return np.select([metric == m for m in METRICS], [out[m] for m in METRICS])
 
 
+@accepts()
 def sensitivity(calibration: Calibration = CALIBRATION) -> pd.DataFrame:
     """How far each row's modelled metric moves under each alternative to its assumptions: ``id``, ``variant``,
     ``change`` (relative to the row as stated), and per row the largest ``|change|`` (``max_change``) and whether
@@ -296,6 +302,7 @@ def _published_compute(df: pd.DataFrame) -> np.ndarray:
     return df.id.map(a).to_numpy(dtype=float)
 
 
+@accepts()
 def estimate(exclude_source: str | None = None) -> Calibration:
     """The :class:`~workbench.training.iteration.Calibration` that minimises ``sum |log(model / published)|`` over the
     headline rows of the corpus (those of ``exclude_source`` left out): the sustained fraction of each GPU generation
@@ -338,6 +345,7 @@ def _loso() -> dict[str, Calibration]:
     return {s: estimate(s) for s in _corpus().source.unique()}
 
 
+@accepts()
 def validation_points(loso: bool = True) -> pd.DataFrame:
     """Model vs published on every corpus row, as a tidy table for the fidelity scoreboard.
 
@@ -395,6 +403,7 @@ def validation_points(loso: bool = True) -> pd.DataFrame:
     return t
 
 
+@accepts()
 def compute_check(global_batch: int | None = None) -> pd.DataFrame:
     """The model's GPU compute per iteration against the compute a source measures (the actual bars of
     :func:`breakdowns`): what the batch assumption implies, checked on the one quantity the batch scales.
@@ -469,6 +478,7 @@ def _rendezvous(samples: int, seed: int, source: str | None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+@accepts()
 def rendezvous_table(samples: int = 32, seed: int = 0, source: str | None = None) -> pd.DataFrame:
     """What waiting at the pipeline's blocking exchanges costs every corpus run with a pipeline, from measured
     variability (:func:`workbench.training.rendezvous.rendezvous_wait`): per row the coefficients of variation of
@@ -489,6 +499,7 @@ def rendezvous_table(samples: int = 32, seed: int = 0, source: str | None = None
     return _rendezvous(integer("samples", samples, minimum=2), integer("seed", seed, minimum=0), source).copy()
 
 
+@accepts()
 def source_summary(points: pd.DataFrame) -> pd.DataFrame:
     """Per source (and ``"headline"``, ``"all rows"``): rows, headline rows, median and worst ``|error|`` of all its
     rows and of its headline rows, from a :func:`validation_points` table."""
