@@ -41,6 +41,7 @@ ValueError: rate_rps must be a number, got NaN (allowed: finite real number > 0)
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 import math
@@ -192,8 +193,8 @@ NAMES: dict[str, Spec] = {
     "hidden": Int(ge=1, le=10**7),
     "samples": Int(ge=1, le=10**8),
     "iterations": Int(ge=1, le=10**9),
-    "input_tokens": Int(ge=0, le=10**8),
-    "output_tokens": Int(ge=0, le=10**8),
+    "input_tokens": Int(ge=0, le=10**7),  # the engine's limit per request (serving MAX_SERVED_TOKENS)
+    "output_tokens": Int(ge=0, le=10**7),
     "progress": Bool(),
     "overwrite": Bool(),
     "force": Bool(),
@@ -244,6 +245,9 @@ def _by_name(name: str, annotation: Any) -> Spec | None:
         return spec
     ge, gt = spec.ge, getattr(spec, "gt", None)
     le, lt = spec.le, getattr(spec, "lt", None)
+    if isinstance(spec, Int) and (annotation is float or kinds == {float} or kinds == {float, type(None)}):
+        # a count that may be fractional here (a mean, an expected number of tokens): a real number in its range
+        return Real(ge=spec.ge, le=spec.le)
     if annotation is int and isinstance(spec, Real):  # a count in that unit
         low: int | None = None
         if ge is not None:
@@ -385,6 +389,8 @@ def _wrap(fn, rules, given, *, skip_first: bool, name: str):
         if spec is None:
             missing.append(p.name)
             continue
+        if isinstance(spec, Text) and p.default == "" and not spec.empty:  # an empty default: empty is allowed
+            spec = dataclasses.replace(spec, empty=True)
         resolved[p.name] = _with_optional(spec, p.default is None)
     if missing:
         raise TypeError(

@@ -100,7 +100,15 @@ class Spec:
         return []
 
 
+def _scalar(value: Any) -> Any:
+    """A 0-d numpy array as its scalar (``np.asarray(3.0)``, what a reduction over an array gives); else as is."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf":
+        return value.item()
+    return value
+
+
 def _real(name: str, value: Any) -> float:
+    value = _scalar(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {_show(value)}")
     out = float(value)
@@ -169,6 +177,7 @@ class Real(Spec):
     allow_nan: bool = False
 
     def _check(self, name: str, value: Any) -> float:
+        value = _scalar(value)
         if self.allow_nan and isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isnan(value):
             return float(value)  # "not stated" (a GPU without FP8)
         out = _real(name, value)
@@ -207,6 +216,7 @@ class Int(Spec):
     le: int | None = None
 
     def _check(self, name: str, value: Any) -> int:
+        value = _scalar(value)
         if isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be an integer, got bool {value}")
         if isinstance(value, numbers.Integral):
@@ -445,7 +455,13 @@ class Instance(Spec):
         return value
 
     def describe(self) -> str:
-        return " or ".join(f"a {t.__name__}" for t in self.types)
+        def one(t: type) -> str:
+            if not getattr(t, "_is_protocol", False):
+                return f"a {t.__name__}"
+            members = sorted(getattr(t, "_required", None) or _protocol_members(t))
+            return f"a {t.__name__} (an object with {', '.join(members)})"
+
+        return " or ".join(map(one, self.types))
 
     def hostile(self) -> list[tuple[str, Any]]:
         return [*super().hostile(), ("number", 1.0), ("text", "x"), ("object", WRONG)]
@@ -463,9 +479,11 @@ def _protocol_members(proto: type) -> set[str]:
 def _is_instance(value: Any, cls: type) -> bool:
     """``isinstance``, or for a ``typing.Protocol`` (which ``isinstance`` refuses unless runtime-checkable) whether
     ``value`` has every member the protocol lists."""
-    if getattr(cls, "_is_protocol", False):  # looked up statically: a property is not evaluated
+    if getattr(cls, "_is_protocol", False):  # looked up statically first: a property is not evaluated
         held = set(getattr(value, "__dict__", {})) | {n for k in type(value).__mro__ for n in vars(k)}
-        return _protocol_members(cls) <= held
+        missing = set(getattr(cls, "_required", None) or _protocol_members(cls)) - held
+        # a wrapper that delegates by __getattr__ (a recording or caching proxy) holds them dynamically
+        return not missing or (hasattr(type(value), "__getattr__") and all(hasattr(value, n) for n in missing))
     return isinstance(value, cls)
 
 

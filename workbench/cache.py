@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from . import WorkbenchWarning
-from ._contracts import Opaque, Text, accepts
+from ._contracts import Opaque, accepts
 from ._paths import cache_root
 
 __all__ = [
@@ -189,9 +189,7 @@ def path_digest(path: str | os.PathLike | None) -> str:
         return f"unreadable: {exc.strerror or exc}"
 
 
-@accepts(
-    parser_version=Opaque("anything with a stable repr: a version number, a tuple of settings"), kind=Text(empty=True)
-)
+@accepts(parser_version=Opaque("anything with a stable repr: a version number, a tuple of settings"))
 def cache_key(sources: str | os.PathLike | Sequence[str | os.PathLike], parser_version: Any, kind: str = "") -> str:
     """A 24-hex-digit key from the content of every source file, the parser version and ``kind``.
 
@@ -409,9 +407,7 @@ def _entry(namespace: str, sources, parser_version: Any, kind: str, suffix: str)
     return cache_dir(namespace) / f"{stem}{'.' + kind if kind else ''}-{key}{suffix}", label
 
 
-@accepts(
-    parser_version=Opaque("anything with a stable repr: a version number, a tuple of settings"), kind=Text(empty=True)
-)
+@accepts(parser_version=Opaque("anything with a stable repr: a version number, a tuple of settings"))
 def cached_frame(
     source_path: str | os.PathLike,
     parser_version: Any,
@@ -463,9 +459,7 @@ def cached_frame(
     return df
 
 
-@accepts(
-    parser_version=Opaque("anything with a stable repr: a version number, a tuple of settings"), kind=Text(empty=True)
-)
+@accepts(parser_version=Opaque("anything with a stable repr: a version number, a tuple of settings"))
 def cached_arrays(
     source_paths: str | os.PathLike | Sequence[str | os.PathLike],
     parser_version: Any,
@@ -507,9 +501,7 @@ _memo: dict[tuple[str, str], Any] = {}
 _MEMO_MAX = 16
 
 
-@accepts(
-    parser_version=Opaque("anything with a stable repr: a version number, a tuple of settings"), kind=Text(empty=True)
-)
+@accepts(parser_version=Opaque("anything with a stable repr: a version number, a tuple of settings"))
 def memo(
     source_paths: str | os.PathLike | Sequence[str | os.PathLike],
     parser_version: Any,

@@ -244,10 +244,31 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
         with atomic_path(out, overwrite=args.force) as tmp:
             df.to_parquet(tmp, index=False) if out.suffix == ".parquet" else df.to_csv(tmp, index=False)
         print(f"wrote {out}")
-    for _, failure in run.failures.iterrows():
-        point = ", ".join(f"{k}={failure[k]}" for k in exp.defaults()) + f", seed={failure['seed']}"
-        print(f"FAILED {point}\n{failure['traceback']}", file=sys.stderr)
+    if len(run.failures):
+        print(failures_table(run.failures, list(exp.defaults())), file=sys.stderr)
+        if getattr(args, "debug", False):
+            for _, failure in run.failures.iterrows():
+                print(f"\n{failure['traceback']}", file=sys.stderr)
     return 0 if run.ok else 1
+
+
+def failures_table(failures, params: list[str]) -> str:
+    """The failed points of a sweep as one table: the point's parameters, its seed and the reason (the error's last
+    line: for a point the model refuses, the parameter and its allowed range); ``--debug`` adds the tracebacks."""
+
+    def reason(tb: str) -> str:
+        lines = [ln.strip() for ln in str(tb).strip().splitlines() if ln.strip()]
+        return lines[-1] if lines else "unknown error"
+
+    import pandas as pd
+
+    table = failures[[c for c in (*params, "seed") if c in failures.columns]].copy()
+    table["reason"] = failures["traceback"].map(reason)
+    with pd.option_context("display.max_colwidth", 160, "display.width", 240):
+        body = table.to_string(index=False, max_rows=200)
+    return (
+        f"{len(table)} failed point x seed run(s) (the rest of the sweep completed; --debug shows tracebacks):\n{body}"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

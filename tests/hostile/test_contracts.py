@@ -28,6 +28,7 @@ import signal
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import workbench
@@ -153,6 +154,77 @@ def _plans():
     return servegen_plan(load_pool("m-small"), start_s=0.0, duration_s=600.0)
 
 
+def _tmp_file(name: str, text: str) -> str:
+    import tempfile
+
+    p = os.path.join(tempfile.mkdtemp(), name)
+    with open(p, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return p
+
+
+def _latency_summary():
+    from workbench.serving import Deployment, serve
+
+    reqs = pd.DataFrame({"arrival_s": [0.0, 0.1], "input_tokens": [100, 200], "output_tokens": [10, 20]})
+    return _call("workbench.serving._common", "latency_summary", serve(reqs, Deployment("Llama-3.1-8B", "A100-80GB")))
+
+
+def _write_spines():
+    flows = pd.DataFrame({"flow_id": [0, 1], "spine": [3, -1]})
+    return _call("workbench.aqm.cm_files", "write_spines", flows, _tmp_file("f.spines", "") + ".new")
+
+
+def _small_workload() -> str:
+    from workbench.aqm.validation import available, workloads
+
+    names = [w for w in workloads()["workload"] if available(w)]
+    return min(names, key=lambda w: ("30" not in w, w))  # a light-load one: its engine replay is quick
+
+
+def _checksum_status():
+    from workbench import data as d
+
+    f = d.datasets()[0].files[0]
+    return _call("workbench.data", "checksum_status", f, None)
+
+
+def _profiled_layer():
+    from workbench.serving.specs import gpu, model
+
+    return _call("workbench.serving.opcurves", "profiled_layer", gpu("A100-80GB"), model("Llama-3.1-8B"), 1)
+
+
+def _engine_profile():
+    from dataclasses import asdict
+
+    from workbench.serving.engines import EngineProfile, engine
+
+    return EngineProfile(**asdict(engine("vllm")))
+
+
+def _register_model():
+    from dataclasses import asdict
+
+    from workbench.serving.specs import model
+
+    return _call("workbench.serving.specs", "register_model", asdict(model("Llama-3.1-8B")) | {"model": "hostile-copy"})
+
+
+def _load_specs():
+    from workbench.data import require
+
+    head = require("serving_specs/gpus.csv").read_text(encoding="utf-8").splitlines()[:2]
+    first = head[1].split(",", 1)
+    return _call(
+        "workbench.serving.specs", "load_specs", _tmp_file("g.csv", "\n".join([head[0], "hostile-gpu," + first[1]]))
+    )
+
+
+#: Functions whose valid call downloads (perturbing it would reach the network): their argument checks, which run
+#: before any download, are driven by tests/test_data_fetch.py and tests/faults/test_fetch_faults.py.
+NETWORK = {"fetch"}
+
 #: Valid calls of public functions whose examples need real data (made only when it is on the search path) or that
 #: no docstring example calls: ``(data files the call needs, call)``.
 EXTRA_CALLS: dict[str, tuple[tuple[str, ...], object]] = {
@@ -200,6 +272,37 @@ EXTRA_CALLS: dict[str, tuple[tuple[str, ...], object]] = {
         ("mooncake-fast25/conversation_trace.jsonl",),
         lambda: _call(
             "workbench.workloads.traces.formats", "load_mooncake", _data("mooncake-fast25/conversation_trace.jsonl")
+        ),
+    ),
+    "balance": ((), lambda: _call("workbench.serving._common", "balance", 10, 3, "random", seed=0)),
+    "latency_summary": ((), _latency_summary),
+    "write_spines": ((), _write_spines),
+    "load_workload": ((), lambda: _call("workbench.aqm.validation", "load_workload", _small_workload())),
+    "reference_fct": ((), lambda: _call("workbench.aqm.validation", "reference_fct", _small_workload())),
+    "engine_fct": ((), lambda: _call("workbench.aqm.validation", "engine_fct", _small_workload())),
+    "validation_points[aqm]": (
+        (),
+        lambda: _call("workbench.aqm.validation", "validation_points", [_small_workload()], engine=False),
+    ),
+    "flow_agreement": ((), lambda: _call("workbench.aqm.validation", "flow_agreement", [_small_workload()])),
+    "sha256_file": ((), lambda: _call("workbench.data", "sha256_file", _tmp_file("x.txt", "abc\n"))),
+    "checksum_status": ((), _checksum_status),
+    "profiled_gpu": (
+        ("vidur-profiles/compute",),
+        lambda: _call(
+            "workbench.serving.opcurves", "profiled_gpu", _call("workbench.serving.specs", "gpu", "A100-80GB")
+        ),
+    ),
+    "profiled_layer": (("vidur-profiles/compute",), _profiled_layer),
+    "register_model": ((), _register_model),
+    "EngineProfile": ((), _engine_profile),
+    "load_specs": ((), _load_specs),
+    "source_summary": (
+        (),
+        lambda: _call(
+            "workbench.training.validation",
+            "source_summary",
+            _call("workbench.training.validation", "validation_points"),
         ),
     ),
     "real_trace": (
@@ -250,7 +353,9 @@ def test_every_public_function_declares_a_contract(name):
     assert missing == [], f"{name}: public callables without a declared contract (@accepts): {missing}"
     calls = _harvest()
     no_example = [
-        n for n, o in public.items() if _target(o)[0] not in calls and _perturbable(o) and not _needs_absent_data(n)
+        n
+        for n, o in public.items()
+        if _target(o)[0] not in calls and _perturbable(o) and not _needs_absent_data(n) and n not in NETWORK
     ]
     assert no_example == [], f"{name}: contracted callables no example calls (add an Examples line): {no_example}"
 

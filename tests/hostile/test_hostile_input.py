@@ -92,10 +92,10 @@ def test_azure_dates_outside_nanoseconds_are_named(tmp_path, year):
 @pytest.mark.parametrize(
     ("out", "message"),
     [
-        (np.nan, "non-negative integers; row 1 is nan"),
-        (-3, "non-negative integers; row 1 is -3"),
-        (2.5, "non-negative integers; row 1 is 2.5"),
-        (1e12, "at most 10,000,000 tokens; row 1"),
+        (np.nan, "output_tokens must hold integers; element 1 is nan"),
+        (-3, "output_tokens must be >= 0; element 1 is -3"),
+        (2.5, "output_tokens must hold integers; element 1 is 2.5"),
+        (1e12, r"output_tokens must be <= 1e\+07; element 1"),
     ],
 )
 def test_serving_refuses_bad_token_counts(out, message):

@@ -157,7 +157,9 @@ def test_bad_input_is_named():
         Scheduler("fifo")
     with pytest.raises(ValueError, match="must exceed"):
         Scheduler("sarathi", max_num_seqs=256, max_num_batched_tokens=256)
-    with pytest.raises(TypeError, match="server must be a cost model"):
+    with pytest.raises(
+        TypeError, match=r"server must be a CostModel \(an object with cost_table, gpus, kv_capacity_tokens\)"
+    ):
         simulate_replica([0.0], [1], [1], "Llama-2-7B")
     r = simulate_replica([0.0, 0.0], [100, 100], [10_000, 5], Deployment("Llama-2-7B", "A100-80GB", max_kv_tokens=1024))
     assert r.rejected.tolist() == [True, False] and np.isfinite(r.finish_s[1])

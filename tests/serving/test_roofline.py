@@ -155,7 +155,7 @@ def test_profiled_costs_agree_with_the_curves_and_refuse_what_is_not_profiled(vi
     with pytest.raises(ValueError, match="Llama-2-7b-hf"):
         Deployment("GPT-J-6B", "A100-80GB", costs="profiled")
     with pytest.raises(ValueError, match=r"tp in \[1, 2, 4, 8\]"):
-        Deployment("Llama-2-7B", "A100-80GB", tp=3, costs="profiled")
+        Deployment("Llama-2-7B", "A100-80GB", tp=16, costs="profiled")
 
 
 def test_committed_curves_are_what_the_script_derives_from_vidur(vidur_profiles):

@@ -215,7 +215,7 @@ def test_output_layer_on_the_last_rank_and_balanced_ends():
     check_plan(llama, Plan(8, 16, 64, 2048, virtual_stages=8, balanced_ends=True), GPUS["B200"])
     with pytest.raises(PlanError, match=r"pp\*virtual_stages = 128 exceeds the model's 126 layers \(by 2\)"):
         check_plan(llama, Plan(8, 16, 64, 2048, virtual_stages=8), GPUS["B200"])
-    with pytest.raises(TypeError, match="overlap_tp must be a bool"):
+    with pytest.raises(TypeError, match="overlap_tp must be True or False"):
         Plan(1, 1, 1, 1, overlap_tp="yes")
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._contracts import Int, Opaque, accepts
+from .._contracts import Opaque, accepts
 from .._validate import in_range, nonnegative, one_of, positive
 from .red import RedMarking
 
@@ -158,7 +158,7 @@ def fluid_marking(marking: RedMarking | PredConfig) -> FluidMarking:
     raise TypeError(f"marking must be a RedMarking or a PredConfig, got {type(marking).__name__}")
 
 
-@accepts(net=Opaque("the packet network a simpy run holds"), li=Int(ge=0))
+@accepts(net=Opaque("the packet network a simpy run holds"), li=Opaque("a link of net (the run that drives it checks)"))
 def pred_controller(net, li: int):
     """PRED's two controllers on link ``li`` of ``net``, written plainly as a simpy process: the readable reference
     of the logic the per-packet engine runs compiled (``_pred_tick`` in :mod:`workbench.aqm.perpacket_loop`).

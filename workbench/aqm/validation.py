@@ -25,9 +25,10 @@ import numpy as np
 import pandas as pd
 
 from .. import data
-from .._contracts import NONNEGATIVE, Items, Text, accepts
+from .._contracts import NONNEGATIVE, AnyOf, Array, Items, Real, Text, accepts
 from .._deps import code_fingerprint, remember
 from ..cache import cached_arrays
+from ..tables import frame
 from .cm_files import read_connection_matrix, read_spines
 from .replay import MIN_RTO_S, LeafSpineNetwork, fct_statistics, replay
 
@@ -67,7 +68,7 @@ def workloads() -> pd.DataFrame:
     >>> len(w), sorted(w.load.unique().tolist())
     (10, [0.3, 0.5, 0.7, 0.9])
     """
-    return pd.read_csv(data.require(f"{DATA_DIR}/workloads.csv"))
+    return frame(data.require(f"{DATA_DIR}/workloads.csv"), what="workload table")
 
 
 def _row(workload: str) -> pd.Series:
@@ -109,7 +110,7 @@ def reference_fct(workload: str) -> pd.DataFrame:
     (``ns-3``, ``htsim`` columns; NaN for a flow that did not finish)."""
     flows, _ = load_workload(workload)
     path = data.require(f"{DATA_DIR}/fct/{workload}.csv.gz")
-    df = pd.read_csv(path)
+    df = frame(path, what="reference FCT table")
     if len(df) != len(flows):
         raise ValueError(f"{path}: {len(df)} rows for the {len(flows)} flows of {workload}")
     fct = {name: df[col].to_numpy(dtype=float) * 1e-9 for name, col in REFERENCES.items()}
@@ -137,10 +138,11 @@ def engine_fct(workload: str) -> pd.DataFrame:
     )
 
 
-@accepts(model=NONNEGATIVE, low=NONNEGATIVE, high=NONNEGATIVE)
+@accepts(model=AnyOf(Real(ge=0.0, allow_nan=True), Array(ndim=None, ge=0.0, allow_nan=True)), low=NONNEGATIVE,
+         high=NONNEGATIVE)  # fmt: skip
 def envelope_error(model, low, high) -> np.ndarray:
     """Signed relative distance of ``model`` outside ``[low, high]``: 0 inside, ``model / high - 1`` above,
-    ``model / low - 1`` below.
+    ``model / low - 1`` below (NaN where ``model`` is NaN: the engine was not run).
 
     Examples
     --------

@@ -115,13 +115,24 @@ class JobDAG:
     @accepts(d=MappingOf(Text()), name=Text(), source=Text())
     def from_dict(d: dict, name: str = "job", source: str = "<dict>") -> JobDAG:
         """Build a DAG from a decoded TPC-H JSON dict, validating it; errors name ``source``."""
+        if not isinstance(d, dict):
+            raise DagError(f"{source}: a job file holds a JSON object, got {type(d).__name__}")
         try:
-            adj = np.asarray(d["adjacency"], dtype=np.int64)
-            durs = d["task_durations_ms"]
+            raw_adj, durs = d["adjacency"], d["task_durations_ms"]
         except KeyError as exc:
             raise DagError(f"{source}: missing field {exc.args[0]!r}") from None
-        if adj.ndim != 2 or adj.shape[0] != adj.shape[1] or adj.shape[0] == 0:
-            raise DagError(f"{source}: adjacency must be a non-empty square matrix, got shape {adj.shape}")
+        try:
+            adj_f = np.asarray(raw_adj, dtype=float)
+        except (TypeError, ValueError):
+            raise DagError(f"{source}: adjacency must be a square matrix of 0/1 (rows of equal length)") from None
+        if adj_f.ndim != 2 or adj_f.shape[0] != adj_f.shape[1] or adj_f.shape[0] == 0:
+            raise DagError(f"{source}: adjacency must be a non-empty square matrix, got shape {adj_f.shape}")
+        if not np.isin(adj_f, (0.0, 1.0)).all():
+            i, j = np.argwhere(~np.isin(adj_f, (0.0, 1.0)))[0]
+            raise DagError(f"{source}: adjacency[{i}][{j}] must be 0 or 1, got {raw_adj[i][j]!r}")
+        adj = adj_f.astype(np.int64)
+        if not isinstance(durs, list):
+            raise DagError(f"{source}: task_durations_ms must be a list (one entry per stage)")
         n = adj.shape[0]
         if len(durs) != n:
             raise DagError(f"{source}: {len(durs)} task-duration entries for {n} stages")
@@ -148,7 +159,20 @@ class JobDAG:
             fw = st.get("first_wave", {}) if isinstance(st, dict) else {}
             if not any(len(v) for v in fw.values()):
                 raise DagError(f"{source}: stage {s} has no first-wave task durations")
-            all_keys.update(int(k) for k in fw)
+            try:
+                all_keys.update(int(k) for k in fw)
+            except (TypeError, ValueError):
+                raise DagError(f"{source}: stage {s}: first_wave keys must be integers, got {list(fw)}") from None
+            for wave in ("first_wave", "rest_wave", "fresh_durations"):
+                for k, v in (st.get(wave) or {}).items():
+                    try:
+                        arr = np.asarray(v, dtype=float)
+                    except (TypeError, ValueError):
+                        raise DagError(f"{source}: stage {s} {wave}[{k!r}] must be a list of numbers") from None
+                    if arr.ndim != 1 or not np.isfinite(arr).all() or (arr < 0).any():
+                        raise DagError(
+                            f"{source}: stage {s} {wave}[{k!r}] must hold finite durations >= 0 (ms), got {v!r:.80}"
+                        )
         keys = np.array(sorted(all_keys), dtype=np.int64)
         num_tasks = np.empty(n, dtype=np.int64)
         pools: list[list[list[np.ndarray]]] = [[], [], []]
@@ -204,15 +228,34 @@ def load_job(query: int, scale: str) -> JobDAG:
     return load_json(_path(query, scale), name=f"q{int(query):02d}@{scale}")
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
 def load_json(path: str | os.PathLike, name: str | None = None) -> JobDAG:
     """Load one job file (any path), validating it; errors (:class:`DagError`) name the file."""
     path = Path(path)
     try:
-        d = json.loads(path.read_text())
+        if path.exists() and not path.is_file():
+            raise DagError(f"{path}: not a regular file (a directory or FIFO); give a job JSON file")
+        d = json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=_unique_keys)
     except FileNotFoundError:
         raise DagError(f"{path}: no such job file") from None
     except json.JSONDecodeError as exc:
         raise DagError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    except UnicodeDecodeError:
+        raise DagError(f"{path}: not UTF-8 text") from None
+    except _DuplicateKey as exc:
+        raise DagError(f"{path}: key {exc.args[0]!r} appears twice in one object (which one holds the data?)") from None
     return JobDAG.from_dict(d, name=name or path.stem, source=str(path))
 
 

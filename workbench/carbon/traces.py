@@ -21,7 +21,6 @@ Examples
 
 from __future__ import annotations
 
-import csv
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ import numpy as np
 from .. import _validate as V
 from .. import data
 from .._contracts import AnyOf, Instance, Int, Text, accepts
+from ..tables import TableError, numbers, read_table
 
 __all__ = [
     "ZONES",
@@ -157,56 +157,44 @@ def read_hourly_csv(path: str | os.PathLike) -> CarbonTrace:
     hour that does not advance (non-monotone), or a gap (a missing hour).
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise TraceError(f"{path}: no such carbon-trace file")
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise TraceError(f"{path}: empty file") from None
-        cols = {name: i for i, name in enumerate(header)}
-        for need in (_COL_TIME, _COL_DIRECT, _COL_LCA, _COL_EST):
-            if need not in cols:
-                raise TraceError(f"{path}:1: missing column {need!r} (have {', '.join(header)})")
-        rows = list(reader)
-    zone_col = cols.get("Zone Id")
-    n = len(rows)
+    try:
+        table = read_table(path, (_COL_TIME, _COL_DIRECT, _COL_LCA, _COL_EST), what="carbon trace")
+    except TableError as exc:
+        raise TraceError(str(exc)) from None
+    n = len(table)
     if n == 0:
         raise TraceError(f"{path}: no data rows")
-    it, idd, il, ie = cols[_COL_TIME], cols[_COL_DIRECT], cols[_COL_LCA], cols[_COL_EST]
+    stamps = table.column(_COL_TIME)
     try:
-        hours = np.array([r[it].replace(" ", "T")[:13] for r in rows], dtype="datetime64[h]")
-    except (ValueError, IndexError):
-        for k, r in enumerate(rows):
+        hours = np.array([t.replace(" ", "T")[:13] for t in stamps], dtype="datetime64[h]")
+    except ValueError:
+        for k, t in enumerate(stamps):
             try:
-                np.datetime64(r[it].replace(" ", "T")[:13], "h")
-            except (ValueError, IndexError):
-                raise TraceError(f"{path}:{k + 2}: unparsable hour {r[it] if r else ''!r}") from None
+                np.datetime64(t.replace(" ", "T")[:13], "h")
+            except ValueError:
+                raise TraceError(f"{table.where(k)}: unparsable hour {t!r}") from None
         raise
-    vals = np.empty((n, 2))
-    for j, col in enumerate((idd, il)):
-        try:
-            vals[:, j] = [float(r[col]) for r in rows]
-        except (ValueError, IndexError):
-            for k, r in enumerate(rows):
-                try:
-                    float(r[col])
-                except (ValueError, IndexError):
-                    raise TraceError(f"{path}:{k + 2}: column {header[col]!r} is not a number") from None
-    bad = ~np.isfinite(vals).all(axis=1) | (vals < 0).any(axis=1)
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise TraceError(f"{path}:{k + 2}: intensity must be a finite number >= 0, got {vals[k].tolist()}")
+    try:
+        direct = numbers(table, _COL_DIRECT, ge=0.0)
+        lca = numbers(table, _COL_LCA, ge=0.0)
+    except TableError as exc:
+        raise TraceError(f"{exc} (intensity must be a finite number >= 0)") from None
+    vals = np.column_stack([direct, lca])
     step = np.diff(hours).astype(np.int64)
     if (step <= 0).any():
         k = int(np.argmax(step <= 0)) + 1
-        raise TraceError(f"{path}:{k + 2}: hour {hours[k]} does not advance past {hours[k - 1]} (non-monotone hours)")
+        raise TraceError(f"{table.where(k)}: hour {hours[k]} does not advance past {hours[k - 1]} (non-monotone hours)")
     if (step > 1).any():
         k = int(np.argmax(step > 1)) + 1
-        raise TraceError(f"{path}:{k + 2}: gap of {int(step[k - 1]) - 1} hour(s) after {hours[k - 1]}")
-    est = np.array([r[ie].strip().lower() == "true" for r in rows])
-    zone = rows[0][zone_col] if zone_col is not None else path.stem
+        raise TraceError(f"{table.where(k)}: gap of {int(step[k - 1]) - 1} hour(s) after {hours[k - 1]}")
+    flags = [e.lower() for e in table.column(_COL_EST)]
+    odd = [k for k, e in enumerate(flags) if e not in ("true", "false", "")]
+    if odd:
+        raise TraceError(f"{table.where(odd[0])}: column {_COL_EST!r} must be true or false, got {flags[odd[0]]!r}")
+    est = np.array([e == "true" for e in flags])
+    zone = table.column("Zone Id")[0] if "Zone Id" in table.header else path.stem
     return CarbonTrace(zone, hours, vals[:, 0].copy(), vals[:, 1].copy(), est)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from .._contracts import accepts, output
 from .._rng import Seed, generator
 from .._validate import integer, one_of, positive
 from ..workloads.schema import validate_requests
@@ -97,6 +98,7 @@ def steps_to_reach(per: float, inc: float, gap: float) -> int:  # pragma: no cov
     return max(k, 1)
 
 
+@accepts()
 def balance(n: int, n_replicas: int, balancer: str = "round_robin", *, seed: Seed = None) -> np.ndarray:
     """Replica of each of ``n`` requests (in arrival order) under a load balancer from :data:`BALANCERS` that places
     on arrival (``"round_robin"``, ``"random"``).
@@ -119,6 +121,7 @@ def balance(n: int, n_replicas: int, balancer: str = "round_robin", *, seed: See
     return generator(seed).integers(0, n_replicas, size=n)
 
 
+@output
 @dataclass(frozen=True)
 class ReplicaRun:
     """Per-request times of an engine run (NaN where a request was rejected or not reached by an early stop), with
@@ -143,6 +146,7 @@ class ReplicaRun:
     gaps: TokenGaps | None = None
 
 
+@output
 @dataclass(frozen=True)
 class ServeResult:
     """A served request table (:func:`workbench.serving.serve`) and the scalars of the run beside it.
@@ -188,6 +192,7 @@ def busy_fraction(busy_s: float, n_replicas: int, finish_s: np.ndarray, stopped:
     return busy_s / (n_replicas * span) if span and span > 0 else math.nan
 
 
+@accepts()
 def latency_summary(metrics: pd.DataFrame | ServeResult) -> dict[str, float]:
     """Statistics of a served table (or a :class:`ServeResult`): TTFT, TBT (a request's mean time between tokens,
     vLLM's TPOT), end-to-end and queueing delay at p50, p90 and p99 (:mod:`workbench.serving.metrics`: nearest rank),

@@ -47,11 +47,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from .._contracts import NONNEGATIVE, accepts, output
 from .._deps import remember
 from ..data import require
+from ..tables import frame
 
 __all__ = ["ATTENTION_CSV", "KERNELS", "REFERENCE", "UTILIZATION", "AttentionCurves", "attention_curves",
            "family_factor"]  # fmt: skip
@@ -154,7 +154,7 @@ class AttentionCurves:
 @remember
 def attention_curves() -> AttentionCurves:
     """The committed measured curves (``attention_curves.csv``); a malformed table is an error naming the file."""
-    df = pd.read_csv(require(ATTENTION_CSV))
+    df = frame(require(ATTENTION_CSV), what="attention-curve table")
     need = {"kind", "batch", "chunk", "tokens", "value"}
     if need - set(df.columns):
         raise ValueError(f"{ATTENTION_CSV}: missing columns {sorted(need - set(df.columns))}")

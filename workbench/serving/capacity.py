@@ -226,7 +226,7 @@ def max_rate_scale(
     return _search(ok, search)
 
 
-@accepts()
+@accepts(capacity_rps=Real(ge=0.0))  # 0: the SLO is out of reach at any rate
 @dataclass(frozen=True)
 class CapacityResult:
     """Outcome of :func:`capacity_search`: mean capacity over seeds, the per-seed values and their base rates, and

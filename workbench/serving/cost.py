@@ -234,10 +234,16 @@ class CostModel(Protocol):
         ...
 
 
+#: What every run needs of a :class:`CostModel` (the contracts check these; the swap terms only where swap preemption
+#: asks). Set on the protocol outside its body, where a type checker would take it for a member.
+_REQUIRED = ("gpus", "kv_capacity_tokens", "cost_table")
+CostModel._required = _REQUIRED  # type: ignore[attr-defined]
+
+
 @accepts(server=Opaque("any object: this is the check"))
 def check_cost_model(server) -> None:
     """Raise ``TypeError`` unless ``server`` has what :class:`CostModel` lists (checked by name, statically)."""
-    missing = [name for name in ("gpus", "kv_capacity_tokens", "cost_table") if not hasattr(server, name)]
+    missing = [name for name in _REQUIRED if not hasattr(server, name)]
     if missing:
         raise TypeError(
             f"server must be a cost model (a Deployment, a ServerConfig, or an object with gpus, kv_capacity_tokens "

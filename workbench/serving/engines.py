@@ -40,12 +40,12 @@ Examples
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 
 from .._contracts import Text, accepts
 from .._deps import remember
 from ..data import require
+from ..tables import read_table
 from .scheduler import SCHEDULERS, Scheduler
 from .specs import GPU, gpu
 
@@ -113,46 +113,46 @@ def engines() -> dict[str, EngineProfile]:
     """Every profile of ``engines.csv``, by name; a malformed row is an error naming the file and line."""
     out: dict[str, EngineProfile] = {}
     path = require(ENGINES_CSV)
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        for lineno, row in enumerate(reader, start=2):
-            try:
-                values = {k: float(row[k]) for k in _NUMBERS}
-                if any(not 0 <= v < 1 for v in values.values()):
-                    raise ValueError(f"costs must be in [0, 1) s, got {values}")
-                overlap = {"true": True, "false": False}[row["overlap_cpu"].strip().lower()]
-                allreduce = (row.get("allreduce") or "nccl").strip()
-                if allreduce not in ("nccl", "custom"):
-                    raise ValueError(f"allreduce must be 'nccl' or 'custom', got {allreduce!r}")
-                attention = (row.get("attention") or "flash2").strip()
-                if attention not in ("xformers", "flash2", "flash2-paged", "flash3"):
-                    raise ValueError(f"attention must be xformers, flash2, flash2-paged or flash3, got {attention!r}")
-                kind = (row.get("scheduler") or "").strip()
-                if kind and kind not in SCHEDULERS:
-                    raise ValueError(f"scheduler must be one of {', '.join(SCHEDULERS)} or empty, got {kind!r}")
-                policy = tuple(int(row[k]) if kind else 0 for k in _POLICY)
-                if kind and min(policy) < 1:
-                    raise ValueError(f"a stated scheduler needs positive {', '.join(_POLICY)}, got {policy}")
-                frontend = float(row.get("frontend_s") or 0.0)
-                if not 0 <= frontend < 1:
-                    raise ValueError(f"frontend_s must be in [0, 1) s, got {frontend}")
-            except (KeyError, TypeError, ValueError) as exc:
-                raise ValueError(f"{path}:{lineno}: malformed engine row ({exc})") from None
-            name = row["engine"].strip()
-            if name in out:
-                raise ValueError(f"{path}:{lineno}: engine {name!r} is listed twice")
-            out[name] = EngineProfile(
-                name,
-                **values,
-                overlap_cpu=overlap,
-                description=row["description"],
-                source=row["source"],
-                allreduce=allreduce,
-                attention=attention,
-                policy_kind=kind,
-                policy=policy,  # type: ignore[arg-type]
-                frontend_s=frontend,
-            )
+    table = read_table(path, ("engine", *_NUMBERS, "overlap_cpu", "description", "source"), what="engine profile")
+    for i, row in enumerate(table.records()):
+        lineno = table.lines[i]
+        try:
+            values = {k: float(row[k]) for k in _NUMBERS}
+            if any(not 0 <= v < 1 for v in values.values()):
+                raise ValueError(f"costs must be in [0, 1) s, got {values}")
+            overlap = {"true": True, "false": False}[row["overlap_cpu"].strip().lower()]
+            allreduce = (row.get("allreduce") or "nccl").strip()
+            if allreduce not in ("nccl", "custom"):
+                raise ValueError(f"allreduce must be 'nccl' or 'custom', got {allreduce!r}")
+            attention = (row.get("attention") or "flash2").strip()
+            if attention not in ("xformers", "flash2", "flash2-paged", "flash3"):
+                raise ValueError(f"attention must be xformers, flash2, flash2-paged or flash3, got {attention!r}")
+            kind = (row.get("scheduler") or "").strip()
+            if kind and kind not in SCHEDULERS:
+                raise ValueError(f"scheduler must be one of {', '.join(SCHEDULERS)} or empty, got {kind!r}")
+            policy = tuple(int(row[k]) if kind else 0 for k in _POLICY)
+            if kind and min(policy) < 1:
+                raise ValueError(f"a stated scheduler needs positive {', '.join(_POLICY)}, got {policy}")
+            frontend = float(row.get("frontend_s") or 0.0)
+            if not 0 <= frontend < 1:
+                raise ValueError(f"frontend_s must be in [0, 1) s, got {frontend}")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}:{lineno}: malformed engine row ({exc})") from None
+        name = row["engine"].strip()
+        if name in out:
+            raise ValueError(f"{path}:{lineno}: engine {name!r} is listed twice")
+        out[name] = EngineProfile(
+            name,
+            **values,
+            overlap_cpu=overlap,
+            description=row["description"],
+            source=row["source"],
+            allreduce=allreduce,
+            attention=attention,
+            policy_kind=kind,
+            policy=policy,  # type: ignore[arg-type]
+            frontend_s=frontend,
+        )
     return out
 
 

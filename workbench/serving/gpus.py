@@ -227,6 +227,11 @@ def capacity_gpus(
         duration = duration if duration > 0 else 1.0
     else:
         duration = positive("duration_s", duration_s)
+    if duration < 10.0 * slo.ttft_s:  # the last request's wait is bounded by the span: no queue can show
+        raise ValueError(
+            f"the requests span {duration:g} s, under 10 x the SLO's TTFT ({slo.ttft_s:g} s): too short to see whether "
+            "a queue builds up; give a longer workload or duration_s (the traffic window)"
+        )
     rate = len(requests) / duration
     search = ScaleSearch(4.0, 2.0**-12, 2.0**12, rel_tol, max_evaluations)
     if hasattr(server, "cost_table"):  # one replica as given

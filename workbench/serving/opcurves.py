@@ -39,6 +39,7 @@ import pandas as pd
 from .._contracts import NONNEGATIVE, accepts, output
 from .._deps import remember
 from ..data import find, require
+from ..tables import frame
 from .specs import GPU, Model
 
 __all__ = ["CURVES_CSV", "OperatorCurves", "ProfiledLayer", "curves", "profiled_layer", "profiled_gpu", "topology"]
@@ -134,7 +135,9 @@ class OperatorCurves:
 @remember
 def _curve_table(relpath: str = CURVES_CSV) -> pd.DataFrame:
     path = require(relpath)
-    df = pd.read_csv(path, keep_default_na=False)
+    df = frame(
+        path, ("kind", "generation", "topology", "tp", "x", "value"), what="operator-curve table", keep_default_na=False
+    )
     missing = {"kind", "generation", "topology", "tp", "x", "value"} - set(df.columns)
     if missing:
         raise ValueError(f"{path}: missing columns {sorted(missing)}")
@@ -158,7 +161,7 @@ def curves(generation: str) -> OperatorCurves | None:
         rows = rows.sort_values("x")
         ar[(str(topo), int(tp))] = (np.log(rows["x"].to_numpy(float)), rows["value"].to_numpy(float))
     custom = {}
-    cu = pd.read_csv(require(CUSTOM_ALLREDUCE_CSV))
+    cu = frame(require(CUSTOM_ALLREDUCE_CSV), what="all-reduce table")
     for (topo, tp), rows in cu[cu["generation"] == generation].groupby(["topology", "tp"]):
         rows = rows.sort_values("bytes")
         custom[(str(topo), int(tp))] = (np.log(rows["bytes"].to_numpy(float)), rows["seconds"].to_numpy(float))
@@ -213,7 +216,7 @@ def _profile_index(gpu_dir: str) -> tuple[tuple[str, tuple[int, int, int, int], 
     out = []
     for path in sorted(root.glob("*/*/mlp.csv")):
         arch_cols = ["n_embd", "n_expanded_embd", "n_head", "n_kv_head", "num_tensor_parallel_workers"]
-        head = pd.read_csv(path)
+        head = frame(path, what="operator profile")
         if head.empty or set(arch_cols) - set(head.columns):
             raise ValueError(f"{path}: malformed operator profile: needs rows and the columns {arch_cols}")
         r = head.iloc[0]
@@ -224,7 +227,7 @@ def _profile_index(gpu_dir: str) -> tuple[tuple[str, tuple[int, int, int, int], 
 
 @remember
 def _load_profile(path: str, tp: int) -> ProfiledLayer:
-    d = pd.read_csv(path)
+    d = frame(path, what="operator profile")
     gemm = [f"time_stats.{op}.median" for op in GEMM_OPS]
     other = [f"time_stats.{op}.median" for op in LAYER_OPS if op not in GEMM_OPS and f"time_stats.{op}.median" in d]
     need = {"num_tokens", "num_tensor_parallel_workers", "time_stats.emb.median", *gemm}

@@ -188,6 +188,12 @@ class Deployment:
         object.__setattr__(self, "model", m)
         object.__setattr__(self, "gpu", g)
         object.__setattr__(self, "tp", integer("tp", self.tp, minimum=1, maximum=64))
+        if m.heads % self.tp:  # vLLM and SGLang shard whole attention heads: "heads must be divisible by TP"
+            ok = [t for t in (1, 2, 4, 8, 16, 32, 64) if m.heads % t == 0]
+            raise ValueError(
+                f"tp={self.tp} does not divide {m.model}'s {m.heads} attention heads (tensor parallelism shards whole "
+                f"heads); allowed: {', '.join(map(str, ok))}"
+            )
         object.__setattr__(self, "pp", integer("pp", self.pp, minimum=1, maximum=m.layers))
         mb = self.pp if self.micro_batches is None else integer("micro_batches", self.micro_batches, minimum=1)
         object.__setattr__(self, "micro_batches", mb)

@@ -28,6 +28,7 @@ from .._contracts import Real, accepts
 from .._deps import remember
 from .._validate import integer, positive
 from ..data import PROJECT_ROOT, require
+from ..tables import frame
 
 __all__ = [
     "GPU",
@@ -288,7 +289,7 @@ def register_model(spec: dict | Model) -> Model:
 
 
 def _read_specs(path: str | Path) -> tuple[list[GPU], list[Model]]:
-    table = pd.read_csv(path)
+    table = frame(path, what="spec table")
     if "gpu" in table.columns:
         return [GPU(**_coerce(GPU, r)) for r in table.to_dict("records")], []
     if "model" in table.columns:

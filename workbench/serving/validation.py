@@ -50,6 +50,7 @@ import pandas as pd
 
 from .._contracts import Opaque, accepts
 from ..data import require
+from ..tables import frame
 from .engine import Scheduler, simulate_replica
 from .roofline import Deployment
 from .specs import model
@@ -134,7 +135,7 @@ _NEEDS = {
 @accepts()
 def published() -> pd.DataFrame:
     """The published measurements, one row per point, with their source."""
-    return pd.read_csv(require("serving_specs/published.csv"))
+    return frame(require("serving_specs/published.csv"), what="published-measurement table")
 
 
 def _point(row) -> str:

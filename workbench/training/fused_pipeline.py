@@ -47,7 +47,6 @@ re-derive them. Like every model package it imports nothing from ``viz``, ``expe
 
 from __future__ import annotations
 
-import csv
 import functools
 import os
 import re
@@ -62,6 +61,7 @@ from .. import data
 from .._contracts import accepts, output
 from .._rng import generator
 from .._validate import integer, positive
+from ..tables import TableError, read_table
 from ._fused_kernels import _anneal_kernel, _decode, _times_from_orders
 
 __all__ = [
@@ -174,18 +174,14 @@ def load_instances(path: str | os.PathLike | None = None) -> tuple[Instance, ...
     [0, 1, 2]
     """
     p = Path(path) if path is not None else _instances_path()
-    with open(p, newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh))
-    if not rows or tuple(c.strip() for c in rows[0]) != _INSTANCE_COLUMNS:
-        raise InstanceError(
-            f"{p}:1: header must be {','.join(_INSTANCE_COLUMNS)}, got {rows[0] if rows else 'nothing'}"
-        )
+    try:
+        table = read_table(p, what="RLHF instance table")
+    except TableError as exc:
+        raise InstanceError(str(exc)) from None
+    if table.header != _INSTANCE_COLUMNS:
+        raise InstanceError(f"{p}:1: header must be {','.join(_INSTANCE_COLUMNS)}, got {','.join(table.header)}")
     out = []
-    for lineno, row in enumerate(rows[1:], start=2):
-        if not row or not "".join(row).strip():
-            continue
-        if len(row) != len(_INSTANCE_COLUMNS):
-            raise InstanceError(f"{p}:{lineno}: expected {len(_INSTANCE_COLUMNS)} fields, got {len(row)}: {row}")
+    for lineno, row in zip(table.lines, table.rows, strict=True):
         values: dict[str, Any] = {}
         for name, text in zip(_INSTANCE_COLUMNS, row, strict=True):
             try:
@@ -759,7 +755,14 @@ def check_schedule(inst: Instance, schedule: Schedule, *, tol: float = 1e-6) -> 
             f"{s.path or 'schedule'}: {len(lay.dur) - n} tasks missing, e.g. [{lay.model[missing]}, "
             f"{lay.mb[missing]}, {lay.task[missing]}]"
         )
-    # 3. on its GPU, with its duration
+    # 3. at a time >= 0 (a schedule's clock starts at 0: an earlier start would fake a makespan below the bound)
+    early = np.flatnonzero(~np.isfinite(s.start) | ~np.isfinite(s.end) | (s.start < -tol))
+    if len(early):
+        k = int(early[0])
+        raise ScheduleError(
+            f"{_where(s, k)}: task {_name(inst, s, k)} starts at {s.start[k]:g}: starts must be finite and >= 0"
+        )
+    # 4. on its GPU, with its duration
     wrong = np.flatnonzero(s.gpu != lay.gpu[tid])
     if len(wrong):
         k = int(wrong[0])
@@ -768,7 +771,7 @@ def check_schedule(inst: Instance, schedule: Schedule, *, tol: float = 1e-6) -> 
     if len(wrong):
         k = int(wrong[0])
         raise ScheduleError(f"{_where(s, k)}: task {_name(inst, s, k)} must last {lay.dur[tid[k]]}")
-    # 4. dependencies: a task starts after its predecessor in the chain ends
+    # 5. dependencies: a task starts after its predecessor in the chain ends
     pos = np.empty(n, np.int64)
     pos[tid] = np.arange(n)  # item of each task id
     has_pred = t > 0
@@ -781,7 +784,7 @@ def check_schedule(inst: Instance, schedule: Schedule, *, tol: float = 1e-6) -> 
             f"{_where(s, k)}: dependency violated: task {_name(inst, s, k)} starts before its predecessor "
             f"{_name(inst, s, j)} (at {_where(s, j)}) ends"
         )
-    # 5. one task per GPU at a time
+    # 6. one task per GPU at a time
     by_gpu = np.lexsort((s.end, s.start, s.gpu))
     same = s.gpu[by_gpu][1:] == s.gpu[by_gpu][:-1]
     clash = np.flatnonzero(same & (s.start[by_gpu][1:] < s.end[by_gpu][:-1] - tol))
@@ -791,7 +794,7 @@ def check_schedule(inst: Instance, schedule: Schedule, *, tol: float = 1e-6) -> 
             f"{_where(s, k2)}: GPU {int(s.gpu[k2])} double-booked: task {_name(inst, s, k2)} overlaps "
             f"{_name(inst, s, k1)} (at {_where(s, k1)})"
         )
-    # 6. memory per GPU in execution order
+    # 7. memory per GPU in execution order
     delta = lay.mem[tid][by_gpu]
     g_sorted = s.gpu[by_gpu]
     csum = np.cumsum(delta)

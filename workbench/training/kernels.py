@@ -26,13 +26,13 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import pandas as pd
 
 from .._contracts import NONNEGATIVE, AnyOf, Array, Bool, Int, accepts
 from .._deps import remember
 from .._validate import one_of
 from ..data import require
 from ..serving.specs import GPU, Model
+from ..tables import frame
 
 __all__ = [
     "ATTENTION_EFFICIENCY",
@@ -86,7 +86,7 @@ ELEMENTWISE_BACKWARD = 1.5
 
 @remember
 def _curves() -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
-    df = pd.read_csv(require(KERNEL_CURVES), keep_default_na=False)
+    df = frame(require(KERNEL_CURVES), what="kernel-curve table", keep_default_na=False)
     missing = {"kind", "generation", "topology", "x", "value"} - set(df.columns)
     if missing:
         raise ValueError(f"{KERNEL_CURVES}: missing columns {sorted(missing)}")

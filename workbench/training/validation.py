@@ -36,6 +36,7 @@ from .._validate import integer, one_of
 from ..data import require
 from ..serving.specs import gpu as gpu_record
 from ..serving.specs import model as model_record
+from ..tables import frame
 from . import kernels
 from .iteration import CALIBRATION, Calibration, assemble, iteration_parts
 from .rendezvous import rendezvous_wait
@@ -81,7 +82,7 @@ _SUSTAINED = np.round(np.arange(0.60, 1.2001, 0.005), 3)
 @remember
 def _corpus() -> pd.DataFrame:
     path = require(CORPUS, hint="(the training validation corpus ships in the project's datasets/ folder)")
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    df = frame(path, what="validation table", dtype=str, keep_default_na=False)
     missing = {*_BOOL, *_INT, *_PLAN, "id", "source", "source_name", "url", "locator", "model_name", "gpu", "era", "metric",
                "value", "unstated", "alternatives", "nic_gbps"} - set(df.columns)  # fmt: skip
     if missing:
@@ -124,7 +125,7 @@ def corpus() -> pd.DataFrame:
 @remember
 def _breakdowns() -> pd.DataFrame:
     path = require(BREAKDOWNS, hint="(the published iteration breakdowns ship in the project's datasets/ folder)")
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    df = frame(path, what="validation table", dtype=str, keep_default_na=False)
     missing = {"corpus_id", "source", "locator", "bar", *_BREAKDOWN_PARTS} - set(df.columns)
     if missing:
         raise ValueError(f"{BREAKDOWNS}: missing columns {sorted(missing)}")
