@@ -185,8 +185,8 @@ def test_ttft_limit_nan_is_refused_not_no_limit():
 
 
 def test_capacity_over_a_span_too_short_for_its_slo_is_refused():
-    with pytest.raises(ValueError, match=r"the requests span .* under 10 x the SLO's TTFT"):
-        capacity_gpus(_requests(50, 5.0), ServerConfig(), slo=SLO(ttft_s=2.0, tbt_s=0.1))
+    with pytest.raises(ValueError, match=r"the requests span .* no longer than the SLO's TTFT \(2 s\)"):
+        capacity_gpus(_requests(50, 1.5), ServerConfig(), slo=SLO(ttft_s=2.0, tbt_s=0.1))
 
 
 @pytest.mark.parametrize("think", [math.nan, -1.0, math.inf])
@@ -292,3 +292,34 @@ def test_replay_refuses_absurd_links_at_once(tmp_path, capsys, flag, value, name
     err = capsys.readouterr().err
     assert code == 2 and name in err and "Traceback" not in err, err  # 2: a bad argument, refused before any work
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_training_tp_that_does_not_divide_the_heads_is_refused():
+    from workbench.training.specs import GPUS, MODELS, Plan, PlanError, check_plan
+
+    with pytest.raises(PlanError, match="tp=7 does not divide the model's 96 attention heads"):
+        check_plan(MODELS["gpt3-175b"], Plan(tp=7, pp=4, dp=32, global_batch=512), GPUS["H100"])
+
+
+def test_a_sweep_fails_the_invalid_points_with_their_reasons_and_runs_the_rest(capsys):
+    code = cli.main(
+        ["sweep", "run", "training-iteration-time", "--grid", "dp=32,33", "--serial", "--no-progress", "--no-cache"]
+    )
+    out, err = capsys.readouterr()
+    assert code == 1 and "1 failed" in out
+    assert "1 failed point x seed run(s)" in err and "global_batch=512 is not a multiple of dp" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("field, value", [("tok", math.nan), ("tok", -1.0), ("cpu0", math.inf), ("tok", 0.0)])
+def test_a_cost_table_that_would_stall_the_engine_clock_is_refused(field, value):
+    """NaN, negative or all-zero iteration costs would leave the engine's loop without progress (a hang): refused
+    when the table is made, before any run."""
+    import dataclasses
+
+    table = ServerConfig().cost_table()
+    bad = np.full_like(table.tok, value) if field == "tok" else value
+    if field == "tok" and value == 0.0:
+        table = dataclasses.replace(table, c_prefill=0.0, cpu0=0.0)
+    with pytest.raises(ValueError, match="CostTable: "):
+        dataclasses.replace(table, **{field: bad})

@@ -120,9 +120,23 @@ class CostTable:
     _lines: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        # costs are seconds: finite and >= 0, and an iteration of one token takes time (else the engine's clock
+        # would stand still: a loop without progress); checked here, before any run
+        for name in ("tok", "head", "pf_rate", "da"):
+            arr = np.asarray(getattr(self, name), dtype=float)
+            if arr.size and not (np.isfinite(arr) & (arr >= 0)).all():
+                raise ValueError(f"CostTable: {name} must hold finite seconds >= 0")
+        for name in ("pf_floor", "c_prefill", "c_decode", "cpu0", "per_seq"):
+            v = float(getattr(self, name))
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"CostTable: {name} must be finite seconds >= 0, got {v}")
         lanes = self.tok.shape[0]
         if self.tok.ndim != 2 or self.head.ndim != 2 or self.head.shape[0] != lanes or self.tok.shape[1] < 2:
             raise ValueError("CostTable: tok and head must be [lanes, >= 2] arrays with the same lanes")
+        if not (self.tok[:, 1:].sum(axis=0) + self.c_prefill + self.cpu0 > 0).all():
+            raise ValueError(
+                "CostTable: an iteration of one or more tokens must take time (tok, c_prefill or cpu0 > 0)"
+            )
         if (
             self.da.ndim != 3
             or self.da.shape[0] != lanes

@@ -360,6 +360,8 @@ def check_plan(model: Model, plan: Plan, gpu: GPU, n_gpus: int | None = None) ->
             f"tp*pp*dp = {plan.tp}*{plan.pp}*{plan.dp} = {plan.gpus} GPUs but the job has {n_gpus} "
             f"(off by {plan.gpus - n_gpus:+d})"
         )
+    if model.heads % plan.tp:  # Megatron-LM's tensor parallelism shards whole attention heads
+        raise PlanError(f"tp={plan.tp} does not divide the model's {model.heads} attention heads")
     if plan.pp > model.layers:
         raise PlanError(f"pp={plan.pp} exceeds the model's {model.layers} layers (by {plan.pp - model.layers})")
     slots = model.layers + (2 if plan.balanced_ends else 0)  # the embedding and the output layer take one each
