@@ -252,3 +252,12 @@ def test_an_edited_model_or_data_file_never_shows_old_numbers(tmp_path, monkeypa
     finally:
         for name in [m for m in sys.modules if m.startswith("fidtmp_model")]:
             del sys.modules[name]
+
+
+def test_panel_notes_pass_each_engine_its_own_controls():
+    notes = F.panel_notes("workbench.widgets.training:iteration_panel", gpu="B200", pp=8, collective="ring")
+    assert [n.engine for n in notes] == ["training"] and "no measured point for GPU B200" in notes[0].text
+    notes = F.panel_notes("arrivals-queue-wait", "quick", process="weibull", customers=1000)
+    assert [n.engine for n in notes] == ["arrivals"] and not notes[0].in_envelope
+    with pytest.raises(ValueError, match="shown"):
+        F.panel_notes("no-such-panel")

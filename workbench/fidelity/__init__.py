@@ -60,6 +60,7 @@ __all__ = [
     "engine",
     "fidelity_table",
     "points",
+    "panel_notes",
     "points_key",
     "region_note",
     "to_markdown",
@@ -471,3 +472,26 @@ def region_note(name: str | Engine, scale: str = "full", **controls: Any) -> Reg
     if outside:
         text += ". Outside the validated envelope: " + "; ".join(outside)
     return RegionNote(e.name, text, not outside, tuple(outside), len(p), n_region if labels else len(p))
+
+
+def panel_notes(shown: str, scale: str = "full", **controls: Any) -> list[RegionNote]:
+    """:func:`region_note` for every engine a panel or an experiment shows (``shown``: a ``Paper.panel`` key of
+    :data:`PANELS`, ``"workbench.widgets.serving_hw:serving_hardware_panel"``, or an experiment name of
+    :data:`EXPERIMENTS`), each given the panel's ``controls`` it declares (a panel's other controls, a scheduler or a
+    colour, do not place a point and are left out).
+
+    Examples
+    --------
+    >>> [(n.engine, n.in_envelope) for n in panel_notes("workbench.widgets.servegen:servegen_panel", hour=12)]
+    [('serving-linear', False), ('workload-generators', False)]
+    """
+    if shown in PANELS:
+        names = PANELS[shown]
+    else:
+        one_of("shown", shown, (*PANELS, *EXPERIMENTS))
+        names = EXPERIMENTS[shown]
+    out = []
+    for name in names:
+        known = {c.name for c in ENGINES[name].controls}
+        out.append(region_note(name, scale, **{k: v for k, v in controls.items() if k in known}))
+    return out

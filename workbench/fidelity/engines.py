@@ -125,9 +125,15 @@ class Engine:
 
 
 def _serving(scale: str) -> pd.DataFrame:
+    from ..serving.roofline import curves
+    from ..serving.specs import gpu
     from ..serving.validation import validation_points
 
-    return validation_points().rename(columns={"kind": "point_kind"})
+    p = validation_points().rename(columns={"kind": "point_kind"})
+    # the operator costs each point ran on: a Deployment's default, measured curves where the generation has them
+    measured = {g: curves(gpu(g).generation) is not None for g in p["gpu"].unique()}
+    p["costs"] = ["curves" if measured[g] else "stated" for g in p["gpu"]]
+    return p
 
 
 def _training(scale: str) -> pd.DataFrame:
@@ -234,7 +240,14 @@ ENGINES: dict[str, Engine] = {
                 Control("model", "model_name", "model", canonical="workbench.serving.specs:model", attribute="model"),
                 Control("tp", "tp", "TP", numeric=True),
                 Control("pp", "pp", "PP", numeric=True),
-                Control("engine", "engine", "engine profile"),
+                Control(
+                    "engine",
+                    "engine",
+                    "engine profile",
+                    canonical="workbench.serving.engines:engine",
+                    attribute="engine",
+                ),
+                Control("costs", "costs", "operator costs"),
                 Control("dtype", "dtype", "precision"),
                 Control("batch", "batch", "batch", numeric=True),
                 Control("input_tokens", "input_tokens", "input tokens", numeric=True),
