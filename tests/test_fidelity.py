@@ -155,6 +155,9 @@ def test_controls_outside_the_envelope_are_named():
     assert "PP 128 is beyond the largest validated, PP 64" in n.text
     n = F.region_note("training", gpu="H100", model="gpt3-175b", pp=32)  # PP inside the corpus, not on this run
     assert not n.in_envelope and "PP 32 is outside the PP validated for this GPU/model" in n.text
+    # the arrivals panel's burstiness (Gamma shape) 0.05 is gaps of CV 4.5, beyond the CV 3 checked
+    n = F.region_note("arrivals", "quick", burstiness=0.05)
+    assert n.outside == ("burstiness 0.05 is below the smallest validated, burstiness 0.111 on gamma",)
     n = F.region_note("arrivals", "quick", utilization=0.2)
     assert n.outside == (
         "utilization 0.2 is below the smallest validated, utilization 0.5 on deterministic, gamma, poisson",

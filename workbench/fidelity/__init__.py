@@ -212,6 +212,8 @@ def points(name: str | Engine, scale: str = "full", *, cache: bool = True) -> pd
 
 def _fmt(v: float) -> str:
     v = float(v)
+    if not math.isfinite(v):
+        return str(v)
     return str(int(v)) if v == int(v) else f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 

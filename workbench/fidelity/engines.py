@@ -167,7 +167,9 @@ def _packets(scale: str) -> pd.DataFrame:
 def _arrivals(scale: str) -> pd.DataFrame:
     from ..arrivals.validation import validation_points
 
-    return validation_points(customers=100_000 if scale == "full" else 20_000)
+    p = validation_points(customers=100_000 if scale == "full" else 20_000)
+    p["burstiness"] = 1.0 / p["cv"] ** 2  # vLLM's convention (Gamma shape): a panel's control; inf for constant gaps
+    return p
 
 
 #: The GPU control, spelled as the one hardware table does (``"H100"`` is the ``H100-SXM`` row).
@@ -285,6 +287,8 @@ ENGINES: dict[str, Engine] = {
                 Control("pp", "pp", "PP", numeric=True),
                 Control("dp", "dp", "DP", numeric=True),
                 Control("gpus", "gpus", "GPUs", numeric=True),
+                Control("batch", "global_batch", "global batch", numeric=True),
+                Control("recompute", "recompute", "recomputation"),
                 Control("seq_len", "seq_len", "sequence length", numeric=True),
                 Control("era", "era", "software era"),
                 Control("pipeline", "pipeline", "pipeline engine"),
@@ -315,6 +319,7 @@ ENGINES: dict[str, Engine] = {
             (
                 Control("process", "process", "arrival process"),
                 Control("cv", "cv", "gap CV", numeric=True),
+                Control("burstiness", "burstiness", "burstiness", numeric=True),
                 Control("utilization", "utilization", "utilization", numeric=True),
                 Control("service", "service", "service times"),
             ),
