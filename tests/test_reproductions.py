@@ -168,6 +168,9 @@ def test_cli_reproduce_quick(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert (tmp_path / "scoreboard.json").exists() and (tmp_path / "scoreboard.md").exists()
+    # the engines behind the paper's panel, against their references, beside the claims
+    assert "GI/M/1 exact" in (tmp_path / "fidelity.md").read_text()
+    assert "id='fidelity'" in (tmp_path / "scoreboard.html").read_text()
     html = sorted(p.name for p in (tmp_path / "figures" / "arrivals").glob("*.html"))
     assert html, "no figures written"
     assert "verdicts:" in out

@@ -5,6 +5,12 @@
     ``DIR/scoreboard.md``, ``DIR/scoreboard.html`` (claims tables and figures, self-contained) and every reproduction
     figure (HTML; PNG and SVG where Chromium is present). Exits 1 if a
     claim errored or landed on a verdict other than the one the registry expects.
+    Also writes ``DIR/fidelity.json`` and ``DIR/fidelity.md`` and a "Fidelity" section of the report: every engine
+    behind the chosen papers' panels against its independent references (``--no-fidelity`` skips it).
+``workbench validate [--engine NAME ...] [--quick]``
+    Print the fidelity table (:mod:`workbench.fidelity`): per engine, metric and source, the points, the median and
+    worst signed error and the envelope the reference points cover; engines without an independent reference say
+    so. Cached like the claims (an edited model recomputes its engine's points).
 ``workbench list``
     List the registered papers and claims.
 ``workbench dashboard [--port P] [--dir DIR] [--scoreboard FILE] [--build-only]``
@@ -46,6 +52,7 @@ __all__ = ["main"]
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     import plotly.io as pio
 
+    from . import fidelity as fidelity_mod
     from . import reproductions as rep
     from .viz.export import write_figures
 
@@ -73,7 +80,17 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"figures: {len(report.written)} files written, {len(report.unchanged)} unchanged, in {out / 'figures'}")
         if report.skipped_reason:
             print(report.skipped_reason)
-    html_path = rep.write_report(results, figs, out / "scoreboard.html")
+    fidelity, fidelity_failed = None, False
+    if not args.no_fidelity:
+        try:
+            fidelity = _fidelity_for(registry, papers, args.paper is None, scale)
+        except Exception as exc:  # reported, and makes the command exit non-zero; the claims are still written
+            print(f"FIDELITY FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
+            fidelity_failed = True
+        else:
+            fj, fm = fidelity_mod.write(fidelity, out)
+            print(f"fidelity: {fj}  {fm} ({fidelity.engine.nunique()} engines)")
+    html_path = rep.write_report(results, figs, out / "scoreboard.html", fidelity=fidelity)
     print(f"report: {html_path} (self-contained, opens offline)")
     print("time per paper (s, claims + figures; 'cached' when the tree is unchanged since the last run):")
     for run in sorted(runs, key=lambda r: -(r.claims_s + r.figures_s)):
@@ -91,7 +108,36 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"UNEXPECTED {r.claim.key}: {what}", file=sys.stderr)
     for key, err in figure_errors:
         print(f"FIGURE FAILED {key}: {err}", file=sys.stderr)
-    return 1 if bad or figure_errors else 0
+    return 1 if bad or figure_errors or fidelity_failed else 0
+
+
+def _fidelity_for(registry, papers: list[str], every: bool, scale: str):
+    """The fidelity table of every engine (``every``) or of the engines behind ``papers``' panels and experiments."""
+    from . import fidelity
+
+    if every:
+        return fidelity.fidelity_table(scale=scale)
+    names: dict[str, None] = {}
+    for pid in papers:
+        paper = registry.papers[pid]
+        for key in [paper.panel] if paper.panel else []:
+            names.update(dict.fromkeys(fidelity.PANELS.get(key, ())))
+        for exp in paper.experiments:
+            names.update(dict.fromkeys(fidelity.EXPERIMENTS.get(exp, ())))
+    return fidelity.fidelity_table(list(names), scale=scale)
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from . import fidelity
+
+    names = args.engine or list(fidelity.ENGINES)
+    for n in names:
+        fidelity.engine(n)  # validates every name before any work
+    t0 = time.perf_counter()
+    table = fidelity.fidelity_table(names, scale="quick" if args.quick else "full")
+    print(fidelity.to_text(table))
+    print(f"({time.perf_counter() - t0:.1f} s; signed error = (model - reference) / reference)")
+    return 0
 
 
 def with_pd_options(fn):
@@ -282,7 +328,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-figures", action="store_true", help="skip writing figures")
     p.add_argument("--quick", action="store_true", help="run the small configurations the test suite uses")
     p.add_argument("--serial", action="store_true", help="run the papers one after another in this process")
+    p.add_argument("--no-fidelity", action="store_true", help="skip the fidelity table (out/fidelity.*)")
     p.set_defaults(func=_cmd_reproduce)
+
+    p = sub.add_parser("validate", help="every engine against its independent references: the fidelity table")
+    p.add_argument("--engine", action="append", help="only this engine (repeatable; default: all)")
+    p.add_argument("--quick", action="store_true", help="the smaller simulations where an engine has them")
+    p.set_defaults(func=_cmd_validate)
 
     p = sub.add_parser("dashboard", help="serve one Voilà app per paper and a landing page on 127.0.0.1")
     p.add_argument("--port", type=int, default=8866, help="port on 127.0.0.1 (default 8866)")

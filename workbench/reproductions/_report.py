@@ -7,7 +7,9 @@ wrapped at word boundaries, so it never breaks a word in two. Both forms depend 
 they are byte-stable for the same measurements.
 
 :func:`write_report` writes ``scoreboard.html``: every paper's claims table followed by its figures, with plotly.js
-embedded once, so the file works offline and can be attached to a mail or a pull request.
+embedded once, so the file works offline and can be attached to a mail or a pull request; given the fidelity
+table (:func:`workbench.fidelity.fidelity_table`), a "Fidelity" section after the claims says how far each engine
+behind the panels lies from its independent references (:func:`fidelity_html`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from ._core import Verdict
 if TYPE_CHECKING:  # pragma: no cover
     from ._core import ClaimResult
 
-__all__ = ["ClaimsTable", "VERDICT_COLORS", "claims_html", "write_report"]
+__all__ = ["ClaimsTable", "VERDICT_COLORS", "claims_html", "fidelity_html", "write_report"]
 
 #: Badge colour per verdict (background, text).
 VERDICT_COLORS = {
@@ -150,15 +152,63 @@ class ClaimsTable:
         return [r.verdict.value for r in self.results]
 
 
+def _signed_pct(v: Any) -> str:
+    return "" if v is None or v != v else f"{100 * float(v):+.1f}%"
+
+
+def fidelity_html(table: Any) -> str:
+    """The fidelity table (:func:`workbench.fidelity.fidelity_table`) as an HTML table: per engine, metric and source
+    the reference kind, points, median and worst signed error, median |error| and the envelope covered; an engine
+    without an independent reference shows its reason in place of numbers."""
+    head = (
+        "engine",
+        "metric",
+        "source",
+        "kind",
+        "points",
+        "median error",
+        "median |error|",
+        "worst error",
+        "envelope covered",
+    )
+    out = ["<table class='wb-fidelity'><thead><tr>"]
+    out += [f"<th>{html.escape(h)}</th>" for h in head]
+    out.append("</tr></thead><tbody>")
+    for r in table.itertuples(index=False):
+        if r.points == 0:
+            out.append(
+                f"<tr><td>{html.escape(r.engine)}</td><td colspan='8'><em>not validated</em>: "
+                f"{html.escape(r.envelope)}</td></tr>"
+            )
+            continue
+        cells = (
+            r.engine,
+            r.metric,
+            r.source,
+            r.reference_kind,
+            str(r.points),
+            _signed_pct(r.median_error),
+            _signed_pct(r.median_abs_error).lstrip("+"),
+            _signed_pct(r.worst_error),
+            r.envelope,
+        )
+        out.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
 def write_report(
     results: Sequence[ClaimResult],
     figures: Mapping[str, Any],
     path: str | os.PathLike,
     *,
     title: str = "Reproduction scoreboard",
+    fidelity: Any = None,
 ) -> Path:
     """Write a self-contained HTML report: a table of contents (a link per paper and per claim, with its verdict),
-    then per paper its claims table and its figures (``<paper>/<name>`` keys).
+    then per paper its claims table and its figures (``<paper>/<name>`` keys), then, when ``fidelity`` (a
+    :func:`workbench.fidelity.fidelity_table`) is given, a "Fidelity" section: every engine against its independent
+    references.
 
     plotly.js is embedded once in the page, so the report opens offline. The file is written atomically.
     """
@@ -178,6 +228,9 @@ def write_report(
         _CSS,
         "<style>body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1140px;padding:0 12px;}"
         "h2{margin-top:40px;border-bottom:1px solid #d0d7de;} .wb-fig{margin:16px 0;}"
+        "table.wb-fidelity{border-collapse:collapse;font-size:12px;line-height:1.35;}"
+        "table.wb-fidelity th,table.wb-fidelity td{text-align:left;vertical-align:top;padding:4px 6px;"
+        "border-bottom:1px solid #d0d7de;} table.wb-fidelity th{background:#f6f8fa;}"
         "nav.wb-toc ol{margin:4px 0;} nav.wb-toc>ol>li{margin:6px 0;} nav.wb-toc li li{font-size:90%;}"
         "</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
@@ -194,6 +247,8 @@ def write_report(
                 parts.append(f"<li><a href='#{_anchor(r)}'>{html.escape(r.claim.text)}</a> ({html.escape(label)})</li>")
             parts.append("</ol>")
         parts.append("</li>")
+    if fidelity is not None:
+        parts.append("<li><a href='#fidelity'>Fidelity: every engine against its independent references</a></li>")
     parts.append("</ol></nav>")
     for paper_id, rows in by_paper.items():
         paper = rows[0].claim.paper if rows else None
@@ -208,6 +263,13 @@ def write_report(
                 raise TypeError(f"figure {key!r} must be a plotly Figure, got {type(fig).__name__}")
             div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=key.replace("/", "-"))
             parts.append(f"<div class='wb-fig'>{div}</div>")
+    if fidelity is not None:
+        parts.append("<h2 id='fidelity'>Fidelity: every engine against its independent references</h2>")
+        parts.append(
+            "<p>Signed error = (model - reference) / reference, per engine, metric and source; the envelope "
+            "is where in parameter space the reference points lie (<code>workbench validate</code>).</p>"
+        )
+        parts.append(fidelity_html(fidelity))
     parts.append("</body></html>")
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
