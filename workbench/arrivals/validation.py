@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._contracts import Int, accepts
 from .._rng import keyed
 from .._validate import integer
 from .processes import Deterministic, Gamma, Poisson
@@ -32,6 +33,7 @@ CITATION = "GI/M/1 waiting time, Kleinrock, Queueing Systems Vol. 1 (1975), sect
 _RATE_RPS = 10.0
 
 
+@accepts(customers=Int(ge=1000, le=10**8))
 def validation_points(customers: int = 100_000, seed: int = 0) -> pd.DataFrame:
     """The simulated mean and p99 wait against the exact GI/M/1 values, one row per (process, utilization, metric).
 
