@@ -37,19 +37,39 @@ _OVERFLOW = """() => Array.from(document.querySelectorAll('.jupyter-widgets *, .
   .slice(0, 5).map(e => `${e.tagName}.${e.className.baseVal ?? e.className} right=${Math.round(e.getBoundingClientRect().right)}`)"""
 
 
-def test_landing_page_lists_every_dashboard(browser, voila, screenshots_dir: Path):
+#: The landing page has rendered its table, or Voilà has shown that a cell failed.
+_LANDED = """() => !!document.querySelector('table a') || /There was an error|Traceback/.test(document.body.innerText)"""
+
+
+def _landing(page, voila: str) -> None:
+    """Open the landing page and wait until it shows its table or an error (which fails at once, naming it)."""
+    page.goto(f"{voila}/voila/render/index.ipynb", wait_until="commit")
+    page.wait_for_function(_LANDED, timeout=120_000, polling=300)
+    body = page.inner_text("body")
+    assert "There was an error" not in body and "Traceback" not in body, f"the landing page failed: {body[:500]}"
+
+
+def test_landing_page_lists_every_dashboard(browser, voila, user_dir: Path, screenshots_dir: Path):
+    """The landing page after ``make reproduce`` (the state every user is in): ``out/scoreboard.json`` exists, so
+    the page shows the measured verdict counts it holds, one row per dashboard."""
+    import json
+
     page = browser.new_page(viewport=VIEWPORT)
     console_errors: list[str] = []
     requests_out: list[str] = []
     page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
     page.on("request", lambda r: None if r.url.startswith(LOCAL) else requests_out.append(r.url))
     try:
-        page.goto(f"{voila}/voila/render/index.ipynb", wait_until="commit")
-        page.wait_for_selector("table a", timeout=120_000)
+        _landing(page, voila)
+        page.screenshot(path=str(screenshots_dir / "dashboard-index.png"), full_page=True)
         links = page.locator("table a")
         assert links.count() == len(dashboards())
-        assert "reproduced" in page.inner_text("table")
-        page.screenshot(path=str(screenshots_dir / "dashboard-index.png"))
+        assert "measured (scoreboard.json" in page.inner_text("body"), "the verdicts are not the measured ones"
+        board = json.loads((user_dir / "out" / "scoreboard.json").read_text(encoding="utf-8"))
+        paper = board[0]["paper"]
+        count = sum(r["paper"] == paper and r["verdict"] == "reproduced" for r in board)
+        row = page.locator("tr", has=page.locator(f'a[href="{paper}.ipynb"]'))
+        assert f"reproduced {count}" in row.inner_text(), f"{paper}: the row does not show the scoreboard's verdicts"
         assert not requests_out, f"requests left the machine: {requests_out[:5]}"
         assert not console_errors, f"console errors: {console_errors[:5]}"
     finally:
@@ -201,8 +221,7 @@ def test_closing_a_page_shuts_its_kernel_down(browser, voila):
     before = _voila_kernels(voila)
     for _ in range(20):
         page = browser.new_page(viewport=VIEWPORT)
-        page.goto(f"{voila}/voila/render/index.ipynb", wait_until="commit")
-        page.wait_for_selector("table a", timeout=120_000)
+        _landing(page, voila)
         page.close(run_before_unload=True)  # what closing the tab does: the page's unload handlers run
     deadline = time.monotonic() + 20
     while _voila_kernels(voila) > before and time.monotonic() < deadline:
