@@ -175,16 +175,15 @@ def delay_vs_size(quality: pd.DataFrame) -> go.Figure:
         fig.add_scatter(
             x=g.ranks, y=g.median_delay_s, mode="lines+markers", name=name, line={"color": DETECTOR_COLORS.get(name)}
         )
-    style(
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return style(
         fig,
         title="Detection delay vs job size (correct alarms, median over fault kinds)",
         x_title="ranks (GPUs)",
         y_title="onset to alarm (s)",
         height=380,
     )
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
-    return fig
 
 
 def function_fault_bars(results: pd.DataFrame) -> go.Figure:
