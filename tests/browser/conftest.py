@@ -201,25 +201,33 @@ def voila(user_dir):
 
 
 #: Every plotly figure inside ``root`` (the page when null) as JSON: its traces and layout as plotly.js holds them
-#: (typed arrays as lists).
+#: (typed arrays as lists), the width it is drawn at and the scale its camera button saves at.
 _PLOTTED = """(root) => JSON.stringify(Array.from((root || document).querySelectorAll('.js-plotly-plot'))
-  .map(gd => ({data: gd.data || [], layout: gd.layout || {}})),
+  .map(gd => ({data: gd.data || [], layout: gd.layout || {},
+               width: gd.offsetParent !== null ? (gd._fullLayout || {}).width || null : null,
+               scale: ((gd._context || {}).toImageButtonOptions || {}).scale || 1})),
   (k, v) => (ArrayBuffer.isView(v) ? Array.from(v) : v))"""
 
 
 def _plotted_problems(page, root=None) -> dict[int, list[str]]:
     """The figure invariants (:func:`workbench.testing.figure_problems`) applied to what the browser draws: every
-    plotly figure in ``root`` (an element handle; default the whole page), read from the DOM."""
+    plotly figure in ``root`` (an element handle; default the whole page), read from the DOM, at the width it is
+    drawn when in view (its title clear of the mode bar), and its camera button saving at
+    :data:`workbench.viz.EXPORT_SCALE`."""
     import plotly.graph_objects as go
 
     from workbench.testing import figure_problems
+    from workbench.viz import EXPORT_SCALE
 
     figures = json.loads(page.evaluate(_PLOTTED, root))
     assert any(f["data"] for f in figures), "no plotted data found in the page's figures"
     out = {}
     for i, f in enumerate(figures):
         fig = go.Figure(data=f["data"], layout=f["layout"], skip_invalid=True)
-        if found := figure_problems(fig):
+        found = figure_problems(fig, width_px=f["width"])
+        if f["scale"] != EXPORT_SCALE:
+            found.append(f"the camera button saves at {f['scale']}x the on-screen size, not {EXPORT_SCALE}x")
+        if found:
             out[i] = found
     return out
 

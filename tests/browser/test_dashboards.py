@@ -229,3 +229,39 @@ def test_closing_a_page_shuts_its_kernel_down(browser, voila):
     while _voila_kernels(voila) > before and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _voila_kernels(voila) <= before
+
+
+#: Text alignment of every cell of the claims tables on the page.
+_CELL_ALIGN = """() => Array.from(document.querySelectorAll('table.wb-claims th, table.wb-claims td'))
+  .map(c => getComputedStyle(c).textAlign)"""
+
+
+def test_scoreboard_report_as_a_reader_sees_it(browser, user_dir: Path, screenshots_dir: Path, plotted_problems):
+    """``out/scoreboard.html`` as ``workbench reproduce`` wrote it, opened from disk at 1366x768: every figure is
+    drawn and passes the figure invariants at the width it is drawn, its camera button saves at the export scale, the
+    claims tables read left-aligned, and nothing is fetched from the network."""
+    report = user_dir / "out" / "scoreboard.html"
+    page = browser.new_page(viewport=VIEWPORT)
+    console_errors: list[str] = []
+    requests_out: list[str] = []
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    page.on("request", lambda r: None if r.url.startswith((*LOCAL, "file:")) else requests_out.append(r.url))
+    try:
+        page.goto(report.as_uri())
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(screenshots_dir / "scoreboard.png"))
+        first = page.locator(".wb-fig").first
+        first.scroll_into_view_if_needed()
+        page.screenshot(path=str(screenshots_dir / "scoreboard-figure.png"))
+        aligned = page.evaluate(_CELL_ALIGN)
+        assert aligned and set(aligned) == {"left"}, f"claims table cells aligned {sorted(set(aligned))}"
+        drawn = plotted_problems(page)
+        assert not drawn, f"scoreboard.html: what the figures draw breaks the figure invariants: {drawn}"
+        assert not requests_out, f"requests left the machine: {requests_out[:5]}"
+        assert not console_errors, f"console errors: {console_errors[:5]}"
+    except Exception:
+        _failed(page, screenshots_dir, "scoreboard")
+        raise
+    finally:
+        page.close()
