@@ -89,3 +89,66 @@ def test_saving_from_lab_leaves_the_paired_py_unchanged(nb_path, tmp_path):
         cwd=nb_path.parent,
     )
     assert out.read_bytes() == nb_path.with_suffix(".py").read_bytes()
+
+
+#: Notebooks whose committed .ipynb predates workbench.notebook_files and that another change re-executes (their
+#: owners are rewriting them): `make notebooks NB=notebooks/NN_x.py` writes them as a save from Lab does.
+AWAITING_REEXECUTION = {"05_pred_aqm", "07_training_iteration", "10_serving_hardware", "14_llm_preemption"}
+
+
+@pytest.mark.parametrize(
+    "nb_path",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(reason="re-executed by its owner's change", strict=False))
+        if p.stem in AWAITING_REEXECUTION
+        else p
+        for p in NOTEBOOKS
+    ],
+    ids=lambda p: p.stem,
+)
+def test_committed_notebook_is_as_lab_saves_it(nb_path, tmp_path):
+    """A save from JupyterLab of an unchanged notebook writes the committed bytes (no git diff from opening one): its
+    panels are saved as their text, no figure carries a PNG drawn by a browser, integral numbers are integers."""
+    from workbench import notebook_files
+
+    copy = tmp_path / nb_path.name
+    copy.write_bytes(nb_path.read_bytes())
+    assert notebook_files.main([str(copy)]) == 0
+    assert copy.read_bytes() == nb_path.read_bytes(), f"{nb_path.name}: not written as a save from Lab writes it"
+
+
+def test_pre_save_hook_saves_a_dead_widget_as_its_text_and_keeps_a_saved_one():
+    from workbench.notebook_files import PLOTLY, WIDGET_STATE, WIDGET_VIEW, pre_save_hook
+
+    def out(model_id):
+        return {"output_type": "display_data", "metadata": {},
+                "data": {WIDGET_VIEW: {"model_id": model_id}, "text/plain": "Interactive panel: run the notebook"}}  # fmt: skip
+
+    figure = {"output_type": "display_data", "metadata": {}, "data": {PLOTLY: {"data": [{"y": [1.0, 2.5]}]},
+                                                                      "image/png": "iVBOR..."}}  # fmt: skip
+    content = {
+        "metadata": {"widgets": {WIDGET_STATE: {"state": {"kept": {}}}}},
+        "cells": [{"cell_type": "code", "outputs": [out("gone"), out("kept"), figure]}],
+    }
+    model = {"type": "notebook", "content": content}
+    pre_save_hook(model, path="x.ipynb", contents_manager=None)
+    gone, kept, fig = model["content"]["cells"][0]["outputs"]
+    assert gone["data"] == {"text/plain": "Interactive panel: run the notebook"}
+    assert WIDGET_VIEW in kept["data"]
+    assert fig["data"] == {PLOTLY: {"data": [{"y": [1, 2.5]}]}}
+    text = {"type": "file", "content": "1.0"}
+    pre_save_hook(text)
+    assert text == {"type": "file", "content": "1.0"}
+
+
+def test_jupyter_servers_run_the_pre_save_hook():
+    """The Jupyter configuration `make venv` installs names the hook, and it resolves to it."""
+    import importlib
+
+    from workbench.notebook_files import pre_save_hook
+
+    root = Path(__file__).resolve().parents[1]
+    config = json.loads((root / "jupyter-config" / "workbench.json").read_text())
+    module, _, name = config["ContentsManager"]["pre_save_hook"].rpartition(".")
+    assert getattr(importlib.import_module(module), name) is pre_save_hook
+    assert "jupyter-config/workbench.json" in (root / "Makefile").read_text()
