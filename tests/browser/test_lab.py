@@ -302,6 +302,31 @@ def _wait(page, check, arg, budget_s: float) -> bool:
     return bool(page.evaluate(check, arg))
 
 
+#: Notebooks whose committed outputs predate the current figure builders, re-executed by their owners' changes (the
+#: list in tests/test_notebooks.py): their saved figures are not checked until then.
+AWAITING_REEXECUTION = {"05_pred_aqm", "07_training_iteration", "10_serving_hardware", "14_llm_preemption"}
+#: The saved figures of the open notebook (its outputs, not a panel's).
+_SAVED_FIGURES = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output > .jp-RenderedPlotly .js-plotly-plot"
+
+
+def _saved_figures_read_right(page, nb: Path, name: str, screenshots_dir: Path, plotted_problems) -> None:
+    """The figures the notebook shows as saved (reproduction figures and any a cell draws), drawn by Lab at the
+    width of its output area at 1366x768: each passes the figure invariants at that width (a full-width title clear
+    of the mode bar, axes that read right)."""
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    saved = sum("application/vnd.plotly.v1+json" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
+    if not saved:
+        return
+    drawn = f"() => document.querySelectorAll('{_SAVED_FIGURES} .main-svg').length >= {saved}"
+    page.wait_for_function(drawn, timeout=120_000, polling=500)
+    root = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").element_handle()
+    page.locator(_SAVED_FIGURES).first.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(screenshots_dir / f"lab-{Path(name).stem}-figure0.png"))
+    found = plotted_problems(page, root)
+    assert not found, f"{name}: its saved figures break the figure invariants: {found}"
+
+
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_in_lab(lab_page, workdir: Path, screenshots_dir: Path, name: str, plotted_problems):
     nb = ROOT / "notebooks" / name
@@ -322,10 +347,12 @@ def test_notebook_in_lab(lab_page, workdir: Path, screenshots_dir: Path, name: s
 
     page.on("console", on_console)
     page.on("request", on_request)
-    run, budgets = cells_to_run(ROOT / "notebooks" / name)
+    run, budgets = cells_to_run(nb)
     try:
         page.evaluate(_OPEN, f"notebooks/{name}")
         page.wait_for_function(_IDLE, timeout=120_000, polling=500)
+        if Path(name).stem not in AWAITING_REEXECUTION:
+            _saved_figures_read_right(page, nb, name, screenshots_dir, plotted_problems)
         t0 = time.monotonic()
         for i, budget_s in zip(run, budgets):
             page.evaluate(_RUN, i)
