@@ -141,14 +141,27 @@ def test_pre_save_hook_saves_a_dead_widget_as_its_text_and_keeps_a_saved_one():
     assert text == {"type": "file", "content": "1.0"}
 
 
-def test_jupyter_servers_run_the_pre_save_hook():
-    """The Jupyter configuration `make venv` installs names the hook, and it resolves to it."""
+def test_jupyter_servers_run_the_pre_save_hook(tmp_path):
+    """The server extension `make venv` enables registers the hook on a Jupyter server's contents manager, and on one
+    made later from the server's configuration (as jupytext's extension does)."""
     import importlib
+
+    from jupyter_server.serverapp import ServerApp
+    from jupyter_server.services.contents.filemanager import FileContentsManager
 
     from workbench.notebook_files import pre_save_hook
 
     root = Path(__file__).resolve().parents[1]
     config = json.loads((root / "jupyter-config" / "workbench.json").read_text())
-    module, _, name = config["ContentsManager"]["pre_save_hook"].rpartition(".")
-    assert getattr(importlib.import_module(module), name) is pre_save_hook
+    (name,) = [m for m, on in config["ServerApp"]["jpserver_extensions"].items() if on]
+    module = importlib.import_module(name)
+    assert module._jupyter_server_extension_points() == [{"module": name}]
+    app = ServerApp(root_dir=str(tmp_path))
+    app.contents_manager = FileContentsManager(root_dir=str(tmp_path))
+    module._load_jupyter_server_extension(app)
+    nb = {"cells": [], "metadata": {"x": 1.0}, "nbformat": 4, "nbformat_minor": 5}
+    app.contents_manager.save({"type": "notebook", "content": nb}, "a.ipynb")
+    assert json.loads((tmp_path / "a.ipynb").read_text())["metadata"] == {"x": 1}  # the hook ran
+    later = FileContentsManager(config=app.config, root_dir=str(tmp_path))  # jupytext's, from the server's config
+    assert later.pre_save_hook is pre_save_hook
     assert "jupyter-config/workbench.json" in (root / "Makefile").read_text()

@@ -2,8 +2,9 @@
 reopened notebook cannot show.
 
 Two rules, applied by ``make notebooks`` to every executed notebook (``python -m workbench.notebook_files FILE...``)
-and, through a Jupyter server pre-save hook (:func:`pre_save_hook`, which ``make venv`` installs into the
-environment's Jupyter configuration), to every save from JupyterLab, autosave included:
+and, as a pre-save hook (:func:`pre_save_hook`) of every Jupyter server run from the environment, to every save from
+JupyterLab, autosave included (this module is a Jupyter server extension, enabled by ``jupyter-config/workbench.json``,
+which ``make venv`` copies into the environment's ``etc/jupyter/jupyter_server_config.d``):
 
 * **A widget whose state is not saved is saved as its text.** A cell's output that displays a widget
   (``application/vnd.jupyter.widget-view+json``) names a model that lives in the kernel. The notebooks do not save
@@ -105,6 +106,22 @@ def pre_save_hook(model: dict, **kwargs: Any) -> None:
     normalized = normalize(content)
     content.clear()
     content.update(normalized)
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    """This module as a Jupyter server extension (enabled by ``jupyter-config/workbench.json``)."""
+    return [{"module": "workbench.notebook_files"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    """Run :func:`pre_save_hook` on every save of this server. It is registered on the contents manager the server
+    has now, and given as configuration to one made later (jupytext's server extension replaces the contents manager
+    with its own, made from the server's configuration), whichever extension loads first."""
+    serverapp.config.ContentsManager.pre_save_hook = "workbench.notebook_files.pre_save_hook"
+    manager = serverapp.contents_manager
+    if pre_save_hook not in getattr(manager, "_pre_save_hooks", []) and manager.pre_save_hook is not pre_save_hook:
+        manager.register_pre_save_hook(pre_save_hook)
+    serverapp.log.info("workbench: notebooks are saved through workbench.notebook_files.pre_save_hook")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,9 +38,7 @@ _OVERFLOW = """() => Array.from(document.querySelectorAll('.jupyter-widgets *, .
 
 
 #: The landing page has rendered its table, or Voilà has shown that a cell failed.
-_LANDED = (
-    """() => !!document.querySelector('table a') || /There was an error|Traceback/.test(document.body.innerText)"""
-)
+_LANDED = """() => !!document.querySelector('table a') || /There was an error|Traceback/.test((document.body || {}).innerText)"""
 
 
 def _landing(page, voila: str) -> None:

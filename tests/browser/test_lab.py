@@ -306,7 +306,7 @@ def _wait(page, check, arg, budget_s: float) -> bool:
 #: list in tests/test_notebooks.py): their saved figures are not checked until then.
 AWAITING_REEXECUTION = {"05_pred_aqm", "07_training_iteration", "10_serving_hardware", "14_llm_preemption"}
 #: The saved figures of the open notebook (its outputs, not a panel's).
-_SAVED_FIGURES = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output > .jp-RenderedPlotly .js-plotly-plot"
+_SAVED_FIGURES = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedPlotly.js-plotly-plot"
 
 
 def _saved_figures_read_right(page, nb: Path, name: str, screenshots_dir: Path, plotted_problems) -> None:
