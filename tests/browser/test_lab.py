@@ -417,6 +417,9 @@ _SAVE = f"""async () => {{
   const nb = {_NOTEBOOK};
   if (nb.context.model.dirty) throw new Error('the notebook is still unsaved');
 }}"""
+#: Trust every cell of the open notebook, as running all of it (or Lab's "Trust Notebook") does: the server then signs
+#: the saved notebook, and its outputs (widget views included) are rendered as they are when it is reopened.
+_TRUST = f"() => {{ for (const cell of {_NOTEBOOK}.content.widgets) cell.model.trusted = true; }}"
 #: Close the open notebook and shut its kernel down, keeping what was saved.
 _CLOSE_SAVED = f"""async () => {{
   const nb = {_NOTEBOOK};
@@ -428,21 +431,17 @@ _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def _save_close_and_reopen(page, workdir: Path, name: str, screenshots_dir: Path) -> None:
-    """A user's save: the notebook with its panels run is saved through Lab, closed (kernel shut down) and reopened
-    with a fresh kernel. The saved file holds each panel as its "run this cell" text (no widget view naming a model
+    """A user's save: the notebook with its panels run (and trusted, as after running all of it) is saved through Lab,
+    closed (kernel shut down) and reopened with a fresh kernel. The saved file holds each panel as its "run this cell" text (no widget view naming a model
     that is gone), the reopened notebook shows no "Error displaying widget", and its paired .py is byte-identical to
     the repository's (a save does not dirty git)."""
     stem = Path(name).stem
+    page.evaluate(_TRUST)
     page.evaluate(_SAVE)
     page.evaluate(_CLOSE_SAVED)
-    saved = json.loads((workdir / "notebooks" / name).read_text(encoding="utf-8"))
-    views = [i for i, c in enumerate(saved["cells"]) for o in c.get("outputs", []) if _WIDGET_VIEW in o.get("data", {})]
-    assert not views, f"{name}: saved with widget views whose models are gone (cells {views})"
-    source = workdir / "notebooks" / f"{stem}.py"
-    assert source.read_bytes() == (ROOT / "notebooks" / source.name).read_bytes(), f"a save rewrote {source.name}"
     page.evaluate(_OPEN, f"notebooks/{name}")
     page.wait_for_function(_IDLE, timeout=120_000, polling=500)
-    page.wait_for_timeout(3000)  # the widget manager restores (and would fail to find the models) after the kernel
+    page.wait_for_timeout(5000)  # the widget manager restores (and would fail to find the models) after the kernel
     try:
         shown = page.inner_text(".jp-NotebookPanel:not(.lm-mod-hidden)")
         page.screenshot(path=str(screenshots_dir / f"lab-{stem}-reopened.png"))
@@ -450,6 +449,11 @@ def _save_close_and_reopen(page, workdir: Path, name: str, screenshots_dir: Path
         assert PANEL_TEXT in shown, f"{name}: the reopened notebook does not say how to get its panels back"
     finally:
         page.evaluate(_CLOSE)
+    saved = json.loads((workdir / "notebooks" / name).read_text(encoding="utf-8"))
+    views = [i for i, c in enumerate(saved["cells"]) for o in c.get("outputs", []) if _WIDGET_VIEW in o.get("data", {})]
+    assert not views, f"{name}: saved with widget views whose models are gone (cells {views})"
+    source = workdir / "notebooks" / f"{stem}.py"
+    assert source.read_bytes() == (ROOT / "notebooks" / source.name).read_bytes(), f"a save rewrote {source.name}"
 
 
 def test_saving_a_notebook_keeps_its_files(lab_page, workdir: Path):
