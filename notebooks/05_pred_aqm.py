@@ -9,6 +9,12 @@
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   workbench:
+#     requires_data:
+#     - fabric-websearch-128/ws_128_10g_90_25ms.cm
+#     - fabric-websearch-128/ws_128_10g_90_25ms.spines
+#     - fabric-websearch-128/ws_128_10g_90_50ms.cm
+#     - fabric-websearch-128/ws_128_10g_90_50ms.spines
 # ---
 
 # %% [markdown]
@@ -36,10 +42,11 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench import aqm, data, experiments, viz
+from workbench.aqm import validation
 from workbench.aqm.replay import LeafSpineNetwork, fct_statistics, read_connection_matrix, replay
 from workbench.reproductions import build_figures, show_claims
 from workbench.reproductions import pred as rep
-from workbench.viz.aqm import fct_by_class, fct_vs_load
+from workbench.viz.aqm import fct_by_class, fct_vs_load, validation_envelope
 from workbench.widgets.aqm import pred_panel
 from workbench.widgets.explore import explore_panel
 
@@ -245,21 +252,18 @@ fct_vs_load(fct_summary, title="FCT vs load, 32-host leaf-spine, per packet (one
 # %% [markdown]
 # ## The engine on `fabric-websearch-128`: nine FCT statistics and their spread over ECMP draws
 #
-# Everything above runs on the per-packet engine. Its check against an independent simulator is made elsewhere: the
-# `fabric-websearch-128` dataset's connection matrices were simulated by a per-packet C++ simulator on the network
-# its README describes, and `workbench aqm replay FILE` replays them on that network (issue 23 states the agreement
-# required, within 15% on each statistic on the published paths; `benchmarks/bench_aqm.py` records the replays; a
-# second check against ns-3 on the same paths, with what ns-3 cannot model, is in `docs/ns3_reference.md`).
-# The reference's numbers are not printed here. What is printed is the engine's own nine statistics (mean, p50, p99
-# of small < 100 KB, medium 100 KB-1 MB and large >= 1 MB flows; `aqm.replay.fct_statistics`) under three ECMP path
-# draws (`replay(..., seed=k)`), and their spread. To keep this notebook quick the draws replay the first third of
-# the 25 ms file (the 714 of its 2,119 flows that arrive in the first 8 ms, at the same 90% load; ~2.5 s of CPU per
-# replay, where the whole file takes ~8 s and the 50 ms file twice that; with an empty cache the first replay also
-# compiles the engine's NewReno loop, ~10 s). The p50s move by 5-20% between draws, the
-# p99s by 1.5-2.9x and the means by 1.3-3.8x; the small flows' mean moves 100x, because a small flow that loses a
-# packet before its first RTT sample waits out the 3 s initial timeout (one or two such flows among 407 in two of
-# the draws). So one run's tail is only comparable with another simulator's on the same paths. (Skipped, with a
-# note, where the dataset is not on the data search path.)
+# Everything above runs on the per-packet engine. `workbench aqm replay FILE` replays the `fabric-websearch-128`
+# dataset's connection matrices on the network its README describes; the next section checks the engine against two
+# independent simulators on the same flows and paths. First, how much one run's statistics depend on the paths: the
+# engine's nine statistics (mean, p50, p99 of small < 100 KB, medium 100 KB-1 MB and large >= 1 MB flows;
+# `aqm.replay.fct_statistics`) under three ECMP path draws (`replay(..., seed=k)`). To keep this notebook quick the
+# draws replay the first third of the 25 ms file (the 714 of its 2,119 flows that arrive in the first 8 ms, at the
+# same 90% load; ~1.5 s of CPU per replay; with an empty cache the first replay also compiles the engine's NewReno
+# loop, ~10 s). The p50s move by 8-24% between draws, the p99s by 1.3-1.9x, the medium and small means by 1.1-1.2x;
+# the large mean moves 2.4x, because in one draw a 7.7 MB flow loses its whole first window at a full leaf uplink and,
+# with no ACK and no RTT sample, waits the README's 3 s initial timeout (next section). So one run's tail is only
+# comparable with another simulator's on the same paths. (Skipped, with a note, where the dataset is not on the data
+# search path.)
 
 # %% tags=["nbval-ignore-output"]
 CM = "fabric-websearch-128/ws_128_10g_90_25ms.cm"
@@ -281,6 +285,63 @@ else:
     table["max/min"] = table.max(axis=1) / table.min(axis=1)
     print(f"{len(cm_flows)} flows (arriving in the first {HEAD_S * 1e3:g} ms), FCT (us) per ECMP draw:")
     print(table.round(2).to_string())
+
+# %% [markdown]
+# ## The engine against two references: ns-3 and htsim
+#
+# Two independent per-packet simulators replayed the same flows on the same pinned spines, on the README's network:
+# **ns-3** (`scripts/ns3_replay.py` with the README sender corrections) and **htsim** (Broadcom's csg-htsim, the
+# simulator that README derives from, with a small driver; `docs/packet_validation.md`). Ten workloads: the
+# dataset's two files (90% load, 25 and 50 ms of arrivals) and eight generated the same way
+# (`aqm.workload.websearch_matrix`: loads 30, 50, 70 and 90%, seeds 1 and 2, 20 ms each). Their per-flow FCTs are in
+# `datasets/validation/packets/`. The two references disagree with each other where a rare event dominates a
+# statistic (one 250 ms retransmission timeout moves a class's mean or p99 by tens of percent), so agreement with
+# one of them is not the test. **The envelope** of a statistic runs from 0.85 x the lower of the two references to
+# 1.15 x the higher; `aqm.validation.validation_points()` gives one row per workload and statistic (the engine's
+# replays take ~30 s of CPU once, then come from the cache).
+
+# %% tags=["nbval-ignore-output"]
+points = validation.validation_points()
+
+# %%
+print(f"{int(points.within.sum())} of {len(points)} statistics inside the envelope, on {points.workload.nunique()} "
+      "workloads; outside:")
+outside = points[~points.within.astype(bool)]
+print(outside.assign(ns3_us=outside.ns3 * 1e6, htsim_us=outside.htsim * 1e6, engine_us=outside.model * 1e6)
+      [["workload", "metric", "ns3_us", "htsim_us", "engine_us", "error"]].round(3).to_string(index=False))
+robust = validation.validation_points(without_timeouts=True)
+print(f"leaving out, in all three, the flows that waited a retransmission timeout in any: "
+      f"{int(robust.within.sum())} of {len(robust)} inside")
+agree = validation.flow_agreement()
+print("share of flows whose FCTs differ by more than 1.5x (median over workloads):")
+print(agree.pivot_table(index="size_class", columns="pair", values="share_beyond", aggfunc="median", sort=False)
+      .round(3).to_string())
+
+# %% tags=["nbval-ignore-output"]
+validation_envelope(points)
+
+# %% [markdown]
+# **What lies outside, and why.** 86 of the 90 statistics lie inside the envelope (73 before the engine changes of
+# issue 40, below); the four outside are means and p99s of classes in which a 250 ms retransmission timeout fell on
+# different flows in the three simulators: on the 25 ms file one medium flow of each reference waits a timeout and
+# none of the engine's, which puts its medium mean 32% and its medium p99 17% below both; on two generated
+# workloads the engine has one small-flow timeout more than htsim (+82% on the small mean) or none where both
+# references have some (-67%). Leaving those few flows out of all three simulators alike (0-4 per workload), all 90
+# lie inside, and every p50 is inside on the raw statistics too. Flow by flow the engine is closer to htsim than the
+# two references are to each other (the table above), and about as far from ns-3 as htsim is.
+#
+# **The engine's 3-s timeouts, explained.** Before this check the engine finished two flows of the 25 ms file and
+# five of the 50 ms file after 3.0 s, the README's initial retransmission timeout, which neither reference showed.
+# Six of the seven were not lost first windows but tail losses of flows that already had an RTT sample (RTO 250 ms):
+# the engine checked a flow's timer only where the first send's deadline (start + 3 s) had put the check, and a
+# restart that moved the deadline earlier scheduled no earlier check. Fixed, they time out after 250-270 ms, as in
+# both references. The seventh lost its whole first window at a full port: with no ACK there is neither a duplicate
+# ACK nor an RTT sample, so the README's sender waits its 3 s initial RTO, and htsim does the same
+# (`datasets/validation/packets/mechanisms/incast_first_window.cm`: the engine and htsim agree flow by flow; ns-3's
+# handshake gives its senders an RTT sample, so it waits 250 ms). The engine met such losses more often because its
+# senders left slow start one round trip after the first CE echo, where both references leave at once; it now does
+# as they do, and cuts its window after every window while alpha > 0, as the README states and htsim does. Details:
+# `docs/packet_validation.md`.
 
 # %% [markdown]
 # ## PRED's leaf-spine claim: static thresholds x workload mix

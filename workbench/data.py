@@ -421,8 +421,9 @@ REGISTRY: dict[str, Dataset] = {
             notes="htsim connection-matrix text: 'Nodes N', 'Connections C', then 'SRC->DST id ID start PS size BYTES' "
             "(start in picoseconds). Read with workbench.aqm.replay.read_connection_matrix; the network below is what "
             "`workbench aqm replay` runs them on by default (the README's: byte-counted 100 x 1500 B switch buffers, "
-            "marking on departure above 15 x 1500 B, NewReno DCTCP with ssthresh 100, alpha from 0, RTO 3 s initial, "
-            "250 ms floor, 10 ms timer), each flow on the spine of the .spines file beside its .cm. "
+            "marking on departure above 15 x 1500 B, NewReno DCTCP with ssthresh 100, alpha from 0 and a cut every "
+            "window while alpha > 0, RTO 3 s initial, 250 ms floor, 10 ms timer), each flow on the spine of the "
+            ".spines file beside its .cm. "
             "Card: datasets/cards/fabric-websearch-128.md.",
             extra={
                 "network": {
@@ -442,6 +443,7 @@ REGISTRY: dict[str, Dataset] = {
                     "init_ssthresh_pkts": 100.0,
                     "dctcp_alpha0": 0.0,
                     "dctcp_g": 1.0 / 16.0,
+                    "dctcp_cut": "every-window",
                     "loss_recovery": "newreno",
                     "init_rto_s": 3.0,
                     "min_rto_s": 0.25,

@@ -105,3 +105,24 @@ def test_mark_probability_rejects_inverted_thresholds_and_takes_a_step():
 def test_size_class_rejects_sizes_that_are_not_sizes(bad):
     with pytest.raises(ValueError, match="size_bytes"):
         size_class(bad)
+
+
+def test_websearch_matrix_draws_the_readme_workload_per_host():
+    from workbench.aqm.workload import websearch_matrix
+
+    m = websearch_matrix(0.6, 0.2, seed=3, leaves=4, hosts_per_leaf=4, spines=2)
+    assert m.equals(websearch_matrix(0.6, 0.2, seed=3, leaves=4, hosts_per_leaf=4, spines=2))
+    assert not m.equals(websearch_matrix(0.6, 0.2, seed=4, leaves=4, hosts_per_leaf=4, spines=2))
+    assert m.flow_id.tolist() == list(range(1, len(m) + 1)) and m.start_s.is_monotonic_increasing
+    assert np.allclose(m.start_s * 1e12, np.round(m.start_s * 1e12), atol=1e-3)  # whole picoseconds
+    assert (m.src != m.dst).all() and m.dst.between(0, 15).all()
+    local = m.src // 4 == m.dst // 4
+    assert ((m.spine == -1) == local).all() and set(m.spine[~local]) == {0, 1}
+    # every host offers the load: ~0.6 x 10 Gbit/s each over 0.2 s (heavy-tailed sizes: within 30%)
+    per_host = m.groupby("src").size_bytes.sum() * 8 / 0.2 / 10e9
+    assert len(per_host) == 16 and per_host.mean() == pytest.approx(0.6, rel=0.3)
+    # a host's flows do not depend on how many hosts there are
+    small = websearch_matrix(0.6, 0.2, seed=3, leaves=2, hosts_per_leaf=4, spines=2)
+    assert np.array_equal(small[small.src == 0].start_s, m[m.src == 0].start_s)
+    with pytest.raises(ValueError, match="load"):
+        websearch_matrix(1.0, 0.1, seed=1)

@@ -85,6 +85,7 @@ def test_loader_reads_the_dataset_files_and_their_registry_entry():
         1 / 16,
         "newreno",
     )
+    assert net.dctcp_cut == "every-window"
     assert (net.init_rto_s, net.min_rto_s, net.rto_tick_s, net.link_delay_s, net.link_gbps) == (
         3.0,
         0.25,
@@ -213,3 +214,24 @@ def test_cli_with_no_options_replays_the_recorded_network_on_the_published_paths
     spines = read_spines(cm.with_suffix(".spines"), flows, net.spines, net.hosts_per_leaf)
     same = replay(flows, net, spines=spines)
     assert np.allclose(fct.fct_s, same.fct_s, rtol=1e-9) and same.finished.all()
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_connection_matrix_and_spines_writers_round_trip(tmp_path, suffix):
+    from workbench.aqm.cm_files import write_connection_matrix, write_spines
+
+    flows = pd.DataFrame(
+        {"flow_id": [1, 2, 3], "src": [0, 5, 2], "dst": [7, 1, 3], "start_s": [0.0, 1.234567e-6, 2e-3],
+         "size_bytes": [1500, 100_000, 7], "spine": [1, 0, -1]}
+    )  # fmt: skip
+    cm = write_connection_matrix(flows, tmp_path / f"m.cm{suffix}", n_hosts=8)
+    sp = write_spines(flows, tmp_path / f"m.spines{suffix}")
+    back = read_connection_matrix(cm)
+    assert back[["flow_id", "src", "dst", "size_bytes"]].equals(flows[["flow_id", "src", "dst", "size_bytes"]])
+    assert np.allclose(back.start_s, flows.start_s, rtol=0, atol=1e-13) and back.attrs["n_hosts"] == 8
+    assert read_spines(sp, back, spines=2, hosts_per_leaf=4).tolist() == [1, 0, -1]
+    # the same flows give the same bytes (gzip without a timestamp)
+    again = write_connection_matrix(flows, tmp_path / f"n.cm{suffix}", n_hosts=8)
+    assert again.read_bytes() == cm.read_bytes()
+    with pytest.raises(ValueError, match="distinct hosts"):
+        write_connection_matrix(flows.assign(dst=[7, 1, 2]), tmp_path / "x.cm", n_hosts=8)

@@ -75,8 +75,8 @@ def test_one_search_for_both_servers():
     search = ScaleSearch(factor=4.0, min_scale=2.0**-12, max_scale=2.0**12, rel_tol=0.05, max_evaluations=14)
     scale, n = max_rate_scale(w, dep, slo, scheduler=Scheduler("vllm"), search=search)
     assert scale > 0 and 2 <= n <= 14
-    assert meets_slo(serve(w, dep, rate_scale=scale), slo)
-    assert not meets_slo(serve(w, dep, rate_scale=scale * 1.05 * 1.05), slo)
+    assert meets_slo(serve(w, dep, Scheduler("vllm"), rate_scale=scale), slo)
+    assert not meets_slo(serve(w, dep, Scheduler("vllm"), rate_scale=scale * 1.05 * 1.05), slo)
     res = capacity_search(w, dep, slo, scheduler=Scheduler("vllm"), rel_tol=0.05)
     assert res.capacity_rps == pytest.approx(scale * len(w) / w["arrival_s"].iloc[-1], rel=0.1)
     with pytest.raises(ValueError, match="factor"):

@@ -17,24 +17,29 @@ D7 = Deployment("Llama-2-7B", "A100-80GB")
 
 
 def reference(arr, inp, out, dep: Deployment, sch: Scheduler):
-    """One loop turn per iteration, per-request block counts: no jumps, no residue histogram."""
+    """One loop turn per iteration, per-request block counts: no jumps, no residue histogram. An engine scheduling
+    one step ahead (``overlap_cpu``) sees, when busy, only the arrivals up to the start of the step that just ended;
+    the API server's ``frontend_s`` is added to every first and last token."""
     B, nb = sch.block_tokens, dep.kv_capacity_tokens // sch.block_tokens
     water = max(1, int(sch.watermark * nb))
+    ahead = dep.profile.overlap_cpu
     n = len(arr)
     first, finish, npre = [math.nan] * n, [math.nan] * n, [0] * n
     gen = [0] * n
     running: list[int] = []  # admission order
     waiting: list[int] = []
-    t, q = 0.0, 0
+    t, q, start = 0.0, 0, 0.0  # start: the start of the step that just ended
     while True:
-        while q < n and arr[q] <= t:
+        seen = start if ahead and (running or waiting) else t
+        while q < n and arr[q] <= seen:
             waiting.append(q)
             q += 1
         if not waiting and not running:
             if q >= n:
                 break
-            t = arr[q]
+            t = start = max(t, arr[q])
             continue
+        start = t
         used = sum(-(-(inp[i] + gen[i]) // B) for i in running)
         new, tok = [], 0
         while waiting and len(running) + len(new) < sch.max_num_seqs:
@@ -49,7 +54,8 @@ def reference(arr, inp, out, dep: Deployment, sch: Scheduler):
             new.append(i)
         if new:  # vLLM: a prefill iteration, no decodes
             lens = [inp[i] + gen[i] for i in new]
-            t += dep.iteration_s(sum(lens), sum(x * (x + 1) / 2 for x in lens), 0, 0, len(new))
+            tiles = sum(-(-x // 128) for x in lens)  # the prompts' 128-token query tiles (one attention launch)
+            t += dep.iteration_s(sum(lens), sum(x * (x + 1) / 2 for x in lens), 0, 0, len(new), prefill_tiles=tiles)
             for i in new:
                 gen[i] += 1
                 if math.isnan(first[i]):
@@ -70,17 +76,19 @@ def reference(arr, inp, out, dep: Deployment, sch: Scheduler):
             if gen[i] >= out[i]:
                 finish[i] = t
                 running.remove(i)
-    return np.array(first), np.array(finish), np.array(npre)
+    return np.array(first) + dep.frontend_s, np.array(finish) + dep.frontend_s, np.array(npre)
 
 
 @pytest.mark.parametrize("cap", [None, 3000])
-def test_vllm_matches_the_iteration_by_iteration_reference(cap):
+@pytest.mark.parametrize("engine", ["vllm", "vllm-v0"])
+def test_vllm_matches_the_iteration_by_iteration_reference(cap, engine):
+    """Both the engine scheduling one step ahead behind an API server (a current vLLM) and the eager one."""
     rng = np.random.default_rng(1)
     n = 150
     arr = np.sort(rng.uniform(0, 20, n))
     inp = rng.integers(1, 700, n)
     out = rng.integers(1, 300, n)
-    dep = Deployment("Llama-2-7B", "A100-80GB", max_kv_tokens=cap)
+    dep = Deployment("Llama-2-7B", "A100-80GB", max_kv_tokens=cap, engine=engine)
     sch = Scheduler("vllm", max_num_seqs=32, max_num_batched_tokens=2048)
     got = simulate_replica(arr, inp, out, dep, sch)
     first, finish, npre = reference(arr.tolist(), inp.tolist(), out.tolist(), dep, sch)

@@ -1,6 +1,6 @@
-"""The linear server is a cost model of the one engine: the engine's general loop and its compiled fast path
-(``_linear_kernel``, for linear cost + the reservation policy) give the same per-request times, busy time and early
-stop, on hand-made edge cases and on composed ServeGen spans; the reservation policy also runs on a Deployment."""
+"""The linear server is a cost model of the one engine: any object with the protocol's members serves the same
+(a delegate of a ServerConfig's cost table gives the same per-request times, busy time and early stop, on hand-made
+edge cases and on composed ServeGen spans); the reservation policy also runs on a Deployment."""
 
 from __future__ import annotations
 
@@ -10,25 +10,21 @@ import pytest
 
 from workbench._rng import spawn
 from workbench.serving import Deployment, Scheduler, ServerConfig, serve, server_for, simulate_replica
-from workbench.serving.engine import compiled
 
 ONLY_BASE = dict(prefill_token_s=0.0, decode_seq_s=0.0, kv_token_s=0.0)
 
 
 class Delegate:
-    """A ServerConfig's cost behind the cost-model protocol, without being a ServerConfig: the engine cannot take
-    its compiled fast path, so it runs the general loop (also: any object with the protocol's members serves)."""
+    """A ServerConfig's cost behind the cost-model protocol, without being a ServerConfig (any object with the
+    protocol's members serves)."""
 
     def __init__(self, cfg: ServerConfig) -> None:
         self.cfg = cfg
-        self.gpus, self.kv_capacity_tokens, self.decode_lines_fixed = cfg.gpus, cfg.kv_capacity_tokens, True
+        self.gpus, self.kv_capacity_tokens = cfg.gpus, cfg.kv_capacity_tokens
         self.scheduler = cfg.scheduler
 
-    def iteration_cost(self):
-        return self.cfg.iteration_cost()
-
-    def decode_line(self, decode_seqs, kv_tokens):
-        return self.cfg.decode_line(decode_seqs, kv_tokens)
+    def cost_table(self, max_tokens=16384, max_seqs=256):
+        return self.cfg.cost_table(max_tokens, max_seqs)
 
 
 def assert_same(a, b) -> None:
@@ -42,21 +38,19 @@ def assert_same(a, b) -> None:
 
 
 def both(arr, inp, out, cfg, **kw):
-    fast = simulate_replica(arr, inp, out, cfg, **kw)
-    general = simulate_replica(arr, inp, out, cfg, fast_path=False, **kw)
-    assert_same(fast, general)
-    return fast
+    direct = simulate_replica(arr, inp, out, cfg, **kw)
+    delegate = simulate_replica(arr, inp, out, Delegate(cfg), **kw)
+    assert_same(direct, delegate)
+    return direct
 
 
-def test_the_pair_linear_cost_reservation_is_what_takes_the_fast_path():
-    cfg = ServerConfig(max_batch=8, max_prefill_tokens=512)
+def test_the_linear_server_names_its_reservation_and_its_table_is_the_formula():
+    cfg = ServerConfig(max_batch=8, max_prefill_tokens=512, kv_token_s=1e-6)
     assert cfg.scheduler == Scheduler("reserve", max_num_seqs=8, max_num_batched_tokens=512)
-    assert compiled(cfg, cfg.scheduler) is cfg
-    assert compiled(cfg, Scheduler("reserve", max_num_seqs=4)).max_batch == 4
-    assert (
-        compiled(cfg, Scheduler("orca")) is None
-        and compiled(Deployment("Llama-3.1-8B", "H100-SXM"), cfg.scheduler) is None
-    )
+    tab = cfg.cost_table()
+    assert tab.iteration_s(1000, 1000 * 1001 / 2, 10, 20_000, 11) == pytest.approx(cfg.iteration_s(1000, 10, 20_000))
+    a, s, lim = tab.decode_line(10, 20_000)
+    assert (a, s, lim) == pytest.approx((cfg.base_s + 10 * cfg.decode_seq_s, 1e-6, np.inf))
 
 
 def test_edge_cases_rejections_batch_prefill_budget_and_one_token_outputs():
@@ -122,7 +116,7 @@ def spans():
     return out
 
 
-def test_composed_servegen_spans_are_the_same_on_both_paths(spans):
+def test_composed_servegen_spans_are_the_same_through_the_protocol(spans):
     for model, req in spans:
         cfg = server_for(model)
         arr, inp, out = (req[c].to_numpy() for c in ("arrival_s", "input_tokens", "output_tokens"))
@@ -139,7 +133,7 @@ def test_composed_servegen_spans_are_the_same_on_both_paths(spans):
 
 
 def test_the_reservation_on_a_deployment_never_preempts_and_matches_a_hand_computation():
-    d = Deployment("Llama-3.1-8B", "H100-SXM", max_kv_tokens=3500)
+    d = Deployment("Llama-3.1-8B", "H100-SXM", max_kv_tokens=3500, frontend_s=0)  # offline: no API server
     reqs = pd.DataFrame({"arrival_s": [0.0, 0.0, 0.0], "input_tokens": [1000] * 3, "output_tokens": [500] * 3})
     paged = serve(reqs, d, Scheduler("orca"))
     res = serve(reqs, d, Scheduler("reserve"))

@@ -214,7 +214,7 @@ def test_oversized_request_does_not_hold_up_the_queue():
 
 
 def test_steps_to_reach_is_the_fewest_iterations_that_last_the_gap():
-    """The one ``steps_to_reach`` (compiled; the engine and the linear replica's loop both call it) against its
+    """The one ``steps_to_reach`` (compiled; the engine's loop calls it) against its
     definition, summed iteration by iteration: the smallest k >= 1 with k per + inc k (k - 1) / 2 >= gap."""
     from workbench.serving._common import steps_to_reach
 

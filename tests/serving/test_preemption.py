@@ -1,28 +1,25 @@
-"""Priority preemption with a context-switch cost model (FastSwitch): copy costs by hand, sync vs async stall,
-reuse sending only new blocks, the scheduler's victim choice, determinism, bad input, the panel's numbers."""
+"""FastSwitch's mechanisms as policies of the one engine: the one swap cost by hand, sync vs async stall, reuse sending
+only new blocks, the scheduler's victim choice, determinism, bad input, the panel's numbers, and the proof that there
+is one engine (no second event loop; a FastSwitch run is an engine run; notebooks 10 and 14 charge one swap cost)."""
 
 from __future__ import annotations
 
+import importlib
 import math
+import pkgutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from numba.core.registry import CPUDispatcher
 
+import workbench.serving
 from workbench import experiments as ex
-from workbench.serving import _preemption_kernel as K
+from workbench.serving import Deployment, Scheduler, serve, swap_seconds
 from workbench.serving.conversations import conversations
-from workbench.serving.preemption import (
-    LAUNCH_S,
-    MECHANISMS,
-    PCIE_EFFICIENCY,
-    Mechanism,
-    PriorityProcess,
-    copy_seconds,
-    iteration_seconds,
-    simulate_preemption,
-)
-from workbench.serving.roofline import Deployment
+from workbench.serving.cost import COPY_CALL_S, PCIE_EFFICIENCY
+from workbench.serving.preemption import MECHANISMS, PriorityProcess, fastswitch_scheduler, run, summary
 
 DEP = Deployment("Llama-3.1-8B", "A100-80GB", max_kv_tokens=1024)  # 64 blocks of 16 tokens
 KV = DEP.model.kv_bytes_per_token  # 128 KiB
@@ -31,120 +28,118 @@ BW = DEP.gpu.pcie_bytes_per_s * PCIE_EFFICIENCY  # 32 GB/s x 0.8
 STILL = PriorityProcess("reshuffle", 0.0, 8)
 
 
-def table(rows) -> pd.DataFrame:
+def table(rows, priorities=None) -> pd.DataFrame:
     """Single-turn requests: (arrival, prompt, output) per row."""
     a, p, o = (np.array(c) for c in zip(*rows, strict=True))
     n = len(a)
-    return pd.DataFrame(
+    df = pd.DataFrame(
         {"conversation": np.arange(n), "turn": 0, "arrival_s": a.astype(float), "input_tokens": p,
          "new_tokens": p, "output_tokens": o, "think_s": 1.0, "next": -1}
     )  # fmt: skip
+    if priorities is not None:
+        df["priority"] = priorities
+    return df
 
 
-def test_copy_cost_by_hand_per_block_vs_grouped():
+def test_the_one_swap_cost_by_hand_per_block_and_per_group():
     # 64 tokens = 4 blocks; 64 tensors; 10 us per call; 128 KiB per token at 25.6 GB/s
-    per_block = copy_seconds(64, tensors=64, launch_s=10e-6, bytes_per_token=KV, bandwidth_bps=25.6e9)
-    grouped = copy_seconds(64, group_blocks=64, tensors=64, launch_s=10e-6, bytes_per_token=KV, bandwidth_bps=25.6e9)
-    data = 64 * KV / 25.6e9
-    assert per_block == pytest.approx(4 * 64 * 10e-6 + data)
-    assert grouped == pytest.approx(1 * 64 * 10e-6 + data)
+    data = 64 * KV / BW
+    assert swap_seconds(DEP, 64) == pytest.approx(4 * TENSORS * COPY_CALL_S + data)
+    assert swap_seconds(DEP, 64, group_blocks=64) == pytest.approx(TENSORS * COPY_CALL_S + data)
     # a partly filled block moves whole: 20 tokens = 2 blocks = 32 tokens of bytes
-    assert copy_seconds(20, tensors=1, launch_s=1e-6, bytes_per_token=1e3, bandwidth_bps=1e9) == pytest.approx(
-        2e-6 + 32e-6
+    assert swap_seconds(DEP, 20) == pytest.approx(2 * TENSORS * COPY_CALL_S + 32 * KV / BW)
+    # the issue's figure: 1,024 tokens of Llama-3.1-8B one way on an A100, vLLM's per-block copies
+    assert swap_seconds(Deployment("Llama-3.1-8B", "A100-80GB"), 1024) == pytest.approx(
+        64 * 64 * 10e-6 + 1024 * KV / BW
     )
-    # the compiled kernel's cost agrees with the public function
-    dt, copies = K.copy_s(5, 16, 2, 64, 10e-6, KV / 25.6e9)
-    assert copies == 3 * 64
-    assert dt == pytest.approx(copy_seconds(80, group_blocks=2, tensors=64, bytes_per_token=KV, bandwidth_bps=25.6e9))
+    with pytest.raises(ValueError, match="tokens"):
+        swap_seconds(DEP, -1)
 
 
-def test_reuse_sends_only_blocks_past_the_host_copy():
-    assert K.blocks_to_send(100, 40, 16, True) == 7 - 2  # 7 blocks; the host holds 2 full ones (40 = 2 x 16 + 8)
-    assert K.blocks_to_send(100, 40, 16, False) == 7
-    assert K.blocks_to_send(100, 100, 16, True) == 1  # only the partly filled last block goes out again
-    assert K.blocks_to_send(96, 96, 16, True) == 0
-
-
-def one_preemption(mech):
+def one_preemption(mech, priority=STILL):
     # A (low priority) runs; B (high) arrives when A's context no longer leaves room: A is swapped out, B runs, A
     # comes back
-    reqs = table([(0.0, 600, 300), (1.0, 600, 20)])
-    return simulate_preemption(reqs, DEP, mech, STILL, priorities=[1, 5], seed=0)
+    reqs = table([(0.0, 600, 300), (1.0, 600, 20)], priorities=[1, 5])
+    return run(reqs, DEP, fastswitch_scheduler(mech, priority), seed=0)
 
 
-def test_sync_swap_stalls_the_iteration_by_the_hand_computed_copy_time():
-    run = one_preemption("vllm")
-    t = run.totals
-    assert (t["swap_outs"], t["swap_ins"]) == (1, 1)
-    assert run.requests.preemptions.tolist() == [1, 0]
-    blocks = t["copy_bytes"] / (2 * 16 * KV)  # the same context out and back in
+def test_sync_swap_stalls_the_iteration_by_the_one_swap_cost():
+    r = one_preemption("vllm")
+    s = r.swaps
+    assert (s.swap_outs, s.swap_ins) == (1, 1)
+    assert r.table["preemptions"].tolist() == [1, 0]
+    blocks = s.copy_tokens / (2 * 16)  # the same context out and back in
     assert blocks == int(blocks) and 38 < blocks <= 64
-    token_s = KV / BW
-    one_way = blocks * TENSORS * LAUNCH_S + blocks * 16 * token_s
-    assert t["copies"] == 2 * blocks * TENSORS
-    assert t["stall_s"] == pytest.approx(2 * one_way, rel=1e-9)
+    assert s.copies == 2 * blocks * TENSORS
+    assert s.stall_s == pytest.approx(2 * float(swap_seconds(DEP, int(blocks) * 16)), rel=1e-9)
     # block groups: one call per tensor for the whole context
-    g = one_preemption("+block-groups").totals
-    assert g["copies"] == 2 * TENSORS
-    assert g["stall_s"] == pytest.approx(2 * (TENSORS * LAUNCH_S + blocks * 16 * token_s), rel=1e-9)
+    g = one_preemption("+block-groups").swaps
+    assert g.copies == 2 * TENSORS
+    assert g.stall_s == pytest.approx(2 * float(swap_seconds(DEP, int(blocks) * 16, group_blocks=64)), rel=1e-9)
 
 
 def test_async_swap_does_not_stall_but_the_waiting_request_waits_for_its_blocks():
     sync, asyn = one_preemption("vllm"), one_preemption("+async")
-    assert asyn.totals["stall_s"] == 0.0 and asyn.totals["swap_outs"] == 1
-    out_copy = asyn.totals["out_copy_s"]
+    assert asyn.swaps.stall_s == 0.0 and asyn.swaps.swap_outs == 1
+    out_copy = asyn.swaps.out_copy_s
     assert out_copy > 0.02  # ~44 blocks x 64 calls x 10 us
-    b = asyn.requests.iloc[1]
-    assert b.ttft_s >= out_copy  # B needs the blocks A's copy is still moving
-    # A's own token gaps never include a synchronous stall under async; under sync the gap spanning it does
-    assert asyn.tbt_stall_s.max() == 0.0 and sync.tbt_stall_s.max() > 0.0
-    # sync: every request in the system at the time waits through the stall
-    assert sync.requests.stall_ttft_s.iloc[1] > 0.0
+    assert asyn.table["ttft_s"].iloc[1] >= out_copy  # B needs the blocks A's copy is still moving
+    # A's token gaps never include a synchronous stall under async; under sync the gap spanning it does
+    assert asyn.gaps.stall.max() == 0.0 and sync.gaps.stall.max() > 0.0
+    assert sync.table["stall_ttft_s"].iloc[1] > 0.0  # sync: every request in the system waits through the stall
 
 
-def test_scheduler_preempts_the_lowest_priority_for_the_highest():
-    reqs = table([(0.0, 300, 200), (0.0, 300, 200), (0.5, 400, 10)])
-    run = simulate_preemption(reqs, DEP, "vllm", STILL, priorities=[1, 3, 5], seed=0)
-    assert run.requests.preemptions.tolist() == [1, 0, 0]
-    run = simulate_preemption(reqs, DEP, "vllm", STILL, priorities=[3, 1, 5], seed=0)
-    assert run.requests.preemptions.tolist() == [0, 1, 0]
+def test_reuse_sends_only_the_blocks_past_the_host_copy():
+    # A (low priority) is swapped out for B, comes back, and is swapped out again for C: with reuse its second
+    # swap-out sends only the blocks past the host copy of the first
+    reqs = table([(0.0, 600, 300), (1.0, 600, 20), (2.5, 600, 20)], priorities=[1, 5, 5])
+    plain, reuse = (run(reqs, DEP, fastswitch_scheduler(m, STILL)).swaps for m in ("vllm", "+reuse"))
+    assert (plain.swap_outs, plain.swap_ins) == (reuse.swap_outs, reuse.swap_ins) == (2, 2)
+    saved = plain.copy_tokens - reuse.copy_tokens
+    assert saved > 0 and saved % 16 == 0
+    assert saved < plain.copy_tokens / 4  # only the second swap-out is shorter: by the first one's full blocks
+
+
+def test_the_scheduler_preempts_the_lowest_priority_for_the_highest():
+    rows = [(0.0, 300, 200), (0.0, 300, 200), (0.5, 400, 10)]
+    sch = fastswitch_scheduler("vllm", STILL)
+    assert run(table(rows, [1, 3, 5]), DEP, sch).table["preemptions"].tolist() == [1, 0, 0]
+    assert run(table(rows, [3, 1, 5]), DEP, sch).table["preemptions"].tolist() == [0, 1, 0]
     # a newcomer of lower priority than everyone running waits instead of preempting
-    run = simulate_preemption(reqs, DEP, "vllm", STILL, priorities=[3, 3, 0], seed=0)
-    assert run.requests.preemptions.tolist() == [0, 0, 0]
-    assert run.requests.first_token_s.iloc[2] > run.requests.finish_s.iloc[:2].min()
+    t = run(table(rows, [3, 3, 0]), DEP, sch).table
+    assert t["preemptions"].tolist() == [0, 0, 0]
+    assert t["arrival_s"].iloc[2] + t["ttft_s"].iloc[2] > (t["arrival_s"] + t["e2e_s"]).iloc[:2].min()
 
 
 def test_every_request_finishes_and_mechanisms_share_the_workload():
     reqs = conversations(40, 2.0, seed=3)
     d = Deployment("Llama-3.1-8B", "A100-80GB", max_kv_tokens=8192)
-    runs = {m: simulate_preemption(reqs, d, m, PriorityProcess("markov", 0.05), seed=1) for m in MECHANISMS}
+    runs = {m: run(reqs, d, fastswitch_scheduler(m, PriorityProcess("markov", 0.05)), seed=1) for m in MECHANISMS}
     for r in runs.values():
-        assert r.totals["finished"] == len(reqs)
-        assert (r.requests.finish_s >= r.requests.first_token_s).all()
-        assert np.isfinite(r.tbt_s).all()
-    s = {m: r.summary() for m, r in runs.items()}
+        t = r.table
+        assert t["e2e_s"].notna().all() and (t["e2e_s"] >= t["ttft_s"]).all()
+        assert r.gaps.size == int((t["output_tokens"] - 1).sum())  # every gap between tokens, once
+    s = {m: summary(r) for m, r in runs.items()}
     assert s["fastswitch"]["p99_tbt_s"] < s["vllm"]["p99_tbt_s"]
     assert s["+reuse"]["copy_gb"] < s["vllm"]["copy_gb"]
     assert s["+async"]["stall_share_tbt"] == 0.0 < s["vllm"]["stall_share_tbt"]
+    # later turns arrive after the previous turn ends, by its pause
+    t = runs["vllm"].table
+    nxt = reqs["next"].to_numpy()
+    has = nxt >= 0
+    end = (t["arrival_s"] + t["e2e_s"]).to_numpy()
+    np.testing.assert_allclose(t["arrival_s"].to_numpy()[nxt[has]], end[has] + reqs["think_s"].to_numpy()[has])
 
 
 def test_deterministic_per_seed():
     reqs = conversations(30, 2.0, seed=0)
     d = Deployment("Llama-3.1-8B", "A100-80GB", max_kv_tokens=8192)
-    pp = PriorityProcess("reshuffle", 0.05)
-    a = simulate_preemption(reqs, d, "vllm", pp, seed=7)
-    b = simulate_preemption(reqs, d, "vllm", pp, seed=7)
-    c = simulate_preemption(reqs, d, "vllm", pp, seed=8)
-    pd.testing.assert_frame_equal(a.requests, b.requests)
-    np.testing.assert_array_equal(a.tbt_s, b.tbt_s)
-    assert not a.requests.finish_s.equals(c.requests.finish_s)
+    sch = fastswitch_scheduler("vllm", PriorityProcess("reshuffle", 0.05))
+    a, b, c = run(reqs, d, sch, seed=7), run(reqs, d, sch, seed=7), run(reqs, d, sch, seed=8)
+    pd.testing.assert_frame_equal(a.table, b.table)
+    np.testing.assert_array_equal(a.gaps.first, b.gaps.first)
+    assert not a.table["e2e_s"].equals(c.table["e2e_s"])
     pd.testing.assert_frame_equal(conversations(30, 2.0, seed=0), reqs)
-
-
-def test_iteration_cost_is_the_deployments_roofline():
-    d = Deployment("Llama-3.1-8B", "A100-80GB")
-    for work in [(0, 0, 32, 32_000, 32), (2048, 2048 * 2049 / 2, 0, 0, 4), (1000, 500_500, 64, 64_000, 65)]:
-        assert iteration_seconds(d, *work) == pytest.approx(d.iteration_s(*work[:4], sampled=work[4]), rel=0.01)
 
 
 def test_bad_input_names_what_is_wrong():
@@ -155,19 +150,21 @@ def test_bad_input_names_what_is_wrong():
     with pytest.raises(ValueError, match="priority levels"):
         PriorityProcess("markov", 0.1, 0)
     with pytest.raises(ValueError, match="mechanism"):
-        simulate_preemption(table([(0.0, 10, 10)]), DEP, "teleport")
+        fastswitch_scheduler("teleport")
     with pytest.raises(ValueError, match="group_blocks"):
-        Mechanism(group_blocks=0)
+        fastswitch_scheduler("fastswitch", group_blocks=0)
     with pytest.raises(ValueError, match="exceeds the KV cache"):
-        simulate_preemption(table([(0.0, 2000, 10)]), DEP)
+        run(table([(0.0, 2000, 10)]), DEP, fastswitch_scheduler())
     with pytest.raises(ValueError, match="pcie_gbs"):
-        simulate_preemption(table([(0.0, 10, 10)]), DEP, pcie_gbs=-1.0)
-    with pytest.raises(ValueError, match="priorities"):
-        simulate_preemption(table([(0.0, 10, 10)]), DEP, priorities=[9])
+        Deployment("Llama-3.1-8B", "A100-80GB", pcie_gbs=-1.0)
+    with pytest.raises(ValueError, match="priority"):
+        run(table([(0.0, 10, 10)], [9]), DEP, fastswitch_scheduler())
     with pytest.raises(ValueError, match="truncated"):
-        simulate_preemption(conversations(20, 1.0, max_context=1000, seed=0).iloc[:5], DEP)
+        run(conversations(20, 1.0, max_context=1000, seed=0).iloc[:5], DEP, fastswitch_scheduler())
     with pytest.raises(ValueError, match="think_s"):
         conversations(5, 1.0, think_s=-1.0)
+    with pytest.raises(ValueError, match="priority_changes needs"):
+        Scheduler(priority_changes=STILL)
 
 
 def test_conversation_prompts_grow_by_the_previous_turn():
@@ -178,6 +175,44 @@ def test_conversation_prompts_grow_by_the_previous_turn():
     expect = nxt.input_tokens.to_numpy() + nxt.output_tokens.to_numpy() + later.new_tokens.to_numpy()
     np.testing.assert_array_equal(later.input_tokens.to_numpy(), expect)
     assert df.arrival_s[df.turn == 0].is_monotonic_increasing and df.arrival_s[df.turn > 0].isna().all()
+
+
+# ------------------------------------------------------------------------------------------------- one engine
+def test_a_fastswitch_run_is_a_direct_engine_run():
+    reqs = conversations(40, 2.0, seed=5)
+    d = Deployment("Llama-3.1-8B", "A100-80GB", max_kv_tokens=8192)
+    for mech in MECHANISMS:
+        sch = fastswitch_scheduler(mech, PriorityProcess("reshuffle", 0.05))
+        a = run(reqs, d, sch, seed=3)
+        b = serve(reqs, d, sch, record_gaps=True, seed=3)
+        pd.testing.assert_frame_equal(a.table, b.table)
+        assert a.swaps == b.swaps and a.busy_fraction == b.busy_fraction
+
+
+def test_the_engine_is_the_only_event_loop_of_serving():
+    here = Path(workbench.serving.__file__).parent
+    assert not (here / "_preemption_kernel.py").exists() and not (here / "_linear_kernel.py").exists()
+    compiled = {}
+    for info in pkgutil.iter_modules([str(here)]):
+        mod = importlib.import_module(f"workbench.serving.{info.name}")
+        for name, obj in vars(mod).items():
+            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == mod.__name__:
+                compiled.setdefault(info.name, []).append(name)
+    # the loop; the one evaluation of a cost table; the closed form of a decode run
+    assert set(compiled) == {"_engine_kernel", "_cost_eval", "_common"}, compiled
+    assert compiled["_common"] == ["steps_to_reach"]
+    assert [n for n in compiled["_engine_kernel"] if "engine" in n or "advance" in n] == ["_advance", "run_engine"]
+
+
+def test_notebooks_10_and_14_charge_the_same_swap_for_the_same_deployment():
+    # notebook 10's swap preemption (the engine's default per-block copies) and notebook 14's vLLM mechanism:
+    # one preemption of the same request, the same stall, and both the one swap cost
+    reqs = table([(0.0, 600, 300), (1.0, 600, 20)], priorities=[1, 5])
+    nb14 = run(reqs, DEP, fastswitch_scheduler("vllm", STILL)).swaps
+    nb10 = serve(reqs, DEP, Scheduler("vllm", preemption="swap", priority="priority")).swaps
+    assert nb10 == nb14
+    blocks = nb10.copy_tokens // 32
+    assert nb10.stall_s == pytest.approx(2 * float(swap_seconds(DEP, blocks * 16)), rel=1e-9)
 
 
 def test_panel_numbers_are_the_experiments(tmp_path, monkeypatch):

@@ -36,6 +36,14 @@ def test_tables_have_a_source_per_row_and_user_rows_register(tmp_path):
         specs.register_model({"model": "m", "layer": 3})
 
 
+def from_resources(d, *work):
+    """One iteration from the operators of ``resources()`` (sequential: each at its binding resource, summed;
+    overlapped: the busiest resource), plus the engine's host step: what the cost table must give."""
+    res = d.resources(*work)
+    gpu = max(sum(r[k] for r in res.values()) for k in range(3)) if d.overlap else sum(max(r) for r in res.values())
+    return d.profile.combine(gpu, d.cpu_s(max(work[2], work[4])))
+
+
 def test_decode_of_one_request_reads_the_weights_and_prefill_is_compute_bound():
     d = Deployment("Llama-2-7B", "A100-80GB", costs="stated")
     eff = EFFICIENCY["ampere"]
@@ -51,8 +59,9 @@ def test_decode_of_one_request_reads_the_weights_and_prefill_is_compute_bound():
         2 * (m.params - 2 * m.vocab * m.hidden) * 4096 / 312e12 / eff.compute
     )
     args = (512, 512 * 300.0, 64, 64 * 900, 65)
-    assert d.sequential_cost()(*args) == pytest.approx(d.iteration_s(*args))
+    assert d.iteration_s(*args) == pytest.approx(from_resources(d, *args))
     ovl = Deployment("Llama-2-7B", "A100-80GB", overlap=True, costs="stated")
+    assert ovl.iteration_s(*args) == pytest.approx(from_resources(ovl, *args))
     assert ovl.iteration_s(*args) < d.iteration_s(*args)
     a, s, _lim = ovl.decode_line(64, 64 * 900)
     assert a + s * 64 * 900 == pytest.approx(ovl.iteration_s(0, 0, 64, 64 * 900))
@@ -104,10 +113,12 @@ def test_measured_curves_divide_the_roofline_by_the_fraction_measured_at_that_sh
     assert ridge.loc["linear", "time_s"] / 140 > big.loc["linear", "time_s"] / 4096
     # the all-reduce latency floor: ~60 us per call at TP 8, far above 10 us
     assert float(cur.allreduce_s(2 * m.hidden, tp=8, topology="nvswitch")) > 30e-6
-    # the simulator's fast cost equals the method, inside and beyond its tables
-    f = d.sequential_cost()
-    for work in [(0, 0, 32, 32_000, 32), (2048, 2048 * 2049 / 2, 0, 0, 4), (20_000, 20_000 * 5e3, 0, 0, 1)]:
-        assert f(*work) == pytest.approx(d.iteration_s(*work[:4], sampled=work[4]))
+    # the engine's cost table is the operators summed inside its token range (exactly) and beyond it (extrapolated
+    # with the slope of its last tokens)
+    for work in [(0, 0, 32, 32_000, 32), (2048, 2048 * 2049 / 2, 0, 0, 4)]:
+        assert d.iteration_s(*work[:4], sampled=work[4]) == pytest.approx(from_resources(d, *work), rel=1e-9)
+    far = (20_000, 20_000 * 10_000.5, 0, 0, 1)
+    assert d.iteration_s(*far[:4], sampled=far[4]) == pytest.approx(from_resources(d, *far), rel=5e-3)
 
 
 def test_cost_sources_are_validated_and_named():
@@ -135,8 +146,8 @@ def test_profiled_costs_agree_with_the_curves_and_refuse_what_is_not_profiled(vi
         c = Deployment("Llama-2-70B", gpu, tp=tp)
         for work in [(0, 0, 1, 1000), (0, 0, 64, 64_000), (2048, 2048 * 2049 / 2, 0, 0)]:
             assert p.iteration_s(*work) == pytest.approx(c.iteration_s(*work), rel=0.15)
-        f = p.sequential_cost()
-        assert f(512, 512 * 300.0, 64, 64 * 900, 65) == pytest.approx(p.iteration_s(512, 512 * 300.0, 64, 64 * 900, 65))
+        work = (512, 512 * 300.0, 64, 64 * 900, 65)
+        assert p.iteration_s(*work) == pytest.approx(from_resources(p, *work))
     # Llama-3.1-8B has the architecture of the profiled Meta-Llama-3-8B (A100 only)
     assert Deployment("Llama-3.1-8B", "A100-80GB", costs="profiled").iteration_s(0, 0, 1, 100) > 0
     # a layer is matched by its shape: Llama-2-13B's layers are InternLM-20B's (hidden 5120, ffn 13824, 40 heads)

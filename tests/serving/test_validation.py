@@ -119,3 +119,31 @@ def test_summary_rejects_a_table_without_its_columns():
         validation_summary(pd.DataFrame({"point": ["a"], "error": [0.1]}))
     with pytest.raises(ValueError, match=r"unknown kind\(s\) \['online'\]; known: iteration, end_to_end"):
         validation_summary(pd.DataFrame({"kind": ["online"], "point": ["a"], "error": [0.1]}))
+
+
+def test_validation_points_is_tidy_with_the_envelope_a_scoreboard_reads(table):
+    from workbench.serving.validation import POINT_COLUMNS, validation_by_source, validation_points
+
+    p = validation_points(table)
+    pub = published()
+    assert list(p.columns) == list(POINT_COLUMNS)
+    assert list(p.columns[:6]) == ["source", "metric", "reference", "model", "error", "kind"]
+    need = {"gpu", "model_name", "tp", "pp", "batch", "input_tokens", "output_tokens", "engine", "rate_rps"}
+    assert need <= set(p.columns)
+    assert len(p) == len(pub) and not p.duplicated(["point", "metric"]).any()  # one row per (point, metric)
+    assert p["source"].tolist() == pub["source_id"].tolist() and p["source"].str.len().between(3, 40).all()
+    assert p["reference"].tolist() == pub["value"].astype(float).tolist()
+    assert ((p["error"] - (p["model"] - p["reference"]) / p["reference"]).abs() < 1e-12).all()
+    assert set(p["kind"]) == set(KINDS)
+    assert p["model_name"].tolist() == pub["model"].tolist() and p["pp"].tolist() == pub["pp"].tolist()
+    assert p["engine"].tolist() == [ENGINE_OF[e] for e in pub["engine"]]
+    assert p["rate_rps"].isna().tolist() == pub["rate_rps"].isna().tolist()  # NaN where the benchmark had no rate
+    by = validation_by_source(p)
+    assert by["points"].sum() == len(p)
+    assert set(by.index.get_level_values("source")) == set(p["source"])
+    one = by.loc[("sarathi-serve-osdi24", "decode_iteration_s")]
+    rows = p[(p["source"] == "sarathi-serve-osdi24") & (p["metric"] == "decode_iteration_s")]
+    assert one["median_abs_error"] == pytest.approx(rows["error"].abs().median())
+    assert abs(one["worst_error"]) == pytest.approx(rows["error"].abs().max())
+    with pytest.raises(ValueError, match="validation_points"):
+        validation_by_source(p.drop(columns="source"))

@@ -125,7 +125,8 @@ def test_what_if_dp_changes_only_dp_kernels_and_the_sharded_optimizer():
     same = (g.kind != gk.DP_COMM) & (g.kind != gk.OPTIMIZER)  # distributed optimizer: sharded over DP
     np.testing.assert_allclose(g2.dur[same], g.dur[same])
     assert (g2.dur[g.kind == gk.DP_COMM] > g.dur[g.kind == gk.DP_COMM]).all()
-    np.testing.assert_allclose(g2.dur[g.kind == gk.OPTIMIZER], g.dur[g.kind == gk.OPTIMIZER] / 2)
+    emb = g.formula["embedding_sync_s"]  # the tied embeddings' all-reduce before the step: not sharded
+    np.testing.assert_allclose(g2.dur[g.kind == gk.OPTIMIZER] - emb, (g.dur[g.kind == gk.OPTIMIZER] - emb) / 2)
     g3 = what_if(g, layers=48)
     assert simulate(g3).iteration_s < simulate(g).iteration_s
     with pytest.raises(ValueError, match="unknown edit"):

@@ -23,10 +23,10 @@ def test_decode_cost_is_the_serving_iteration(dep):
 
 
 def test_one_instance_timeline_by_hand(dep):
-    # two samples, prompts 100: steps at batch 2 (kv 200), then batch 1 (kv 102, 103)
+    # two samples, prompts 100: steps at batch 2 (kv 200), then batch 1 (kv 101, 102: P + t - 1 at step t)
     done, ends = gt.decode_timeline(dep, [100, 100], [3, 1], prefill=False)
-    c = [dep.iteration_s(decode_seqs=2, kv_tokens=200), dep.iteration_s(decode_seqs=1, kv_tokens=102),
-         dep.iteration_s(decode_seqs=1, kv_tokens=103)]  # fmt: skip
+    c = [dep.iteration_s(decode_seqs=2, kv_tokens=200), dep.iteration_s(decode_seqs=1, kv_tokens=101),
+         dep.iteration_s(decode_seqs=1, kv_tokens=102)]  # fmt: skip
     np.testing.assert_allclose(done, [sum(c), c[0]], rtol=2e-3)
     np.testing.assert_allclose(ends, np.cumsum(c), rtol=2e-3)
 

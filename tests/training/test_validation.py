@@ -1,108 +1,199 @@
-"""Validation table: Lumos's rows (bar sums, the batch inferred on one held-out configuration), the unfused
-attention of 2021 by hand, and the era-aware table."""
+"""The validation corpus is data with its sources, its headline flags are what the model's sensitivity says, the
+estimated parameters are the corpus's and every reported error is leave-one-source-out."""
+
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from workbench.training import GPUS, MODELS, iteration_table
-from workbench.training.iteration import UNFUSED_ATTENTION_BYTES, compute_parts
-from workbench.training.validation import (
-    ERA_FORMS,
-    INFERENCE_ROWS,
-    PUBLISHED,
-    _lumos_plan,
-    mean_abs_error,
-    validation_table,
-)
+from workbench.data import require
+from workbench.training import validation as V
+from workbench.training.iteration import CALIBRATION
 
-# Lumos (arXiv 2504.09307v1) Fig. 7: the four bar values (exposed compute, overlapped, exposed comm, other; ms) of
-# each configuration, predicted (upper bar) and actual (lower bar), as printed in the figure.
-FIG7 = {
-    (2, 2, 8): ((329, 148, 287, 38), (353, 123, 291, 30)),
-    (2, 2, 16): ((337, 138, 330, 33), (364, 112, 307, 30)),
-    (2, 2, 32): ((321, 156, 370, 32), (352, 124, 358, 30)),
-    (2, 4, 4): ((403, 56, 408, 46), (386, 60, 378, 48)),
-    (2, 8, 4): ((421, 46, 1008, 77), (405, 49, 927, 65)),
-    (2, 16, 4): ((452, 44, 865, 477), (422, 49, 853, 461)),
-    (2, 4, 8): ((379, 80, 415, 39), (359, 96, 378, 55)),
-    (2, 8, 8): ((414, 53, 547, 81), (399, 63, 481, 67)),
-    (2, 4, 16): ((387, 72, 813, 44), (371, 87, 823, 55)),
-}
+
+def test_the_corpus_is_a_data_file_with_sources_and_coverage():
+    c = V.corpus()
+    assert len(c) >= 50 and c.source.nunique() >= 8
+    assert (c.url.str.startswith("https://")).all() and (c.locator.str.len() > 0).all()
+    assert set(c.gpu) == {"A100-80GB", "H100-SXM"}
+    assert c.pp.min() == 1 and c.pp.max() == 64
+    assert (c.virtual_stages > 1).any() and ((c.virtual_stages == 1) & (c.pp > 1)).any()
+    assert set(c.recompute) == {"full", "selective"} and set(c.era) == {"2021", "2024"}
+    assert (c.gpus == c.tp * c.pp * c.dp).all()
+    readme = (require(V.CORPUS).parent / "README.md").read_text()
+    for source in c.source.unique():
+        assert f"`{source}`" in readme, f"{source} is not described in the corpus README"
+    for column in c.columns:
+        assert f"`{column}`" in readme, f"column {column} is not described in the corpus README"
 
 
 def test_lumos_rows_are_the_actual_bars():
-    """Each row is the sum of its actual bar, and the actual bar is the lower one: with it the Fig. 7c prediction
-    errors average 4.2%, the figure Sec. 4.3.1 states (with the bars swapped they would average 4.0%)."""
-    rows = {(p.tp, p.pp, p.dp): v for s, n, _g, p, _m, v in PUBLISHED if s.startswith("Lumos Fig. 7")}
-    assert rows == pytest.approx({k: sum(actual) / 1e3 for k, (_pred, actual) in FIG7.items()}, rel=1e-12)
-    c = [(sum(FIG7[k][0]), sum(FIG7[k][1])) for k in ((2, 4, 8), (2, 8, 8), (2, 4, 16))]
-    assert np.mean([abs(p / a - 1) for p, a in c]) == pytest.approx(0.042, abs=0.0005)
-    assert np.mean([abs(a / p - 1) for p, a in c]) == pytest.approx(0.040, abs=0.0005)
-    assert [v for s, *_, v in PUBLISHED if s == "Lumos Fig. 1"] == [(4287 + 885 + 2261 + 178) / 1e3]
+    """Each Lumos row is the sum of its actual bar (breakdowns.csv, Fig. 1 and Fig. 7), and the actual bar is the
+    lower one of Fig. 7: with it the Fig. 7c prediction errors average 4.2%, the figure Sec. 4.3.1 states (with the
+    bars swapped they would average 4.0%)."""
+    c = V.corpus().set_index("id")
+    b = V.breakdowns()
+    actual = b[b.bar == "actual"].set_index("corpus_id")
+    lumos = c[c.source == "lumos2025"]
+    assert set(actual.index) == set(lumos.index)
+    np.testing.assert_allclose(actual.total_ms.loc[lumos.index] / 1e3, lumos.value, rtol=1e-12)
+    pred = b[b.bar == "lumos"].set_index("corpus_id").total_ms
+    pairs = [(pred[k], actual.total_ms[k]) for k in ("lumos-15b-2x4x8", "lumos-15b-2x8x8", "lumos-15b-2x4x16")]
+    assert np.mean([abs(p / a - 1) for p, a in pairs]) == pytest.approx(0.042, abs=0.0005)
+    assert np.mean([abs(a / p - 1) for p, a in pairs]) == pytest.approx(0.040, abs=0.0005)
+    assert actual.total_ms["lumos-175b-8x4x8"] == 4287 + 885 + 2261 + 178
 
 
-@pytest.mark.parametrize("compute", ["constant", "measured"])
-def test_lumos_batch_is_inferred_on_the_held_out_configuration(compute):
-    """Of PP, 2 PP and 4 PP micro-batches per pipeline (micro-batch 1), the model's time at the inference
-    configuration is nearest the published one at 2 PP = TP x PP, the count Lumos's Fig. 4 caption takes; that row
-    is left out of the error."""
-    ((name, (tp, pp, dp)),) = INFERENCE_ROWS
-    published = sum(FIG7[(tp, pp, dp)][1]) / 1e3
-    plans = [_lumos_plan(tp, pp, dp, per_pp=k) for k in (1, 2, 4)]
-    t = iteration_table(MODELS[name], plans, GPUS["H100"], compute=compute).iteration_s.to_numpy()
-    assert int(np.argmin(np.abs(np.log(t / published)))) == 1 and plans[1].micro_batches == tp * pp
-    table = validation_table(compute=compute)
-    assert (table.role == "inference").sum() == 1
-    assert mean_abs_error(table) == pytest.approx(table.error[table.role == "validation"].abs().mean())
+def test_lumos_measured_compute_pins_its_batch():
+    """Lumos's batch: TP x PP micro-batches of 1 per pipeline whatever the DP (Fig. 4, Sec. 4.3.1). Its measured
+    compute per GPU (Fig. 7) is the same on every configuration, as that batch makes the model's; any fixed global
+    batch would spread it 4x (half the replicas, twice the micro-batches), so the DP 4 vs DP 8 gap is not a batch."""
+    stated = V.compute_check()
+    assert stated.ratio.between(0.85, 1.0).all()  # the model's compute is 0-15% below the measured one, everywhere
+    small = stated.model_name == "gpt3-15b"
+    assert stated.measured_ms[small].max() / stated.measured_ms[small].min() < 1.1
+    for g in (32, 64, 128, 256, 1536):
+        fixed = V.compute_check(global_batch=g)[small]
+        assert fixed.ratio.max() / fixed.ratio.min() > 3.5, g
+    with pytest.raises(ValueError, match="global_batch"):
+        V.compute_check(global_batch=0)
 
 
-def test_unfused_attention_by_hand():
-    """compute="unfused" on GPT 1.7B (24 layers, 24 heads, s 2048), one A100, micro-batch 1, full recomputation:
-    the measured GEMMs, the attention matmuls at the same GEMM efficiency, and 13 + 19 + 13 bytes per score element
-    (forward, backward, recompute forward) of 24 heads x 2048^2 per layer at 2.039 TB/s."""
-    m, g = MODELS["gpt-1.7b"], GPUS["A100"]
-    u = compute_parts(m, g, 1, 1, 1, True, "unfused")
-    meas = compute_parts(m, g, 1, 1, 1, True, "measured")
-    assert u["gemm_fwd_s"] == pytest.approx(meas["gemm_fwd_s"], rel=1e-12)
-    tokens = 2048.0
-    eff = 2 * m.params * tokens / (312e12 * float(u["gemm_fwd_s"]))
-    attention = 4 * 24 * 2304 * 2048 * tokens / (312e12 * eff)
-    scores = 24 * 24 * 2048**2 / 2.039e12
-    fwd, bwd = UNFUSED_ATTENTION_BYTES
-    assert (fwd, bwd) == (13.0, 19.0)
-    ew = float(meas["elementwise_fwd_s"])
-    assert float(u["total_s"]) == pytest.approx(
-        4 * (float(u["gemm_fwd_s"]) + attention) + 3.5 * ew + 45 * scores, rel=1e-9
-    )
-    assert float(u["attention_fwd_s"]) == pytest.approx(attention + 13 * scores, rel=1e-9)
-    # 24 layers x 24 heads x 2048^2 x 45 bytes = 109 GB through HBM: 53 ms per micro-batch, a quarter of the total
-    assert 45 * scores == pytest.approx(0.0533, rel=0.01)
-    assert 0.2 < 45 * scores / float(u["total_s"]) < 0.3
+def test_headline_flags_are_what_the_alternatives_do_to_the_model():
+    """A row is in the headline statistic exactly when no alternative to its unstated settings moves the model by
+    more than 5%; rows with nothing unstated are headline."""
+    s = V.sensitivity()
+    flags = s.groupby("id").headline.first()
+    c = V.corpus().set_index("id")
+    assert (flags == c.headline.loc[flags.index]).all()
+    assert c.headline[c.alternatives == ""].all()
+    # Lumos: the batch is stated; the data-parallel implementation (NeMo's overlapped distributed Adam, or the
+    # Megatron-LM reference's all-reduce after the backward) moves the DP-heavy rows by more than 5%, not the deep ones
+    lumos = s[s.id.str.startswith("lumos")]
+    assert not lumos.variant.str.contains("global_batch").any()
+    head = set(c.index[(c.source == "lumos2025") & c.headline])
+    assert head == {"lumos-15b-2x4x4", "lumos-15b-2x8x4", "lumos-15b-2x16x4", "lumos-15b-2x8x8"}
+    joint = lumos[lumos.variant == "overlap_dp=false&distributed_optimizer=false"].set_index("id").change
+    assert joint["lumos-15b-2x2x8"] > 0.05 and joint["lumos-15b-2x16x4"] < 0.05
 
 
-def test_era_table_takes_each_rows_form():
-    era = validation_table(compute="era")
-    assert set(era.form[era.era == "2021"]) == {ERA_FORMS["2021"]} == {"unfused"}
-    assert set(era.form[era.era == "2024"]) == {"measured"}
-    assert set(era.source[era.era == "2021"].str.split().str[0]) == {"Megatron-LM"}
-    for form in ("unfused", "measured"):
-        single = validation_table(compute=form)
-        np.testing.assert_allclose(era.error[era.form == form], single.error[era.form == form], rtol=1e-12)
+def test_the_sustained_fraction_is_estimated_on_compute_where_a_source_measures_it():
+    """Lumos publishes its GPUs' compute time: its rows inform the sustained fraction through it (the model's mean
+    stage against exposed plus overlapped compute), not through iteration times the fraction does not govern."""
+    df, parts = V._stated()
+    compute = V._published_compute(df)
+    lumos = (df.source == "lumos2025").to_numpy()
+    assert np.isfinite(compute[lumos]).all() and not np.isfinite(compute[~lumos]).any()
+    # the estimate the hopper rows give without Megatron-Core (Llama 3's row and Lumos's compute) sits where
+    # Lumos's measured compute puts it: 0.66-0.72 of the measured kernels' throughput
+    implied = (parts["micro_batches"] * parts["kernel_s"])[lumos] / compute[lumos]
+    assert implied.min() > 0.65 and implied.max() < 0.73
+    assert 0.66 <= V.estimate(exclude_source="megatron-core2024").sustained_hopper <= 0.72
 
 
-def test_bad_compute_names_the_choices():
-    with pytest.raises(ValueError, match=r"compute.*constant.*measured.*unfused.*era"):
-        validation_table(compute="fused")
+def test_the_calibration_is_the_corpus_estimate_and_errors_are_leave_one_source_out():
+    assert V.estimate() == CALIBRATION
+    p = V.validation_points()
+    for source in ("megatron-core2024", "narayanan2021"):
+        held = V.estimate(exclude_source=source)
+        rows = p[p.source == source]
+        gen = "hopper" if rows.gpu.iloc[0].startswith("H100") else "ampere"
+        assert (rows.sustained == held.sustained(gen)).all()
+    inside = V.validation_points(loso=False)
+    assert (inside.sustained.isin([CALIBRATION.sustained_ampere, CALIBRATION.sustained_hopper])).all()
 
 
-def test_graph_column_is_the_graph_error_per_row():
-    """``graph=True`` gives the execution graph's value for the 1F1B rows (NaN for interleaved ones) and its error
-    with the same sign convention as the formula's (it raised on the per-row metric before)."""
-    t = validation_table(graph=True)
-    one_f_one_b = t.graph_value.notna()
-    assert one_f_one_b.any() and not one_f_one_b.all()
-    rows = t[one_f_one_b]
-    time_rows = rows.metric == "iteration_s"
-    expected = np.where(time_rows, rows.published / rows.graph_value - 1, rows.graph_value / rows.published - 1)
-    np.testing.assert_allclose(rows.graph_error, expected, rtol=1e-12)
-    assert np.isnan(t.graph_error[~one_f_one_b]).all()
+def test_validation_points_is_the_scoreboard_table():
+    p = V.validation_points()
+    for col in ("source", "metric", "reference", "model", "error", "headline", "gpu", "model_name", "tp", "pp", "dp",
+                "gpus", "virtual_stages", "micro_batch", "global_batch", "seq_len", "recompute", "era"):  # fmt: skip
+        assert col in p.columns
+    assert len(p) == len(V.corpus()) and set(p.metric) <= set(V.METRICS)
+    np.testing.assert_allclose(p.error, (p.model - p.reference) / p.reference, rtol=1e-12)
+    t = p.metric == "iteration_s"
+    np.testing.assert_allclose(p.time_error[t], p.error[t], rtol=1e-12)
+    np.testing.assert_allclose(p.time_error[~t], p.reference[~t] / p.model[~t] - 1, rtol=1e-12)
+    s = V.source_summary(p)
+    assert list(s.source) == [*p.source.unique(), "all rows"]
+    assert s.set_index("source").rows["all rows"] == len(p)
+
+
+def test_the_headline_statistic_and_what_misses_the_bar():
+    """Issue 38's bar, leave-one-source-out: median |error| <= 8% and worst <= 20% over the headline rows. Lumos's
+    four deep-pipeline rows are fully stated and in the headline, and miss it (the model is 23-53% too fast where
+    Lumos measures exposed communication and idle time no public mechanism gives): every other headline row meets it.
+    """
+    p = V.validation_points()
+    head = p[p.headline]
+    assert head.error.abs().median() <= 0.08
+    lumos = head.source == "lumos2025"
+    assert head.error[~lumos].abs().max() <= 0.20
+    assert (head.error[lumos] < -0.20).all()
+    # MT-NLG (micro-batch) and BLOOM (its cluster's collective bandwidth) leave settings unstated
+    assert p.source[p.headline].nunique() == 6
+
+
+def test_corpus_models_come_from_the_models_table_when_named():
+    c = V.corpus()
+    llama = c[c.model_name == "Llama-3.1-405B"].iloc[0]
+    m = V.corpus_model(llama)
+    assert m.params == pytest.approx(405.9e9, rel=0.01) and m.seq_len == 8192
+    bad = llama.copy()
+    bad["layers"] = 120
+    with pytest.raises(ValueError, match=r"names 'Llama-3.1-405B' but its shape"):
+        V.corpus_model(bad)
+    gpt = V.corpus_model(c[c.id == "sc21-t1-1t"].iloc[0])  # 128 x (12 h^2 + 13 h) + (V + s) h: ~1,008B
+    assert gpt.params == pytest.approx(1008e9, rel=0.01)
+
+
+@pytest.fixture
+def broken_corpus(tmp_path, monkeypatch):
+    """A copy of the corpus on a data directory searched first, for the test to break."""
+    folder = tmp_path / "training_validation"
+    folder.mkdir()
+    text = Path(require(V.CORPUS)).read_text()
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    V._corpus.cache_clear()
+    yield folder / "corpus.csv", text
+    V._corpus.cache_clear()
+
+
+def test_a_bad_corpus_names_the_row_and_column(broken_corpus):
+    path, text = broken_corpus
+    df = pd.read_csv(pd.io.common.StringIO(text), dtype=str, keep_default_na=False)
+    df.loc[3, "metric"] = "tokens_per_day"
+    df.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=rf"row '{df.id[3]}' has metric 'tokens_per_day'"):
+        V.corpus()
+    df.loc[3, "metric"] = "iteration_s"
+    df.loc[5, "gpus"] = "7"
+    df.to_csv(path, index=False)
+    V._corpus.cache_clear()
+    with pytest.raises(ValueError, match=rf"row '{df.id[5]}': gpus is not tp x pp x dp"):
+        V.corpus()
+
+
+def test_a_bad_alternative_or_breakdown_names_the_row(broken_corpus):
+    path, text = broken_corpus
+    df = pd.read_csv(pd.io.common.StringIO(text), dtype=str, keep_default_na=False)
+    i = int(np.flatnonzero(df.source == "lumos2025")[0])
+    df.loc[i, "alternatives"] = "overlap_dp=maybe"
+    df.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=rf"row '{df.id[i]}': alternative 'overlap_dp=maybe' must be true or false"):
+        V._alternatives(V.corpus().iloc[i])
+    breakdown = pd.read_csv(require(V.BREAKDOWNS), dtype=str, keep_default_na=False)
+    breakdown.loc[0, "corpus_id"] = "no-such-run"
+    breakdown.to_csv(path.parent / "breakdowns.csv", index=False)
+    V._breakdowns.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="corpus_id 'no-such-run' is not a row"):
+            V.breakdowns()
+    finally:
+        V._breakdowns.cache_clear()
+
+
+def test_joint_alternatives_change_settings_together():
+    row = V.corpus().set_index("id").loc["lumos-15b-2x16x4"].copy()
+    row["id"] = "lumos-15b-2x16x4"
+    assert V._alternatives(row) == [[("overlap_dp", False), ("distributed_optimizer", False)], [("overlap_tp", True)]]

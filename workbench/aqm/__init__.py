@@ -13,7 +13,9 @@ Layers of the model, from fastest to most detailed:
 * :mod:`~workbench.aqm.replay` -- a given flow table (e.g. the ``fabric-websearch-128`` connection matrices) on a
   given leaf-spine, and the ``workbench aqm replay`` command;
 * :mod:`~workbench.aqm.workload` -- the DCTCP web-search flow-size distribution, Poisson arrivals at a load, size
-  classes;
+  classes, a leaf-spine's flows drawn as the ``fabric-websearch-128`` README states;
+* :mod:`~workbench.aqm.validation` -- the per-packet engine's validation as data: its nine FCT statistics against the
+  envelope of two independent simulators (ns-3, htsim) on ten workloads;
 
 The parameter studies over these models (queue vs concurrency, bottleneck and leaf-spine FCT vs load and marking)
 are experiments of :mod:`workbench.experiments.aqm`, run by :func:`workbench.experiments.sweep`.

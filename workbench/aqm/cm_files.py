@@ -1,17 +1,24 @@
 """The files a replay reads: htsim connection matrices (``.cm``: ``Nodes N``, ``Connections C``, then ``SRC->DST id ID
 start PS size BYTES``) and the per-flow spines of a reference run (``.spines``: ``ID SPINE``), each malformed line one
-``ValueError`` naming the file and line. :mod:`workbench.aqm.replay` re-exports both readers.
+``ValueError`` naming the file and line; their writers; and either gzip-compressed (a name ending ``.gz``).
+:mod:`workbench.aqm.replay` re-exports both readers.
+
+This module imports nothing from the workbench (``scripts/ns3_replay.py`` loads it by path, outside the project's
+environment).
 """
 
 from __future__ import annotations
 
+import gzip
+import io
+import os
 import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["read_connection_matrix", "read_spines", "MAX_HOSTS"]
+__all__ = ["read_connection_matrix", "read_spines", "write_connection_matrix", "write_spines", "MAX_HOSTS"]
 
 #: The most hosts a replayed network may have (the per-packet engine keeps state per port and per host pair of a leaf).
 MAX_HOSTS = 65536
@@ -51,7 +58,7 @@ def read_connection_matrix(path: str | Path) -> pd.DataFrame:
         raise ValueError(f"{path}: not a regular file; give a .cm connection matrix")
     header: dict[str, int] = {}
     rows: list[tuple[int, int, int, int, int]] = []
-    with path.open(encoding="utf-8") as fh:
+    with _open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -124,7 +131,7 @@ def read_spines(path: str | Path, flows: pd.DataFrame, spines: int, hosts_per_le
     local = (flows["src"].to_numpy() // hosts_per_leaf) == (flows["dst"].to_numpy() // hosts_per_leaf)
     out = np.full(len(flows), -2, dtype=np.int64)
     lineno = 0
-    with path.open(encoding="utf-8") as fh:
+    with _open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -150,3 +157,60 @@ def read_spines(path: str | Path, flows: pd.DataFrame, spines: int, hosts_per_le
             f"(first: id {int(ids[np.argmax(out == -2)])})"
         )
     return out
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    """A text file, gzip-decompressed if its name ends in ``.gz``."""
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
+    return path.open(encoding="utf-8")
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed over it (gzip without a timestamp if the name ends
+    in ``.gz``, so the same text gives the same bytes)."""
+    data = text.encode("utf-8")
+    if path.suffix == ".gz":
+        data = gzip.compress(data, compresslevel=9, mtime=0)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_connection_matrix(flows: pd.DataFrame, path: str | Path, n_hosts: int) -> Path:
+    """Write ``flows`` (``flow_id, src, dst, start_s, size_bytes``, in file order) as an htsim connection matrix that
+    :func:`read_connection_matrix` reads back exactly (start times rounded to whole picoseconds).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> f = pd.DataFrame({"flow_id": [1], "src": [0], "dst": [3], "start_s": [2e-6], "size_bytes": [1500]})
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = write_connection_matrix(f, Path(d) / "m.cm.gz", n_hosts=4)
+    ...     read_connection_matrix(p)[["src", "dst", "start_s", "size_bytes"]].values.tolist()
+    [[0.0, 3.0, 2e-06, 1500.0]]
+    """
+    path = Path(path)
+    src, dst = flows["src"].to_numpy(np.int64), flows["dst"].to_numpy(np.int64)
+    if len(flows) and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n_hosts or (src == dst).any()):
+        raise ValueError(f"flows must go between two distinct hosts in 0..{n_hosts - 1}")
+    start_ps = np.round(flows["start_s"].to_numpy(float) * 1e12).astype(np.int64)
+    lines = [f"Nodes {n_hosts}", f"Connections {len(flows)}"]
+    lines += [
+        f"{a}->{b} id {i} start {t} size {z}"
+        for a, b, i, t, z in zip(src, dst, flows["flow_id"].to_numpy(np.int64), start_ps, flows["size_bytes"])
+    ]
+    _write_text(path, "\n".join(lines) + "\n")
+    return path
+
+
+def write_spines(flows: pd.DataFrame, path: str | Path) -> Path:
+    """Write the ``spine`` of every row of ``flows`` (``flow_id, spine``; ``-1`` within a leaf) as a ``.spines``
+    file."""
+    path = Path(path)
+    ids, sp = flows["flow_id"].to_numpy(np.int64), flows["spine"].to_numpy(np.int64)
+    _write_text(path, "".join(f"{i} {s}\n" for i, s in zip(ids, sp)))
+    return path

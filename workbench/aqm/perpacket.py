@@ -27,7 +27,10 @@ item below is a parameter, the README's value reachable):
   below the threshold and ``1/cwnd`` above; a packet is sent while ``next - first unacknowledged < cwnd``. DCTCP:
   ``alpha`` starts at ``dctcp_alpha0``, and once per window of data (when the cumulative ACK passes the packet
   that was next when the window began) ``alpha += g (F - alpha)`` with ``F`` the window's fraction of CE-echoing
-  ACKs and, if any was marked, ``cwnd = cwnd (1 - alpha/2)`` and ``ssthresh = cwnd`` (not during loss recovery).
+  ACKs and, if any was marked (``dctcp_cut="marked"``; with ``"every-window"``: whenever ``alpha > 0``),
+  ``cwnd = cwnd (1 - alpha/2)`` and ``ssthresh = cwnd`` (not during loss recovery).
+  An ACK that echoes CE while ``cwnd < ssthresh`` sets ``ssthresh = cwnd`` at once: slow start ends at the first mark
+  (RFC 3168's response to ECE; htsim's DCTCP source and ns-3's do the same), the cut waits for the window's end.
 * **Loss recovery (RFC 6582).** The third duplicate ACK, if it acknowledges past ``recover``, sends the first
   unacknowledged packet again, sets ``ssthresh = max(flight / 2, 2)``, ``cwnd = ssthresh + 3`` and ``recover`` to the
   highest packet sent; each further duplicate inflates ``cwnd`` by one. A partial ACK (below ``recover``) sends the
@@ -36,11 +39,12 @@ item below is a parameter, the README's value reachable):
 * **Retransmission timeout (RFC 6298, Karn).** Every ACK echoes the send time of the packet that triggered it
   (``rtt_samples="every-ack"``, as TCP timestamps; or one timed packet per window, ``"one-per-window"``); a sample,
   never of a packet sent twice, updates ``SRTT`` and ``RTTVAR``, and ``RTO = max(min_rto_s, SRTT + 4 RTTVAR)``,
-  ``init_rto_s`` before the first sample. The timer runs while data is outstanding, restarts on each new ACK, and is checked every
-  ``rto_tick_s`` from time 0, so it fires at the first check after its deadline. A timeout doubles the RTO
-  (kept until a new sample), sets ``ssthresh = max(flight / 2, 2)``, ``cwnd = 1`` and ``recover`` to the highest
-  packet sent, and goes back to the first unacknowledged packet (go-back-N: everything after it is sent again as
-  the window allows).
+  ``init_rto_s`` before the first sample. The timer runs while data is outstanding, restarts on each new ACK, and is
+  checked every ``rto_tick_s`` from time 0, so it fires at the first check after its deadline, wherever the deadline
+  moved (when the first sample lowers the RTO from ``init_rto_s`` to ``min_rto_s``, the next check comes earlier
+  too). A timeout doubles the RTO (kept until a new sample), sets ``ssthresh = max(flight / 2, 2)``, ``cwnd = 1``
+  and ``recover`` to the highest packet sent, and goes back to the first unacknowledged packet (go-back-N:
+  everything after it is sent again as the window allows).
 * **Completion.** A flow completes when the sender learns its last byte was acknowledged; its FCT is that time
   minus its start.
 
@@ -100,6 +104,7 @@ def simulate_packets(
     init_rto_s: float = 3.0,
     rto_tick_s: float = 0.01,
     rtt_samples: str = "every-ack",
+    dctcp_cut: str = "marked",
 ) -> SimResult:
     """Run flows packet by packet to completion: their completion times, and the switch ports' statistics.
 
@@ -166,6 +171,10 @@ def simulate_packets(
     rtt_samples : {"every-ack", "one-per-window"}
         RTT samples from every ACK (the triggering packet's send time echoed, as with TCP timestamps) or from one
         timed packet per window (classic BSD); never from a packet sent twice (Karn's rule).
+    dctcp_cut : {"marked", "every-window"}
+        When a window's end cuts ``cwnd`` by ``alpha/2``: after a window with marks (the DCTCP paper, Linux, ns-3),
+        or after every window while ``alpha > 0`` (htsim's ``DCTCPSrc``, and the ``fabric-websearch-128`` README's
+        "alpha and the window cut applied once per window of data").
 
     Returns
     -------
@@ -212,6 +221,7 @@ def simulate_packets(
     rto0 = positive("init_rto_s", init_rto_s)
     tick_s = nonnegative("rto_tick_s", rto_tick_s)
     one_of("rtt_samples", rtt_samples, ("every-ack", "one-per-window"))
+    one_of("dctcp_cut", dctcp_cut, ("marked", "every-window"))
     if window_s is None:
         window = np.array([np.inf, np.inf])
     else:
@@ -278,7 +288,7 @@ def simulate_packets(
             byte_s, mtu * byte_s, np.ascontiguousarray(mask), delay, buf_bytes, nic_pkts, ring, ramp3, pred, qref,
             dlinks, dlen, dslot, alinks, alen, path0, npaths, starts, npk.astype(np.int64), last,
             mtu, ackb, iw, ssth0, g, alpha0, rto0, rto, tick_s, mark_on == "departure", window, generator(seed),
-            lossp, rtt_samples == "every-ack",
+            lossp, rtt_samples == "every-ack", dctcp_cut == "every-window",
         )  # fmt: skip
     fct = done_t - starts
     flows = pd.DataFrame(

@@ -60,7 +60,7 @@ def _rto_check_at(deadline, tick):
 def simulate_tcp(
     byte_s, mtu_s, switch, delay, buf_bytes, nic_pkts, ring, ramp, pred, qref, dlinks, dlen, dslot, alinks, alen,
     path0, npaths, starts, npk, last_bytes, mtu, ackb, iw, ssth0, g, alpha0, rto_init, rto_min, rto_tick, dequeue,
-    window, rng, lossp, per_ack,
+    window, rng, lossp, per_ack, cut_every_window,
 ):  # fmt: skip
     """Run every flow to completion: (completion time, retransmissions, timeouts, CE-echoing ACKs) per flow, then
     (drops, marks, busy time and queue integral in packets x s inside ``window``) per link. Arguments as
@@ -68,7 +68,8 @@ def simulate_tcp(
     NICs, packets), ``ring`` (slots per FIFO, a power of two), ``ssth0`` (initial slow-start threshold, packets),
     the RTO's initial value, floor and timer period (``rto_tick``; 0: exact), and ``per_ack``: an RTT sample from
     every ACK (the send time of the packet that triggered it, echoed as a timestamp) rather than from one timed
-    packet per window; never from a packet sent twice (Karn)."""
+    packet per window; never from a packet sent twice (Karn); and ``cut_every_window``: DCTCP's cut at the end of
+    every window while ``alpha > 0``, not only of a window with marks."""
     n = starts.size
     nl = byte_s.size
     links = np.zeros((7, nl))
@@ -104,7 +105,7 @@ def simulate_tcp(
     rttvar = np.zeros(n)
     rto = np.full(n, rto_init)
     rto_at = np.full(n, np.inf)
-    chk = np.zeros(n, np.bool_)
+    chk_at = np.full(n, np.inf)  # the flow's live timer check (inf: none); other checks of the flow are stale
     timed = np.full(n, -1, np.int64)
     timed_at = np.zeros(n)
     retx = np.zeros(n, np.int64)
@@ -299,6 +300,10 @@ def simulate_tcp(
                     echoed[f] += ce
                     win_acks[f] += 1
                     win_marks[f] += ce
+                    if (
+                        ce and cwnd[f] < ssth[f]
+                    ):  # a CE echo ends slow start at once; the cut waits for the window's end
+                        ssth[f] = cwnd[f]
                     r = -1.0  # an RTT sample (Karn: never of a packet sent twice)
                     if per_ack:
                         trig = s + (x >> 4) - 2048
@@ -336,6 +341,10 @@ def simulate_tcp(
                             cwnd[f] += 1.0 / cwnd[f]
                         dup[f] = 0
                         rto_at[f] = t + rto[f]  # restarted on new data acknowledged
+                        c = _rto_check_at(rto_at[f], rto_tick)
+                        if c < chk_at[f]:  # the deadline moved before the pending check (the RTO fell from 3 s)
+                            chk_at[f] = c
+                            nh = push(nh, c, _pack(_RTO, 0, 0, f, 0), 0)
                     elif s < hsent[f]:  # a duplicate ACK
                         if inrec[f]:
                             cwnd[f] += 1.0
@@ -349,7 +358,7 @@ def simulate_tcp(
                                 resend = s
                     if s > win_end[f]:  # a window of data acknowledged: DCTCP's alpha and at most one cut
                         alpha[f] += g * (win_marks[f] / win_acks[f] - alpha[f])
-                        if win_marks[f] > 0 and not inrec[f]:
+                        if (win_marks[f] > 0 or (cut_every_window and alpha[f] > 0.0)) and not inrec[f]:
                             cwnd[f] = max(1.0, cwnd[f] * (1.0 - alpha[f] / 2.0))
                             ssth[f] = cwnd[f]
                         win_acks[f] = 0
@@ -364,12 +373,14 @@ def simulate_tcp(
                         nh = push(nh, t + pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0), 0)
                     continue
                 else:  # a timer check of flow f
-                    chk[f] = False
+                    if t != chk_at[f]:  # superseded by an earlier check
+                        continue
+                    chk_at[f] = np.inf
                     if not math.isnan(done_t[f]) or rto_at[f] == np.inf:
                         continue
-                    if t < rto_at[f]:
-                        chk[f] = True
+                    if t < rto_at[f]:  # the deadline moved later: check again then
                         c = _rto_check_at(rto_at[f], rto_tick)
+                        chk_at[f] = c
                         nh = push(nh, c, _pack(_RTO, 0, 0, f, 0), 0)
                         continue
                     # timeout: back off, restart from the first unacknowledged packet with one packet (go-back-N)
@@ -409,9 +420,9 @@ def simulate_tcp(
                         timed[f], timed_at[f] = q, t
                 if rto_at[f] == np.inf:
                     rto_at[f] = t + rto[f]
-                    if not chk[f]:
-                        chk[f] = True
-                        c = _rto_check_at(rto_at[f], rto_tick)
+                    c = _rto_check_at(rto_at[f], rto_tick)
+                    if c < chk_at[f]:
+                        chk_at[f] = c
                         nh = push(nh, c, _pack(_RTO, 0, 0, f, 0), 0)
                 path = path0[f] + q % npaths[f]
                 li = dlinks[path, 0]

@@ -79,7 +79,8 @@ class LeafSpineNetwork:
         (htsim's ``ECNQueue``).
     dctcp_alpha0 : float
         DCTCP's initial ``alpha`` (per-packet engine only): 1 as Linux, 0 as htsim.
-    loss_recovery, init_ssthresh_pkts, buffer_bytes, nic_buffer_pkts, init_rto_s, min_rto_s, rto_tick_s, rtt_samples
+    loss_recovery, init_ssthresh_pkts, buffer_bytes, nic_buffer_pkts, init_rto_s, min_rto_s, rto_tick_s, rtt_samples,
+    dctcp_cut
         The senders' and queues' parameters of :func:`~workbench.aqm.perpacket.simulate_packets` (per-packet engine
         only, except ``min_rto_s``; ``buffer_bytes`` None: ``buffer_pkts`` full packets), as are ``ack_bytes``,
         ``init_cwnd_pkts`` and ``dctcp_g``.
@@ -113,6 +114,7 @@ class LeafSpineNetwork:
     init_cwnd_pkts: int = 10
     dctcp_g: float = 1.0 / 16.0
     rtt_samples: str = "every-ack"
+    dctcp_cut: str = "marked"
 
     def __post_init__(self) -> None:
         for name in ("leaves", "spines", "hosts_per_leaf"):
@@ -145,6 +147,7 @@ class LeafSpineNetwork:
         integer("init_cwnd_pkts", self.init_cwnd_pkts, minimum=1)
         positive("dctcp_g", self.dctcp_g)
         one_of("rtt_samples", self.rtt_samples, ("every-ack", "one-per-window"))
+        one_of("dctcp_cut", self.dctcp_cut, ("marked", "every-window"))
 
     @classmethod
     def of_dataset(cls, name: str) -> LeafSpineNetwork:
@@ -272,6 +275,7 @@ def replay(
         init_rto_s=network.init_rto_s,
         rto_tick_s=network.rto_tick_s,
         rtt_samples=network.rtt_samples,
+        dctcp_cut=network.dctcp_cut,
     ).flows
     fct, finished = out["fct_s"].to_numpy(), out["finished"].to_numpy()
     res = np.full(src.size, np.nan)
@@ -357,6 +361,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--dctcp-alpha0", type=float, help="DCTCP's initial alpha (fabric-websearch-128: 0 as htsim; Linux: 1)"
     )
     p.add_argument(
+        "--dctcp-cut",
+        choices=("marked", "every-window"),
+        help="DCTCP's cut after a window with marks or after every window while alpha > 0 "
+        "(fabric-websearch-128: every window, as htsim)",
+    )
+    p.add_argument(
         "--routing", choices=ROUTINGS, help="draw the paths (per-flow ECMP or spraying, --seed) instead of reading them"
     )
     p.add_argument(
@@ -389,6 +399,7 @@ def run(args: argparse.Namespace) -> int:
             "routing",
             "mark_on",
             "dctcp_alpha0",
+            "dctcp_cut",
             "loss_recovery",
         )
         if getattr(args, k) is not None

@@ -7,7 +7,10 @@ belong to multi-megabyte flows, which is what makes the short-flow tail latency 
 flows build.
 
 Flows arrive as a Poisson process whose rate makes the offered load a chosen fraction of a link's capacity:
-``rate = load * capacity_bps / (8 * mean_size_bytes)``.
+``rate = load * capacity_bps / (8 * mean_size_bytes)``. :func:`websearch_matrix` draws a whole leaf-spine's flows
+the way the ``fabric-websearch-128`` connection matrices were made (such a process per source host, a uniformly
+random destination, a uniformly random spine per flow); :mod:`~workbench.aqm.cm_files` writes them as ``.cm`` and
+``.spines`` files.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._rng import Seed, generator
+from .._rng import Seed, generator, keyed
 from .._validate import array_1d, in_range, integer, positive
 
 __all__ = [
@@ -23,6 +26,7 @@ __all__ = [
     "FlowSizeCDF",
     "web_search",
     "poisson_flows",
+    "websearch_matrix",
     "SIZE_CLASSES",
     "VALIDATION_SIZE_CLASSES",
     "size_class",
@@ -169,3 +173,90 @@ def poisson_flows(
     n = int(rng.poisson(rate * duration_s))
     start = np.sort(rng.uniform(0.0, duration_s, n))
     return pd.DataFrame({"start_s": start, "size_bytes": dist.sample(n, rng)})
+
+
+def websearch_matrix(
+    load: float,
+    duration_s: float,
+    *,
+    seed: int,
+    leaves: int = 16,
+    hosts_per_leaf: int = 8,
+    spines: int = 8,
+    link_gbps: float = 10.0,
+    sizes: FlowSizeCDF | None = None,
+) -> pd.DataFrame:
+    """The flows of a leaf-spine connection matrix drawn as the ``fabric-websearch-128`` README states: per source
+    host, Poisson arrivals at ``load`` x ``link_gbps`` (:func:`poisson_flows`), each to a uniformly random other host,
+    with web-search sizes, each pinned to a uniformly random spine (per-flow ECMP; ``-1`` between two hosts of one
+    leaf).
+
+    Host ``h`` draws from the stream ``keyed(seed, h)`` (its arrivals, sizes, destinations, then spines), so a host's
+    flows do not depend on how many hosts there are. Start times are whole picoseconds, as a ``.cm`` file holds them.
+
+    Parameters
+    ----------
+    load : float
+        Offered load of every host link, in ``(0, 1)``.
+    duration_s : float
+        Arrivals in ``[0, duration_s)``.
+    seed : int
+    leaves, hosts_per_leaf, spines : int
+        Hosts ``hosts_per_leaf * l ... hosts_per_leaf * (l + 1) - 1`` sit under leaf ``l``.
+    link_gbps : float
+        Host link rate the load refers to.
+    sizes : FlowSizeCDF, optional
+        Default :func:`web_search`.
+
+    Returns
+    -------
+    DataFrame
+        ``flow_id`` (1, 2, ... in start order), ``src, dst, start_s, size_bytes, spine``.
+
+    Examples
+    --------
+    >>> m = websearch_matrix(0.5, 0.002, seed=1)
+    >>> list(m.columns), bool((m.src != m.dst).all()), bool(((m.spine == -1) == (m.src // 8 == m.dst // 8)).all())
+    (['flow_id', 'src', 'dst', 'start_s', 'size_bytes', 'spine'], True, True)
+    """
+    load = in_range("load", load, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+    duration_s = positive("duration_s", duration_s)
+    leaves = integer("leaves", leaves, minimum=1, maximum=4096)
+    hosts_per_leaf = integer("hosts_per_leaf", hosts_per_leaf, minimum=1, maximum=4096)
+    spines = integer("spines", spines, minimum=1, maximum=4096)
+    hosts = leaves * hosts_per_leaf
+    if hosts < 2:
+        raise ValueError(f"leaves x hosts_per_leaf must be at least 2 hosts, got {hosts}")
+    parts = []
+    for h in range(hosts):  # one stream per host (hosts, not flows: at most a few thousand)
+        rng = keyed(seed, h)
+        f = poisson_flows(load, link_gbps, duration_s, sizes=sizes, seed=rng)
+        n = len(f)
+        dst = rng.integers(0, hosts - 1, n)
+        dst = dst + (dst >= h)
+        spine = rng.integers(0, spines, n)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "src": h,
+                    "dst": dst,
+                    "start_ps": np.round(f["start_s"].to_numpy() * 1e12),
+                    "size_bytes": f["size_bytes"].to_numpy(),
+                    "spine": spine,
+                }
+            )
+        )
+    df = pd.concat(parts, ignore_index=True)
+    df["start_ps"] = df["start_ps"].astype(np.int64)
+    df = df.sort_values(["start_ps", "src"], kind="stable", ignore_index=True)
+    df.loc[df["src"] // hosts_per_leaf == df["dst"] // hosts_per_leaf, "spine"] = -1
+    return pd.DataFrame(
+        {
+            "flow_id": np.arange(1, len(df) + 1, dtype=np.int64),
+            "src": df["src"].to_numpy(np.int64),
+            "dst": df["dst"].to_numpy(np.int64),
+            "start_s": df["start_ps"].to_numpy() * 1e-12,
+            "size_bytes": df["size_bytes"].to_numpy(np.int64),
+            "spine": df["spine"].to_numpy(np.int64),
+        }
+    )

@@ -6,10 +6,14 @@
   iteration over ``levels`` levels, and preemption by swapping under ``mechanism`` (:data:`workbench.serving
   .preemption.MECHANISMS`: ``vllm``, ``+block-groups``, ``+async``, ``+reuse``, ``fastswitch``) with
   ``block_tokens``-token blocks, ``group_blocks`` blocks per group (the block-group mechanisms), ``pcie_gbs`` GB/s
-  per GPU and direction (0: the GPU table's) and ``launch_s`` per copy call (:func:`simulate_preemption`).
+  per GPU and direction (0: the GPU table's) and ``launch_s`` per copy call: the one engine
+  (:func:`workbench.serving.preemption.run`) with the mechanism's scheduler and the deployment's swap cost, on the
+  engine profile of vLLM 0.x (``"vllm-v0"``: swap preemption is a V0 feature; V1 recomputes preempted requests, vLLM docs
+  "Optimization and Tuning", Preemption, https://docs.vllm.ai/en/stable/configuration/optimization/), without an API server (FastSwitch measures at the engine).
 
-Reported: p99 and mean TTFT and TBT, output tokens per second, the synchronous stall's share of the tail TTFT and
-TBT and of the run, preemptions per request, GB copied, and the fraction finished. ``mechanism`` is a treatment (not
+Reported (:func:`workbench.serving.preemption.summary`): p99 and mean TTFT and TBT (FastSwitch's TBT: every gap
+between tokens), output tokens per second, the synchronous stall's share of the tail TTFT and TBT and of the run,
+preemptions per request, GB copied, and the fraction finished. ``mechanism`` is a treatment (not
 seeded), and so are the priority process, the copy mechanism's constants, the KV cap and the hardware: every
 value of them serves the same conversations with the same initial priorities and the same stream of random draws
 (common random numbers); only ``load``, ``n_conversations`` and ``think_s`` shape the conversations.
@@ -17,10 +21,8 @@ value of them serves the same conversations with the same initial priorities and
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..serving.conversations import conversations
-from ..serving.preemption import MECHANISMS, PRIORITY_KINDS, PriorityProcess, simulate_preemption
+from ..serving.preemption import MECHANISMS, PRIORITY_KINDS, PriorityProcess, fastswitch_scheduler, run, summary
 from ..serving.roofline import Deployment
 from ._space import Param, experiment
 
@@ -32,7 +34,7 @@ GPUS = ("A100-80GB", "A100-40GB", "H100-SXM", "L40S")
 
 @experiment(
     "llm-preemption",
-    version="4",
+    version="6",
     small={"n_conversations": 60, "mechanism": ["vllm", "fastswitch"], "rate": [0.01, 0.05]},
     params=[
         Param("mechanism", "vllm", choices=tuple(MECHANISMS), seeded=False, doc="how preemption moves KV caches"),
@@ -121,20 +123,10 @@ def llm_preemption(
 ):
     """Tail latency, throughput and stall share of one mechanism at one point."""
     reqs = conversations(n_conversations, load, think_s=think_s, max_context=min(4096, kv_tokens // 2), seed=seed)
-    dep = Deployment(model, gpu, max_kv_tokens=kv_tokens)
-    mech = MECHANISMS[mechanism]
-    if mech.group_blocks > 1:
-        mech = replace(mech, group_blocks=group_blocks)
-    run = simulate_preemption(
-        reqs,
-        dep,
-        mech,
-        PriorityProcess(priority_kind, rate, levels),
-        block_tokens=block_tokens,
-        launch_s=launch_s,
-        pcie_gbs=pcie_gbs if pcie_gbs > 0 else None,
-        seed=seed,
-    )
-    out = run.summary()
+    dep = Deployment(model, gpu, max_kv_tokens=kv_tokens, pcie_gbs=pcie_gbs if pcie_gbs > 0 else None,
+                     copy_call_s=launch_s, engine="vllm-v0")  # fmt: skip
+    sch = fastswitch_scheduler(mechanism, PriorityProcess(priority_kind, rate, levels), group_blocks=group_blocks,
+                               block_tokens=block_tokens)  # fmt: skip
+    out = summary(run(reqs, dep, sch, seed=seed))
     out["requests"] = float(len(reqs))
     return out

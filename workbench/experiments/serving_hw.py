@@ -4,17 +4,15 @@ One point composes ``duration_s`` of ServeGen's M-large traffic at 14:00 (:func:
 the data's rate curve scaled to ``mean_rate_rps``) and serves it on ``replicas`` hardware replicas
 (:func:`workbench.serving.serve`: a :class:`~workbench.serving.Deployment` of ``model`` on ``tp x pp`` GPUs run by
 ``engine``, iteration costs from ``costs``, paged KV cache) under ``scheduler`` with ``preemption``, behind
-``balancer``. Reported: TTFT and TBT
-percentiles of the served requests, the fraction rejected (a prompt longer than a vLLM/Orca ``budget_tokens`` or a
+``balancer``. Reported (:func:`~workbench.serving.latency_summary`, the one definition of each statistic): TTFT and
+TBT percentiles (a rejected request counts as infinitely late in TTFT), the fraction rejected (a prompt longer than a vLLM/Orca ``budget_tokens`` or a
 context larger than the KV cache), output tokens per second per GPU, the fraction of requests preempted at least once
 and the replicas' busy fraction. The scheduler, balancer and preemption are treatments (not seeded): the same requests meet each.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..serving import BALANCERS, PREEMPTIONS, SCHEDULERS, Deployment, Scheduler, serve
+from ..serving import BALANCERS, PREEMPTIONS, SCHEDULERS, Deployment, Scheduler, latency_summary, serve
 from ..serving.engines import engines
 from ..serving.roofline import COST_SOURCES
 from ..workloads import servegen
@@ -29,7 +27,7 @@ _START_S = 14 * 3600
 
 @experiment(
     "serving-hardware",
-    version="3",
+    version="4",
     small={"mean_rate_rps": 2.0, "duration_s": 60.0, "scheduler": ["vllm", "sarathi"]},
     params=[
         Param("mean_rate_rps", 10.0, "rps", low=0.0, low_inclusive=False, doc="mean of M-large's 14:00 rate curve"),
@@ -77,16 +75,14 @@ def serving_hardware(
     sch = Scheduler(scheduler, max_num_batched_tokens=budget_tokens, preemption=preemption)
     run = serve(requests, dep, sch, n_replicas=replicas, balancer=balancer, seed=seed)
     m = run.table
-    served = m[~m["rejected"]]
-    span = float((served["arrival_s"] + served["e2e_s"]).max()) if len(served) else float("nan")
-    ttft, tbt = served["ttft_s"].to_numpy(), served["tbt_s"].to_numpy()
+    s = latency_summary(run)  # the one definition of each statistic (rejected requests: infinitely late)
     return {
         "requests": len(m),
-        "rejected_fraction": float(m["rejected"].mean()),
-        "ttft_p50_s": float(np.nanpercentile(ttft, 50)) if len(served) else float("nan"),
-        "ttft_p99_s": float(np.nanpercentile(ttft, 99)) if len(served) else float("nan"),
-        "tbt_p99_s": float(np.nanpercentile(tbt, 99)) if np.isfinite(tbt).any() else float("nan"),
-        "output_tokens_per_s_per_gpu": float(served["output_tokens"].sum() / span / run.gpus),
+        "rejected_fraction": s["rejected_fraction"],
+        "ttft_p50_s": s["ttft_p50_s"],
+        "ttft_p99_s": s["ttft_p99_s"],
+        "tbt_p99_s": s["tbt_p99_s"],
+        "output_tokens_per_s_per_gpu": s["output_tokens_per_s"] / run.gpus,
         "preempted_fraction": float((m["preemptions"] > 0).mean()),
         "busy_fraction": float(run.busy_fraction),
     }

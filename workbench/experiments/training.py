@@ -29,25 +29,28 @@ from ..training import failures as tf
 from ..training.diagnosis import FAULT_KINDS
 from ..training.diagnosis.evaluate import DETECTORS, Scenario, run_scenario
 from ..training.dse import explore
-from ..training.iteration import COMPUTE_FORMS
+from ..training.iteration import COMPUTE_FORMS, ERAS
 from ._space import Param, experiment
 
 __all__ = ["training_iteration_time", "training_ettr", "training_dse", "diagnosis_detection"]
 
 
-#: The compute term of the iteration model (a treatment: the same plan under both forms).
+#: The compute term of the iteration model (a treatment: the same plan under both forms): the validated model's
+#: measured kernels, or one efficiency per GPU generation (the back-of-the-envelope estimate, for comparison).
 _COMPUTE = Param(
     "compute",
-    "constant",
+    "measured",
     choices=COMPUTE_FORMS,
     seeded=False,
-    doc="compute term: one efficiency per GPU generation, measured kernels, or 2021's unfused attention",
+    doc="compute term: measured kernels (the validated model) or one efficiency per GPU generation",
 )
+#: The software era of the kernels (a treatment): today's FlashAttention-era stacks, or 2021's Megatron-LM.
+_ERA = Param("era", "2024", choices=ERAS, seeded=False, doc="software era of the kernels (attention unfused in 2021)")
 
 
 @experiment(
     "training-iteration-time",
-    version="6",
+    version="7",
     small={"dp": 4, "routing": ["ecmp", "planned"]},
     params=[
         Param("model", "gpt3-175b", choices=tuple(MODELS), doc="model"),
@@ -60,10 +63,11 @@ _COMPUTE = Param(
         Param("collective", "ring", choices=("ring", "halving_doubling"), doc="DP all-reduce algorithm"),
         Param("hosts_per_leaf", 32, "", low=1, high=256, doc="GPUs (one NIC each) per leaf; spines = hosts_per_leaf"),
         _COMPUTE,
+        _ERA,
     ],
 )
 def training_iteration_time(
-    *, model, gpu, dp, tp, pp, global_batch, routing, collective, hosts_per_leaf, compute, seed
+    *, model, gpu, dp, tp, pp, global_batch, routing, collective, hosts_per_leaf, compute, era, seed
 ):
     """Iteration-time breakdown of one plan on a non-blocking leaf-spine."""
     spec = GPUS[gpu]
@@ -71,7 +75,7 @@ def training_iteration_time(
     leaves = math.ceil(plan.gpus / hosts_per_leaf)
     topo = leaf_spine(leaves, hosts_per_leaf, hosts_per_leaf, host_gbps=spec.nic_gbps)
     breakdown = iteration_time(
-        MODELS[model], plan, spec, topo, routing, collective=collective, seed=seed % 2**31, compute=compute
+        MODELS[model], plan, spec, topo, routing, collective=collective, seed=seed % 2**31, compute=compute, era=era
     )
     return {"gpus": plan.gpus, **asdict(breakdown)}
 
@@ -103,7 +107,7 @@ def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s
 
 @experiment(
     "training-dse",
-    version="5",
+    version="6",
     small={"n_gpus": [64, 512], "global_batch": 512, "top_k": 3},
     params=[
         Param("model", "gpt3-175b", choices=tuple(m for m in MODELS if not MODELS[m].is_moe), doc="dense model"),
@@ -112,11 +116,12 @@ def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s
         Param("global_batch", 512, "", low=1, high=1_000_000, doc="sequences per iteration"),
         Param("top_k", 5, "", low=1, high=50, doc="fastest plans (by the formula) re-ranked by the graph"),
         _COMPUTE,
+        _ERA,
     ],
 )
-def training_dse(*, model, gpu, n_gpus, global_batch, top_k, compute, seed):
+def training_dse(*, model, gpu, n_gpus, global_batch, top_k, compute, era, seed):
     """Fastest plan that fits, by the formula and after the graph's re-ranking (speed: benchmarks/bench_training.py)."""
-    r = explore(MODELS[model], GPUS[gpu], n_gpus, global_batch, top_k=top_k, compute=compute)
+    r = explore(MODELS[model], GPUS[gpu], n_gpus, global_batch, top_k=top_k, compute=compute, era=era)
     best, by_formula = r.top.iloc[0], r.top.sort_values("formula_rank").iloc[0]
     return {
         "plans": len(r.plans),

@@ -15,10 +15,18 @@ from __future__ import annotations
 import numpy as np
 
 from .._deps import remember
+from ..serving.specs import gpu as gpu_record
 from ..training import GPUS, MODELS, Plan
 from ..training.dse import explore
 from ..training.exec_graph import build_graph, simulate
-from ..training.validation import PUBLISHED, mean_abs_error, validation_table
+from ..training.validation import (
+    compute_check,
+    corpus,
+    corpus_model,
+    corpus_plan,
+    rendezvous_table,
+    validation_points,
+)
 from . import AtLeast, AtMost, InRange, Measured, Paper, claim
 
 LUMOS = Paper(
@@ -43,14 +51,24 @@ MULTIVERSE = Paper(
 #: Lumos's Fig. 1 configuration (GPT-3 175B, TP 8, PP 4, DP 8 on 256 H100; batch as the validation row), where it
 #: measures dPRO 15.6% short (6,424 ms replayed against 7,611 ms actual), and GPT-3 175B plans of 512 H100 (global
 #: batch 512, full recomputation), the scale of its evaluation (Sec. 4), for the full-scale mean.
-FIG1_PLAN = next(row[3] for row in PUBLISHED if row[0] == "Lumos Fig. 1")
-DPRO_PLANS = (FIG1_PLAN, Plan(8, 4, 16, 512, recompute="full"), Plan(8, 8, 8, 512, recompute="full"),
-              Plan(8, 16, 4, 512, recompute="full"), Plan(4, 8, 16, 512, recompute="full"))  # fmt: skip
+MORE_DPRO_PLANS = (Plan(8, 4, 16, 512, recompute="full"), Plan(8, 8, 8, 512, recompute="full"),
+                   Plan(8, 16, 4, 512, recompute="full"), Plan(4, 8, 16, 512, recompute="full"))  # fmt: skip
+
+
+def _lumos_rows():
+    c = corpus()
+    return c[c.source == "lumos2025"]
+
+
+def fig1_plan() -> Plan:
+    """The plan of Lumos's Fig. 1 row of the validation corpus (32 micro-batches of 1: TP x PP, its Fig. 4)."""
+    rows = _lumos_rows()
+    return corpus_plan(rows[rows.model_name == "gpt3-175b"].iloc[0])
 
 
 @remember
 def _dpro_gaps(scale: str) -> tuple[tuple[float, float, float], ...]:
-    plans = DPRO_PLANS if scale == "full" else DPRO_PLANS[:1]
+    plans = (fig1_plan(), *MORE_DPRO_PLANS) if scale == "full" else (fig1_plan(),)
     out = []
     for plan in plans:
         full = simulate(build_graph(MODELS["gpt3-175b"], plan, GPUS["H100"]))
@@ -86,20 +104,16 @@ def _dpro(scale):
 
 
 @remember
-def _tables() -> dict:
-    return {c: validation_table(compute=c) for c in ("constant", "measured", "unfused", "era")}
-
-
-@remember
 def _graph_lumos(scale: str) -> tuple[tuple[str, float, float], ...]:
-    """The execution graph (default form) on Lumos's rows: (configuration, published s, graph s); quick scale leaves
-    out the 175B row (a couple of seconds)."""
+    """The execution graph (the validated model, today's kernels) on Lumos's rows of the corpus: (configuration,
+    published s, graph s); quick scale leaves out the 175B row (a couple of seconds)."""
     rows = []
-    for source, name, gpu, plan, _metric, value in PUBLISHED:
-        if not source.startswith("Lumos") or (scale == "quick" and name == "gpt3-175b"):
+    for _, row in _lumos_rows().iterrows():
+        if scale == "quick" and row.model_name == "gpt3-175b":
             continue
-        g = build_graph(MODELS[name], plan, GPUS[gpu], max_chunks=1)
-        rows.append((f"{name} {plan.tp}x{plan.pp}x{plan.dp}", value, simulate(g).iteration_s))
+        plan = corpus_plan(row)
+        g = build_graph(corpus_model(row), plan, gpu_record(row.gpu), max_chunks=1)
+        rows.append((f"{row.model_name} {plan.tp}x{plan.pp}x{plan.dp}", float(row.value), simulate(g).iteration_s))
     return tuple(rows)
 
 
@@ -111,30 +125,41 @@ def _graph_lumos(scale: str) -> tuple[tuple[str, float, float], ...]:
     compare=AtMost(0.033, partial=0.08),
     expected="not reproduced",
     note="Not the same quantity: Lumos replays traces whose kernel times are measured; here there is no trace. "
-    "Value: the iteration model's (default form) mean |error| over every published point of the validation table "
-    "(Megatron-LM SC'21, Llama 3, MegaScale and Lumos's own measured iterations of Fig. 1 and Fig. 7, the one "
-    "configuration a batch was inferred from left out); the partial bound, 8%, is this project's goal for it. It "
-    "fails on Lumos's deep pipelines (about +90% to +110% at PP 8-16 with DP 4, after the output layer's extra work "
-    "on the last rank is modelled: Lumos measures far more exposed communication and idle time than the bubble and "
-    "transfers explain, and a TP 2 PP 8 pipeline measured slower at DP 4 than at DP 8, which no plan-level "
-    "mechanism gives). Details: the mean for every compute form, and the execution "
-    "graph on Lumos's rows.",
+    "Value: the iteration model's mean |error| over every run of the validation corpus (Megatron-LM SC'21, "
+    "Korthikanti et al., MT-NLG, BLOOM, Megatron-Core, Llama 3, MegaScale and Lumos's own; leave-one-source-out), "
+    "Lumos's rows included; the partial bound, 8%, is this project's goal for it. It fails on Lumos's rows: the "
+    "model is 23-53% faster than measured. Their batch is stated (TP x PP micro-batches of 1 per pipeline: Fig. 4, "
+    "Sec. 4.3.1, and Fig. 7's measured compute per GPU, which the model matches within 3-11% on every "
+    "configuration where any fixed global batch would be 4x off), so four deep-pipeline rows are in the corpus's "
+    "headline; Lumos's trace puts the difference in exposed communication and idle time that grow with pipeline "
+    "depth and are larger at DP 4 than at DP 8, which no mechanism with a public source gives: waiting at the "
+    "blocking exchanges, from the measured kernel variability, costs under 0.1% (details: every mean, the compute "
+    "check, the rendezvous share, and the execution graph on Lumos's rows).",
 )
 def _replay(scale):
-    t = _tables()
-    lumos = np.array([(pub / sim - 1) for _k, pub, sim in _graph_lumos(scale)])
-    old = ~t["constant"].source.str.startswith("Lumos") & (t["constant"].role == "validation")
-    val = mean_abs_error(t["constant"])
+    p = validation_points()
+    head = p[p.headline]
+    lumos = np.array([(sim / pub - 1) for _k, pub, sim in _graph_lumos(scale)])
+    val = float(head.error.abs().mean())
+    lum = p[p.source == "lumos2025"]
+    everything = float(p.error.abs().mean())
+    compute = compute_check()
+    wait = rendezvous_table(samples=8, source="lumos2025")
     return Measured(
-        val,
-        f"mean |error| {val:.1%} over {int((t['constant'].role == 'validation').sum())} published points "
-        f"(Megatron-LM, Llama 3, MegaScale {t['constant'].error[old].abs().mean():.1%}; Lumos "
-        f"{mean_abs_error(t['constant'][~old & (t['constant'].role == 'validation')]):.1%}); graph on Lumos's rows "
-        f"{np.abs(lumos).mean():.1%}",
+        everything,
+        f"mean |error| {everything:.1%} over all {len(p)} corpus runs; Lumos's rows {lum.error.abs().mean():.1%} "
+        f"(graph {np.abs(lumos).mean():.1%}); headline runs {val:.1%} (median {head.error.abs().median():.1%}, "
+        f"worst {head.error.abs().max():.1%})",
         {
-            **{f"mae_{c}": round(mean_abs_error(x), 4) for c, x in t.items()},
-            **{f"mae_old_rows_{c}": round(float(x.error[old].abs().mean()), 4) for c, x in t.items()},
-            "graph_lumos": {k: round(pub / sim - 1, 4) for k, pub, sim in _graph_lumos(scale)},
+            "mean_headline": round(val, 4),
+            "median_headline": round(float(head.error.abs().median()), 4),
+            "worst_headline": round(float(head.error.abs().max()), 4),
+            "mean_all": round(float(p.error.abs().mean()), 4),
+            "mean_lumos": round(float(lum.error.abs().mean()), 4),
+            "lumos_headline_rows": int(lum.headline.sum()),
+            "compute_model_over_measured": compute.set_index("id").ratio.round(3).to_dict(),
+            "rendezvous_share_max": round(float(wait.share.max()), 5),
+            "graph_lumos": {k: round(sim / pub - 1, 4) for k, pub, sim in _graph_lumos(scale)},
         },
     )
 
@@ -148,17 +173,17 @@ def _replay(scale):
     compare=AtMost(0.042, partial=0.08),
     expected="not reproduced",
     note="Analytic counterpart of Lumos's experiment: calibrate the graph's speed on one measured GPT-3 15B "
-    "configuration (TP 2, PP 2, DP 8, the one the batch was inferred from; Lumos starts from a TP 2 PP 2 DP 4 trace, "
-    "which prints no time), predict Fig. 7c's configurations by graph edits (new PP and DP) and compare with "
-    "Lumos's measured times. Value: the mean |error| on Fig. 7c (details: every Fig. 7 configuration). The "
-    "graph's compute matches Lumos's to within a few percent, but the exposed communication and idle time Lumos "
-    "measures grow with PP and DP far beyond the model's bubble and transfers.",
+    "configuration (TP 2, PP 2, DP 8; Lumos starts from a TP 2 PP 2 DP 4 trace, which prints no time), predict "
+    "Fig. 7c's configurations by graph edits (new PP and DP, TP x PP micro-batches per pipeline, the batch Lumos "
+    "states) and compare with Lumos's measured times. Value: the mean |error| on Fig. 7c (details: every Fig. 7 "
+    "configuration; negative: the prediction is too fast). The exposed communication and idle time Lumos "
+    "measures grow with PP and DP far beyond the model's bubble, blocking exchanges and DP collective.",
 )
 def _estimate(scale):
     rows = {k: (pub, sim) for k, pub, sim in _graph_lumos(scale) if k.startswith("gpt3-15b")}
     ref_pub, ref_sim = rows.pop("gpt3-15b 2x2x8")
     pred = {k: ref_pub / ref_sim * sim for k, (_pub, sim) in rows.items()}
-    err = {k: rows[k][0] / p - 1 for k, p in pred.items()}  # positive: the prediction is too fast
+    err = {k: p / rows[k][0] - 1 for k, p in pred.items()}  # negative: the prediction is too fast
     fig7c = np.array([err[k] for k in ("gpt3-15b 2x4x8", "gpt3-15b 2x8x8", "gpt3-15b 2x4x16")])
     return Measured(
         float(np.abs(fig7c).mean()),

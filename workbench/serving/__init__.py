@@ -5,17 +5,21 @@
   :class:`ServeResult` (the per-request table: TTFT, TBT, end-to-end latency, queueing delay; beside it the GPUs, busy
   fraction and early stop). The request validator, the balancer and the table are shared
   (:mod:`workbench.serving._common`).
-* :mod:`workbench.serving.engine`: **the one engine**, a replica's event loop (closed-form runs of decode iterations,
-  KV accounting, early stop), over any *cost model* and any *scheduling policy*.
-* :mod:`workbench.serving.cost`: the cost-model protocol (:class:`CostModel`: iteration cost, decode line, KV capacity
-  in tokens, GPUs per replica, swap cost). Two implement it: :class:`Deployment` (:mod:`workbench.serving.roofline`:
-  a model on ``tp * pp`` GPUs, per-operator roofline costs, sequential or overlapped) and :class:`ServerConfig`
-  (:mod:`workbench.serving.linear`: the abstract linear-cost server, ``base + prefill + decode + KV`` terms and a KV
-  budget; :func:`fit_linear` derives one from a Deployment by least squares).
+* :mod:`workbench.serving.engine`: **the one engine**, a replica's compiled event loop (closed-form runs of decode
+  iterations, KV accounting, early stop), over any *cost model* and any *scheduling policy*; the only event loop of
+  serving (FastSwitch's mechanisms, disaggregated pools and the least-outstanding router run in it).
+* :mod:`workbench.serving.cost`: the cost-model protocol (:class:`CostModel`: its one cost table, KV capacity in
+  tokens, GPUs per replica, the one swap cost). Two implement it: :class:`Deployment` (:mod:`workbench.serving
+  .roofline`: a model on ``tp * pp`` GPUs, per-operator costs from measured kernels, sequential or overlapped) and
+  :class:`ServerConfig` (:mod:`workbench.serving.linear`: the abstract linear-cost server, ``base + prefill + decode +
+  KV`` terms and a KV budget; :func:`fit_linear` derives one from a Deployment by least squares).
 * :mod:`workbench.serving.scheduler`: the policies (:class:`Scheduler`): vLLM, Sarathi-Serve and Orca on a paged KV
-  cache (preemption by recompute or swap, prefix sharing over ``hash_ids``), and Orca's reservation of whole contexts
-  (``"reserve"``, the ServerConfig's default). For (linear cost, reservation) the engine runs a **compiled fast
-  path** (:func:`~workbench.serving.linear.simulate_linear`), checked against the general loop.
+  cache, and Orca's reservation of whole contexts (``"reserve"``, the ServerConfig's default); preemption by recompute
+  or swap (per block or per block group, sync or async, with or without KV reuse), FCFS or priority order with a
+  :class:`~workbench.serving.scheduler.PriorityProcess` of changes. :mod:`workbench.serving.preemption` names
+  FastSwitch's mechanisms as such policies.
+* :mod:`workbench.serving.metrics`: one definition of each latency statistic (nearest-rank quantiles; TTFT with
+  rejected requests infinitely late; TBT per request; every inter-token gap, ITL).
 * :mod:`workbench.serving.capacity`: SLOs (a TTFT and optionally a TBT quantile) and the one capacity search: the
   largest rate scale a server meets an SLO at, by bracketing and bisection (:func:`max_rate_scale`), in req/s averaged
   over seeds (:func:`capacity_search`) and in GPUs (:func:`~workbench.serving.gpus.capacity_gpus`, either cost model:
@@ -32,12 +36,13 @@
 from ._common import BALANCERS, ReplicaRun, ServeResult, balance, latency_summary
 from .capacity import SLO, CapacityResult, ScaleSearch, capacity_search, max_rate_scale, meets_slo, server_for
 from .cluster import serve
-from .cost import CostModel
+from .cost import CostModel, CostTable, swap_seconds
 from .engine import PREEMPTIONS, SCHEDULERS, Scheduler, simulate_replica
 from .gpus import GpuCapacity, capacity_gpus
 from .linear import ServerConfig
 from .linear_fit import fit_linear
 from .roofline import EFFICIENCY, Deployment, Efficiency
+from .scheduler import PriorityProcess
 
 __all__ = [
     "BALANCERS",
@@ -46,10 +51,12 @@ __all__ = [
     "SLO",
     "CapacityResult",
     "CostModel",
+    "CostTable",
     "Deployment",
     "GpuCapacity",
     "Efficiency",
     "PREEMPTIONS",
+    "PriorityProcess",
     "ReplicaRun",
     "ScaleSearch",
     "Scheduler",
@@ -65,4 +72,5 @@ __all__ = [
     "serve",
     "server_for",
     "simulate_replica",
+    "swap_seconds",
 ]

@@ -1,15 +1,15 @@
 """What every serving simulation shares: the request validator, the load balancer, the per-request table, the records
 of a replica's run and of a served table, and the closed form of a run of decode iterations.
 
-The engine (:mod:`workbench.serving.engine`, any cost model and policy) and its compiled fast path
-(:mod:`workbench.serving.linear`) use it; :func:`workbench.serving.serve` runs replicas behind the balancer and
-returns a :class:`ServeResult`.
+The engine (:mod:`workbench.serving.engine`, any cost model and policy) uses it; :func:`workbench.serving.serve`
+runs replicas behind the balancer and returns a :class:`ServeResult`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,7 @@ from numba import njit
 from .._rng import Seed, generator
 from .._validate import integer, one_of, positive
 from ..workloads.schema import validate_requests
+from .metrics import TokenGaps, quantile, tbt_values, ttft_values
 
 __all__ = ["BALANCERS", "MAX_SERVED_TOKENS", "ReplicaRun", "ServeResult", "balance", "latency_summary"]
 
@@ -86,8 +87,8 @@ def metrics_table(arr, where_name, where, inp, out, admit, first, finish, reject
 @njit(cache=True)
 def steps_to_reach(per: float, inc: float, gap: float) -> int:  # pragma: no cover - compiled
     """Fewest decode iterations (at least one) of durations ``per``, ``per + inc``, ``per + 2 inc``, ... that last
-    ``gap`` seconds: the smallest ``k >= 1`` with ``k per + inc k (k - 1) / 2 >= gap``. Compiled, so the engine
-    (from Python) and the linear replica's compiled loop share this one definition."""
+    ``gap`` seconds: the smallest ``k >= 1`` with ``k per + inc k (k - 1) / 2 >= gap`` (the engine's compiled loop
+    calls it)."""
     if inc > 0:
         b = per - inc / 2
         k = math.ceil((-b + math.sqrt(b * b + 2 * inc * gap)) / inc - 1e-12)
@@ -120,9 +121,12 @@ def balance(n: int, n_replicas: int, balancer: str = "round_robin", *, seed: See
 
 @dataclass(frozen=True)
 class ReplicaRun:
-    """Per-request times of one replica (NaN where a request was rejected or not reached by an early stop), with
-    the replica's busy seconds, whether it ``stopped`` early (an SLO check already lost) and the requests certain to
-    miss the TTFT limit (``violations``)."""
+    """Per-request times of an engine run (NaN where a request was rejected or not reached by an early stop), with
+    the busy seconds, whether it ``stopped`` early (an SLO check already lost) and the requests certain to miss the
+    TTFT limit (``violations``); beside them the arrivals as served (``arrival_s``: later turns of a conversation
+    arrive when the run says), each request's synchronous swap stall before its first token (``stall_ttft_s``), the
+    run's swap totals (:class:`~workbench.serving.engine.SwapTotals`) and, when recorded, every inter-token gap
+    (:class:`~workbench.serving.metrics.TokenGaps`)."""
 
     admit_s: np.ndarray
     first_token_s: np.ndarray
@@ -133,6 +137,10 @@ class ReplicaRun:
     busy_s: float
     stopped: bool
     violations: int
+    arrival_s: np.ndarray | None = None
+    stall_ttft_s: np.ndarray | None = None
+    swaps: Any = None
+    gaps: TokenGaps | None = None
 
 
 @dataclass(frozen=True)
@@ -153,12 +161,18 @@ class ServeResult:
     stopped : bool
         The run stopped early: more requests than allowed were certain to miss the TTFT limit (times of requests
         not reached are NaN).
+    gaps : TokenGaps, optional
+        Every inter-token gap, when the run recorded them (``record_gaps=True``).
+    swaps : SwapTotals, optional
+        What the run's swaps moved (:class:`~workbench.serving.engine.SwapTotals`).
     """
 
     table: pd.DataFrame
     gpus: int
     busy_fraction: float
     stopped: bool = False
+    gaps: TokenGaps | None = None
+    swaps: Any = None
 
     def summary(self) -> dict[str, float]:
         """:func:`latency_summary` of the table."""
@@ -175,10 +189,11 @@ def busy_fraction(busy_s: float, n_replicas: int, finish_s: np.ndarray, stopped:
 
 
 def latency_summary(metrics: pd.DataFrame | ServeResult) -> dict[str, float]:
-    """Percentiles of a served table (or a :class:`ServeResult`): TTFT, TBT, end-to-end and queueing delay, plus
-    throughput.
+    """Statistics of a served table (or a :class:`ServeResult`): TTFT, TBT (a request's mean time between tokens,
+    vLLM's TPOT), end-to-end and queueing delay at p50, p90 and p99 (:mod:`workbench.serving.metrics`: nearest rank),
+    the mean TTFT and TBT, and throughput.
 
-    Rejected requests count as infinitely late in the TTFT percentiles.
+    Rejected requests (and requests without a first token) count as infinitely late in the TTFT statistics.
 
     Examples
     --------
@@ -190,16 +205,23 @@ def latency_summary(metrics: pd.DataFrame | ServeResult) -> dict[str, float]:
     """
     if isinstance(metrics, ServeResult):
         metrics = metrics.table
-    ttft = np.where(metrics["rejected"], np.inf, metrics["ttft_s"].to_numpy())
-    done = ~metrics["rejected"].to_numpy()
+    ttft = ttft_values(metrics)
+    tbt = tbt_values(metrics)
+    done = ~metrics["rejected"].to_numpy(bool) & metrics["e2e_s"].notna().to_numpy()
     span = float(np.nanmax(metrics["e2e_s"] + metrics["arrival_s"])) if done.any() else math.nan
-    out = {"requests": float(len(metrics)), "rejected_fraction": float((~done).mean()) if len(metrics) else 0.0}
+    out = {
+        "requests": float(len(metrics)),
+        "rejected_fraction": float(metrics["rejected"].mean()) if len(metrics) else 0.0,
+    }
+    e2e = metrics["e2e_s"].to_numpy(dtype=float)
+    queue = metrics["queue_s"].to_numpy(dtype=float)
     for q in (50, 90, 99):
-        out[f"ttft_p{q}_s"] = float(np.percentile(ttft, q)) if ttft.size else math.nan
-        has_tbt = metrics["tbt_s"].notna().any()
-        out[f"tbt_p{q}_s"] = float(np.nanpercentile(metrics["tbt_s"], q)) if has_tbt else math.nan
-        out[f"e2e_p{q}_s"] = float(np.nanpercentile(metrics["e2e_s"], q)) if done.any() else math.nan
-        out[f"queue_p{q}_s"] = float(np.nanpercentile(metrics["queue_s"], q)) if done.any() else math.nan
+        out[f"ttft_p{q}_s"] = quantile(ttft, q / 100)
+        out[f"tbt_p{q}_s"] = quantile(tbt, q / 100)
+        out[f"e2e_p{q}_s"] = quantile(e2e[done], q / 100)
+        out[f"queue_p{q}_s"] = quantile(queue[done], q / 100)
+    out["ttft_mean_s"] = float(ttft.mean()) if ttft.size else math.nan
+    out["tbt_mean_s"] = float(tbt.mean()) if tbt.size else math.nan
     out["throughput_rps"] = float(done.sum() / span) if span and span > 0 else math.nan
     out["output_tokens_per_s"] = float(metrics["output_tokens"][done].sum() / span) if span and span > 0 else math.nan
     return out

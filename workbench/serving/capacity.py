@@ -30,6 +30,7 @@ from .cluster import serve
 from .cost import CostModel
 from .engine import Scheduler
 from .linear import ServerConfig
+from .metrics import quantile, tbt_values, ttft_values
 
 __all__ = [
     "SLO",
@@ -112,13 +113,11 @@ def meets_slo(result: ServeResult, slo: SLO) -> bool:
     metrics = result.table
     if len(metrics) == 0:
         return True
-    ttft = np.where(metrics["rejected"], np.inf, metrics["ttft_s"].to_numpy())
-    if np.sort(ttft)[max(0, math.ceil(slo.quantile * ttft.size) - 1)] > slo.ttft_s:
+    if quantile(ttft_values(metrics), slo.quantile) > slo.ttft_s:
         return False
     if slo.tbt_s is not None:
-        tbt = metrics["tbt_s"].to_numpy()
-        tbt = tbt[np.isfinite(tbt)]
-        if tbt.size and np.sort(tbt)[max(0, math.ceil(slo.quantile * tbt.size) - 1)] > slo.tbt_s:
+        tbt = tbt_values(metrics)
+        if tbt.size and quantile(tbt, slo.quantile) > slo.tbt_s:
             return False
     return True
 
@@ -245,7 +244,7 @@ def _feasible(req: pd.DataFrame, config: ServerConfig, slo: SLO) -> bool:
     out = np.maximum(req["output_tokens"].to_numpy(dtype=float), 1)
     alone = config.base_s + config.prefill_token_s * inp
     alone[inp + out > config.kv_budget_tokens] = np.inf
-    return np.sort(alone)[max(0, math.ceil(slo.quantile * alone.size) - 1)] <= slo.ttft_s
+    return quantile(alone, slo.quantile) <= slo.ttft_s
 
 
 def capacity_search(
@@ -273,8 +272,8 @@ def capacity_search(
         The replica (:func:`~workbench.serving.serve`); defaults to the linear-cost ``ServerConfig()``.
     slo : SLO
     scheduler : Scheduler, optional
-        Scheduling policy; defaults to the cost model's own (``Scheduler()`` for a Deployment, the reservation for a
-        ``ServerConfig``).
+        Scheduling policy; defaults to the cost model's own (a Deployment's engine profile's, ``Scheduler()`` where it
+        states none; the reservation for a ``ServerConfig``).
     n_replicas : int
     balancer : str
         Load balancer across replicas, one of :data:`~workbench.serving.BALANCERS`.

@@ -5,25 +5,25 @@
 their state at that instant). Every replica is the one engine (:mod:`workbench.serving.engine`): a cost model (a
 hardware :class:`~workbench.serving.roofline.Deployment` or the linear-cost
 :class:`~workbench.serving.linear.ServerConfig`) run by a :class:`~workbench.serving.scheduler.Scheduler` (by default
-the cost model's own: vLLM's for a Deployment, the reservation for a ServerConfig). Replicas placed on arrival under
-(linear cost, reservation) run the engine's compiled fast path. The request validator, the balancer and the
-per-request table are shared (:mod:`workbench.serving._common`), and the result is a
-:class:`~workbench.serving.ServeResult` (the table, and the GPUs, busy fraction and early stop beside it).
+the cost model's own: vLLM's for a Deployment, the reservation for a ServerConfig). A table may carry per-request
+``priority`` levels (priority scheduling), ``hash_ids`` (prefix sharing) and multi-turn follow-ups (``next`` and
+``think_s``, with ``conversation``: :func:`~workbench.serving.conversations.conversations`). The request validator,
+the balancer and the per-request table are shared (:mod:`workbench.serving._common`), and the result is a
+:class:`~workbench.serving.ServeResult` (the table, and the GPUs, busy fraction, early stop, swap totals and, when
+recorded, the inter-token gaps beside it).
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 
 from .._rng import Seed
-from .._validate import integer, one_of
+from .._validate import integer, one_of, positive
 from ._common import BALANCERS, ServeResult, balance, busy_fraction, metrics_table, request_arrays
 from .cost import CostModel
-from .engine import Scheduler, _replica_loop, _State, compiled, policy
-from .linear import simulate_linear
+from .engine import Scheduler, _run, policy
 
 __all__ = ["serve"]
 
@@ -38,6 +38,7 @@ def serve(
     seed: Seed = None,
     rate_scale: float = 1.0,
     prefix_sharing: bool = False,
+    record_gaps: bool = False,
     ttft_limit_s: float = math.inf,
     max_violations: int | None = None,
 ) -> ServeResult:
@@ -50,8 +51,9 @@ def serve(
     server : Deployment, ServerConfig or another :class:`~workbench.serving.cost.CostModel`
         The replica's cost model: a hardware replica, or the linear-cost server.
     scheduler : Scheduler, optional
-        Scheduling policy; defaults to the cost model's own: ``Scheduler()`` (vLLM) for a Deployment, the
-        reservation ``ServerConfig.scheduler`` for a ServerConfig.
+        Scheduling policy; defaults to the cost model's own: a Deployment's engine profile's
+        (``Deployment.scheduler``: chunked prefill under V1's budget for ``"vllm"``; ``Scheduler()`` where the
+        profile states none), the reservation ``ServerConfig.scheduler`` for a ServerConfig.
     n_replicas : int
     balancer : str
         One of :data:`BALANCERS`: ``"round_robin"`` and ``"random"`` place requests on arrival without looking at
@@ -67,6 +69,8 @@ def serve(
     prefix_sharing : bool
         Share the KV blocks of equal ``hash_ids`` (a column of the table, Mooncake traces) across the requests of a
         replica (paged policies).
+    record_gaps : bool
+        Record every inter-token gap (:class:`~workbench.serving.metrics.TokenGaps`, ``ServeResult.gaps``).
     ttft_limit_s, max_violations :
         Early stop once more than ``max_violations`` requests in all are certain to miss ``ttft_limit_s``: the result
         is then ``stopped``, with NaN times for the requests not simulated.
@@ -77,7 +81,8 @@ def serve(
         ``table``: one row per request, ``arrival_s``, ``replica``, ``input_tokens``, ``output_tokens``,
         ``queue_s``, ``ttft_s``, ``tbt_s`` (NaN for one-token outputs), ``e2e_s``, ``rejected``, ``preemptions`` and
         ``prefill_tokens`` (the tokens prefilled for the request: its prompt less a shared prefix, plus
-        recomputations); beside it ``gpus``, ``busy_fraction`` and ``stopped``.
+        recomputations) and ``stall_ttft_s`` (synchronous swap stall before its first token); beside it ``gpus``,
+        ``busy_fraction``, ``stopped``, ``swaps`` and ``gaps``.
 
     Examples
     --------
@@ -96,88 +101,54 @@ def serve(
     [0, 0, 0]
     """
     scheduler = policy(server, scheduler)
-    arr, inp, out = request_arrays(requests, rate_scale)
     n_replicas = integer("n_replicas", n_replicas, minimum=1)
     one_of("balancer", balancer, BALANCERS)
-    fast = compiled(server, scheduler)
-    if fast is not None and not prefix_sharing and balancer != "least_outstanding":
-        rep = balance(arr.size, n_replicas, balancer, seed=seed)
-        return _serve_linear(arr, inp, out, rep, fast, n_replicas, ttft_limit_s, max_violations)
+    conv = "next" in requests.columns
+    if conv:
+        arr, inp, out = _turns(requests, rate_scale)
+    else:
+        arr, inp, out = request_arrays(requests, rate_scale)
     hashes = None
     if prefix_sharing:
         if "hash_ids" not in requests.columns:
             raise ValueError("prefix_sharing needs a 'hash_ids' column (prefix-block ids per request, e.g. Mooncake)")
         hashes = requests["hash_ids"].tolist()
-    st = _State(arr, inp, out, server, scheduler, None, hashes)
-    allowed = math.inf if max_violations is None else integer("max_violations", max_violations, minimum=0)
-    limit = float(ttft_limit_s)
-    if balancer == "least_outstanding":
-        rep = _route_least_outstanding(st, arr, n_replicas, limit, allowed)
-    else:
-        rep = balance(arr.size, n_replicas, balancer, seed=seed)
-        for k in range(n_replicas):  # a loop over replicas (a handful)
-            for _ in _replica_loop(st, np.flatnonzero(rep == k).tolist(), [math.inf], limit, allowed):
-                pass
-            if st.stopped:
-                break
-    r = st.run()
+    router = balancer == "least_outstanding"
+    rep = None if router else balance(arr.size, n_replicas, balancer, seed=seed)
+    kw = {}
+    if conv:
+        kw = dict(follow_up=requests["next"].to_numpy(), think_s=requests["think_s"].to_numpy() / rate_scale,
+                  conversation=requests["conversation"].to_numpy() if "conversation" in requests else None)  # fmt: skip
+    r, rep = _run(
+        arr, inp, out, server, scheduler, n_replicas=n_replicas, rep=rep, router=router, hash_ids=hashes,
+        priority=requests["priority"].to_numpy() if "priority" in requests.columns else None,
+        record_gaps=record_gaps, seed=seed if seed is not None else 0, ttft_limit_s=ttft_limit_s,
+        max_violations=max_violations, **kw,
+    )  # fmt: skip
+    if conv:
+        arr = r.arrival_s
     table = metrics_table(arr, "replica", rep, inp, out, r.admit_s, r.first_token_s, r.finish_s, r.rejected)
     table["preemptions"] = r.preemptions
     table["prefill_tokens"] = r.prefill_tokens
+    table["stall_ttft_s"] = r.stall_ttft_s
     return ServeResult(
         table,
         n_replicas * server.gpus,
-        busy_fraction(st.busy, n_replicas, r.finish_s, st.stopped),
-        stopped=st.stopped,
+        busy_fraction(r.busy_s, n_replicas, r.finish_s, r.stopped),
+        stopped=r.stopped,
+        gaps=r.gaps,
+        swaps=r.swaps,
     )
 
 
-def _serve_linear(arr, inp, out, rep, config, n_replicas, ttft_limit_s, max_violations) -> ServeResult:
-    """:func:`serve` on linear-cost replicas under the reservation (``rep``: each request's replica): the engine's
-    compiled fast path, each replica simulated alone, the early-stop budget spent in replica order (as the general
-    loop does)."""
-    admit, first, finish = np.full(arr.size, np.nan), np.full(arr.size, np.nan), np.full(arr.size, np.nan)
-    rejected = np.zeros(arr.size, dtype=bool)
-    prefill = np.zeros(arr.size, dtype=np.int64)
-    budget, stopped, busy = max_violations, False, 0.0
-    for k in range(n_replicas):  # a loop over replicas (a handful)
-        sel = np.flatnonzero(rep == k)
-        r = simulate_linear(arr[sel], inp[sel], out[sel], config, ttft_limit_s=ttft_limit_s, max_violations=budget)
-        admit[sel], first[sel], finish[sel], rejected[sel] = r.admit_s, r.first_token_s, r.finish_s, r.rejected
-        prefill[sel] = r.prefill_tokens
-        busy += r.busy_s
-        if r.stopped:
-            stopped = True
-            break
-        if budget is not None:
-            budget -= r.violations
-    table = metrics_table(arr, "replica", rep, inp, out, admit, first, finish, rejected)
-    table["preemptions"] = np.zeros(arr.size, dtype=np.int64)
-    table["prefill_tokens"] = prefill
-    return ServeResult(
-        table, n_replicas * config.gpus, busy_fraction(busy, n_replicas, finish, stopped), stopped=stopped
+def _turns(requests: pd.DataFrame, rate_scale: float):
+    """Arrivals (first turns only; later turns NaN), prompts and outputs of a multi-turn table."""
+    missing = {"arrival_s", "input_tokens", "output_tokens", "next", "think_s"} - set(requests.columns)
+    if missing:
+        raise ValueError(f"a multi-turn table needs column(s) {sorted(missing)} (see serving.conversations)")
+    scale = positive("rate_scale", rate_scale)
+    return (
+        requests["arrival_s"].to_numpy(dtype=float) / scale,
+        requests["input_tokens"].to_numpy(),
+        requests["output_tokens"].to_numpy(),
     )
-
-
-def _route_least_outstanding(st: _State, arr: np.ndarray, n_replicas: int, limit: float, allowed: float):
-    """Run the replicas together, placing each arrival on the one holding the fewest requests at that instant."""
-    rep = np.zeros(arr.size, dtype=np.int64)
-    horizon = [float(arr[0])] if arr.size else [math.inf]
-    mines: list[list[int]] = [[] for _ in range(n_replicas)]
-    loops = [_replica_loop(st, mines[k], horizon, limit, allowed) for k in range(n_replicas)]
-    held = [next(lp, -1) for lp in loops]  # each pauses at the first arrival (or ends, if it stopped early)
-    for j, a in enumerate(arr.tolist()):  # one placement per request: the router is sequential by nature
-        if st.stopped:
-            break
-        if a > horizon[0]:
-            horizon[0] = a
-            held = [next(lp, -1) for lp in loops]
-        k = held.index(min(held))
-        rep[j] = k
-        mines[k].append(j)
-        held[k] += 1
-    horizon[0] = math.inf
-    for lp in loops:
-        for _ in lp:
-            pass
-    return rep

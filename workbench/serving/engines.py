@@ -1,11 +1,26 @@
-"""Serving-engine profiles: the host (CPU) work an engine does per iteration, and whether it overlaps the GPU step.
+"""Serving-engine profiles: the host (CPU) work an engine does per iteration, whether it overlaps the GPU step, its
+kernels' families, its default scheduling policy and what its API server adds to a request's first token.
 
 One row of ``datasets/serving_specs/engines.csv`` per engine, each number with its source. Per iteration the engine's
 CPU work is ``iteration_s + per_seq_s * sequences`` plus, with ``tp >= 2``, ``tp_iteration_s + tp_rpc_s`` (feeding
 more workers; the worker RPC of Ray-based engines). An engine with ``overlap_cpu`` prepares the next step while the
 GPU runs this one, so the iteration takes ``max(GPU time, CPU time)``; an eager engine pays ``GPU time + CPU time``.
-GPU-side efficiency (kernels, CUDA graphs vs eager launches) is not part of a profile: the roofline's stated
-efficiencies hold for every engine.
+Scheduling one step ahead has a price the engine charges too: a request that arrives while step N runs is seen when
+step N + 2 is scheduled (:mod:`workbench.serving.engine`). GPU-side efficiency (kernels, CUDA graphs vs eager
+launches) is not part of a profile beyond the all-reduce and attention kernel families.
+
+Which engine to name (``Deployment(..., engine=...)``; :data:`ALIASES` gives the same profiles under era names):
+
+* ``"vllm"`` (alias ``"vllm-v1"``): a current vLLM (V1 engine, 2025+): CPU work hidden by async scheduling, custom
+  all-reduce, FlashAttention 3 on Hopper, and its default policy :meth:`EngineProfile.scheduler`: chunked prefill
+  under the OpenAI server's token budget (8,192 tokens, 1,024 sequences on >= 70 GiB GPUs that are not A100s; 2,048
+  and 256 otherwise), plus ``frontend_s`` of HTTP server per request.
+* ``"vllm-v0"`` (alias ``"vllm-2023"``): the eager vLLM 0.x of 2023-24 (the engine of the Sarathi-Serve and Vidur
+  artifacts): measured CPU work between GPU steps, Ray workers, NCCL, xformers prefill attention, prefill-first
+  scheduling of whole prompts (``Scheduler("vllm")``).
+* ``"sarathi-serve"``, ``"sglang"``, ``"trtllm"``, ``"trtllm-v0.5"``, ``"nanoflow"``: see each row's description.
+
+A profile without a stated ``scheduler`` leaves the policy to the caller (``Scheduler()`` by default).
 
 Examples
 --------
@@ -14,6 +29,13 @@ Examples
 (False, 2.17, 9.08)
 >>> engine("vllm").combine(gpu_s=0.010, cpu_s=0.002)   # async scheduling hides the CPU step
 0.01
+>>> engine("vllm-v1") == engine("vllm"), engine("vllm-2023").engine
+(True, 'vllm-v0')
+>>> s = engine("vllm").scheduler("H100-SXM")   # V1's OpenAI-server defaults on an 80 GB Hopper
+>>> s.kind, s.max_num_batched_tokens, s.max_num_seqs
+('sarathi', 8192, 1024)
+>>> engine("vllm").scheduler("A100-80GB").max_num_batched_tokens   # A100s keep the smaller budget
+2048
 """
 
 from __future__ import annotations
@@ -23,12 +45,20 @@ from dataclasses import dataclass
 
 from .._deps import remember
 from ..data import require
+from .scheduler import SCHEDULERS, Scheduler
+from .specs import GPU, gpu
 
-__all__ = ["ENGINES_CSV", "EngineProfile", "engine", "engines"]
+__all__ = ["ALIASES", "ENGINES_CSV", "EngineProfile", "engine", "engines"]
 
 #: The engine profiles' table on the data search path (the project's ``datasets/`` unless shadowed).
 ENGINES_CSV = "serving_specs/engines.csv"
 _NUMBERS = ("iteration_s", "per_seq_s", "tp_iteration_s", "tp_rpc_s")
+_POLICY = ("max_num_batched_tokens", "max_num_seqs", "large_gpu_max_num_batched_tokens", "large_gpu_max_num_seqs")
+#: Era names for the vLLM profiles: the current V1 engine and the eager engine of 2023-24.
+ALIASES = {"vllm-v1": "vllm", "vllm-2023": "vllm-v0"}
+#: vLLM's "large GPU" test for its larger batch defaults (vllm/engine/arg_utils.py, get_batch_defaults): at least
+#: 70 GiB of device memory, and not an A100 (a larger budget lowered A100 throughput, vLLM PR #17885).
+LARGE_GPU_BYTES = 70 * 2**30
 
 
 @dataclass(frozen=True)
@@ -45,6 +75,22 @@ class EngineProfile:
     description: str = ""
     source: str = ""
     allreduce: str = "nccl"  # "custom": a one-/two-shot all-reduce kernel over NVLink for small messages
+    attention: str = "flash2"  # prefill attention kernel family (workbench.serving.attention.KERNELS)
+    #: default scheduling policy: kind, then (budget, sequences) on other GPUs and on large ones; "" = not stated
+    policy_kind: str = ""
+    policy: tuple[int, int, int, int] = (0, 0, 0, 0)
+    #: seconds the engine's API server adds to every request's first token (and last) as the client sees it
+    frontend_s: float = 0.0
+
+    def scheduler(self, on: str | GPU) -> Scheduler | None:
+        """The engine's default :class:`~workbench.serving.scheduler.Scheduler` on GPU ``on`` (its stated kind and
+        budgets, the large-GPU pair where vLLM's test holds), or ``None`` when the profile states no policy."""
+        if not self.policy_kind:
+            return None
+        g = gpu(on)
+        large = g.hbm_bytes >= LARGE_GPU_BYTES and "a100" not in g.gpu.lower()
+        tokens, seqs = self.policy[2:] if large else self.policy[:2]
+        return Scheduler(self.policy_kind, max_num_seqs=seqs, max_num_batched_tokens=tokens)
 
     def cpu_s(self, sequences: float, *, tp: int = 1) -> float:
         """Host seconds of one iteration over ``sequences`` running sequences on a ``tp``-GPU replica."""
@@ -72,6 +118,18 @@ def engines() -> dict[str, EngineProfile]:
                 allreduce = (row.get("allreduce") or "nccl").strip()
                 if allreduce not in ("nccl", "custom"):
                     raise ValueError(f"allreduce must be 'nccl' or 'custom', got {allreduce!r}")
+                attention = (row.get("attention") or "flash2").strip()
+                if attention not in ("xformers", "flash2", "flash2-paged", "flash3"):
+                    raise ValueError(f"attention must be xformers, flash2, flash2-paged or flash3, got {attention!r}")
+                kind = (row.get("scheduler") or "").strip()
+                if kind and kind not in SCHEDULERS:
+                    raise ValueError(f"scheduler must be one of {', '.join(SCHEDULERS)} or empty, got {kind!r}")
+                policy = tuple(int(row[k]) if kind else 0 for k in _POLICY)
+                if kind and min(policy) < 1:
+                    raise ValueError(f"a stated scheduler needs positive {', '.join(_POLICY)}, got {policy}")
+                frontend = float(row.get("frontend_s") or 0.0)
+                if not 0 <= frontend < 1:
+                    raise ValueError(f"frontend_s must be in [0, 1) s, got {frontend}")
             except (KeyError, TypeError, ValueError) as exc:
                 raise ValueError(f"{path}:{lineno}: malformed engine row ({exc})") from None
             name = row["engine"].strip()
@@ -84,15 +142,23 @@ def engines() -> dict[str, EngineProfile]:
                 description=row["description"],
                 source=row["source"],
                 allreduce=allreduce,
+                attention=attention,
+                policy_kind=kind,
+                policy=policy,  # type: ignore[arg-type]
+                frontend_s=frontend,
             )
     return out
 
 
 def engine(name: str | EngineProfile) -> EngineProfile:
-    """The profile called ``name`` (a profile passes through); ``ValueError`` listing the known engines otherwise."""
+    """The profile called ``name`` or one of its :data:`ALIASES` (a profile passes through); ``ValueError`` listing
+    the known engines otherwise."""
     if isinstance(name, EngineProfile):
         return name
     table = engines()
+    name = ALIASES.get(name, name)
     if name not in table:
-        raise ValueError(f"unknown engine {name!r}; engines.csv has: {', '.join(table)}")
+        raise ValueError(
+            f"unknown engine {name!r}; engines.csv has: {', '.join(table)} (aliases: {', '.join(ALIASES)})"
+        )
     return table[name]

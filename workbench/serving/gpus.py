@@ -181,7 +181,8 @@ def capacity_gpus(
     slo : SLO, optional
         Defaults to ``SLO(ttft_s=2.0, tbt_s=0.1)``.
     scheduler : Scheduler, optional
-        Defaults to the cost model's own (``Scheduler()`` for a Deployment, the reservation for a ServerConfig).
+        Defaults to the cost model's own (a Deployment's engine profile's, else ``Scheduler()``; the reservation
+        for a ServerConfig).
     rel_tol, max_evaluations : search tolerance and budget per candidate
     max_replicas : int
     duration_s : float, optional
@@ -220,7 +221,7 @@ def capacity_gpus(
         duration = positive("duration_s", duration_s)
     rate = len(requests) / duration
     search = ScaleSearch(4.0, 2.0**-12, 2.0**12, rel_tol, max_evaluations)
-    if hasattr(server, "iteration_cost"):  # one replica as given
+    if hasattr(server, "cost_table"):  # one replica as given
         if gpu is not None:
             raise ValueError("gpu goes with a model name or record; a Deployment or ServerConfig is a whole replica")
         check_cost_model(server)

@@ -1,4 +1,4 @@
-"""The linear-cost server: the engine's abstract cost model and the compiled fast path of its reservation policy.
+"""The linear-cost server: the engine's abstract cost model.
 
 A :class:`ServerConfig` is a cost model of the one serving engine (:mod:`workbench.serving.engine`, protocol
 :class:`~workbench.serving.cost.CostModel`) whose iteration cost is linear::
@@ -16,12 +16,11 @@ it finishes, so nothing is preempted, and a request whose context alone exceeds 
 prefilled whole in an iteration that also decodes the running batch. Any other engine policy runs on this cost too
 (``serve(requests, ServerConfig(), Scheduler("vllm"))``: paged KV in the same budget).
 
-:func:`simulate_linear` is the engine's **compiled fast path** for this pair (linear cost, reservation policy): the
-same event loop, compiled (:mod:`._linear_kernel`), with the same steps in the same floating-point order, so its
-per-request times equal the general engine's (``tests/serving/test_linear.py`` checks it); a capacity search runs it
-tens of times per workload. Between events (an arrival that can be admitted, a completion) the batch is constant, so
-the loop jumps over whole runs of decode iterations in closed form (the KV term grows by one token per request per
-iteration, so the run's duration is a quadratic in its length): O(requests log requests) in all.
+Its cost table (:meth:`ServerConfig.cost_table`) is the linear formula in the engine's one table: a constant
+``base_s`` per iteration, ``prefill_token_s`` and ``decode_seq_s`` beside the lanes, ``kv_token_s`` as a decode
+attention exactly linear in the context. :func:`simulate_linear` is the engine on it under the reservation; a
+capacity search runs it tens of times per workload (the loop is compiled and jumps over whole runs of decode
+iterations in closed form: O(requests log requests) in all).
 
 The default costs are illustrative (the order of magnitude of a 13B-parameter model on one 80 GB GPU); what the
 workbench compares with it is workloads on the same server, not absolute numbers. Costs derived from real hardware
@@ -36,8 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import integer, nonnegative, positive
-from ._common import ReplicaRun, check_requests
-from ._linear_kernel import simulate_linear_kernel
+from ._common import ReplicaRun
+from .cost import LINEAR_CONTEXTS, CostTable
+from .engine import simulate_replica
 from .scheduler import Scheduler
 
 __all__ = ["ServerConfig", "simulate_linear"]
@@ -72,13 +72,9 @@ class ServerConfig:
     --------
     >>> ServerConfig().iteration_s(prefill_tokens=1000, decode_seqs=10, kv_tokens=20000)
     0.1329
-    >>> ServerConfig(max_batch=64).scheduler
-    Scheduler(kind='reserve', max_num_seqs=64, max_num_batched_tokens=16384, block_tokens=16, watermark=0.01, \
-preemption='recompute')
+    >>> ServerConfig(max_batch=64).scheduler == Scheduler("reserve", max_num_seqs=64, max_num_batched_tokens=16384)
+    True
     """
-
-    #: The line of a batch size holds at every KV total (:class:`~workbench.serving.cost.CostModel`).
-    decode_lines_fixed = True
 
     base_s: float = 0.010
     prefill_token_s: float = 1.2e-4
@@ -116,32 +112,30 @@ preemption='recompute')
 
     @property
     def swap_s_per_token(self) -> float:
+        """The linear server has no swap cost: asking for it (``preemption="swap"``) raises ``ValueError``."""
         raise ValueError("the linear-cost server (ServerConfig) has no swap cost: preemption='swap' needs a Deployment")
+
+    @property
+    def swap_call_s(self) -> float:
+        return self.swap_s_per_token
+
+    @property
+    def swap_calls_per_copy(self) -> int:
+        return int(self.swap_s_per_token)
 
     @property
     def scheduler(self) -> Scheduler:
         """The policy the engine runs it with when none is given: the reservation, with its limits."""
         return Scheduler("reserve", max_num_seqs=self.max_batch, max_num_batched_tokens=self.max_prefill_tokens)
 
-    def iteration_cost(self):
-        """The engine's scalar iteration cost (:class:`~workbench.serving.cost.CostModel`): :meth:`iteration_s`
-        unrounded, in the compiled fast path's floating-point order."""
-        base, pf, dec, kvs = (
-            float(self.base_s),
-            float(self.prefill_token_s),
-            float(self.decode_seq_s),
-            float(self.kv_token_s),
-        )
-
-        def cost(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled):
-            return base + pf * prefill_tokens + dec * decode_seqs + kvs * kv_tokens
-
-        return cost
-
-    def decode_line(self, decode_seqs: int, kv_tokens: float) -> tuple[float, float, float]:
-        """A pure-decode iteration as ``a + s * kv_tokens`` (:class:`~workbench.serving.cost.CostModel`): linear at
-        every KV total."""
-        return float(self.base_s) + float(self.decode_seq_s) * decode_seqs, float(self.kv_token_s), math.inf
+    def cost_table(self, max_tokens: int = 16384, max_seqs: int = 256) -> CostTable:
+        """The linear cost as the engine's :class:`~workbench.serving.cost.CostTable` (exact at every size)."""
+        b = np.arange(max(int(max_seqs), 1) + 1, dtype=float)
+        da = float(self.kv_token_s) * b[:, None] * LINEAR_CONTEXTS[None, :]
+        return CostTable(
+            np.full((1, 2), float(self.base_s)), np.zeros((1, 2)), np.zeros(0), np.zeros(1), np.zeros((1, 0, 1)),
+            LINEAR_CONTEXTS, da[None], c_prefill=float(self.prefill_token_s), c_decode=float(self.decode_seq_s),
+        )  # fmt: skip
 
 
 def simulate_linear(
@@ -154,8 +148,8 @@ def simulate_linear(
     max_violations: int | None = None,
 ) -> ReplicaRun:
     """Serve requests (sorted by arrival) on one linear-cost replica under its reservation policy (limits
-    ``config.max_batch`` and ``config.max_prefill_tokens``): the engine's compiled fast path, what
-    :func:`workbench.serving.simulate_replica` runs for a :class:`ServerConfig` with a ``"reserve"`` scheduler.
+    ``config.max_batch`` and ``config.max_prefill_tokens``): :func:`workbench.serving.simulate_replica` with
+    ``config.scheduler``.
 
     ``output_tokens`` below 1 count as 1 (every request produces at least its first token).
 
@@ -181,26 +175,7 @@ def simulate_linear(
     >>> r.first_token_s.tolist(), r.finish_s.tolist()
     ([0.01], [0.03])
     """
-    arr, inp, out = check_requests(arrival_s, input_tokens, output_tokens)
-    n = arr.size
-    admit, first, finish = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
-    rejected = np.zeros(n, dtype=bool)
-    if max_violations is not None and int(max_violations) < 0:
-        raise ValueError(f"max_violations must be >= 0 or None, got {max_violations}")
-    allowed = -1 if max_violations is None else int(max_violations)
-    stopped, violations, busy = simulate_linear_kernel(
-        arr, inp, out, float(config.base_s), float(config.prefill_token_s), float(config.decode_seq_s),
-        float(config.kv_token_s), int(config.kv_budget_tokens), int(config.max_batch), int(config.max_prefill_tokens),
-        float(ttft_limit_s), allowed, admit, first, finish, rejected,
+    return simulate_replica(
+        arrival_s, input_tokens, output_tokens, config, config.scheduler, ttft_limit_s=ttft_limit_s,
+        max_violations=max_violations,
     )  # fmt: skip
-    return ReplicaRun(
-        admit,
-        first,
-        finish,
-        rejected,
-        np.zeros(n, dtype=np.int64),
-        np.where(np.isnan(admit), 0, inp),
-        float(busy),
-        bool(stopped),
-        int(violations),
-    )

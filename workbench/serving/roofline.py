@@ -26,10 +26,16 @@ overlaps compute-, memory- and network-bound operations inside the device and sc
 the iteration is then bounded by the **busiest resource**, ``max(sum of compute time, sum of memory time, sum of
 network time)`` (``overlap=True``), where each operator's FLOPs count on compute and its bytes on memory. The old
 linear cost model is one least-squares fit away (:func:`workbench.serving.linear_fit.fit_linear`).
+
+The module is longer than ~500 lines because one record, :class:`Deployment`, holds every cost term of a replica
+(stated roofline, measured operator curves or profiled layers, measured attention kernels, pipeline stages, swap
+copies, the engine profile's policy and API-server latency) and builds the one cost table from them; splitting it
+would scatter one record's methods over modules.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,14 +44,17 @@ import numpy as np
 import pandas as pd
 
 from .._validate import integer, nonnegative, one_of, positive
+from .attention import REF_KV_BYTES, REFERENCE, attention_curves, family_factor
+from .cost import COPY_CALL_S, LINEAR_CONTEXTS, PCIE_EFFICIENCY, CostTable, prefill_of, work_of
 from .engines import EngineProfile
 from .engines import engine as engine_profile
 from .opcurves import OperatorCurves, ProfiledLayer, curves, profiled_layer, topology
+from .scheduler import Scheduler
 from .specs import GPU, Model, gpu, model
 
 __all__ = ["COST_SOURCES", "Efficiency", "EFFICIENCY", "Deployment", "OPERATORS"]
 
-OPERATORS = ("linear", "elementwise", "attn_prefill", "attn_decode", "lm_head", "allreduce")
+OPERATORS = ("linear", "elementwise", "kv_write", "attn_prefill", "attn_decode", "lm_head", "allreduce")
 #: Where operator times come from (``Deployment(costs=...)``).
 COST_SOURCES = ("curves", "profiled", "stated")
 
@@ -100,10 +109,13 @@ class Deployment:
     max_kv_tokens : int, optional
         Caps the KV cache (vLLM's ``num_gpu_blocks_override``, in tokens).
     engine : str or EngineProfile, optional
-        The serving engine's host work per iteration (:mod:`workbench.serving.engines`, ``engines.csv``):
-        ``"vllm"`` (current vLLM V1, CPU work hidden behind the GPU step), ``"vllm-v0"`` (eager vLLM of 2023-24:
-        measured CPU work added to every step, Ray at TP >= 2), ``"sarathi-serve"``, ``"sglang"``, ``"trtllm"``,
-        ``"nanoflow"``. Default: ``"nanoflow"`` when ``overlap`` else ``"vllm"``.
+        The serving engine (:mod:`workbench.serving.engines`, ``engines.csv``): its host work per iteration, kernel
+        families, default scheduling policy (:attr:`scheduler`) and API-server latency. ``"vllm"`` or ``"vllm-v1"``
+        (a current vLLM V1: CPU work hidden behind the GPU step by async scheduling, chunked prefill under the OpenAI
+        server's default budget, FA3 on Hopper, custom all-reduce), ``"vllm-v0"`` or ``"vllm-2023"`` (the eager vLLM
+        of 2023-24: measured CPU work added to every step, Ray at TP >= 2, xformers prefill, prefill-first
+        scheduling), ``"sarathi-serve"``, ``"sglang"``, ``"trtllm"``, ``"trtllm-v0.5"``, ``"nanoflow"``. Default:
+        ``"nanoflow"`` when ``overlap`` else ``"vllm"``.
     overhead_s : float, optional
         A fixed host overhead per iteration added to every step, in place of the engine profile (for a stated
         constant of your own).
@@ -116,6 +128,16 @@ class Deployment:
         (interpolated in tokens; the profiles must be on the data search path and cover the deployment), attention
         and the LM head as in ``"curves"``. ``"stated"``: the roofline at the stated per-generation constants of
         ``efficiency`` (the default for generations without curves, and when ``efficiency`` is given).
+    pcie_gbs : float, optional
+        PCIe bandwidth per GPU and direction in GB/s for swap copies (default: the GPU table's ``pcie_gbps / 2``).
+    copy_call_s : float
+        Seconds per copy call of a swap (:data:`~workbench.serving.cost.COPY_CALL_S`, sourced there).
+    pcie_efficiency : float
+        Fraction of the PCIe rate a pinned-memory KV copy reaches (:data:`~workbench.serving.cost.PCIE_EFFICIENCY`).
+    frontend_s : float, optional
+        Seconds the engine's API server adds to every request's first (and last) token as a client sees it (HTTP,
+        tokenisation, streaming); default: the engine profile's (10 ms for ``"vllm"``, none stated for the others).
+        ``0`` for an offline run (no server).
 
     Examples
     --------
@@ -123,10 +145,10 @@ class Deployment:
     >>> d.kv_capacity_tokens, d.costs
     (107803, 'curves')
     >>> round(d.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)  # one decode step: weights at ~74% of HBM
-    9.88
+    10.31
     >>> eager = Deployment("Llama-2-7B", "A100-80GB", engine="vllm-v0")  # + the measured host step of vLLM 0.x
     >>> round(eager.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)
-    10.74
+    11.16
     >>> stated = Deployment("Llama-2-7B", "A100-80GB", costs="stated")  # the stated constants: 85% of HBM
     >>> round(stated.iteration_s(decode_seqs=1, kv_tokens=1000) * 1e3, 2)
     7.93
@@ -146,13 +168,17 @@ class Deployment:
     overhead_s: float | None = None
     engine: str | EngineProfile | None = None
     costs: str | None = None
+    pcie_gbs: float | None = None
+    copy_call_s: float = COPY_CALL_S
+    pcie_efficiency: float = PCIE_EFFICIENCY
+    frontend_s: float | None = None
     kv_capacity_tokens: int = field(init=False, repr=False, compare=False)
     _c: dict[str, float] = field(init=False, repr=False, compare=False)
     _engine: EngineProfile = field(init=False, repr=False, compare=False)
     _curves: OperatorCurves | None = field(init=False, repr=False, compare=False)
     _profile: ProfiledLayer | None = field(init=False, repr=False, compare=False)
-    #: measured token-dependent terms by (type, token count), computed once each: see ``resources``
-    _parts: dict[tuple, tuple[float, ...]] = field(init=False, repr=False, compare=False)
+    #: the cost tables built so far, by size (see ``cost_table``)
+    _tables: dict[tuple, CostTable] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         m, g = model(self.model), gpu(self.gpu)
@@ -192,7 +218,12 @@ class Deployment:
             )
         object.__setattr__(self, "_curves", None if self.costs == "stated" else measured)
         object.__setattr__(self, "_profile", profiled_layer(g, m, self.tp) if self.costs == "profiled" else None)
-        object.__setattr__(self, "_parts", {})
+        object.__setattr__(self, "_tables", {})
+        if self.pcie_gbs is not None:
+            positive("pcie_gbs", self.pcie_gbs)
+        nonnegative("copy_call_s", self.copy_call_s)
+        if not 0 < self.pcie_efficiency <= 1:
+            raise ValueError(f"pcie_efficiency must be in (0, 1], got {self.pcie_efficiency}")
         if eff is None:
             if g.generation not in EFFICIENCY:
                 raise ValueError(f"no stated efficiency for GPU generation {g.generation!r}; pass efficiency=")
@@ -207,6 +238,10 @@ class Deployment:
             prof = engine_profile(self.engine if self.engine is not None else ("nanoflow" if self.overlap else "vllm"))
             object.__setattr__(self, "engine", prof.engine)
         object.__setattr__(self, "_engine", prof)
+        front = prof.frontend_s if self.frontend_s is None else self.frontend_s
+        if not 0 <= front < 1:
+            raise ValueError(f"frontend_s must be in [0, 1) s, got {front}")
+        object.__setattr__(self, "frontend_s", float(front))
         tp, n_gpu = self.tp, self.tp * self.pp
         free = n_gpu * (g.hbm_bytes * self.memory_utilization - self.activation_reserve_gb * 1e9) - m.weight_bytes
         if free < m.kv_bytes_per_token * 16:
@@ -260,79 +295,159 @@ class Deployment:
         return self.tp * self.pp
 
     @property
+    def scheduler(self) -> Scheduler | None:
+        """The engine's default scheduling policy on this GPU (:meth:`EngineProfile.scheduler
+        <workbench.serving.engines.EngineProfile.scheduler>`), the one a run uses when given none; ``None`` when the
+        profile states none (then ``Scheduler()``)."""
+        return self._engine.scheduler(self.gpu)
+
+    # ------------------------------------------------------------------------------------------------ swap copies
+    @property
     def swap_s_per_token(self) -> float:
         """Seconds to copy one token's KV cache between HBM and host memory, one way: its bytes over the replica's
-        PCIe links (one per GPU, each holding ``1 / gpus`` of the cache) at their one-direction bandwidth."""
+        PCIe links (one per GPU, each holding ``1 / gpus`` of the cache) at ``pcie_efficiency`` of their
+        one-direction rate (``pcie_gbs`` per GPU if given, else the GPU table's)."""
         g = self.gpu
-        if not g.pcie_gbps or math.isnan(g.pcie_gbps):
-            raise ValueError(f"GPU {g.gpu!r} has no pcie_gbps in its spec; swap preemption needs it")
-        return self.model.kv_bytes_per_token / (self.gpus * g.pcie_bytes_per_s)
+        if self.pcie_gbs is not None:
+            bw = self.pcie_gbs * 1e9
+        else:
+            if not g.pcie_gbps or math.isnan(g.pcie_gbps):
+                raise ValueError(f"GPU {g.gpu!r} has no pcie_gbps in its spec; swap preemption needs it (or pcie_gbs=)")
+            bw = g.pcie_bytes_per_s
+        return self.model.kv_bytes_per_token / (self.gpus * bw * self.pcie_efficiency)
 
-    def _weight_bytes(self, tokens: float) -> float:
+    @property
+    def swap_call_s(self) -> float:
+        """Seconds per copy call (:data:`~workbench.serving.cost.COPY_CALL_S` unless ``copy_call_s`` is given)."""
+        return self.copy_call_s
+
+    @property
+    def swap_calls_per_copy(self) -> int:
+        """Copy calls per contiguous run of blocks on each GPU: a K and a V cache tensor per layer of a stage."""
+        return 2 * math.ceil(self.model.layers / self.pp)
+
+    # ------------------------------------------------------------------------------------------ operator costs
+    def _weight_bytes(self, tokens):
         c, m = self._c, self.model
-        if m.experts == 1 or tokens <= 0:
-            return c["shared_bytes"] if tokens > 0 else 0.0
-        touched = m.experts * (1.0 - (1.0 - m.active_experts / m.experts) ** tokens)
-        return c["shared_bytes"] + c["expert_bytes_layer"] * c["stage_layers"] * touched
+        t = np.asarray(tokens, dtype=float)
+        if m.experts == 1:
+            return np.where(t > 0, c["shared_bytes"], 0.0)
+        touched = m.experts * (1.0 - (1.0 - m.active_experts / m.experts) ** t)
+        return np.where(t > 0, c["shared_bytes"] + c["expert_bytes_layer"] * c["stage_layers"] * touched, 0.0)
 
-    def resources(self, *work: Any, **named: Any) -> dict[str, tuple[float, float, float]]:
+    def _token_ops(self, tokens, sampled) -> dict[str, tuple]:
+        """Per operator that depends only on the iteration's tokens (and the LM head on the sampled tokens), its
+        (compute, memory, network) seconds, vectorised over ``tokens`` and ``sampled`` (one pipeline stage)."""
+        c = self._c
+        t = np.asarray(tokens, dtype=float)
+        s = np.asarray(sampled, dtype=float)
+        z = np.zeros_like(t)
+        kv_write = c["kv_bytes"] * t * (c["byte_s"] if self._curves is None else self._stream_s)
+        if self._curves is None:
+            ar = np.where(t > 0, c["ar_bytes"] * t + c["ar_fixed"], 0.0)
+            return {
+                "linear": (c["lin_flops"] * t * c["flop_s"], self._weight_bytes(t) * c["byte_s"], z),
+                "elementwise": (z, z, z),
+                "kv_write": (z, kv_write, z),
+                "lm_head": (c["head_flops"] * s * c["flop_s"], c["head_bytes"] * (s > 0) * c["byte_s"], 0.0 * s),
+                "allreduce": (z, z, ar),
+            }
+        lc, lm = self._linear(t, self._weight_bytes(t))
+        hc, hm = self._head(s)
+        return {
+            "linear": (lc, lm, z),
+            "elementwise": (z, self._elementwise(t), z),
+            "kv_write": (z, kv_write, z),
+            "lm_head": (hc, hm, 0.0 * s),
+            "allreduce": (z, z, self._allreduce(t)),
+        }
+
+    @property
+    def _stream_s(self) -> float:
+        """Seconds per byte of a memory-bound kernel at the measured streaming efficiency (per GPU of a stage)."""
+        assert self._curves is not None
+        return self._c["byte_s0"] / self._curves.streaming_efficiency
+
+    def _prefill_attention(self, chunk, prefix) -> tuple:
+        """(compute, memory) seconds per causal (query, key) pair of the prefill attention (all layers of a stage, per
+        GPU) at the grid's shape: with measured costs, the measured kernel's FLOP rate above its launch floor for a
+        reference chunk of ``chunk`` tokens after ``prefix`` (:mod:`workbench.serving.attention`: the same thread
+        blocks and keys per query), for the engine's kernel family on this GPU (a family that computes the causally
+        masked blocks pays for them); with stated costs, the attention FLOPs per pair at the stated efficiency."""
+        c = self._c
+        ch, px = np.broadcast_arrays(np.asarray(chunk, dtype=float), np.asarray(prefix, dtype=float))
+        if self._curves is None:
+            rate = np.full(ch.shape, c["attn_flops"] * c["flop_s"])
+            return rate, np.zeros_like(rate)
+        g = self.gpu
+        per_layer = c["attn_flops"] / c["stage_layers"] / self.tp  # FLOPs per pair, layer and GPU
+        skip, factor = family_factor(self._engine.attention, g.generation, g.peak_flops("bf16"))
+        rate = attention_curves().prefill_flop_rate(ch, px) * factor
+        waste = 1.0 if skip else (px + ch) / (px + (ch + 1) / 2)  # the masked blocks computed anyway
+        per_pair = per_layer * waste / rate * c["stage_layers"]
+        return per_pair, np.zeros_like(per_pair)
+
+    @property
+    def _pf_launch(self) -> tuple[float, float]:
+        """The prefill attention's launch floor per iteration (all layers of a stage) and the reference chunk tokens a
+        128-token query tile counts for (``4 x`` query heads per GPU)."""
+        if self._curves is None:
+            return 0.0, 128.0
+        return attention_curves().floor * self._c["stage_layers"], 4.0 * self.model.heads / self.tp
+
+    def _decode_attention(self, batch, context) -> tuple:
+        """(compute, memory) seconds of the decode attention of ``batch`` requests at a mean context of ``context``
+        tokens (vectorised): with measured costs, the measured kernel reading the same KV bytes per layer and GPU
+        (a batch of ``batch x bytes / 4,096`` reference requests), its bandwidth-bound part scaled to this GPU's HBM;
+        with stated costs, the whole KV cache read at the stated efficiency."""
+        c = self._c
+        b, L = np.broadcast_arrays(np.asarray(batch, dtype=float), np.asarray(context, dtype=float))
+        if self._curves is None:
+            kv = b * L
+            return c["attn_flops"] * kv * c["flop_s"], c["kv_bytes"] * kv * c["byte_s"]
+        cur = attention_curves()
+        per_gpu = c["kv_bytes"] / c["stage_layers"] / self.tp  # KV bytes per token, layer and GPU
+        ref = cur.decode_s(b * per_gpu / REF_KV_BYTES, L)
+        t = cur.floor + (ref - cur.floor) * REFERENCE["hbm_bytes_s"] / self.gpu.hbm_bytes_per_s
+        t = np.where(b > 0, t * c["stage_layers"], 0.0)
+        return np.zeros_like(t), t
+
+    def resources(
+        self, *work: Any, prefill_seqs: float | None = None, prefill_tiles: float | None = None, **named: Any
+    ) -> dict[str, tuple]:
         """Per operator, its (compute, memory, network) seconds for one iteration (a replica's GPUs in parallel; one
         pipeline stage when ``pp > 1``).
 
         The work is ``prefill_tokens``, ``prefill_pairs`` (the causal (query, key) pairs of the prefill,
         ``n (n + 1) / 2`` for a whole prompt of ``n`` tokens), ``decode_seqs``, ``kv_tokens`` (the decodes' resident
-        contexts) and ``sampled`` (defaults to ``decode_seqs``; add the prompts that finish), by position or name.
+        contexts) and ``sampled`` (defaults to ``decode_seqs``; add the prompts that finish), by position or name;
+        ``prefill_seqs`` (default 1) is how many sequences the prefill tokens belong to, each with an equal share of
+        tokens and pairs (attention's efficiency depends on the chunk and its prefix), or ``prefill_tiles`` the
+        sequences' 128-token query tiles in all (what the engine counts: ``sum ceil(chunk / 128)``).
         """
-        prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled = _work(*work, **named)
-        c = self._c
-        tokens = prefill_tokens + decode_seqs
-        if self._curves is None:
-            return {
-                "linear": (c["lin_flops"] * tokens * c["flop_s"], self._weight_bytes(tokens) * c["byte_s"], 0.0),
-                "elementwise": (0.0, 0.0, 0.0),
-                "attn_prefill": (
-                    c["attn_flops"] * prefill_pairs * c["flop_s"],
-                    c["kv_bytes"] * prefill_tokens * c["byte_s"],
-                    0.0,
-                ),
-                "attn_decode": (
-                    c["attn_flops"] * kv_tokens * c["flop_s"],
-                    c["kv_bytes"] * kv_tokens * c["byte_s"],
-                    0.0,
-                ),
-                "lm_head": (
-                    c["head_flops"] * sampled * c["flop_s"],
-                    c["head_bytes"] * (sampled > 0) * c["byte_s"],
-                    0.0,
-                ),
-                "allreduce": (0.0, 0.0, (c["ar_bytes"] * tokens + c["ar_fixed"]) if tokens > 0 else 0.0),
-            }
-        key = (type(tokens), tokens, type(sampled), sampled)  # the same inputs give the same terms: computed once
-        parts = self._parts.get(key)
-        if parts is None:
-            lc, lm = self._linear(tokens, self._weight_bytes(tokens))
-            hc, hm = self._head(sampled)
-            parts = (float(lc), float(lm), float(self._elementwise(tokens)), float(hc), float(hm))
-            parts += (float(self._allreduce(tokens)),)
-            if len(self._parts) < 1 << 16:
-                self._parts[key] = parts
-        lc, lm, elem, hc, hm, ar = parts
-        stream = c["byte_s0"] / self._curves.streaming_efficiency
-        floor = self._curves.elementwise[0] * c["stage_layers"] if decode_seqs > 0 else 0.0
-        return {
-            "linear": (lc, lm, 0.0),
-            "elementwise": (0.0, elem, 0.0),
-            "attn_prefill": (
-                c["attn_flops"] * prefill_pairs * c["flop_s"],
-                c["kv_bytes"] * prefill_tokens * stream,
-                0.0,
-            ),
-            "attn_decode": (c["attn_flops"] * kv_tokens * c["flop_s"], c["kv_bytes"] * kv_tokens * stream + floor, 0.0),
-            "lm_head": (hc, hm, 0.0),
-            "allreduce": (0.0, 0.0, ar),
-        }
+        P, pairs, D, K, s = work_of(*work, **named)
+        ops = {k: tuple(float(x) for x in v) for k, v in self._token_ops(P + D, s).items()}
+        _, _, tiles = prefill_of(P, pairs, prefill_seqs, prefill_tiles)
+        if self.pp == 1:  # the attention terms are the cost table's (the engine's) own
+            tab = self.cost_table()
+            pre = [tab.prefill_attention_s(P, pairs, tiles, lane) for lane in range(tab.lanes)]
+            dec = [tab.decode_attention_s(D, K, lane) for lane in range(tab.lanes)]
+        else:  # one stage (the table holds the whole pipeline)
+            floor, tile = self._pf_launch
+            c = tile * tiles
+            p = max(pairs / P - (c + 1) / 2, 0.0) if P > 0 else 0.0
+            pre = [floor + pairs * float(self._prefill_attention(c, p)[0]) if P > 0 else 0.0]
+            dec = [float(sum(self._decode_attention(D, K / D))) if D > 0 else 0.0]
+        if len(pre) == 1:  # sequential: each kernel's time on the resource that binds it
+            dc, dm = self._decode_attention(D, K / D) if D > 0 else (0.0, 0.0)
+            ops["attn_prefill"] = (pre[0], 0.0, 0.0)
+            ops["attn_decode"] = (0.0, dec[0], 0.0) if float(dm) >= float(dc) else (dec[0], 0.0, 0.0)
+        else:
+            ops["attn_prefill"] = (pre[0], pre[1], pre[2])
+            ops["attn_decode"] = (dec[0], dec[1], dec[2])
+        return {k: ops[k] for k in OPERATORS}
 
-    # The measured parts (costs "curves" and "profiled"), vectorised over token counts: the simulator tabulates them.
+    # The measured parts (costs "curves" and "profiled"), vectorised over token counts.
     def _linear(self, tokens, weight_bytes):
         """(compute, memory) seconds of a stage's projections: the roofline over the measured fraction it reaches at
         this many tokens, or (profiled) the measured time split in the roofline's proportions."""
@@ -382,110 +497,88 @@ class Deployment:
         """The engine's host seconds for one iteration over ``sequences`` running sequences (see ``engine``)."""
         return self._engine.cpu_s(sequences, tp=self.tp)
 
-    def gpu_s(self, *work: Any, **named: Any) -> float:
-        """The GPU's seconds of one iteration (arguments as :meth:`resources`): the sum of operator rooflines, or the
-        busiest resource if ``overlap``; with ``pp > 1``, the micro-batched pipeline of the class docstring."""
-        if self.pp == 1:
-            res = self.resources(*work, **named)
-            return max(_totals(res)) if self.overlap else _sequential(res)
-        p, pairs, dec, kv, sampled = _work(*work, **named)
-        m, c = self.micro_batches, self._c
-        assert m is not None  # resolved by __post_init__
-        per = self.resources(p / m, pairs / m, dec / m, kv / m, 0.0)
-        per.pop("lm_head")  # the last stage samples once per iteration (below)
-        tokens = (p + dec) / m
-        p2p = (c["p2p_bytes"] * tokens + c["p2p_fixed"]) if tokens > 0 else 0.0
-        head = max(c["head_flops"] * sampled * c["flop_s"], c["head_bytes"] * (sampled > 0) * c["byte_s"])
-        return head + (m + self.pp - 1) * _sequential(per) + (self.pp - 1) * p2p
+    # ---------------------------------------------------------------------------------------- the one table
+    def cost_table(self, max_tokens: int = 16384, max_seqs: int = 256) -> CostTable:
+        """The deployment's :class:`~workbench.serving.cost.CostTable` (cached per size): the operators of
+        :meth:`resources` per token count up to ``max_tokens`` and per sampled token count, the prefill attention's
+        rate on a (chunk, prefix) grid and the decode attention per batch up to ``max_seqs`` on a context grid;
+        sequential execution sums each operator's binding resource in one lane, overlapped execution keeps the
+        compute, memory and network lanes apart (the iteration is the busiest). With ``pp > 1`` each entry is the
+        micro-batched pipeline of the class docstring."""
+        key = (int(max_tokens), int(max_seqs))
+        tab = self._tables.get(key)
+        if tab is None:
+            tab = self._build_table(*key)
+            self._tables[key] = tab
+        return tab
 
-    def iteration_s(self, *work: Any, **named: Any) -> float:
-        """Duration of one iteration (arguments as :meth:`resources`): the GPU's time (:meth:`gpu_s`) and the
-        engine's host time over the running sequences (``max(decode_seqs, sampled)``), added for an eager engine,
-        overlapped (the larger) for one that schedules ahead."""
-        _, _, dec, _, sampled = _work(*work, **named)
-        return self._engine.combine(self.gpu_s(*work, **named), self.cpu_s(max(dec, sampled)))
-
-    def sequential_cost(self):
-        """A fast scalar ``f(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled)`` equal to
-        :meth:`iteration_s` for a dense model executed sequentially (the simulator's hot path); ``None`` otherwise."""
-        if self.overlap or self.model.experts > 1 or self.pp > 1:
-            return None
-        if self._curves is not None:
-            return self._tabulated_cost()
-        c = self._c
-        fs, bs = c["flop_s"], c["byte_s"]
-        lin_f, lin_b = c["lin_flops"] * fs, c["shared_bytes"] * bs
-        att_f, kv_b = c["attn_flops"] * fs, c["kv_bytes"] * bs
-        head_f, head_b = c["head_flops"] * fs, c["head_bytes"] * bs
-        ar, ar0 = c["ar_bytes"], c["ar_fixed"]
-        dec = max(att_f, kv_b)
+    def _build_table(self, max_tokens: int, max_seqs: int) -> CostTable:
+        T = max(int(max_tokens), 2) + max_seqs + 1
+        S = 2 * max_seqs + 2
+        m = self.micro_batches if self.pp > 1 else 1
+        assert m is not None
+        mult = (m + self.pp - 1) if self.pp > 1 else 1
+        t = np.arange(T, dtype=float)
+        ops = self._token_ops(t / m, np.zeros(T))
+        ops.pop("lm_head")
+        heads = self._token_ops(np.zeros(S), np.arange(S, dtype=float))["lm_head"]
+        logc, prefix = (_PF_LOGC, _PF_PREFIX) if self._curves is None else (_PF_LOGC_MEASURED, _PF_PREFIX_MEASURED)
+        contexts = self._contexts()
+        cc, pp_ = np.meshgrid(np.exp(logc), prefix, indexing="ij")
+        pfc, pfm = self._prefill_attention(cc, pp_)
+        pf_floor, pf_tile = self._pf_launch
+        b = np.arange(max_seqs + 1, dtype=float)
+        bb, LL = np.meshgrid(b / m, contexts, indexing="ij")
+        dac, dam = self._decode_attention(bb, LL)
+        dac, dam = np.where(bb > 0, dac, 0.0), np.where(bb > 0, dam, 0.0)
+        if self.overlap:
+            tok = np.stack([sum(v[r] for v in ops.values()) for r in range(3)])
+            head = np.stack([np.asarray(heads[0]), np.asarray(heads[1]), np.zeros(S)])
+            pf = np.stack([pfc, pfm, np.zeros_like(pfc)])
+            da = np.stack([dac, dam, np.zeros_like(dac)])
+        else:
+            tok = sum(np.maximum(np.maximum(v[0], v[1]), v[2]) for v in ops.values())[None, :]
+            head = np.maximum(heads[0], heads[1])[None, :]
+            pf = np.maximum(pfc, pfm)[None]
+            da = np.maximum(dac, dam)[None]
+        if self.pp > 1:  # the micro-batched pipeline: (m + pp - 1) stage times, pp - 1 sends; the head once
+            pf_floor, pf_tile = pf_floor * mult, pf_tile / m
+            c = self._c
+            p2p = np.where(t > 0, c["p2p_bytes"] * t / m + c["p2p_fixed"], 0.0)
+            tok = mult * tok + (self.pp - 1) * p2p[None, :]
+            s = np.arange(S, dtype=float)
+            head = np.maximum(c["head_flops"] * s * c["flop_s"], c["head_bytes"] * (s > 0) * c["byte_s"])[None, :]
+            pf = pf * mult / m
+            da = da * mult
         prof = self._engine
-        cpu0 = prof.cpu_s(0, tp=self.tp)
-        per_seq, hide = prof.per_seq_s, prof.overlap_cpu
+        return CostTable(
+            tok, head, logc, prefix, pf, contexts, da, pf_floor=pf_floor, pf_tile=pf_tile,
+            cpu0=prof.cpu_s(0, tp=self.tp), per_seq=prof.per_seq_s, overlap_cpu=bool(prof.overlap_cpu),
+        )  # fmt: skip
 
-        def cost(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled):
-            tok = prefill_tokens + decode_seqs
-            lin = lin_f * tok
-            gpu = (
-                (lin if lin > lin_b else lin_b)
-                + max(att_f * prefill_pairs, kv_b * prefill_tokens)
-                + dec * kv_tokens
-                + max(head_f * sampled, head_b)
-                + ar * tok
-                + ar0
-            )
-            cpu = cpu0 + per_seq * (decode_seqs if decode_seqs > sampled else sampled)
-            if hide:
-                return gpu if gpu > cpu else cpu
-            return gpu + cpu
+    def _contexts(self) -> np.ndarray:
+        """The decode attention's context grid: two points when it is linear in the context (stated costs), the
+        measured kernel's lengths and beyond otherwise."""
+        return LINEAR_CONTEXTS if self._curves is None else _DA_CONTEXTS
 
-        return cost
+    def gpu_s(
+        self, *work: Any, prefill_seqs: float | None = None, prefill_tiles: float | None = None, **named: Any
+    ) -> float:
+        """The GPU's seconds of one iteration (arguments as :meth:`resources`; from the cost table)."""
+        P, pairs, D, K, s = work_of(*work, **named)
+        zero = dataclasses.replace(self.cost_table(), cpu0=0.0, per_seq=0.0, overlap_cpu=False)
+        P, pairs, tiles = prefill_of(P, pairs, prefill_seqs, prefill_tiles)
+        return zero.iteration_s(P, pairs, D, K, s, prefill_tiles=tiles)
 
-    def iteration_cost(self):
-        """The engine's scalar iteration cost (:class:`~workbench.serving.cost.CostModel`): :meth:`sequential_cost`
-        where it applies, else :meth:`iteration_s`."""
-        return self.sequential_cost() or self.iteration_s
-
-    @property
-    def decode_lines_fixed(self) -> bool:
-        """Sequential execution's decode line of a batch holds at every KV total (the engine asks once per batch)."""
-        return not self.overlap
-
-    def _tabulated_cost(self, max_tokens: int = 16384, max_sampled: int = 4096):
-        """:meth:`sequential_cost` with measured curves: the token-dependent parts (projections, non-GEMM kernels,
-        all-reduces) and the LM head tabulated per token count once, so an iteration costs two look-ups."""
-        c, cur = self._c, self._curves
-        assert cur is not None
-        t = np.arange(max_tokens + 1, dtype=float)
-        lc, lm = self._linear(t, c["shared_bytes"])
-        tok_tab = (np.maximum(lc, lm) + self._elementwise(t) + self._allreduce(t)).tolist()
-        sm = np.arange(max_sampled + 1, dtype=float)
-        hc, hm = self._head(sm)
-        head_tab = np.maximum(hc, hm).tolist()
-        att_f, kv_w = c["attn_flops"] * c["flop_s"], c["kv_bytes"] * c["byte_s0"] / cur.streaming_efficiency
-        floor = cur.elementwise[0] * c["stage_layers"]
-        dec = max(att_f, kv_w)
-        prof = self._engine
-        cpu0, per_seq, hide = prof.cpu_s(0, tp=self.tp), prof.per_seq_s, prof.overlap_cpu
-        resources = self.resources
-
-        def cost(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled):
-            tok = prefill_tokens + decode_seqs
-            if tok > max_tokens or sampled > max_sampled or tok != int(tok) or sampled != int(sampled):
-                gpu = _sequential(resources(prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, sampled))
-            else:
-                gpu = (
-                    tok_tab[int(tok)]
-                    + head_tab[int(sampled)]
-                    + max(att_f * prefill_pairs, kv_w * prefill_tokens)
-                    + (dec * kv_tokens + floor if decode_seqs > 0 else 0.0)
-                )
-            cpu = cpu0 + per_seq * (decode_seqs if decode_seqs > sampled else sampled)
-            if hide:
-                return gpu if gpu > cpu else cpu
-            return gpu + cpu
-
-        return cost
+    def iteration_s(
+        self, *work: Any, prefill_seqs: float | None = None, prefill_tiles: float | None = None, **named: Any
+    ) -> float:
+        """Duration of one iteration (arguments as :meth:`resources`), from the cost table the engine uses: the GPU's
+        time and the engine's host time over the running sequences (``max(decode_seqs, sampled)``), added for an
+        eager engine, overlapped (the larger) for one that schedules ahead."""
+        P, pairs, D, K, s = work_of(*work, **named)
+        P, pairs, tiles = prefill_of(P, pairs, prefill_seqs, prefill_tiles)
+        return self.cost_table().iteration_s(P, pairs, D, K, s, prefill_tiles=tiles)
 
     def breakdown(self, *work: Any, **named: Any) -> pd.DataFrame:
         """Tidy table, one row per operator (arguments as :meth:`resources`; one pipeline stage when ``pp > 1``):
@@ -498,49 +591,17 @@ class Deployment:
         return pd.DataFrame(rows, columns=["operator", "compute_s", "memory_s", "network_s", "time_s", "bound"])
 
     def decode_line(self, decode_seqs: int, kv_tokens: float) -> tuple[float, float, float]:
-        """A pure-decode iteration's time as ``a + s * kv_tokens``, valid for KV totals up to the returned limit.
-
-        Sequential execution is linear in the resident KV for a fixed batch; overlapped execution (and an engine that
-        hides its host step) is the maximum of several lines, so the line binding at ``kv_tokens`` holds up to the
-        next crossing (returned, ``inf`` if none).
-        """
-        cpu = self.cpu_s(decode_seqs)
-        if not self.overlap:  # the GPU's time is linear in the resident KV: two points give the line
-            a = self.gpu_s(0, 0, decode_seqs, 0.0)
-            lines = [(a, (self.gpu_s(0, 0, decode_seqs, 1e6) - a) / 1e6)]
-        else:
-            comp, mem, net = _totals(self.resources(0, 0, decode_seqs, 0.0))
-            comp1, mem1, _ = _totals(self.resources(0, 0, decode_seqs, 1e6))
-            lines = [(comp, (comp1 - comp) / 1e6), (mem, (mem1 - mem) / 1e6), (net, 0.0)]
-        if self._engine.overlap_cpu:  # the host's step is one more line (flat in the KV)
-            lines.append((cpu, 0.0))
-        else:
-            lines = [(a + cpu, s) for a, s in lines]
-        k = int(np.argmax([a + s * kv_tokens for a, s in lines]))
-        a, s = lines[k]
-        limit = math.inf
-        for a2, s2 in lines:  # where a steeper line overtakes the binding one
-            if s2 > s:
-                limit = min(limit, (a - a2) / (s2 - s))
-        return a, s, limit
+        """A pure-decode iteration's time as ``a + s * kv_tokens``, valid for KV totals up to the returned limit (the
+        cost table's line: see :meth:`~workbench.serving.cost.CostTable.decode_line`)."""
+        return self.cost_table(max_seqs=max(256, int(decode_seqs))).decode_line(decode_seqs, kv_tokens)
 
 
-def _work(
-    prefill_tokens: float = 0,
-    prefill_pairs: float = 0,
-    decode_seqs: float = 0,
-    kv_tokens: float = 0,
-    sampled: float | None = None,
-) -> tuple[float, float, float, float, float]:
-    """The work of one iteration, by position or name (``sampled`` defaults to ``decode_seqs``)."""
-    return prefill_tokens, prefill_pairs, decode_seqs, kv_tokens, decode_seqs if sampled is None else sampled
-
-
-def _totals(res: dict[str, tuple[float, float, float]]) -> tuple[float, float, float]:
-    """Compute, memory and network seconds summed over the operators (what overlapped execution is bounded by)."""
-    return sum(r[0] for r in res.values()), sum(r[1] for r in res.values()), sum(r[2] for r in res.values())
-
-
-def _sequential(res: dict[str, tuple[float, float, float]]) -> float:
-    """Seconds of the operators run one after another, each at its own roofline."""
-    return sum(max(r) for r in res.values())
+#: The measured kernels' grids: chunk lengths (log) and prefixes of the prefill attention, contexts of the decode.
+_PF_LOGC_MEASURED = np.log(np.array([1, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096,
+                                     8192, 16384, 32768, 131072], dtype=float))  # fmt: skip
+_PF_PREFIX_MEASURED = np.array([0.0, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 8192, 32768, 131072])
+_DA_CONTEXTS = np.array([1.0, 16, 32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4032, 6144, 8192, 16384, 32768,
+                         65536, 131072, 262144, 1048576])  # fmt: skip
+#: The prefill-attention grid of a cost table with stated costs: chunk lengths (log) and prefixes.
+_PF_LOGC = np.log(np.array([1, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 131072], dtype=float))
+_PF_PREFIX = np.array([0.0, 256, 512, 1024, 2048, 4096, 8192, 32768, 131072])

@@ -30,10 +30,14 @@ chunk, the number of requests and the engine's token budget). Each is replayed a
   tokens (``(finish - first token) / (output_tokens - 1)``).
 
 Nothing is fitted: the efficiencies are the cost model's own, and the engine's host work comes from its profile
-(:mod:`~workbench.serving.engines`, the engine of each row by :data:`ENGINE_OF`). FP8 rows use one byte per weight and
+(:mod:`~workbench.serving.engines`, the engine of each row by :data:`ENGINE_OF`). Every benchmark is replayed offline
+(no API server: ``frontend_s=0``), as each ran, except NIM's, whose AIPerf client measures through NIM's HTTP
+server, for which no latency is stated (none added). FP8 rows use one byte per weight and
 per KV element (TensorRT-LLM's FP8 with an FP8 KV cache: the 13B batch of 1,024 needs ~214 GB of BF16 KV, more than an
 H200 holds, so the KV was 8-bit). :func:`validation_summary` gives, per kind, the count, the median |error| and the
-worst point.
+worst point. :func:`validation_points` is the tidy form, one row per (reference point, metric) with the envelope
+that places it (what a fidelity scoreboard reads), and :func:`validation_by_source` its median and worst error per
+source and metric.
 """
 
 from __future__ import annotations
@@ -54,8 +58,11 @@ __all__ = [
     "ENGINE_OF",
     "KINDS",
     "METRICS",
+    "POINT_COLUMNS",
     "published",
     "replay",
+    "validation_by_source",
+    "validation_points",
     "validation_summary",
     "validation_table",
 ]
@@ -102,11 +109,13 @@ KINDS = ("iteration", "end_to_end")
 
 _COLUMNS = (
     "point",
+    "source_id",
     "engine",
     "model",
     "gpu",
     "dtype",
     "tp",
+    "pp",
     "batch",
     "input_tokens",
     "output_tokens",
@@ -163,10 +172,12 @@ def _deployment(row, costs: str | None = None) -> Deployment:
             m,
             row["gpu"],
             tp=int(row["tp"]),
+            pp=int(row["pp"]),
             dtype=row["dtype"],
             engine=ENGINE_OF[row["engine"]],
             overlap=row["engine"] == "nanoflow",
             costs=costs,
+            frontend_s=0.0,
         )
     except ValueError as e:
         raise ValueError(f"published point {_point(row)!r}: {e}") from e
@@ -196,7 +207,7 @@ def replay(row, costs: str | None = None) -> float:
     dep = _deployment(row, costs)
     b, isl, osl = int(row["batch"]), int(row["input_tokens"]), int(row["output_tokens"])
     if metric == "prefill_iteration_s":
-        return dep.iteration_s(b * isl, b * isl * (isl + 1) / 2, 0, 0, sampled=b)
+        return dep.iteration_s(b * isl, b * isl * (isl + 1) / 2, 0, 0, sampled=b, prefill_seqs=b)
     if metric == "decode_iteration_s":
         return dep.iteration_s(0, 0, b, b * isl)
     if metric == "chunked_prefill_s":
@@ -269,10 +280,113 @@ def validation_table(points: pd.DataFrame | None = None, *, costs: str | None = 
                 "published": float(row["value"]),
                 "model_estimate": value,
                 "error": value / float(row["value"]) - 1,
+                "rate_rps": float(row["rate_rps"]) if pd.notna(row.get("rate_rps")) else math.nan,
                 "source": row.get("source", ""),
             }
         )
     return pd.DataFrame(rows)
+
+
+#: The columns of :func:`validation_points`, in order (a fidelity scoreboard reads these names).
+POINT_COLUMNS = (
+    "source",
+    "metric",
+    "reference",
+    "model",
+    "error",
+    "kind",
+    "gpu",
+    "model_name",
+    "tp",
+    "pp",
+    "batch",
+    "input_tokens",
+    "output_tokens",
+    "engine",
+    "rate_rps",
+    "point",
+    "dtype",
+    "engine_as_published",
+    "citation",
+)
+
+
+def validation_points(table: pd.DataFrame | None = None, *, costs: str | None = None) -> pd.DataFrame:
+    """Every published point against the model, tidy: one row per (reference point, metric), columns
+    :data:`POINT_COLUMNS`.
+
+    ``source`` is the publication's short id (``published.csv``'s ``source_id``), ``reference`` the published value,
+    ``model`` the modelled one, ``error`` the signed relative error ``(model - reference) / reference`` and ``kind``
+    ``"iteration"`` or ``"end_to_end"``; the envelope that places the point: ``gpu``, ``model_name``, ``tp``, ``pp``,
+    ``batch``, ``input_tokens``, ``output_tokens``, ``engine`` (the engine profile replayed, ``engines.csv``;
+    ``engine_as_published`` the table's name) and ``rate_rps`` (requests per second of an online run; NaN for the
+    offline and single-request benchmarks); ``point`` the row's id, ``citation`` the document, table or figure.
+    ``table`` is a :func:`validation_table` to reuse (default: computed with ``costs``).
+
+    Examples
+    --------
+    >>> p = validation_points()
+    >>> list(p.columns[:6]), bool(p["error"].abs().lt(10).all())
+    (['source', 'metric', 'reference', 'model', 'error', 'kind'], True)
+    >>> bool((p["error"] == (p["model"] - p["reference"]) / p["reference"]).all())
+    True
+    """
+    t = validation_table(costs=costs) if table is None else table
+    out = pd.DataFrame(
+        {
+            "source": t["source_id"].astype(str),
+            "metric": t["metric"].astype(str),
+            "reference": t["published"].astype(float),
+            "model": t["model_estimate"].astype(float),
+        }
+    )
+    out["error"] = (out["model"] - out["reference"]) / out["reference"]
+    out["kind"] = t["kind"].astype(str)
+    out["gpu"] = t["gpu"].astype(str)
+    out["model_name"] = t["model"].astype(str)
+    for c in ("tp", "pp", "batch", "input_tokens", "output_tokens"):
+        out[c] = t[c].astype(int)
+    out["engine"] = t["engine_profile"].astype(str)
+    out["rate_rps"] = t["rate_rps"].astype(float)
+    out["point"] = t["point"].astype(str)
+    out["dtype"] = t["dtype"].astype(str)
+    out["engine_as_published"] = t["engine"].astype(str)
+    out["citation"] = t["source"].astype(str)
+    return out[list(POINT_COLUMNS)].reset_index(drop=True)
+
+
+def validation_by_source(points: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per source and metric (index), from :func:`validation_points`: ``kind``, ``points``, ``median_abs_error``,
+    ``worst_error`` (the signed error of largest magnitude) and its ``worst_point``.
+
+    Examples
+    --------
+    >>> p = pd.DataFrame({"source": ["a", "a", "a"], "metric": ["m"] * 3, "kind": ["iteration"] * 3,
+    ...                   "point": ["x", "y", "z"], "error": [0.1, -0.3, 0.2]})
+    >>> s = validation_by_source(p)
+    >>> float(s.loc[("a", "m"), "median_abs_error"]), float(s.loc[("a", "m"), "worst_error"])
+    (0.2, -0.3)
+    """
+    p = validation_points() if points is None else points
+    missing = {"source", "metric", "kind", "point", "error"} - set(p.columns)
+    if missing:
+        raise ValueError(f"points lack column(s) {sorted(missing)}; pass a validation_points()")
+    rows = []
+    for (src, metric), g in p.groupby(["source", "metric"], sort=True):
+        a = g["error"].abs()
+        w = a.idxmax()
+        rows.append(
+            {
+                "source": src,
+                "metric": metric,
+                "kind": g["kind"].iloc[0],
+                "points": len(g),
+                "median_abs_error": float(a.median()),
+                "worst_error": float(g.loc[w, "error"]),
+                "worst_point": g.loc[w, "point"],
+            }
+        )
+    return pd.DataFrame(rows).sort_values(["kind", "source", "metric"]).set_index(["source", "metric"])
 
 
 def validation_summary(table: pd.DataFrame) -> pd.DataFrame:

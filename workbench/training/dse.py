@@ -26,7 +26,7 @@ import pandas as pd
 
 from .._validate import integer, one_of
 from .exec_graph import build_graph, simulate
-from .iteration import COMPUTE_FORMS, iteration_arrays
+from .iteration import COMPUTE_FORMS, ERAS, iteration_arrays
 from .specs import GPU, Model, Plan, PlanError
 
 __all__ = ["DSEResult", "plan_space", "explore"]
@@ -91,12 +91,14 @@ def explore(
     n_gpus: int,
     global_batch: int,
     top_k: int = 5,
-    compute: str = "constant",
+    compute: str = "measured",
+    era: str = "2024",
     **graph_kwargs,
 ) -> DSEResult:
     """Rank every plan by the formula, keep those that fit, re-rank the ``top_k`` fastest by the graph.
 
-    ``compute`` is the compute term's form for both (:data:`workbench.training.iteration.COMPUTE_FORMS`).
+    ``compute`` and ``era`` are the iteration model's compute form and software era for both
+    (:func:`workbench.training.iteration.iteration_table`; the defaults are the validated model on today's kernels).
 
     ``top`` has the plan fields, ``formula_s``, ``graph_s``, ``formula_rank`` (0 = fastest by the formula) and the
     graph's breakdown of stage 0, sorted by ``graph_s``.
@@ -108,9 +110,10 @@ def explore(
     """
     top_k = integer("top_k", top_k, minimum=1)
     one_of("compute", compute, COMPUTE_FORMS)
+    one_of("era", era, ERAS)
     space = plan_space(model, gpu, n_gpus, global_batch)
     t0 = time.perf_counter()
-    out = iteration_arrays(model, space, gpu, compute=compute)
+    out = iteration_arrays(model, space, gpu, compute=compute, era=era)
     rate = space["tp"].size / max(time.perf_counter() - t0, 1e-9)
     plans = pd.DataFrame({**space, **{k: out[k] for k in ("iteration_s", "mfu", "memory_gib", "fits")}})
     fit = plans[plans.fits].sort_values("iteration_s", kind="stable")
@@ -125,7 +128,7 @@ def explore(
         plan = Plan(
             int(row.tp), int(row.pp), int(row.dp), int(row.global_batch), int(row.micro_batch), recompute=row.recompute
         )
-        r = simulate(build_graph(model, plan, gpu, compute=compute, **graph_kwargs))
+        r = simulate(build_graph(model, plan, gpu, compute=compute, era=era, **graph_kwargs))
         rows.append({**plan.as_dict(), "formula_s": float(row.iteration_s), "graph_s": r.iteration_s,
                      "formula_rank": rank, **r.breakdown})  # fmt: skip
     top = pd.DataFrame(rows).sort_values("graph_s", kind="stable").reset_index(drop=True)

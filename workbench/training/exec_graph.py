@@ -14,7 +14,8 @@ iteration formula (:func:`workbench.training.iteration.iteration_table`, same ro
 so no constant is duplicated): per layer and micro-batch the forward is two compute kernels each followed by TP
 all-reduces (2 per layer, 4 per layer with a recompute pass), the backward likewise (MoE all-to-alls are folded into
 the TP kernels); a stage-boundary transfer per micro-batch and direction; the DP collective in one bucket per layer,
-each issued as the last micro-batch's backward finishes that layer; the optimizer step after a synchronisation. The
+each issued as the last micro-batch's backward finishes that layer; the optimizer step (with the tied embeddings'
+gradient all-reduce before it) after a synchronisation. The
 pipeline runs the 1F1B schedule (``virtual_stages = 1``; the interleaved schedule is in the formula only).
 
 Per-rank templates: the graph holds one pipeline (``pp`` ranks); TP ranks of a stage and DP replicas run the same
@@ -202,9 +203,8 @@ def build_graph(
     n_tr = 2 if (has_tp and full) else 0
     t_pp = f["pp_p2p_s"] / m / 2.0
     t_dp = f["dp_comm_s"]
-    nd, eg = gk.build(
-        p, m, ls, t_cf, t_cb, t_cr, n_tf, n_tb, n_tr, t_tp, t_pp, t_dp, f["optimizer_s"], launch_s, mode == "serial"
-    )
+    t_opt = f["optimizer_s"] + f["embedding_sync_s"]  # the tied embeddings' all-reduce, then the step
+    nd, eg = gk.build(p, m, ls, t_cf, t_cb, t_cr, n_tf, n_tb, n_tr, t_tp, t_pp, t_dp, t_opt, launch_s, mode == "serial")
     dur = nd[:, 0].copy()
     kind, res, stage, mb, layer = (nd[:, c].astype(t) for c, t in zip(range(1, 6), (np.int8, *[np.int32] * 4)))
     compute_nodes = kind == gk.COMPUTE  # each rank's share of the work: the output layer on the last (stage_loads)

@@ -10,8 +10,8 @@ a few long samples hold the whole stage while most instances idle (RLHFuse, Zhon
 The model, per instance (:func:`decode_timeline`): samples sorted by output length ``L``; decode step ``t`` runs the
 ``b(t) = #{L_i >= t}`` samples still unfinished over their resident contexts ``kv(t) = sum (P_i + t - 1)``; its
 duration is the serving package's iteration cost for the deployment at that batch and KV
-(:func:`decode_cost`, which tabulates :meth:`Deployment.gpu_s` and :meth:`Deployment.cpu_s` at a grid of batch
-sizes; nothing of the roofline is restated here). A sample finishes at the prefill plus the cumulative step times
+(:func:`decode_cost`: the deployment's one cost table, what the serving engine computes; nothing of the roofline is
+restated here). A sample finishes at the prefill plus the cumulative step times
 up to its length. All steps of an instance are one array: no loop over samples.
 
 * **Baseline** (:func:`generation_stage`): inference starts when the last sample of the last instance is done, and
@@ -110,47 +110,26 @@ def sample_lengths(
     return np.clip(prompt, 1, max_prompt).astype(np.int64), np.clip(out, 1, max_tokens).astype(np.int64)
 
 
-def _batch_grid(max_batch: int) -> np.ndarray:
-    """Batch sizes at which the iteration cost is tabulated: every size to 32, then 64 geometric steps."""
-    head = np.arange(1, min(max_batch, 32) + 1, dtype=float)
-    tail = np.geomspace(32, max_batch, 64).round() if max_batch > 32 else np.empty(0)
-    return np.unique(np.concatenate([head, tail]))
-
-
 def decode_cost(deployment: Deployment, batch, kv_tokens) -> np.ndarray:
     """Seconds of pure-decode iterations at ``batch`` running samples over ``kv_tokens`` resident tokens (arrays).
 
-    For a fixed batch a sequential iteration's GPU time is linear in the resident KV, so the serving model's
-    :meth:`~workbench.serving.roofline.Deployment.gpu_s` is evaluated at each tabulated batch size (every size to
-    32, then 64 geometric steps) at two KV totals, and the line's intercept and slope, and the engine's host time
-    (:meth:`~workbench.serving.roofline.Deployment.cpu_s`), are interpolated linearly in the batch; the two are
-    combined as the engine does (the larger when it overlaps them, else their sum). A batch of 0 costs 0.
+    The serving model's own iteration (:meth:`~workbench.serving.cost.CostTable.decode_s` of the deployment's one
+    cost table, what its engine computes). A batch of 0 costs 0.
 
     Examples
     --------
     >>> d = Deployment("Llama-3.1-8B", "H100-SXM")
     >>> c = decode_cost(d, [1, 50], [1000, 80_000])
-    >>> bool(abs(c[1] - d.iteration_s(decode_seqs=50, kv_tokens=80_000)) < 1e-3 * c[1])
+    >>> bool(abs(c[1] - d.iteration_s(decode_seqs=50, kv_tokens=80_000)) < 1e-9 * c[1])
     True
     """
     if not isinstance(deployment, Deployment):
         raise TypeError(f"deployment must be a Deployment, got {type(deployment).__name__}")
-    if deployment.overlap:
-        raise ValueError("decode_cost needs sequential execution (Deployment overlap=False): overlapped iterations "
-                         "are not linear in the resident KV")  # fmt: skip
     b = np.asarray(batch, dtype=float)
     kv = np.asarray(kv_tokens, dtype=float)
     if b.size and (b.min() < 0 or kv.min() < 0):
         raise ValueError("batch and kv_tokens must be >= 0")
-    grid = _batch_grid(max(int(np.ceil(b.max(initial=1.0))), 1))
-    ref = 1e6
-    a = np.array([deployment.gpu_s(0, 0, g, 0.0) for g in grid])
-    s = (np.array([deployment.gpu_s(0, 0, g, ref) for g in grid]) - a) / ref
-    cpu = np.array([deployment.cpu_s(g) for g in grid])
-    gpu_t = np.interp(b, grid, a) + np.interp(b, grid, s) * kv
-    cpu_t = np.interp(b, grid, cpu)
-    t = np.maximum(gpu_t, cpu_t) if deployment.profile.overlap_cpu else gpu_t + cpu_t
-    return np.where(b > 0, t, 0.0)
+    return deployment.cost_table().decode_s(b, kv)
 
 
 def decode_timeline(
@@ -165,7 +144,7 @@ def decode_timeline(
     --------
     >>> d = Deployment("Llama-3.1-8B", "H100-SXM")
     >>> done, steps = decode_timeline(d, [100, 100], [1, 3], prefill=False)
-    >>> c = decode_cost(d, [2, 1, 1], [200, 102, 103])
+    >>> c = decode_cost(d, [2, 1, 1], [200, 101, 102])  # step t decodes over P + t - 1 tokens per sample
     >>> bool(np.allclose(done, [c[0], c.sum()])), len(steps)
     (True, 3)
     """

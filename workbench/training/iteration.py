@@ -1,27 +1,26 @@
-"""Time per training iteration, broken down, with the data-parallel collectives routed on the fabric.
+"""Time per training iteration, broken down, with the data-parallel collectives routed on the fabric: one model of
+the kernels, the collectives and the pipeline schedule, validated on every fully stated public run
+(:mod:`workbench.training.validation`, ``docs/training_validation.md``).
 
 Per micro-batch and pipeline stage (``tp * pp`` GPUs share a micro-batch's work):
 
-- *compute*, ``compute="constant"``: ``t_c = flops_per_token * r * b * s / (tp * pp) / (peak * efficiency)``,
-  ``r = 4/3`` with full recomputation (one more forward pass), ``efficiency`` the GPU generation's constant
-  (:mod:`.specs`); ``compute="measured"``: per micro-batch and stage, from measured kernels
-  (:func:`compute_parts`): the forward is the GEMMs (``2 * active params`` FLOPs per token, the LM head and
-  embedding as :attr:`Model.flops_per_token` counts them) at the measured fraction of peak the projections reach at
-  ``b * s`` tokens (:meth:`workbench.serving.opcurves.OperatorCurves.gemm_efficiency`), the attention
-  (``4 l h s`` FLOPs per token) at the generation's stated attention-kernel efficiency
-  (:data:`workbench.training.specs.ATTENTION_EFFICIENCY`) and the measured non-GEMM kernels (norms, activation,
-  residual adds: :meth:`~workbench.serving.opcurves.OperatorCurves.elementwise_s`) of the stage's ``l / pp``
-  layers; the backward is twice the forward for GEMMs and attention (two matmuls per forward matmul: the input
-  and the weight gradient) and :data:`ELEMENTWISE_BACKWARD` times it for the element-wise kernels; full
-  recomputation adds one forward. GPU generations without measured curves (or without a stated attention
-  efficiency) keep the constant; ``compute="unfused"``: the kernels of 2021 (Megatron-LM SC'21, before
-  FlashAttention): as ``"measured"``, but the attention's two batched matmuls run at the GEMM efficiency and the
-  ``a s^2 b`` score-sized tensors go through HBM (:data:`UNFUSED_ATTENTION_BYTES` per element, forward and
-  backward; the recompute forward, full or selective, once more) at the GPU's HBM bandwidth;
-- *TP* all-reduces on NVLink (Megatron's sequence-parallel layout): 4 per layer (6 with full recomputation) of
-  ``2 b s h`` bytes, each a ring ``2 (tp-1)/tp * bytes / nvlink``, not overlapped;
-- *PP* point-to-point: an activation forward and a gradient backward of ``2 b s h / tp`` bytes per stage boundary
-  (``virtual_stages`` boundaries per micro-batch) at the NIC rate;
+- *compute*: the measured kernels of :func:`workbench.training.kernels.compute_parts`: each GEMM at the measured
+  fraction of peak of its size, attention by the software ``era`` (``"2021"``: unfused products and score traffic
+  through HBM; ``"2024"``: FlashAttention-2), the measured element-wise kernels, the backward and the recomputation;
+  then divided by the fraction of that throughput a training step sustains (:class:`Calibration`, estimated on the
+  corpus with leave-one-source-out cross-validation). ``compute="constant"`` instead takes one efficiency per GPU
+  generation (:data:`workbench.training.specs.EFFICIENCY`): the back-of-the-envelope estimate (``6 P`` FLOPs per token
+  at a fixed fraction of peak) that papers and capacity planners quote, for comparing with one.
+- *TP* collectives on the node: 4 per layer (6 with full recomputation) of ``2 b s h`` bytes, at NCCL's measured
+  all-reduce time on an NVSwitch node (:func:`workbench.serving.opcurves.curves`; with sequence parallelism the
+  all-gather and reduce-scatter move the same bytes), not overlapped unless the plan says so;
+- *PP* exchanges: Megatron-LM's 1F1B sends an activation forward and a gradient backward of ``2 b s h / tp`` bytes
+  per stage boundary and micro-batch (``virtual_stages`` boundaries per micro-batch), each a *blocking* exchange
+  with both neighbours (``req.wait()`` then ``torch.cuda.synchronize()``: ``_communicate`` in
+  ``megatron/core/pipeline_parallel/p2p_communication.py``, whenever the transfers are not overlapped): the
+  measured NCCL send/recv time across nodes (:func:`workbench.training.kernels.send_recv_s`, ~62% of an A100's
+  200 Gb/s NIC, with a ~20 us floor), on the critical path; DeepSpeed's engine makes four separate blocking calls
+  per micro-batch (:class:`~workbench.training.specs.Plan`'s ``pipeline``);
 - *MoE* all-to-all: dispatch and combine, forward and backward (4 per MoE layer, 6 with full recomputation), each
   rank sending ``2 b s k h / tp`` bytes across its expert-parallel group: on NVLink when ``ep * tp`` GPUs fit in a
   node, otherwise on the fabric like the DP collective.
@@ -29,25 +28,27 @@ Per micro-batch and pipeline stage (``tp * pp`` GPUs share a micro-batch's work)
 The pipeline (1F1B, interleaved over ``v`` virtual stages) runs at its slowest rank: the last holds the output layer
 and loss on top of its layers (:func:`stage_loads`; with the plan's ``balanced_ends`` the end ranks hold a layer fewer
 instead, Llama 3's layout), so it takes ``m * t_mb + (pp-1)/v * t_rest`` for ``m`` micro-batches, ``t_mb`` the
-slowest rank's micro-batch and ``t_rest`` the mean of the others' (exact for ``v = 1`` with the last rank slowest:
-the others fill and drain the pipeline, the last runs every micro-batch back to back); the *bubble* is
-``(pp-1)/v * t_rest``, a fraction ``(p-1)/(m+p-1)`` of the pipeline for ``v = 1`` and equal ranks. The plan's
-``overlap_tp`` and ``overlap_p2p`` take the TP collectives and the PP transfers off the critical path, ``overlap_dp``
-all of the DP collective but the last model chunk's reduce-scatter, ``1 / (2 v)`` of it (schedules that state them:
-:class:`~workbench.training.specs.Plan`).
+slowest rank's micro-batch and ``t_rest`` the mean of the others'; the *bubble* is ``(pp-1)/v * t_rest``. The plan's
+``overlap_tp`` and ``overlap_p2p`` take the TP collectives and the PP exchanges off the critical path.
 
-The *DP* gradient reduce-scatter + all-gather (or all-reduce; a ring moves the same bytes) of the stage's
-``2 * params / (tp * pp)`` gradient bytes runs **on the fabric**: the collective's steps from
+The *DP* collective: gradients reduced in FP32 (``grad_bytes=4``: Megatron-LM forces FP32 gradient reduction with
+BF16, ``megatron/training/arguments.py``), parameters gathered in BF16 with the distributed optimizer (a
+reduce-scatter and an all-gather; an all-reduce without it), on the fabric: the collective's steps from
 :func:`workbench.fabric.collective_steps`, one per DP group, all ``tp * pp`` groups at once (Megatron's rank order,
 ``rank = t + tp * (d + dp * p)``, ranks placed on hosts by :func:`workbench.fabric.place_ranks`, one NIC per GPU),
-routed with the chosen routing; each step lasts ``bytes x worst link load / link bandwidth``
-(:func:`workbench.fabric.max_congestion`) plus ``latency_s``. One hashing per job: ECMP paths persist, as C4
-observes. Without a topology the DP collective is NIC-bound (an ideal non-blocking fabric). The part of it hidden
-behind the last micro-batch's backward pass (``dp_overlap`` of it) is not on the critical path; the optimizer step
-is HBM-bound (28 bytes moved per local parameter, sharded by DP with the distributed optimizer).
+routed with the chosen routing, each step ``bytes x worst link load / link bandwidth`` (:func:`workbench.fabric.
+max_congestion`) at the measured NCCL rate of the NIC, plus ``latency_s``; without a topology the ideal NIC-bound
+fabric at the measured send/recv rate of the ring's chunk. Exposed: with ``overlap_dp`` the last model chunk's
+reduce-scatter (``1 / (2 v)``, MegaScale Sec. 3.2) or, without interleaving, the last gradient bucket's
+(Megatron-Core's ``max(40M, 1M x dp)`` parameters, ``megatron/core/distributed/distributed_data_parallel.py``);
+otherwise what does not fit behind the last micro-batch's backward (``dp_overlap`` of it). Tied input and output
+embeddings add the all-reduce of their gradients between the first and the last stage (Megatron-LM's
+``_allreduce_embedding_grads``, DeepSpeed's ``ReduceTiedGrads``), exposed. The optimizer step is HBM-bound (28 bytes
+moved per local parameter, sharded by DP with the distributed optimizer).
 
 Everything is vectorized over plans; the fabric's time per byte is computed once per distinct (group layout,
-routing, collective) and cached, so a sweep of 10^3 plans costs a handful of fabric evaluations.
+routing, collective) and cached, so a sweep of 10^3 plans costs a handful of fabric evaluations. The module is
+longer than ~500 lines because the fabric's collective helpers live beside the formula that uses them.
 """
 
 from __future__ import annotations
@@ -63,55 +64,70 @@ import pandas as pd
 from .. import fabric as fb
 from .._rng import spawn
 from .._validate import in_range, integer, nonnegative, one_of
-from .specs import (
-    GPU,
-    Model,
-    Plan,
-    PlanError,
-    _load_factors,
-    attention_efficiency,
-    check_plan,
-    efficiency,
-    memory_arrays,
-    stage_loads,
-)
+from . import kernels
+from .kernels import ERAS, compute_parts, constant_parts, send_recv_s
+from .specs import GPU, Model, Plan, PlanError, _load_factors, check_plan, memory_arrays, stage_loads
 
 __all__ = [
     "Breakdown",
+    "CALIBRATION",
+    "Calibration",
+    "COMPONENTS",
+    "COMPUTE_FORMS",
+    "ERAS",
     "group_seconds_per_byte",
-    "compute_parts",
     "iteration_arrays",
+    "iteration_parts",
+    "assemble",
     "iteration_table",
     "iteration_time",
     "stage_loads",
-    "COMPONENTS",
-    "COMPUTE_FORMS",
-    "ELEMENTWISE_BACKWARD",
-    "UNFUSED_ATTENTION_BYTES",
 ]
 
 #: Critical-path components of an iteration, in the order they are stacked in figures; they sum to ``iteration_s``.
 COMPONENTS = ("compute_s", "tp_comm_s", "pp_p2p_s", "moe_a2a_s", "bubble_s", "dp_exposed_s", "optimizer_s")
 _BASE = 2**20  # bytes of the probe message; fabric times are linear in the size
 _DP_COLLECTIVES = ("ring", "halving_doubling", "double_binary_tree")
-#: The compute term's forms: one efficiency constant per GPU generation, measured kernels, or measured GEMMs with
-#: 2021's unfused attention (see the module text).
-COMPUTE_FORMS = ("constant", "measured", "unfused")
-#: HBM bytes per element of one head's ``s x s`` score matrix that unfused attention moves per layer, (forward,
-#: backward), in 16-bit precision. Forward: the standard implementation writes the scores ``S = Q K^T`` to HBM,
-#: reads them for the softmax, writes ``P``, reads ``P`` for ``O = P V`` (Dao et al., "FlashAttention", NeurIPS
-#: 2022, arXiv 2205.14135, Algorithm 0); Megatron-LM fuses scale, mask and softmax into one kernel but keeps a
-#: separate attention dropout, whose mask (1 byte) and output (2 bytes) are the other score-sized tensors
-#: (Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models", MLSys 2023, arXiv
-#: 2205.05198, Sec. 4.1: softmax output ``2 a s^2 b``, dropout mask ``a s^2 b``, dropout output ``2 a s^2 b`` bytes).
-#: Writes S, P, mask, output (2 + 2 + 1 + 2) and reads S, P, output (2 + 2 + 2): 13. Backward: the saved P, mask
-#: and output are read (2 + 1 + 2) and the gradients of the output, of P and of S are each written once and read
-#: by their consumer (the gradient of S by two matmuls): 2 + 2, 2 + 2, 2 + 4; 19 in all.
-UNFUSED_ATTENTION_BYTES = (13.0, 19.0)
-#: Backward cost of the element-wise kernels (norms, activation, residual adds, dropout) as a multiple of their
-#: forward: each is memory-bound, and its backward reads the saved forward input and the incoming gradient and writes
-#: one gradient (three tensor passes) where the forward reads one tensor and writes one (two passes).
-ELEMENTWISE_BACKWARD = 1.5
+#: The compute term's forms: ``"measured"`` (the model: measured kernels by era and GPU, the default) and
+#: ``"constant"`` (one efficiency per GPU generation: the back-of-the-envelope estimate, for comparing with one).
+COMPUTE_FORMS = ("measured", "constant")
+#: Megatron-Core's gradient bucket when DP communication overlaps the backward: ``max(40M, 1M x dp)`` parameters
+#: (``megatron/core/distributed/distributed_data_parallel.py``, r0.8.0).
+BUCKET_PARAMS = 40e6
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The iteration model's parameters that no source states, estimated on the validation corpus
+    (:func:`workbench.training.validation.estimate`; every error reported is leave-one-source-out).
+
+    ``sustained_ampere`` / ``sustained_hopper``: the fraction of the measured kernels' throughput (kernels timed
+    alone, :mod:`workbench.training.kernels`) that a training step sustains, per GPU generation: a whole node
+    drawing power for hours runs at lower clocks than one kernel timed alone, and kernels share the GPU with the
+    communication they overlap. No public source states it; the corpus's A100 runs sustain nearly all of it, its
+    H100 runs about three quarters.
+
+    Examples
+    --------
+    >>> Calibration(sustained_hopper=0.75).sustained("hopper"), Calibration().sustained("blackwell")
+    (0.75, 1.0)
+    """
+
+    sustained_ampere: float = 1.0
+    sustained_hopper: float = 1.0
+
+    def __post_init__(self) -> None:
+        for f in ("sustained_ampere", "sustained_hopper"):
+            in_range(f, getattr(self, f), 0.05, 1.5)
+
+    def sustained(self, generation: str) -> float:
+        """The sustained fraction for a GPU generation with measured kernels (1 for others: they run the constant)."""
+        return {"ampere": self.sustained_ampere, "hopper": self.sustained_hopper}.get(generation, 1.0)
+
+
+#: The estimates on the whole corpus (``tests/training/test_validation.py`` checks they are what
+#: :func:`workbench.training.validation.estimate` gives on it today).
+CALIBRATION = Calibration(sustained_ampere=0.955, sustained_hopper=0.72)
 
 
 @dataclass(frozen=True)
@@ -228,89 +244,193 @@ _PLAN_FIELDS = (
     "overlap_p2p",
     "overlap_tp",
     "overlap_dp",
+    "pipeline",
+    "sequence_parallel",
 )
 #: Plan fields a caller of :func:`iteration_arrays` may leave out, with their defaults.
-_OPTIONAL = {"balanced_ends": False, "overlap_p2p": False, "overlap_tp": False, "overlap_dp": False}
+_OPTIONAL = {"balanced_ends": False, "overlap_p2p": False, "overlap_tp": False, "overlap_dp": False,
+             "sequence_parallel": True}  # fmt: skip
 
 
-def compute_parts(model: Model, gpu: GPU, tp, pp, micro_batch, full, compute: str = "measured", ep=1) -> dict:
-    """Compute seconds of one micro-batch on one GPU of a pipeline stage, in parts (arrays over plans).
+def _tp_seconds(gpu: GPU, nbytes: np.ndarray, tp: np.ndarray) -> np.ndarray:
+    """One TP collective of ``nbytes`` per GPU over ``tp`` GPUs of a node: NCCL's measured all-reduce time where
+    the GPU's generation was profiled, the ring ``2 (tp-1)/tp * bytes / NVLink`` otherwise."""
+    from ..serving.opcurves import curves
 
-    ``tp, pp, micro_batch, ep`` are arrays (or scalars) of plan fields, ``full`` whether full recomputation is on.
-    Returns ``gemm_fwd_s, attention_fwd_s, elementwise_fwd_s`` (zero with the constant form), ``forward_s`` (one
-    forward pass) and ``total_s`` (forward, backward and the recompute forward), and ``measured`` (whether the
-    measured form applied: ``compute="measured"`` (or ``"unfused"``) and the GPU's generation has curves and, for
-    ``"measured"``, an attention efficiency).
+    c = curves(gpu.generation) if kernels.has_curves(gpu.generation) else None
+    out = np.where(tp > 1, 2.0 * (tp - 1) / tp * nbytes / gpu.scaleup_bytes_per_s, 0.0)
+    if c is not None:
+        for t in np.unique(tp[tp > 1]):
+            sel = tp == t
+            out[sel] = c.allreduce_s(nbytes[sel], tp=int(t), topology="nvswitch")
+    return out
+
+
+def iteration_parts(
+    model: Model,
+    cols: dict,
+    gpu: GPU,
+    topology=None,
+    routing: str = "ecmp",
+    collective: str = "ring",
+    placement: str = "linear",
+    seed: int = 0,
+    latency_s: float = 5e-6,
+    compute: str = "measured",
+    era: str = "2024",
+    nic_gbps: float | None = None,
+    grad_bytes: float = 4.0,
+) -> dict[str, np.ndarray]:
+    """Everything of :func:`iteration_arrays` that does not depend on the :class:`Calibration`, as arrays over the
+    plans in ``cols`` (see :func:`iteration_arrays`): kernel seconds per micro-batch, collective and exchange times,
+    the DP collective and its exposure rule. :func:`assemble` turns them into the iteration; the validation estimates
+    the calibration by assembling the same parts under many candidate values."""
+    tp, pp, dp, ep = (np.asarray(cols[c]).astype(np.int64) for c in ("tp", "pp", "dp", "ep"))
+    v, b = np.asarray(cols["virtual_stages"]).astype(np.int64), np.asarray(cols["micro_batch"]).astype(float)
+    full = np.asarray(cols["recompute"]) == "full"
+    n = tp.size
+    gpus = tp * pp * dp
+    m = np.asarray(cols["global_batch"]).astype(np.int64) // (dp * np.asarray(cols["micro_batch"]).astype(np.int64))
+    s, h, L = float(model.seq_len), float(model.hidden), model.layers
+    if topology is not None and gpus.max() > topology.n_hosts:
+        worst = int(np.argmax(gpus))
+        raise PlanError(
+            f"plan {worst} uses {gpus[worst]} GPUs but the fabric has {topology.n_hosts} hosts "
+            f"(short by {gpus[worst] - topology.n_hosts})"
+        )
+    line_gbps = nic_gbps if nic_gbps is not None else (topology.host_gbps if topology is not None else gpu.nic_gbps)
+    nic_bps = line_gbps * 1e9 / 8
+    layers_stage = np.ceil(L / pp)
+    opt = {k: np.broadcast_to(np.asarray(cols.get(k, d)), (n,)).astype(bool) for k, d in _OPTIONAL.items()}
+    if compute == "constant":
+        parts = constant_parts(model, gpu, tp, pp, b, full)
+    else:
+        parts = compute_parts(model, gpu, tp, pp, b, full, era, ep, sequence_parallel=opt["sequence_parallel"])
+    n_ar = np.where(full, 6.0, 4.0)
+    t_tp = layers_stage * n_ar * _tp_seconds(gpu, 2.0 * b * s * h * np.ones(n), tp.astype(float))
+    t_tp = np.where(opt["overlap_tp"], 0.0, t_tp)  # hidden behind the GEMMs they are fused with
+    # blocking exchanges: forward activation and backward gradient per stage boundary and micro-batch, each a
+    # rendezvous with the neighbour followed by a device synchronisation
+    inter = tp * dp * pp > gpu.gpus_per_node
+    x = np.where(pp > 1, send_recv_s(gpu.generation, 2.0 * b * s * h / tp, nic_bps, inter), 0.0)
+    deepspeed = np.broadcast_to(np.asarray(cols.get("pipeline", "megatron")), (n,)) == "deepspeed"
+    blocking = (pp > 1) & ~opt["overlap_p2p"]
+    t_x = np.where(blocking, np.where(deepspeed, 4.0, 2.0) * v, 0.0) * x  # blocking operations per micro-batch
+    slow_load, rest_load = _load_factors(model, pp, opt["balanced_ends"])
+    t_a2a = np.zeros(n)
+    if model.is_moe:
+        a2a_bytes = 2 * b * s * model.active_experts * h / tp
+        spb = np.zeros(n)
+        nvl = ep * tp <= gpu.gpus_per_node
+        spb[nvl] = (ep[nvl] - 1) / ep[nvl] / gpu.scaleup_bytes_per_s
+        for i in np.flatnonzero(~nvl & (ep > 1)):
+            spb[i] = _a2a_spb(
+                topology, routing, tp[i], pp[i], dp[i], ep[i], placement, seed, nic_bps, latency_s, a2a_bytes[i]
+            )
+        t_a2a = layers_stage * n_ar * a2a_bytes * spb
+    dense = model.params - model.routed_params
+    per_gpu = dense / (tp * pp) + model.routed_params / (tp * pp * ep)
+    dopt = np.asarray(cols["distributed_optimizer"]).astype(bool)
+    # reduce-scatter of the gradients and all-gather of the BF16 parameters, or an all-reduce of the gradients: as
+    # the bytes of an all-reduce of the same cost
+    dp_bytes = np.where(dopt, (grad_bytes + 2.0) / 2.0, grad_bytes) * per_gpu
+    t_dp = np.zeros(n)
+    keys = np.stack([tp, pp, dp], axis=1)
+    for key in np.unique(keys[dp > 1], axis=0):
+        key_tp, key_pp, key_dp = (int(k) for k in key)
+        sel = np.all(keys == key, axis=1)
+        across = key_tp * key_dp > gpu.gpus_per_node
+        chunk = dp_bytes[sel] / key_dp
+        rate = chunk / send_recv_s(gpu.generation, chunk, nic_bps, across)  # measured NCCL rate of the ring's chunk
+        if across and topology is None:  # NCCL's rings use every NIC of the node: a group's share of the node's
+            rate = rate * min(key_dp, max(1, gpu.gpus_per_node // key_tp))  # NICs is its ranks on the node
+        dp_spb, hops = _dp_spb(topology, routing, collective, key_tp, key_pp, key_dp, placement, seed, nic_bps)
+        t_dp[sel] = dp_bytes[sel] * dp_spb * nic_bps / rate + (hops * latency_s if topology is not None else 0.0)
+    chunks = np.where(v > 1, v, np.maximum(1.0, per_gpu / np.maximum(BUCKET_PARAMS, 1e6 * dp)))
+    # tied input and output embeddings: their gradients all-reduced between the first and the last stage
+    _, tied = kernels.layout(model)
+    emb = np.where((pp > 1) & tied, grad_bytes * model.vocab * h / tp / 2.0, 0.0)
+    t_emb = np.where(emb > 0, 2.0 * send_recv_s(gpu.generation, np.maximum(emb, 1.0), nic_bps, inter), 0.0)
+    shards = np.where(dopt, dp, 1)
+    return {
+        "gpus": gpus,
+        "micro_batches": m,
+        "pp": pp.astype(float),
+        "virtual_stages": v.astype(float),
+        "kernel_s": parts["total_s"] * np.ones(n),
+        "kernel_fwd_s": parts["forward_s"] * np.ones(n),
+        "stage_max_load": slow_load,
+        "stage_rest_load": rest_load,
+        "tp_s": t_tp,
+        "a2a_s": t_a2a,
+        "exchange_s": t_x,
+        "dp_comm_s": t_dp,
+        "overlap_dp": opt["overlap_dp"],
+        "dp_exposed_share": 1.0 / (2.0 * chunks),
+        "optimizer_s": 28.0 * per_gpu / shards / gpu.hbm_bytes_per_s,
+        "embedding_sync_s": t_emb,
+        "dp_window_share": np.where(deepspeed, 0.0, 1.0),
+        "tokens": np.asarray(cols["global_batch"]).astype(float) * s,
+        "hardware_factor": np.where(full, 4.0 / 3.0, 1.0),
+        "memory_bytes": memory_arrays(model, tp, pp, dp, ep, b, m, v, full, dopt, opt["sequence_parallel"])["total"],
+        "flops_per_token": np.full(n, model.flops_per_token),
+        "peak_flops": np.full(n, gpu.bf16_tflops * 1e12),
+        "hbm_bytes": np.full(n, gpu.hbm_bytes),
+        "generation": np.full(n, gpu.generation if parts["measured"] else "constant"),
+    }
+
+
+def assemble(parts: dict, calibration: Calibration = CALIBRATION, dp_overlap: float = 1.0, sustained=None) -> dict:
+    """The iteration from :func:`iteration_parts` under ``calibration`` (``sustained`` overrides the per-generation
+    fraction with an array over the plans): the pipeline at its slowest rank, the bubble, the exposed DP collective
+    and the optimizer, each component as :data:`COMPONENTS` names it.
 
     Examples
     --------
-    >>> from workbench.training import MODELS, GPUS
-    >>> def shares(name, tp):  # of one forward pass: GEMMs, attention, element-wise kernels (SC'21 plans)
-    ...     p = compute_parts(MODELS[name], GPUS["A100"], tp, 1, 1, True)
-    ...     parts = ("gemm_fwd_s", "attention_fwd_s", "elementwise_fwd_s")
-    ...     return [round(float(p[k] / p["forward_s"]), 2) for k in parts]
-    >>> shares("gpt-1.7b", 1), shares("gpt-1t", 8)  # the element-wise share falls with hidden size
-    ([0.73, 0.14, 0.12], [0.94, 0.02, 0.05])
-    >>> bool(compute_parts(MODELS["gpt-1t"], GPUS["B200"], 8, 1, 1, True)["measured"])  # no curves: the constant
-    False
+    >>> import numpy as np
+    >>> from workbench.training import MODELS, GPUS, Plan
+    >>> cols = {k: np.array([v]) for k, v in Plan(8, 8, 16, 512).as_dict().items()}
+    >>> parts = iteration_parts(MODELS["gpt3-175b"], cols, GPUS["H100"])
+    >>> slow, fast = (assemble(parts, Calibration(sustained_hopper=f))["iteration_s"][0] for f in (0.5, 1.0))
+    >>> bool(slow > 1.5 * fast)
+    True
     """
-    one_of("compute", compute, COMPUTE_FORMS)
-    tp, pp = np.asarray(tp, dtype=float), np.asarray(pp, dtype=float)
-    b, full = np.asarray(micro_batch, dtype=float), np.asarray(full, dtype=bool)
-    s, h, L = float(model.seq_len), float(model.hidden), float(model.layers)
-    tokens = b * s
-    passes = np.where(full, 4.0, 3.0)  # forward, backward (2 forwards), recompute forward
-    unfused = compute == "unfused"
-    curves = _curves(gpu.generation) if compute != "constant" and (unfused or attention_efficiency(gpu) > 0) else None
-    peak = gpu.bf16_tflops * 1e12
-    if curves is None:
-        total = model.flops_per_token * passes / 3.0 * tokens / (tp * pp) / (peak * efficiency(gpu))
-        zero = np.zeros_like(total)
-        return dict(
-            gemm_fwd_s=zero,
-            attention_fwd_s=zero,
-            elementwise_fwd_s=zero,
-            forward_s=total / passes,
-            total_s=total,
-            measured=False,
-        )
-    expert_active = model.active_params - model.shared_params if model.is_moe else 0.0
-    dense_active = model.active_params - expert_active
-    # an expert's GEMM sees the tokens routed to it (balanced routing): top_k copies of the tokens of the ep ranks of
-    # its expert-parallel group, shared by the experts
-    ep = np.asarray(ep, dtype=float)
-    ep_tokens = tokens * model.active_experts * ep / model.experts if model.is_moe else tokens
-    gemm = (
-        2.0 * dense_active * tokens / curves.gemm_efficiency(tokens)
-        + 2.0 * expert_active * tokens / curves.gemm_efficiency(ep_tokens)
-    ) / (tp * pp * peak)
-    if unfused:  # batched matmuls at the GEMM efficiency, plus the score-sized tensors through HBM
-        attention = 4.0 * L * h * s * tokens / (tp * pp) / (peak * curves.gemm_efficiency(tokens))
-        elements = L / pp * model.heads / tp * s * s * b
-        fwd_bytes, bwd_bytes = UNFUSED_ATTENTION_BYTES
-        scores_fwd = fwd_bytes * elements / gpu.hbm_bytes_per_s
-        scores_total = (2.0 * fwd_bytes + bwd_bytes) * elements / gpu.hbm_bytes_per_s  # recomputed: once more
-    else:
-        attention = 4.0 * L * h * s * tokens / (tp * pp) / (peak * attention_efficiency(gpu))
-        scores_fwd = scores_total = 0.0
-    ffn_tokens = model.ffn * (model.active_experts if model.is_moe else 1)
-    elementwise = L / pp * curves.elementwise_s(tokens, model.hidden, ffn_tokens, tp, gpu.hbm_bytes_per_s)
-    forward = gemm + attention + elementwise + scores_fwd
-    total = (gemm + attention) * passes + elementwise * (1.0 + ELEMENTWISE_BACKWARD + full) + scores_total
-    return dict(
-        gemm_fwd_s=gemm,
-        attention_fwd_s=attention + scores_fwd,
-        elementwise_fwd_s=elementwise,
-        forward_s=forward,
-        total_s=total,
-        measured=True,
-    )
-
-
-def _curves(generation: str):
-    from ..serving.opcurves import curves
-
-    return curves(generation) if generation else None
+    if sustained is None:
+        gen = parts["generation"]
+        sustained = np.ones(gen.size)
+        for g in np.unique(gen):
+            sustained = np.where(gen == g, calibration.sustained(str(g)), sustained)
+    t_c = parts["kernel_s"] / sustained
+    t_fwd = parts["kernel_fwd_s"] / sustained
+    t_x = parts["exchange_s"]
+    shared = parts["tp_s"] + t_x + parts["a2a_s"]
+    m = parts["micro_batches"]
+    t_mb = parts["stage_max_load"] * t_c + shared
+    bubble = (parts["pp"] - 1) / parts["virtual_stages"] * (parts["stage_rest_load"] * t_c + shared)
+    t_dp = parts["dp_comm_s"]
+    window = dp_overlap * parts["dp_window_share"] * (t_c - t_fwd)  # the last micro-batch's backward
+    exposed = np.where(parts["overlap_dp"], t_dp * parts["dp_exposed_share"], np.maximum(0.0, t_dp - window))
+    exposed = exposed + parts["embedding_sync_s"]  # after the last backward, never hidden
+    it = m * t_mb + bubble + exposed + parts["optimizer_s"]
+    out: dict[str, np.ndarray] = {"gpus": parts["gpus"], "micro_batches": m}
+    out["compute_fwd_s"] = t_fwd  # one micro-batch's forward pass on a mean stage (the execution graph splits by it)
+    out["stage_max_load"] = parts["stage_max_load"]
+    out["compute_s"] = m * parts["stage_max_load"] * t_c  # the slowest rank's
+    out["tp_comm_s"], out["pp_p2p_s"], out["moe_a2a_s"] = m * parts["tp_s"], m * t_x, m * parts["a2a_s"]
+    out["bubble_s"], out["dp_comm_s"], out["dp_exposed_s"] = bubble, t_dp, exposed
+    out["optimizer_s"] = parts["optimizer_s"]
+    out["embedding_sync_s"] = parts["embedding_sync_s"]  # in dp_exposed_s (the execution graph runs it serially)
+    out["iteration_s"] = it
+    gpus = parts["gpus"]
+    out["tokens_per_s"] = parts["tokens"] / it
+    out["model_tflops_per_gpu"] = parts["flops_per_token"] * parts["tokens"] / it / gpus / 1e12
+    out["hardware_tflops_per_gpu"] = out["model_tflops_per_gpu"] * parts["hardware_factor"]
+    out["mfu"] = out["model_tflops_per_gpu"] * 1e12 / parts["peak_flops"]
+    out["bubble_fraction"] = bubble / (m * t_mb + bubble)
+    out["comm_share"] = (m * shared + exposed) / it
+    out["memory_gib"] = parts["memory_bytes"] / 2**30
+    out["fits"] = parts["memory_bytes"] <= parts["hbm_bytes"]
+    return out
 
 
 def iteration_table(
@@ -324,7 +444,11 @@ def iteration_table(
     seed: int = 0,
     latency_s: float = 5e-6,
     dp_overlap: float = 1.0,
-    compute: str = "constant",
+    compute: str = "measured",
+    era: str = "2024",
+    nic_gbps: float | None = None,
+    grad_bytes: float = 4.0,
+    calibration: Calibration | None = None,
 ) -> pd.DataFrame:
     """Iteration time and its breakdown for every plan (one row per plan).
 
@@ -343,12 +467,21 @@ def iteration_table(
     seed : int
         Hashing and placement randomness (one hashing per job).
     latency_s : float
-        Per-step latency of fabric collectives (seconds).
+        Per-step latency of fabric collectives (seconds; the ideal fabric's measured curve carries NCCL's own).
     dp_overlap : float
         Fraction of the last micro-batch's backward pass that DP communication can hide behind, in [0, 1].
-    compute : {"constant", "measured", "unfused"}
-        The compute term: the GPU generation's one efficiency constant, measured kernels, or measured GEMMs with
-        2021's unfused attention (module docstring).
+    compute : {"measured", "constant"}
+        The compute term: the measured kernels of the software era (the model), or one efficiency per GPU
+        generation (the back-of-the-envelope estimate, for comparing with one; uncalibrated).
+    era : {"2021", "2024"}
+        Software era of the kernels (:data:`workbench.training.kernels.ERAS`): ``"2024"`` (FlashAttention-2,
+        today's stacks) unless reproducing a 2021-2022 Megatron-LM run.
+    nic_gbps : float, optional
+        Per-GPU NIC line rate of the cluster (default: the topology's host links, else the GPU record's NIC).
+    grad_bytes : float
+        Bytes per gradient element of the DP reduction (4: FP32, Megatron-LM's rule with BF16).
+    calibration : Calibration, optional
+        The estimated parameters (default :data:`CALIBRATION`, the whole corpus's estimate).
 
     Returns
     -------
@@ -372,6 +505,10 @@ def iteration_table(
     latency_s = nonnegative("latency_s", latency_s)
     dp_overlap = in_range("dp_overlap", dp_overlap, 0.0, 1.0)
     one_of("compute", compute, COMPUTE_FORMS)
+    one_of("era", era, ERAS)
+    if nic_gbps is not None:
+        in_range("nic_gbps", nic_gbps, 1.0, 1e5)
+    in_range("grad_bytes", grad_bytes, 1.0, 8.0)
     df = _plans_frame(plans)
     cols = {c: df[c].to_numpy() for c in _PLAN_FIELDS}
     for row in np.flatnonzero(
@@ -379,8 +516,9 @@ def iteration_table(
     ):
         check_plan(model, Plan(**df.iloc[row].to_dict()), gpu)  # raises the named error
     out = iteration_arrays(
-        model, cols, gpu, topology, routing, collective, placement, seed, latency_s, dp_overlap, compute
-    )
+        model, cols, gpu, topology, routing, collective, placement, seed, latency_s, dp_overlap, compute, era,
+        nic_gbps, grad_bytes, calibration,
+    )  # fmt: skip
     return pd.concat([df, pd.DataFrame(out, index=df.index)], axis=1)
 
 
@@ -395,7 +533,11 @@ def iteration_arrays(
     seed: int = 0,
     latency_s: float = 5e-6,
     dp_overlap: float = 1.0,
-    compute: str = "constant",
+    compute: str = "measured",
+    era: str = "2024",
+    nic_gbps: float | None = None,
+    grad_bytes: float = 4.0,
+    calibration: Calibration | None = None,
 ) -> dict[str, np.ndarray]:
     """The numbers of :func:`iteration_table` as arrays, from arrays of the plan fields (``cols`` keyed by
     :class:`Plan`'s field names, ``recompute`` as strings); no validation (callers validate), no DataFrame: the fast
@@ -412,81 +554,11 @@ def iteration_arrays(
     >>> bool(np.isclose(out["iteration_s"], sum(out[c] for c in COMPONENTS)).all())
     True
     """
-    tp, pp, dp, ep = (np.asarray(cols[c]).astype(np.int64) for c in ("tp", "pp", "dp", "ep"))
-    v, b = np.asarray(cols["virtual_stages"]).astype(np.int64), np.asarray(cols["micro_batch"]).astype(float)
-    full = np.asarray(cols["recompute"]) == "full"
-    n = tp.size
-    gpus = tp * pp * dp
-    m = np.asarray(cols["global_batch"]).astype(np.int64) // (dp * np.asarray(cols["micro_batch"]).astype(np.int64))
-    s, h, L = float(model.seq_len), float(model.hidden), model.layers
-    if topology is not None and gpus.max() > topology.n_hosts:
-        worst = int(np.argmax(gpus))
-        raise PlanError(
-            f"plan {worst} uses {gpus[worst]} GPUs but the fabric has {topology.n_hosts} hosts "
-            f"(short by {gpus[worst] - topology.n_hosts})"
-        )
-    nic_bps = (topology.host_gbps if topology is not None else gpu.nic_gbps) * 1e9 / 8
-    layers_stage = np.ceil(L / pp)
-    hw = np.where(full, 4.0 / 3.0, 1.0)
-    parts = compute_parts(model, gpu, tp, pp, b, full, compute, ep)
-    t_c, t_fwd = parts["total_s"], parts["forward_s"]
-    n_ar = np.where(full, 6.0, 4.0)
-    t_tp = np.where(tp > 1, layers_stage * n_ar * 2 * (tp - 1) / tp * 2 * b * s * h / gpu.scaleup_bytes_per_s, 0.0)
-    t_pp = np.where(pp > 1, v * 2 * (2 * b * s * h / tp) / nic_bps, 0.0)
-    opt = {k: np.broadcast_to(np.asarray(cols.get(k, d)), (n,)).astype(bool) for k, d in _OPTIONAL.items()}
-    t_tp = np.where(opt["overlap_tp"], 0.0, t_tp)  # hidden behind the GEMMs they are fused with
-    t_pp = np.where(opt["overlap_p2p"], 0.0, t_pp)  # asynchronous, off the critical path
-    slow_load, rest_load = _load_factors(model, pp, opt["balanced_ends"])
-    t_a2a = np.zeros(n)
-    if model.is_moe:
-        a2a_bytes = 2 * b * s * model.active_experts * h / tp
-        spb = np.zeros(n)
-        nvl = ep * tp <= gpu.gpus_per_node
-        spb[nvl] = (ep[nvl] - 1) / ep[nvl] / gpu.scaleup_bytes_per_s
-        for i in np.flatnonzero(~nvl & (ep > 1)):
-            spb[i] = _a2a_spb(
-                topology, routing, tp[i], pp[i], dp[i], ep[i], placement, seed, nic_bps, latency_s, a2a_bytes[i]
-            )
-        t_a2a = layers_stage * n_ar * a2a_bytes * spb
-    # 1F1B with one rank slower than the others: the slowest rank runs all m micro-batches back to back, the others'
-    # work fills and drains the pipeline ((p - 1) (F + B) for the last rank the slowest, exactly)
-    t_mb = slow_load * t_c + t_tp + t_pp + t_a2a
-    bubble = (pp - 1) / v * (rest_load * t_c + t_tp + t_pp + t_a2a)
-    dense = model.params - model.routed_params
-    per_gpu = dense / (tp * pp) + model.routed_params / (tp * pp * ep)
-    t_dp = np.zeros(n)
-    keys = np.stack([tp, pp, dp], axis=1)
-    for key in np.unique(keys[dp > 1], axis=0):
-        key_tp, key_pp, key_dp = (int(k) for k in key)
-        dp_spb, hops = _dp_spb(topology, routing, collective, key_tp, key_pp, key_dp, placement, seed, nic_bps)
-        sel = np.all(keys == key, axis=1)
-        t_dp[sel] = 2.0 * per_gpu[sel] * dp_spb + hops * latency_s
-    window = dp_overlap * (t_c - t_fwd)  # the last micro-batch's backward (and its recompute forward)
-    # overlapped per model chunk, all but the last chunk's reduce-scatter: 1 / (2 v) of it exposed (MegaScale Sec. 3.2)
-    exposed = np.where(opt["overlap_dp"], t_dp / (2.0 * v), np.maximum(0.0, t_dp - window))
-    dopt = np.asarray(cols["distributed_optimizer"]).astype(bool)
-    shards = np.where(dopt, dp, 1)
-    t_opt = 28.0 * per_gpu / shards / gpu.hbm_bytes_per_s
-    out: dict[str, np.ndarray] = {}
-    out["gpus"], out["micro_batches"] = gpus, m
-    out["compute_fwd_s"] = t_fwd  # one micro-batch's forward pass on a mean stage (the execution graph splits by it)
-    out["stage_max_load"] = slow_load  # the slowest rank's compute over the mean rank's (:func:`stage_loads`)
-    out["compute_s"] = m * slow_load * t_c  # the slowest rank's
-    out["tp_comm_s"], out["pp_p2p_s"], out["moe_a2a_s"] = m * t_tp, m * t_pp, m * t_a2a
-    out["bubble_s"], out["dp_comm_s"], out["dp_exposed_s"], out["optimizer_s"] = bubble, t_dp, exposed, t_opt
-    it = m * t_mb + bubble + exposed + t_opt
-    out["iteration_s"] = it
-    tokens = np.asarray(cols["global_batch"]).astype(float) * s
-    out["tokens_per_s"] = tokens / it
-    out["model_tflops_per_gpu"] = model.flops_per_token * tokens / it / gpus / 1e12
-    out["hardware_tflops_per_gpu"] = out["model_tflops_per_gpu"] * hw
-    out["mfu"] = out["model_tflops_per_gpu"] / gpu.bf16_tflops
-    out["bubble_fraction"] = bubble / (m * t_mb + bubble)
-    out["comm_share"] = (m * (t_tp + t_pp + t_a2a) + exposed) / it
-    mem = memory_arrays(model, tp, pp, dp, ep, b, m, v, full, dopt)["total"]
-    out["memory_gib"] = mem / 2**30
-    out["fits"] = mem <= gpu.hbm_bytes
-    return out
+    parts = iteration_parts(
+        model, cols, gpu, topology, routing, collective, placement, seed, latency_s, compute, era, nic_gbps,
+        grad_bytes,
+    )  # fmt: skip
+    return assemble(parts, CALIBRATION if calibration is None else calibration, dp_overlap)
 
 
 def _dp_spb(topology, routing, collective, tp, pp, dp, placement, seed, nic_bps) -> tuple[float, int]:

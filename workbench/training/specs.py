@@ -2,17 +2,11 @@
 
 GPUs are the records of the workbench's one hardware table (:class:`workbench.serving.specs.GPU`, read from
 ``datasets/serving_specs/gpus.csv``, vendor datasheets named per row; dense BF16 tensor FLOP/s without sparsity, HBM,
-NVLink, one NIC per GPU), which the serving models read too. :data:`EFFICIENCY` is the one modelling constant per GPU
-generation, a training setting kept beside the hardware facts rather than in them: the
-fraction of dense BF16 peak that a transformer layer's kernels sustain end to end (GEMMs plus attention, norms and
-element-wise kernels). It is an assumption stated once here, never fitted to a validation point: 0.55 for A100 and
-0.45 for Hopper and Blackwell (their tensor cores are harder to keep fed, which is why published Hopper MFUs sit near
-40% where Ampere's sat near 50%).
-
-The measured alternative (``compute="measured"`` in :mod:`.iteration`) replaces that constant, for generations whose
-operators were profiled (:func:`workbench.serving.opcurves.curves`: ampere, hopper), by the measured GEMM efficiency
-at the micro-batch's tokens, the measured non-GEMM kernels and an attention-kernel efficiency stated per generation
-(:data:`ATTENTION_EFFICIENCY`, each with its source); ``GPU.generation`` (from the hardware table) selects the curves.
+NVLink, one NIC per GPU), which the serving models read too. The iteration model's compute term comes from measured
+kernels (:mod:`.kernels`) for the generations Vidur profiled (ampere, hopper); :data:`EFFICIENCY` is the fraction of
+dense BF16 peak a layer's kernels sustain end to end for the others (blackwell), and the whole of
+``compute="constant"``, the back-of-the-envelope form: 0.55 for A100 and 0.45 for Hopper and Blackwell, an assumption
+stated once here, never fitted to a validation point.
 
 Memory per GPU (:func:`memory_bytes`) counts BF16 weights and gradients (2 + 2 bytes per parameter), FP32 master
 weights and Adam moments (12 bytes per parameter, divided by the data-parallel degree with a distributed optimizer)
@@ -36,10 +30,8 @@ from .._validate import integer, one_of
 from ..serving.specs import GPU, Model, gpu, model
 
 __all__ = [
-    "ATTENTION_EFFICIENCY",
     "EFFICIENCY",
     "efficiency",
-    "attention_efficiency",
     "GPU",
     "GPUS",
     "Model",
@@ -50,35 +42,24 @@ __all__ = [
     "check_plan",
     "stage_loads",
     "PlanError",
+    "PIPELINES",
 ]
 
 GIB = 2.0**30
+
+
+#: Pipeline engines a plan can name (:class:`Plan`'s ``pipeline``).
+PIPELINES = ("megatron", "deepspeed")
 
 
 class PlanError(ValueError):
     """A parallelism plan that does not fit the model, the GPUs or the fabric (says what and by how much)."""
 
 
-#: The constant compute form's fraction of dense BF16 peak per GPU generation (the hardware table's ``generation``):
+#: The constant compute form's fraction of dense BF16 peak per GPU generation (the hardware table's ``generation``),
+#: also the compute of generations without measured kernels:
 #: an assumption stated once, never fitted to a validation point (see the module docstring).
 EFFICIENCY: dict[str, float] = {"ampere": 0.55, "hopper": 0.45, "blackwell": 0.45}
-
-
-#: Fraction of dense BF16 peak the attention kernels (score and value matmuls, forward and backward) reach, per GPU
-#: generation, with its source; the measured compute form uses it for the ``12 l h s`` attention FLOPs per token.
-#: Generations not listed have none (the measured form then keeps the one efficiency constant).
-ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
-    # FlashAttention-2 on A100: "reaching 50-73% of the theoretical maximum FLOPs/s on A100" for the forward pass
-    # (Dao, "FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning", ICLR 2024,
-    # arXiv 2307.08691, abstract). The low end is taken: the backward pass, two thirds of the attention FLOPs here,
-    # is slower than the forward in the same paper's benchmarks, and causal masking sits at the low end too.
-    "ampere": (0.50, "FlashAttention-2 (arXiv 2307.08691, abstract): forward 50-73% of A100 peak; low end taken"),
-    # FlashAttention-2 on H100: "FlashAttention-2 achieving only 35% utilization on the H100 GPU" (Shah et al.,
-    # "FlashAttention-3: Fast and Accurate Attention with Asynchrony and Low-precision", NeurIPS 2024, arXiv
-    # 2407.08608, abstract). FlashAttention-3 (up to 75%, same abstract) was released in July 2024, after the
-    # Llama 3 405B pre-training run this project validates on, so the FlashAttention-2 figure is the stated one.
-    "hopper": (0.35, "FlashAttention-3 paper (arXiv 2407.08608, abstract): FlashAttention-2 reaches 35% of H100 peak"),
-}
 
 
 def efficiency(gpu: GPU) -> float:
@@ -95,12 +76,6 @@ def efficiency(gpu: GPU) -> float:
             f"generations with one: {sorted(EFFICIENCY)}"
         )
     return EFFICIENCY[gpu.generation]
-
-
-def attention_efficiency(gpu: GPU) -> float:
-    """The measured form's attention-kernel fraction of peak for ``gpu`` (:data:`ATTENTION_EFFICIENCY` of its
-    generation; 0 when none is stated: the measured form then keeps the constant)."""
-    return ATTENTION_EFFICIENCY.get(gpu.generation, (0.0, ""))[0]
 
 
 class SpecMap(Mapping[str, Any]):
@@ -216,6 +191,16 @@ class Plan:
       of the collective, stays exposed (MegaScale Sec. 3.2: "reducing the communication time by a factor of
       1/(2*vpp_size)"; Llama 3 Sec. 3.3.2: FSDP "asynchronously prefetching sharded model weights and reducing
       gradients").
+    - ``sequence_parallel``: the norms, dropouts and residual adds run on ``s / tp`` of the tokens on each TP rank
+      (Korthikanti et al., MLSys 2023, Sec. 4.2.2; Megatron-LM's ``--sequence-parallel``, on in today's stacks); off
+      (Megatron-LM 2021, DeepSpeed), every TP rank runs them on the whole sequence and keeps their activations.
+    - ``pipeline``: the engine that runs the schedule. ``"megatron"`` (Megatron-LM, the default) exchanges with
+      both neighbours at once, two blocking exchanges per micro-batch and model chunk
+      (``send_forward_recv_backward``, ``send_backward_recv_forward``). ``"deepspeed"`` (DeepSpeed's
+      ``PipelineEngine``, which MT-NLG and BLOOM ran) executes ``RecvActivation``, ``SendActivation``, ``RecvGrad``
+      and ``SendGrad`` as four separate blocking ``dist.send``/``dist.recv`` calls per micro-batch
+      (``deepspeed/runtime/pipe/schedule.py``, ``p2p.py``, 2021) and reduces the data-parallel gradients only after
+      the pipeline drains (``ReduceGrads``), never behind the backward.
 
     Examples
     --------
@@ -237,12 +222,15 @@ class Plan:
     overlap_p2p: bool = False
     overlap_tp: bool = False
     overlap_dp: bool = False
+    pipeline: str = "megatron"
+    sequence_parallel: bool = True
 
     def __post_init__(self) -> None:
         for f in ("tp", "pp", "dp", "global_batch", "micro_batch", "ep", "virtual_stages"):
             integer(f, getattr(self, f), minimum=1)
         one_of("recompute", self.recompute, ("selective", "full"))
-        for f in ("balanced_ends", "overlap_p2p", "overlap_tp", "overlap_dp"):
+        one_of("pipeline", self.pipeline, PIPELINES)
+        for f in ("balanced_ends", "overlap_p2p", "overlap_tp", "overlap_dp", "sequence_parallel"):
             if not isinstance(getattr(self, f), (bool, np.bool_)):
                 raise TypeError(f"{f} must be a bool, got {getattr(self, f)!r}")
         per = self.dp * self.micro_batch
@@ -292,7 +280,17 @@ def memory_bytes(model: Model, plan: Plan) -> dict[str, float]:
 
 
 def memory_arrays(
-    model: Model, tp, pp, dp, ep, micro_batch, micro_batches, virtual_stages, full, distributed_optimizer
+    model: Model,
+    tp,
+    pp,
+    dp,
+    ep,
+    micro_batch,
+    micro_batches,
+    virtual_stages,
+    full,
+    distributed_optimizer,
+    sequence_parallel=True,
 ) -> dict[str, np.ndarray]:
     """:func:`memory_bytes` over arrays of plan fields (broadcasting), for sweeps."""
     if not model.seq_len:
@@ -309,7 +307,9 @@ def memory_arrays(
     in_flight = np.where(pp > 1, np.minimum(pp, m), 1.0)
     # interleaving keeps (1 + (p-1)/(p v)) times more (Korthikanti et al., eq. 6)
     in_flight = in_flight * np.where(v > 1, 1 + (pp - 1) / (pp * v), 1.0)
-    full_layer = 34.0 * s * b * h / tp
+    # Korthikanti et al. eq. 2 and 5 without the attention-score term: 34 s b h / tp with sequence parallelism,
+    # s b h (10 + 24 / tp) without (the norms' and dropouts' 10 s b h replicated on every TP rank)
+    full_layer = np.where(np.asarray(sequence_parallel, dtype=bool), 34.0 / tp, 10.0 + 24.0 / tp) * s * b * h
     act = np.where(
         np.asarray(full, dtype=bool),
         in_flight * layers * 2.0 * s * b * h / tp + full_layer,

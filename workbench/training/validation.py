@@ -1,344 +1,509 @@
-"""Published training throughputs and iteration times, and the iteration model's error on each.
+"""The iteration model against every fully stated public training run: the corpus, the estimated parameters and the
+error on each run, leave-one-source-out.
 
-Every row is a configuration a paper states (model, GPUs, TP/PP/DP, batch, sequence length) and the throughput or
-iteration time it reports; the model runs it with the GPU generation's one efficiency constant
-(:data:`workbench.training.GPUS`, the default), the measured compute form (``compute="measured"``), 2021's kernels
-(``compute="unfused"``) or each row in its software era's form (``compute="era"``), on an ideal NIC-bound fabric
-(these clusters run planned or tuned routing; the fabric's effect is studied separately). Nothing is fitted to
-these rows; where a paper does not state a setting the row says what is assumed, and the one batch that had to be
-inferred was inferred from one configuration that is then left out of the error (``role == "inference"``).
+The corpus is data, ``datasets/training_validation/corpus.csv`` (read through the data search path; every column and
+every source is described in the folder's ``README.md``): one row per published run, with its source (URL, commit for
+repositories, table or figure), model shape, GPU, TP/PP/DP/EP, virtual stages, micro-batch, global batch, sequence
+length, recomputation, precision, software era, pipeline engine, the published metric and value, what the source
+leaves unstated with the assumption made, the plausible alternatives to that assumption and the ``headline`` flag: a
+row whose assumption could move the modelled result by more than 5% (any alternative, :func:`sensitivity`) is kept
+out of the headline statistic.
 
-Sources
--------
-- Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21,
-  Table 1 (weak scaling, A100 80GB, seq 2048, vocab 51,200, full activation recomputation; the reported TFLOP/s per
-  GPU count the recomputation, so they are compared with the model's hardware TFLOP/s). Sec. 5.1: the rows run "the
-  interleaved pipeline schedule with the scatter/gather optimization enabled"; the virtual-stage count and the
-  micro-batch are not stated (see :func:`_sc21_plan`).
-- Llama Team, "The Llama 3 Herd of Models", arXiv 2407.21783, Table 4: 405B, seq 8192, 16M tokens per batch, TP 8,
-  PP 16, DP 64 / 128 on 8,192 / 16,384 H100s, 43% / 41% BF16 MFU (430 / 400 TFLOP/s per GPU); Sec. 3.3.2's
-  schedule: interleaved with V = 8 (derived, :func:`_llama3_plan`), balanced first/last stages, asynchronous PP
-  transfers; no activation recomputation.
-- Jiang et al., "MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs", NSDI'24, arXiv
-  2402.15627, Table 2: iteration times of the 175B model (its Table 1: 96 layers, hidden 12,288, 128 heads, TP 8,
-  PP 8; Sec. 6.1: v = 6, sequence 2,048, vocabulary 64,000) at batch 768 on 256-1,024 GPUs and 6,144 on 3,072-12,288
-  GPUs, for MegaScale (55.2% MFU at 12,288) and for the Megatron-LM baseline at the same batch (41.2%). MegaScale's
-  Sec. 3.2 overlaps are modelled (:func:`_megascale_plan`), its parallel transformer block, sliding-window attention
-  and fused operators are not.
-- Liang et al., "Lumos: Efficient Performance Modeling and Estimation for Large-scale LLM Training", MLSys'25, arXiv
-  2504.09307v1: measured iteration times on H100 (8 x 400 Gb/s RoCE per host), as the sums of the breakdown values
-  the paper prints on its bars: Fig. 1 (GPT-3 175B, TP 8, PP 4, DP 8, 7,611 ms) and Fig. 7's "actual" bars (GPT-3
-  15B of its Table 1 on 16-128 GPUs, nine TP x PP x DP configurations). Which of each Fig. 7 pair of value sets is
-  the actual one (the caption: the lower bar) is settled by the text: with these as actual, Fig. 7c's prediction
-  errors average 4.2%, as Sec. 4.3.1 states (the other assignment gives 4.0%). Fig. 5 (the 44B and 117B models and
-  more 15B and 175B configurations) prints no values, so it gives no rows. The batch is not stated
-  (:data:`_LUMOS_BATCH`).
+The model (:func:`workbench.training.iteration.iteration_table`, the default compute form, each row in its software
+era) has two parameters no source states (:class:`~workbench.training.iteration.Calibration`): the fraction of the
+measured kernels' throughput a training step sustains on ampere and on hopper GPUs. :func:`estimate` chooses them to
+minimise the summed ``|log(model / published)|`` over the headline rows it is given (on the measured compute time
+where the source publishes one, ``breakdowns.csv``: :func:`breakdowns`); :func:`validation_points` estimates them
+once per source on the other sources' rows and reports each source's rows under the estimate that never saw them
+(leave-one-source-out): that is the ``error`` reported everywhere. Nothing else is chosen per row or per source.
 
-Software era (:data:`ERAS`). SC'21 ran attention unfused: the scores go through HBM, and Megatron-LM's fused
-scale-mask-softmax and separate dropout move ``13 a s^2 b`` bytes per layer forward and ``19`` backward
-(:data:`workbench.training.iteration.UNFUSED_ATTENTION_BYTES`, from FlashAttention's Algorithm 0 and Korthikanti et
-al.'s activation count); the 2024 rows run FlashAttention-era kernels. ``compute="era"`` gives the SC'21 rows
-``"unfused"`` (measured GEMMs, the score traffic at HBM bandwidth) and the others ``"measured"``. The GEMM
-efficiency of 2021's kernels is not stated anywhere found (SC'21 states end-to-end throughputs only, outputs that
-are not used as inputs), so the unfused form runs the GEMMs at the 2023-24 measured efficiency.
-
-Pipeline mechanics every row shares (:mod:`.iteration`): the last pipeline rank carries the output layer and loss
-(:func:`~workbench.training.specs.stage_loads`: Megatron-LM's placement; Llama 3 Sec. 3.3.2 calls it the
-"computation imbalance" that makes the last stage the bottleneck), so the pipeline runs at the slowest rank.
-
-Errors (``error``: positive = the model is too fast), constant / measured / unfused form:
-
-- Megatron-LM SC'21, 1.7B to 1T: +19 / +30 / +3%, +8 / +15 / +8%, +7 / +19 / +13%, +6 / +21 / +15%, -0 / +16 /
-  +11%, -5 / +13 / +9%, -10 / +9 / +6%, -12 / +8 / +6%. The unfused attention traffic takes the measured form's
-  excess at h = 2,304 from +30% to +3% (it is 25% of the 1.7B layer's time and 2% of the 1T's), so the hidden-size
-  trend is gone, but the other rows stay 6-15% high: the 2023-24 GEMM asymptote the measured curves carry is above
-  what SC'21's kernels sustained. The output layer on the last rank costs the deep pipelines most (a 1T rank holds 2
-  layers and the output layer is a sixth of one): it moved the constant form's 530B and 1T rows from -5 / -6% to
-  -10 / -12%.
-- Llama 3 at 8k / 16k H100: -10 / +20 / -8%, -11 / +19 / -9%.
-- MegaScale Table 2, Megatron-LM baseline at 256, 512, 768, 1,024 / 3,072, 6,144, 8,192, 12,288 GPUs (constant
-  form): -8, -4, +2, +5 / -1, -1, +8, +11%; MegaScale: -20, -18, -15, -13 / -12, -10, -6, -8% (measured form:
-  baseline +7 to +28%, MegaScale -5 to +11%). The baseline is within 11% at every scale and turns too fast at 8k-12k
-  GPUs (the paper: Megatron-LM's MFU falls "with more stragglers and communication"); MegaScale is under-predicted
-  most at small scale, where its Table 3 puts 7.3 MFU points (of 17.6) on the parallel block, sliding-window
-  attention and operators the model does not have.
-- Lumos, GPT-3 15B (the inference configuration TP 2 PP 2 DP 8: +2 / +19 / +1%): DP scaling at PP 2 (Fig. 7a) +2 /
-  +18 / +1% and +7 / +24 / +6%; PP scaling at DP 4 (Fig. 7b) +17 / +42 / +15%, +87 / +131 / +83%, +110 / +162 /
-  +105%; Fig. 7c +17 / +41 / +15%, +29 / +59 / +26%, +74 / +109 / +70%. GPT-3 175B (Fig. 1): +19 / +48 / +36%.
-
-Mean |error| over the 35 validation rows: constant 16.9%, measured 28.4%, unfused 16.2%, era-aware 26.7%; over the 26
-Megatron-LM, Llama 3 and MegaScale rows 8.9%, 13.8%, 8.1% and 11.6%; over the 9 Lumos rows 40.1%, 70.5%, 39.7%,
-70.5%. The goal of 8% holds for no form on all rows. The constant stays the default (the unfused form is not the era
-of the 2024 rows).
-
-What changed at scale, and how (each a mechanism a source states, applied to every row it concerns; constant form,
-mean over the 20 rows of the earlier table with MegaScale's 12,288-GPU row in place of the old assumed-plan one):
-the output layer on the last rank (all rows; 27.8% -> 24.6%: Lumos's PP 16 row +146% -> +110%, the SC'21 deep rows
-worse as above); Llama 3's stated schedule (V = 8 instead of an assumed 4: the bubble halves; balanced ends;
-asynchronous transfers): -15 / -19% -> -10 / -11% (23.8%); MegaScale's stated plan (v = 6, its vocabulary, iteration
-time of Table 2) and Sec. 3.2's overlaps: -26% -> -8% at 12,288 GPUs (22.9%). What was "missing at scale" in the
-Llama 3 rows was the bubble: with V = 8 the model's drop from 8k to 16k GPUs (-5.2%) matches the paper's (43% -> 41%,
--4.7%, which its Sec. 3.3.2 attributes to the smaller batch per DP group); what remains is a level offset, the compute
-term (87% of the modelled iteration, at Hopper's one constant 0.45: the row's MFU cannot exceed it). In MegaScale's
-rows it was the plan (v = 6 where v = 1 had been assumed) and the overlaps the paper states.
-
-What is missing, read from Lumos's breakdowns (nothing fitted). Lumos's compute (exposed plus overlapped) is
-450-476 ms in every Fig. 7 configuration and 5,172 ms in Fig. 1; the constant form's compute is 443 ms (mean rank)
-and 4,955 ms, the measured form's 345 ms and 3,770 ms: on Lumos's stack (Transformer Engine 0.12) the measured
-GEMM asymptote is too fast, which is why the era-aware form loses on these rows. What the model lacks there is
-communication and idle time that grows with pipeline depth: at TP 2 PP 16 DP 4 Lumos measures 853 ms of exposed
-communication and 461 ms idle where the model has a 225 ms bubble and 16 ms of transfers (and 30% more compute on
-the last rank). Part of it is not a property of the plan: TP 2 PP 8 takes 1,446 ms at DP 4 and 1,010 ms at DP 8
-(Fig. 7b, 7c) with the same micro-batches per pipeline and per-GPU work, and TP 2 PP 4 takes 888 ms at DP 8 and
-1,336 ms at DP 16; no plan-level mechanism (bubble, transfer size, stage imbalance, DP collective on a NIC-bound
-fabric) makes a pipeline slower at half the DP degree. The production fabric's congestion and per-micro-batch
-synchronisation are candidates the paper does not quantify; Lumos's own predictions of these configurations take
-each communication kernel's time from "an in-house performance model built from fleet traces" (Sec. 4.3.1), which
-the analytic model has no counterpart of.
-
-``validation_table(graph=True)`` adds the execution graph's value for the 1F1B rows (:mod:`.exec_graph`).
+Two checks beside it: :func:`compute_check` sets the model's compute per GPU against a source's measured compute
+under the batch the corpus states or a fixed global batch (how Lumos's batch is pinned), and
+:func:`rendezvous_table` measures, per run, what waiting at the blocking pipeline exchanges costs under the measured
+kernel and NCCL variability (:mod:`workbench.training.rendezvous`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import pandas as pd
 
-from .._validate import one_of
-from .iteration import COMPUTE_FORMS, iteration_table
-from .specs import GPUS, MODELS, Plan, SpecMap, _gpt
+from .._deps import remember
+from .._validate import integer, one_of
+from ..data import require
+from ..serving.specs import gpu as gpu_record
+from ..serving.specs import model as model_record
+from . import kernels
+from .iteration import CALIBRATION, Calibration, assemble, iteration_parts
+from .rendezvous import rendezvous_wait
+from .specs import Model, Plan, stage_loads
 
-__all__ = ["ERAS", "ERA_FORMS", "PUBLISHED", "mean_abs_error", "validation_table"]
+__all__ = [
+    "BREAKDOWNS",
+    "CORPUS",
+    "HEADLINE_SENSITIVITY",
+    "METRICS",
+    "breakdowns",
+    "compute_check",
+    "corpus",
+    "corpus_model",
+    "corpus_plan",
+    "estimate",
+    "rendezvous_table",
+    "sensitivity",
+    "source_summary",
+    "validation_points",
+]
 
-#: Lumos's batch. Its Table 1 caption: every setting not listed follows the MLPerf GPT-3 reference implementation,
-#: whose run script (mlcommons/training, large_language_model/megatron-lm/run_gpt3.sh, commit 52b7253d) sets
-#: micro-batch 1, sequence 2,048 and selective recomputation (``--recompute-activations``). Lumos's software
-#: (PyTorch Lightning, Transformer Engine: its Sec. 4.1) suggests NVIDIA's NeMo-based version of it; the
-#: distributed optimizer is assumed because the 175B plan needs it to fit in 80 GB (the memory estimate without
-#: it: 90.9 GiB). The global batch is not stated: Sec. 4.3.1 keeps each worker's computation fixed when DP changes,
-#: and Fig. 4's caption takes the number of micro-batches equal to TP x PP. Inferred once, from GPT-3 15B at
-#: TP 2 PP 2 DP 8 (held out of the error): of ``m = PP, 2 PP, 4 PP`` micro-batches the model's time is nearest
-#: the published one at ``m = 2 PP = TP x PP`` (tests/training/test_validation.py), which all Lumos rows use.
-_LUMOS_BATCH = "micro-batches per pipeline = TP x PP, micro-batch 1"
-
-
-def _sc21_plan(name: str, tp: int, pp: int, dp: int, batch: int) -> Plan:
-    """SC'21 Sec. 5.1: Table 1 runs "the interleaved pipeline schedule with the scatter/gather optimization
-    enabled", without stating the virtual stages per GPU; Megatron-LM needs them to divide a stage's layers, and the
-    smallest such count above 1 is assumed (2, or 3 where a stage has 15 or 3 layers). Micro-batch 1 is assumed
-    (the batch then splits into a multiple of PP micro-batches, as interleaving requires, on every row)."""
-    per_stage = VALIDATION_MODELS[name].layers // pp
-    v = next(d for d in range(2, per_stage + 1) if per_stage % d == 0) if pp > 1 else 1
-    return Plan(tp, pp, dp, batch, virtual_stages=v, recompute="full", distributed_optimizer=False)
-
-
-def _lumos_plan(tp: int, pp: int, dp: int, per_pp: int | None = None) -> Plan:
-    m = tp * pp if per_pp is None else per_pp * pp
-    return Plan(tp, pp, dp, m * dp, recompute="selective")
-
-
-def _llama3_plan(dp: int) -> Plan:
-    """Llama 3 (arXiv 2407.21783) Table 4: TP 8, CP 1, PP 16, DP 64 or 128, sequence 8,192, 16M tokens per batch
-    (2,048 sequences: 32 or 16 per DP rank, micro-batch 1 assumed). Sec. 3.3.2: the schedule is interleaved "with
-    V pipeline stages on one pipeline rank" (bubble ``(PP - 1) / (V M)``), "we reduce one Transformer layer each
-    from the first and the last stages" so that "the first model chunk on the first stage has only the embedding,
-    and the last model chunk on the last stage has only output projection and loss calculation"
-    (``balanced_ends``); "we adopt asynchronous point-to-point communication in PP" (``overlap_p2p``); FSDP tolerates
-    the network "by asynchronously prefetching sharded model weights and reducing gradients" (``overlap_dp``); 8K sequences
-    train "without activation checkpointing" (selective, the plan's default, recomputes nothing the compute term
-    counts). V is not printed, but it follows: 126 layers and the two end chunks make 128 slots, 8 a rank, and a
-    chunk holding only the embedding is one slot, so a chunk is one layer and V = 8."""
-    return Plan(8, 16, dp, 2048, virtual_stages=8, balanced_ends=True, overlap_p2p=True, overlap_dp=True)
-
-
-#: MegaScale's 175B model (arXiv 2402.15627, Table 1: 96 layers, hidden 12,288, 128 heads; Sec. 6.1: sequence 2,048,
-#: vocabulary 64,000), GPT-style as the SC'21 family.
-MEGASCALE_175B = _gpt("megascale-175b", 96, 12288, 128, vocab=64_000)
-#: Models of the validation rows: the training registry and MegaScale's 175B.
-VALIDATION_MODELS = SpecMap({**MODELS.entries(), MEGASCALE_175B.name: MEGASCALE_175B})
+CORPUS = "training_validation/corpus.csv"
+#: Published breakdowns of an iteration (Lumos's bars: exposed compute, overlapped, exposed communication, other).
+BREAKDOWNS = "training_validation/breakdowns.csv"
+_BARS = ("actual", "lumos", "dpro")
+_BREAKDOWN_PARTS = ("exposed_compute_ms", "overlapped_ms", "exposed_comm_ms", "other_ms")
+#: Published metrics a row may carry (the model reports each): seconds per iteration, model FLOPs utilisation,
+#: model and hardware (recomputation counted) TFLOP/s per GPU.
+METRICS = ("iteration_s", "mfu", "model_tflops_per_gpu", "hardware_tflops_per_gpu")
+#: A row stays in the headline statistic only if no alternative to its assumptions moves the model by more.
+HEADLINE_SENSITIVITY = 0.05
+_BOOL = ("gated_ffn", "tied_embeddings", "position_embeddings", "distributed_optimizer", "balanced_ends",
+         "overlap_p2p", "overlap_tp", "overlap_dp", "sequence_parallel", "headline")  # fmt: skip
+_INT = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq_len", "gpus", "tp", "pp", "dp", "ep",
+        "virtual_stages", "micro_batch", "global_batch")  # fmt: skip
+_PLAN = ("tp", "pp", "dp", "global_batch", "micro_batch", "ep", "virtual_stages", "recompute", "distributed_optimizer",
+         "balanced_ends", "overlap_p2p", "overlap_tp", "overlap_dp", "pipeline", "sequence_parallel")  # fmt: skip
+#: The sustained fractions :func:`estimate` searches.
+_SUSTAINED = np.round(np.arange(0.60, 1.2001, 0.005), 3)
 
 
-def _megascale_plan(gpus: int, batch: int, system: str) -> Plan:
-    """MegaScale (Jiang et al., NSDI'24, arXiv 2402.15627) Table 2, strong scaling of the 175B model, MegaScale and
-    the Megatron-LM baseline (commit 285068c8) at the same batch: TP 8, PP 8 (Table 1), "interleaved
-    pipeline-parallel schedule with six ... interleaving stages for the 175B" (Sec. 6.1: ``virtual_stages=6``),
-    DP = GPUs / 64; micro-batch 1 assumed. MegaScale's Sec. 3.2 overlaps (``system == "MegaScale"``): PP send and
-    receive decoupled and overlapped with compute (``overlap_p2p``), the TP/SP all-gather and reduce-scatter fused
-    into the FFN GEMMs and pipelined with them (``overlap_tp``), DP all-gather and reduce-scatter per model chunk,
-    the first all-gather prefetched, leaving ``1/(2 v)`` exposed (``overlap_dp``). Not modelled: the parallel
-    transformer block and sliding-window attention (Sec. 3.1), efficient operators (Sec. 3.3) and data-pipeline
-    work (Sec. 3.4), worth 4.6, 1.0, 1.7 and 1.1 MFU points at 256 GPUs in its Table 3 ablation (not used as
-    inputs)."""
-    on = system == "MegaScale"
-    return Plan(8, 8, gpus // 64, batch, virtual_stages=6, overlap_p2p=on, overlap_tp=on, overlap_dp=on)
-
-
-#: MegaScale Table 2: (batch, GPUs, Megatron-LM iteration s, MegaScale iteration s). "We set the batch size to 6144
-#: when training with 3072 to 12288 GPUs. For 256 to 1024 GPUs, we decrease the batch size to 768 due to GPU memory
-#: limit." At 12,288 GPUs: MegaScale 6.34 s (55.2% MFU), Megatron-LM 8.57 s (41.2%).
-MEGASCALE_TABLE2 = (
-    (768, 256, 40.0, 32.0),
-    (768, 512, 21.2, 16.5),
-    (768, 768, 15.2, 11.5),
-    (768, 1024, 11.9, 8.9),
-    (6144, 3072, 29.02, 23.66),
-    (6144, 6144, 14.78, 12.21),
-    (6144, 8192, 12.24, 9.56),
-    (6144, 12288, 8.57, 6.34),
-)
-
-
-#: (source, model, gpu, plan, metric, published value). ``metric`` is ``"hardware_tflops_per_gpu"`` or ``"mfu"``.
-PUBLISHED: tuple[tuple[str, str, str, Plan, str, float], ...] = (
-    *(
-        ("Megatron-LM SC'21 Table 1", name, "A100", _sc21_plan(name, tp, pp, dp, batch), "hardware_tflops_per_gpu", x)
-        for name, tp, pp, dp, batch, x in (
-            ("gpt-1.7b", 1, 1, 32, 512, 137),
-            ("gpt-18b", 8, 1, 32, 1024, 135),
-            ("gpt-39b", 8, 2, 32, 1536, 138),
-            ("gpt-76b", 8, 4, 32, 1792, 140),
-            ("gpt-146b", 8, 8, 24, 2304, 148),
-            ("gpt-310b", 8, 16, 15, 2160, 155),
-            ("gpt-530b", 8, 35, 9, 2520, 163),
-            ("gpt-1t", 8, 64, 6, 3072, 163),
+@remember
+def _corpus() -> pd.DataFrame:
+    path = require(CORPUS, hint="(the training validation corpus ships in the project's datasets/ folder)")
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = {*_BOOL, *_INT, *_PLAN, "id", "source", "source_name", "url", "locator", "model_name", "gpu", "era", "metric",
+               "value", "unstated", "alternatives", "nic_gbps"} - set(df.columns)  # fmt: skip
+    if missing:
+        raise ValueError(f"{CORPUS}: missing columns {sorted(missing)}")
+    for c in _BOOL:
+        bad = ~df[c].isin(("true", "false"))
+        if bad.any():
+            raise ValueError(f"{CORPUS}: column {c!r} must be true or false, row {df.id[bad].iloc[0]!r}")
+        df[c] = df[c] == "true"
+    for c in _INT:
+        df[c] = df[c].astype(int)
+    df["value"] = df["value"].astype(float)
+    df["nic_gbps"] = pd.to_numeric(df["nic_gbps"].replace("", np.nan))
+    bad = ~df.metric.isin(METRICS)
+    if bad.any():
+        raise ValueError(
+            f"{CORPUS}: row {df.id[bad].iloc[0]!r} has metric {df.metric[bad].iloc[0]!r}; allowed {METRICS}"
         )
-    ),
-    ("Llama 3 Table 4", "llama3-405b", "H100", _llama3_plan(64), "mfu", 0.43),
-    ("Llama 3 Table 4", "llama3-405b", "H100", _llama3_plan(128), "mfu", 0.41),
-    *(
-        (
-            f"MegaScale Table 2 ({system})",
-            "megascale-175b",
-            "A100",
-            _megascale_plan(gpus, batch, system),
-            "iteration_s",
-            t,
+    wrong = df.gpus != df.tp * df.pp * df.dp
+    if wrong.any():
+        raise ValueError(f"{CORPUS}: row {df.id[wrong].iloc[0]!r}: gpus is not tp x pp x dp")
+    if df.id.duplicated().any():
+        raise ValueError(f"{CORPUS}: duplicate id {df.id[df.id.duplicated()].iloc[0]!r}")
+    return df
+
+
+def corpus() -> pd.DataFrame:
+    """The validation corpus, one row per published run (a copy; columns in ``datasets/training_validation/README.md``).
+
+    Examples
+    --------
+    >>> c = corpus()
+    >>> len(c) >= 50, c.source.nunique() >= 8, sorted(c.gpu.unique())
+    (True, True, ['A100-80GB', 'H100-SXM'])
+    """
+    return _corpus().copy()
+
+
+@remember
+def _breakdowns() -> pd.DataFrame:
+    path = require(BREAKDOWNS, hint="(the published iteration breakdowns ship in the project's datasets/ folder)")
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = {"corpus_id", "source", "locator", "bar", *_BREAKDOWN_PARTS} - set(df.columns)
+    if missing:
+        raise ValueError(f"{BREAKDOWNS}: missing columns {sorted(missing)}")
+    bad = ~df.bar.isin(_BARS)
+    if bad.any():
+        raise ValueError(
+            f"{BREAKDOWNS}: row {int(np.flatnonzero(bad)[0])} has bar {df.bar[bad].iloc[0]!r}; allowed {_BARS}"
         )
-        for batch, gpus, *times in MEGASCALE_TABLE2
-        for system, t in zip(("Megatron-LM", "MegaScale"), times)
-    ),
-    # Lumos (arXiv 2504.09307v1): measured ("Actual") iteration times, the sums of the breakdown values printed on
-    # the bars (exposed compute + overlapped + exposed communication + other, ms). Fig. 1: GPT-3 175B, TP 8 PP 4
-    # DP 8, 4287 + 885 + 2261 + 178. Fig. 7 (GPT-3 15B, the lower bar of each configuration): (a) 353+123+291+30,
-    # 364+112+307+30, 352+124+358+30; (b) 386+60+378+48, 405+49+927+65, 422+49+853+461; (c) 359+96+378+55,
-    # 399+63+481+67, 371+87+823+55. Batch: see _LUMOS_BATCH.
-    *(
-        (f"Lumos {fig}", "gpt3-15b", "H100", _lumos_plan(tp, pp, dp), "iteration_s", ms / 1e3)
-        for fig, tp, pp, dp, ms in (
-            ("Fig. 7a", 2, 2, 8, 797),
-            ("Fig. 7a", 2, 2, 16, 813),
-            ("Fig. 7a", 2, 2, 32, 864),
-            ("Fig. 7b", 2, 4, 4, 872),
-            ("Fig. 7b", 2, 8, 4, 1446),
-            ("Fig. 7b", 2, 16, 4, 1785),
-            ("Fig. 7c", 2, 4, 8, 888),
-            ("Fig. 7c", 2, 8, 8, 1010),
-            ("Fig. 7c", 2, 4, 16, 1336),
-        )
-    ),
-    ("Lumos Fig. 1", "gpt3-175b", "H100", _lumos_plan(8, 4, 8), "iteration_s", 7.611),
-)
-
-#: Software era of each source's measurements (by source prefix): "2021" is Megatron-LM as of SC'21 (attention
-#: unfused: FlashAttention appeared in 2022); "2024" runs FlashAttention-era fused kernels (Llama 3 and MegaScale
-#: in 2024; Lumos on CUDA 12.4, PyTorch 2.5 and Transformer Engine, its Sec. 4.1).
-ERAS: dict[str, str] = {"Megatron-LM": "2021", "Llama 3": "2024", "MegaScale": "2024", "Lumos": "2024"}
-#: The compute form (:data:`workbench.training.iteration.COMPUTE_FORMS`) the era-aware table (``compute="era"``)
-#: gives each era's rows.
-ERA_FORMS: dict[str, str] = {"2021": "unfused", "2024": "measured"}
-#: The one configuration per model a batch was inferred from (held out of the error, ``role == "inference"``).
-INFERENCE_ROWS = (("gpt3-15b", (2, 2, 8)),)
+    for c in _BREAKDOWN_PARTS:
+        df[c] = df[c].astype(float)
+        if (df[c] < 0).any():
+            raise ValueError(f"{BREAKDOWNS}: column {c!r} must be non-negative")
+    ids = set(_corpus().id)
+    unknown = sorted(set(df.corpus_id) - ids)
+    if unknown:
+        raise ValueError(f"{BREAKDOWNS}: corpus_id {unknown[0]!r} is not a row of {CORPUS}")
+    if df[df.bar == "actual"].corpus_id.duplicated().any():
+        raise ValueError(f"{BREAKDOWNS}: more than one actual bar for one corpus row")
+    return df
 
 
-def _era(source: str) -> str:
-    return next(era for prefix, era in ERAS.items() if source.startswith(prefix))
+def breakdowns() -> pd.DataFrame:
+    """Published breakdowns of an iteration (a copy of ``datasets/training_validation/breakdowns.csv``): per bar
+    (``actual``: measured; ``lumos``, ``dpro``: a simulator's replay or prediction) the milliseconds of exposed
+    compute, compute overlapped with communication, exposed communication and other (idle), with ``compute_ms``
+    (exposed plus overlapped: the GPU's compute time) and ``total_ms`` added; ``corpus_id`` names the corpus row of
+    the same run (an actual bar's total is that row's published iteration time).
+
+    Examples
+    --------
+    >>> b = breakdowns()
+    >>> a = b[b.bar == "actual"].set_index("corpus_id")
+    >>> int(a.total_ms["lumos-15b-2x16x4"]), int(a.compute_ms["lumos-15b-2x16x4"])
+    (1785, 471)
+    """
+    df = _breakdowns().copy()
+    df["compute_ms"] = df.exposed_compute_ms + df.overlapped_ms
+    df["total_ms"] = df[list(_BREAKDOWN_PARTS)].sum(axis=1)
+    return df
 
 
-def _role(name: str, plan: Plan) -> str:
-    return "inference" if (name, (plan.tp, plan.pp, plan.dp)) in INFERENCE_ROWS else "validation"
+def corpus_model(row) -> Model:
+    """The :class:`Model` of a corpus row: the hardware table's record when ``model_name`` names a row of
+    ``datasets/serving_specs/models.csv`` (its shape must match the corpus row's), otherwise built from the row's
+    shape: per layer the attention projections (``h x (heads + kv_heads) x head_dim`` twice), the FFN (2 or, gated,
+    3 matrices of ``h x ffn``) and their biases and norms (``9 h + ffn``), plus the vocabulary embedding (twice when
+    not tied) and learned positions when the model has them. ``active_params`` (what FLOPs are counted on) leaves out
+    an untied input embedding: a lookup, no matmul."""
+    try:
+        known = model_record(row["model_name"])
+    except ValueError:
+        known = None
+    L, h, H, kv, f, V, s = (int(row[c]) for c in ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq_len"))
+    if known is not None:
+        shape = (known.layers, known.hidden, known.heads, known.kv_heads, known.ffn, known.vocab)
+        if shape != (L, h, H, kv, f, V):
+            raise ValueError(f"{CORPUS}: row {row['id']!r} names {row['model_name']!r} but its shape {(L, h, H, kv, f, V)} "
+                             f"is not the models table's {shape}")  # fmt: skip
+        return replace(known, seq_len=s)
+    d = h // H
+    layer = h * (2 * H * d + 2 * kv * d) + (3 if row["gated_ffn"] else 2) * h * f + 9 * h + f
+    emb = V * h + (s * h if row["position_embeddings"] else 0)
+    untied = 0 if row["tied_embeddings"] else V * h
+    p = float(L * layer + emb + untied)
+    return Model(row["model_name"], L, h, H, kv, d, d, 2 * kv * d, f, V, p, p - untied, seq_len=s)
 
 
-def _error(metric: str, model_value, published):
-    """Relative error as a throughput: ``model / published - 1``, and for iteration times ``published / model - 1``
-    (so a positive error is always a model that is too fast)."""
-    return published / model_value - 1.0 if metric == "iteration_s" else model_value / published - 1.0
+def corpus_plan(row) -> Plan:
+    """The :class:`Plan` a corpus row states (or assumes)."""
+    return Plan(**{k: (v.item() if hasattr(v, "item") else v) for k, v in ((k, row[k]) for k in _PLAN)})
 
 
-def validation_table(graph: bool = False, compute: str = "constant") -> pd.DataFrame:
-    """Model vs published for every row of :data:`PUBLISHED`, with the relative error.
+def _alternatives(row) -> list[list[tuple[str, object]]]:
+    """The row's alternatives: ``;`` separates alternatives, ``&`` joins the settings one alternative changes together
+    (an implementation's bundle of defaults), each ``<plan field or nic_gbps>=<value>``."""
+    out: list[list[tuple[str, object]]] = []
+    for alternative in filter(None, (s.strip() for s in str(row["alternatives"]).split(";"))):
+        changes: list[tuple[str, object]] = []
+        for item in (s.strip() for s in alternative.split("&")):
+            field, _, value = item.partition("=")
+            if field not in (*_PLAN, "nic_gbps") or not value:
+                raise ValueError(
+                    f"{CORPUS}: row {row['id']!r}: alternative {item!r} must be <plan field or nic_gbps>=<value>"
+                )
+            if field in _BOOL:
+                if value not in ("true", "false"):
+                    raise ValueError(f"{CORPUS}: row {row['id']!r}: alternative {item!r} must be true or false")
+                changes.append((field, value == "true"))
+            else:
+                changes.append(
+                    (field, float(value) if field == "nic_gbps" else (int(value) if field in _INT else value))
+                )
+        out.append(changes)
+    return out
 
-    ``graph=True`` adds ``graph_value`` and ``graph_error``: the execution graph's value (one chunk per stage) for
-    the 1F1B rows, NaN for the interleaved ones (a few seconds: the PP 64 row's graph has ~10^6 nodes).
-    ``compute`` is the compute term's form (:data:`workbench.training.iteration.COMPUTE_FORMS`), or ``"era"``: each
-    row in its era's form (:data:`ERA_FORMS`).
+
+def _variants(df: pd.DataFrame) -> pd.DataFrame:
+    """Each row as stated, then one variant per alternative (``variant`` names it, ``row`` is the row's index)."""
+    rows = []
+    for i, r in df.iterrows():
+        rows.append({**r.to_dict(), "row": i, "variant": ""})
+        for changes in _alternatives(r):
+            name = "&".join(f"{field}={str(value).lower() if isinstance(value, bool) else value}"
+                            for field, value in changes)  # fmt: skip
+            rows.append({**r.to_dict(), **dict(changes), "row": i, "variant": name})
+    return pd.DataFrame(rows)
+
+
+def _parts(df: pd.DataFrame) -> dict[str, np.ndarray]:
+    """:func:`~workbench.training.iteration.iteration_parts` of every row, one call per (model, GPU, era, NIC)."""
+    keys = ["model_name", "layers", "hidden", "seq_len", "vocab", "gpu", "era", "nic_gbps"]
+    out: dict[str, np.ndarray] = {}
+    order = []
+    frames = []
+    key = pd.Series(["|".join(map(str, t)) for t in zip(*(df[k].tolist() for k in keys))], index=df.index)
+    for _, g in df.groupby(key, sort=False):
+        r = g.iloc[0]
+        cols = {k: g[k].to_numpy() for k in _PLAN}
+        nic = None if pd.isna(r["nic_gbps"]) else float(r["nic_gbps"])
+        frames.append(iteration_parts(corpus_model(r), cols, gpu_record(r["gpu"]), era=r["era"], nic_gbps=nic))
+        order.append(g.index.to_numpy())
+    idx = np.argsort(np.concatenate(order), kind="stable")
+    for k in frames[0]:
+        out[k] = np.concatenate([np.broadcast_to(f[k], (len(o),)) for f, o in zip(frames, order)])[idx]
+    return out
+
+
+@remember
+def _corpus_variants() -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    v = _variants(_corpus()).reset_index(drop=True)
+    for c in _PLAN:
+        if c in _INT:
+            v[c] = v[c].astype(int)
+    return v, _parts(v)
+
+
+def _metric(out: dict, metric: np.ndarray) -> np.ndarray:
+    return np.select([metric == m for m in METRICS], [out[m] for m in METRICS])
+
+
+def sensitivity(calibration: Calibration = CALIBRATION) -> pd.DataFrame:
+    """How far each row's modelled metric moves under each alternative to its assumptions: ``id``, ``variant``,
+    ``change`` (relative to the row as stated), and per row the largest ``|change|`` (``max_change``) and whether
+    it stays within :data:`HEADLINE_SENSITIVITY` (``headline``, what the corpus's flag must say).
+
+    Examples
+    --------
+    >>> flags = sensitivity().groupby("id").headline.first()
+    >>> bool((flags == corpus().set_index("id").headline.loc[flags.index]).all())
+    True
+    """
+    v, parts = _corpus_variants()
+    value = _metric(assemble(parts, calibration), v.metric.to_numpy())
+    base = pd.Series(value, index=v.index).groupby(v.row).transform("first").to_numpy()
+    t = pd.DataFrame({"id": v.id, "variant": v.variant, "change": value / base - 1.0})
+    t["max_change"] = t.change.abs().groupby(t.id).transform("max")
+    t["headline"] = t.max_change <= HEADLINE_SENSITIVITY
+    return t
+
+
+def _stated() -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    v, parts = _corpus_variants()
+    sel = (v.variant == "").to_numpy()
+    return v[sel].reset_index(drop=True), {k: a[sel] for k, a in parts.items()}
+
+
+def _published_compute(df: pd.DataFrame) -> np.ndarray:
+    """Per corpus row, the GPU compute seconds of one iteration its source publishes (an actual breakdown), or NaN."""
+    b = breakdowns()
+    a = b[b.bar == "actual"].set_index("corpus_id").compute_ms / 1e3
+    return df.id.map(a).to_numpy(dtype=float)
+
+
+def estimate(exclude_source: str | None = None) -> Calibration:
+    """The :class:`~workbench.training.iteration.Calibration` that minimises ``sum |log(model / published)|`` over the
+    headline rows of the corpus (those of ``exclude_source`` left out): the sustained fraction of each GPU generation
+    on its own rows, searched on a grid of step 0.005 from 0.6 to 1.2 (1.0 for a generation with no such row).
+
+    The fraction is a compute parameter, so a row whose source publishes its compute time separately (an actual bar
+    of :func:`breakdowns`: Lumos measures its GPUs' compute per iteration) is compared on that compute time (the
+    model's per-GPU compute of a mean stage, ``micro-batches x kernel seconds / fraction``), not on its iteration
+    time: the rest of a breakdown is communication and idle time, which the fraction does not govern. Every other
+    row is compared on the metric it publishes.
+
+    Examples
+    --------
+    >>> c = estimate()
+    >>> 0.6 <= c.sustained_hopper <= 1.2 and 0.6 <= c.sustained_ampere <= 1.2
+    True
+    """
+    df, parts = _stated()
+    use = df.headline.to_numpy() & (df.source != exclude_source).to_numpy()
+    compute = _published_compute(df)
+    chosen = {}
+    for g in ("ampere", "hopper"):
+        rows = np.flatnonzero(use & (parts["generation"] == g))
+        if rows.size == 0:
+            chosen[g] = 1.0
+            continue
+        sub = {k: a[rows] for k, a in parts.items()}
+        out = assemble(sub, sustained=_SUSTAINED[:, None])  # one row of candidates per grid value
+        has = np.isfinite(compute[rows])
+        model = np.where(has, sub["micro_batches"] * sub["kernel_s"] / _SUSTAINED[:, None],
+                         _metric(out, df.metric.to_numpy()[rows]))  # fmt: skip
+        observed = np.where(has, compute[rows], df.value.to_numpy()[rows])
+        loss = np.abs(np.log(model / observed)).sum(axis=1)
+        chosen[g] = float(_SUSTAINED[int(np.argmin(loss))])
+    return Calibration(chosen["ampere"], chosen["hopper"])
+
+
+@remember
+def _loso() -> dict[str, Calibration]:
+    return {s: estimate(s) for s in _corpus().source.unique()}
+
+
+def validation_points(loso: bool = True) -> pd.DataFrame:
+    """Model vs published on every corpus row, as a tidy table for the fidelity scoreboard.
+
+    ``loso=True`` (the reported numbers) models each source's rows under the calibration estimated without that
+    source (:func:`estimate`); ``False`` under the whole corpus's (:data:`~workbench.training.iteration.CALIBRATION`).
 
     Returns
     -------
     pandas.DataFrame
-        ``source, model, gpu, gpus, tp, pp, dp, metric, published, model_value, error`` (``error`` is
-        ``model / published - 1`` for throughputs, ``published / model - 1`` for ``iteration_s``: positive means
-        the model is too fast), ``fits`` (the memory estimate against HBM), ``era``, ``form`` (the compute form
-        used) and ``role`` (``"inference"`` for the row a batch was inferred from: leave it out of error
-        statistics, as :func:`mean_abs_error` does).
+        One row per corpus row: ``id, source, source_name, locator, metric, reference, model, error`` (``(model - reference) /
+        reference`` in the row's metric), ``time_error`` (the same as an iteration-time error: positive when the
+        model is slower), ``headline``, the envelope ``gpu, model_name, tp, pp, dp, gpus, virtual_stages,
+        micro_batch, global_batch, seq_len, recompute, era, pipeline``, the sustained fraction used (``sustained``)
+        and the modelled ``iteration_s``.
 
     Examples
     --------
-    >>> t = validation_table()
-    >>> len(t), int((t.role == "validation").sum())
-    (36, 35)
+    >>> p = validation_points()
+    >>> len(p) == len(corpus()), bool(p.headline.any())
+    (True, True)
     """
-    if compute != "era":
-        one_of("compute", compute, (*COMPUTE_FORMS, "era"))
-    rows = []
-    for source, name, gpu, plan, metric, value in PUBLISHED:
-        era = _era(source)
-        form = ERA_FORMS[era] if compute == "era" else compute
-        r = iteration_table(VALIDATION_MODELS[name], [plan], GPUS[gpu], compute=form).iloc[0]
-        v = float(r[metric])
-        error = _error(metric, v, value)
-        fits, role = bool(r.fits), _role(name, plan)
-        rows.append(
-            (source, name, gpu, plan.gpus, plan.tp, plan.pp, plan.dp, metric, value, v, error, fits, era, form, role)
-        )
-    columns = [
-        "source",
-        "model",
-        "gpu",
-        "gpus",
-        "tp",
-        "pp",
-        "dp",
-        "metric",
-        "published",
-        "model_value",
-        "error",
-        "fits",
-        "era",
-        "form",
-        "role",
-    ]
-    out = pd.DataFrame(rows, columns=columns)
-    if graph:
-        from .exec_graph import build_graph, simulate
-
-        values = []
-        for (_source, name, gpu, plan, metric, _value), form in zip(PUBLISHED, out.form):
-            if plan.virtual_stages != 1:
-                values.append(float("nan"))
-                continue
-            g = build_graph(VALIDATION_MODELS[name], plan, GPUS[gpu], max_chunks=1, compute=form)
-            t = simulate(g).iteration_s
-            values.append(t if metric == "iteration_s" else g.formula[metric] * g.formula["iteration_s"] / t)
-        out["graph_value"] = values
-        out["graph_error"] = [_error(m, v, p) for m, v, p in zip(out.metric, out.graph_value, out.published)]
-    return out
+    df, parts = _stated()
+    cals = _loso() if loso else dict.fromkeys(df.source.unique(), CALIBRATION)
+    gen = parts["generation"]
+    out_rows = []
+    for source, cal in cals.items():
+        rows = np.flatnonzero((df.source == source).to_numpy())
+        sub = {k: a[rows] for k, a in parts.items()}
+        out = assemble(sub, cal)
+        model = _metric(out, df.metric.to_numpy()[rows])
+        for j, i in enumerate(rows):
+            out_rows.append((i, model[j], float(out["iteration_s"][j]), cal.sustained(str(gen[i]))))
+    out_rows.sort()
+    model = np.array([r[1] for r in out_rows])
+    ref = df.value.to_numpy()
+    t = pd.DataFrame(
+        {
+            "id": df.id,
+            "source": df.source,
+            "source_name": df.source_name,
+            "locator": df.locator,
+            "metric": df.metric,
+            "reference": ref,
+            "model": model,
+            "error": model / ref - 1.0,
+            "time_error": np.where(df.metric == "iteration_s", model / ref, ref / model) - 1.0,
+            "headline": df.headline,
+        }
+    )
+    for c in ("gpu", "model_name", "tp", "pp", "dp", "gpus", "virtual_stages", "micro_batch", "global_batch",
+              "seq_len", "recompute", "era", "pipeline"):  # fmt: skip
+        t[c] = df[c]
+    t["sustained"] = [r[3] for r in out_rows]
+    t["iteration_s"] = [r[2] for r in out_rows]
+    return t
 
 
-def mean_abs_error(table: pd.DataFrame, column: str = "error") -> float:
-    """Mean |error| over the validation rows of a :func:`validation_table` (the inference rows left out).
+def compute_check(global_batch: int | None = None) -> pd.DataFrame:
+    """The model's GPU compute per iteration against the compute a source measures (the actual bars of
+    :func:`breakdowns`): what the batch assumption implies, checked on the one quantity the batch scales.
+
+    Per run with a published breakdown: ``measured_ms`` (its exposed plus overlapped compute), ``micro_batches`` and
+    ``model_ms`` (one GPU of a mean pipeline stage: micro-batches x one micro-batch's kernels / the sustained
+    fraction estimated without the run's source) and ``ratio`` (model / measured); with the batch as the corpus
+    states it, or with one fixed ``global_batch`` for every run (``global_batch / (dp x micro_batch)`` micro-batches
+    per pipeline), what a fixed-global-batch reading of the source would give.
 
     Examples
     --------
-    >>> round(mean_abs_error(validation_table()), 3) > 0
+    >>> stated = compute_check()
+    >>> fixed = compute_check(global_batch=128)
+    >>> lumos = stated.model_name == "gpt3-15b"
+    >>> round(float(stated.ratio[lumos].max() / stated.ratio[lumos].min()), 2) < 1.1  # the same per GPU everywhere
+    True
+    >>> round(float(fixed.ratio[lumos].max() / fixed.ratio[lumos].min()), 1)  # a fixed global batch: over 4x apart
+    4.3
+    """
+    df, parts = _stated()
+    compute = _published_compute(df)
+    rows = np.flatnonzero(np.isfinite(compute))
+    m = parts["micro_batches"][rows].astype(float)
+    if global_batch is not None:
+        g = integer("global_batch", global_batch, minimum=1)
+        m = np.floor(g / (df.dp.to_numpy()[rows] * df.micro_batch.to_numpy()[rows]))
+        if (m < 1).any():
+            raise ValueError(f"global_batch {g} leaves a pipeline without a micro-batch (dp x micro_batch up to "
+                             f"{int((df.dp * df.micro_batch).to_numpy()[rows].max())})")  # fmt: skip
+    cals = _loso()
+    sustained = np.array([cals[df.source[i]].sustained(str(parts["generation"][i])) for i in rows])
+    model = m * parts["kernel_s"][rows] / sustained
+    t = df.iloc[rows][["id", "source", "model_name", "tp", "pp", "dp"]].reset_index(drop=True)
+    t["micro_batches"] = m.astype(int)
+    t["measured_ms"] = compute[rows] * 1e3
+    t["model_ms"] = model * 1e3
+    t["ratio"] = model / compute[rows]
+    return t
+
+
+@remember
+def _rendezvous(samples: int, seed: int, source: str | None) -> pd.DataFrame:
+    df, parts = _stated()
+    cals = _loso()
+    points = validation_points()
+    rows = []
+    for i in np.flatnonzero((df.pp > 1).to_numpy() & ((df.source == source).to_numpy() if source else True)):
+        r = df.iloc[i]
+        model = corpus_model(r)
+        gen = str(parts["generation"][i])
+        sustained = cals[r.source].sustained(gen)
+        p, v = int(r.pp), int(r.virtual_stages)
+        # the interleaved schedule as a 1F1B over its p x (m v) grid of chunk passes (each 1/v of a stage's layers)
+        m = int(parts["micro_batches"][i]) * v
+        loads = stage_loads(model, p, bool(r.balanced_ends))
+        fwd = parts["kernel_fwd_s"][i] / sustained / v * loads
+        bwd = (parts["kernel_s"][i] - parts["kernel_fwd_s"][i]) / sustained / v * loads
+        layers = max(1.0, model.layers / (p * v))
+        per = 4.0 if r.pipeline == "deepspeed" else 2.0
+        x = float(parts["exchange_s"][i]) / (per * v)
+        nbytes = 2.0 * r.micro_batch * model.seq_len * model.hidden / r.tp
+        cv_f = float(kernels.layer_jitter(gen, float(fwd.mean()) / layers)) / np.sqrt(layers)
+        cv_b = float(kernels.layer_jitter(gen, float(bwd.mean()) / layers)) / np.sqrt(layers)
+        cv_x = float(kernels.send_recv_jitter(gen, nbytes, r.tp * r.pp * r.dp > 8))
+        res = rendezvous_wait(fwd, bwd, m, x, cv_f, cv_b, min(cv_x, 1.0), samples=samples, seed=seed)
+        it = float(points.iteration_s[i])
+        rows.append((r.id, r.source, p, v, m, cv_f, cv_b, cv_x, res.base_s, res.extra_s, res.stderr_s,
+                     res.extra_s / it))  # fmt: skip
+    cols = ["id", "source", "pp", "virtual_stages", "passes", "cv_forward", "cv_backward", "cv_exchange", "base_s",
+            "extra_s", "stderr_s", "share"]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)
+
+
+def rendezvous_table(samples: int = 32, seed: int = 0, source: str | None = None) -> pd.DataFrame:
+    """What waiting at the pipeline's blocking exchanges costs every corpus run with a pipeline, from measured
+    variability (:func:`workbench.training.rendezvous.rendezvous_wait`): per row the coefficients of variation of
+    one micro-batch's forward and backward on a stage (a layer's measured ``layer_jitter`` over ``sqrt`` of the
+    stage's layers) and of one exchange (``send_recv_jitter``), the schedule's deterministic length (``base_s``), the
+    mean extra time over ``samples`` Monte-Carlo iterations (``extra_s``, its standard error ``stderr_s``) and its
+    ``share`` of the modelled iteration. The interleaved schedule is taken as a 1F1B over its ``p x (m v)`` chunk
+    passes (``passes``), DeepSpeed's as Megatron's. ``source`` keeps one source's rows.
+
+    Examples
+    --------
+    >>> t = rendezvous_table(samples=8, source="lumos2025")
+    >>> bool(t.share.max() < 0.01)  # measured variability: far below Lumos's 20-53%
     True
     """
-    return float(table.loc[table.role == "validation", column].abs().mean())
+    if source is not None:
+        one_of("source", source, tuple(_corpus().source.unique()))
+    return _rendezvous(integer("samples", samples, minimum=2), integer("seed", seed, minimum=0), source).copy()
+
+
+def source_summary(points: pd.DataFrame) -> pd.DataFrame:
+    """Per source (and ``"headline"``, ``"all rows"``): rows, headline rows, median and worst ``|error|`` of all its
+    rows and of its headline rows, from a :func:`validation_points` table."""
+    rows = []
+    groups = [*points.groupby("source", sort=False), ("all rows", points)]
+    for name, g in groups:
+        e, h = g.error.abs(), g.error[g.headline].abs()
+        rows.append((name, len(g), int(g.headline.sum()), e.median(), e.max(), h.median(), h.max()))
+    cols = [
+        "source",
+        "rows",
+        "headline_rows",
+        "median_abs_error",
+        "worst_abs_error",
+        "headline_median",
+        "headline_worst",
+    ]
+    return pd.DataFrame(rows, columns=cols)

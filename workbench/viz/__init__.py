@@ -91,6 +91,10 @@ COLORS = {
     "spray": "#2ca02c",
     "minimal": "#1f77b4",
     "planned": "#9467bd",
+    # per-packet simulators (packet-level validation)
+    "ns-3": "#1f77b4",
+    "htsim": "#ff7f0e",
+    "workbench": "#2ca02c",
     # marking (AQM) and placement policy
     "static": "#7f7f7f",
     "pred": "#9467bd",
@@ -124,6 +128,15 @@ COLORS = {
     "trtllm": "#2ca02c",
     "trtllm-v0.5": "#98df8a",
     "nanoflow": "#9467bd",
+    # sources of the training validation corpus (datasets/training_validation/corpus.csv)
+    "narayanan2021": "#1f77b4",
+    "korthikanti2022": "#17becf",
+    "smith2022": "#8c564b",
+    "bigscience2022": "#e377c2",
+    "megatron-core2024": "#2ca02c",
+    "llama3-2024": "#ff7f0e",
+    "megascale2024": "#9467bd",
+    "lumos2025": "#d62728",
 }
 
 

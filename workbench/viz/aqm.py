@@ -3,13 +3,15 @@ experiments in :mod:`workbench.experiments.aqm`), no computation of their own.""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from . import COLORS, colors_of, style
 from .experiments import errorbar_lines
 
-__all__ = ["queue_vs_concurrency", "fct_by_class", "fct_vs_load", "pred_vs_baselines"]
+__all__ = ["queue_vs_concurrency", "fct_by_class", "fct_vs_load", "pred_vs_baselines", "validation_envelope"]
 
 _MARKING_COLORS = colors_of("static", "pred")
 
@@ -128,3 +130,78 @@ def pred_vs_baselines(
         x_title="static baseline (step K or RED min-max, packets)",
         y_title="PRED vs static (%, negative: PRED lower)",
     )
+
+
+def _workload_label(row) -> str:
+    """A workload as an axis category: its load, arrival window and seed (``90% 25 ms``, ``30% 20 ms s1``)."""
+    label = f"{row.load:.0%} {row.window_ms:g} ms"
+    return label if row.workload.endswith("ms") else f"{label} s{row.seed}"
+
+
+def validation_envelope(
+    points: pd.DataFrame,
+    *,
+    tolerance: float = 0.15,
+    title: str = "Per-packet engine vs two references (ns-3, htsim): nine FCT statistics per workload",
+) -> go.Figure:
+    """The engine's nine FCT statistics against the envelope two reference simulators span, one panel per size class
+    (rows) and statistic (columns), one category per workload.
+
+    ``points`` is :func:`workbench.aqm.validation.validation_points`. Each workload's envelope is drawn as a bar from
+    ``(1 - tolerance)`` x the lower reference to ``(1 + tolerance)`` x the higher; the references are markers on
+    it, the engine a cross (red where it lies outside).
+
+    Examples
+    --------
+    >>> p = pd.DataFrame({"workload": "w_20ms_s1", "load": 0.5, "window_ms": 20.0, "seed": 1,
+    ...                   "size_class": ["small"] * 3, "statistic": ["mean", "p50", "p99"], "ns3": [1e-4, 5e-5, 1e-3],
+    ...                   "htsim": [2e-4, 6e-5, 2e-3], "model": [1.5e-4, 9e-5, 1.1e-3],
+    ...                   "within": [True, False, True]})
+    >>> p["reference_low"], p["reference_high"] = p[["ns3", "htsim"]].min(axis=1), p[["ns3", "htsim"]].max(axis=1)
+    >>> [t.name for t in validation_envelope(p).data][:4]
+    ['envelope: 0.85 x lower to 1.15 x higher reference', 'ns-3', 'htsim', 'workbench engine']
+    """
+    points = points.assign(label=[_workload_label(r) for r in points.itertuples()])
+    classes = list(pd.unique(points["size_class"]))
+    stats = list(pd.unique(points["statistic"]))
+    fig = make_subplots(
+        rows=len(classes),
+        cols=len(stats),
+        shared_xaxes=True,
+        subplot_titles=[f"{c}, {s}" for c in classes for s in stats],
+        horizontal_spacing=0.05,
+        vertical_spacing=0.08,
+    )
+    band = f"envelope: {1 - tolerance:.2f} x lower to {1 + tolerance:.2f} x higher reference"
+    shown: set[str] = set()
+
+    def add(trace: go.Scatter, i: int, j: int) -> None:
+        trace.showlegend = trace.name not in shown
+        trace.legendgroup = trace.name
+        shown.add(trace.name)
+        fig.add_trace(trace, row=i, col=j)
+
+    for i, c in enumerate(classes, start=1):
+        for j, s in enumerate(stats, start=1):
+            p = points[(points["size_class"] == c) & (points["statistic"] == s)]
+            lo, hi = (1 - tolerance) * p["reference_low"] * 1e3, (1 + tolerance) * p["reference_high"] * 1e3
+            xs = np.repeat(p["label"].to_numpy(object), 3)
+            ys = np.column_stack([lo, hi, np.full(len(p), np.nan)]).ravel()
+            add(go.Scatter(x=xs, y=ys, name=band, mode="lines", line={"color": "#cccccc", "width": 10}), i, j)
+            for ref, col, symbol in (("ns-3", "ns3", "circle-open"), ("htsim", "htsim", "square-open")):
+                add(go.Scatter(x=p["label"], y=p[col] * 1e3, name=ref, mode="markers",
+                               marker={"color": COLORS[ref], "symbol": symbol, "size": 9}), i, j)  # fmt: skip
+            inside = p["within"].astype(bool)
+            for name, sel, color in (
+                ("workbench engine", inside, COLORS["workbench"]),
+                ("workbench engine, outside the envelope", ~inside, "#d62728"),
+            ):
+                if sel.any():
+                    add(go.Scatter(x=p["label"][sel], y=p["model"][sel] * 1e3, name=name, mode="markers",
+                                   marker={"color": color, "symbol": "x", "size": 8}), i, j)  # fmt: skip
+    fig.update_yaxes(type="log")
+    style(fig, title=title, height=max(420, 300 * len(classes)))
+    fig.update_xaxes(tickangle=-45, row=len(classes))
+    fig.update_xaxes(title_text="workload (offered load, arrival window, seed)", row=len(classes))
+    fig.update_yaxes(title_text="FCT (ms, log scale)", col=1)
+    return fig

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from .._units import name_label
 from . import COLORS, mark_x, style
@@ -92,26 +92,47 @@ def iteration_vs_gpus(table: pd.DataFrame, title: str = "Iteration time vs GPUs 
     return style(fig, title=title, x_title="GPUs", y_title="time per iteration (s)")
 
 
-def validation(table: pd.DataFrame, title: str = "Model vs published training throughput") -> go.Figure:
-    """Model throughput over published throughput per row of the validation table (1.0 is exact; for iteration-time
-    rows, published time over modelled time); the row a batch was inferred from is marked. A row's label is its
-    source's first word, or the system in parentheses (MegaScale's Table 2 has MegaScale and Megatron-LM rows)."""
-    labels = [
-        f"{s[s.index('(') + 1 : s.index(')')] if '(' in s else s.split()[0]} {m} {tp}x{pp}x{dp}"
-        + (" (inferred from)" if role == "inference" else "")
-        for s, m, tp, pp, dp, role in zip(
-            table.source, table.model, table.tp, table.pp, table.dp, table.get("role", ["validation"] * len(table))
-        )
-    ]
-    fig = go.Figure(
-        go.Bar(
-            x=labels,
-            y=1 + table.error,
-            marker_color=np.where(table.error.abs() <= 0.1, COLORS["ideal"], COLORS["ecmp"]),
-        )
-    )
-    fig.add_hline(y=1.0, line_dash="dash", line_color="#444444")
-    return style(fig, title=title, x_title="published configuration (TP x PP x DP)", y_title="model / published")
+def validation(points: pd.DataFrame, title: str = "Iteration model vs published training runs") -> go.Figure:
+    """Signed error of the iteration model on every run of the validation corpus against pipeline depth (left) and
+    the job's GPUs (right), one colour per source (:data:`~workbench.viz.COLORS`), from
+    :func:`workbench.training.validation.validation_points`: the error as an iteration time (``time_error``, positive
+    when the model is slower), filled markers for the headline rows, open ones for rows whose unstated settings
+    could move them by more than 5%."""
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=("against pipeline depth", "against the job's GPUs"))  # fmt: skip
+    for source, part in points.groupby("source", sort=False):
+        color = COLORS.get(source, "#444444")
+        name = str(part.source_name.iloc[0])
+        for headline, sub in part.groupby("headline"):
+            for col, x in ((1, sub.pp), (2, sub.gpus)):
+                fig.add_trace(
+                    go.Scatter(
+                        x=x,
+                        y=100 * sub.time_error,
+                        mode="markers",
+                        name=name,
+                        legendgroup=name,
+                        showlegend=bool(col == 1 and (headline or not part.headline.any())),
+                        marker={
+                            "color": color,
+                            "size": 9,
+                            "symbol": "circle" if headline else "circle-open",
+                            "line": {"width": 1.5, "color": color},
+                        },
+                        text=sub.id,
+                        hovertemplate="%{text}: %{y:.1f}%<extra></extra>",
+                    ),
+                    row=1,
+                    col=col,
+                )
+    for col in (1, 2):
+        fig.add_hline(y=0.0, line_dash="dash", line_color="#444444", row=1, col=col)
+        fig.update_xaxes(type="log", row=1, col=col)
+    fig.update_xaxes(title_text="pipeline stages (PP)", row=1, col=1)
+    fig.update_xaxes(title_text="GPUs", row=1, col=2)
+    style(fig, title=title)
+    fig.update_yaxes(title_text="model over published iteration time, minus 1 (%)", row=1, col=1)
+    return fig
 
 
 def ettr_vs_gpus(table: pd.DataFrame, title: str = "Effective training time ratio vs job size") -> go.Figure:

@@ -1,0 +1,187 @@
+"""Attention kernels as measured: one measured profile, carried to other shapes, GPUs and software eras by mechanism.
+
+The measurement (``datasets/serving_specs/attention_curves.csv``, derived by ``scripts/derive_attention_curves.py``
+from Vidur's profile, Agrawal et al. MLSys'24, ``vidur-profiles/attention/a100/...``; see its PROVENANCE): the
+attention kernels of one 70B GQA layer at tensor parallelism 2 on an A100 80GB SXM, i.e. :data:`REFERENCE` 32 query
+and 4 KV heads of dimension 128 per GPU in fp16, under Sarathi's FlashAttention backend, per layer and GPU: decode by
+batch (1-128) x KV length (32-4,032) and prefill by chunk (64-4,096) x KV prefix.
+
+What carries over, and how:
+
+* **Decode** streams the KV cache: a batch of ``b`` requests over ``L`` tokens reads ``b x L x`` (KV bytes per token,
+  layer and GPU). A deployment's decode is taken as the reference's at the same length and the *same bytes*: the
+  reference batch ``b x bytes / 4,096`` (4,096 bytes per token: 4 KV heads x 2 x 128 x 2 bytes), so a shape with one
+  KV head per GPU reads a quarter of the reference's bytes per request and runs as a quarter of its batch (the
+  kernel's work items, requests x KV heads, scale the same way). The measured time above its launch floor (the
+  smallest measured time, 15 µs) is bandwidth: on another GPU it scales by the HBM ratio; the floor does not.
+  Beyond the measured batches the kernel is at full occupancy: the largest measured batch moving the same bytes
+  (a longer context); beyond the measured lengths the time grows with the slope of their upper half
+  (bandwidth-bound); below one reference request, in proportion to the work.
+* **Prefill** is compute: a chunk of ``c`` tokens after a prefix of ``p`` holds ``c p + c (c + 1) / 2`` causal
+  (query, key) pairs of ``4 x head_dim x query heads`` FLOPs per layer and GPU. The profiled kernel computes the whole
+  rectangle of ``c (p + c)`` pairs: its FLOP rate over the rectangle is smooth in the shape (60-143 TFLOP/s, growing
+  with the chunk and the keys), while its rate over the causal pairs halves at a zero prefix, i.e. it does not skip
+  the blocks the causal mask empties. Kernels that do skip them (FlashAttention-2's varlen kernels and later, and
+  xformers': FA2 paper, section 3.1.1) do the causal pairs at the same rate. One kernel launch per layer serves every
+  sequence of an iteration (the launch floor once); its rate depends on how many thread blocks it runs (a block per
+  128-token query tile and query head) and how many keys each query reads. An iteration runs at the reference's rate
+  for the same blocks (a chunk of ``4 x query heads`` tokens per tile, 128 for the reference's 32 heads) and the same
+  keys per query (``pairs / tokens``); beyond the measured range the rate holds at its edge (a longer chunk, or a
+  prefix past the 4,096-token context the profile spans, runs at the rate of the largest measured shape). It carries
+  over to other GPUs and kernel generations by the fraction of the dense peak each kernel family reaches
+  (:data:`UTILIZATION`, from the kernels' papers): FlashAttention-2 reaches up to 73% of an A100's peak forward (Dao
+  2023, arXiv:2307.08691, abstract) but only 35% of an H100's, FlashAttention-3 up to 75% (Shah et al. 2024,
+  arXiv:2407.08608, abstract); the first FlashAttention class, which xformers' memory-efficient kernel of 2023
+  belongs to, 25-40% of an A100's (FA2 paper, abstract; 40% taken, the top of that range), and on Hopper in
+  proportion to FA2's share. The profiled kernel is taken as FlashAttention-2 class (it is FA2's paged-KV path).
+
+Which family an engine runs is its profile's ``attention`` (``engines.csv``): a 2023 vLLM prefilled prompts with
+xformers (``vllm-v0``), Sarathi-Serve's artifact with the profiled kernel itself (``flash2-paged``: no causal
+skipping), current vLLM with FA3 on Hopper and FA2 elsewhere (``vllm/v1/attention/backends/fa_utils.py``,
+``get_flash_attn_version``). The decode kernels are taken as one family (memory-bound at the measured efficiency on
+every engine).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._deps import remember
+from ..data import require
+
+__all__ = ["ATTENTION_CSV", "KERNELS", "REFERENCE", "UTILIZATION", "AttentionCurves", "attention_curves",
+           "family_factor"]  # fmt: skip
+
+ATTENTION_CSV = "serving_specs/attention_curves.csv"
+#: The profiled geometry per GPU and the GPU (A100 80GB SXM: 312 dense FP16/BF16 TFLOP/s, 2,039 GB/s).
+REFERENCE = {
+    "q_heads": 32,
+    "kv_heads": 4,
+    "head_dim": 128,
+    "kv_bytes": 2,
+    "peak_flops": 312e12,
+    "hbm_bytes_s": 2.039e12,
+}
+#: KV bytes per token, layer and GPU of the reference (4 KV heads x K and V x 128 x 2 bytes).
+REF_KV_BYTES = 4 * 2 * 128 * 2
+#: Attention kernel families an engine runs for prefill (``engines.csv`` column ``attention``): whether the kernel
+#: skips the blocks the causal mask empties, and the family whose :data:`UTILIZATION` it reaches.
+KERNELS = {
+    "flash2-paged": (False, "flash2"),
+    "flash2": (True, "flash2"),
+    "flash3": (True, "flash3"),
+    "xformers": (True, "xformers"),
+}
+#: Fraction of a generation's dense 16-bit peak a family's forward kernel reaches (sources in the module docstring);
+#: ``flash3`` exists on Hopper only (elsewhere the engine runs ``flash2``).
+UTILIZATION = {
+    ("flash2", "ampere"): 0.73,
+    ("flash2", "ada"): 0.73,
+    ("flash2", "hopper"): 0.35,
+    ("flash3", "hopper"): 0.75,
+    ("xformers", "ampere"): 0.40,
+    ("xformers", "ada"): 0.40,
+    ("xformers", "hopper"): 0.40 * 0.35 / 0.73,
+}
+
+
+@dataclass(frozen=True)
+class AttentionCurves:
+    """The measured reference kernels (seconds per layer and GPU): ``decode[b, L]`` on ``batches`` x ``lengths``;
+    ``prefill`` per chunk of ``chunks``: its prefixes and times; ``floor`` the launch floor."""
+
+    batches: np.ndarray
+    lengths: np.ndarray
+    decode: np.ndarray
+    chunks: np.ndarray
+    prefixes: tuple
+    prefill: tuple
+    floor: float
+
+    def decode_s(self, batch, length):
+        """Reference decode seconds per layer of ``batch`` (any positive real) requests over ``length`` tokens."""
+        b, L = np.broadcast_arrays(np.asarray(batch, dtype=float), np.asarray(length, dtype=float))
+        shape = b.shape
+        b, L = b.ravel(), L.ravel()
+        bmax = self.batches[-1]
+        L = np.where(b > bmax, L * b / bmax, L)  # past the measured batches: the same bytes at full occupancy
+        b = np.minimum(b, bmax)
+        f, lens, top = self.floor, self.lengths, self.lengths[-1]
+        rows = np.stack([np.interp(np.clip(L, lens[0], top), lens, self.decode[k]) for k in range(self.batches.size)])
+        half = np.array([np.interp(top / 2, lens, self.decode[k]) for k in range(self.batches.size)])
+        slope = (self.decode[:, -1] - half) / (top / 2)  # bandwidth-bound beyond the longest measured context
+        rows = rows + slope[:, None] * np.maximum(L - top, 0.0)[None, :]
+        short = (lens[0] > L)[None, :]
+        rows = np.where(short, f + (rows - f) * (L / lens[0])[None, :], rows)
+        bc = np.clip(b, 1.0, self.batches[-1])
+        j = np.clip(np.searchsorted(self.batches, bc, side="right") - 1, 0, self.batches.size - 2)
+        w = (bc - self.batches[j]) / (self.batches[j + 1] - self.batches[j])
+        idx = np.arange(b.size)
+        t = rows[j, idx] * (1 - w) + rows[j + 1, idx] * w
+        t = np.where(b < 1, f + (t - f) * b, t)
+        return t.reshape(shape)
+
+    def prefill_flop_rate(self, chunk, prefix):
+        """The reference kernel's FLOP/s over the rectangle ``chunk x (prefix + chunk)`` above its launch floor, for a
+        chunk of ``chunk`` tokens after ``prefix`` (held at the measured range's edges; at most the family's best)."""
+        c, p = np.broadcast_arrays(np.asarray(chunk, dtype=float), np.asarray(prefix, dtype=float))
+        shape = c.shape
+        c, p = c.ravel(), p.ravel()
+        flops = 4 * REFERENCE["head_dim"] * REFERENCE["q_heads"]
+        best = UTILIZATION[("flash2", "ampere")] * REFERENCE["peak_flops"]
+        rates = []
+        for k in range(self.chunks.size):  # each measured chunk's rate along its prefixes
+            pk, tk, ck = self.prefixes[k], self.prefill[k], self.chunks[k]
+            r = np.minimum(ck * (pk + ck) * flops / np.maximum(tk - self.floor, 1e-12), best)  # launch-bound: best
+            rates.append(np.interp(np.clip(p, pk[0], pk[-1]), pk, r))
+        R = np.stack(rates)  # [chunk, points]
+        lg = np.log(self.chunks)
+        lc = np.log(np.clip(c, self.chunks[0], self.chunks[-1]))
+        j = np.clip(np.searchsorted(lg, lc, side="right") - 1, 0, lg.size - 2)
+        w = (lc - lg[j]) / (lg[j + 1] - lg[j])
+        idx = np.arange(c.size)
+        return (R[j, idx] * (1 - w) + R[j + 1, idx] * w).reshape(shape)
+
+
+@remember
+def attention_curves() -> AttentionCurves:
+    """The committed measured curves (``attention_curves.csv``); a malformed table is an error naming the file."""
+    df = pd.read_csv(require(ATTENTION_CSV))
+    need = {"kind", "batch", "chunk", "tokens", "value"}
+    if need - set(df.columns):
+        raise ValueError(f"{ATTENTION_CSV}: missing columns {sorted(need - set(df.columns))}")
+    if not np.isfinite(df["value"]).all() or (df["value"] <= 0).any():
+        raise ValueError(f"{ATTENTION_CSV}: non-finite or non-positive kernel time")
+    dec = df[df["kind"] == "decode"].pivot_table(index="batch", columns="tokens", values="value")
+    if dec.isna().any().any() or len(dec) < 2:
+        raise ValueError(f"{ATTENTION_CSV}: the decode rows must fill a (batch x tokens) grid")
+    pre = df[df["kind"] == "prefill"]
+    chunks = np.array(sorted(pre["chunk"].unique()), dtype=float)
+    prefixes, times = [], []
+    for c in chunks:
+        rows = pre[pre["chunk"] == c].sort_values("tokens")
+        prefixes.append(rows["tokens"].to_numpy(float))
+        times.append(rows["value"].to_numpy(float) * 1e-3)
+    decode = dec.to_numpy(float) * 1e-3
+    return AttentionCurves(
+        dec.index.to_numpy(float), dec.columns.to_numpy(float), decode, chunks, tuple(prefixes), tuple(times),
+        float(decode[0, 0]),
+    )  # fmt: skip
+
+
+def family_factor(kernel: str, generation: str, peak_flops: float) -> tuple[bool, float]:
+    """Whether a ``kernel`` family skips the causally masked blocks, and how many times the reference's FLOP rate it
+    reaches on a GPU of ``generation`` with dense 16-bit peak ``peak_flops`` (1 for FlashAttention-2 on the
+    reference A100)."""
+    if kernel not in KERNELS:
+        raise ValueError(f"attention kernel must be one of {tuple(KERNELS)}, got {kernel!r}")
+    skip, family = KERNELS[kernel]
+    if family == "flash3" and generation != "hopper":
+        family = "flash2"  # FlashAttention-3 runs on Hopper only
+    u = UTILIZATION.get((family, generation))
+    if u is None:
+        raise ValueError(f"no measured attention utilisation for {kernel!r} on generation {generation!r}")
+    return skip, u * peak_flops / (UTILIZATION[("flash2", "ampere")] * REFERENCE["peak_flops"])
