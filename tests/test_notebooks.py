@@ -91,21 +91,7 @@ def test_saving_from_lab_leaves_the_paired_py_unchanged(nb_path, tmp_path):
     assert out.read_bytes() == nb_path.with_suffix(".py").read_bytes()
 
 
-#: Notebooks whose committed .ipynb predates workbench.notebook_files and that another change re-executes (their
-#: owners are rewriting them): `make notebooks NB=notebooks/NN_x.py` writes them as a save from Lab does.
-AWAITING_REEXECUTION = {"05_pred_aqm", "07_training_iteration", "10_serving_hardware", "14_llm_preemption"}
-
-
-@pytest.mark.parametrize(
-    "nb_path",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(reason="re-executed by its owner's change", strict=False))
-        if p.stem in AWAITING_REEXECUTION
-        else p
-        for p in NOTEBOOKS
-    ],
-    ids=lambda p: p.stem,
-)
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_committed_notebook_is_as_lab_saves_it(nb_path, tmp_path):
     """A save from JupyterLab of an unchanged notebook writes the committed bytes (no git diff from opening one): its
     panels are saved as their text, no figure carries a PNG drawn by a browser, integral numbers are integers."""

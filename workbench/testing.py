@@ -1,4 +1,9 @@
-"""Helpers for tests of the workbench and of code built on it (in the spirit of ``xarray.testing``)."""
+"""Helpers for tests of the workbench and of code built on it (in the spirit of ``xarray.testing``).
+
+It is longer than ~500 lines because the figure invariants are one list read in one place: each rule of
+:func:`figure_problems` (numbers, words, legends, titles, axes, annotations, colours) has its check beside it, and the
+browser tests run the same checks on what plotly draws.
+"""
 
 from __future__ import annotations
 

@@ -302,9 +302,6 @@ def _wait(page, check, arg, budget_s: float) -> bool:
     return bool(page.evaluate(check, arg))
 
 
-#: Notebooks whose committed outputs predate the current figure builders, re-executed by their owners' changes (the
-#: list in tests/test_notebooks.py): their saved figures are not checked until then.
-AWAITING_REEXECUTION = {"05_pred_aqm", "07_training_iteration", "10_serving_hardware", "14_llm_preemption"}
 #: The saved figures of the open notebook (its outputs, not a panel's).
 _SAVED_FIGURES = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedPlotly.js-plotly-plot"
 
@@ -351,8 +348,7 @@ def test_notebook_in_lab(lab_page, workdir: Path, screenshots_dir: Path, name: s
     try:
         page.evaluate(_OPEN, f"notebooks/{name}")
         page.wait_for_function(_IDLE, timeout=120_000, polling=500)
-        if Path(name).stem not in AWAITING_REEXECUTION:
-            _saved_figures_read_right(page, nb, name, screenshots_dir, plotted_problems)
+        _saved_figures_read_right(page, nb, name, screenshots_dir, plotted_problems)
         t0 = time.monotonic()
         for i, budget_s in zip(run, budgets):
             page.evaluate(_RUN, i)

@@ -7,6 +7,10 @@ simulation) belongs in a model package, where it is tested and shared with the C
 Every figure has a title, axis titles with units, and the shared template below. :func:`style` applies them;
 :func:`setup_notebook` picks plotly's JupyterLab mimetype renderer: committed notebooks stay small (no inlined
 plotly.js) and nothing is fetched from a CDN, so notebooks and dashboards work offline.
+
+It is longer than ~500 lines because it holds the one style every builder applies, read together: the palette and
+labels, the axis policy (log ticks in full values, linear under a decade, bar baselines), title fitting and the marks
+placed in an axis's coordinates; :func:`workbench.testing.figure_problems` checks that policy as one.
 """
 
 from __future__ import annotations
