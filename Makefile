@@ -10,10 +10,15 @@ PYTEST_ARGS ?=
 
 .PHONY: reproduce test test-fast lint lab dashboard notebooks bench venv chromium clean
 
-$(STAMP): pyproject.toml constraints.txt
+# The Jupyter server configuration (jupyter-config/workbench.json: saves go through workbench.notebook_files) is copied
+# into the environment: an editable install does not install data files.
+JUPYTER_CONF := $(VENV)/etc/jupyter/jupyter_server_config.d/workbench.json
+
+$(STAMP): pyproject.toml constraints.txt jupyter-config/workbench.json
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	@mkdir -p $(dir $(JUPYTER_CONF)) && cp jupyter-config/workbench.json $(JUPYTER_CONF)
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -51,13 +56,15 @@ PORT ?= 8866
 dashboard: venv
 	$(BIN)/workbench dashboard --port $(PORT)
 
-## make notebooks [NB=notebooks/00_arrivals.py]: pair each .py with its .ipynb and execute it in place
+## make notebooks [NB=notebooks/00_arrivals.py]: pair each .py with its .ipynb, execute it in place and write it as a
+## save from JupyterLab would (workbench.notebook_files: panels as their text, numbers as JavaScript writes them)
 NB ?= $(wildcard notebooks/*.py)
 notebooks: venv
 	@for py in $(NB); do \
 	  echo "executing $$py"; \
 	  $(BIN)/jupytext --quiet --to ipynb "$$py" || exit 1; \
 	  $(BIN)/jupyter nbconvert --log-level=WARN --to notebook --execute --inplace --ExecutePreprocessor.store_widget_state=False "$${py%.py}.ipynb" || exit 1; \
+	  $(BIN)/python -m workbench.notebook_files "$${py%.py}.ipynb" || exit 1; \
 	done
 
 ## make bench: speed and memory targets, measured vs target

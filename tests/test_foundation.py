@@ -127,7 +127,18 @@ def test_dashboard_landing_shows_measured_verdicts_with_their_date(tmp_path, mon
     (out / "scoreboard.json").write_text(_json.dumps([{"paper": "arrivals", "verdict": "partial"}]))
     html = dashboards.landing_html(out / "scoreboard.json")
     assert "measured (scoreboard.json, 20" in html and "registry" not in html
+    # a paper the scoreboard does not hold is not shown as zero verdicts of each kind
+    assert html.count("not in this scoreboard") == len(dashboards.dashboards()) - 1
+    assert html.count(">reproduced 0<") == 1  # arrivals: 0 reproduced, 1 partial
     monkeypatch.chdir(tmp_path)
     assert main(["dashboard", "--dir", str(tmp_path / "apps"), "--build-only"]) == 0
-    index = (tmp_path / "apps" / "index.ipynb").read_text()
-    assert "scoreboard.json" in index  # the default scoreboard was found and passed to the landing page
+    index = _json.loads((tmp_path / "apps" / "index.ipynb").read_text())
+    code = "".join(c["source"] for c in index["cells"] if c["cell_type"] == "code")
+    assert "scoreboard.json" in code  # the default scoreboard was found and passed to the landing page
+    # and the page's cell runs with it (it crashed whenever out/scoreboard.json existed: the path reached
+    # landing_html as a string): its last expression is the HTML the landing page shows
+    *body, last = code.strip().splitlines()
+    namespace: dict = {}
+    exec("\n".join(body), namespace)
+    shown = eval(last, namespace)
+    assert "measured (scoreboard.json" in shown.data and "partial 1" in shown.data

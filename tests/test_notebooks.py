@@ -89,3 +89,65 @@ def test_saving_from_lab_leaves_the_paired_py_unchanged(nb_path, tmp_path):
         cwd=nb_path.parent,
     )
     assert out.read_bytes() == nb_path.with_suffix(".py").read_bytes()
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_committed_notebook_is_as_lab_saves_it(nb_path, tmp_path):
+    """A save from JupyterLab of an unchanged notebook writes the committed bytes (no git diff from opening one): its
+    panels are saved as their text, no figure carries a PNG drawn by a browser, integral numbers are integers."""
+    from workbench import notebook_files
+
+    copy = tmp_path / nb_path.name
+    copy.write_bytes(nb_path.read_bytes())
+    assert notebook_files.main([str(copy)]) == 0
+    assert copy.read_bytes() == nb_path.read_bytes(), f"{nb_path.name}: not written as a save from Lab writes it"
+
+
+def test_pre_save_hook_saves_a_dead_widget_as_its_text_and_keeps_a_saved_one():
+    from workbench.notebook_files import PLOTLY, WIDGET_STATE, WIDGET_VIEW, pre_save_hook
+
+    def out(model_id):
+        return {"output_type": "display_data", "metadata": {},
+                "data": {WIDGET_VIEW: {"model_id": model_id}, "text/plain": "Interactive panel: run the notebook"}}  # fmt: skip
+
+    figure = {"output_type": "display_data", "metadata": {}, "data": {PLOTLY: {"data": [{"y": [1.0, 2.5]}]},
+                                                                      "image/png": "iVBOR..."}}  # fmt: skip
+    content = {
+        "metadata": {"widgets": {WIDGET_STATE: {"state": {"kept": {}}}}},
+        "cells": [{"cell_type": "code", "outputs": [out("gone"), out("kept"), figure]}],
+    }
+    model = {"type": "notebook", "content": content}
+    pre_save_hook(model, path="x.ipynb", contents_manager=None)
+    gone, kept, fig = model["content"]["cells"][0]["outputs"]
+    assert gone["data"] == {"text/plain": "Interactive panel: run the notebook"}
+    assert WIDGET_VIEW in kept["data"]
+    assert fig["data"] == {PLOTLY: {"data": [{"y": [1, 2.5]}]}}
+    text = {"type": "file", "content": "1.0"}
+    pre_save_hook(text)
+    assert text == {"type": "file", "content": "1.0"}
+
+
+def test_jupyter_servers_run_the_pre_save_hook(tmp_path):
+    """The server extension `make venv` enables registers the hook on a Jupyter server's contents manager, and on one
+    made later from the server's configuration (as jupytext's extension does)."""
+    import importlib
+
+    from jupyter_server.serverapp import ServerApp
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+
+    from workbench.notebook_files import pre_save_hook
+
+    root = Path(__file__).resolve().parents[1]
+    config = json.loads((root / "jupyter-config" / "workbench.json").read_text())
+    (name,) = [m for m, on in config["ServerApp"]["jpserver_extensions"].items() if on]
+    module = importlib.import_module(name)
+    assert module._jupyter_server_extension_points() == [{"module": name}]
+    app = ServerApp(root_dir=str(tmp_path))
+    app.contents_manager = FileContentsManager(root_dir=str(tmp_path))
+    module._load_jupyter_server_extension(app)
+    nb = {"cells": [], "metadata": {"x": 1.0}, "nbformat": 4, "nbformat_minor": 5}
+    app.contents_manager.save({"type": "notebook", "content": nb}, "a.ipynb")
+    assert json.loads((tmp_path / "a.ipynb").read_text())["metadata"] == {"x": 1}  # the hook ran
+    later = FileContentsManager(config=app.config, root_dir=str(tmp_path))  # jupytext's, from the server's config
+    assert later.pre_save_hook is pre_save_hook
+    assert "jupyter-config/workbench.json" in (root / "Makefile").read_text()

@@ -29,6 +29,10 @@ def test_claim_reaches_expected_verdict(key):
         f"{key}: measured {result.measured.summary} -> {result.verdict.value}, registry expects {claim.expected.value}"
     )
     json.dumps(result.record())  # every record is serializable as it is
+    # its row in a claims table prints numbers a reader reads right (no 7.5e-16, 5.65685, -0.00, 270.00 or nan)
+    from workbench.reproductions._report import ClaimsTable, unreadable_numbers
+
+    assert not unreadable_numbers(repr(ClaimsTable([result]))), repr(ClaimsTable([result]))
 
 
 def test_every_claim_has_text_and_paper_value():

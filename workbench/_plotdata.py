@@ -1,11 +1,21 @@
 """The numeric data of plotly traces, for the figure builders (:mod:`workbench.viz`) and the figure invariants
-(:func:`workbench.testing.figure_problems`) alike: one definition of what "two lines coincide" means."""
+(:func:`workbench.testing.figure_problems`) alike: one definition of what "two lines coincide" means, of the data an
+axis shows (its extent in powers of ten on a log axis), of which bars an axis carries, and of the words that say an
+axis is logarithmic or where its bars start."""
 
 from __future__ import annotations
 
 import numpy as np
 
 __all__ = [
+    "numbers",
+    "axis_ref",
+    "axis_values",
+    "log_extent",
+    "match_groups",
+    "bar_traces",
+    "LOG_MENTION",
+    "BARS_FROM",
     "coinciding_lines",
     "hidden_markers",
     "marker_points",
@@ -22,15 +32,107 @@ EM_PER_CHAR = 0.56
 MODEBAR_PX = 170
 
 
+#: An axis title's words saying the axis is logarithmic: ``(log scale)``, ``(log)`` or ``, log scale`` / ``, log``
+#: before the closing parenthesis of its unit (``latency (µs, log scale)``).
+LOG_MENTION = r"\s*\(log(?:\s+scale)?\)|,\s*log(?:\s+scale)?(?=\s*[);])"
+#: How an axis title states where bars start when the axis does not include zero (``FCT (ms; bars from 0.1)``).
+BARS_FROM = "bars from"
+
+
+def numbers(value) -> np.ndarray | None:
+    """A trace attribute's values as a flat float array, or None when they are not numbers (categories, dates).
+    Reads plotly's typed arrays too: a figure read back from JSON (``plotly.io.from_json``, the reproductions'
+    cached figures) holds a numpy array as ``{"dtype": "f8", "bdata": <base64>}``.
+
+    Examples
+    --------
+    >>> numbers({"dtype": "f8", "bdata": "AAAAAAAA8D8AAAAAAAAAQA=="}), numbers(["a", "b"])
+    (array([1., 2.]), None)
+    """
+    import base64
+
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        if "bdata" not in value or "dtype" not in value:
+            return None
+        raw = value["bdata"]
+        data = base64.b64decode(raw) if isinstance(raw, str) else bytes(raw)
+        return np.frombuffer(data, dtype=np.dtype(value["dtype"]).newbyteorder("<")).astype(float).ravel()
+    try:
+        return np.asarray(value, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return None
+
+
+def axis_ref(ax) -> str:
+    """The trace-side name of a layout axis: ``xaxis`` -> ``x``, ``yaxis2`` -> ``y2``."""
+    name = ax.plotly_name
+    return name[0] + name[5:]
+
+
+def axis_values(fig, ax) -> np.ndarray:
+    """Every finite number the traces plot on layout axis ``ax`` (empty for categories, dates or no data)."""
+    axis, ref = ax.plotly_name[0], axis_ref(ax)
+    parts = []
+    for trace in fig.data:
+        if (getattr(trace, f"{axis}axis", None) or axis) != ref or getattr(trace, axis, None) is None:
+            continue
+        if getattr(trace, "visible", None) is False:
+            continue
+        v = numbers(getattr(trace, axis))
+        if v is not None:  # not categories or dates
+            parts.append(v[np.isfinite(v)])
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+def match_groups(fig, axis: str) -> list[list]:
+    """The ``axis`` (``"x"`` or ``"y"``) layout axes of ``fig`` grouped by ``matches`` (shared axes of subplots
+    must take one type and one tick policy); an axis that matches no other is a group of its own."""
+    axes = list(getattr(fig, f"select_{axis}axes")())
+    root = {axis_ref(a): (a.matches or axis_ref(a)) for a in axes}
+    groups: dict[str, list] = {}
+    for a in axes:
+        groups.setdefault(root[axis_ref(a)], []).append(a)
+    return list(groups.values())
+
+
+def log_extent(fig, axes) -> tuple[float, float] | None:
+    """log10 of the smallest and largest value shown on the log axis (or group of matched axes) ``axes``: its
+    range where one is set, else its traces' positive data; None without either."""
+    axes = axes if isinstance(axes, list | tuple) else [axes]
+    for ax in axes:
+        if ax.range is not None and None not in ax.range:
+            return float(min(ax.range)), float(max(ax.range))
+    values = np.concatenate([axis_values(fig, ax) for ax in axes])
+    values = values[values > 0]
+    if not values.size:
+        return None
+    return float(np.log10(values.min())), float(np.log10(values.max()))
+
+
+def bar_traces(fig, ax) -> list:
+    """The bar traces whose values (their length) lie along layout axis ``ax`` and start at zero (no ``base`` of
+    their own): ``y`` for vertical bars, ``x`` for horizontal ones."""
+    axis, ref = ax.plotly_name[0], axis_ref(ax)
+    found = []
+    for t in fig.data:
+        if getattr(t, "type", None) not in ("bar", "histogram") or t.visible is False or t.base is not None:
+            continue
+        along = "x" if t.orientation == "h" else "y"
+        if along == axis and (getattr(t, f"{axis}axis", None) or axis) == ref:
+            found.append(t)
+    return found
+
+
 def _numeric_xy(trace) -> tuple[np.ndarray, np.ndarray] | None:
     """A scatter trace's numeric (x, y) of one shape (x defaults to the point index), or None (other trace types,
     no y, categories, dates)."""
     if getattr(trace, "type", None) not in ("scatter", "scattergl") or trace.y is None:
         return None
-    try:
-        y = np.asarray(trace.y, dtype=float).ravel()
-        x = np.arange(y.size, dtype=float) if trace.x is None else np.asarray(trace.x, dtype=float).ravel()
-    except (TypeError, ValueError):
+    y = numbers(trace.y)
+    x = None if y is None else np.arange(y.size, dtype=float) if trace.x is None else numbers(trace.x)
+    if x is None or y is None:
         return None
     return (x, y) if x.shape == y.shape else None
 

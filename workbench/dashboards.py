@@ -79,10 +79,11 @@ def _notebook(cells: list[tuple[str, str]]) -> dict:
     }
 
 
-def _verdicts(scoreboard: Path | None) -> tuple[dict[str, dict[str, int]], str]:
+def _verdicts(scoreboard: str | os.PathLike | None) -> tuple[dict[str, dict[str, int]], str]:
     from .reproductions import load_all
 
     counts: dict[str, dict[str, int]] = {}
+    scoreboard = None if scoreboard is None else Path(scoreboard)
     if scoreboard is not None and scoreboard.is_file():
         for rec in json.loads(scoreboard.read_text(encoding="utf-8")):
             paper = counts.setdefault(rec["paper"], {})
@@ -101,8 +102,9 @@ def _verdicts(scoreboard: Path | None) -> tuple[dict[str, dict[str, int]], str]:
 _LEFT = ' style="text-align:left;vertical-align:top"'
 
 
-def landing_html(scoreboard: Path | None = None) -> str:
-    """The landing page's table: one row per dashboard with its paper, citation and verdict counts."""
+def landing_html(scoreboard: str | os.PathLike | None = None) -> str:
+    """The landing page's table: one row per dashboard with its paper, citation and verdict counts (measured ones
+    from ``scoreboard``, a ``scoreboard.json`` path, when that file exists)."""
     import html
 
     from .reproductions import VERDICT_COLORS, Verdict, load_all
@@ -112,10 +114,15 @@ def landing_html(scoreboard: Path | None = None) -> str:
     rows = []
     for d in dashboards():
         paper = registry.papers[d.paper]
-        badges = " ".join(
-            f'<span style="background:{VERDICT_COLORS[v][0]};color:#fff;border-radius:10px;padding:1px 8px;'
-            f'font-size:12px">{v.value} {counts.get(d.paper, {}).get(v.value, 0)}</span>'
-            for v in Verdict
+        badges = (
+            " ".join(
+                f'<span style="background:{VERDICT_COLORS[v][0]};color:#fff;border-radius:10px;padding:1px 8px;'
+                f'font-size:12px">{v.value} {counts[d.paper].get(v.value, 0)}</span>'
+                for v in Verdict
+            )
+            if d.paper in counts
+            else '<span style="color:#57606a">not in this scoreboard (<code>workbench reproduce --paper '
+            f"{html.escape(d.paper)}</code>)</span>"
         )
         rows.append(
             f'<tr><td{_LEFT}><a href="{html.escape(d.filename)}">{html.escape(d.title)}</a></td>'
@@ -164,8 +171,8 @@ def build(out_dir: str | os.PathLike, *, scoreboard: str | os.PathLike | None = 
             ("markdown", "# workbench dashboards\n\nOne app per paper: its interactive panel, no code."),
             (
                 "code",
-                "from pathlib import Path\nfrom IPython.display import HTML\nfrom workbench.dashboards import "
-                f"landing_html\n\nHTML(landing_html({None if board is None else repr(str(board.resolve()))}))",
+                "from IPython.display import HTML\nfrom workbench.dashboards import landing_html\n\n"
+                f"HTML(landing_html({None if board is None else repr(str(board.resolve()))}))",
             ),
         ]
     )

@@ -1,4 +1,9 @@
-"""Helpers for tests of the workbench and of code built on it (in the spirit of ``xarray.testing``)."""
+"""Helpers for tests of the workbench and of code built on it (in the spirit of ``xarray.testing``).
+
+It is longer than ~500 lines because the figure invariants are one list read in one place: each rule of
+:func:`figure_problems` (numbers, words, legends, titles, axes, annotations, colours) has its check beside it, and the
+browser tests run the same checks on what plotly draws.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +25,9 @@ __all__ = [
     "find_widget",
     "notebook_missing_data",
     "figure_problems",
+    "axis_problems",
+    "annotation_problems",
+    "colour_problems",
     "MAX_LEGEND_ENTRIES",
 ]
 
@@ -163,7 +171,9 @@ def find_widget(root, *, description: str | None = None, kind: str | None = None
 
 #: More legend entries than this crowd the plot away (use colour for one dimension and dash for another instead).
 MAX_LEGEND_ENTRIES = 8
-_RAW_IDENTIFIER = r"\b[a-z0-9]+_[a-z0-9_]+\b"
+#: Code identifiers a reader should not see: ``snake_case`` names and lower-case spellings of a pipeline schedule's
+#: name such as ``1f1b`` (a reader writes 1F1B).
+_RAW_IDENTIFIER = r"\b[a-z0-9]+_[a-z0-9_]+\b|\b\d+f\d+b\b"
 _ASCII_UNITS = r"\(us\)|\bus\b(?![a-z])|\(rps\)|\brps\b"
 _FLOAT_NOISE = 1e-9
 #: A number that failed to be one, printed into a text ("per nan-minute window", "x inf", "None GPUs").
@@ -184,29 +194,35 @@ def figure_problems(fig, *, width_px: int | None = None) -> list[str]:
     * with ``width_px`` (the narrowest the figure is drawn, e.g. a panel's :data:`~workbench.widgets.FIGURE_MIN_PX`):
       the title's lines fit that width and its first line stops short of the mode bar at the top right;
     * no line drawn exactly over another with the same dash, and no marker series whose every point lies under as
-      large a marker of later series (the one beneath would be invisible although it keeps its legend entry).
+      large a marker of later series (the one beneath would be invisible although it keeps its legend entry);
+    * axes that read right (:func:`axis_problems`): a log axis has an explicit tick policy whose labels are full
+      values (never plotly's bare ``2`` or ``5`` between powers of ten, never an SI suffix), every axis at least two
+      labelled ticks in view, a linear axis's title does not say "log", bars start at zero or their axis title states
+      where they start (``bars from 0.1``), and no bars are stacked on a log axis;
+    * annotations placed in their axes' coordinates (:func:`annotation_problems`): on a log axis at log10 of the
+      value (a label at the raw value of the line it names is drawn at 10 to that power), and none that stretches
+      its axis beyond what the figure plots;
+    * colours from the workbench's palette (:data:`workbench.viz.PALETTE`, :data:`workbench.viz.COLORS`), never
+      plotly's default colorway;
+    * category labels in words too (``attention (prefill)``, not ``attn_prefill``).
 
     Examples
     --------
     >>> import plotly.graph_objects as go
-    >>> figure_problems(go.Figure(go.Scatter(y=[1, float("inf")], name="mean_rate_rps")))
+    >>> figure_problems(go.Figure(go.Scatter(y=[1, float("inf")], name="mean_rate_rps", line_color="#1f77b4")))
     ['inf in trace 0 (mean_rate_rps).y', "identifier in legend: 'mean_rate_rps'"]
     """
     import re
 
     import numpy as np
 
+    from ._plotdata import axis_values, numbers
+
     problems: list[str] = []
     for i, t in enumerate(fig.data):
         for attr in ("x", "y", "z"):
-            v = getattr(t, attr, None)
-            if v is None:
-                continue
-            try:
-                a = np.asarray(v, dtype=float).ravel()
-            except (TypeError, ValueError):  # categories, dates
-                continue
-            if np.isinf(a).any():
+            a = numbers(getattr(t, attr, None))
+            if a is not None and np.isinf(a).any():  # None: categories, dates
                 problems.append(f"inf in trace {i} ({t.name}).{attr}")
     texts = []
     if fig.layout.title and fig.layout.title.text:
@@ -215,17 +231,7 @@ def figure_problems(fig, *, width_px: int | None = None) -> list[str]:
         if ax.title and ax.title.text:
             texts.append((ax.plotly_name, ax.title.text))
         if ax.range is None and ax.type in (None, "-", "linear"):
-            axis = ax.plotly_name[0]
-            ref = axis + ax.plotly_name[5:]
-            vals = [
-                np.asarray(getattr(t, axis), dtype=float).ravel()
-                for t in fig.data
-                if (getattr(t, f"{axis}axis", None) or axis) == ref
-                and getattr(t, axis, None) is not None
-                and np.asarray(getattr(t, axis)).dtype.kind in "fiu"
-            ]
-            v = np.concatenate(vals) if vals else np.empty(0)
-            v = v[np.isfinite(v)]
+            v = axis_values(fig, ax)
             if v.size > 1 and 0 < np.ptp(v) <= _FLOAT_NOISE * max(abs(float(v.mean())), 1e-300):
                 problems.append(f"{ax.plotly_name} autoranges over float noise ({v.min()!r} .. {v.max()!r})")
     for a in fig.layout.annotations or ():
@@ -249,6 +255,8 @@ def figure_problems(fig, *, width_px: int | None = None) -> list[str]:
                 break
     legend = [t.name for t in fig.data if t.name and t.showlegend is not False]
     texts += [("legend", name) for name in dict.fromkeys(legend)]
+    texts += [("category label", c) for c in _category_labels(fig)]
+    problems += axis_problems(fig) + annotation_problems(fig) + colour_problems(fig)
     for where, text in texts:
         plain = re.sub(r"<[^>]+>", " ", text)
         if re.search(_RAW_IDENTIFIER, plain):
@@ -275,21 +283,6 @@ def figure_problems(fig, *, width_px: int | None = None) -> list[str]:
     return problems
 
 
-def _axis_data(fig, axis: str, ref: str):
-    """Every finite number plotted on axis ``ref`` (``"y"``, ``"y2"``, ...) of dimension ``axis``."""
-    import numpy as np
-
-    parts = []
-    for t in fig.data:
-        if (getattr(t, f"{axis}axis", None) or axis) == ref and getattr(t, axis, None) is not None:
-            try:
-                v = np.asarray(getattr(t, axis), dtype=float).ravel()
-            except (TypeError, ValueError):
-                continue
-            parts.append(v[np.isfinite(v)])
-    return np.concatenate(parts) if parts else np.empty(0)
-
-
 #: A point's text label needs about this share of its axis's data span beyond the point (a 12 px label on a ~190 px
 #: plot less the ~5% autorange pad): closer to the edge of an autoranged axis, the plot area cuts it.
 _LABEL_ROOM = 0.12
@@ -300,6 +293,8 @@ def _clipped_text(fig) -> list[str]:
     highest point, below the lowest, right of the rightmost, left of the leftmost): the plot area clips them unless
     the trace sets ``cliponaxis=False`` (plotly's autorange leaves room for markers, not for their labels)."""
     import numpy as np
+
+    from ._plotdata import axis_values, numbers
 
     found = []
     sides = (("y", "top", np.max), ("y", "bottom", np.min), ("x", "right", np.max), ("x", "left", np.min))
@@ -315,11 +310,10 @@ def _clipped_text(fig) -> list[str]:
                 continue
             ref = getattr(t, f"{axis}axis", None) or axis
             ax = fig.layout[f"{axis}axis{ref[1:]}"]
-            try:
-                v = np.asarray(getattr(t, axis), dtype=float).ravel()
-            except (TypeError, ValueError):
+            v = numbers(getattr(t, axis))
+            if v is None:
                 continue
-            everything = _axis_data(fig, axis, ref)
+            everything = axis_values(fig, ax)
             if ax.range is not None or not everything.size or labels.size not in (1, v.size):
                 continue
             edge, span = extreme(everything), np.ptp(everything)
@@ -330,3 +324,245 @@ def _clipped_text(fig) -> list[str]:
             if shown:
                 found.append(f"text of trace {i} ({t.name}) cut off at the {side} of the plot: {shown[0]!r}")
     return found
+
+
+def _category_labels(fig) -> list[str]:
+    """The text of every category a figure's traces place on an axis, and of every tick label it sets."""
+    import numpy as np
+
+    found: dict[str, None] = {}
+    for t in fig.data:
+        for axis in ("x", "y"):
+            v = getattr(t, axis, None)
+            if v is None or isinstance(v, str):
+                continue
+            a = np.asarray(v, dtype=object).ravel()
+            if a.size and all(isinstance(x, str) for x in a[:50]):
+                try:
+                    np.asarray(a, dtype=float)
+                except ValueError:  # not numbers written as text
+                    found.update(dict.fromkeys(map(str, a)))
+    for ax in [*fig.select_xaxes(), *fig.select_yaxes()]:
+        if ax.ticktext is not None:
+            found.update(dict.fromkeys(map(str, ax.ticktext)))
+    return list(found)
+
+
+def _numbers(values) -> list[float]:
+    out = []
+    for v in values:
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            out.append(float(v))
+    return out
+
+
+def axis_problems(fig) -> list[str]:
+    """What makes an axis of ``fig`` read wrong (the axis rules of :func:`figure_problems`; the policy that meets
+    them is :func:`workbench.viz.tidy_axes`).
+
+    Examples
+    --------
+    >>> import plotly.graph_objects as go
+    >>> axis_problems(go.Figure(go.Scatter(y=[0.15, 3.0]), layout={"yaxis": {"type": "log", "dtick": "D2"}}))
+    ['yaxis: log axis labels the ticks between powers of ten with a bare digit (2 for 0.2 or 20)']
+    >>> axis_problems(go.Figure(go.Bar(y=[0.5, 0.8]), layout={"yaxis": {"type": "log", "dtick": 1}}))[-1]
+    'yaxis: bars on a log axis without a stated baseline (the axis title says where the bars start: "bars from ...")'
+    """
+    import re
+
+    from ._plotdata import BARS_FROM, LOG_MENTION, bar_traces, log_extent, match_groups
+
+    problems = []
+    for axis in ("x", "y"):
+        for group in match_groups(fig, axis):
+            for ax in group:
+                name, title = ax.plotly_name, re.sub(r"\s*<br\s*/?>\s*", " ", ax.title.text or "")
+                if ax.type == "log":
+                    extent = log_extent(fig, group)
+                    if extent is not None:
+                        problems += [f"{name}: {p}" for p in _log_tick_problems(ax, *extent)]
+                elif re.search(LOG_MENTION, title):
+                    problems.append(f"{name}: the title says log on a {ax.type or 'linear'} axis: {title!r}")
+                elif ax.tickvals is not None and ax.range is not None and None not in ax.range:
+                    lo, hi = sorted(ax.range)
+                    inside = [v for v in _numbers(ax.tickvals) if lo <= v <= hi]
+                    if len(inside) < 2:
+                        problems.append(f"{name}: {len(inside)} labelled tick(s) in view (at least 2)")
+                bars = bar_traces(fig, ax)
+                if not bars:
+                    continue
+                if ax.type == "log":
+                    if BARS_FROM not in title:
+                        problems.append(
+                            f"{name}: bars on a log axis without a stated baseline (the axis title says where the "
+                            f'bars start: "{BARS_FROM} ...")'
+                        )
+                    if fig.layout.barmode in ("stack", "relative") and len(bars) > 1:
+                        problems.append(f"{name}: bars stacked on a log axis (a segment's length means nothing)")
+                elif ax.range is not None and ax.autorange is not True:
+                    bottom, top = ax.range  # either may be None (autoranged)
+                    starts_above = isinstance(bottom, int | float) and bottom > 0
+                    ends_below = isinstance(top, int | float) and top < 0
+                    if (starts_above or ends_below) and BARS_FROM not in title:
+                        problems.append(
+                            f"{name}: bars on an axis from {bottom} to {top} (not including zero) without a stated "
+                            f'baseline ("{BARS_FROM} ..." in the axis title)'
+                        )
+    return problems
+
+
+def _log_tick_problems(ax, lo: float, hi: float) -> list[str]:
+    """The tick problems of log axis ``ax`` showing log10 values ``lo`` to ``hi``."""
+    import math
+
+    eps = 1e-6
+    dtick = ax.dtick
+    if ax.tickvals is not None:
+        ticks = [math.log10(v) for v in _numbers(ax.tickvals) if v > 0]
+        shown = [v for v in ticks if lo - eps <= v <= hi + eps]
+        return [] if len(shown) >= 2 else [f"{len(shown)} labelled tick(s) in view (at least 2)"]
+    if dtick is None:
+        return ["log axis left to plotly's automatic ticks (which label the ticks between powers of ten with a bare "
+                "digit: 2 for 0.2 or 20)"]  # fmt: skip
+    if isinstance(dtick, str) and dtick[:1] == "D":
+        if not ax.tickformat:
+            return ["log axis labels the ticks between powers of ten with a bare digit (2 for 0.2 or 20)"]
+        digits = (1, 2, 5) if dtick == "D2" else tuple(range(1, 10))
+        ticks = [p + math.log10(d) for p in range(math.floor(lo) - 1, math.ceil(hi) + 1) for d in digits]
+    elif isinstance(dtick, str) and dtick[:1] == "L":
+        step = float(dtick[1:])
+        first = math.ceil(10**lo / step) * step
+        ticks = [math.log10(first + k * step) for k in range(int((10**hi - first) / step) + 1) if first + k * step > 0]
+    else:
+        step = float(dtick)
+        if ax.exponentformat not in ("power", "none"):
+            return [f"log axis labels powers of ten with exponentformat {ax.exponentformat!r} (1μ, 1k: use power)"]
+        ticks = [k * step for k in range(math.ceil(lo / step - eps), math.floor(hi / step + eps) + 1)]
+    shown = [v for v in ticks if lo - eps <= v <= hi + eps]
+    return [] if len(shown) >= 2 else [f"{len(shown)} labelled tick(s) in view on a log axis (at least 2)"]
+
+
+def _axis_of(fig, axis: str, ref: str):
+    try:
+        return fig.layout[f"{axis}axis{ref[1:]}"]
+    except (KeyError, ValueError):
+        return None
+
+
+def annotation_problems(fig) -> list[str]:
+    """Annotations placed in data coordinates that do not say what they mean: on a log axis an annotation is placed
+    at log10 of its value, so one at the raw value of the line it labels (``add_hline(y=0.01,
+    annotation_text="p99")``) is drawn at 10 to that power; and an annotation beyond everything the figure plots on
+    its axis (data and shapes) stretches the axis to reach it (:func:`workbench.viz.mark_x` and ``mark_y`` place
+    them right).
+
+    Examples
+    --------
+    >>> import plotly.graph_objects as go
+    >>> f = go.Figure(go.Scatter(x=[0.5, 3.0], y=[0.2, 1.0]), layout={"xaxis": {"type": "log"}})
+    >>> _ = f.add_vline(x=1.0, annotation_text="Poisson")
+    >>> annotation_problems(f)  # doctest: +NORMALIZE_WHITESPACE
+    ["annotation 'Poisson' at x=1 on a log axis is drawn at 10^1, not at the line it labels (1): a log axis places
+    annotations at log10 of their value"]
+    """
+    import math
+
+    import numpy as np
+
+    from ._plotdata import axis_values
+
+    problems = []
+    shapes = list(fig.layout.shapes or ())
+    for a in fig.layout.annotations or ():
+        if not a.text:
+            continue
+        for axis in ("x", "y"):
+            ref = getattr(a, f"{axis}ref") or axis
+            v = getattr(a, axis)
+            if ref == "paper" or "domain" in ref or not isinstance(v, int | float) or isinstance(v, bool):
+                continue
+            ax = _axis_of(fig, axis, ref)
+            if ax is None or ax.type in ("category", "date", "multicategory"):
+                continue
+            coords = [
+                float(c)
+                for sh in shapes
+                if (getattr(sh, f"{axis}ref") or axis) == ref
+                for c in (getattr(sh, f"{axis}0"), getattr(sh, f"{axis}1"))
+                if isinstance(c, int | float) and not isinstance(c, bool)
+            ]
+            log = ax.type == "log"
+            if log:
+                raw = [c for c in coords if c > 0 and math.isclose(v, c, rel_tol=1e-9, abs_tol=1e-12)]
+                if any(not math.isclose(v, math.log10(c), abs_tol=1e-9) for c in raw):
+                    problems.append(
+                        f"annotation {a.text!r} at {axis}={v:g} on a log axis is drawn at 10^{v:g}, not at the line "
+                        f"it labels ({raw[0]:g}): a log axis places annotations at log10 of their value"
+                    )
+                    continue
+            data = axis_values(fig, ax)
+            shown = np.concatenate([data, np.asarray(coords, dtype=float)])
+            if log:
+                shown = np.log10(shown[shown > 0])
+            if ax.range is not None and None not in ax.range and ax.autorange is not True:
+                shown = np.concatenate([shown, np.asarray(_numbers(ax.range), dtype=float)])
+            if shown.size < 2:
+                continue
+            lo, hi = float(shown.min()), float(shown.max())
+            pad = 0.1 * (hi - lo) + 1e-12
+            if not lo - pad <= v <= hi + pad:
+                where = f"10^{v:g}" if log else f"{v:g}"
+                problems.append(
+                    f"annotation {a.text!r} at {axis}={where} lies beyond what the figure plots on its axis "
+                    f"({10**lo if log else lo:g} to {10**hi if log else hi:g}): it stretches the axis to reach it"
+                )
+    return problems
+
+
+#: plotly's default colorway (its "plotly" template), which the workbench's figures do not use.
+_PLOTLY_COLORWAY = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692", "#b6e880", "#ff97ff",
+                    "#fecb52")  # fmt: skip
+
+
+def _explicit_colours(t) -> list[str]:
+    colours = []
+    for holder, attr in (("line", "color"), ("marker", "color"), (None, "fillcolor")):
+        obj = getattr(t, holder, None) if holder else t
+        value = getattr(obj, attr, None) if obj is not None else None
+        if isinstance(value, str):
+            colours.append(value)
+        elif value is not None and not isinstance(value, int | float):
+            colours += [c for c in list(value) if isinstance(c, str)]
+    return colours
+
+
+def colour_problems(fig) -> list[str]:
+    """Series drawn in plotly's default palette while every other figure takes its colours from the workbench's
+    (:data:`workbench.viz.COLORS` per entity, :data:`workbench.viz.PALETTE` in turn): a colour from plotly's default
+    colorway, or no colour while the figure's colorway is plotly's default.
+
+    Examples
+    --------
+    >>> import plotly.graph_objects as go
+    >>> colour_problems(go.Figure(go.Bar(y=[1, 2], name="compute"), layout={"template": "plotly_white"}))
+    ["trace 0 (compute) takes plotly's default palette (no colour of its own; the figure's colorway is plotly's)"]
+    """
+    layout = fig.layout
+    colorway = layout.colorway or (layout.template.layout.colorway if layout.template else None) or ()
+    default = {c.lower() for c in colorway} & set(_PLOTLY_COLORWAY)
+    problems = []
+    for i, t in enumerate(fig.data):
+        if t.visible is False or getattr(t, "type", None) not in ("scatter", "scattergl", "bar", "box", "histogram",
+                                                                  "violin"):  # fmt: skip
+            continue
+        if getattr(t, "mode", None) == "text":
+            continue
+        colours = [c.lower() for c in _explicit_colours(t)]
+        if any(c in _PLOTLY_COLORWAY for c in colours):
+            problems.append(f"trace {i} ({t.name}) is drawn in a colour of plotly's default palette")
+        elif not colours and default:
+            problems.append(
+                f"trace {i} ({t.name}) takes plotly's default palette (no colour of its own; the figure's colorway "
+                "is plotly's)"
+            )
+    return problems

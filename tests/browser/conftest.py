@@ -1,9 +1,11 @@
 """Fixtures for the browser tests: a JupyterLab (and Voilà) server on a free loopback port, and Playwright driving
 the Debian ``chromium`` binary through ``executable_path`` (never a downloaded browser).
 
-Servers run from a temporary copy of ``notebooks/`` so that nothing a test does (running cells, saving) can touch
-the repository; every server a test starts is stopped when the session ends. Screenshots go to
-``out/screenshots/`` (``$WORKBENCH_SCREENSHOTS`` overrides).
+The servers run where a user is (:func:`user_dir`): in a directory holding a copy of ``notebooks/`` (nothing a test
+does, running cells or saving, can touch the repository) and the ``out/`` that ``workbench reproduce`` wrote there
+(scoreboard and exported figures, computed into the session's cache), with JupyterLab's autosave on. Every server a
+test starts is stopped when the session ends. Screenshots go to ``out/screenshots/`` (``$WORKBENCH_SCREENSHOTS``
+overrides).
 """
 
 from __future__ import annotations
@@ -84,18 +86,38 @@ def browser():
         b.close()
 
 
+#: The papers ``workbench reproduce --quick`` runs to put the servers in a user's state: the cheapest one (about 10 s
+#: of claims at the quick scale on 2 cores), whose scoreboard and figures are written like every paper's.
+USER_STATE_PAPERS = ("arrivals",)
+
+
 @pytest.fixture(scope="session")
-def workdir(tmp_path_factory) -> Path:
-    """A copy of the notebooks (with the jupytext config) for the servers to run from."""
-    d = tmp_path_factory.mktemp("lab")
+def user_dir(tmp_path_factory) -> Path:
+    """A directory as a user has it after ``make reproduce``: ``out/`` written by a real ``workbench reproduce``
+    (``scoreboard.json``, ``.md``, ``.html`` and the exported figures; the session's cache filled) beside a copy of
+    the notebooks and the jupytext config, which the servers run from."""
+    d = tmp_path_factory.mktemp("user")
     shutil.copytree(ROOT / "notebooks", d / "notebooks")
     shutil.copy(ROOT / "pyproject.toml", d / "pyproject.toml")  # jupytext's pairing config
+    log = d / "reproduce.log"
+    papers = [f"--paper={p}" for p in USER_STATE_PAPERS]
+    cmd = [sys.executable, "-m", "workbench.cli", "reproduce", "--quick", "--serial", *papers, "--out", "out"]
+    with log.open("w") as fh:
+        code = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=d, timeout=600).returncode
+    assert code == 0 and (d / "out" / "scoreboard.json").is_file(), f"reproduce failed:\n{log.read_text()[-3000:]}"
     return d
 
 
 @pytest.fixture(scope="session")
+def workdir(user_dir) -> Path:
+    """Where the servers run: the user's directory (:func:`user_dir`)."""
+    return user_dir
+
+
+@pytest.fixture(scope="session")
 def lab(workdir, tmp_path_factory):
-    """A JupyterLab on a free loopback port: no autosave, every cell in the DOM, the app object exposed."""
+    """A JupyterLab on a free loopback port as a user runs it (autosave on, at its default interval), every cell in
+    the DOM, the app object exposed."""
     settings = tmp_path_factory.mktemp("lab-settings")
     (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True)
     (settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
@@ -103,7 +125,7 @@ def lab(workdir, tmp_path_factory):
     )
     (settings / "@jupyterlab" / "docmanager-extension").mkdir(parents=True)
     (settings / "@jupyterlab" / "docmanager-extension" / "plugin.jupyterlab-settings").write_text(
-        json.dumps({"autosave": False})
+        json.dumps({"autosave": True})
     )
     (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
     (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
@@ -157,12 +179,13 @@ def token() -> str:
 
 
 @pytest.fixture(scope="session")
-def voila(tmp_path_factory):
-    """``workbench dashboard`` (Voilà) on a free loopback port, serving freshly built dashboards."""
-    d = tmp_path_factory.mktemp("dashboards")
+def voila(user_dir):
+    """``workbench dashboard`` (Voilà) on a free loopback port, run as a user runs it after ``make reproduce``: from
+    the directory whose ``out/scoreboard.json`` the landing page reads, building the dashboards into ``out/``."""
+    d = user_dir
     port = _free_port()
     log = d / "voila.log"
-    cmd = [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port), "--dir", str(d / "apps")]
+    cmd = [sys.executable, "-m", "workbench.cli", "dashboard", "--port", str(port)]
     with log.open("w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=d, start_new_session=True)
     try:
@@ -178,25 +201,33 @@ def voila(tmp_path_factory):
 
 
 #: Every plotly figure inside ``root`` (the page when null) as JSON: its traces and layout as plotly.js holds them
-#: (typed arrays as lists).
+#: (typed arrays as lists), the width it is drawn at and the scale its camera button saves at.
 _PLOTTED = """(root) => JSON.stringify(Array.from((root || document).querySelectorAll('.js-plotly-plot'))
-  .map(gd => ({data: gd.data || [], layout: gd.layout || {}})),
+  .map(gd => ({data: gd.data || [], layout: gd.layout || {},
+               width: gd.offsetParent !== null ? (gd._fullLayout || {}).width || null : null,
+               scale: ((gd._context || {}).toImageButtonOptions || {}).scale || 1})),
   (k, v) => (ArrayBuffer.isView(v) ? Array.from(v) : v))"""
 
 
 def _plotted_problems(page, root=None) -> dict[int, list[str]]:
     """The figure invariants (:func:`workbench.testing.figure_problems`) applied to what the browser draws: every
-    plotly figure in ``root`` (an element handle; default the whole page), read from the DOM."""
+    plotly figure in ``root`` (an element handle; default the whole page), read from the DOM, at the width it is
+    drawn when in view (its title clear of the mode bar), and its camera button saving at
+    :data:`workbench.viz.EXPORT_SCALE`."""
     import plotly.graph_objects as go
 
     from workbench.testing import figure_problems
+    from workbench.viz import EXPORT_SCALE
 
     figures = json.loads(page.evaluate(_PLOTTED, root))
     assert any(f["data"] for f in figures), "no plotted data found in the page's figures"
     out = {}
     for i, f in enumerate(figures):
         fig = go.Figure(data=f["data"], layout=f["layout"], skip_invalid=True)
-        if found := figure_problems(fig):
+        found = figure_problems(fig, width_px=f["width"])
+        if f["scale"] != EXPORT_SCALE:
+            found.append(f"the camera button saves at {f['scale']}x the on-screen size, not {EXPORT_SCALE}x")
+        if found:
             out[i] = found
     return out
 

@@ -37,19 +37,39 @@ _OVERFLOW = """() => Array.from(document.querySelectorAll('.jupyter-widgets *, .
   .slice(0, 5).map(e => `${e.tagName}.${e.className.baseVal ?? e.className} right=${Math.round(e.getBoundingClientRect().right)}`)"""
 
 
-def test_landing_page_lists_every_dashboard(browser, voila, screenshots_dir: Path):
+#: The landing page has rendered its table, or Voilà has shown that a cell failed.
+_LANDED = """() => !!document.querySelector('table a') || /There was an error|Traceback/.test((document.body || {}).innerText)"""
+
+
+def _landing(page, voila: str) -> None:
+    """Open the landing page and wait until it shows its table or an error (which fails at once, naming it)."""
+    page.goto(f"{voila}/voila/render/index.ipynb", wait_until="commit")
+    page.wait_for_function(_LANDED, timeout=120_000, polling=300)
+    body = page.inner_text("body")
+    assert "There was an error" not in body and "Traceback" not in body, f"the landing page failed: {body[:500]}"
+
+
+def test_landing_page_lists_every_dashboard(browser, voila, user_dir: Path, screenshots_dir: Path):
+    """The landing page after ``make reproduce`` (the state every user is in): ``out/scoreboard.json`` exists, so
+    the page shows the measured verdict counts it holds, one row per dashboard."""
+    import json
+
     page = browser.new_page(viewport=VIEWPORT)
     console_errors: list[str] = []
     requests_out: list[str] = []
     page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
     page.on("request", lambda r: None if r.url.startswith(LOCAL) else requests_out.append(r.url))
     try:
-        page.goto(f"{voila}/voila/render/index.ipynb", wait_until="commit")
-        page.wait_for_selector("table a", timeout=120_000)
+        _landing(page, voila)
+        page.screenshot(path=str(screenshots_dir / "dashboard-index.png"), full_page=True)
         links = page.locator("table a")
         assert links.count() == len(dashboards())
-        assert "reproduced" in page.inner_text("table")
-        page.screenshot(path=str(screenshots_dir / "dashboard-index.png"))
+        assert "measured (scoreboard.json" in page.inner_text("body"), "the verdicts are not the measured ones"
+        board = json.loads((user_dir / "out" / "scoreboard.json").read_text(encoding="utf-8"))
+        paper = board[0]["paper"]
+        count = sum(r["paper"] == paper and r["verdict"] == "reproduced" for r in board)
+        row = page.locator("tr", has=page.locator(f'a[href="{paper}.ipynb"]'))
+        assert f"reproduced {count}" in row.inner_text(), f"{paper}: the row does not show the scoreboard's verdicts"
         assert not requests_out, f"requests left the machine: {requests_out[:5]}"
         assert not console_errors, f"console errors: {console_errors[:5]}"
     finally:
@@ -196,15 +216,57 @@ def _voila_kernels(url: str) -> int:
     raise AssertionError(f"no workbench dashboard process serves {url}")
 
 
+#: Visits of the landing page that must leave no kernel behind: each visit that leaked would leave one, so a few show
+#: a leak as surely as many (twenty took four minutes on a loaded 2-core machine).
+VISITS = 5
+#: How long a closed page's kernel may take to be shut down (the kernel manager polls; slower on a loaded machine).
+SHUTDOWN_S = 60
+
+
 def test_closing_a_page_shuts_its_kernel_down(browser, voila):
-    """Twenty visits leave no kernel behind (Voilà's shutdown beacon was refused for a missing _xsrf token)."""
+    """Visits leave no kernel behind (Voilà's shutdown beacon was refused for a missing _xsrf token)."""
     before = _voila_kernels(voila)
-    for _ in range(20):
+    for _ in range(VISITS):
         page = browser.new_page(viewport=VIEWPORT)
-        page.goto(f"{voila}/voila/render/index.ipynb", wait_until="commit")
-        page.wait_for_selector("table a", timeout=120_000)
+        _landing(page, voila)
         page.close(run_before_unload=True)  # what closing the tab does: the page's unload handlers run
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + SHUTDOWN_S
     while _voila_kernels(voila) > before and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _voila_kernels(voila) <= before
+
+
+#: Text alignment of every cell of the claims tables on the page.
+_CELL_ALIGN = """() => Array.from(document.querySelectorAll('table.wb-claims th, table.wb-claims td'))
+  .map(c => getComputedStyle(c).textAlign)"""
+
+
+def test_scoreboard_report_as_a_reader_sees_it(browser, user_dir: Path, screenshots_dir: Path, plotted_problems):
+    """``out/scoreboard.html`` as ``workbench reproduce`` wrote it, opened from disk at 1366x768: every figure is
+    drawn and passes the figure invariants at the width it is drawn, its camera button saves at the export scale, the
+    claims tables read left-aligned, and nothing is fetched from the network."""
+    report = user_dir / "out" / "scoreboard.html"
+    page = browser.new_page(viewport=VIEWPORT)
+    console_errors: list[str] = []
+    requests_out: list[str] = []
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    page.on("request", lambda r: None if r.url.startswith((*LOCAL, "file:")) else requests_out.append(r.url))
+    try:
+        page.goto(report.as_uri())
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(screenshots_dir / "scoreboard.png"))
+        first = page.locator(".wb-fig").first
+        first.scroll_into_view_if_needed()
+        page.screenshot(path=str(screenshots_dir / "scoreboard-figure.png"))
+        aligned = page.evaluate(_CELL_ALIGN)
+        assert aligned and set(aligned) == {"left"}, f"claims table cells aligned {sorted(set(aligned))}"
+        drawn = plotted_problems(page)
+        assert not drawn, f"scoreboard.html: what the figures draw breaks the figure invariants: {drawn}"
+        assert not requests_out, f"requests left the machine: {requests_out[:5]}"
+        assert not console_errors, f"console errors: {console_errors[:5]}"
+    except Exception:
+        _failed(page, screenshots_dir, "scoreboard")
+        raise
+    finally:
+        page.close()

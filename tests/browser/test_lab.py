@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import builtins
 import json
+import shutil
 import time
 from datetime import datetime
 from pathlib import Path
@@ -91,10 +92,10 @@ def _is_panel(cell: dict, tree: ast.Module) -> bool:
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         if name.endswith("_panel"):
             return True
-    for out in cell.get("outputs", []):
+    for out in cell.get("outputs", []):  # saved as its text (workbench.notebook_files), or as a widget view
         text = out.get("data", {}).get("text/plain", "")
         text = "".join(text) if isinstance(text, list) else text
-        if "application/vnd.jupyter.widget-view+json" in out.get("data", {}) and text.startswith(PANEL_TEXT):
+        if text.startswith(PANEL_TEXT):
             return True
     return False
 
@@ -124,7 +125,7 @@ def test_cells_to_run_follow_the_names_a_panel_reads(tmp_path: Path):
     def cell(source: str, panel: bool = False) -> dict:
         outputs = []
         if panel:
-            data = {"application/vnd.jupyter.widget-view+json": {}, "text/plain": [PANEL_TEXT + ": run the notebook"]}
+            data = {"text/plain": [PANEL_TEXT + ": run the notebook"]}
             outputs.append({"output_type": "execute_result", "data": data})
         return {"cell_type": "code", "source": source, "metadata": {}, "outputs": outputs}
 
@@ -301,8 +302,30 @@ def _wait(page, check, arg, budget_s: float) -> bool:
     return bool(page.evaluate(check, arg))
 
 
+#: The saved figures of the open notebook (its outputs, not a panel's).
+_SAVED_FIGURES = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedPlotly.js-plotly-plot"
+
+
+def _saved_figures_read_right(page, nb: Path, name: str, screenshots_dir: Path, plotted_problems) -> None:
+    """The figures the notebook shows as saved (reproduction figures and any a cell draws), drawn by Lab at the
+    width of its output area at 1366x768: each passes the figure invariants at that width (a full-width title clear
+    of the mode bar, axes that read right)."""
+    cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+    saved = sum("application/vnd.plotly.v1+json" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
+    if not saved:
+        return
+    drawn = f"() => document.querySelectorAll('{_SAVED_FIGURES} .main-svg').length >= {saved}"
+    page.wait_for_function(drawn, timeout=120_000, polling=500)
+    root = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").element_handle()
+    page.locator(_SAVED_FIGURES).first.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(screenshots_dir / f"lab-{Path(name).stem}-figure0.png"))
+    found = plotted_problems(page, root)
+    assert not found, f"{name}: its saved figures break the figure invariants: {found}"
+
+
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str, plotted_problems):
+def test_notebook_in_lab(lab_page, workdir: Path, screenshots_dir: Path, name: str, plotted_problems):
     nb = ROOT / "notebooks" / name
     missing = notebook_missing_data(nb)
     if missing and notebook_needs_data(nb):
@@ -321,10 +344,11 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str, plotted_pro
 
     page.on("console", on_console)
     page.on("request", on_request)
-    run, budgets = cells_to_run(ROOT / "notebooks" / name)
+    run, budgets = cells_to_run(nb)
     try:
         page.evaluate(_OPEN, f"notebooks/{name}")
         page.wait_for_function(_IDLE, timeout=120_000, polling=500)
+        _saved_figures_read_right(page, nb, name, screenshots_dir, plotted_problems)
         t0 = time.monotonic()
         for i, budget_s in zip(run, budgets):
             page.evaluate(_RUN, i)
@@ -370,6 +394,8 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str, plotted_pro
         assert not requests_out, f"{name}: requests left the machine: {requests_out[:5]}"
         assert not console_errors, f"{name}: console errors: {console_errors[:5]}"
         print(f"{name}: cells {run} in {run_s:.1f} s, {len(panels)} panel(s), moved: {moved}")
+        if name == SAVED_AND_REOPENED:
+            _save_close_and_reopen(page, workdir, name, screenshots_dir)
     except Exception:
         page.screenshot(path=str(screenshots_dir / f"FAILED-lab-{Path(name).stem}.png"))
         raise
@@ -379,17 +405,71 @@ def test_notebook_in_lab(lab_page, screenshots_dir: Path, name: str, plotted_pro
         page.evaluate(_CLOSE)
 
 
-def test_saving_a_notebook_keeps_its_source(lab_page, workdir: Path):
-    """Open a notebook and save it (Ctrl+S) without changing anything: the reviewed .py stays byte-identical."""
+#: The notebook whose panels, once run, are saved and reopened with a fresh kernel (the state after a user's save).
+SAVED_AND_REOPENED = "00_arrivals.ipynb"
+#: Save the open notebook through Lab (what Ctrl+S and autosave run) and wait until the file is written.
+_SAVE = f"""async () => {{
+  await window.jupyterapp.commands.execute('docmanager:save');
+  const nb = {_NOTEBOOK};
+  if (nb.context.model.dirty) throw new Error('the notebook is still unsaved');
+}}"""
+#: Trust every cell of the open notebook, as running all of it (or Lab's "Trust Notebook") does: the server then signs
+#: the saved notebook, and its outputs (widget views included) are rendered as they are when it is reopened.
+_TRUST = f"() => {{ for (const cell of {_NOTEBOOK}.content.widgets) cell.model.trusted = true; }}"
+#: Close the open notebook and shut its kernel down, keeping what was saved.
+_CLOSE_SAVED = f"""async () => {{
+  const nb = {_NOTEBOOK};
+  await nb.sessionContext.shutdown();
+  nb.dispose();
+}}"""
+#: Widget outputs of the saved notebook file (their model lives in a kernel that is gone).
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _save_close_and_reopen(page, workdir: Path, name: str, screenshots_dir: Path) -> None:
+    """A user's save: the notebook with its panels run (and trusted, as after running all of it) is saved through Lab,
+    closed (kernel shut down) and reopened with a fresh kernel. The saved file holds each panel as its "run this cell" text (no widget view naming a model
+    that is gone), the reopened notebook shows no "Error displaying widget", and its paired .py is byte-identical to
+    the repository's (a save does not dirty git)."""
+    stem = Path(name).stem
+    page.evaluate(_TRUST)
+    page.evaluate(_SAVE)
+    page.evaluate(_CLOSE_SAVED)
+    page.evaluate(_OPEN, f"notebooks/{name}")
+    page.wait_for_function(_IDLE, timeout=120_000, polling=500)
+    page.wait_for_timeout(5000)  # the widget manager restores (and would fail to find the models) after the kernel
+    try:
+        shown = page.inner_text(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        page.screenshot(path=str(screenshots_dir / f"lab-{stem}-reopened.png"))
+        assert "Error displaying widget" not in shown, f"{name}: a reopened panel shows an error"
+        assert PANEL_TEXT in shown, f"{name}: the reopened notebook does not say how to get its panels back"
+    finally:
+        page.evaluate(_CLOSE)
+    saved = json.loads((workdir / "notebooks" / name).read_text(encoding="utf-8"))
+    views = [i for i, c in enumerate(saved["cells"]) for o in c.get("outputs", []) if _WIDGET_VIEW in o.get("data", {})]
+    assert not views, f"{name}: saved with widget views whose models are gone (cells {views})"
+    source = workdir / "notebooks" / f"{stem}.py"
+    assert source.read_bytes() == (ROOT / "notebooks" / source.name).read_bytes(), f"a save rewrote {source.name}"
+
+
+def test_saving_a_notebook_keeps_its_files(lab_page, workdir: Path):
+    """Open a notebook and save it (what Ctrl+S and autosave do) without changing anything: both files of the pair stay
+    byte-identical to the repository's (a save does not dirty git), its claims table reads left-aligned."""
     name = NOTEBOOKS[0]
-    source = workdir / "notebooks" / (Path(name).stem + ".py")
-    before = source.read_bytes()
+    files = [workdir / "notebooks" / (Path(name).stem + ext) for ext in (".py", ".ipynb")]
+    for f in files:  # as committed (an earlier test ran and saved this copy)
+        shutil.copy(ROOT / "notebooks" / f.name, f)
     page = lab_page
     page.evaluate(_OPEN, f"notebooks/{name}")
     try:
-        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-        page.wait_for_function(f"() => !{_NOTEBOOK}.context.model.dirty", timeout=60_000)
+        aligned = page.evaluate(
+            "() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) table.wb-claims td'))"
+            ".map(c => getComputedStyle(c).textAlign)"
+        )
+        assert aligned and set(aligned) == {"left"}, f"{name}: claims table cells aligned {sorted(set(aligned))}"
+        page.evaluate(_SAVE)
         page.wait_for_timeout(1000)
     finally:
         page.evaluate(_CLOSE)
-    assert source.read_bytes() == before
+    for f in files:
+        assert f.read_bytes() == (ROOT / "notebooks" / f.name).read_bytes(), f"a save from Lab rewrote {f.name}"

@@ -54,3 +54,36 @@ def test_report_has_a_table_of_contents_linking_every_paper_and_claim(tmp_path):
     assert paper_ids <= targets
     assert len(targets - paper_ids) == len(results)  # one link per claim
     assert targets <= ids  # every link lands on an element of the page
+
+
+def test_claims_table_cells_align_left_in_jupyterlab():
+    """JupyterLab's table CSS right-aligned the claims tables (and its sanitizer drops the <style> block of an
+    untrusted notebook's output): every cell carries its alignment inline."""
+    page = ClaimsTable(_results())._repr_html_()
+    cells = re.findall(r"<t[hd]\b([^>]*)>", page)
+    assert cells and all("text-align:left" in attrs for attrs in cells)
+
+
+def test_report_figures_save_at_the_export_scale(tmp_path):
+    """The scoreboard's camera button saved a figure at its on-screen size; it saves at the export scale, named by
+    the figure's title, as in the notebooks."""
+    from workbench.viz import EXPORT_SCALE
+
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout={"title": {"text": "Small-flow p99"}})
+    page = write_report(_results(), {"arrivals/demo": fig}, tmp_path / "scoreboard.html").read_text(encoding="utf-8")
+    assert f'"scale": {EXPORT_SCALE}' in page and '"filename": "small-flow-p99"' in page
+
+
+def test_claims_table_prints_numbers_a_reader_reads_right():
+    """1.00e+3, x5.65685, -0.00, 270.00 and NaN were printed in claims tables as the measure functions formatted
+    them: the table prints every number through readable_numbers."""
+    from dataclasses import replace
+
+    from workbench.reproductions import Measured
+    from workbench.reproductions._report import unreadable_numbers
+
+    (first, *_) = _results()
+    odd = replace(first, measured=Measured(1.0, "1.00e+3 GPUs at x5.65685, change -0.00%, 270.00 s, p99 nan"))
+    for shown in (repr(ClaimsTable([odd])), ClaimsTable([odd])._repr_html_()):
+        assert "1,000 GPUs at x5.657, change 0.00%, 270 s, p99 n/a" in shown
+        assert not unreadable_numbers(shown)

@@ -9,9 +9,23 @@ import pytest
 from workbench.data import find
 from workbench.reproductions import build_figures, load_all
 from workbench.testing import figure_problems
-from workbench.viz import EXPORT_SCALE, export_config, setup_notebook, tidy_axes
+from workbench.viz import EXPORT_SCALE, FULL_WIDTH_PX, export_config, setup_notebook, tidy_axes
 
 PAPERS = list(dict.fromkeys(f.paper.id for f in load_all().select_figures(None)))
+
+
+@pytest.fixture(autouse=True)
+def _workbench_template():
+    """The hand-made figures below take the workbench's template (its palette), as every styled figure does; a test
+    of the palette rule says otherwise itself."""
+    import plotly.io as pio
+
+    from workbench.viz import TEMPLATE
+
+    before = pio.templates.default
+    pio.templates.default = TEMPLATE
+    yield
+    pio.templates.default = before
 
 
 @pytest.mark.slow
@@ -22,7 +36,8 @@ def test_reproduction_figures_pass_the_invariants(paper):
         pytest.skip(f"{paper} needs data not on the search path: {', '.join(missing)}")
     figures = build_figures(paper, "quick")
     assert figures
-    found = {key: figure_problems(fig) for key, fig in figures.items()}
+    # shown full width (a notebook's output area, the scoreboard, an export): titles clear of the mode bar there
+    found = {key: figure_problems(fig, width_px=FULL_WIDTH_PX) for key, fig in figures.items()}
     assert not any(found.values()), {k: v for k, v in found.items() if v}
 
 
@@ -205,3 +220,158 @@ def test_a_point_label_in_exponent_notation_is_a_figure_problem():
     assert figure_problems(bad) == ["exponent notation in trace 0 (p99) label: '1.08e+03'"]
     good = go.Figure(go.Bar(x=["vllm", "fastswitch"], y=[1080.0, 100.0], text=["1,080", "100"], name="p99"))
     assert figure_problems(good) == []
+
+
+def test_log_axes_label_full_values_and_at_least_two_ticks():
+    """A log axis's labels between powers of ten were bare digits (0.5 read "5", 20 read "2": notebooks 00, 05, 12,
+    14, 15), an axis spanning less than a decade got one tick or none (03, 05, 13): the axis policy labels powers of
+    ten, or 1-2-5 in full, and draws an axis under a decade linear; the invariants catch each case."""
+    bare = go.Figure(go.Scatter(y=[0.15, 3.0], name="CV"), layout={"yaxis": {"type": "log", "dtick": "D2"}})
+    assert figure_problems(bare) == [
+        "yaxis: log axis labels the ticks between powers of ten with a bare digit (2 for 0.2 or 20)"
+    ]
+    auto = go.Figure(go.Scatter(y=[0.15, 3.0], name="CV"), layout={"yaxis": {"type": "log"}})
+    assert "plotly's automatic ticks" in figure_problems(auto)[0]
+    one = go.Figure(go.Scatter(y=[2.0, 9.0], name="CV"))
+    one.update_yaxes(type="log", dtick=1, exponentformat="power")
+    assert figure_problems(one) == ["yaxis: 0 labelled tick(s) in view on a log axis (at least 2)"]
+    si = go.Figure(go.Scatter(y=[1e-6, 1e-3], name="t"), layout={"yaxis": {"type": "log", "dtick": 1}})
+    assert "exponentformat" in figure_problems(si)[0]  # plotly's default prints 1μ
+
+    single = go.Figure(go.Scatter(x=[16], y=[2.0], name="ECMP"))  # one GPU count: the builder's one tick
+    single.update_xaxes(type="log", tickvals=[16], ticktext=["16"])
+    assert figure_problems(single) == ["xaxis: 1 labelled tick(s) in view (at least 2)"]
+    for fig in (bare, auto, one, si, single):
+        tidy_axes(fig)
+        assert not figure_problems(fig), figure_problems(fig)
+    assert (bare.layout.yaxis.dtick, bare.layout.yaxis.tickformat) == ("D2", ",~g")  # 0.2, 0.5, 1, 2: in full
+    assert one.layout.yaxis.type == "linear"  # 2 to 9: under a decade
+    assert si.layout.yaxis.dtick == 1 and si.layout.yaxis.exponentformat == "power"
+
+
+def test_an_axis_switched_to_linear_keeps_its_marks_and_drops_its_log_title():
+    from workbench.viz import mark_x
+
+    fig = go.Figure(go.Scatter(x=[0.6, 3.0], y=[0.1, 0.9], name="CDF"))
+    fig.update_xaxes(type="log", title_text="inter-arrival CV (ratio, log)")
+    mark_x(fig, 1.0, "Poisson")
+    assert fig.layout.annotations[0].x == 0.0  # log10(1), as plotly places it on a log axis
+    tidy_axes(fig)
+    assert fig.layout.xaxis.type == "linear" and fig.layout.xaxis.title.text == "inter-arrival CV (ratio)"
+    assert fig.layout.annotations[0].x == 1.0 and not figure_problems(fig)
+    said = go.Figure(go.Scatter(x=[1, 2], y=[1, 2], name="a"), layout={"xaxis": {"title": {"text": "x (log scale)"}}})
+    assert figure_problems(said) == ["xaxis: the title says log on a linear axis: 'x (log scale)'"]
+
+
+def test_bars_start_at_zero_or_say_where():
+    """13's "none" 0.526 ms against "drain" 0.820 ms drew on a log axis as bars of 12x the length ratio: a log bar
+    axis under a decade is drawn linear (bars from zero); one over a decade starts at a power of ten the axis title
+    states; bars are never stacked on a log axis."""
+    near = go.Figure(go.Bar(x=["none", "drain"], y=[0.526, 0.820], name="p99"), layout={"yaxis": {"type": "log"}})
+    near.update_yaxes(dtick=1, title_text="p99 FCT (ms)")
+    assert any("without a stated baseline" in p for p in figure_problems(near))
+    tidy_axes(near)
+    assert near.layout.yaxis.type == "linear" and not figure_problems(near)
+
+    wide = go.Figure(go.Bar(x=["vllm", "fastswitch"], y=[1080.0, 3.1], name="p99"))
+    wide.update_yaxes(type="log", title_text="p99 TTFT (s)")
+    tidy_axes(wide)
+    assert wide.layout.yaxis.range[0] == 0.0 and wide.layout.yaxis.title.text == "p99 TTFT (s; bars from 1)"
+    assert not figure_problems(wide)
+    assert tidy_axes(wide).layout.yaxis.title.text == "p99 TTFT (s; bars from 1)"  # idempotent
+    from workbench.viz import fit_titles
+
+    fit_titles(wide, 440, 150)  # a short panel figure wraps its axis title: the baseline is still stated
+    assert "<br>" in wide.layout.yaxis.title.text and not figure_problems(tidy_axes(wide))
+    assert wide.layout.yaxis.title.text.count("bars from") == 1
+
+    above = go.Figure(go.Bar(x=["a", "b"], y=[1.02, 1.3], name="makespan"), layout={"yaxis": {"range": [0.95, None]}})
+    assert any("not including zero" in p for p in figure_problems(above))
+    tidy_axes(above)
+    assert above.layout.yaxis.title.text == "bars from 0.95" and not figure_problems(above)
+
+    stacked = go.Figure([go.Bar(y=[10.0, 200.0], name="rest"), go.Bar(y=[1.0, 50.0], name="stall")])
+    stacked.update_layout(barmode="stack")
+    stacked.update_yaxes(type="log", dtick=1, exponentformat="power", title_text="p99 TBT (ms; bars from 1)")
+    stacked.update_yaxes(range=[0, 2.5])
+    assert figure_problems(stacked) == ["yaxis: bars stacked on a log axis (a segment's length means nothing)"]
+
+
+def test_annotations_sit_where_they_say_on_log_axes():
+    """00's "p99" label sat at 1 instead of 10^-2 and 04's "Poisson" at CV 10 instead of 1: plotly places an
+    annotation on a log axis at log10 of its coordinate, and add_hline/add_vline give it the raw value."""
+    from workbench.viz import mark_y
+
+    ccdf = go.Figure(go.Scatter(x=[0, 10, 60], y=[1.0, 0.1, 0.001], name="gamma"), layout={"yaxis": {"type": "log"}})
+    wrong = go.Figure(ccdf)
+    wrong.add_hline(y=0.01, annotation_text="p99")
+    assert figure_problems(tidy_axes(wrong)) == [
+        "annotation 'p99' at y=0.01 on a log axis is drawn at 10^0.01, not at the line it labels (0.01): a log axis "
+        "places annotations at log10 of their value"
+    ]
+    right = mark_y(go.Figure(ccdf), 0.01, "p99")
+    assert right.layout.annotations[0].y == -2.0 and not figure_problems(tidy_axes(right))
+    far = go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name="a"))
+    far.add_annotation(x=1.5, y=40, text="note", showarrow=False)
+    assert "stretches the axis" in figure_problems(far)[0]
+
+
+def test_figures_take_the_workbench_palette():
+    """Four figures drew in plotly's default palette while the rest use viz.COLORS: a figure's colorway is the
+    workbench's palette, and a colour of plotly's default palette is a figure problem."""
+    import plotly.io as pio
+
+    plain = go.Figure(go.Bar(x=["a"], y=[1], name="compute"), layout={"template": pio.templates["plotly_white"]})
+    assert figure_problems(plain) == [
+        "trace 0 (compute) takes plotly's default palette (no colour of its own; the figure's colorway is plotly's)"
+    ]
+    assert not figure_problems(tidy_axes(plain))
+    painted = go.Figure(go.Scatter(y=[1, 2], name="x", line={"color": "#636EFA"}))
+    assert figure_problems(painted) == ["trace 0 (x) is drawn in a colour of plotly's default palette"]
+
+
+def test_identifiers_in_categories_and_legends_read_as_words():
+    """10's operator bars were labelled attn_prefill, 12's legend said sequential-1f1b: categories are checked like
+    legends, and viz.label names such values for readers."""
+    from workbench.viz import label
+
+    bars = go.Figure(go.Bar(x=["linear", "attn_prefill"], y=[1, 2], name="compute"))
+    assert figure_problems(bars) == ["identifier in category label: 'attn_prefill'"]
+    legend = go.Figure(go.Bar(x=["1"], y=[1.2], name="sequential-1f1b"))
+    assert figure_problems(legend) == ["identifier in legend: 'sequential-1f1b'"]
+    assert [label(v) for v in ("attn_prefill", "sequential-1f1b", "halving_doubling", "nic_degraded")] == [
+        "attention (prefill)", "sequential 1F1B", "halving-doubling", "degraded NIC"
+    ]  # fmt: skip
+
+
+def test_titles_fit_a_full_width_figure_and_rewrap_in_a_panel():
+    """A full-width figure's title ran under the mode bar (the notebooks' reproduction figures): style() wraps it
+    for FULL_WIDTH_PX, and a panel wraps it again for its narrower cell (not twice)."""
+    from workbench.viz import FULL_WIDTH_PX, HARD_BREAK, fit_titles, style
+    from workbench.widgets import FIGURE_MIN_PX
+
+    title = "PRED's change of small-flow p99 FCT vs each static baseline, leaf-spine at 90% load, every mix"
+    fig = go.Figure(go.Scatter(y=[1, 2], name="a"))
+    assert any("title runs" in p for p in figure_problems(go.Figure(fig, layout_title_text=title),
+                                                          width_px=FULL_WIDTH_PX))  # fmt: skip
+    style(fig, title=title)
+    assert not figure_problems(fig, width_px=FULL_WIDTH_PX)
+    fit_titles(fig, FIGURE_MIN_PX)
+    narrow = fig.layout.title.text.count("<br>")
+    assert narrow >= 2 and not figure_problems(fig, width_px=FIGURE_MIN_PX)
+    fit_titles(fig, FIGURE_MIN_PX)
+    assert fig.layout.title.text.count("<br>") == narrow and fig.layout.margin.t == 60 + int(1.3 * 17) * narrow
+    kept = go.Figure(layout={"title": {"text": f"Title{HARD_BREAK}its setting"}})
+    assert fit_titles(kept, FULL_WIDTH_PX).layout.title.text == f"Title{HARD_BREAK}its setting"
+
+
+def test_figures_read_back_from_json_are_checked_too():
+    """The reproductions' figures come back from their cache as JSON, where plotly writes numpy arrays as typed
+    arrays ({"dtype", "bdata"}): the invariants read them (they skipped every such trace before)."""
+    import numpy as np
+    import plotly.io as pio
+
+    fig = go.Figure([go.Scatter(x=np.arange(3.0), y=np.ones(3), name=n) for n in ("ecmp", "spray")])
+    back = pio.from_json(fig.to_json())
+    assert isinstance(back.data[0].y, dict)  # a typed array
+    assert figure_problems(back) == ["trace 1 (spray) hides trace 0 (ecmp): same points, same dash"]

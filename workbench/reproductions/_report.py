@@ -1,21 +1,25 @@
 """Claims as people read them: an HTML table for notebooks and a self-contained ``scoreboard.html`` report.
 
 :class:`ClaimsTable` is what a notebook shows for a paper's claims. In a browser it renders as a table with wrapped
-text, aligned columns and the verdict as a coloured badge, with the note in a detail row beneath its claim; its
+text, aligned columns (left, inline on every cell: JupyterLab right-aligns table cells) and the verdict as a coloured
+badge, with the note in a detail row beneath its claim, and every number as a reader reads it (:func:`readable_numbers`:
+no ``7.5e-16``, ``5.65685``, ``-0.00``, ``270.00`` or ``nan``); its
 plain-text form (what nbval compares where no HTML is shown, and what a terminal prints) is one block per claim,
 wrapped at word boundaries, so it never breaks a word in two. Both forms depend only on the claims' results, so
 they are byte-stable for the same measurements.
 
 :func:`write_report` writes ``scoreboard.html``: every paper's claims table followed by its figures, with plotly.js
-embedded once, so the file works offline and can be attached to a mail or a pull request; given the fidelity
-table (:func:`workbench.fidelity.fidelity_table`), a "Fidelity" section after the claims says how far each engine
-behind the panels lies from its independent references (:func:`fidelity_html`).
+embedded once, so the file works offline and can be attached to a mail or a pull request; each figure's camera
+button saves a PNG at :data:`workbench.viz.EXPORT_SCALE` times its on-screen size, as in the notebooks. Given the
+fidelity table (:func:`workbench.fidelity.fidelity_table`), a "Fidelity" section after the claims says how far each
+engine behind the panels lies from its independent references (:func:`fidelity_html`).
 """
 
 from __future__ import annotations
 
 import html
 import os
+import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +32,15 @@ from ._core import Verdict
 if TYPE_CHECKING:  # pragma: no cover
     from ._core import ClaimResult
 
-__all__ = ["ClaimsTable", "VERDICT_COLORS", "claims_html", "fidelity_html", "write_report"]
+__all__ = [
+    "ClaimsTable",
+    "VERDICT_COLORS",
+    "claims_html",
+    "fidelity_html",
+    "write_report",
+    "readable_numbers",
+    "unreadable_numbers",
+]
 
 #: Badge colour per verdict (background, text).
 VERDICT_COLORS = {
@@ -54,10 +66,57 @@ span.wb-badge {display: inline-block; padding: 1px 8px; border-radius: 10px; fon
 """
 
 
+#: Every cell's alignment, inline: JupyterLab's table CSS right-aligns cells and its sanitizer drops the ``<style>``
+#: block of an untrusted notebook's output (one opened, not run), but keeps an element's own ``style``.
+_CELL = ' style="text-align:left;vertical-align:top"'
+
+
 def _badge(verdict: Verdict, error: str = "") -> str:
     bg, fg = VERDICT_COLORS[verdict]
     label = "error" if error else verdict.value
     return f'<span class="wb-badge" style="background:{bg};color:{fg}">{html.escape(label)}</span>'
+
+
+#: Numbers a reader misreads in a claims table: exponent notation (``7.5e-16``, ``1.00e+3``), more digits than a
+#: measurement carries (``5.65685``, ``1.000000``), a negative zero (``-0.00``), zeros after the point of a number
+#: of 100 or more (``270.00``), and a number that failed to be one (``nan``, ``inf``).
+_BEFORE, _AFTER = r"(?<![a-wyzA-Z\d_.])", r"(?![a-wyzA-Z\d_.])"  # a number's edge; "x5.2" and "5.2x" are ratios
+_EXPONENT = re.compile(_BEFORE + r"(\d+(?:\.\d+)?)[eE]([+-]?\d+)" + _AFTER)
+_LONG = re.compile(_BEFORE + r"\d+\.\d{5,}" + _AFTER)
+_NEGATIVE_ZERO = re.compile(r"(?<![\w.])-(0(?:\.0+)?)" + _AFTER)
+_ZEROS_AFTER_HUNDREDS = re.compile(_BEFORE + r"(\d{3,}|\d{1,3}(?:,\d{3})+)\.0+" + _AFTER)
+_NOT_A_NUMBER = re.compile(r"(?<![\w.])(nan|NaN|inf)(?![\w.])")
+_UNREADABLE = (_EXPONENT, _LONG, _NEGATIVE_ZERO, _ZEROS_AFTER_HUNDREDS, _NOT_A_NUMBER)
+
+
+def readable_numbers(text: str) -> str:
+    """``text`` with its numbers as a reader reads them (:func:`workbench._units.number_text`): no exponent notation,
+    at most four significant digits where more were printed, no negative zero, no zeros after the point of a number
+    of 100 or more, ``n/a`` for NaN and ``∞`` for infinity. Words, identifiers and version numbers are left alone.
+
+    Examples
+    --------
+    >>> readable_numbers("max deviation 7.5e-16; 1.000000x ideal; x5.65685; -0.00 ms; 270.00 s; 1.00e+3 GPUs; nan")
+    'max deviation 7.5×10⁻¹⁶; 1x ideal; x5.657; 0.00 ms; 270 s; 1,000 GPUs; n/a'
+    >>> readable_numbers("H100 at TP8, vLLM v0.5.3, 4-5x, IDC(window -> inf)")
+    'H100 at TP8, vLLM v0.5.3, 4-5x, IDC(window -> ∞)'
+    """
+    from .._units import number_text
+
+    def exponent(m: re.Match) -> str:
+        digits = len(m.group(1).replace(".", "").lstrip("0")) or 1
+        return number_text(float(m.group(0)), max(digits, 1))
+
+    text = _EXPONENT.sub(exponent, text)
+    text = _LONG.sub(lambda m: number_text(float(m.group(0)), 4), text)
+    text = _NEGATIVE_ZERO.sub(lambda m: m.group(1), text)
+    text = _ZEROS_AFTER_HUNDREDS.sub(lambda m: m.group(1), text)
+    return _NOT_A_NUMBER.sub(lambda m: "∞" if m.group(1) == "inf" else "n/a", text)
+
+
+def unreadable_numbers(text: str) -> list[str]:
+    """The numbers of ``text`` that :func:`readable_numbers` would rewrite (empty when there are none)."""
+    return [m.group(0) for pattern in _UNREADABLE for m in pattern.finditer(text)]
 
 
 @dataclass(frozen=True)
@@ -71,8 +130,10 @@ class _Row:
 
     @classmethod
     def of(cls, r: ClaimResult) -> _Row:
+        """A claim's row as shown: its texts' numbers as a reader reads them (:func:`readable_numbers`)."""
         measured = r.measured.summary if r.measured else f"error: {r.error}"
-        return cls(r.claim.text, r.claim.paper_value, measured, r.verdict, r.claim.note, r.error)
+        text, says, measured, note = map(readable_numbers, (r.claim.text, r.claim.paper_value, measured, r.claim.note))
+        return cls(text, says, measured, r.verdict, note, r.error)
 
 
 def _anchor(r: ClaimResult) -> str:
@@ -88,17 +149,18 @@ def claims_html(results: Sequence[ClaimResult], *, with_css: bool = True, anchor
         _CSS if with_css else "",
         '<table class="wb-claims">',
         '<colgroup><col class="claim"><col class="says"><col class="measured"><col class="verdict"></colgroup>',
-        "<thead><tr><th>claim</th><th>paper says</th><th>measured</th><th>verdict</th></tr></thead><tbody>",
+        "<thead><tr>" + "".join(f"<th{_CELL}>{h}</th>" for h in ("claim", "paper says", "measured", "verdict")),
+        "</tr></thead><tbody>",
     ]
     for r, row in zip(results, rows):
         cls = ' class="has-note"' if row.note else ""
         ident = f' id="{_anchor(r)}"' if anchors else ""
         out.append(
-            f"<tr{ident}{cls}><td>{html.escape(row.claim)}</td><td>{html.escape(row.paper_says)}</td>"
-            f"<td>{html.escape(row.measured)}</td><td>{_badge(row.verdict, row.error)}</td></tr>"
+            f"<tr{ident}{cls}><td{_CELL}>{html.escape(row.claim)}</td><td{_CELL}>{html.escape(row.paper_says)}</td>"
+            f"<td{_CELL}>{html.escape(row.measured)}</td><td{_CELL}>{_badge(row.verdict, row.error)}</td></tr>"
         )
         if row.note:
-            out.append(f'<tr class="note"><td colspan="4">Note: {html.escape(row.note)}</td></tr>')
+            out.append(f'<tr class="note"><td colspan="4"{_CELL}>Note: {html.escape(row.note)}</td></tr>')
     out.append("</tbody></table>")
     return "\n".join(s for s in out if s)
 
@@ -215,6 +277,8 @@ def write_report(
     import plotly.graph_objects as go
     from plotly.offline import get_plotlyjs
 
+    from ..viz import export_config
+
     by_paper: dict[str, list[ClaimResult]] = {}
     for r in results:
         by_paper.setdefault(r.claim.paper.id, []).append(r)
@@ -261,7 +325,9 @@ def write_report(
                 continue
             if not isinstance(fig, go.Figure):
                 raise TypeError(f"figure {key!r} must be a plotly Figure, got {type(fig).__name__}")
-            div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=key.replace("/", "-"))
+            div = fig.to_html(
+                full_html=False, include_plotlyjs=False, div_id=key.replace("/", "-"), config=export_config(fig)
+            )
             parts.append(f"<div class='wb-fig'>{div}</div>")
     if fidelity is not None:
         parts.append("<h2 id='fidelity'>Fidelity: every engine against its independent references</h2>")

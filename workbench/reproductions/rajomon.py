@@ -276,9 +276,9 @@ def _fig_goodput(scale: Scale):
 
 @figure(PAPER, "tail_latency")
 def _fig_tail(scale: Scale):
-    fig = vm.controller_bars(runs(scale), "p99_ms", title="p99 latency of served requests during the spike")
-    fig.update_yaxes(type="log")
-    return fig
+    return vm.controller_bars(
+        runs(scale), "p99_ms", title="p99 latency of served requests during the spike", log_y=True
+    )
 
 
 @figure(PAPER, "waste_vs_depth")

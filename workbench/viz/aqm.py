@@ -200,8 +200,10 @@ def validation_envelope(
                     add(go.Scatter(x=p["label"][sel], y=p["model"][sel] * 1e3, name=name, mode="markers",
                                    marker={"color": color, "symbol": "x", "size": 8}), i, j)  # fmt: skip
     fig.update_yaxes(type="log")
-    style(fig, title=title, height=max(420, 300 * len(classes)))
-    fig.update_xaxes(tickangle=-45, row=len(classes))
+    # axis titles before style(): the axis policy draws a facet spanning under a decade linear and drops "log scale"
+    # from its title (set after, the title said log on a linear axis)
     fig.update_xaxes(title_text="workload (offered load, arrival window, seed)", row=len(classes))
     fig.update_yaxes(title_text="FCT (ms, log scale)", col=1)
+    style(fig, title=title, height=max(420, 300 * len(classes)))
+    fig.update_xaxes(tickangle=-45, row=len(classes))
     return fig

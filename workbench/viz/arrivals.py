@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import COLORS, style
+from . import COLORS, PALETTE, mark_y, style
 
 __all__ = [
     "cv_vs_burstiness",
@@ -25,8 +25,7 @@ _SERIES = ["poisson", "gamma", "weibull"]
 
 def _color(name: str, i: int) -> str:
     key = next((k for k in _SERIES if k in name.lower()), None)
-    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
-    return COLORS[key] if key else palette[i % len(palette)]
+    return COLORS[key] if key else PALETTE[i % len(PALETTE)]
 
 
 def cv_vs_burstiness(burstiness: np.ndarray, measured_cv: np.ndarray) -> go.Figure:
@@ -97,8 +96,8 @@ def wait_ccdf(
             name=f"{name}: Kingman p99",
             marker={"symbol": "x", "size": 12, "color": color},
         )
-    fig.add_hline(y=0.01, line={"color": "#999", "width": 1}, annotation_text="p99", annotation_position="top left")
     fig.update_yaxes(type="log")
+    mark_y(fig, 0.01, "p99", color="#777777", position="left")
     return style(
         fig,
         title=f"Waiting time at utilization {utilization:g}: burstiness multiplies the tail",

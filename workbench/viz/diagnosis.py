@@ -10,8 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .._units import name_label
-from . import colors_of, style
+from . import colors_of, label, style
 
 __all__ = ["DETECTOR_COLORS", "timing_heatmap", "pr_curves", "delay_vs_size", "function_fault_bars"]
 
@@ -77,7 +76,7 @@ def timing_heatmap(
             x=[f.onset_iteration],
             y=[str(f.rank)],
             mode="markers",
-            name=f"fault: {name_label(f.kind)}",
+            name=f"fault: {label(f.kind)}",
             marker={"symbol": "star", "size": 16, "color": "white", "line": {"color": "black", "width": 1.5}},
         )
     rpm = signals.job.ranks_per_machine
@@ -175,16 +174,15 @@ def delay_vs_size(quality: pd.DataFrame) -> go.Figure:
         fig.add_scatter(
             x=g.ranks, y=g.median_delay_s, mode="lines+markers", name=name, line={"color": DETECTOR_COLORS.get(name)}
         )
-    style(
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return style(
         fig,
         title="Detection delay vs job size (correct alarms, median over fault kinds)",
         x_title="ranks (GPUs)",
         y_title="onset to alarm (s)",
         height=380,
     )
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
-    return fig
 
 
 def function_fault_bars(results: pd.DataFrame) -> go.Figure:
@@ -199,7 +197,7 @@ def function_fault_bars(results: pd.DataFrame) -> go.Figure:
     >>> len(function_fault_bars(r).data)
     3
     """
-    r = results.assign(case=results.kind.str.replace("_", " ") + " / " + results.scope.fillna("machine"))
+    r = results.assign(case=results.kind.map(label) + " / " + results.scope.fillna("machine"))
     cases = list(dict.fromkeys(r.case))
     fig = go.Figure()
     for name, g in r.groupby("detector", sort=False):

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import style
+from . import label, style
 
 __all__ = ["timeline", "overlap_breakdown", "KIND_COLORS"]
 
@@ -46,7 +46,7 @@ def timeline(table: pd.DataFrame, title: str = "One training iteration") -> go.F
                 x=(sel.end_s - sel.start_s),
                 base=sel.start_s,
                 orientation="h",
-                name=kind.replace("_", " "),
+                name=label(kind),
                 marker={"color": color, "line": {"width": np.where(sel.critical, 1.5, 0.0), "color": "#000000"}},
                 hovertemplate="%{y}: %{base:.4f} s + %{x:.4f} s<extra>" + kind + "</extra>",
             )

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .._units import name_label
-from . import COLORS, style
+from . import COLORS, label, style
 
 __all__ = ["errorbar_lines"]
 
@@ -24,8 +24,9 @@ _LABEL_PX_PER_CHAR = 6
 
 
 def _label(keys: Sequence[str], values: tuple) -> str:
-    """A line's name in words: its series values (``fat_tree`` reads ``fat tree``), or "mean" without series."""
-    return ", ".join(str(v).replace("_", " ") for v in values) if keys else "mean"
+    """A line's name in words: its series values as :func:`workbench.viz.label` names them (``fat_tree`` reads
+    ``fat tree``, ``halving_doubling`` ``halving-doubling``), or "mean" without series."""
+    return ", ".join(label(v) for v in values) if keys else "mean"
 
 
 def errorbar_lines(
@@ -122,12 +123,12 @@ def errorbar_lines(
         _label_line_ends(fig, x_col=len(cols))
     if log_y:
         fig.update_yaxes(type="log")
-    style(fig, title=title, height=max(380, 300 * len(rows)))
+    fig.update_xaxes(title_text=x_title, row=len(rows))
+    fig.update_yaxes(title_text=y_title, col=1)
+    style(fig, title=title, height=max(380, 300 * len(rows)))  # after the axis titles: the axis policy edits them
     if len(seen) > _MAX_LEGEND:
         longest = max(len(n) for n in seen)
         fig.update_layout(margin_r=min(20 + _LABEL_PX_PER_CHAR * longest, 240))
-    fig.update_xaxes(title_text=x_title, row=len(rows))
-    fig.update_yaxes(title_text=y_title, col=1)
     return fig
 
 

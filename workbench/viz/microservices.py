@@ -84,17 +84,17 @@ def spike_timeseries(
     if spike is not None:
         for r in (1, 2, 3):
             fig.add_vrect(x0=spike[0], x1=spike[1], fillcolor="grey", opacity=0.12, line_width=0, row=r, col=1)
-    style(fig, title=title)
     fig.update_xaxes(title_text="time (s)", row=3, col=1)
     fig.update_yaxes(title_text="goodput (req/s)", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="drops (req/s)", rangemode="tozero", row=2, col=1)
     fig.update_yaxes(title_text="p95 (ms)", type="log", row=3, col=1)
-    return fig
+    return style(fig, title=title)  # last: the axis policy sees the log axis
 
 
-def controller_bars(df: pd.DataFrame, metric: str, *, title: str | None = None) -> go.Figure:
+def controller_bars(df: pd.DataFrame, metric: str, *, title: str | None = None, log_y: bool = False) -> go.Figure:
     """Grouped bars: mean ``metric`` per ``graph`` (x) and ``controller`` (colour) over the rows of ``df`` (e.g.
-    seeds of the ``microservice-overload`` experiment)."""
+    seeds of the ``microservice-overload`` experiment); ``log_y`` for a metric spanning decades (the bars then start
+    at a power of ten the axis title states)."""
     _need(df, {"graph", "controller", metric}, "df")
     m = df.groupby(["graph", "controller"], sort=False)[metric].mean().reset_index()
     fig = go.Figure()
@@ -105,6 +105,8 @@ def controller_bars(df: pd.DataFrame, metric: str, *, title: str | None = None) 
             )
         )
     fig.update_layout(barmode="group")
+    if log_y:
+        fig.update_yaxes(type="log")
     return style(
         fig, title=title or METRICS.get(metric, metric), x_title="call graph", y_title=METRICS.get(metric, metric)
     )

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import COLORS, colors_of, style
+from . import COLORS, colors_of, mark_x, style
 
 __all__ = ["latency_curve", "hot_tor_bars", "utilization_cdf"]
 
@@ -40,7 +40,7 @@ def latency_curve(
             )
         )
     if knee is not None:
-        fig.add_vline(x=knee, line_dash="dash", line_color=COLORS["theory"], annotation_text=f"knee {knee:.2f}")
+        mark_x(fig, knee, f"knee {knee:.2f}", color=COLORS["theory"])
     fig.update_yaxes(type="log")
     return style(fig, title=title, x_title="link utilization", y_title="latency (µs, log scale)")
 
@@ -87,5 +87,5 @@ def utilization_cdf(
             )
         )
     if threshold is not None:
-        fig.add_vline(x=threshold, line_dash="dash", line_color=COLORS["theory"], annotation_text="hot")
+        mark_x(fig, threshold, "hot", color=COLORS["theory"])
     return style(fig, title=title, x_title="ToR uplink utilization", y_title="fraction of ToRs")

@@ -76,13 +76,12 @@ def stall_split(table: pd.DataFrame, factor: str = "rate", title: str | None = N
             ),
         ]
     )
-    fig.update_layout(barmode="stack")
-    fig.update_yaxes(type="log")
+    fig.update_layout(barmode="stack")  # on a linear axis: a stacked segment's length is its share of the whole
     return style(
         fig,
         title=title or "vLLM's p99 TBT: how much is preemption stall",
         x_title=_FACTOR_TITLES.get(factor, factor),
-        y_title="p99 TBT (ms, log)",
+        y_title="p99 TBT (ms)",
         height=380,
     )
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import style
+from . import label, mark_x, style
 
 __all__ = ["gantt", "makespans"]
 
@@ -57,7 +57,7 @@ def makespans(table: pd.DataFrame, title: str = "Makespan over the lower bound, 
     methods = [c for c in ("sequential-1f1b", "greedy", "ours-published", "ours-unlimited", "published") if c in table]
     fig = go.Figure()
     for m in methods:
-        fig.add_trace(go.Bar(x=table["instance"].astype(str), y=table[m] / table["bound"], name=m))
+        fig.add_trace(go.Bar(x=table["instance"].astype(str), y=table[m] / table["bound"], name=label(m)))
     fig.update_layout(barmode="group")
     fig.update_yaxes(range=[0.95, None])
     return style(fig, title=title, x_title="instance", y_title="makespan / lower bound")
@@ -79,7 +79,7 @@ def tail_completion(run, title: str = "Generation's long tail: samples finished 
     if run.migrated:
         marks.append((run.migrate_at_s, f"migrate {run.migrated} samples", "#636363"))
     for x, text, color in marks:
-        fig.add_vline(x=x, line={"dash": "dot", "color": color}, annotation_text=text, annotation_position="top left")
+        mark_x(fig, x, text, color=color)
     return style(
         fig, title=title, x_title="time from the start of generation (s)", y_title="share of samples generated"
     )

@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..distributions import pmf_ccdf, weighted_cdf
-from . import COLORS, colors_of, style
+from . import COLORS, PALETTE, colors_of, mark_x, style
 
 __all__ = [
     "MODEL_COLORS",
@@ -28,14 +28,13 @@ __all__ = [
 ]
 
 MODEL_COLORS = colors_of("m-large", "m-mid", "m-small", "mm-image", "deepseek-r1")
-_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728", "#8c564b", "#e377c2", "#7f7f7f"]
 
 
 def _color(name: str, i: int) -> str:
     for model, c in MODEL_COLORS.items():
         if name.startswith(model):
             return c
-    return _PALETTE[i % len(_PALETTE)]
+    return PALETTE[i % len(PALETTE)]
 
 
 def lorenz_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
@@ -63,8 +62,8 @@ def cv_cdf_figure(samples: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Fi
     for i, (name, (x, w)) in enumerate(samples.items()):
         xs, c = weighted_cdf(x, w)
         fig.add_scatter(x=xs, y=c, mode="lines", name=name, line={"color": _color(name, i)})
-    fig.add_vline(x=1.0, line={"color": COLORS["poisson"], "dash": "dash"}, annotation_text="Poisson")
     fig.update_xaxes(type="log")
+    mark_x(fig, 1.0, "Poisson", color=COLORS["poisson"])
     return style(
         fig,
         title="Per-client burstiness (rate-weighted)",
@@ -145,7 +144,7 @@ def rate_timeline_figure(
     with fig.batch_update():
         fig.data = ()
         for _i, (name, (x, y)) in enumerate(series.items()):
-            color = COLORS["poisson"] if "naive" in name else _PALETTE[3]
+            color = COLORS["poisson"] if "naive" in name else PALETTE[4]
             fig.add_scatter(x=x, y=y, mode="lines", name=name, line={"color": color, "width": 1})
         style(fig, title="Arrivals", x_title="time (s)", y_title="rate (req/s)")
     return fig
@@ -159,7 +158,7 @@ def ttft_cdf_figure(
     with fig.batch_update():
         fig.data = ()
         for _i, (name, (x, y)) in enumerate(series.items()):
-            color = COLORS["poisson"] if "naive" in name else _PALETTE[3]
+            color = COLORS["poisson"] if "naive" in name else PALETTE[4]
             fig.add_scatter(x=np.maximum(x, 1e-3), y=y, mode="lines", name=name, line={"color": color})
         if slo_s is not None:
             fig.add_scatter(

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import mark_x, style
+from . import label, mark_x, style
 
 __all__ = [
     "latency_cdf_figure",
@@ -28,9 +28,9 @@ def latency_cdf_figure(
         v = np.sort(np.asarray(values, dtype=float)[np.isfinite(values)])
         fig.add_trace(go.Scatter(x=v, y=np.arange(1, v.size + 1) / max(v.size, 1), mode="lines", name=name))
     if log_x:
-        fig.update_xaxes(type="log", dtick=1)  # a label per decade; the 2s and 5s between crowd a half-width figure
+        fig.update_xaxes(type="log")
     if slo_s is not None:
-        mark_x(fig, slo_s, f"SLO {slo_s:.3g} s", log_x=log_x, position="bottom")
+        mark_x(fig, slo_s, f"SLO {slo_s:.3g} s", position="bottom")
     return style(fig, title=f"{metric} per request", x_title=f"{metric} (s)", y_title="fraction of requests")
 
 
@@ -61,7 +61,7 @@ def operator_figure(breakdown: pd.DataFrame) -> go.Figure:
     """Compute, memory and network seconds per operator of one iteration (from ``Deployment.breakdown``)."""
     fig = go.Figure()
     for col, name in (("compute_s", "compute"), ("memory_s", "memory"), ("network_s", "network")):
-        fig.add_trace(go.Bar(x=breakdown["operator"], y=breakdown[col] * 1e3, name=name))
+        fig.add_trace(go.Bar(x=breakdown["operator"].map(label), y=breakdown[col] * 1e3, name=name))
     fig.update_layout(barmode="group")
     return style(fig, title="Roofline cost per operator of one iteration", x_title="operator", y_title="time (ms)")
 

@@ -172,7 +172,7 @@ def ettr_vs_interval(curve: pd.DataFrame, young_daly_s: float, title: str = "ETT
         )
     )
     fig.update_xaxes(type="log")
-    mark_x(fig, young_daly_s / 60, "Young/Daly", log_x=True, color=COLORS["ecmp"], position="bottom")
+    mark_x(fig, young_daly_s / 60, "Young/Daly", color=COLORS["ecmp"], position="bottom")
     return style(fig, title=title, x_title="checkpoint interval (min)", y_title="ETTR (productive / wall time)")
 
 

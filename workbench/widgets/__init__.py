@@ -36,6 +36,7 @@ __all__ = [
     "FigurePane",
     "Panel",
     "redraw",
+    "clear",
     "panel",
     "controls_grid",
     "figures_grid",
@@ -149,6 +150,24 @@ def redraw(target: go.FigureWidget | FigurePane, fresh: go.Figure, *, height: in
         target.layout.width = None
         target.layout.autosize = True
         target.layout.height = height
+
+
+def clear(target: FigurePane, reason: str, *, height: int = 340) -> None:
+    """Show nothing in ``target`` and say why: a panel in an error or invalid state clears every figure that state
+    makes stale, so that no figure keeps the previous settings' data under the new message. The figure has no trace
+    and no axes; its title is ``Not drawn: <reason>`` (keep the reason short, the panel's message gives the detail).
+
+    Examples
+    --------
+    >>> pane = FigurePane()
+    >>> redraw(pane, go.Figure(go.Scatter(y=[1, 2])))
+    >>> clear(pane, "no fit")
+    >>> len(pane.data), pane.figure.layout.title.text
+    (0, 'Not drawn: no fit')
+    """
+    hidden = {"visible": False}
+    empty = go.Figure(layout={"title": {"text": f"Not drawn: {reason}"}, "xaxis": hidden, "yaxis": hidden})
+    redraw(target, empty, height=height)
 
 
 def _fit(control: W.Widget) -> W.Widget:

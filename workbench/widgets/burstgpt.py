@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from ..viz import workloads as fig_wl
 from ..workloads import trace_analysis as ta
-from . import FigurePane, panel, redraw
+from . import FigurePane, clear, panel, redraw
 
 __all__ = ["BurstGPTPanel", "burstgpt_panel"]
 
@@ -79,6 +79,8 @@ class BurstGPTPanel:
             out = ta.analyze(df, window_s=60.0 * self.window.value, rate_scale=self.rate_scale.value, seed=self.seed)
         except ValueError as exc:
             self.status.value = f"<b>cannot analyze this selection</b>: {exc}"
+            for pane in (self.rate, self.windows, self.lengths, self.rr):
+                clear(pane, "this selection cannot be analyzed")
             return
         s, m = out.summary, out.model
         label = (

@@ -26,7 +26,7 @@ import numpy as np
 from .. import experiments as ex
 from .._units import name_label
 from ..viz.experiments import errorbar_lines
-from . import FigurePane, Panel, panel, redraw
+from . import FigurePane, Panel, clear, panel, redraw
 
 __all__ = ["explore_panel", "parse_values"]
 
@@ -152,6 +152,8 @@ def explore_panel(
             chosen = {name: _values(exp.param(name), c) for name, c in controls.items()}
         except (TypeError, ValueError) as err:
             info.value = f"<b>Grid error:</b> {err}"
+            shown["summary"] = None
+            clear(figure, "grid error (see above)", height=320)
             return
         lines = [s for s in series if s != x] + [
             n for n, v in chosen.items() if len(v) > 1 and n != x and n not in series
@@ -166,6 +168,8 @@ def explore_panel(
                 run = ex.run_sweep(exp, chosen, n_seeds.value, client=client, progress=progress)
             except (TypeError, ValueError) as err:
                 info.value = f"<b>Grid error:</b> {err}"
+                shown["summary"] = None
+                clear(figure, "grid error (see above)", height=320)
                 return
         failed, df = run.failures, run.table
         link = ex.dashboard_link(client) if run.computed and client is not False else ""
@@ -175,6 +179,8 @@ def explore_panel(
             + (f'; <a href="{link}" target="_blank">Dask dashboard</a>' if link else "")
         )
         if df.empty:
+            shown["summary"] = None
+            clear(figure, "no point of the grid ran (see above)", height=320)
             return
         shown["summary"], shown["lines"] = ex.summarize(df, list(values)), lines
         draw()

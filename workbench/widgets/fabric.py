@@ -21,7 +21,7 @@ from .. import experiments as ex
 from .. import fabric as fb
 from .._units import name_label
 from ..viz import fabric as vf
-from . import FigurePane, panel, redraw
+from . import FigurePane, clear, panel, redraw
 
 __all__ = [
     "SprayingView",
@@ -151,6 +151,8 @@ class SprayingPanel:
         coll = self.collective.value
         if fb.ranks_that_fit(coll, topo.n_hosts) < 2:
             self.status.value = "<b>Need at least 2 hosts.</b>"
+            for pane in (self.fig_ratio, self.fig_heat, self.fig_time, self.fig_qp):
+                clear(pane, "fewer than 2 hosts")
             return
         view = spraying_model(topo, coll, 2**self.size_exp.value, list(self.routings.value) or ["ecmp"])
         new = [

@@ -10,7 +10,7 @@ from .. import experiments as ex
 from ..experiments.rlhf import generation_tail_run
 from ..training import fused_pipeline as fp
 from ..viz import rlhf as vr
-from . import FigurePane, html_table, panel, param_controls, param_values, redraw
+from . import FigurePane, clear, html_table, panel, param_controls, param_values, redraw
 
 __all__ = ["fused_pipeline_panel", "panel_model", "generation_tail_panel", "tail_model", "TAIL_CONTROLS"]
 
@@ -66,6 +66,7 @@ def fused_pipeline_panel() -> W.Widget:
     def update(*_):
         if pp1.value > pp0.value:
             info.value = html_table(["problem"], [["Critic stages must not exceed the Actor's (they share its GPUs)"]])
+            clear(fig, "more Critic stages than Actor stages")
             return
         r = panel_model(pp0.value, pp1.value, m0.value, m1.value, size.value, method.value)
         inst, sched = r["instance"], r["schedule"]
@@ -122,6 +123,7 @@ def generation_tail_panel() -> W.Widget:
         v = param_values(controls)
         if v["tail_instances"] >= v["instances"]:
             info.value = html_table(["problem"], [["tail instances must be fewer than the instances"]])
+            clear(fig, "as many tail instances as instances")
             return
         r = tail_model(**v)
         redraw(fig, vr.tail_completion(r), height=340)

@@ -21,7 +21,7 @@ from ..serving.capacity import server_for
 from ..viz import servegen as fig_sg
 from ..workloads import servegen as sg
 from ..workloads.servegen import stats as st
-from . import FigurePane, html_table, panel, redraw
+from . import FigurePane, clear, html_table, panel, redraw
 
 __all__ = ["ServeGenPanel", "servegen_panel"]
 
@@ -129,6 +129,9 @@ class ServeGenPanel:
             comp, naive = self.workloads()
         except ValueError as exc:  # e.g. the selected clients are silent during the whole span
             self.stats.value = f"<b>{exc}</b>"
+            self.capacity.value = ""
+            for pane in (self.timeline, self.ttft):
+                clear(pane, "no workload at these settings (see above)")
             return
         cfg = self.config()
         slo = SLO(ttft_s=self.slo.value)

@@ -12,7 +12,6 @@ from dataclasses import replace
 import ipywidgets as w
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from .. import fabric as fb
 from ..training import GPUS, MODELS, Plan, PlanError, check_plan
@@ -22,7 +21,7 @@ from ..training.iteration import iteration_table
 from ..training.scaling import weak_scaling
 from ..viz import exec_graph as vg
 from ..viz import training as vt
-from . import FigurePane, log_steps, panel, redraw
+from . import FigurePane, clear, log_steps, panel, redraw
 
 __all__ = ["IterationPanel", "iteration_panel", "WhatIfPanel", "what_if_panel", "FailuresPanel", "failures_panel"]
 
@@ -74,8 +73,8 @@ class IterationPanel:
         except PlanError as exc:
             self.status.value = f"<b>Plan does not fit:</b> {exc}"
             self.table = self.scale = None
-            for pane in (self.fig_bars, self.fig_scale):  # no stale figures under the old title
-                redraw(pane, go.Figure(layout={"title": {"text": "Plan does not fit: see the status line"}}))
+            for pane in (self.fig_bars, self.fig_scale):
+                clear(pane, "the plan does not fit (see above)")
             return
         coll = self.collective.value
         if coll == "halving_doubling" and dp & (dp - 1):
@@ -166,7 +165,7 @@ class WhatIfPanel:
             self.status.value = f"<b>Plan does not fit:</b> {exc}"
             self.result = None
             for pane in (self.fig_bars, self.fig_stages):
-                redraw(pane, go.Figure(layout={"title": {"text": "Plan does not fit: see the status line"}}))
+                clear(pane, "the plan does not fit (see above)")
             return
         self.graph, self.result = g, simulate(g)
         p = g.plan

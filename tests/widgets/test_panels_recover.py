@@ -1,0 +1,167 @@
+"""Panels recover (issue 41, item 4): each panel moved into its error states clears every figure the state makes
+stale and says why, no figure keeps the previous settings' data under the new message, and the next valid setting
+draws again; an overloaded serving run says so next to its numbers."""
+
+from __future__ import annotations
+
+import re
+
+import ipywidgets as W
+import pytest
+
+from workbench.widgets import FigurePane, clear, redraw
+
+
+def _panes(root) -> list[FigurePane]:
+    def walk(w):
+        yield w
+        for c in getattr(w, "children", ()):
+            yield from walk(c)
+
+    return [w for w in walk(root) if isinstance(w, FigurePane)]
+
+
+def _cleared(panes, why: str) -> list[str]:
+    """What is wrong with ``panes`` in an error state: a pane that still plots data, or one whose title does not say
+    it was not drawn and why."""
+    problems = []
+    for i, pane in enumerate(panes):
+        title = re.sub(r"<br\s*/?>", " ", pane.figure.layout.title.text or "")
+        if pane.data:
+            problems.append(f"pane {i} keeps {len(pane.data)} trace(s) under {title!r}")
+        elif not (title.startswith("Not drawn") and why in title):
+            problems.append(f"pane {i} is empty but its title {title!r} does not say why ({why!r})")
+    return problems
+
+
+def test_clear_leaves_no_trace_and_says_why():
+    import plotly.graph_objects as go
+
+    pane = FigurePane()
+    redraw(pane, go.Figure(go.Scatter(y=[1, 2], name="old")))
+    clear(pane, "the plan does not fit")
+    assert _cleared([pane], "does not fit") == []
+    assert _cleared([FigurePane()], "x")  # an empty pane without a reason fails the check
+
+
+@pytest.mark.slow
+def test_serving_hardware_panel_clears_on_misfit_and_states_overload():
+    from workbench.widgets.serving_hw import ServingHardwarePanel
+
+    p = ServingHardwarePanel(rate_rps=5.0, span_s=300)
+    panes = [p.ttft, p.tbt]
+    assert all(pane.data for pane in panes) and "overloaded" not in p.stats.value
+    p.model.value = "Llama-3.1-405B"  # 810 GB of weights on one H100: does not fit
+    assert "does not fit" in p.stats.value
+    assert _cleared(panes, "does not run") == []
+    p.gpu.value = "B200"
+    p.costs.value = "profiled"  # Vidur measured A100 and H100 only: another error, still nothing stale
+    assert _cleared(panes, "does not run") == []
+    p.costs.value = "curves"
+    p.gpu.value = "H100-SXM"
+    p.model.value = "Llama-3.1-8B"
+    assert all(pane.data for pane in panes) and "optimal bound" in p.stats.value
+    p.rate.value = 100.0  # the defect seen: p99 TTFT 1,217 s and 53 rejected with no warning
+    stats = p.stats.value
+    assert "overloaded" in stats and "still queued when arrivals stopped" in stats
+    assert stats.index("overloaded") < stats.index("p99 TTFT")  # said before the numbers it qualifies
+    assert "rejected (a context larger than the KV cache" in stats
+
+
+def test_backlog_tells_a_run_that_keeps_up_from_one_that_does_not():
+    import pandas as pd
+
+    from workbench.serving.metrics import OVERLOAD_QUEUED, backlog
+
+    n = 1000
+    arrival = pd.Series(range(n), dtype=float) * 0.1
+    steady = pd.DataFrame({"arrival_s": arrival, "queue_s": 0.05, "e2e_s": 0.5, "rejected": False})
+    b = backlog(steady)
+    assert b["overloaded"] == 0.0 and b["queued_at_end"] == 1.0 and b["drain_s"] == pytest.approx(0.5)
+    # served at half the offered rate: request i is admitted at 0.2 i, so half of them wait past the last arrival
+    slow = steady.assign(queue_s=arrival, e2e_s=arrival + 0.2)
+    b = backlog(slow)
+    assert b["overloaded"] == 1.0 and b["queued_fraction"] > 10 * OVERLOAD_QUEUED
+    assert b["drain_s"] == pytest.approx(99.9 + 0.2, rel=1e-6)
+    assert backlog(steady.assign(rejected=[True] + [False] * (n - 1)))["rejected"] == 1.0
+
+
+def test_fused_pipeline_panel_clears_an_invalid_stage_count():
+    """The defect seen: more Critic stages than Actor stages left the old schedule up, titled 'annealing' while
+    'greedy' was selected."""
+    from workbench.widgets.rlhf import fused_pipeline_panel
+
+    root = fused_pipeline_panel()
+    controls = {c.description: c for c in _controls(root)}
+    (pane,) = _panes(root)
+    assert pane.data
+    controls["schedule"].value = "greedy"
+    controls["Actor stages (GPUs)"].value = 2
+    controls["Critic stages"].value = 8
+    assert "must not exceed" in _html(root)
+    assert _cleared([pane], "more Critic stages") == []
+    controls["Critic stages"].value = 2
+    assert pane.data and pane.figure.layout.title.text.startswith("greedy")
+
+
+def test_generation_tail_panel_cannot_reach_its_invalid_state_and_clears_it():
+    from workbench.widgets import rlhf
+
+    root = rlhf.generation_tail_panel()
+    controls = {c.param_name: c for c in _controls(root) if hasattr(c, "param_name")}
+    (pane,) = _panes(root)
+    assert pane.data
+    tail, instances = controls["tail_instances"], controls["instances"]
+    assert tail.max == instances.value - 1  # the bound keeps the controls from the invalid call
+    tail.max = instances.value  # reached anyway (a bound widened by hand): the figure is cleared
+    tail.value = instances.value
+    assert _cleared([pane], "tail instances") == []
+
+
+@pytest.mark.slow
+def test_training_panels_clear_a_plan_that_does_not_fit():
+    from workbench.widgets.training import IterationPanel
+
+    p = IterationPanel()
+    p.tp.value, p.pp.value = 1, 1  # GPT-3 175B unsharded
+    assert _cleared([p.fig_bars, p.fig_scale], "does not fit") == []
+
+
+def test_explore_panel_clears_on_a_grid_error():
+    from workbench.widgets.explore import explore_panel
+
+    p = explore_panel(
+        "placement-hot-tors",
+        x="mean_utilization",
+        series=["policy"],
+        values=["hot_fraction"],
+        grid={"mean_utilization": [0.3, 0.6], "racks": 20},
+        seeds=1,
+        client=False,
+    )
+    assert p.figure.data
+    text = next(c for c in p.controls.values() if isinstance(c, W.Text))
+    text.value = "not a number"
+    p.run.click()
+    assert "Grid error" in p.info.value
+    assert _cleared([p.figure], "grid error") == []
+
+
+def _controls(root) -> list[W.Widget]:
+    out, stack = [], [root]
+    while stack:
+        w = stack.pop()
+        if isinstance(w, W.ValueWidget) and not isinstance(w, (W.HTML, W.Output)):
+            out.append(w)
+        stack.extend(getattr(w, "children", ()))
+    return out
+
+
+def _html(root) -> str:
+    out, stack = [], [root]
+    while stack:
+        w = stack.pop()
+        if isinstance(w, W.HTML):
+            out.append(w.value)
+        stack.extend(getattr(w, "children", ()))
+    return " ".join(out)
