@@ -391,6 +391,8 @@ def _wrap(fn, rules, given, *, skip_first: bool, name: str):
             continue
         if isinstance(spec, Text) and p.default == "" and not spec.empty:  # an empty default: empty is allowed
             spec = dataclasses.replace(spec, empty=True)
+        if p.name in inferred:  # a default is a valid value: the vocabulary's range widens to hold it
+            spec = _holding(spec, p.default)
         resolved[p.name] = _with_optional(spec, p.default is None)
     if missing:
         raise TypeError(
@@ -427,6 +429,20 @@ def _wrap(fn, rules, given, *, skip_first: bool, name: str):
     wrapper.__contract__ = contract  # type: ignore[attr-defined]
     wrapper.__signature__ = sig  # type: ignore[attr-defined]
     return wrapper
+
+
+def _holding(spec: Spec, default: Any) -> Spec:
+    """``spec`` widened to accept ``default`` when the vocabulary's range would refuse it (``inf``: no limit; ``0``:
+    none), so a function's own default is never an error when passed explicitly."""
+    if isinstance(spec, AnyOf):
+        return AnyOf(*(_holding(s, default) for s in spec.specs), optional=spec.optional)
+    if not isinstance(spec, Real) or isinstance(default, bool) or not isinstance(default, (int, float)):
+        return spec
+    if math.isinf(default) and spec.finite:
+        spec = dataclasses.replace(spec, finite=False)
+    if default == 0 and spec.gt == 0:
+        spec = dataclasses.replace(spec, gt=None, ge=0.0)
+    return spec
 
 
 def _strip_optional(annotation: Any) -> Any:

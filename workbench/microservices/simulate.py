@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._contracts import accepts, output
+from .._contracts import Real, accepts, output
 from .._rng import Seed, generator, keyed_int
 from .._validate import nonnegative, positive
 from . import _engine
@@ -28,7 +28,7 @@ STATUS = ("completed", "client-limited", "dropped", "overflow", "unfinished")
 QUEUE_CAP = 1 << 16
 
 
-@accepts()
+@accepts(base_rps=Real(ge=0.0), spike_rps=Real(ge=0.0))  # no base load (or no spike) is a valid load
 @dataclass(frozen=True)
 class Load:
     """Open-loop load: ``base_rps``, a spike to ``spike_rps`` at ``spike_start_s`` for ``spike_len_s`` (to the end
