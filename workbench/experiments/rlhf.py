@@ -87,7 +87,7 @@ def rlhf_fused_pipeline(*, instance, method, iterations, memory, pp0, pp1, m0, m
 @experiment(
     "rlhf-generation-tail",
     version="2",
-    small={"threshold": [0.0, 0.02, 0.1], "samples": 128, "instances": 4},
+    small={"threshold": [0.0, 0.02, 0.1], "samples": 128, "instances": 8},
     params=[
         Param("source", "burstgpt", choices=gt.SOURCES, doc="output-length model"),
         Param("sigma", 0.8, "", low=0.0, high=3.0, seeded=False, doc="BurstGPT response log-space spread (tail)"),
