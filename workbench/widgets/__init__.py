@@ -320,7 +320,7 @@ def panel(
             )
         parts.append(figures_grid(figures))
     out = Panel(parts, layout=W.Layout(width="100%", overflow="hidden"))
-    out.fidelity = note  # type: ignore[attr-defined]  # the note, for tests and for a panel's own text
+    out.fidelity = note  # the note, for tests and for a panel's own text
     return out
 
 
