@@ -349,7 +349,9 @@ print(sc.pivot(index="gpus", columns="routing", values="iteration_s").round(3).t
 # %% tags=["nbval-ignore-output"]
 for key in ("c4-training/gain_vs_fabric_share", "c4-training/iteration_vs_gpus", "megatron-sc21/validation"):
     REGISTRY.figures[key].build("full").show()
-viz.training.breakdown(bd, title="GPT-3 175B on 1,024 H100s: iteration breakdown by routing").show()
+viz.training.breakdown(
+    bd, title="GPT-3 175B on 1,024 H100s (TP 8, PP 4, DP 32, batch 512): iteration breakdown by routing"
+).show()
 
 # %% [markdown]
 # ## Explore: sweep a parameter study

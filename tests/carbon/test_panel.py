@@ -11,7 +11,7 @@ DATA = ("carbon-dag/tpch/2g/q01.json", "carbon-dag/carbon-intensity/US-CAL-CISO/
 def _parts(panel):
     controls = list(panel.children[0].children)
     info = panel.children[1]
-    figures = list(panel.children[2].children)
+    figures = list(panel.children[-1].children)
     return controls, info, figures
 
 

@@ -24,7 +24,7 @@ def test_panel_builds_at_defaults():
     p = microservices_panel()
     controls = list(p.children[0].children)
     info = p.children[1]
-    (fig,) = list(p.children[2].children)
+    (fig,) = list(p.children[-1].children)
     assert [c.description for c in controls] == ["graph", "base load", "spike load", "pattern", "threshold (s)"]
     assert all(c.continuous_update is False for c in controls)
     assert isinstance(info, W.HTML) and info.value.count("<tr>") == 5

@@ -13,7 +13,7 @@ def test_panel_model_marks_truth_and_suspects():
 
 def test_panel_redraws_on_change():
     panel = wd.fault_panel()
-    controls, info, figures = panel.children
+    controls, info, *_note, figures = panel.children  # the fidelity note sits between info and figures
     heat, curves = figures.children
     before = heat.data[0].z.copy()
     kind = controls.children[0]

@@ -171,4 +171,7 @@ def _fig_gain(scale):
 def _fig_scaling(scale):
     from ..viz import training as vt
 
-    return vt.iteration_vs_gpus(scaling_table(scale))
+    return vt.iteration_vs_gpus(
+        scaling_table(scale),
+        title="GPT-3 175B (TP 8, PP 8, 16 sequences per replica): iteration time vs GPUs (weak scaling)",
+    )

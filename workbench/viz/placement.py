@@ -14,9 +14,14 @@ _POLICY_COLORS = colors_of("random", "aware")
 
 
 def latency_curve(
-    curves: dict[str, pd.DataFrame], *, knee: float | None = None, title: str = "Queueing latency vs link utilization"
+    curves: dict[str, pd.DataFrame],
+    *,
+    knee: float | None = None,
+    knee_label: str = "knee",
+    title: str = "Queueing latency vs link utilization",
 ) -> go.Figure:
-    """Mean (solid) and p99 (dotted) latency per named curve (``utilization, mean_latency_s, tail_latency_s``)."""
+    """Mean (solid) and p99 (dotted) latency per named curve (``utilization, mean_latency_s, tail_latency_s``);
+    ``knee`` marked with ``knee_label`` (say which curve it is the knee of)."""
     fig = go.Figure()
     palette = [COLORS["poisson"], COLORS["gamma"], COLORS["weibull"], COLORS["theory"]]
     for i, (name, df) in enumerate(curves.items()):
@@ -40,7 +45,7 @@ def latency_curve(
             )
         )
     if knee is not None:
-        mark_x(fig, knee, f"knee {knee:.2f}", color=COLORS["theory"])
+        mark_x(fig, knee, f"{knee_label} {knee:.0%}", color=COLORS["theory"])
     fig.update_yaxes(type="log")
     return style(fig, title=title, x_title="link utilization", y_title="latency (µs, log scale)")
 

@@ -86,7 +86,12 @@ def hotspot_panel() -> W.Widget:
         view = panel_model(cv.value, mean_u.value, sigma.value, noise.value, choices.value, hot.value, migrate.value)
         redraw(
             fig_lat,
-            vp.latency_curve({f"CV {cv.value:g}": view.curve}, knee=view.knee, title="Latency vs link utilization"),
+            vp.latency_curve(
+                {f"CV {cv.value:g}": view.curve},
+                knee=view.knee,
+                knee_label="knee of the simulated mean",
+                title="Latency vs link utilization",
+            ),
             height=340,
         )
         redraw(fig_cdf, vp.utilization_cdf(view.utilization, threshold=hot.value), height=340)

@@ -243,7 +243,11 @@ class FailuresPanel:
             part = tf.gpu_hours_lost_per_day(n, rec, rate_scale=self.rate.value)
             rows.append(part.assign(label=label))
         loss = pd.concat(rows, ignore_index=True)
-        redraw(self.fig_curve, vt.ettr_vs_interval(curve, yd, title=f"{n} GPUs: ETTR vs checkpoint interval"))
+        settings = (
+            f"{n:,} GPUs; detect {base.detect_s:g} s, isolate {base.isolate_s:g} s, restart {base.restart_s:g} s, "
+            f"checkpoint {base.checkpoint_s:g} s"
+        )  # what the reproduction's figure of the same name states too: their ETTRs differ by these settings
+        redraw(self.fig_curve, vt.ettr_vs_interval(curve, yd, title=f"{settings}: ETTR vs checkpoint interval"))
         redraw(self.fig_loss, vt.loss_breakdown(loss, title="GPU-hours lost per day (Young/Daly interval)"))
         e_cr = tf.ettr(lf, replace(base, interval_s=yd), lp)["ettr"]
         e_lv = tf.ettr(lf, replace(base, mode="live", interval_s=yd), lp)["ettr"]
