@@ -194,8 +194,9 @@ def _every_control_at_both_ends(page, kernel: _KernelStatus, paper: str, plotted
         redrawn = page.evaluate(_FRESH)
         try:
             page.wait_for_function(_HAS_DATA, timeout=5000, polling=300)
-        except PlaywrightTimeout:  # a setting the model refuses (a plan that does not fit) draws empty figures
-            assert "does not fit" in page.inner_text("body"), f"{where}: a figure shows no data and no reason"
+        except PlaywrightTimeout:  # a setting the model refuses (a plan that does not fit) clears its figures
+            body = page.inner_text("body")  # and says why: in the status line, or as the cleared figure's title
+            assert "does not fit" in body or "Not drawn: " in body, f"{where}: a figure shows no data and no reason"
             done.append(f"{kind} {k} {end} (empty figures: the status line says why)")
             continue
         drawn = plotted_problems(page)
