@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._deps import remember
+from .._rng import int31_seed
 from ..carbon import sunk
 from ..carbon.cluster import poisson_arrivals, sample_jobs, simulate
 from ..carbon.dags import load_jobs
@@ -52,7 +53,7 @@ def carbon_run(
     its busy-executor series), for callers that show more than the experiment's summary row (the carbon panel).
     ``seed`` is the point's seed (:func:`~workbench.experiments.point_seed`); the jobs, arrivals and duration draws
     come from it, so every scheduler at a point sees the same ones."""
-    s = seed % 2**31
+    s = int31_seed(seed)
     pool = sample_jobs(jobs, seed=s)
     arrivals = poisson_arrivals(jobs, mean_job_work_s() / (load * executors), seed=s + 1)
     inten = region_intensity(region, season)
