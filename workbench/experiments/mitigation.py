@@ -55,7 +55,7 @@ def mitigation(*, failure, drop_rate, capacity_fraction, load, mitigation, engin
     if engine == "estimator":
         per = estimate_flows(FABRIC, failures, mitigation, flows, seed=s)
     else:
-        from ..fabric.mitigation_check import perpacket_flows
+        from ..aqm.mitigation_check import perpacket_flows
 
         per = perpacket_flows(FABRIC, failures, mitigation, flows, seed=s)
     out = clp_metrics(per)
