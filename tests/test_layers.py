@@ -14,7 +14,16 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 
 #: Layer of each top-level part; anything not listed is a model package or a support module (layer 0).
-LAYER = {"viz": 1, "experiments": 1, "reproductions": 2, "widgets": 3, "cli": 4, "workload_cli": 4, "dashboards": 4}
+LAYER = {
+    "viz": 1,
+    "experiments": 1,
+    "reproductions": 2,
+    "widgets": 3,
+    "cli": 4,
+    "workload_cli": 4,
+    "dashboards": 4,
+    "scaffold": 4,
+}
 #: Imports forbidden although the layers allow them: viz and experiments are siblings, not a stack, a widget
 #: never reaches into a reproduction (analysis a panel needs belongs in a model package), and among the model packages
 #: the flow-level fabric models sit below the packet engine (``aqm`` imports ``fabric``'s topology, routing and

@@ -128,8 +128,8 @@ def _trace_file(layout: str = "timestamped") -> str:
 
 
 def _rank_both():
-    from workbench.fabric.mitigation import Fabric, LinkFailure
     from workbench.aqm.mitigation_check import rank_both
+    from workbench.fabric.mitigation import Fabric, LinkFailure
 
     fab = Fabric(leaves=2, spines=2, hosts_per_leaf=4)
     return rank_both(fab, [LinkFailure(0, 0, drop_rate=0.01)], 0.3, duration_s=0.002, mitigations=("none", "disable"))
