@@ -29,7 +29,7 @@ import numpy as np
 
 Seed = int | np.random.Generator | np.random.SeedSequence | None
 
-__all__ = ["Seed", "generator", "spawn", "root", "keyed", "keyed_sequence", "keyed_int"]
+__all__ = ["Seed", "generator", "spawn", "root", "keyed", "keyed_sequence", "keyed_int", "int31_seed"]
 
 
 def generator(seed: Seed) -> np.random.Generator:
@@ -124,3 +124,16 @@ def keyed(seed: Seed, *keys: Any) -> np.random.Generator:
 def keyed_int(seed: Seed, *keys: Any) -> int:
     """An integer seed (64 bits) for the stream of ``seed`` addressed by ``keys``, for APIs that take an int."""
     return int(keyed_sequence(seed, *keys).generate_state(1, np.uint64)[0])
+
+
+def int31_seed(seed: int) -> int:
+    """A 31-bit int seed, ``seed mod 2**31``, for the APIs that take one (numba's ``np.random.seed`` inside a
+    compiled loop, a model function validated to ``[0, 2**31)``): the one fold of a 64-bit point seed
+    (:func:`keyed_int`, a sweep point's seed) into that range, so every caller folds the same way.
+
+    >>> int31_seed(7), int31_seed(2**31 + 7), int31_seed(2**64 - 1)
+    (7, 7, 2147483647)
+    """
+    if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed) % 2**31

@@ -13,6 +13,9 @@
     so. Cached like the claims (an edited model recomputes its engine's points).
 ``workbench list``
     List the registered papers and claims.
+``workbench new paper NAME [--title T] [--citation C] [--dry-run] [--no-execute]``
+    Scaffold a new paper (:mod:`workbench.scaffold`): its record, an experiment, a claim, a notebook pair (executed)
+    and tests that already run and pass; refuses a bad or taken name; ``--dry-run`` lists the files.
 ``workbench dashboard [--port P] [--dir DIR] [--scoreboard FILE] [--build-only]``
     Build one Voilà app per paper (its panel, no code) and a landing page with verdict counts, and serve them on
     127.0.0.1.
@@ -155,6 +158,28 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(f"{paper.id}: {paper.title} ({paper.citation})")
         for c in registry.select_claims(paper.id):
             print(f"  - {c.id}: {c.text} [expects {c.expected.value}]")
+    return 0
+
+
+def _cmd_new_paper(args: argparse.Namespace) -> int:
+    from .scaffold import plan_paper, write_paper
+
+    plan = plan_paper(args.name, title=args.title, citation=args.citation)
+    root = plan.fidelity_file.parents[2]
+    rel = [p.relative_to(root).as_posix() for p, _ in plan.files]
+    if args.dry_run:
+        print(f"workbench new paper {plan.paper} would write:")
+        for r in [*rel, plan.notebook.relative_to(root).as_posix()]:
+            print(f"  {r}")
+        print(f"and add {plan.experiment!r} to {plan.fidelity_file.relative_to(root).as_posix()} (EXPERIMENTS)")
+        return 0
+    print(f"writing paper {plan.paper!r} (experiment {plan.experiment!r}); executing its notebook ...", flush=True)
+    for path in write_paper(plan, execute=not args.no_execute):
+        print(f"  {path.relative_to(root).as_posix()}")
+    print(
+        f"next: pytest tests/reproductions/test_{plan.paper}.py; workbench reproduce --paper {plan.paper} --quick; "
+        "then replace the example study with the paper's (CONTRIBUTING.md, 'Add a paper')"
+    )
     return 0
 
 
@@ -353,6 +378,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="list registered papers and claims")
     p.set_defaults(func=_cmd_list)
+
+    p = sub.add_parser("new", help="scaffold a new paper: record, experiment, claim, notebook pair and tests")
+    np_ = p.add_subparsers(dest="new_command", required=True).add_parser(
+        "paper", help="write a paper's files that already run and pass (workbench/templates/paper/)"
+    )
+    np_.add_argument("name", help="the paper's id and module name: lowercase letters, digits and '_'")
+    np_.add_argument("--title", default="", help="the paper's title (default: from the name)")
+    np_.add_argument("--citation", default="", help="authors, venue, year")
+    np_.add_argument("--dry-run", action="store_true", help="list the files it would write, write nothing")
+    np_.add_argument("--no-execute", action="store_true", help="pair the notebook without executing it")
+    np_.set_defaults(func=_cmd_new_paper)
 
     p = sub.add_parser("data", help="data search path and datasets")
     dsub = p.add_subparsers(dest="data_command", required=True)

@@ -10,6 +10,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .._eventheap import heap_pop, heap_push
+
 # ---- the event loop (compiled) ---------------------------------------------------------------------------------
 # An event is a time and one int64: kind (3 bits), CE (1 bit), hop index (4 bits), flow (24 bits), and the packet's
 # sequence number (or, for a timeout, its loss record) above bit 32.
@@ -30,52 +32,16 @@ def _pack(kind, ce, h, f, s):
 
 
 @njit(cache=True)
-def _put(ht, hs, hp, i, t, seq, p):
-    ht[i] = t
-    hs[i] = seq
-    hp[i] = p
-
-
-@njit(cache=True)
 def _push(ht, hs, hp, n, ctr, t, p):
-    """Add event ``p`` at ``t`` to the heap of ``n`` events (arrays grown when full); events at equal times leave
-    in the order they were added (``ctr`` counts the additions)."""
+    """Add event ``p`` at ``t`` to the heap of ``n`` events (:func:`workbench._eventheap.heap_push`, arrays grown
+    when full); events at equal times leave in the order they were added (``ctr`` counts the additions)."""
     if n == ht.size:
         ht = np.concatenate((ht, np.empty(n, np.float64)))
         hs = np.concatenate((hs, np.empty(n, np.int64)))
         hp = np.concatenate((hp, np.empty(n, np.int64)))
     seq = ctr[0]
     ctr[0] += 1
-    i = n
-    while i > 0:
-        j = (i - 1) >> 1
-        if ht[j] < t or (ht[j] == t and hs[j] < seq):
-            break
-        _put(ht, hs, hp, i, ht[j], hs[j], hp[j])
-        i = j
-    _put(ht, hs, hp, i, t, seq, p)
-    return ht, hs, hp, n + 1
-
-
-@njit(cache=True)
-def _pop(ht, hs, hp, n):
-    """The earliest event (time, payload) and the heap's new size."""
-    t0, p0 = ht[0], hp[0]
-    n -= 1
-    t, seq, p = ht[n], hs[n], hp[n]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and (ht[c + 1] < ht[c] or (ht[c + 1] == ht[c] and hs[c + 1] < hs[c])):
-            c += 1
-        if ht[c] > t or (ht[c] == t and hs[c] > seq):
-            break
-        _put(ht, hs, hp, i, ht[c], hs[c], hp[c])
-        i = c
-    _put(ht, hs, hp, i, t, seq, p)
-    return t0, p0, n
+    return ht, hs, hp, heap_push(ht, hs, hp, n, t, seq, p)
 
 
 @njit(cache=True)
@@ -274,7 +240,7 @@ def simulate(
         ctl[1, :] = pred[P_MIN_K]
         ht, hs, hp, nh = _push(ht, hs, hp, nh, ctr, pred[P_PERIOD_S], _pack(_TICK, 0, 0, 0, 0))
     while nh > 0:
-        t, p, nh = _pop(ht, hs, hp, nh)
+        t, p, nh = heap_pop(ht, hs, hp, nh)
         while edge < 2 and t >= window[edge]:
             _window_edge(links[0], st, switch, mtu_s, edge, window[edge])
             edge += 1

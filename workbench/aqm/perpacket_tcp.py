@@ -133,6 +133,8 @@ def simulate_tcp(
     # The per-event helpers are closures over the state arrays (numba inlines them, and only scalars are passed):
     # passing arrays, even to inlined functions, costs numba's atomic reference counting on every call, about half
     # the loop's time.
+    # That is why this loop keeps its own copy of the event heap below rather than calling the shared compiled one
+    # (workbench._eventheap, used by the DCTCP loop and the microservice engine): same ordering, (time, sequence).
     def push(n, t, p, x):
         """Add event ``(p, x)`` at ``t`` to the heap of ``n`` events (the caller makes room: :func:`_grown`); equal
         times leave in the order added. ``x`` (below 2**16) rides in the low bits of the word that orders ties."""

@@ -34,6 +34,8 @@ from ..tables import TableError, numbers, read_table
 
 __all__ = [
     "ZONES",
+    "REGIONS",
+    "REGION_ZONES",
     "ALIASES",
     "TraceError",
     "CarbonTrace",
@@ -44,22 +46,24 @@ __all__ = [
     "trace_summary",
 ]
 
-#: Zones with files in ``carbon-dag/carbon-intensity`` (Electricity Maps zone ids).
-ZONES = ("US-CAL-CISO", "DE-LU", "AU-NSW", "CA-ON", "US-MIDA-PJM", "ZA", "GB", "US-NY-NYIS")
-#: Short names used in the PCAPS paper's evaluation (and GB / NYISO) for the zone ids.
-ALIASES = {
+#: The regions every carbon study and panel offers, by the short names of the PCAPS paper's evaluation (and GB /
+#: NYISO), and their Electricity Maps zone ids (the files in ``carbon-dag/carbon-intensity``): the one list.
+REGION_ZONES = {
     "CAISO": "US-CAL-CISO",
     "DE": "DE-LU",
-    "Germany": "DE-LU",
     "NSW": "AU-NSW",
-    "Ontario": "CA-ON",
     "ON": "CA-ON",
     "PJM": "US-MIDA-PJM",
     "ZA": "ZA",
-    "South Africa": "ZA",
     "GB": "GB",
     "NYISO": "US-NY-NYIS",
 }
+#: The regions' short names (the choices of the carbon experiments and panels).
+REGIONS = tuple(REGION_ZONES)
+#: Zones with files in ``carbon-dag/carbon-intensity`` (Electricity Maps zone ids).
+ZONES = tuple(REGION_ZONES.values())
+#: Every name a zone is known by: the short names, and the long ones the PCAPS paper also uses.
+ALIASES = {**REGION_ZONES, "Germany": "DE-LU", "Ontario": "CA-ON", "South Africa": "ZA"}
 _ROOT = "carbon-dag/carbon-intensity"
 _COL_TIME = "Datetime (UTC)"
 _COL_DIRECT = "Carbon Intensity gCO₂eq/kWh (direct)"

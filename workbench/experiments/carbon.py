@@ -15,17 +15,18 @@ from __future__ import annotations
 import numpy as np
 
 from .._deps import remember
+from .._rng import int31_seed
 from ..carbon import sunk
 from ..carbon.cluster import poisson_arrivals, sample_jobs, simulate
 from ..carbon.dags import load_jobs
 from ..carbon.schedulers import SCHEDULERS, make_scheduler
-from ..carbon.traces import ALIASES, TimeMapping, load_trace
+from ..carbon.traces import ALIASES, REGIONS, TimeMapping, load_trace
 from ._space import Param, experiment
 
+#: ``REGIONS`` (re-exported): the carbon package's one list, :data:`workbench.carbon.traces.REGIONS` (the PCAPS
+#: evaluation's regions present in the shared data, Quebec is not, plus GB and NYISO).
 __all__ = ["carbon_run", "carbon_scheduling", "sunk_carbon_placement", "REGIONS", "SEASONS", "region_intensity"]
 
-#: The PCAPS evaluation's regions present in the shared data (Quebec is not), plus GB and NYISO.
-REGIONS = ("CAISO", "DE", "NSW", "ON", "PJM", "ZA", "GB", "NYISO")
 #: First UTC hour of each season's window in the trace year.
 SEASONS = {"winter": "01-15", "spring": "04-15", "summer": "07-15", "autumn": "10-15"}
 YEAR = 2023
@@ -52,7 +53,7 @@ def carbon_run(
     its busy-executor series), for callers that show more than the experiment's summary row (the carbon panel).
     ``seed`` is the point's seed (:func:`~workbench.experiments.point_seed`); the jobs, arrivals and duration draws
     come from it, so every scheduler at a point sees the same ones."""
-    s = seed % 2**31
+    s = int31_seed(seed)
     pool = sample_jobs(jobs, seed=s)
     arrivals = poisson_arrivals(jobs, mean_job_work_s() / (load * executors), seed=s + 1)
     inten = region_intensity(region, season)

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from .._rng import int31_seed
 from ..microservices import CONTROLLERS, GRAPHS, Load, make_controller, make_graph, simulate
 from ._space import Param, experiment
 
@@ -72,5 +73,5 @@ def microservice_overload(
 ):
     """Goodput, tail latency, drops and wasted work of one controller through a load spike on one call graph."""
     g, load = point_load(graph, base_load, spike_load, pattern, duration_s, spike_start_s, spike_len_s, slo_s)
-    r = simulate(g, load, make_controller(controller, threshold_s * 1e3), seed=seed % 2**31)
+    r = simulate(g, load, make_controller(controller, threshold_s * 1e3), seed=int31_seed(seed))
     return {"capacity_rps": g.capacity_rps(), **r.summary()}

@@ -13,6 +13,7 @@ failure and a mitigation.
 
 from __future__ import annotations
 
+from .._rng import int31_seed
 from ..fabric.mitigation import (
     FAILURES,
     MITIGATIONS,
@@ -49,12 +50,12 @@ ENGINES = ("estimator", "perpacket")
 def mitigation(*, failure, drop_rate, capacity_fraction, load, mitigation, engine, duration_s, seed):
     """SWARM's CLP metrics of one failure under one mitigation, on the estimator or on packets."""
     failures = failure_scenario(failure, drop_rate, capacity_fraction)
-    s = seed % 2**31
+    s = int31_seed(seed)
     flows = flows_for_load(FABRIC, load, duration_s, seed=s)
     if engine == "estimator":
         per = estimate_flows(FABRIC, failures, mitigation, flows, seed=s)
     else:
-        from ..fabric.mitigation_check import perpacket_flows
+        from ..aqm.mitigation_check import perpacket_flows
 
         per = perpacket_flows(FABRIC, failures, mitigation, flows, seed=s)
     out = clp_metrics(per)

@@ -22,6 +22,7 @@ bound, the peak activation memory and the utilization, all recomputed by the che
 
 from __future__ import annotations
 
+from .._rng import int31_seed
 from ..serving.roofline import Deployment
 from ..training import fused_pipeline as fp
 from ..training import generation_tail as gt
@@ -71,7 +72,7 @@ def rlhf_fused_pipeline(*, instance, method, iterations, memory, pp0, pp1, m0, m
     elif method == "greedy":
         sched = fp.greedy(inst, memory_limit=limit)
     elif method == "anneal":
-        sched = fp.anneal(inst, seed=seed % 2**31, iterations=iterations, memory_limit=limit)
+        sched = fp.anneal(inst, seed=int31_seed(seed), iterations=iterations, memory_limit=limit)
     else:
         sched = fp.published_schedule(inst.exp)
     c = fp.check_schedule(inst, sched)

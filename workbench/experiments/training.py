@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict
 
+from .._rng import int31_seed
 from ..fabric.routing import ROUTINGS
 from ..fabric.topology import leaf_spine
 from ..training import GPUS, MODELS, Plan, iteration_time
@@ -75,7 +76,7 @@ def training_iteration_time(
     leaves = math.ceil(plan.gpus / hosts_per_leaf)
     topo = leaf_spine(leaves, hosts_per_leaf, hosts_per_leaf, host_gbps=spec.nic_gbps)
     breakdown = iteration_time(
-        MODELS[model], plan, spec, topo, routing, collective=collective, seed=seed % 2**31, compute=compute, era=era
+        MODELS[model], plan, spec, topo, routing, collective=collective, seed=int31_seed(seed), compute=compute, era=era
     )
     return {"gpus": plan.gpus, **asdict(breakdown)}
 
@@ -156,7 +157,7 @@ def diagnosis_detection(*, kind, detector, noise_level, severity, ranks, collect
 
     ``alarm``, ``correct``, ``top1`` and ``top3`` are 1 or 0 (their means over seeds are rates); ``delay_s`` and
     ``gpu_hours`` are NaN when the detector does not localize the fault."""
-    scenario = Scenario(kind, ranks, severity, noise_level, collective=collective, seed=seed % 2**31)
+    scenario = Scenario(kind, ranks, severity, noise_level, collective=collective, seed=int31_seed(seed))
     row = run_scenario(scenario, [detector])[0]
     return {
         **{k: int(row[k]) for k in ("alarm", "correct", "top1", "top3")},

@@ -17,6 +17,12 @@ Layers, bottom up:
   :func:`uplink_load_table` (leaf->spine loads as a tidy table).
 - :mod:`~workbench.fabric.ballsbins`: exact :func:`expected_max_load` of ``m`` flows hashed on ``n`` paths.
 - :mod:`~workbench.fabric.planning`: the C4 iteration-time model built on the congestion ratios.
+- :mod:`~workbench.fabric.flow_sizes`: flow-size distributions (:class:`FlowSizeCDF`, DCTCP's :func:`web_search`),
+  drawn by the flow-level models here and by the packet engine in :mod:`workbench.aqm`.
+- :mod:`~workbench.fabric.mitigation`: SWARM's flow-level failure-mitigation estimator and ranking.
+
+``fabric`` is the lower of the two network packages: :mod:`workbench.aqm` (the packet engine) imports it, never the
+reverse (``tests/test_layers.py``).
 
 Parameter studies over these models (congestion vs fabric size x routing x collective, collective time vs message
 size, balls-into-bins maximum load) are registered experiments in :mod:`workbench.experiments.fabric`, run by

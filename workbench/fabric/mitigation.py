@@ -1,7 +1,7 @@
 """Failure mitigation ranked by connection-level performance: a fast flow-level estimator on a leaf-spine (SWARM).
 
 The module is longer than ~500 lines because the estimator, the mitigations and the ranking share one flow model
-(the per-cable weights, drop rates and capacities each reads); :mod:`.mitigation_check` holds the packet-level check.
+(the per-cable weights, drop rates and capacities each reads); :mod:`workbench.aqm.mitigation_check` holds the packet-level check.
 
 SWARM (Namyar et al., "Enhancing Network Failure Mitigation with Performance-Aware Ranking", NSDI'25; arXiv
 2305.13792) ranks the mitigations an operator could install for a failure (take a lossy link down, drain a switch,
@@ -15,7 +15,7 @@ Model (each piece stated; none fitted)
 - **Fabric**: :func:`workbench.fabric.leaf_spine` ids; a failure is a leaf-spine cable (both directions) that drops
   packets at rate ``p`` (:attr:`LinkFailure.drop_rate`) and/or runs at a fraction of its capacity.
 - **Workload**: Poisson flows at ``load`` x the hosts' aggregate NIC capacity, uniform random host pairs, sizes from
-  the DCTCP web-search distribution (:func:`workbench.aqm.workload.web_search`).
+  the DCTCP web-search distribution (:func:`workbench.fabric.flow_sizes.web_search`).
 - **Routing**: every inter-leaf flow takes one spine, drawn with probability proportional to its path weight (ECMP:
   1 for every live path; WCMP: the product of its two cables' weights). The draw uses one uniform number per flow,
   shared by all mitigations (common random numbers, so two mitigations differ only by what they change).
@@ -65,8 +65,8 @@ import pandas as pd
 from .._contracts import Array, Choice, Instance, Int, Items, Real, Rule, accepts, same_length
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative, one_of, positive, probability
-from ..aqm.workload import web_search
 from ._fluid import fluid_completion, max_min_rates
+from .flow_sizes import web_search
 from .topology import LeafSpine, leaf_spine, path_links
 
 __all__ = [

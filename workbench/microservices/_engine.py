@@ -1,8 +1,8 @@
 """The compiled event loop behind :func:`workbench.microservices.simulate` (one function, numba).
 
 Events: request arrivals (pre-drawn, sorted), call arrivals at a service (same instant as the caller's launch: no
-network delay; processed from a FIFO before the next timed event), service completions (a binary heap ordered by
-time then sequence number) and the controller tick every ``update_s``. A call instance is
+network delay; processed from a FIFO before the next timed event), service completions (the one compiled event
+heap, :mod:`workbench._eventheap`, ordered by time then sequence number) and the controller tick every ``update_s``. A call instance is
 ``request * max_nodes + (node - root of the request's type)``. A service takes the oldest queued call when a worker
 frees (FIFO), the queueing delay of each dequeued call is the overload signal; a worker is not held while a call
 waits for its downstream calls. Statuses: 0 completed, 1 held back at the client, 2 dropped at a service,
@@ -14,49 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._eventheap import heap_pop, heap_push
 from .controllers import _breakwater_credits, _dagor_level, _rajomon_price
-
-
-@njit(cache=True)
-def _heap_push(ht, hs, hi, n, t, seq, item):
-    j = n
-    ht[j] = t
-    hs[j] = seq
-    hi[j] = item
-    while j > 0:
-        p = (j - 1) // 2
-        if ht[p] < ht[j] or (ht[p] == ht[j] and hs[p] < hs[j]):
-            break
-        ht[p], ht[j] = ht[j], ht[p]
-        hs[p], hs[j] = hs[j], hs[p]
-        hi[p], hi[j] = hi[j], hi[p]
-        j = p
-    return n + 1
-
-
-@njit(cache=True)
-def _heap_pop(ht, hs, hi, n):
-    item = hi[0]
-    n -= 1
-    ht[0] = ht[n]
-    hs[0] = hs[n]
-    hi[0] = hi[n]
-    j = 0
-    while True:
-        a = 2 * j + 1
-        if a >= n:
-            break
-        b = a + 1
-        c = a
-        if b < n and (ht[b] < ht[a] or (ht[b] == ht[a] and hs[b] < hs[a])):
-            c = b
-        if ht[j] < ht[c] or (ht[j] == ht[c] and hs[j] < hs[c]):
-            break
-        ht[c], ht[j] = ht[j], ht[c]
-        hs[c], hs[j] = hs[j], hs[c]
-        hi[c], hi[j] = hi[j], hi[c]
-        j = c
-    return item, n
 
 
 @njit(cache=True)
@@ -203,7 +162,7 @@ def run(
             fifo[fl % fcap] = r * max_nodes
             fl += 1
         else:
-            i, hn = _heap_pop(ht, hs, hi, hn)
+            _, i, hn = heap_pop(ht, hs, hi, hn)
             r = i // max_nodes
             n = type_root[arr_type[r]] + i % max_nodes
             s = node_service[n]
@@ -221,7 +180,7 @@ def run(
                 busy[s] += 1
                 work[j // max_nodes] += st
                 svc_busy_s[s] += st
-                hn = _heap_push(ht, hs, hi, hn, now + st, seq, j)
+                hn = heap_push(ht, hs, hi, hn, now + st, seq, j)
                 seq += 1
             # the call's own work is done: launch its first stage, or finish
             up = i
@@ -306,7 +265,7 @@ def run(
                     work[r] += st
                     svc_busy_s[s] += st
                     w_n[s] += 1.0
-                    hn = _heap_push(ht, hs, hi, hn, now + st, seq, i)
+                    hn = heap_push(ht, hs, hi, hn, now + st, seq, i)
                     seq += 1
                 else:
                     q = (qhead[s] + qlen[s]) % queue_cap

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._contracts import Real, accepts, output
-from .._rng import Seed, generator, keyed_int
+from .._rng import Seed, generator, int31_seed, keyed_int
 from .._validate import nonnegative, positive
 from . import _engine
 from .controllers import UPDATE_S, Controller, make_controller
@@ -203,7 +203,7 @@ def simulate(
     nonnegative("drain_s", drain_s)
     f = flatten(graph)
     t, k, w = arrivals(graph, load, seed)
-    eng_seed = keyed_int(seed, "engine") % 2**31  # the engine's own stream, keyed off the arrivals' seed
+    eng_seed = int31_seed(keyed_int(seed, "engine"))  # the engine's own stream, keyed off the arrivals' seed
     status, done, work, drop_node, busy, calls, drops, ctl, qlen = _engine.run(
         t,
         k,
@@ -225,7 +225,7 @@ def simulate(
         UPDATE_S,
         load.duration_s + drain_s,
         QUEUE_CAP,
-        eng_seed % (2**32 - 1),
+        eng_seed,
     )
     has = drop_node >= 0
     return SimResult(

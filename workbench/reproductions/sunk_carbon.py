@@ -18,6 +18,7 @@ import pandas as pd
 
 from .. import experiments as ex
 from .._deps import remember
+from ..carbon.traces import REGIONS
 from ..viz import carbon as vc
 from . import AtLeast, Check, Measured, Paper, Scale, Verdict, claim, figure
 
@@ -30,8 +31,6 @@ PAPER = Paper(
     experiments=("sunk-carbon-placement",),
     requires_data=("carbon-dag/carbon-intensity/ZA/ZA_2023_hourly.csv",),
 )
-
-REGIONS = ("CAISO", "DE", "NSW", "ON", "PJM", "ZA", "GB", "NYISO")
 
 
 @remember

@@ -9,7 +9,7 @@ cases" over the state of the art (abstract; §6).
 
 Measured with :mod:`workbench.fabric.mitigation` through the ``mitigation`` experiment on a 64-host, 2:1
 oversubscribed leaf-spine with web-search traffic; the ranking is checked against the per-packet engine
-(:mod:`workbench.fabric.mitigation_check`). What differs from the paper: its failures are production incidents on
+(:mod:`workbench.aqm.mitigation_check`). What differs from the paper: its failures are production incidents on
 production-scale Clos fabrics with measured traffic and its estimator calibrates short-flow FCTs and loss effects
 from offline packet simulations (§4); here the failures are synthetic (issue 23 part 5), the traffic is the DCTCP
 web-search mix, and the loss model is closed form (Mathis et al. for long flows, timeouts for short ones).

@@ -137,6 +137,7 @@ def _w_remove(si, Q, row, i):
 
 
 # ------------------------------------------------------------------ finish heap (indexed, by decode step; ties by id)
+# (an indexed heap with removal by slot, not an event queue: workbench._eventheap does not apply)
 @njit(cache=True)
 def _h_less(Q, heap, row, a, b):
     ia, ib = heap[row, a], heap[row, b]
@@ -191,6 +192,8 @@ def _h_remove(si, Q, heap, row, i):
 
 
 # ---------------------------------------------------------------------- follow-up arrivals: a min-heap by time
+# (its own, not workbench._eventheap's: it lives in one row per replica of 2-D arrays, ties broken by request id, and
+# handing the shared helper a row view per event would cost numba's atomic reference counting in the hot loop)
 @njit(cache=True)
 def _fu_push(si, fu_t, fu_i, row, tt, i):
     k = si[row, FUN]

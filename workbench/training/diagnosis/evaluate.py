@@ -43,22 +43,19 @@ __all__ = [
     "threshold_sweep",
 ]
 
-#: The detectors, by name, each ``detect(signals) -> suspects``.
-DETECTORS: dict[str, Callable[[Signals], pd.DataFrame]] = {
-    "naive": naive.detect,
-    "c4d": c4d.detect,
-    "minder": minder.detect,
-    "holmes": holmes.detect,
-    "perftracker": perftracker.detect,
+#: The one table of detectors: by name, ``(detect, threshold parameter, values a precision/recall curve sweeps)``,
+#: ``detect(signals, **{threshold: value}) -> suspects`` (the default threshold in the middle of the values).
+_TABLE: dict[str, tuple[Callable[..., pd.DataFrame], str, tuple[float, ...]]] = {
+    "naive": (naive.detect, "threshold", (1.05, 1.1, 1.2, 1.35, 1.5, 2.0, 3.0)),
+    "c4d": (c4d.detect, "z_threshold", (2.0, 3.0, 4.0, 6.0, 10.0, 20.0, 50.0)),
+    "minder": (minder.detect, "threshold", (1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 64.0)),
+    "holmes": (holmes.detect, "irregular_factor", (1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)),
+    "perftracker": (perftracker.detect, "threshold", (0.02, 0.04, 0.07, 0.1, 0.15, 0.25, 0.5)),
 }
-#: Each detector's alarm threshold and the values a precision/recall curve sweeps (its default in the middle).
-THRESHOLDS: dict[str, tuple[str, tuple[float, ...]]] = {
-    "naive": ("threshold", (1.05, 1.1, 1.2, 1.35, 1.5, 2.0, 3.0)),
-    "c4d": ("z_threshold", (2.0, 3.0, 4.0, 6.0, 10.0, 20.0, 50.0)),
-    "minder": ("threshold", (1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 64.0)),
-    "holmes": ("irregular_factor", (1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)),
-    "perftracker": ("threshold", (0.02, 0.04, 0.07, 0.1, 0.15, 0.25, 0.5)),
-}
+#: The detectors, by name, each ``detect(signals) -> suspects`` (read from the one table).
+DETECTORS: dict[str, Callable[[Signals], pd.DataFrame]] = {name: row[0] for name, row in _TABLE.items()}
+#: Each detector's alarm threshold and the values a precision/recall curve sweeps (read from the one table).
+THRESHOLDS: dict[str, tuple[str, tuple[float, ...]]] = {name: (row[1], row[2]) for name, row in _TABLE.items()}
 #: Intermittent kinds get this duty cycle (fraction of iterations after onset that are affected).
 DUTY = {"flapping_link": 0.3, "straggler": 0.3, "irregular": 0.05, "gc_pause": 0.3}
 

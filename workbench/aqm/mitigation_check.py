@@ -1,6 +1,7 @@
 """The mitigation ranking checked on packets: the same flows, paths and failures replayed by the per-packet engine
 (:func:`workbench.aqm.perpacket.simulate_packets`, DCTCP hosts), ranked the same way, and compared with the
-flow-level estimator's ranking (:mod:`workbench.fabric.mitigation`).
+flow-level estimator's ranking (:mod:`workbench.fabric.mitigation`). It lives in ``aqm`` because it runs the
+packet engine: the flow-level model below it (``fabric``) never imports the packet layer above it.
 
 SWARM validates its estimator's *ranking* (not its absolute numbers) against packet-level simulation (§5: the
 estimator need only order mitigations correctly). Here every scenario is run under every mitigation on identical
@@ -33,9 +34,7 @@ import pandas as pd
 
 from .._contracts import Choice, Instance, Items, accepts
 from .._validate import integer, one_of, positive
-from ..aqm.perpacket import simulate_packets
-from ..aqm.red import RedMarking
-from .mitigation import (
+from ..fabric.mitigation import (
     MITIGATIONS,
     Fabric,
     LinkFailure,
@@ -46,7 +45,9 @@ from .mitigation import (
     flows_for_load,
     routing_weights,
 )
-from .topology import path_links
+from ..fabric.topology import path_links
+from .perpacket import simulate_packets
+from .red import RedMarking
 
 __all__ = ["CHECK_LOSS_RECOVERY", "perpacket_flows", "rank_both", "agreement"]
 

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from workbench.aqm.mitigation_check import agreement, perpacket_flows, rank_both
 from workbench.fabric.mitigation import Fabric, LinkFailure
-from workbench.fabric.mitigation_check import agreement, perpacket_flows, rank_both
 
 FAB = Fabric(leaves=2, spines=2, hosts_per_leaf=2, host_gbps=10.0, uplink_gbps=10.0)
 
