@@ -65,7 +65,10 @@ def test_serving_hardware_panel_clears_on_misfit_and_states_overload():
     stats = p.stats.value
     assert "overloaded" in stats and "still queued when arrivals stopped" in stats
     assert stats.index("overloaded") < stats.index("p99 TTFT")  # said before the numbers it qualifies
-    assert "rejected (a context larger than the KV cache" in stats
+    from workbench import data
+
+    if data.find("servegen/data") is not None:  # the released workload holds contexts beyond the KV cache
+        assert "rejected (a context larger than the KV cache" in stats
 
 
 def test_backlog_tells_a_run_that_keeps_up_from_one_that_does_not():

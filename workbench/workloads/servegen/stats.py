@@ -163,8 +163,8 @@ def exponential_ks(pool: ClientPool, field: str) -> float:
     Examples
     --------
     >>> from workbench.workloads.servegen import load_pool
-    >>> round(exponential_ks(load_pool("m-small"), "input_tokens"), 3)
-    0.544
+    >>> round(exponential_ks(load_pool("m-small", source="summary"), "input_tokens"), 3)  # with or without the raw data
+    0.547
     """
     one_of("field", field, pool.fields)
     t = pool.tables[field]
@@ -187,8 +187,8 @@ def window_means(pool: ClientPool, field: str) -> np.ndarray:
     Examples
     --------
     >>> from workbench.workloads.servegen import load_pool
-    >>> window_means(load_pool("m-small"), "input_tokens")[:2].round(1).tolist()
-    [166.0, 227.5]
+    >>> window_means(load_pool("m-small", source="summary"), "input_tokens")[:2].round(1).tolist()
+    [161.8, 224.0]
     """
     one_of("field", field, pool.fields)
     req = pool._requests_per_length_window() * pool.own_lengths
