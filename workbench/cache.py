@@ -15,6 +15,11 @@ memos of either) goes through this module, which guarantees four things:
   that names the cache file and the source.
 * **Atomicity.** Files are written to a temporary file in the destination directory, flushed, fsynced and renamed
   over the target (:func:`atomic_path`), so a reader never sees half a file and a failed write leaves the old one.
+* **One computation.** A per-entry lock (:func:`locked`) makes concurrent callers (test workers, notebook kernels,
+  Dask tasks) compute an entry once: the second waits and reads.
+
+The module is longer than ~500 lines because these guarantees are one concept: splitting the key, the integrity check
+and the writer apart would let a caller use one without the others.
 
 Within one process the fingerprint of an unchanged file is remembered (keyed by device, inode, size, modification
 and change time); a file whose change time is within :data:`RACY_WINDOW_S` of when it was hashed is always hashed
@@ -33,6 +38,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -494,6 +500,34 @@ def cached_arrays(
 
     _store(entry, write)
     return arrays
+
+
+@accepts()
+@contextlib.contextmanager
+def locked(path: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock on ``path``'s entry (a ``.lock`` file beside it) for the block, so that a second
+    process computing the same entry waits and then reads it rather than computing it again. Where no lock file can
+    be made (a read-only cache) the block runs unlocked.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with locked(pathlib.Path(tempfile.mkdtemp()) / "entry.parquet"):
+    ...     pass
+    """
+    entry = Path(path)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(entry.with_suffix(".lock"), "a")  # noqa: SIM115 - held for the block
+    except OSError:
+        yield
+        return
+    with fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 _memo_lock = threading.Lock()

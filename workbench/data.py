@@ -22,9 +22,13 @@ True
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pandas as pd
 
 from . import _deps
 from . import _validate as V
@@ -147,6 +151,53 @@ def stale(deps: _deps.Deps) -> list[str]:
         if _deps.code_fingerprint(name) != digest:
             out.append(f"the code of {name} (or of a module it imports) changed")
     return out
+
+
+_DEPS_META = b"workbench.deps"
+
+
+@accepts()
+def recorded_frame(path: str | os.PathLike, build_fn: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """``build_fn()`` stored as parquet at ``path`` (under :func:`workbench.cache.locked`) with the data files and code
+    it read (:mod:`workbench._deps`), and read back until one of them changes (:func:`stale`): the store of a computed
+    study whose key (the path) already names its code (the fidelity points, the studies several papers share). A
+    read-back replays its dependencies into any active recording; an unreadable entry is recomputed; an unwritable
+    cache returns the result without keeping it.
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "study.parquet"
+    >>> recorded_frame(p, lambda: pd.DataFrame({"x": [1, 2]}))["x"].tolist()
+    [1, 2]
+    >>> recorded_frame(p, lambda: pd.DataFrame({"x": [9]}))["x"].tolist()  # read back
+    [1, 2]
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    entry = Path(path)
+    with _cache.locked(entry):
+        if entry.is_file():
+            try:
+                table = pq.read_table(entry)
+                deps = _deps.Deps.from_json(json.loads((table.schema.metadata or {})[_DEPS_META]))
+                if not stale(deps):
+                    _deps.replay(deps)
+                    return table.to_pandas()
+            except Exception:  # unreadable or without its dependencies: recomputed
+                pass
+        with _deps.recording() as rec:
+            frame = build_fn()
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        meta = {**(table.schema.metadata or {}), _DEPS_META: json.dumps(rec.deps().to_json()).encode()}
+        try:
+            with _cache.atomic_path(entry) as tmp:
+                pq.write_table(table.replace_schema_metadata(meta), tmp)
+        except OSError:  # a read-only or full cache: the result is still returned, just not kept
+            pass
+        _deps.replay(rec.deps())
+        return frame
 
 
 @accepts()

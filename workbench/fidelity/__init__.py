@@ -26,20 +26,18 @@ registered experiment to the engines whose numbers it shows (tested against the 
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from .._deps import Deps, code_fingerprint, module_closure, module_digest, recording, replay
+from .._deps import code_fingerprint, module_closure, module_digest
 from .._validate import one_of
 from . import engines as _engines
 from .engines import ENGINES, EXPERIMENTS, PANELS, POINT_COLUMNS, REFERENCE_KINDS, Control, Engine, Reference, engine
@@ -114,25 +112,6 @@ def points_key(name: str | Engine, scale: str = "full") -> str:
     return h.hexdigest()[:16]
 
 
-@contextlib.contextmanager
-def _locked(entry: Path) -> Iterator[None]:
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(entry.with_suffix(".lock"), "a")  # noqa: SIM115 - held for the block
-    except OSError:
-        yield
-        return
-    with fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-_DEPS_META = b"workbench.deps"
-
-
 def _normalize(e: Engine, frame: pd.DataFrame) -> pd.DataFrame:
     missing = {"source", "metric", "reference", "model", "error"} - set(frame.columns)
     if missing:
@@ -168,11 +147,7 @@ def points(name: str | Engine, scale: str = "full", *, cache: bool = True) -> pd
     >>> list(p.columns[:5]), set(p.reference_kind)
     (['source', 'metric', 'reference', 'model', 'error'], {'theory'})
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from ..cache import atomic_path
-    from ..data import cache_dir, stale
+    from ..data import cache_dir, recorded_frame
 
     e = engine(name)
     one_of("scale", scale, SCALES)
@@ -182,27 +157,7 @@ def points(name: str | Engine, scale: str = "full", *, cache: bool = True) -> pd
         return _normalize(e, e.compute(scale))
     scale = scale if e.scaled else "full"
     entry = cache_dir() / "fidelity" / scale / f"{e.name}-{points_key(e, scale)}.parquet"
-    with _locked(entry):
-        if entry.is_file():
-            try:
-                table = pq.read_table(entry)
-                deps = Deps.from_json(json.loads((table.schema.metadata or {})[_DEPS_META]))
-                if not stale(deps):
-                    replay(deps)
-                    return table.to_pandas()
-            except Exception:  # unreadable or without its dependencies: recomputed
-                pass
-        with recording() as rec:
-            frame = _normalize(e, e.compute(scale))
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        meta = {**(table.schema.metadata or {}), _DEPS_META: json.dumps(rec.deps().to_json()).encode()}
-        try:
-            with atomic_path(entry) as tmp:
-                pq.write_table(table.replace_schema_metadata(meta), tmp)
-        except OSError:  # a read-only or full cache: the result is still returned, just not kept
-            pass
-        replay(rec.deps())
-        return frame
+    return recorded_frame(entry, lambda: _normalize(e, e.compute(scale)))
 
 
 # ----------------------------------------------------------------------------------------------------------------------

@@ -21,19 +21,18 @@ still running.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .._deps import Deps, code_fingerprint, recording, replay
 from .._validate import one_of
+from ..cache import locked
 from ..data import stale
 from ._core import REGISTRY, SCALES, Claim, Measured, Scale, Verdict, _jsonable, load_all
 
@@ -230,22 +229,6 @@ def _write(entry: Path, rec: dict[str, Any]) -> None:
         pass
 
 
-@contextlib.contextmanager
-def _locked(entry: Path) -> Iterator[None]:
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(entry.with_suffix(".lock"), "a")  # noqa: SIM115 - held for the block
-    except OSError:
-        yield
-        return
-    with fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def shared_study(name: str, scale: Scale, build: Callable[[], Any]) -> Any:
     """``build()`` (a DataFrame), computed once for every paper that reads it, until the code ``build`` can reach
     or the data it read changes (the same keys and checks as a paper's run).
@@ -254,39 +237,11 @@ def shared_study(name: str, scale: Scale, build: Callable[[], Any]) -> Any:
     Minder, PerfTracker) would be recomputed by each; it is stored as parquet beside the paper results, under the same
     per-entry lock (a second caller waits and reads it). Written atomically; an unreadable entry is recomputed.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from ..cache import atomic_path
-    from ..data import cache_dir
+    from ..data import cache_dir, recorded_frame
 
     one_of("scale", scale, SCALES)
     key = hashlib.sha256(f"{name}\0{scale}\0{code_fingerprint(build)}".encode()).hexdigest()[:16]
-    entry = cache_dir() / "reproductions" / scale / f"study-{name}-{key}.parquet"
-    with _locked(entry):
-        if entry.is_file():
-            try:
-                table = pq.read_table(entry)
-                deps = Deps.from_json(json.loads((table.schema.metadata or {})[_DEPS_META]))
-                if not stale(deps):
-                    replay(deps)
-                    return table.to_pandas()
-            except Exception:  # unreadable or without its dependencies: recomputed
-                pass
-        with recording() as rec:
-            frame = build()
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        meta = {**(table.schema.metadata or {}), _DEPS_META: json.dumps(rec.deps().to_json()).encode()}
-        try:
-            with atomic_path(entry) as tmp:
-                pq.write_table(table.replace_schema_metadata(meta), tmp)
-        except OSError:  # a read-only or full cache: the result is still returned, just not kept
-            pass
-        replay(rec.deps())
-        return frame
-
-
-_DEPS_META = b"workbench.deps"
+    return recorded_frame(cache_dir() / "reproductions" / scale / f"study-{name}-{key}.parquet", build)
 
 
 def run_paper(
@@ -310,7 +265,7 @@ def run_paper(
     if not cache:
         return _compute(paper, scale, figures, progress)
     entry = _entry(paper, scale)
-    with _locked(entry):
+    with locked(entry):
         stored = _read(entry)
         if stored is not None and (stored["with_figures"] or not figures):
             return PaperRun.from_json(stored)
