@@ -151,13 +151,14 @@ def points(name: str | Engine, scale: str = "full", *, cache: bool = True) -> pd
 
     e = engine(name)
     one_of("scale", scale, SCALES)
-    if e.compute is None:
+    compute = e.compute
+    if compute is None:
         raise ValueError(f"engine {e.name!r} has no points: {e.no_reference}")
     if not cache:
-        return _normalize(e, e.compute(scale))
+        return _normalize(e, compute(scale))
     scale = scale if e.scaled else "full"
     entry = cache_dir() / "fidelity" / scale / f"{e.name}-{points_key(e, scale)}.parquet"
-    return recorded_frame(entry, lambda: _normalize(e, e.compute(scale)))
+    return recorded_frame(entry, lambda: _normalize(e, compute(scale)))
 
 
 # ----------------------------------------------------------------------------------------------------------------------
