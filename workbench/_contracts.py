@@ -55,6 +55,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from . import _specs
 from ._specs import (
     AnyOf,
     Array,
@@ -73,22 +74,9 @@ from ._specs import (
     Text,
 )
 
+#: The value specs (re-exported from :mod:`workbench._specs`, so a model module imports one place) and the contracts.
 __all__ = [
-    "Spec",
-    "Real",
-    "Int",
-    "Bool",
-    "Choice",
-    "Text",
-    "Array",
-    "Frame",
-    "Instance",
-    "Seed",
-    "FilePath",
-    "Opaque",
-    "AnyOf",
-    "Items",
-    "MappingOf",
+    *(n for n in _specs.__all__ if n not in ("HUGE", "WRONG")),
     "Rule",
     "same_length",
     "Contract",
