@@ -99,6 +99,17 @@ def test_show_claims_selects_by_id():
         rep.show_claims("arrivals", ids=["nope"])
 
 
+def test_run_claims_selects_by_id_in_the_order_given():
+    keys = ["arrivals/cv3-p99-wait", "arrivals/cv-burstiness"]
+    assert [r.claim.key for r in rep.run_claims(claims=keys, scale="quick")] == keys
+    with pytest.raises(ValueError, match="did you mean 'arrivals/cv-burstiness'"):
+        rep.run_claims(claims=["arrivals/cv-burstines"], scale="quick")
+    with pytest.raises(ValueError, match="not both"):
+        rep.run_claims("arrivals", "quick", claims=keys)
+    with pytest.raises(TypeError, match="list of claim ids"):
+        rep.run_claims(claims="arrivals/cv-burstiness", scale="quick")
+
+
 def test_paper_runs_are_cached_by_the_source(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
     first = rep.run_paper("arrivals", "quick")

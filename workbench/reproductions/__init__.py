@@ -129,16 +129,38 @@ def run_claims(
     paper: str | Sequence[str] | None = None,
     scale: Scale = "full",
     *,
+    claims: Sequence[str] | None = None,
     progress: bool = False,
 ) -> list[ClaimResult]:
-    """Run the registered claims (of ``paper``, or all) at ``scale`` and return their results.
+    """Run the registered claims (of ``paper``, or all) at ``scale`` and return their results; ``claims`` picks
+    claims by id (``"paper/claim"``, as the scoreboard names them) and returns them in the order given.
 
     Each paper runs as one unit through :func:`run_paper` (cached by the source fingerprint, so asking twice, or
     from the test suite and a notebook, computes once). A measure that raises is recorded as ``not reproduced`` with
     the error, so one broken claim never hides the rest.
+
+    Examples
+    --------
+    >>> [r.claim.key for r in run_claims(claims=["arrivals/idc-renewal"], scale="quick")]
+    ['arrivals/idc-renewal']
     """
     one_of("scale", scale, SCALES)
     registry = load_all()
+    if claims is not None:
+        if paper is not None:
+            raise ValueError("give paper or claims, not both: claims already name their papers ('paper/claim')")
+        if isinstance(claims, str):
+            raise TypeError(f"claims must be a list of claim ids, got the string {claims!r}: write [{claims!r}]")
+        unknown = [k for k in claims if k not in registry.claims]
+        if unknown:
+            import difflib
+
+            hints = {k: difflib.get_close_matches(k, list(registry.claims), n=1) for k in unknown}
+            said = "; ".join(f"{k!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for k, h in hints.items())
+            raise ValueError(f"unknown claim id(s): {said}; ids are 'paper/claim' as on the scoreboard")
+        papers = list(dict.fromkeys(k.split("/", 1)[0] for k in claims))
+        by_key = {r.claim.key: r for r in run_claims(papers, scale, progress=progress)}
+        return [by_key[k] for k in claims]
     ids = list(dict.fromkeys(c.paper.id for c in registry.select_claims(paper)))
     if progress and len(ids) == 1:  # one paper: the bar counts its claims
         return paper_results(run_paper(ids[0], scale, progress=True))
