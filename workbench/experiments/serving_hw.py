@@ -12,7 +12,7 @@ and the replicas' busy fraction. The scheduler, balancer and preemption are trea
 
 from __future__ import annotations
 
-from ..serving import BALANCERS, PREEMPTIONS, SCHEDULERS, Deployment, Scheduler, latency_summary, serve
+from ..serving import BALANCERS, PREEMPTIONS, SCHEDULERS, Deployment, Scheduler, latency_summary, serve, specs
 from ..serving.engines import engines
 from ..serving.roofline import COST_SOURCES
 from ..workloads import servegen
@@ -20,8 +20,6 @@ from ._space import Param, experiment
 
 __all__ = ["serving_hardware"]
 
-_MODELS = ("Llama-3.1-8B", "Llama-2-13B", "Llama-3.1-70B", "Mixtral-8x7B")
-_GPUS = ("H100-SXM", "A100-80GB", "H200", "B200", "L40S", "MI300X")
 _START_S = 14 * 3600
 
 
@@ -32,8 +30,8 @@ _START_S = 14 * 3600
     params=[
         Param("mean_rate_rps", 10.0, "rps", low=0.0, low_inclusive=False, doc="mean of M-large's 14:00 rate curve"),
         Param("duration_s", 300.0, "s", low=10.0, high=86_400.0, doc="length of the composed traffic"),
-        Param("model", "Llama-3.1-8B", choices=_MODELS, seeded=False, doc="served model"),
-        Param("gpu", "H100-SXM", choices=_GPUS, seeded=False, doc="accelerator"),
+        Param("model", "Llama-3.1-8B", choices=tuple(specs.models()["model"]), seeded=False, doc="served model"),
+        Param("gpu", "H100-SXM", choices=tuple(specs.gpus()["gpu"]), seeded=False, doc="accelerator"),
         Param("tp", 1, "", low=1, high=8, seeded=False, doc="tensor-parallel degree"),
         Param("pp", 1, "", low=1, high=8, seeded=False, doc="pipeline-parallel stages"),
         Param("replicas", 1, "", low=1, high=64, seeded=False, doc="replicas behind the balancer"),
