@@ -36,8 +36,9 @@
 #   measured NCCL times. An iteration is the sum (sequential engines) or the busiest resource (NanoFlow's overlap),
 #   plus the serving engine's host work (`Deployment(engine=...)`). Attention is Vidur's measured kernel, carried to
 #   other shapes, GPUs and kernel generations by mechanism. Nothing is fitted to a validation point.
-# * **Engines by era** (`engine="vllm"` or `"vllm-v1"`: a current vLLM; `"vllm-v0"` or `"vllm-2023"`: the eager vLLM
-#   of 2023-24; SGLang, TensorRT-LLM, NanoFlow): host work per step, kernel families, default scheduling policy and
+# * **Engines by era** (`engine="vllm"` or `"vllm-v1"`: a current vLLM; `"vllm-v0"`: the eager vLLM of 2023-24;
+#   `"vllm-2023"`: its 2023 releases, whose own PagedAttention decode kernel reads a grouped-query model's KV cache
+#   once per query head; SGLang, TensorRT-LLM, NanoFlow): host work per step, kernel families, default scheduling policy and
 #   what the API server adds to a request's first token, each sourced in `datasets/serving_specs/engines.csv`.
 # * **A replica** (`workbench.serving.engine`): a paged KV cache (16-token blocks, growing token by token, no
 #   knowledge of the output length, preemption by recompute or by swap over PCIe, prefix sharing across requests
@@ -172,6 +173,23 @@ for name in ("vllm-2023", "vllm"):
         rows.append({"engine": name, "prompt": n, "prefill (ms)": 1e3 * d.iteration_s(n, n * (n + 1) / 2, 0, 0, 1),
                      "attention (ms)": 1e3 * b["attn_prefill"], "attention share": b["attn_prefill"] / b.sum()})
 print(pd.DataFrame(rows).round(3).to_string(index=False))
+
+# %% [markdown]
+# Decode differs by era too: the 2023 releases decode with vLLM's own PagedAttention kernel, one thread block per query
+# head, so a grouped-query model's KV heads are read once per query head they serve (vLLM issue #1880); vLLM PR #2744's
+# kernel benchmark measures how much of those repeated reads reaches HBM (about 41% of each: Llama-2-70B's 8 query
+# heads per KV head read its cache 3.8 times). The eager engine of 2024 (`"vllm-v0"`, Sarathi-Serve's fork) and a
+# current vLLM read it once:
+
+# %%
+rows = []
+for name in ("vllm-2023", "vllm-v0", "vllm"):
+    d = Deployment("Llama-2-70B", "H100-SXM", tp=8, engine=name)
+    for b in (1, 16, 64):
+        bd = d.breakdown(0, 0, b, b * 2048).set_index("operator")["time_s"]
+        rows.append({"engine": name, "batch": b, "decode step (ms)": 1e3 * d.iteration_s(0, 0, b, b * 2048),
+                     "attention (ms)": 1e3 * bd["attn_decode"]})
+print(pd.DataFrame(rows).round(2).to_string(index=False))
 
 # %% [markdown]
 # The old linear cost model is one least-squares fit away, so results in its units stay reproducible:

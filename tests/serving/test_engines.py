@@ -109,3 +109,30 @@ def test_an_unknown_all_reduce_kind_is_named_with_its_line(tmp_path, monkeypatch
     _shadow_engines(tmp_path, monkeypatch, out.getvalue())
     with pytest.raises(ValueError, match=r"engines.csv:3: malformed engine row .*allreduce"):
         engines()
+
+
+def test_decode_attention_kernels_by_era_and_an_unknown_one_named(tmp_path, monkeypatch):
+    # the 2023 vLLM runs its own PagedAttention kernel; every other profile a GQA-aware one (FlashAttention/FlashInfer)
+    assert engine("vllm-2023").decode_attention == "paged-v1"
+    assert {e.decode_attention for n, e in engines().items() if n != "vllm-2023"} == {"gqa"}
+    # the 2023 row differs from the eager engine's in its decode kernel only
+    a, b = engine("vllm-2023"), engine("vllm-v0")
+    assert (a.iteration_s, a.per_seq_s, a.tp_iteration_s, a.tp_rpc_s, a.overlap_cpu, a.allreduce, a.attention) == (
+        b.iteration_s,
+        b.per_seq_s,
+        b.tp_iteration_s,
+        b.tp_rpc_s,
+        b.overlap_cpu,
+        b.allreduce,
+        b.attention,
+    )
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(SHIPPED.read_text(encoding="utf-8"))))
+    rows[2][rows[0].index("decode_attention")] = "paged-v9"
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    _shadow_engines(tmp_path, monkeypatch, out.getvalue())
+    with pytest.raises(ValueError, match=r"engines.csv:3: malformed engine row .*decode_attention"):
+        engines()
