@@ -38,7 +38,7 @@
 #   other shapes, GPUs and kernel generations by mechanism. Nothing is fitted to a validation point.
 # * **Engines by era** (`engine="vllm"` or `"vllm-v1"`: a current vLLM; `"vllm-v0"`: the eager vLLM of 2023-24;
 #   `"vllm-2023"`: its 2023 releases, whose own PagedAttention decode kernel reads a grouped-query model's KV cache
-#   once per query head; SGLang, TensorRT-LLM, NanoFlow): host work per step, kernel families, default scheduling policy and
+#   once per query head and whose Ray workers received every sequence each step; SGLang, TensorRT-LLM, NanoFlow): host work per step, kernel families, default scheduling policy and
 #   what the API server adds to a request's first token, each sourced in `datasets/serving_specs/engines.csv`.
 # * **A replica** (`workbench.serving.engine`): a paged KV cache (16-token blocks, growing token by token, no
 #   knowledge of the output length, preemption by recompute or by swap over PCIe, prefix sharing across requests
@@ -178,8 +178,10 @@ print(pd.DataFrame(rows).round(3).to_string(index=False))
 # Decode differs by era too: the 2023 releases decode with vLLM's own PagedAttention kernel, one thread block per query
 # head, so a grouped-query model's KV heads are read once per query head they serve (vLLM issue #1880); vLLM PR #2744's
 # kernel benchmark measures how much of those repeated reads reaches HBM (about 41% of each: Llama-2-70B's 8 query
-# heads per KV head read its cache 3.8 times). The eager engine of 2024 (`"vllm-v0"`, Sarathi-Serve's fork) and a
-# current vLLM read it once:
+# heads per KV head read its cache 3.8 times). And their driver pickled every sequence's metadata for each Ray worker
+# every step (37 us per sequence and worker, from the speed-up vLLM PR #2221 measured when it stopped doing so). The
+# eager engine of 2024 (`"vllm-v0"`, Sarathi-Serve's fork) reads the cache once and keeps sequences on its workers; a
+# current vLLM also hides its host work:
 
 # %%
 rows = []

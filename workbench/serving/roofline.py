@@ -570,7 +570,7 @@ class Deployment:
         prof = self._engine
         return CostTable(
             tok, head, logc, prefix, pf, contexts, da, pf_floor=pf_floor, pf_tile=pf_tile,
-            cpu0=prof.cpu_s(0, tp=self.tp), per_seq=prof.per_seq_s, overlap_cpu=bool(prof.overlap_cpu),
+            cpu0=prof.cpu_s(0, tp=self.tp), per_seq=prof.per_seq(self.tp), overlap_cpu=bool(prof.overlap_cpu),
         )  # fmt: skip
 
     def _contexts(self) -> np.ndarray:
