@@ -13,7 +13,14 @@ import pytest
 
 from workbench.data import find
 from workbench.serving import Deployment
-from workbench.serving.attention import REFERENCE, UTILIZATION, attention_curves, family_factor
+from workbench.serving.attention import (
+    PAGED_V1_REREAD,
+    REFERENCE,
+    UTILIZATION,
+    attention_curves,
+    decode_read_factor,
+    family_factor,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,3 +118,42 @@ def test_committed_attention_curves_are_what_the_script_derives():
     t = mod.derive()
     dec = t[t["kind"] == "decode"].pivot_table(index="batch", columns="tokens", values="value")
     assert (np.diff(dec.to_numpy(), axis=0) >= 0).all() and (np.diff(dec.to_numpy(), axis=1) >= 0).all()
+
+
+def test_vllm_2023_decode_kernel_rereads_a_kv_head_for_each_query_head():
+    # vLLM's 2023 PagedAttention kernel (issue #1880): one thread block per query head, so a GQA model's decode reads
+    # its KV heads q_per_kv times, the repeats at the L2-missing share measured in PR #2744 (A100-40GB-PCIe, 64 query
+    # and 8 KV heads, context 1,024: 37.541 us at batch 1, 68.585 us at batch 4)
+    slope_bytes = (68.585 - 37.541) / 3 * 1e-6 * 1.555e12
+    assert pytest.approx((slope_bytes / (1024 * 8 * 128 * 2 * 2) - 1) / 7, rel=1e-9) == PAGED_V1_REREAD
+    assert 0.3 < PAGED_V1_REREAD < 0.5  # about 3.8 of the 8 reads reach HBM
+    assert decode_read_factor("gqa", 8) == 1.0 and decode_read_factor("paged-v1", 1) == 1.0
+    assert decode_read_factor("paged-v1", 8) == pytest.approx(1 + 7 * PAGED_V1_REREAD)
+    with pytest.raises(ValueError, match="decode attention kernel"):
+        decode_read_factor("paged-v9", 8)
+    # Llama-2-70B (64 query, 8 KV heads) at TP 2: the 2023 engine's decode is the measured GQA kernel moving
+    # decode_read_factor x the bytes, i.e. as the GQA kernel at that many more requests
+    old = Deployment("Llama-2-70B", "A100-80GB", tp=2, engine="vllm-2023")
+    gqa = Deployment("Llama-2-70B", "A100-80GB", tp=2, engine="sarathi-serve")
+    k = decode_read_factor("paged-v1", 8)
+    for b, L in ((4, 1024), (32, 2048)):
+        # the kernel's cost (the cost table interpolates it over whole batches)
+        assert float(old._decode_attention(b, L)[1]) == pytest.approx(
+            float(gqa._decode_attention(b * k, L)[1]), rel=1e-9
+        )
+        assert attn(old, "attn_decode", 0, 0, b, b * L) == pytest.approx(
+            float(old._decode_attention(b, L)[1]), rel=1e-6
+        )
+        assert attn(old, "attn_decode", 0, 0, b, b * L) > 1.5 * attn(gqa, "attn_decode", 0, 0, b, b * L)
+    # multi-head attention (Llama-2-7B: a KV head per query head) reads no more: the two kernels agree
+    mha_old = Deployment("Llama-2-7B", "A100-80GB", engine="vllm-2023")
+    mha_new = Deployment("Llama-2-7B", "A100-80GB", engine="sarathi-serve")
+    assert attn(mha_old, "attn_decode", 0, 0, 16, 16 * 1024) == pytest.approx(
+        attn(mha_new, "attn_decode", 0, 0, 16, 16 * 1024), rel=1e-9
+    )
+    # stated costs carry the same read factor
+    s_old = Deployment("Llama-2-70B", "A100-80GB", tp=2, engine="vllm-2023", costs="stated")
+    s_new = Deployment("Llama-2-70B", "A100-80GB", tp=2, engine="sarathi-serve", costs="stated")
+    assert attn(s_old, "attn_decode", 0, 0, 8, 8 * 1024) == pytest.approx(
+        k * attn(s_new, "attn_decode", 0, 0, 8, 8 * 1024), rel=1e-6
+    )

@@ -80,7 +80,7 @@ def _shadow_engines(tmp_path, monkeypatch, text: str) -> None:
 
 
 def test_malformed_engine_table_names_the_line(tmp_path, monkeypatch):
-    _shadow_engines(tmp_path, monkeypatch, SHIPPED.read_text().replace("0.00624,false", "lots,false", 1))
+    _shadow_engines(tmp_path, monkeypatch, SHIPPED.read_text().replace("0.00624,0,false", "lots,0,false", 1))
     with pytest.raises(ValueError, match=r"engines.csv:3: malformed engine row"):
         engines()
     monkeypatch.delenv("WORKBENCH_DATA")
@@ -109,3 +109,59 @@ def test_an_unknown_all_reduce_kind_is_named_with_its_line(tmp_path, monkeypatch
     _shadow_engines(tmp_path, monkeypatch, out.getvalue())
     with pytest.raises(ValueError, match=r"engines.csv:3: malformed engine row .*allreduce"):
         engines()
+
+
+def test_decode_attention_kernels_by_era_and_an_unknown_one_named(tmp_path, monkeypatch):
+    # the 2023 vLLM runs its own PagedAttention kernel; every other profile a GQA-aware one (FlashAttention/FlashInfer)
+    assert engine("vllm-2023").decode_attention == "paged-v1"
+    assert {e.decode_attention for n, e in engines().items() if n != "vllm-2023"} == {"gqa"}
+    # the 2023 row differs from the eager engine's in its decode kernel only
+    a, b = engine("vllm-2023"), engine("vllm-v0")
+    assert (a.iteration_s, a.per_seq_s, a.tp_iteration_s, a.tp_rpc_s, a.overlap_cpu, a.allreduce, a.attention) == (
+        b.iteration_s,
+        b.per_seq_s,
+        b.tp_iteration_s,
+        b.tp_rpc_s,
+        b.overlap_cpu,
+        b.allreduce,
+        b.attention,
+    )
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(SHIPPED.read_text(encoding="utf-8"))))
+    rows[2][rows[0].index("decode_attention")] = "paged-v9"
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    _shadow_engines(tmp_path, monkeypatch, out.getvalue())
+    with pytest.raises(ValueError, match=r"engines.csv:3: malformed engine row .*decode_attention"):
+        engines()
+
+
+def test_vllm_2023_pays_ray_serialization_per_sequence_and_worker():
+    # before vLLM PR #2221 every sequence's metadata went to each Ray worker every step: a host cost per running
+    # sequence and worker at TP >= 2, none on one GPU and none for the engine that keeps sequences on its workers
+    old, eager = engine("vllm-2023"), engine("vllm-v0")
+    assert old.rpc_per_seq_s > 0 and eager.rpc_per_seq_s == 0
+    assert old.cpu_s(64, tp=1) == pytest.approx(eager.cpu_s(64, tp=1))
+    for tp in (2, 8):
+        extra = old.cpu_s(64, tp=tp) - eager.cpu_s(64, tp=tp)
+        assert extra == pytest.approx(64 * tp * old.rpc_per_seq_s)
+        assert old.cpu_s(0, tp=tp) == pytest.approx(eager.cpu_s(0, tp=tp))
+    # on the cost table: the decode step of the 2023 engine at TP 8 grows with the batch by that much more
+    d_old = Deployment("Llama-2-70B", "H100-SXM", tp=8, engine="vllm-2023")
+    d_new = Deployment("Llama-2-70B", "H100-SXM", tp=8, engine="vllm-v0")
+    grow_old = d_old.iteration_s(0, 0, 64, 64 * 1024) - d_old.iteration_s(0, 0, 1, 1024)
+    grow_new = d_new.iteration_s(0, 0, 64, 64 * 1024) - d_new.iteration_s(0, 0, 1, 1024)
+    assert grow_old - grow_new > 63 * 8 * old.rpc_per_seq_s
+
+
+@pytest.mark.slow
+def test_vllm_2023_rpc_cost_is_what_the_script_derives_from_pr_2221():
+    spec = importlib.util.spec_from_file_location("derive_vllm2023_rpc", ROOT / "scripts" / "derive_vllm2023_rpc.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--check"]) == 0
+    # the replay's speed-up at the derived cost is the PR's measured one
+    c = engine("vllm-2023").rpc_per_seq_s
+    assert mod.throughput(0.0) / mod.throughput(c) == pytest.approx(3.48 / 2.48, rel=0.02)

@@ -15,8 +15,8 @@ from workbench.serving.roofline import Deployment
 
 
 def test_vllm_profiles_by_era_name_and_their_default_policies():
-    assert engine("vllm-v1") is engine("vllm") and engine("vllm-2023") is engine("vllm-v0")
-    assert set(ALIASES) == {"vllm-v1", "vllm-2023"}
+    assert engine("vllm-v1") is engine("vllm")
+    assert set(ALIASES) == {"vllm-v1"}
     h100 = Deployment("Llama-3.1-8B", "H100-SXM", engine="vllm-v1").scheduler
     assert (h100.kind, h100.max_num_batched_tokens, h100.max_num_seqs) == ("sarathi", 8192, 1024)
     for small in ("A100-80GB", "L40S"):  # an A100 (by name) and a GPU under 70 GiB keep V1's smaller defaults

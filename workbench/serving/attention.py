@@ -35,7 +35,21 @@ What carries over, and how:
   belongs to, 25-40% of an A100's (FA2 paper, abstract; 40% taken, the top of that range), and on Hopper in
   proportion to FA2's share. The profiled kernel is taken as FlashAttention-2 class (it is FA2's paged-KV path).
 
-Which family an engine runs is its profile's ``attention`` (``engines.csv``): a 2023 vLLM prefilled prompts with
+* **Decode kernel families.** The profiled decode kernel (FlashAttention's paged ``flash_attn_with_kvcache``) reads
+  each KV head once for all the query heads that share it (grouped-query attention). vLLM's own PagedAttention kernel
+  of 2023 (v1, and v2's split-KV form) does not: it runs one thread block per query head and sequence, each
+  streaming its KV head's cache, so a KV head is read once per query head it serves (vLLM issue #1880, 2023-12-01:
+  "vLLM's current paged attention kernel also does not leverage the benefits of MQA/GQA"). Part of the repeated reads
+  hit the L2 cache. How much reaches HBM is measured in vLLM PR #2744 (2024-02-04, the kernel benchmark
+  ``benchmark_paged_attention.py`` on an A100-40GB-PCIe, 1,555 GB/s, 64 query and 8 KV heads, context 1,024, bf16):
+  paged attention v1 took 37.541 µs at batch 1 and 68.585 µs at batch 4, i.e. 10.35 µs more per request, which at
+  the GPU's bandwidth is 16.1 MB per request against the 4.19 MB its KV heads hold (1,024 x 8 x 128 x K and V x 2
+  bytes): 3.84 reads of each KV head by its 8 query heads, the first read plus :data:`PAGED_V1_REREAD` = 41% of each
+  of the 7 repeated ones. :func:`decode_read_factor` carries that to any grouping (no extra reads for multi-head
+  attention); the deployment's decode then runs as the measured kernel moving that many more bytes.
+
+Which family an engine runs is its profile's ``attention`` (``engines.csv``) for prefill and ``decode_attention``
+for decode (``paged-v1`` for a 2023 vLLM, ``gqa`` for every other profile): a 2023 vLLM prefilled prompts with
 xformers (``vllm-v0``), Sarathi-Serve's artifact with the profiled kernel itself (``flash2-paged``: no causal
 skipping), current vLLM with FA3 on Hopper and FA2 elsewhere (``vllm/v1/attention/backends/fa_utils.py``,
 ``get_flash_attn_version``). The decode kernels are taken as one family (memory-bound at the measured efficiency on
@@ -53,8 +67,8 @@ from .._deps import remember
 from ..data import require
 from ..tables import frame
 
-__all__ = ["ATTENTION_CSV", "KERNELS", "REFERENCE", "UTILIZATION", "AttentionCurves", "attention_curves",
-           "family_factor"]  # fmt: skip
+__all__ = ["ATTENTION_CSV", "KERNELS", "PAGED_V1_REREAD", "REFERENCE", "UTILIZATION", "AttentionCurves",
+           "attention_curves", "decode_read_factor", "family_factor"]  # fmt: skip
 
 ATTENTION_CSV = "serving_specs/attention_curves.csv"
 #: The profiled geometry per GPU and the GPU (A100 80GB SXM: 312 dense FP16/BF16 TFLOP/s, 2,039 GB/s).
@@ -87,6 +101,35 @@ UTILIZATION = {
     ("xformers", "ada"): 0.40,
     ("xformers", "hopper"): 0.40 * 0.35 / 0.73,
 }
+
+
+#: vLLM PR #2744's measured paged-attention v1 kernel (A100-40GB-PCIe, 64 query / 8 KV heads, context 1,024, bf16):
+#: microseconds at batch 1 and 4, the GPU's HBM bandwidth, and the KV bytes one request's context holds per layer.
+_PR2744 = {"v1_b1_us": 37.541, "v1_b4_us": 68.585, "hbm_bytes_s": 1.555e12, "kv_bytes": 1024 * 8 * 128 * 2 * 2,
+           "q_per_kv": 8}  # fmt: skip
+#: Fraction of each repeated per-query-head read of a KV head that reaches HBM in vLLM's 2023 PagedAttention kernel
+#: (the rest hits L2), from :data:`_PR2744`: ``(slope x bandwidth / bytes - 1) / (q_per_kv - 1)`` = 0.41.
+PAGED_V1_REREAD = (
+    (_PR2744["v1_b4_us"] - _PR2744["v1_b1_us"]) / 3 * 1e-6 * _PR2744["hbm_bytes_s"] / _PR2744["kv_bytes"] - 1
+) / (_PR2744["q_per_kv"] - 1)
+
+
+@accepts()
+def decode_read_factor(kernel: str, q_per_kv: float) -> float:
+    """How many times a decode kernel of family ``kernel`` reads the KV cache from HBM, relative to reading each KV
+    head once, for ``q_per_kv`` query heads per KV head: 1 for ``"gqa"`` kernels, ``1 + (q_per_kv - 1) x``
+    :data:`PAGED_V1_REREAD` for vLLM's 2023 ``"paged-v1"`` kernel.
+
+    Examples
+    --------
+    >>> decode_read_factor("gqa", 8), round(decode_read_factor("paged-v1", 8), 2), decode_read_factor("paged-v1", 1)
+    (1.0, 3.84, 1.0)
+    """
+    if kernel not in ("gqa", "paged-v1"):
+        raise ValueError(f"decode attention kernel must be 'gqa' or 'paged-v1', got {kernel!r}")
+    if not q_per_kv >= 1:
+        raise ValueError(f"q_per_kv must be >= 1 (query heads per KV head), got {q_per_kv}")
+    return 1.0 if kernel == "gqa" else 1.0 + (q_per_kv - 1.0) * PAGED_V1_REREAD
 
 
 @output

@@ -45,7 +45,7 @@ import pandas as pd
 
 from .._contracts import AnyOf, Instance, Text, accepts
 from .._validate import integer, nonnegative, one_of, positive
-from .attention import REF_KV_BYTES, REFERENCE, attention_curves, family_factor
+from .attention import REF_KV_BYTES, REFERENCE, attention_curves, decode_read_factor, family_factor
 from .cost import COPY_CALL_S, LINEAR_CONTEXTS, PCIE_EFFICIENCY, CostTable, prefill_of, work_of
 from .engines import EngineProfile
 from .engines import engine as engine_profile
@@ -115,9 +115,9 @@ class Deployment:
         The serving engine (:mod:`workbench.serving.engines`, ``engines.csv``): its host work per iteration, kernel
         families, default scheduling policy (:attr:`scheduler`) and API-server latency. ``"vllm"`` or ``"vllm-v1"``
         (a current vLLM V1: CPU work hidden behind the GPU step by async scheduling, chunked prefill under the OpenAI
-        server's default budget, FA3 on Hopper, custom all-reduce), ``"vllm-v0"`` or ``"vllm-2023"`` (the eager vLLM
-        of 2023-24: measured CPU work added to every step, Ray at TP >= 2, xformers prefill, prefill-first
-        scheduling), ``"sarathi-serve"``, ``"sglang"``, ``"trtllm"``, ``"trtllm-v0.5"``, ``"nanoflow"``. Default:
+        server's default budget, FA3 on Hopper, custom all-reduce), ``"vllm-v0"`` (the eager vLLM
+        of 2023-24: measured CPU work added to every step, Ray at TP >= 2, xformers prefill, prefill-first scheduling),
+        ``"vllm-2023"`` (its 2023 releases, with vLLM's own PagedAttention decode kernel), ``"sarathi-serve"``, ``"sglang"``, ``"trtllm"``, ``"trtllm-v0.5"``, ``"nanoflow"``. Default:
         ``"nanoflow"`` when ``overlap`` else ``"vllm"``.
     overhead_s : float, optional
         A fixed host overhead per iteration added to every step, in place of the engine profile (for a stated
@@ -408,14 +408,19 @@ class Deployment:
         """(compute, memory) seconds of the decode attention of ``batch`` requests at a mean context of ``context``
         tokens (vectorised): with measured costs, the measured kernel reading the same KV bytes per layer and GPU
         (a batch of ``batch x bytes / 4,096`` reference requests), its bandwidth-bound part scaled to this GPU's HBM;
-        with stated costs, the whole KV cache read at the stated efficiency."""
+        with stated costs, the whole KV cache read at the stated efficiency. The bytes are the engine's decode
+        kernel's (:func:`~workbench.serving.attention.decode_read_factor`: vLLM's 2023 kernel re-reads a KV head for
+        each of its query heads)."""
         c = self._c
         b, L = np.broadcast_arrays(np.asarray(batch, dtype=float), np.asarray(context, dtype=float))
         if self._curves is None:
             kv = b * L
-            return c["attn_flops"] * kv * c["flop_s"], c["kv_bytes"] * kv * c["byte_s"]
+            reads = decode_read_factor(self._engine.decode_attention, self.model.heads / max(self.model.kv_heads, 1))
+            return c["attn_flops"] * kv * c["flop_s"], c["kv_bytes"] * reads * kv * c["byte_s"]
         cur = attention_curves()
-        per_gpu = c["kv_bytes"] / c["stage_layers"] / self.tp  # KV bytes per token, layer and GPU
+        m = self.model
+        reads = decode_read_factor(self._engine.decode_attention, m.heads / max(m.kv_heads, 1))
+        per_gpu = c["kv_bytes"] / c["stage_layers"] / self.tp * reads  # KV bytes read per token, layer and GPU
         ref = cur.decode_s(b * per_gpu / REF_KV_BYTES, L)
         t = cur.floor + (ref - cur.floor) * REFERENCE["hbm_bytes_s"] / self.gpu.hbm_bytes_per_s
         t = np.where(b > 0, t * c["stage_layers"], 0.0)
@@ -565,7 +570,7 @@ class Deployment:
         prof = self._engine
         return CostTable(
             tok, head, logc, prefix, pf, contexts, da, pf_floor=pf_floor, pf_tile=pf_tile,
-            cpu0=prof.cpu_s(0, tp=self.tp), per_seq=prof.per_seq_s, overlap_cpu=bool(prof.overlap_cpu),
+            cpu0=prof.cpu_s(0, tp=self.tp), per_seq=prof.per_seq(self.tp), overlap_cpu=bool(prof.overlap_cpu),
         )  # fmt: skip
 
     def _contexts(self) -> np.ndarray:

@@ -127,6 +127,7 @@ COLORS = {
     # serving engine profiles
     "vllm": "#1f77b4",
     "vllm-v0": "#aec7e8",
+    "vllm-2023": "#c5b0d5",
     "sarathi-serve": "#17becf",
     "sglang": "#ff7f0e",
     "trtllm": "#2ca02c",
