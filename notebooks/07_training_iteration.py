@@ -35,11 +35,10 @@ from workbench.reproductions.c4_training import gain_sweep, scaling_table
 from workbench.training import CALIBRATION, GPUS, MODELS, Plan, iteration_table
 from workbench.training.dse import explore
 from workbench.training.exec_graph import build_graph, simulate, timeline_table
+from workbench.training.gaps import consistency_floor, gap_table
 from workbench.training.validation import (
     compute_check,
-    consistency_floor,
     corpus,
-    gap_table,
     rendezvous_table,
     source_summary,
     validation_points,

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from workbench.data import require
+from workbench.training import gaps as G
 from workbench.training import validation as V
 from workbench.training.iteration import CALIBRATION
 
@@ -65,7 +66,7 @@ def test_the_published_runs_bound_what_any_model_reaches_on_lumos():
     and at DP 8 in 1.010 s. More replicas cannot shorten an iteration beyond the optimizer step they shard (the DP
     collective only grows), and the model obeys that; so no such model gets within 17.7% of both headline rows, and
     Issue 38's 20% bar leaves it a window of 2.7 points there."""
-    f = V.consistency_floor()
+    f = G.consistency_floor()
     lumos = f[f.source == "lumos2025"].set_index("small")
     assert list(lumos.index) == ["lumos-15b-2x8x4"] and lumos.large.iloc[0] == "lumos-15b-2x8x8"
     pair = lumos.iloc[0]
@@ -87,7 +88,7 @@ def test_the_gap_table_adds_up_and_says_what_is_lacking():
     """The model's terms on Lumos's runs add up to its iteration; the sourced terms beyond compute and bubble (the
     blocking exchanges at the measured NCCL rate, the TP collectives, the exposed DP collective) are tens of
     milliseconds where the bar needs 0.4-0.6 s more at PP 8-16."""
-    g = V.gap_table().set_index("id")
+    g = G.gap_table().set_index("id")
     terms = ["compute_ms", "ends_ms", "bubble_ms", "exchange_ms", "tp_ms", "dp_ms", "optimizer_ms"]
     np.testing.assert_allclose(g[terms].sum(axis=1), g.model_ms, rtol=1e-9)
     np.testing.assert_allclose(g.measured_compute_ms + g.measured_rest_ms, g.measured_ms, rtol=1e-12)
@@ -97,10 +98,10 @@ def test_the_gap_table_adds_up_and_says_what_is_lacking():
     assert (g.exchange_ms[small] < 20).all() and (g.dp_ms[small] < 20).all()
     assert g.ends_ms["lumos-15b-2x16x4"] > g.ends_ms["lumos-15b-2x8x4"] > g.ends_ms["lumos-15b-2x4x4"] > 0
     assert 400 < g.lacking_ms["lumos-15b-2x8x4"] < g.lacking_ms["lumos-15b-2x16x4"] < 700
-    within = (p.error[g.index].abs() <= V.WORST_BAR).to_numpy()
+    within = (p.error[g.index].abs() <= G.WORST_BAR).to_numpy()
     assert (g.lacking_ms[within] == 0).all() and (g.lacking_ms[~within] > 0).all()
     with pytest.raises(ValueError, match="source"):
-        V.gap_table("narayanan2021")
+        G.gap_table("narayanan2021")
 
 
 def test_headline_flags_are_what_the_alternatives_do_to_the_model():
