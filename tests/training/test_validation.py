@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from workbench.data import require
+from workbench.training import gaps as G
 from workbench.training import validation as V
 from workbench.training.iteration import CALIBRATION
 
@@ -58,6 +59,49 @@ def test_lumos_measured_compute_pins_its_batch():
         assert fixed.ratio.max() / fixed.ratio.min() > 3.5, g
     with pytest.raises(ValueError, match="global_batch"):
         V.compute_check(global_batch=0)
+
+
+def test_the_published_runs_bound_what_any_model_reaches_on_lumos():
+    """Lumos ran the same pipeline (TP 2 x PP 8, 16 micro-batches of 1, the same compute per GPU) at DP 4 in 1.446 s
+    and at DP 8 in 1.010 s. More replicas cannot shorten an iteration beyond the optimizer step they shard (the DP
+    collective only grows), and the model obeys that; so no such model gets within 17.7% of both headline rows, and
+    Issue 38's 20% bar leaves it a window of 2.7 points there."""
+    f = G.consistency_floor()
+    lumos = f[f.source == "lumos2025"].set_index("small")
+    assert list(lumos.index) == ["lumos-15b-2x8x4"] and lumos.large.iloc[0] == "lumos-15b-2x8x8"
+    pair = lumos.iloc[0]
+    assert pair.headline and pair.floor == pytest.approx(0.177, abs=0.001)
+    assert pair.saving_s < 0.005  # the sharded optimizer step: milliseconds
+    # the model is such a model: more replicas never shorten its iteration beyond the saving
+    assert (f.model_large >= f.model_small - f.saving_s - 1e-9).all()
+    p = V.validation_points().set_index("id")
+    for row in (pair.name, pair.large):
+        assert abs(p.error[row]) >= pair.floor - 1e-9
+    # the best such model predicts the same for both and misses both by the floor
+    best_large = pair.best_small_s - pair.saving_s
+    assert pair.best_small_s / pair.published_small - 1 == pytest.approx(-pair.floor, abs=1e-9)
+    assert best_large / pair.published_large - 1 == pytest.approx(pair.floor, abs=1e-9)
+    assert (f.floor[f.source != "lumos2025"] < 0.05).all()  # elsewhere the runs agree (MegaScale: 1.4%)
+
+
+def test_the_gap_table_adds_up_and_says_what_is_lacking():
+    """The model's terms on Lumos's runs add up to its iteration; the sourced terms beyond compute and bubble (the
+    blocking exchanges at the measured NCCL rate, the TP collectives, the exposed DP collective) are tens of
+    milliseconds where the bar needs 0.4-0.6 s more at PP 8-16."""
+    g = G.gap_table().set_index("id")
+    terms = ["compute_ms", "ends_ms", "bubble_ms", "exchange_ms", "tp_ms", "dp_ms", "optimizer_ms"]
+    np.testing.assert_allclose(g[terms].sum(axis=1), g.model_ms, rtol=1e-9)
+    np.testing.assert_allclose(g.measured_compute_ms + g.measured_rest_ms, g.measured_ms, rtol=1e-12)
+    p = V.validation_points().set_index("id")
+    np.testing.assert_allclose(g.model_ms / 1e3, p.model[g.index], rtol=1e-9)
+    small = g.model_name == "gpt3-15b"
+    assert (g.exchange_ms[small] < 20).all() and (g.dp_ms[small] < 20).all()
+    assert g.ends_ms["lumos-15b-2x16x4"] > g.ends_ms["lumos-15b-2x8x4"] > g.ends_ms["lumos-15b-2x4x4"] > 0
+    assert 400 < g.lacking_ms["lumos-15b-2x8x4"] < g.lacking_ms["lumos-15b-2x16x4"] < 700
+    within = (p.error[g.index].abs() <= G.WORST_BAR).to_numpy()
+    assert (g.lacking_ms[within] == 0).all() and (g.lacking_ms[~within] > 0).all()
+    with pytest.raises(ValueError, match="source"):
+        G.gap_table("narayanan2021")
 
 
 def test_headline_flags_are_what_the_alternatives_do_to_the_model():
