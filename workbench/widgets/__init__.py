@@ -35,6 +35,7 @@ __all__ = [
     "log_steps",
     "FigurePane",
     "Panel",
+    "FidelityNote",
     "redraw",
     "clear",
     "panel",
@@ -235,14 +236,68 @@ def figures_tabs(pages: Mapping[str, Sequence[W.Widget]]) -> W.Tab:
     return W.Tab(children=[figures_grid(f) for f in pages.values()], titles=list(pages), layout=W.Layout(width="100%"))
 
 
+class FidelityNote(W.HTML):
+    """How far the engines behind a panel lie from their independent references, for the region its controls are in
+    (:func:`workbench.fidelity.panel_notes`), kept current as the controls move: one line per engine ("serving:
+    validated on 132 points ..., this GPU/model: 3 points"), and a highlighted note naming every control that leaves
+    the validated envelope ("no measured point for GPU MI300X"). ``shown`` is the panel's key in
+    :data:`workbench.fidelity.PANELS`; ``controls`` maps an engine control's name (``gpu``, ``model``, ``tp``, ...)
+    to the widget holding its value. The text wraps: nothing is clipped at a panel's width."""
+
+    def __init__(self, shown: str, controls: Mapping[str, W.Widget] | None = None) -> None:
+        super().__init__(layout=W.Layout(width="100%"))
+        self.add_class("wb-fidelity")
+        self.shown = shown
+        self.controls = dict(controls or {})
+        self.notes: list = []
+        for widget in self.controls.values():
+            widget.observe(lambda _change: self.refresh(), names="value")
+        self.refresh()
+
+    def values(self) -> dict:
+        """The panel's current values of the engine controls."""
+        return {name: widget.value for name, widget in self.controls.items()}
+
+    @property
+    def outside(self) -> list[str]:
+        """Every note of a control outside the validated envelope, over the panel's engines."""
+        return [o for n in self.notes for o in n.outside]
+
+    def refresh(self) -> None:
+        from .. import fidelity
+
+        try:
+            self.notes = fidelity.panel_notes(self.shown, **self.values())
+        except (ValueError, TypeError, OSError) as exc:  # a reference file missing: say so, the panel still works
+            self.notes = []
+            self.value = _note_html(f"Validation not available here: {exc}", warn=False)
+            return
+        lines = [_note_html(n.text, warn=False) for n in self.notes]
+        if self.outside:
+            lines.append(_note_html("Outside the validated envelope: " + "; ".join(self.outside) + ".", warn=True))
+        self.value = "".join(lines)
+
+
+def _note_html(text: str, *, warn: bool) -> str:
+    import html
+
+    style = "white-space:normal;overflow-wrap:anywhere;font-size:12px;line-height:1.35;margin:1px 0;padding:2px 6px;"
+    style += "background:#fff4ce;border-left:3px solid #bf8700;" if warn else "color:#444;"
+    return f"<div style='{style}'>{html.escape(text)}</div>"
+
+
 def panel(
     controls: Sequence[W.Widget],
     figures: Sequence[W.Widget] | Mapping[str, Sequence[W.Widget]],
     *,
     info: W.Widget | None = None,
     control_min_px: int = CONTROL_MIN_PX,
+    fidelity: str | None = None,
+    fidelity_controls: Mapping[str, W.Widget] | None = None,
 ) -> Panel:
-    """The standard panel: a controls grid, an optional info line or table, then the figures.
+    """The standard panel: a controls grid, an optional info line or table, the fidelity note (:class:`FidelityNote`
+    when ``fidelity`` names the panel in :data:`workbench.fidelity.PANELS`, its engine controls in
+    ``fidelity_controls``), then the figures.
 
     ``figures`` is a list of at most :data:`FIGURES_PER_ROW` figures (shown side by side) or a mapping of tab title ->
     such a list (shown in tabs, :func:`figures_tabs`): more figures than one row would put the last row below the fold
@@ -252,6 +307,9 @@ def panel(
     parts: list[W.Widget] = [controls_grid(controls, min_px=control_min_px)]
     if info is not None:
         parts.append(info)
+    note = FidelityNote(fidelity, fidelity_controls) if fidelity is not None else None
+    if note is not None:
+        parts.append(note)
     if isinstance(figures, Mapping):
         parts.append(figures_tabs(figures))
     else:
@@ -261,7 +319,9 @@ def panel(
                 "tab title -> figures instead"
             )
         parts.append(figures_grid(figures))
-    return Panel(parts, layout=W.Layout(width="100%", overflow="hidden"))
+    out = Panel(parts, layout=W.Layout(width="100%", overflow="hidden"))
+    out.fidelity = note  # the note, for tests and for a panel's own text
+    return out
 
 
 #: One cell's style in an info table: left-aligned like its header, with room between columns.

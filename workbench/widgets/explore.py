@@ -216,7 +216,14 @@ def explore_panel(
     run.on_click(on_run)
     # an experiment has up to ~16 parameters: short boxes four to a row keep the figure in the same screen
     extra = [quantity] if quantity is not None else []
-    out = panel([*controls.values(), n_seeds, *extra, run], [figure], info=W.VBox([info, bar]), control_min_px=200)
+    out = panel(
+        [*controls.values(), n_seeds, *extra, run],
+        [figure],
+        info=W.VBox([info, bar]),
+        control_min_px=200,
+        fidelity=exp.name,
+        fidelity_controls=controls,
+    )
     out.run, out.figure, out.controls, out.info = run, figure, controls, info
     if autorun:
         on_run(progress=False)

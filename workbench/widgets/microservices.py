@@ -114,4 +114,4 @@ def microservices_panel() -> W.Widget:
         w.continuous_update = False
         w.observe(update, "value")
     update()
-    return panel(controls, [fig], info=info)
+    return panel(controls, [fig], info=info, fidelity="workbench.widgets.microservices:microservices_panel")
