@@ -330,7 +330,8 @@ class FidelityNote(W.HTML):
 
 def _validate_in_background(names: tuple[str, ...], done: Callable[[str], None]) -> Any:
     """Compute the validation points of engines ``names`` into the cache in a ``workbench validate`` process at the
-    lowest CPU priority (the kernel's own cells go first; no shared interpreter lock), and call ``done`` with ""
+    lowest CPU priority (the kernel's own cells go first; no shared interpreter lock; it ends if the kernel does),
+    and call ``done`` with ""
     (or the error's last line) from a thread that waits for it. Returns that thread."""
     import os
     import subprocess
@@ -339,11 +340,19 @@ def _validate_in_background(names: tuple[str, ...], done: Callable[[str], None])
 
     cmd = [sys.executable, "-m", "workbench.cli", "validate", "--engine", *names]
 
+    def child() -> None:  # lowest priority, and ended with the kernel (Linux: SIGTERM when its parent exits)
+        os.nice(19)
+        try:
+            import ctypes
+            import signal
+
+            ctypes.CDLL(None).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
     def work() -> None:
         try:
-            proc = subprocess.run(
-                cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.nice(19)
-            )
+            proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=child)
         except OSError as exc:
             done(str(exc))
             return
