@@ -330,8 +330,8 @@ class FidelityNote(W.HTML):
 
 def _validate_in_background(names: tuple[str, ...], done: Callable[[str], None]) -> Any:
     """Compute the validation points of engines ``names`` into the cache in a ``workbench validate`` process at the
-    lowest CPU priority (the kernel's own cells go first; no shared interpreter lock; it ends if the kernel does),
-    and call ``done`` with ""
+    lowest CPU priority (the kernel's own cells go first; no shared interpreter lock; it ends if the kernel does; one
+    process per set of engines, the panels that need it waiting on the same), and call ``done`` with ""
     (or the error's last line) from a thread that waits for it. Returns that thread."""
     import os
     import subprocess
@@ -350,6 +350,17 @@ def _validate_in_background(names: tuple[str, ...], done: Callable[[str], None])
         except (OSError, AttributeError):
             pass
 
+    running = _VALIDATING.get(names)
+    if running is not None and running.is_alive():  # another panel started it: wait for the same process
+
+        def follow() -> None:
+            running.join()
+            done(_VALIDATED.get(names, ""))
+
+        follower = threading.Thread(target=follow, name=f"validate {' '.join(names)} (waiting)", daemon=True)
+        follower.start()
+        return follower
+
     def work() -> None:
         try:
             proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=child)
@@ -357,11 +368,19 @@ def _validate_in_background(names: tuple[str, ...], done: Callable[[str], None])
             done(str(exc))
             return
         lines = proc.stderr.strip().splitlines()
-        done("" if proc.returncode == 0 else (lines[-1] if lines else f"workbench validate exited {proc.returncode}"))
+        error = "" if proc.returncode == 0 else (lines[-1] if lines else f"workbench validate exited {proc.returncode}")
+        _VALIDATED[names] = error
+        done(error)
 
     worker = threading.Thread(target=work, name=f"validate {' '.join(names)}", daemon=True)
+    _VALIDATING[names] = worker
     worker.start()
     return worker
+
+
+#: The background validations of this process, by engines (:func:`_validate_in_background`), and how each ended.
+_VALIDATING: dict[tuple[str, ...], Any] = {}
+_VALIDATED: dict[tuple[str, ...], str] = {}
 
 
 #: CSS class of a panel's fidelity note (:class:`FidelityNote`); its warning carries ``wb-fidelity-outside``.
