@@ -22,6 +22,10 @@ it in ``fidelity.json`` and ``fidelity.md`` (``workbench reproduce``), ``workben
 region its controls select, and a note naming every control outside the validated envelope
 (``region_note("serving", gpu="MI300X", pp=32)``). :data:`PANELS` and :data:`EXPERIMENTS` map every panel and every
 registered experiment to the engines whose numbers it shows (tested against the registries).
+
+This module is longer than ~500 lines: the cached points, the fidelity table and the panels' region notes all read the
+same points and the same engine declarations, and the note's helpers (which engines a panel shows, whether their
+points are cached) sit beside the cache they ask about.
 """
 
 from __future__ import annotations

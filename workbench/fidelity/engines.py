@@ -406,7 +406,6 @@ PANELS: dict[str, tuple[str, ...]] = {
     "workbench.widgets.aqm:pred_panel": ("aqm-fluid", "packets"),
     "workbench.widgets.microservices:microservices_panel": ("microservices",),
     "workbench.widgets.rlhf:fused_pipeline_panel": ("rlhf-fused", "serving"),
-    "workbench.widgets.rlhf:generation_tail_panel": ("serving",),
     "workbench.widgets.servegen:servegen_panel": ("serving-linear", "workload-generators"),
     "workbench.widgets.mitigation:mitigation_panel": ("fabric-mitigation", "packets"),
 }

@@ -16,6 +16,10 @@ their natural width (never truncated), and the figures in a grid whose cells are
 each figure filling its cell (``autosize``; no fixed pixel width anywhere). A panel with more figures than fit in one
 row (three or four) shows them in tabs of at most two side by side (:data:`FIGURES_PER_ROW`), so that the controls
 and the figures they drive are in one screen at 768 px: a second row of figures would be below the fold.
+
+This module is longer than ~500 lines: the layout and the fidelity note (:class:`FidelityNote`) it places beside a
+panel's info are read together (where the note sits is what keeps every panel within that fold), and a module of its
+own in this package would read as a panel module (each of which a paper shows).
 """
 
 from __future__ import annotations

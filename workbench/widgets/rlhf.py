@@ -153,4 +153,4 @@ def generation_tail_panel() -> W.Widget:
     for c in controls:
         c.observe(update, "value")
     update()
-    return panel(controls, [fig], info=info, fidelity="workbench.widgets.rlhf:generation_tail_panel")
+    return panel(controls, [fig], info=info, fidelity="rlhf-generation-tail")  # its experiment
