@@ -1,7 +1,7 @@
 """Every notebook as a person uses it: opened in JupyterLab at 1366x768 with the file browser open (showing its saved
 outputs: claims table and figures), its panels run, no error output, no widget that fails to display, no request
-leaving the machine, one control per panel moved and its figure redrawn, and no panel element running past its output
-area. Each figure page of a panel (each tab, or its one row of figures) fits the notebook's view at 1366x768 below
+leaving the machine, one control per panel moved and its figure redrawn, no panel element running past its output
+area, and each panel's fidelity note (its validated error, and any out-of-envelope warning) shown unclipped. Each figure page of a panel (each tab, or its one row of figures) fits the notebook's view at 1366x768 below
 its controls, and what its figures draw (plotly's data and layout, read from the page) passes the figure invariants
 (:func:`workbench.testing.figure_problems`), before and after the move. Every control of every panel is moved to both
 ends of its range in the browser by ``tests/browser/test_dashboards.py`` (the papers' panels, in Voilà) and in Python
@@ -199,6 +199,31 @@ _OVERFLOW = """(panel) => {
   }
   return bad.slice(0, 5);
 }"""
+#: The panel's fidelity note (issue 40 item 3) is not clipped: its always-shown line (the ``<summary>``) has a box
+#: inside the panel, no element between it and the panel cuts its content off, and the out-of-envelope warning, when
+#: there is one, is on that line (seen without opening anything). A panel without a note passes.
+_NOTE_SHOWN = """(panel) => {
+  const note = panel.querySelector('.wb-fidelity');
+  if (!note) return [];
+  const bad = [];
+  const line = note.querySelector('summary') || note;
+  const r = line.getBoundingClientRect(), p = panel.getBoundingClientRect();
+  if (r.width === 0 || r.height === 0) bad.push('the note line is not shown');
+  if (r.left < p.left - 1 || r.right > p.right + 1 || r.top < p.top - 1 || r.bottom > p.bottom + 1)
+    bad.push('the note line runs out of the panel');
+  for (let el = line; el && el !== panel; el = el.parentElement) {
+    const s = getComputedStyle(el);
+    if ((s.overflowY !== 'visible' && el.scrollHeight > el.clientHeight + 1)
+        || (s.overflowX !== 'visible' && el.scrollWidth > el.clientWidth + 1))
+      bad.push(`the note is clipped by ${el.tagName}.${el.className}`);
+  }
+  const warn = note.querySelector('.wb-fidelity-outside');
+  if (warn) {
+    const w = warn.getBoundingClientRect();
+    if (w.height === 0 || w.top < r.top - 1 || w.bottom > r.bottom + 1) bad.push('the envelope warning is not on the shown line');
+  }
+  return bad;
+}"""
 #: A hash of what the panel's figures draw (their plot layers' SVG).
 _FIGURE_STATE = f"""(panel) => {{
   const s = Array.from(panel.querySelectorAll('.{FIGURE_CLASS} .js-plotly-plot')).map(p =>
@@ -270,10 +295,11 @@ _FIT = """(panel) => {
 _TABS = ".widget-tab .lm-TabBar-tab"
 
 
-def _pages(page, panel, stem: Path, plotted_problems, where: str) -> list[str]:
+def _pages(page, panel, stem: Path, plotted_problems, where: str, heights: list[int]) -> list[str]:
     """Each figure page of the panel (each tab, or the one row of figures): what it draws passes the figure
     invariants, and a screenshot of the window is kept. Returns the pages that do not fit the window below their
-    controls (the controls and the figures they drive in one screen at 1366x768)."""
+    controls (the controls and the figures they drive in one screen at 1366x768); each page's height goes to
+    ``heights`` (printed with the test's summary)."""
     misfits = []
     tabs = panel.locator(_TABS).all()
     for i, tab in enumerate(tabs or [None]):
@@ -284,6 +310,7 @@ def _pages(page, panel, stem: Path, plotted_problems, where: str) -> list[str]:
         height, view = panel.evaluate(_FIT)
         page.wait_for_timeout(300)
         page.screenshot(path=f"{stem}-page{i}.png")
+        heights.append(height)
         if height > view:
             misfits.append(f"{where} page {i}: the panel is {height} px tall, the notebook shows {view} px")
         drawn = plotted_problems(page, panel.element_handle())
@@ -363,6 +390,7 @@ def test_notebook_in_lab(lab_page, workdir: Path, screenshots_dir: Path, name: s
         assert panels, f"{name}: no panel rendered"
         moved: dict[int, str] = {}
         misfits: list[str] = []
+        heights: dict[int, list[int]] = {}
         for k, panel in enumerate(panels):
             panel.scroll_into_view_if_needed()
             # A sweep panel redraws on its run button, whether or not it ran its first grid when built; any other
@@ -374,8 +402,11 @@ def test_notebook_in_lab(lab_page, workdir: Path, screenshots_dir: Path, name: s
             assert _wait(page, _DRAWN, panel.element_handle(), REDRAW_S), f"{name} panel {k}: figures not drawn"
             overflow = panel.evaluate(_OVERFLOW)
             assert overflow == [], f"{name} panel {k}: elements run past the output area at 1366x768: {overflow}"
+            clipped = panel.evaluate(_NOTE_SHOWN)
+            assert clipped == [], f"{name} panel {k}: its fidelity note at 1366x768: {clipped}"
             where = f"{name} panel {k}"
-            misfits += _pages(page, panel, screenshots_dir / f"lab-{Path(name).stem}-panel{k}", plotted_problems, where)
+            shots = screenshots_dir / f"lab-{Path(name).stem}-panel{k}"
+            misfits += _pages(page, panel, shots, plotted_problems, where, heights.setdefault(k, []))
             before = panel.evaluate(_FIGURE_STATE)
             how = _move_control(page, panel)
             if on_button:
@@ -393,7 +424,7 @@ def test_notebook_in_lab(lab_page, workdir: Path, screenshots_dir: Path, name: s
         assert not misfits, f"{name}: figures below the fold at 1366x768: {misfits}"
         assert not requests_out, f"{name}: requests left the machine: {requests_out[:5]}"
         assert not console_errors, f"{name}: console errors: {console_errors[:5]}"
-        print(f"{name}: cells {run} in {run_s:.1f} s, {len(panels)} panel(s), moved: {moved}")
+        print(f"{name}: cells {run} in {run_s:.1f} s, {len(panels)} panel(s), moved: {moved}, page heights: {heights}")
         if name == SAVED_AND_REOPENED:
             _save_close_and_reopen(page, workdir, name, screenshots_dir)
     except Exception:

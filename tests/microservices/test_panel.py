@@ -22,7 +22,7 @@ def test_panel_builds_at_defaults():
     from workbench.widgets.microservices import microservices_panel
 
     p = microservices_panel()
-    controls = list(p.children[0].children)
+    controls = [c for c in p.children[0].children if c is not p.fidelity]  # the note sits in the controls grid
     info = p.children[1]
     (fig,) = list(p.children[-1].children)
     assert [c.description for c in controls] == ["graph", "base load", "spike load", "pattern", "threshold (s)"]
@@ -38,7 +38,7 @@ def test_every_control_moves_to_both_ends():
     from workbench.widgets.microservices import microservices_panel
 
     p = microservices_panel()
-    controls = list(p.children[0].children)
+    controls = [c for c in p.children[0].children if c is not p.fidelity]  # the note sits in the controls grid
     info = p.children[1]
     for c in controls:
         ends = (c.options[0], c.options[-1]) if hasattr(c, "options") else (c.min, c.max)

@@ -22,6 +22,10 @@ it in ``fidelity.json`` and ``fidelity.md`` (``workbench reproduce``), ``workben
 region its controls select, and a note naming every control outside the validated envelope
 (``region_note("serving", gpu="MI300X", pp=32)``). :data:`PANELS` and :data:`EXPERIMENTS` map every panel and every
 registered experiment to the engines whose numbers it shows (tested against the registries).
+
+This module is longer than ~500 lines: the cached points, the fidelity table and the panels' region notes all read the
+same points and the same engine declarations, and the note's helpers (which engines a panel shows, whether their
+points are cached) sit beside the cache they ask about.
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ __all__ = [
     "fidelity_table",
     "points",
     "panel_notes",
+    "panel_engines",
+    "points_cached",
     "points_key",
     "region_note",
     "to_markdown",
@@ -132,6 +138,43 @@ def _normalize(e: Engine, frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def _entry(e: Engine, scale: str) -> Path:
+    from ..data import cache_dir
+
+    scale = scale if e.scaled else "full"
+    return cache_dir() / "fidelity" / scale / f"{e.name}-{points_key(e, scale)}.parquet"
+
+
+def points_cached(name: str | Engine, scale: str = "full") -> bool:
+    """Whether :func:`points` of engine ``name`` at ``scale`` would be read from the cache (a file is there for the
+    current code), not computed: a panel computes the missing ones without blocking (a fresh cache replays the
+    packet references for minutes). True for an engine without points (nothing to compute).
+
+    Examples
+    --------
+    >>> _ = points("arrivals", "quick")
+    >>> points_cached("arrivals", "quick"), points_cached("carbon")
+    (True, True)
+    """
+    e = engine(name)
+    one_of("scale", scale, SCALES)
+    return e.compute is None or _entry(e, scale).is_file()
+
+
+def panel_engines(shown: str) -> tuple[str, ...]:
+    """The engines a panel (a key of :data:`PANELS`) or an experiment (of :data:`EXPERIMENTS`) shows.
+
+    Examples
+    --------
+    >>> panel_engines("workbench.widgets.aqm:pred_panel")
+    ('aqm-fluid', 'packets')
+    """
+    if shown in PANELS:
+        return PANELS[shown]
+    one_of("shown", shown, (*PANELS, *EXPERIMENTS))
+    return EXPERIMENTS[shown]
+
+
 def points(name: str | Engine, scale: str = "full", *, cache: bool = True) -> pd.DataFrame:
     """Model vs reference on every reference point of an engine: columns :data:`POINT_COLUMNS` then the engine's
     control columns, one row per (reference point, metric, source); ``error`` is signed, ``(model - reference) /
@@ -147,7 +190,7 @@ def points(name: str | Engine, scale: str = "full", *, cache: bool = True) -> pd
     >>> list(p.columns[:5]), set(p.reference_kind)
     (['source', 'metric', 'reference', 'model', 'error'], {'theory'})
     """
-    from ..data import cache_dir, recorded_frame
+    from ..data import recorded_frame
 
     e = engine(name)
     one_of("scale", scale, SCALES)
@@ -157,8 +200,7 @@ def points(name: str | Engine, scale: str = "full", *, cache: bool = True) -> pd
     if not cache:
         return _normalize(e, compute(scale))
     scale = scale if e.scaled else "full"
-    entry = cache_dir() / "fidelity" / scale / f"{e.name}-{points_key(e, scale)}.parquet"
-    return recorded_frame(entry, lambda: _normalize(e, compute(scale)))
+    return recorded_frame(_entry(e, scale), lambda: _normalize(e, compute(scale)))
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -332,7 +374,10 @@ class RegionNote:
     """What a panel shows beside an engine's numbers: ``text`` (the validated error overall and in the region the
     controls select, then one sentence per control outside the validated envelope), ``in_envelope`` (every control
     given lies inside it; False for an engine with no independent reference), ``outside`` (those sentences),
-    ``points`` (the engine's validated points) and ``region_points`` (those in the controls' region)."""
+    ``points`` (the engine's validated points) and ``region_points`` (those in the controls' region). For a one-line
+    display: ``summary`` (``text`` without the reference kinds and the outside sentences: "serving: validated on 132
+    points, median |error| 8%, worst +147%; this model/GPU: 3 points"; "carbon: not validated") and ``named`` (each
+    control and value that leaves the envelope, in the order of ``outside``: "GPU MI300X", "PP 128")."""
 
     engine: str
     text: str
@@ -340,6 +385,8 @@ class RegionNote:
     outside: tuple[str, ...] = ()
     points: int = 0
     region_points: int = 0
+    summary: str = ""
+    named: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.text
@@ -350,86 +397,119 @@ def _summary(err: pd.Series) -> str:
     return f"median |error| {100 * med_abs:.0f}%, worst {100 * worst:+.0f}%"
 
 
+def _several(value: Any) -> list:
+    """A control's values: one, or each of a sweep's (an explore panel's list or multi-selection)."""
+    return list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
+
+
 def region_note(name: str | Engine, scale: str = "full", **controls: Any) -> RegionNote:
     """The validated error of engine ``name`` for the region a panel's ``controls`` are in, and a note for every
     control outside the validated envelope.
 
     ``controls`` are the engine's :class:`Control` names with the panel's values (``gpu="H100"``, ``pp=32``;
-    ``None`` values are ignored, so a panel can pass every control it has). A categorical control is inside when
-    some reference point has its value (spelled as the points do: ``"H100"`` is ``H100-SXM``), and the categorical
-    controls together select the region ("this GPU/model: 3 points"); a numeric control is inside when it lies in
-    the range of the reference points, of the whole engine and of that region. Reads :func:`points` (cached: the
-    first call on a fresh cache replays the engine's references, up to a minute for serving or packets).
+    ``None`` values are ignored, so a panel can pass every control it has; a list or tuple is a sweep's values, each
+    checked, the region holding any of them). A categorical control is inside when some reference point has its
+    value (spelled as the points do: ``"H100"`` is ``H100-SXM``), and the categorical controls together select the
+    region ("this GPU/model: 3 points"); a numeric control is inside when it lies in the range of the reference
+    points, of the whole engine and of that region. Reads :func:`points` (cached: the first call on a fresh cache
+    replays the engine's references, up to a minute for serving or packets).
 
     Examples
     --------
     >>> n = region_note("arrivals", "quick", process="weibull", utilization=0.95)
-    >>> n.in_envelope, len(n.outside)
-    (False, 2)
+    >>> n.in_envelope, len(n.outside), n.named
+    (False, 2, ('arrival process weibull', 'utilization 0.95'))
     >>> print(n.outside[0])
     no validated point for arrival process weibull (validated: deterministic, gamma, poisson)
+    >>> region_note("arrivals", "quick", utilization=[0.5, 0.95]).named
+    ('utilization 0.95',)
     """
     e = engine(name)
-    given = {k: v for k, v in controls.items() if v is not None}
+    given = {k: _several(v) for k, v in controls.items() if v is not None and _several(v)}
     ctl = {k: e.control(k) for k in given}
     if not e.validated:
-        return RegionNote(e.name, f"{e.name}: not validated; {e.no_reference}", False)
+        return RegionNote(
+            e.name, f"{e.name}: not validated; {e.no_reference}", False, summary=f"{e.name}: not validated"
+        )
     p = points(e, scale)
     head = _HEADLINE_SOURCE.get(e.name)
     if head is not None:
         p = p[p.source == head]
     kinds = " and ".join(sorted(set(p.reference_kind)))
     word = "measured" if set(p.reference_kind) == {"measurement"} else "validated"
+    summary = f"{e.name}: validated on {len(p)} points, {_summary(p.error)}"
     text = f"{e.name}: validated on {len(p)} points ({kinds}), {_summary(p.error)}"
-    outside: list[str] = []
+    outside: list[tuple[str, str]] = []  # (sentence, control and value)
     region = pd.Series(True, index=p.index)
     labels = []
     for k, c in ctl.items():
         if c.numeric:
             continue
-        value = c.spell(given[k])
+        values = list(dict.fromkeys(c.spell(v) for v in given[k]))
         known = sorted(p[c.column].unique())
-        if value not in known:
-            more = f" +{len(known) - 6} more" if len(known) > 6 else ""
-            outside.append(f"no {word} point for {c.label} {value} ({word}: {', '.join(known[:6])}{more})")
-        region &= p[c.column] == value
+        for value in values:
+            if value not in known:
+                more = f" +{len(known) - 6} more" if len(known) > 6 else ""
+                outside.append(
+                    (
+                        f"no {word} point for {c.label} {value} ({word}: {', '.join(known[:6])}{more})",
+                        f"{c.label} {value}",
+                    )
+                )
+        region &= p[c.column].isin(values)
         labels.append(c.label)
     cats = [c for c in e.controls if not c.numeric]
     for k, c in ctl.items():
         if not c.numeric:
             continue
-        v = c.spell(given[k])
         col = p[c.column]
         lo, hi = float(col.min()), float(col.max())
-        if lo <= v <= hi:
-            sub = col[region]
-            if labels and region.any() and not (sub.min() <= v <= sub.max()):
-                outside.append(
-                    f"{c.label} {_fmt(v)} is outside the {c.label} validated for this "
-                    f"{'/'.join(labels)} ({_fmt(sub.min())}-{_fmt(sub.max())})"
-                )
-            continue
-        edge = hi if v > hi else lo
-        at = p[col == edge]
-        where = ""
-        if cats:  # where the edge point lies, by the engine's first categorical control (the GPU, the process)
-            vals = sorted(at[cats[0].column].unique())
-            where = f" on {', '.join(vals[:3])}" + (f" +{len(vals) - 3} more" if len(vals) > 3 else "")
-        how = "beyond the largest" if v > hi else "below the smallest"
-        outside.append(f"{c.label} {_fmt(v)} is {how} validated, {c.label} {_fmt(edge)}{where}")
+        for v in sorted({c.spell(x) for x in given[k]}):
+            if lo <= v <= hi:
+                sub = col[region]
+                if labels and region.any() and not (sub.min() <= v <= sub.max()):
+                    outside.append(
+                        (
+                            f"{c.label} {_fmt(v)} is outside the {c.label} validated for this "
+                            f"{'/'.join(labels)} ({_fmt(sub.min())}-{_fmt(sub.max())})",
+                            f"{c.label} {_fmt(v)}",
+                        )
+                    )
+                continue
+            edge = hi if v > hi else lo
+            at = p[col == edge]
+            where = ""
+            if cats:  # where the edge point lies, by the engine's first categorical control (the GPU, the process)
+                vals = sorted(at[cats[0].column].unique())
+                where = f" on {', '.join(vals[:3])}" + (f" +{len(vals) - 3} more" if len(vals) > 3 else "")
+            how = "beyond the largest" if v > hi else "below the smallest"
+            outside.append(
+                (f"{c.label} {_fmt(v)} is {how} validated, {c.label} {_fmt(edge)}{where}", f"{c.label} {_fmt(v)}")
+            )
     n_region = int(region.sum())
     if labels:
-        text += f"; this {'/'.join(labels)}: {n_region} point{'' if n_region == 1 else 's'}"
+        here = f"; this {'/'.join(labels)}: {n_region} point{'' if n_region == 1 else 's'}"
         if n_region:
-            text += f" ({_summary(p.error[region])})"
-        elif not any(o.startswith(f"no {word} point") for o in outside):
-            outside.append(
-                f"no {word} point combines "
-                + " and ".join(f"{ctl[k].label} {ctl[k].spell(given[k])}" for k in ctl if not ctl[k].numeric)
-            )
+            here += f" ({_summary(p.error[region])})"
+        elif not any(o.startswith(f"no {word} point") for o, _ in outside):
+            combined = [
+                f"{ctl[k].label} {'/'.join(str(ctl[k].spell(v)) for v in given[k])}" for k in ctl if not ctl[k].numeric
+            ]
+            outside.append((f"no {word} point combines " + " and ".join(combined), " with ".join(combined)))
+        text += here
+        summary += here
     if outside:
-        text += ". Outside the validated envelope: " + "; ".join(outside)
-    return RegionNote(e.name, text, not outside, tuple(outside), len(p), n_region if labels else len(p))
+        text += ". Outside the validated envelope: " + "; ".join(o for o, _ in outside)
+    return RegionNote(
+        e.name,
+        text,
+        not outside,
+        tuple(o for o, _ in outside),
+        len(p),
+        n_region if labels else len(p),
+        summary,
+        tuple(n for _, n in outside),
+    )
 
 
 def panel_notes(shown: str, scale: str = "full", **controls: Any) -> list[RegionNote]:
@@ -443,13 +523,8 @@ def panel_notes(shown: str, scale: str = "full", **controls: Any) -> list[Region
     >>> [(n.engine, n.in_envelope) for n in panel_notes("workbench.widgets.servegen:servegen_panel", hour=12)]
     [('serving-linear', False), ('workload-generators', False)]
     """
-    if shown in PANELS:
-        names = PANELS[shown]
-    else:
-        one_of("shown", shown, (*PANELS, *EXPERIMENTS))
-        names = EXPERIMENTS[shown]
     out = []
-    for name in names:
+    for name in panel_engines(shown):
         known = {c.name for c in ENGINES[name].controls}
         out.append(region_note(name, scale, **{k: v for k, v in controls.items() if k in known}))
     return out

@@ -16,16 +16,22 @@ their natural width (never truncated), and the figures in a grid whose cells are
 each figure filling its cell (``autosize``; no fixed pixel width anywhere). A panel with more figures than fit in one
 row (three or four) shows them in tabs of at most two side by side (:data:`FIGURES_PER_ROW`), so that the controls
 and the figures they drive are in one screen at 768 px: a second row of figures would be below the fold.
+
+This module is longer than ~500 lines: the layout and the fidelity note (:class:`FidelityNote`) it places beside a
+panel's info are read together (where the note sits is what keeps every panel within that fold), and a module of its
+own in this package would read as a panel module (each of which a paper shows).
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import ipywidgets as W
 import plotly.graph_objects as go
 
+from .._validate import one_of
 from ..viz import MODEBAR_REMOVE, export_config, fit_titles, tidy_axes
 
 __all__ = [
@@ -35,6 +41,7 @@ __all__ = [
     "log_steps",
     "FigurePane",
     "Panel",
+    "FidelityNote",
     "redraw",
     "clear",
     "panel",
@@ -45,14 +52,18 @@ __all__ = [
     "FIGURE_MIN_PX",
     "FIGURES_PER_ROW",
     "CONTROL_MIN_PX",
+    "NOTE_MIN_PX",
     "PANEL_CLASS",
     "FIGURE_CLASS",
+    "FIDELITY_CLASS",
 ]
 
 #: Narrowest a figure cell gets before the figures wrap onto another row (two side by side need ~900 px).
 FIGURE_MIN_PX = 440
 #: Most figures a panel shows at once: one row of two fits 1366x768 below the controls; more go in tabs.
 FIGURES_PER_ROW = 2
+#: Narrowest the fidelity note beside a panel's info gets (:func:`panel`).
+NOTE_MIN_PX = 200
 #: Narrowest a control cell gets before the controls wrap.
 CONTROL_MIN_PX = 300
 #: CSS classes on every panel's top-level element and on every figure pane: a stable marker for the browser tests
@@ -235,33 +246,228 @@ def figures_tabs(pages: Mapping[str, Sequence[W.Widget]]) -> W.Tab:
     return W.Tab(children=[figures_grid(f) for f in pages.values()], titles=list(pages), layout=W.Layout(width="100%"))
 
 
+class FidelityNote(W.HTML):
+    """How far the engines behind a panel lie from their independent references, for the region its controls are in
+    (:func:`workbench.fidelity.panel_notes`), kept current as the controls move. Compact: one line (at the width of
+    a 1366x768 window) names each engine's validated error ("serving: validated on 132 points, median |error| 8%,
+    worst +147%; this model/GPU: 3 points") and, highlighted on the same line, every control that leaves the
+    validated envelope ("Outside the validated envelope: GPU MI300X"), always visible; the line is the ``<summary>``
+    of an HTML ``<details>`` that opens on the reference kinds, why an engine has no independent reference, and one
+    sentence per control outside ("no measured point for GPU MI300X (measured: A100-80GB, H100-SXM)"). The text wraps:
+    nothing is clipped at a panel's width.
+
+    ``shown`` is the panel's key in :data:`workbench.fidelity.PANELS` (or an experiment's name); ``controls`` maps an
+    engine control's name (``gpu``, ``model``, ``tp``, ...) to the widget holding its value; ``read``, when given,
+    returns those values instead (an explore panel parses its lists of values) and raises ``ValueError`` for a value
+    that does not parse (the note then waits for one that does)."""
+
+    def __init__(
+        self,
+        shown: str,
+        controls: Mapping[str, W.Widget] | None = None,
+        *,
+        read: Callable[[], dict] | None = None,
+    ) -> None:
+        super().__init__(layout=W.Layout(width="auto", min_width="0"))
+        self.add_class(FIDELITY_CLASS)
+        self.shown = shown
+        self.controls = dict(controls or {})
+        self.notes: list = []
+        self._read = read
+        self._worker: Any = None
+        for widget in self.controls.values():
+            widget.observe(lambda _change: self.refresh(), names="value")
+        self.refresh()
+
+    def values(self) -> dict:
+        """The panel's current values of the engine controls."""
+        if self._read is not None:
+            return self._read()
+        return {name: widget.value for name, widget in self.controls.items()}
+
+    @property
+    def outside(self) -> list[str]:
+        """Every note of a control outside the validated envelope, over the panel's engines."""
+        return [o for n in self.notes for o in n.outside]
+
+    def refresh(self) -> None:
+        """Recompute the note for the controls' current values. An engine whose validation is not in the cache yet
+        (a fresh cache: the packet references replay for minutes) is computed in a background thread, the note
+        saying so meanwhile, so that building a panel never waits for it; the note fills in when it is done."""
+        from .. import fidelity
+
+        try:
+            values = self.values()
+        except (ValueError, TypeError):  # a value being typed that does not parse yet: the panel says why on run
+            return
+        try:
+            missing = [n for n in fidelity.panel_engines(self.shown) if not fidelity.points_cached(n)]
+            if missing:
+                self._compute(missing)
+                self.value = _note_html([f"{', '.join(missing)}: validation being computed (first use of this cache)"])
+                return
+            self.notes = fidelity.panel_notes(self.shown, **values)
+        except (ValueError, TypeError, OSError) as exc:  # a reference file missing: say so, the panel still works
+            self.notes = []
+            self.value = _note_html([f"Validation not available here: {exc}"])
+            return
+        named = [x for n in self.notes for x in n.named]
+        self.value = _note_html([n.summary for n in self.notes], named, [n.text for n in self.notes])
+
+    def _compute(self, names: Sequence[str]) -> None:
+        if self._worker is not None and self._worker.is_alive():
+            return
+        self._worker = _validate_in_background(tuple(names), self._computed)
+
+    def _computed(self, error: str) -> None:
+        if error:
+            self.notes = []
+            self.value = _note_html([f"Validation not available here: {error}"])
+        else:
+            self.refresh()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until the note's validation is computed (for tests and scripts; a panel never waits)."""
+        if self._worker is not None:
+            self._worker.join(timeout)
+
+
+def _validate_in_background(names: tuple[str, ...], done: Callable[[str], None]) -> Any:
+    """Compute the validation points of engines ``names`` into the cache in a ``workbench validate`` process at the
+    lowest CPU priority (the kernel's own cells go first; no shared interpreter lock; it ends if the kernel does; one
+    process per set of engines, the panels that need it waiting on the same), and call ``done`` with ""
+    (or the error's last line) from a thread that waits for it. Returns that thread."""
+    import os
+    import subprocess
+    import sys
+    import threading
+
+    cmd = [sys.executable, "-m", "workbench.cli", "validate", "--engine", *names]
+
+    def child() -> None:  # lowest priority, and ended with the kernel (Linux: SIGTERM when its parent exits)
+        os.nice(19)
+        try:
+            import ctypes
+            import signal
+
+            ctypes.CDLL(None).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+    running = _VALIDATING.get(names)
+    if running is not None and running.is_alive():  # another panel started it: wait for the same process
+
+        def follow() -> None:
+            running.join()
+            done(_VALIDATED.get(names, ""))
+
+        follower = threading.Thread(target=follow, name=f"validate {' '.join(names)} (waiting)", daemon=True)
+        follower.start()
+        return follower
+
+    def work() -> None:
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=child)
+        except OSError as exc:
+            done(str(exc))
+            return
+        lines = proc.stderr.strip().splitlines()
+        error = "" if proc.returncode == 0 else (lines[-1] if lines else f"workbench validate exited {proc.returncode}")
+        _VALIDATED[names] = error
+        done(error)
+
+    worker = threading.Thread(target=work, name=f"validate {' '.join(names)}", daemon=True)
+    _VALIDATING[names] = worker
+    worker.start()
+    return worker
+
+
+#: The background validations of this process, by engines (:func:`_validate_in_background`), and how each ended.
+_VALIDATING: dict[tuple[str, ...], Any] = {}
+_VALIDATED: dict[tuple[str, ...], str] = {}
+
+
+#: CSS class of a panel's fidelity note (:class:`FidelityNote`); its warning carries ``wb-fidelity-outside``.
+FIDELITY_CLASS = "wb-fidelity"
+_NOTE_STYLE = "font-size:12px;line-height:16px;color:#444;white-space:normal;overflow-wrap:anywhere;margin:0"
+_WARN_STYLE = "background:#fff4ce;border-left:3px solid #bf8700;color:#5c3b00;padding:0 4px;font-weight:600"
+
+
+def _note_html(summaries: Sequence[str], named: Sequence[str] = (), body: Sequence[str] = ()) -> str:
+    """The note: a ``<details>`` whose ``<summary>`` (always shown) holds ``summaries`` and, highlighted, the controls
+    ``named`` outside the envelope; opened, it shows ``body`` (one paragraph per engine)."""
+    line = " &middot; ".join(html.escape(s) for s in summaries)
+    if named:
+        warn = "Outside the validated envelope: " + "; ".join(dict.fromkeys(named))
+        line += f" <span class='wb-fidelity-outside' style='{_WARN_STYLE}'>&#9888; {html.escape(warn)}</span>"
+    if not body:
+        return f"<div style='{_NOTE_STYLE}'>{line}</div>"
+    paragraphs = "".join(f"<div style='margin:2px 0 0 12px'>{html.escape(t)}</div>" for t in body)
+    return (
+        f"<details style='{_NOTE_STYLE}'><summary style='cursor:pointer' title='the validation behind this panel'>"
+        f"{line}</summary>{paragraphs}</details>"
+    )
+
+
 def panel(
     controls: Sequence[W.Widget],
     figures: Sequence[W.Widget] | Mapping[str, Sequence[W.Widget]],
     *,
     info: W.Widget | None = None,
     control_min_px: int = CONTROL_MIN_PX,
+    fidelity: str | None = None,
+    fidelity_controls: Mapping[str, W.Widget] | None = None,
+    fidelity_read: Callable[[], dict] | None = None,
+    note_beside: str = "info",
 ) -> Panel:
-    """The standard panel: a controls grid, an optional info line or table, then the figures.
+    """The standard panel: a controls grid, an optional info line or table with the fidelity note beside it
+    (:class:`FidelityNote`, when ``fidelity`` names the panel in :data:`workbench.fidelity.PANELS` or an experiment;
+    its engine controls in ``fidelity_controls``, or their values from ``fidelity_read``), then the figures.
+
+    The info keeps its natural width and the note takes the rest of that row (at least :data:`NOTE_MIN_PX`, its text
+    wrapping), so the note costs no height where the info is short of the panel's width: the controls and the figures
+    they drive stay in one screen at 1366x768. Without an info the note is a line of its own. ``note_beside=
+    "controls"`` puts it in the controls grid instead, in the cell after the last control (for a panel whose info
+    fills its width, a wide table, while its last row of controls has a free cell at 1366x768).
 
     ``figures`` is a list of at most :data:`FIGURES_PER_ROW` figures (shown side by side) or a mapping of tab title ->
     such a list (shown in tabs, :func:`figures_tabs`): more figures than one row would put the last row below the fold
     of a 1366x768 window. ``control_min_px``: the narrowest control cell (a panel with many short controls packs
     more per row).
     """
-    parts: list[W.Widget] = [controls_grid(controls, min_px=control_min_px)]
+    one_of("note_beside", note_beside, ("info", "controls"))
+    note = FidelityNote(fidelity, fidelity_controls, read=fidelity_read) if fidelity is not None else None
+    in_grid = note is not None and note_beside == "controls"
+    grid = controls_grid(controls, min_px=control_min_px)
+    if in_grid:
+        grid.children = (*grid.children, note)
+    parts: list[W.Widget] = [grid]
     if info is not None:
         parts.append(info)
+    if note is not None and not in_grid:
+        parts.append(note)
     if isinstance(figures, Mapping):
-        parts.append(figures_tabs(figures))
+        shown = figures_tabs(figures)
     else:
         if len(figures) > FIGURES_PER_ROW:
             raise ValueError(
                 f"a panel shows at most {FIGURES_PER_ROW} figures in a row, got {len(figures)}: pass a mapping of "
                 "tab title -> figures instead"
             )
-        parts.append(figures_grid(figures))
-    return Panel(parts, layout=W.Layout(width="100%", overflow="hidden"))
+        shown = figures_grid(figures)
+    parts.append(shown)
+    layout = W.Layout(width="100%", overflow="hidden")
+    if note is not None and info is not None and not in_grid:  # info and note side by side, the rest full width
+        layout.display = "grid"
+        layout.grid_template_columns = f"auto minmax({NOTE_MIN_PX}px, 1fr)"
+        layout.grid_template_areas = '"controls controls" "info note" "figures figures"'
+        layout.grid_gap = "0 12px"
+        layout.align_items = "flex-start"
+        for part, area in zip((grid, info, note, shown), ("controls", "info", "note", "figures")):
+            part.layout.grid_area = area
+    out = Panel(parts, layout=layout)
+    out.fidelity = note  # the note, for tests and for a panel's own text
+    return out
 
 
 #: One cell's style in an info table: left-aligned like its header, with room between columns.

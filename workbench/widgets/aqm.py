@@ -154,4 +154,10 @@ def pred_panel() -> W.Widget:
         w.continuous_update = False
         w.observe(update, "value")
     update()
-    return panel([n_flows, load, rtt, min_k, max_k, max_p, slope, fcs, qla], [fig_fluid, fig_fct], info=info)
+    return panel(
+        [n_flows, load, rtt, min_k, max_k, max_p, slope, fcs, qla],
+        [fig_fluid, fig_fct],
+        info=info,
+        fidelity="workbench.widgets.aqm:pred_panel",
+        fidelity_controls={"load": load},
+    )

@@ -48,6 +48,8 @@ class ArrivalsPanel:
             [self.rate, self.burstiness, self.window, self.utilization],
             {"Waits and gaps": [self.waits, self.hist], "Arrival counts": [self.counts]},
             info=self.stats,
+            fidelity="workbench.widgets.arrivals:arrivals_panel",
+            fidelity_controls={"burstiness": self.burstiness, "utilization": self.utilization},
         )
 
     def _limit_window(self) -> None:

@@ -47,6 +47,7 @@ class BurstGPTPanel:
             [self.source, self.model, self.log_type, self.window, self.rate_scale],
             {"Arrival rate": [self.rate, self.windows], "Lengths": [self.lengths, self.rr]},
             info=self.status,
+            fidelity="workbench.widgets.burstgpt:burstgpt_panel",
         )
 
     def _traces(self) -> dict:

@@ -127,4 +127,4 @@ def carbon_panel() -> W.Widget:
         w.continuous_update = False
         w.observe(update, "value")
     update()
-    return panel(controls, [fig_pts, fig_busy], info=info)
+    return panel(controls, [fig_pts, fig_busy], info=info, fidelity="workbench.widgets.carbon:carbon_panel")

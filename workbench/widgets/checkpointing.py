@@ -66,4 +66,4 @@ def checkpoint_panel() -> W.Widget:
     for c in controls:
         c.observe(update, "value")
     update()
-    return panel(controls, [fig], info=info)
+    return panel(controls, [fig], info=info, fidelity="workbench.widgets.checkpointing:checkpoint_panel")

@@ -110,4 +110,9 @@ def fault_panel() -> W.Widget:
         w.continuous_update = False
         w.observe(update, "value")
     update()
-    return panel([kind, severity, ranks, noise, collective, detector], [heat, curves], info=info)
+    return panel(
+        [kind, severity, ranks, noise, collective, detector],
+        [heat, curves],
+        info=info,
+        fidelity="workbench.widgets.diagnosis:fault_panel",
+    )

@@ -84,6 +84,12 @@ def _values(param: ex.Param, control: W.Widget) -> list:
     return parse_values(param, control.value)
 
 
+def _parsed(exp: ex.Experiment, controls: Mapping[str, W.Widget]) -> dict[str, list]:
+    """Each control's values as the sweep would run them; ``ValueError`` while a text does not parse (the note keeps
+    the last values that did, the run says why)."""
+    return {name: _values(exp.param(name), c) for name, c in controls.items()}
+
+
 def explore_panel(
     experiment_name: str,
     *,
@@ -216,7 +222,15 @@ def explore_panel(
     run.on_click(on_run)
     # an experiment has up to ~16 parameters: short boxes four to a row keep the figure in the same screen
     extra = [quantity] if quantity is not None else []
-    out = panel([*controls.values(), n_seeds, *extra, run], [figure], info=W.VBox([info, bar]), control_min_px=200)
+    out = panel(
+        [*controls.values(), n_seeds, *extra, run],
+        [figure],
+        info=W.VBox([info, bar]),
+        control_min_px=200,
+        fidelity=exp.name,
+        fidelity_controls=controls,
+        fidelity_read=lambda: _parsed(exp, controls),
+    )
     out.run, out.figure, out.controls, out.info = run, figure, controls, info
     if autorun:
         on_run(progress=False)

@@ -127,6 +127,7 @@ class SprayingPanel:
                 "Time, connections": [self.fig_time, self.fig_qp],
             },
             info=self.status,
+            fidelity="workbench.widgets.fabric:spraying_panel",
         )
         self.update()
 
@@ -234,6 +235,7 @@ class C4Panel:
             [self.gpus, self.collective, self.conns, self.ports, self.share],
             [self.fig_gain, self.fig_slow],
             info=self.status,
+            fidelity="workbench.widgets.fabric:c4_panel",
         )
         self.update()
 

@@ -114,4 +114,11 @@ def microservices_panel() -> W.Widget:
         w.continuous_update = False
         w.observe(update, "value")
     update()
-    return panel(controls, [fig], info=info)
+    # the info's controller table fills the panel's width; the last row of controls has a free cell for the note
+    return panel(
+        controls,
+        [fig],
+        info=info,
+        fidelity="workbench.widgets.microservices:microservices_panel",
+        note_beside="controls",
+    )

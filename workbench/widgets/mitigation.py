@@ -83,4 +83,4 @@ def mitigation_panel() -> W.Widget:
         w.continuous_update = False
         w.observe(update, "value")
     update()
-    return panel(controls, [fig], info=info)
+    return panel(controls, [fig], info=info, fidelity="workbench.widgets.mitigation:mitigation_panel")

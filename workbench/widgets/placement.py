@@ -108,4 +108,9 @@ def hotspot_panel() -> W.Widget:
         w.continuous_update = False
         w.observe(update, "value")
     update()
-    return panel([cv, mean_u, sigma, noise, choices, hot, migrate], [fig_lat, fig_cdf], info=info)
+    return panel(
+        [cv, mean_u, sigma, noise, choices, hot, migrate],
+        [fig_lat, fig_cdf],
+        info=info,
+        fidelity="workbench.widgets.placement:hotspot_panel",
+    )

@@ -73,4 +73,4 @@ def preemption_panel() -> W.Widget:
     for w in (rate, *others, mechs):
         w.observe(update, "value")
     update()
-    return panel([rate, *others, mechs], [fig], info=info)
+    return panel([rate, *others, mechs], [fig], info=info, fidelity="workbench.widgets.preemption:preemption_panel")

@@ -95,7 +95,9 @@ def fused_pipeline_panel() -> W.Widget:
         w.continuous_update = False
         w.observe(update, "value")
     update()
-    return panel([pp0, pp1, m0, m1, size, method], [fig], info=info)
+    return panel(
+        [pp0, pp1, m0, m1, size, method], [fig], info=info, fidelity="workbench.widgets.rlhf:fused_pipeline_panel"
+    )
 
 
 def tail_model(**values):
@@ -151,4 +153,4 @@ def generation_tail_panel() -> W.Widget:
     for c in controls:
         c.observe(update, "value")
     update()
-    return panel(controls, [fig], info=info)
+    return panel(controls, [fig], info=info, fidelity="rlhf-generation-tail")  # its experiment

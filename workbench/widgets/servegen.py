@@ -87,6 +87,7 @@ class ServeGenPanel:
             [self.model, *redrawing, self.button],
             [self.timeline, self.ttft],
             info=W.VBox([self.stats, self.capacity]),
+            fidelity="workbench.widgets.servegen:servegen_panel",
         )
 
     # ---- model calls

@@ -112,7 +112,10 @@ class ServingHardwarePanel:
             ],
             [self.ttft, self.tbt],
             info=W.VBox([self.stats, self.plan]),
-        )
+            fidelity="workbench.widgets.serving_hw:serving_hardware_panel",
+            fidelity_controls={"model": self.model, "gpu": self.gpu, "tp": self.tp, "engine": self.engine,
+                               "costs": self.costs},
+        )  # fmt: skip
 
     # ---- model calls
     def slo(self) -> SLO:

@@ -60,6 +60,8 @@ class IterationPanel:
             [self.model, self.gpu, self.gpus, self.tp, self.pp, self.batch, self.collective],
             [self.fig_bars, self.fig_scale],
             info=self.status,
+            fidelity="workbench.widgets.training:iteration_panel",
+            fidelity_controls={"model": self.model, "gpu": self.gpu, "gpus": self.gpus, "tp": self.tp, "pp": self.pp},
         )
         self.update()
 
@@ -145,7 +147,14 @@ class WhatIfPanel:
         controls = [self.model, self.tp, self.pp, self.dp, self.batch, self.recompute]
         for c in controls:
             c.observe(lambda _c: self.update(), names="value")
-        self.widget = panel(controls, [self.fig_bars, self.fig_stages], info=self.status)
+        self.widget = panel(
+            controls,
+            [self.fig_bars, self.fig_stages],
+            info=self.status,
+            fidelity="workbench.widgets.training:what_if_panel",
+            fidelity_controls={"model": self.model, "tp": self.tp, "pp": self.pp, "dp": self.dp,
+                               "recompute": self.recompute},
+        )  # fmt: skip
         self.update()
 
     def update(self) -> None:
@@ -220,6 +229,7 @@ class FailuresPanel:
             [self.gpus, self.rate, self.detect, self.isolate, self.restart, self.ckpt],
             [self.fig_curve, self.fig_loss],
             info=self.status,
+            fidelity="workbench.widgets.training:failures_panel",
         )
         self.update()
 
