@@ -128,3 +128,22 @@ def test_every_slider_shows_its_track():
             if isinstance(c, sliders) and len(c.description) > SLIDER_DESCRIPTION_CHARS:
                 long[f"{paper.id}: {c.description}"] = len(c.description)
     assert not long, long
+
+
+def test_a_sentinel_value_reads_as_what_it_stands_for():
+    """``pcie_gbs=0`` means "the GPU table's rate": the control shows that rate, never a "0.00 GB/s"."""
+    from workbench import experiments as ex
+    from workbench.serving import specs
+    from workbench.widgets import param_control
+
+    param = ex.get("llm-preemption").param("pcie_gbs")
+    gpu = specs.gpu("A100-80GB")
+    c = param_control(param, sentinel=(0.0, f"A100-80GB's: {gpu.pcie_bytes_per_s / 1e9:g}"))
+    assert c.value == 0.0 and c.options[c.index][0] == "A100-80GB's: 32"
+    assert [v for _, v in c.options][1:4] == [1.0, 2.0, 5.0] and c.options[-1][1] == param.high
+    assert not any(label.startswith("0") for label, _ in c.options)
+    moved = param_control(param, 24.0, sentinel=(0.0, "GPU's"))  # a value off the stops is kept, in order
+    assert moved.value == 24.0 and [v for _, v in moved.options][:1] == [0.0]
+    assert [v for _, v in moved.options] == sorted(v for _, v in moved.options)
+    with pytest.raises(ValueError, match="pcie_gbs"):
+        param_control(param, -1.0, sentinel=(0.0, "GPU's"))

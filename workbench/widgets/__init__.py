@@ -530,12 +530,18 @@ def _nice(v: float) -> str:
     return f"{v:,.0f}" if float(v).is_integer() and abs(v) >= 1 else f"{v:g}"
 
 
-def param_control(param, value=None, *, step: float | None = None, **kwargs) -> W.Widget:
+def param_control(
+    param, value=None, *, step: float | None = None, sentinel: tuple[float, str] | None = None, **kwargs
+) -> W.Widget:
     """The control for an experiment's :class:`~workbench.experiments.Param`, constrained to what the parameter
     allows: a dropdown for choices, a checkbox for a flag, a slider between finite bounds (1-2-5 stops when the
     parameter is ``log``), a number box otherwise. The description is the parameter's title with its unit; the value
     is ``value`` (validated) or the default; sliders update on release (``continuous_update=False``), so a drag costs
     one model call. ``control.param_name`` is the parameter's name (read it back with :func:`param_values`).
+
+    ``sentinel=(value, text)`` names a value that stands for something else (``pcie_gbs=0``: "the GPU's own"): the
+    control becomes a slider over that value, shown as ``text``, and the parameter's 1-2-5 stops, so it never reads
+    as a number it is not (a "0.00 GB/s" that means 32 GB/s).
 
     Examples
     --------
@@ -546,8 +552,26 @@ def param_control(param, value=None, *, step: float | None = None, **kwargs) -> 
     """
     value = param.default if value is None else param.validate(value)
     common = {"description": param.title, "tooltip": param.doc, **kwargs}
+    if sentinel is not None:
+        special, text = param.validate(sentinel[0]), sentinel[1]
+        if param.low is None or param.high is None:
+            raise ValueError(f"parameter {param.name!r}: a sentinel control needs both bounds")
+        import math
+
+        start = param.low if param.low > 0 else 10.0 ** (math.floor(math.log10(param.high)) - 3)  # three decades
+        stops = [v for v in log_steps(start, param.high, None) if v != special]
+        stops = [
+            v for v in stops if (param.low_inclusive or v > param.low) and (param.high_inclusive or v < param.high)
+        ]
+        options = [(text, special), *((_nice(v), param.kind(v)) for v in stops)]
+        if value not in [v for _, v in options]:
+            options = sorted([*options[1:], (_nice(value), value)], key=lambda o: o[1])
+            options.insert(0, (text, special))
+        control: W.Widget = W.SelectionSlider(options=options, value=value, continuous_update=False, **common)
+        control.param_name = param.name
+        return control
     if param.choices is not None:
-        control: W.Widget = W.Dropdown(options=list(param.choices), value=value, **common)
+        control = W.Dropdown(options=list(param.choices), value=value, **common)
     elif param.kind is bool:
         control = W.Checkbox(value=bool(value), **common)
     elif param.kind is str:

@@ -10,6 +10,7 @@ import ipywidgets as W
 import pandas as pd
 
 from .. import experiments as ex
+from ..serving import specs
 from ..serving.preemption import MECHANISMS
 from ..viz import preemption as vp
 from . import FigurePane, html_table, panel, param_controls, param_values, redraw
@@ -44,7 +45,12 @@ def preemption_panel() -> W.Widget:
     rate = W.SelectionSlider(options=list(RATES), value=0.02, description="priority change rate")
     rate.continuous_update = False
     rate.param_name = "rate"
-    others = param_controls("llm-preemption", ["priority_kind", "block_tokens", "pcie_gbs", "load"])
+    exp = ex.get("llm-preemption")
+    gpu = specs.gpu(exp.param("gpu").default)
+    own = f"{gpu.gpu}'s: {gpu.pcie_bytes_per_s / 1e9:g}"  # pcie_gbs=0 means the GPU table's rate
+    others = param_controls(
+        exp, ["priority_kind", "block_tokens", "pcie_gbs", "load"], pcie_gbs={"sentinel": (0.0, own)}
+    )
     mechs = W.SelectMultiple(options=list(MECHANISMS)[1:], value=tuple(list(MECHANISMS)[1:]), description="mechanisms")
     info = W.HTML()
     fig = FigurePane()
