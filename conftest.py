@@ -8,6 +8,10 @@
 * **Markers** (``pyproject.toml``): ``slow`` (more than a few seconds), ``browser`` (headless Chromium), ``data``
   (real data on the search path; added to every test marked with :func:`workbench.testing.requires_data`).
   ``make test-fast`` deselects slow and browser tests and the notebooks.
+* **Files that share a run go to one worker.** Under ``--dist loadfile`` the files of :data:`SAME_WORKER` are one
+  unit of work: ``tests/test_docstrings.py`` and ``tests/hostile/test_contracts.py`` both read the worker's one run
+  of every docstring example (the ``docstring_examples`` fixture, ``tests/conftest.py``); on two workers it would run
+  twice.
 """
 
 from __future__ import annotations
@@ -39,6 +43,27 @@ def pytest_configure(config):
         os.environ["WORKBENCH_CACHE"] = tmp
         config._workbench_tmp_cache = tmp
     os.environ[_OWNER] = str(os.getpid())
+
+
+#: Test files scheduled as one unit under ``--dist loadfile`` (each maps to the unit's name).
+SAME_WORKER = {
+    "tests/test_docstrings.py": "docstring-examples",
+    "tests/hostile/test_contracts.py": "docstring-examples",
+}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, with the files of :data:`SAME_WORKER` as one unit; any other mode: xdist's own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SAME_WORKER.get(scope, scope)
+
+    return Scheduling(config, log)
 
 
 def pytest_unconfigure(config):

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
 import pkgutil
 
-import numpy as np
 import pytest
 
 import workbench
@@ -19,12 +16,7 @@ MODULES = sorted(
 
 
 @pytest.mark.parametrize("name", MODULES)
-def test_examples_run(name):
-    module = importlib.import_module(name)
-    finder = doctest.DocTestFinder(exclude_empty=True)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    tests = [t for t in finder.find(module, name, extraglobs={"np": np}) if t.examples]
-    for test in tests:
-        runner.run(test)
-    result = runner.summarize(verbose=False)
-    assert result.failed == 0, f"{result.failed} doctest example(s) failed in {name} (see captured output)"
+def test_examples_run(name, docstring_examples):
+    """The module's examples, from the worker's one run of every example (``docstring_examples`` in conftest.py)."""
+    failed, report = docstring_examples[0][name]
+    assert failed == 0, f"{failed} doctest example(s) failed in {name}:\n{report}"

@@ -16,7 +16,6 @@ is public.
 from __future__ import annotations
 
 import contextlib
-import doctest
 import importlib
 import inspect
 import io
@@ -27,7 +26,6 @@ import select
 import signal
 import warnings
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -330,36 +328,30 @@ def _data(relpath: str) -> str:
     return str(data.require(relpath))
 
 
-_HARVESTED: dict = {}
+_EXTRA: dict = {}
 
 
-def _harvest() -> dict:
-    """Run every docstring example of the package with call recording on (once per process): ``{contracted wrapper:
-    (args, kwargs)}``, the first valid call of each."""
-    if not _HARVESTED:
-        finder = doctest.DocTestFinder(exclude_empty=True)
-        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-        names = sorted(i.name for i in pkgutil.walk_packages(workbench.__path__, "workbench."))
+def _harvest(docstring_examples) -> dict:
+    """The calls the package's docstring examples made (one run per process, shared with ``test_docstrings.py``:
+    ``docstring_examples`` in ``tests/conftest.py``), and those of :data:`EXTRA_CALLS` whose data is present (made
+    once per process): ``{contracted wrapper: (args, kwargs)}``, the first valid call of each."""
+    if not _EXTRA:
         with C.harvesting() as calls, contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for name in names:
-                module = importlib.import_module(name)
-                for test in finder.find(module, name, extraglobs={"np": np}):
-                    runner.run(test, out=lambda _: None)
             for needs, make in EXTRA_CALLS.values():
                 if all(data.find(rel) is not None for rel in needs):
                     make()
-        _HARVESTED.update(calls)
-    return _HARVESTED
+        _EXTRA.update(calls)
+    return {**_EXTRA, **docstring_examples[1]}
 
 
 @pytest.mark.parametrize("name", MODULES)
-def test_every_public_function_declares_a_contract(name):
+def test_every_public_function_declares_a_contract(name, docstring_examples):
     module = importlib.import_module(name)
     public = {n: o for n, o in _public(module).items() if _needs_contract(o)}
     missing = [n for n, o in public.items() if C.contract_of(o) is None]
     assert missing == [], f"{name}: public callables without a declared contract (@accepts): {missing}"
-    calls = _harvest()
+    calls = _harvest(docstring_examples)
     no_example = [
         n
         for n, o in public.items()
@@ -381,11 +373,10 @@ def _needs_absent_data(name: str) -> bool:
     return bool(keys) and any(any(data.find(rel) is None for rel in EXTRA_CALLS[k][0]) for k in keys)
 
 
-def _cases(name: str) -> list[tuple[str, str, str, object, tuple, dict, str]]:
+def _cases(name: str, calls: dict) -> list[tuple[str, str, str, object, tuple, dict, str]]:
     """Every generated call of ``name``'s public functions: (function, parameter, label, callable, args, kwargs,
     expectation) with expectation ``"refuse"`` (a hostile value) or ``"survive"`` (a valid extreme)."""
     module = importlib.import_module(name)
-    calls = _harvest()
     out = []
     for fname, obj in sorted(_public(module).items()):
         target, call = _target(obj)
@@ -483,7 +474,7 @@ def _run_all(cases: list) -> list[str]:
 
 
 @pytest.mark.parametrize("name", MODULES)
-def test_hostile_values_are_refused_by_name_and_extremes_never_fail_raw(name):
-    cases = _cases(name)
+def test_hostile_values_are_refused_by_name_and_extremes_never_fail_raw(name, docstring_examples):
+    cases = _cases(name, _harvest(docstring_examples))
     problems = _run_all(cases)
     assert problems == [], f"{name}: {len(problems)} of {len(cases)} generated cases failed:\n" + "\n".join(problems)
