@@ -433,10 +433,12 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "serving-capacity": ("serving-linear",),
     "serving-gpus": ("serving",),
     "serving-hardware": ("serving",),
+    "serving-throughput-bound": ("serving",),
     "sunk-carbon-placement": ("carbon",),
     "training-dse": ("training",),
     "training-ettr": ("training-failures",),
     "training-iteration-time": ("training",),
+    "training-recovery-vs-gpus": ("training-failures",),
 }
 
 
