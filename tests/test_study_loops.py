@@ -36,7 +36,6 @@ KNOWN = {
     "minder": "runs healthy jobs over seeds and continuity windows itself",
     "packet_spraying": "loops over fabric sizes, routings and collectives itself (several claims and the heat map)",
     "pcaps": "runs both schedulers on one example itself (its figures' example)",
-    "perftracker": "builds its function-fault scenario grid and its healthy-job loop (seeds x noise) itself",
 }
 #: Loops the rule matches that run over data, not settings: ``module:function`` and why.
 DATA_LOOPS = {
