@@ -31,7 +31,6 @@ KNOWN = {
     "c4": "runs the planned-vs-ECMP comparison over its settings itself",
     "c4_training": "sweeps the training-time gain over job sizes itself",
     "c4d": "builds its slow-NIC scenario grid (severities x job sizes) itself",
-    "holmes": "builds its iteration-accuracy scenario grid (collectives x ranks x noise) itself",
     "hotspots": "places one cluster under both policies itself (its figures' example)",
     "minder": "runs healthy jobs over seeds and continuity windows itself",
     "packet_spraying": "loops over fabric sizes, routings and collectives itself (several claims and the heat map)",

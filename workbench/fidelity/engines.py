@@ -421,6 +421,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "diagnosis-detection": ("diagnosis",),
     "diagnosis-function-faults": ("diagnosis",),
     "fabric-congestion": ("fabric",),
+    "holmes-iteration-localization": ("diagnosis",),
     "llm-preemption": ("serving",),
     "microservice-overload": ("microservices",),
     "mitigation": ("fabric-mitigation", "packets"),
