@@ -419,10 +419,13 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "checkpoint": ("checkpointing",),
     "collective-time-vs-size": ("fabric",),
     "diagnosis-detection": ("diagnosis",),
+    "diagnosis-function-faults": ("diagnosis",),
     "fabric-congestion": ("fabric",),
+    "holmes-iteration-localization": ("diagnosis",),
     "llm-preemption": ("serving",),
     "microservice-overload": ("microservices",),
     "mitigation": ("fabric-mitigation", "packets"),
+    "perftracker-healthy-alarms": ("diagnosis",),
     "placement-hot-tors": ("placement",),
     "pred-dumbbell-fct": ("packets",),
     "pred-fct-vs-load": ("packets",),
@@ -433,10 +436,12 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "serving-capacity": ("serving-linear",),
     "serving-gpus": ("serving",),
     "serving-hardware": ("serving",),
+    "serving-throughput-bound": ("serving",),
     "sunk-carbon-placement": ("carbon",),
     "training-dse": ("training",),
     "training-ettr": ("training-failures",),
     "training-iteration-time": ("training",),
+    "training-recovery-vs-gpus": ("training-failures",),
 }
 
 

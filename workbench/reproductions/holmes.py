@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .. import experiments as ex
 from .._deps import remember
 from ..training import diagnosis as dg
 from ..training.diagnosis import cost
@@ -25,6 +26,7 @@ PAPER = Paper(
     citation="Z. Yao, P. Hu, C. Miao, et al. USENIX NSDI 2025",
     url="https://www.usenix.org/conference/nsdi25/presentation/yao",
     notebook="notebooks/09_fault_localization.ipynb",
+    experiments=("holmes-iteration-localization",),
 )
 
 #: Failure-cost assumptions for the irregular-vs-failure comparison (stated, not from the papers): restart 10 min,
@@ -35,24 +37,14 @@ FAILURES_PER_DAY = 2.0  # Minder: "a training task can encounter two faults per 
 
 @remember
 def iteration_accuracy(scale: str) -> pd.DataFrame:
-    """Per irregular iteration: is the operator graph's root the faulty rank? Ring and halving-doubling, noise x1-x3."""
+    """Per irregular iteration: is the operator graph's root the faulty rank? Ring and halving-doubling, noise x1-x3:
+    the ``holmes-iteration-localization`` experiment, job ``i`` of the grid simulated with seed ``i``."""
     ranks = (1024, 8192) if scale == "full" else (256,)
-    rows = []
-    for i, (coll, n, noise) in enumerate((c, n, z) for c in dg.COLLECTIVES for n in ranks for z in (1.0, 3.0)):
-        sc = dg.Scenario("irregular", n, 3.0, noise, coll, iterations=300, onset_iteration=50, seed=i)
-        s = sc.signals()
-        loc = dg.holmes.localize_iterations(s)
-        active = s.fault_active[0][loc.iteration.to_numpy()]
-        rows.append(
-            {
-                "collective": coll,
-                "ranks": n,
-                "noise_level": noise,
-                "irregular": int(active.sum()),
-                "correct": int((loc.root_rank.to_numpy()[active] == s.faults[0].rank).sum()),
-            }
-        )
-    return pd.DataFrame(rows)
+    combos = [(c, n, z) for c in dg.COLLECTIVES for n in ranks for z in (1.0, 3.0)]
+    pts = [{"collective": c, "ranks": n, "noise_level": z, "severity": 3.0, "iterations": 300, "onset_iteration": 50,
+            "job_seed": i} for i, (c, n, z) in enumerate(combos)]  # fmt: skip
+    t = ex.sweep("holmes-iteration-localization", pts, client=False, progress=False)
+    return t[["collective", "ranks", "noise_level", "irregular", "correct"]].reset_index(drop=True)
 
 
 def _accuracy(scale: str) -> tuple[float, int]:

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .. import experiments as ex
 from .._deps import remember
-from ..serving.gpus import optimal_throughput
-from ..serving.roofline import Deployment
-from ..serving.specs import gpu, model
 from ..serving.validation import validation_table
 from ..viz import serving_hw as viz
 from . import AtLeast, InRange, Measured, Paper, Scale, Within, claim, figure
@@ -28,6 +26,7 @@ PAPER = Paper(
     notebook="notebooks/10_serving_hardware.ipynb",
     panel="workbench.widgets.serving_hw:serving_hardware_panel",
     dashboard="LLM serving on real hardware",
+    experiments=("serving-throughput-bound",),
 )
 
 #: (model, GPUs per replica): the paper's evaluated models, on A100-80GB as in its evaluation.
@@ -38,36 +37,23 @@ GPU = "A100-80GB"
 
 @remember
 def bound_table() -> pd.DataFrame:
-    """One row per (model, workload): the binding resource, optimal/overlapped/sequential tokens/s per GPU."""
-    rows = []
-    for name, tp in SETUPS:
-        # "sequential": the device's operators one after another with the host work hidden (NanoFlow's own
-        # non-overlapped execution, what its overlap gain is measured against); "eager": the paper's baselines (vLLM
-        # 0.5 and its peers of mid-2024), which also pay their host work between steps (the eager vLLM profile:
-        # Vidur's measured CPU costs, Ray at TP >= 2)
-        dep = Deployment(model(name), gpu(GPU), tp=tp, engine="nanoflow")
-        eager = Deployment(model(name), gpu(GPU), tp=tp, engine="vllm-v0")
-        for inp, out in WORKLOADS:
-            peak = optimal_throughput(dep, inp, out)
-            eff = optimal_throughput(dep, inp, out, at_peak=False)
-            eager_eff = optimal_throughput(eager, inp, out, at_peak=False)
-            rows.append(
-                {
-                    "model": name,
-                    "gpus": tp,
-                    "input_tokens": inp,
-                    "output_tokens": out,
-                    "label": f"{name} x{tp} {inp}/{out}",
-                    "batch": peak["batch"],
-                    "bound": peak["bound"],
-                    "optimal_tokens_per_s": peak["optimal_tokens_per_s"],
-                    "overlapped_tokens_per_s": eff["optimal_tokens_per_s"],
-                    "sequential_tokens_per_s": eff["sequential_tokens_per_s"],
-                    "eager_tokens_per_s": eager_eff["sequential_tokens_per_s"],
-                    "headline_tokens_per_s": peak["headline_tokens_per_s"],
-                }
-            )
-    t = pd.DataFrame(rows)
+    """One row per (model, workload): the binding resource, optimal/overlapped/sequential tokens/s per GPU, from the
+    ``serving-throughput-bound`` experiment.
+
+    "sequential": the device's operators one after another with the host work hidden (NanoFlow's own non-overlapped
+    execution, what its overlap gain is measured against); "eager": the paper's baselines (vLLM 0.5 and its peers of
+    mid-2024), which also pay their host work between steps (the eager vLLM profile: Vidur's measured CPU costs, Ray
+    at TP >= 2).
+    """
+    pts = [{"model": name, "gpu": GPU, "tp": tp, "input_tokens": inp, "output_tokens": out,
+            "engine": "nanoflow", "baseline_engine": "vllm-v0"}
+           for name, tp in SETUPS for inp, out in WORKLOADS]  # fmt: skip
+    t = ex.sweep("serving-throughput-bound", pts, client=False, progress=False)
+    t = t.rename(columns={"tp": "gpus"})
+    t["label"] = [f"{m} x{g} {i}/{o}" for m, g, i, o in zip(t.model, t.gpus, t.input_tokens, t.output_tokens)]
+    t = t[["model", "gpus", "input_tokens", "output_tokens", "label", "batch", "bound", "optimal_tokens_per_s",
+           "overlapped_tokens_per_s", "sequential_tokens_per_s", "eager_tokens_per_s", "headline_tokens_per_s"]]  # fmt: skip
+    t = t.reset_index(drop=True)
     t["overlap_gain"] = t["overlapped_tokens_per_s"] / t["sequential_tokens_per_s"]
     t["sequential_fraction"] = t["sequential_tokens_per_s"] / t["optimal_tokens_per_s"]
     t["eager_fraction"] = t["eager_tokens_per_s"] / t["optimal_tokens_per_s"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import experiments as ex
 from .._deps import remember
 from ..training import diagnosis as dg
 from . import AtLeast, AtMost, Check, Measured, Paper, Scale, Verdict, claim, figure
@@ -26,6 +27,7 @@ PAPER = Paper(
     citation="Y. Guan, Z. Yin, H. Chen, et al. arXiv:2506.08528, 2025",
     url="https://arxiv.org/abs/2506.08528",
     notebook="notebooks/09_fault_localization.ipynb",
+    experiments=("diagnosis-function-faults", "perftracker-healthy-alarms"),
 )
 
 #: Peer-comparison detectors (they compare workers or machines with each other).
@@ -34,18 +36,17 @@ PEER = ("c4d", "minder", "holmes")
 
 @remember
 def function_results(scale: str) -> pd.DataFrame:
-    """Every detector on the function-level faults (severity 3), on one machine and on every worker."""
+    """Every detector on the function-level faults (severity 3), on one machine and on every worker: the
+    ``diagnosis-function-faults`` experiment, job ``i`` of the grid simulated with seed ``1000 + i``."""
     ranks = (64, 1024) if scale == "full" else (64, 256)
     seeds = 2 if scale == "full" else 1
-    grid = [
-        dg.Scenario(kind, n, SEVERITY, iterations=300, onset_iteration=100, seed=1000 + i, scope=scope)
-        for i, (kind, scope, n, _) in enumerate(
-            (k, sc, n, s) for k in dg.FUNCTION_FAULTS for sc in ("machine", "all") for n in ranks for s in range(seeds)
-        )
-    ]
-    r = dg.evaluate(grid)
+    combos = [(k, sc, n) for k in dg.FUNCTION_FAULTS for sc in ("machine", "all") for n in ranks for _ in range(seeds)]
+    pts = [{"kind": k, "scope": sc, "ranks": n, "severity": SEVERITY, "iterations": 300, "onset_iteration": 100,
+            "job_seed": 1000 + i} for i, (k, sc, n) in enumerate(combos)]  # fmt: skip
+    r = ex.sweep("diagnosis-function-faults", pts, client=False, progress=False)
+    r = r.drop(columns="seed").rename(columns={"job_seed": "seed"})
     r["truth_function"] = r.kind.map(dg.FUNCTION_FAULTS)
-    r["named"] = r.top1 & (r.blamed_function == r.truth_function)
+    r["named"] = r.top1.astype(bool) & (r.blamed_function == r.truth_function)
     return r
 
 
@@ -158,20 +159,15 @@ def _delay(scale):
 @remember
 def false_alarms(scale: str) -> dict[str, float]:
     """Share of healthy jobs with an alarm, at default and triple noise (hiccups, checkpoints every 250), and the
-    share on which the degradation trigger alone (without the localization gate) would have fired."""
+    share on which the degradation trigger alone (without the localization gate) would have fired: the
+    ``perftracker-healthy-alarms`` experiment over jobs ``0 .. n-1``."""
     n, ranks = (8, 1024) if scale == "full" else (4, 256)
+    t = ex.sweep("perftracker-healthy-alarms", {"noise_level": [1.0, 3.0], "ranks": ranks, "iterations": 600,
+                 "job_seed": list(range(n))}, client=False, progress=False)  # fmt: skip
     out = {}
-    for noise in (1.0, 3.0):
-        alarms, triggers = [], []
-        for seed in range(n):
-            s = dg.Scenario("none", ranks, noise_level=noise, iterations=600, seed=seed).signals()
-            alarms.append(len(dg.perftracker.detect(s)) > 0)
-            bounds, ckpt = dg.perftracker.iteration_boundaries(s)
-            times = np.append(np.diff(bounds), np.nan)
-            times[ckpt] = np.nan
-            triggers.append(bool(dg.perftracker.degradation_trigger(times)[0].any()))
-        out[f"x{noise:g}"] = float(np.mean(alarms))
-        out[f"trigger_only_x{noise:g}"] = float(np.mean(triggers))
+    for noise, g in t.groupby("noise_level", sort=True):
+        out[f"x{noise:g}"] = float(np.mean(g.alarm.astype(bool)))
+        out[f"trigger_only_x{noise:g}"] = float(np.mean(g.trigger_only.astype(bool)))
     return out
 
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from .. import experiments as ex
 from .._deps import remember
 from ..training import failures as tf
 from . import Measured, Paper, Trend, Within, claim, figure
@@ -27,6 +28,7 @@ PAPER = Paper(
     notebook="notebooks/08_training_failures.ipynb",
     panel="workbench.widgets.training:failures_panel",
     dashboard="Training under failures: ETTR and recovery",
+    experiments=("training-recovery-vs-gpus",),
 )
 
 JOB_GPUS = {"full": (1024, 4096, 16384, 65536, 100_000), "quick": (1024, 16384, 100_000)}
@@ -60,17 +62,11 @@ def _downtime(scale):
 
 @remember
 def ettr_vs_size(scale: str = "quick") -> pd.DataFrame:
-    """ETTR and GPU-hours lost per day vs job size, checkpoint-restart (Young/Daly interval) vs live migration."""
-    rows = []
-    for n in JOB_GPUS[scale]:
-        lf = sum(tf.job_rates_per_s(n).values())
-        lp = tf.planned_rate_per_s(n)
-        for mode in ("checkpoint", "live"):
-            rec = tf.Recovery(mode=mode, detect_s=DETECT_S, isolate_s=ISOLATE_S)
-            rec = replace(rec, interval_s=tf.young_daly_s(rec.checkpoint_s, 1 / lf))
-            out = tf.ettr(lf, rec, lp)
-            rows.append((n, mode, out["ettr"], (1 - out["ettr"]) * n * 24, 1 / lf / 3600))
-    return pd.DataFrame(rows, columns=["gpus", "mode", "ettr", "gpu_hours_lost_per_day", "mtbf_h"])
+    """ETTR and GPU-hours lost per day vs job size, checkpoint-restart (Young/Daly interval) vs live migration, from
+    the ``training-recovery-vs-gpus`` experiment."""
+    grid = {"gpus": list(JOB_GPUS[scale]), "mode": ["checkpoint", "live"], "detect_s": DETECT_S, "isolate_s": ISOLATE_S}
+    t = ex.sweep("training-recovery-vs-gpus", grid, client=False, progress=False)
+    return t[["gpus", "mode", "ettr", "gpu_hours_lost_per_day", "mtbf_h"]].reset_index(drop=True)
 
 
 @claim(
