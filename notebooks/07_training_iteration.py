@@ -61,10 +61,10 @@ ClaimsTable(
     [
         *run_claims("c4-training", "full"),
         *run_claims("megatron-sc21", "full"),
-        *run_claims("llama3-training", "full")[:1],
+        *run_claims(claims=["llama3-training/mfu-16k"]),
         *run_claims("megascale", "full"),
         *run_claims("lumos", "full"),
-        *run_claims("multiverse", "full")[:1],
+        *run_claims(claims=["multiverse/exploration-matters"]),
     ]
 )
 
@@ -72,7 +72,7 @@ ClaimsTable(
 # Multiverse's scale claim is timed on this machine, so its row changes from run to run:
 
 # %% tags=["nbval-ignore-output"]
-ClaimsTable(run_claims("multiverse", "full")[1:])
+ClaimsTable(run_claims(claims=["multiverse/ten-thousand-experiments"]))
 
 # %% [markdown]
 # ## The model in a few sentences

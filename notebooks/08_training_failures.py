@@ -45,7 +45,7 @@ pd.set_option("display.max_colwidth", 100)
 
 # %%
 ClaimsTable([*run_claims("trainmover", "full"), *run_claims("young-daly", "full"),
-             *run_claims("llama3-training", "full")[1:], *run_claims("c4-training", "full")[2:]])
+             *run_claims(claims=["llama3-training/interruptions", "c4-training/error-overhead-30"])])
 
 # %% [markdown]
 # ## The model in a few sentences

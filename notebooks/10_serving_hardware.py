@@ -92,7 +92,7 @@ pd.set_option("display.max_colwidth", 70)
 
 # %%
 ClaimsTable([*run_claims("nanoflow", "quick"),
-             *(r for r in run_claims("servegen", "quick") if r.claim.text.startswith("Sizing"))])
+             *run_claims(claims=["servegen/naive-underprovisions", "servegen/underprovision_gpus"], scale="quick")])
 
 # %% [markdown]
 # ## Specs as data
