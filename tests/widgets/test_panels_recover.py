@@ -89,21 +89,29 @@ def test_backlog_tells_a_run_that_keeps_up_from_one_that_does_not():
     assert backlog(steady.assign(rejected=[True] + [False] * (n - 1)))["rejected"] == 1.0
 
 
-def test_fused_pipeline_panel_clears_an_invalid_stage_count():
+def test_fused_pipeline_panel_cannot_reach_an_invalid_stage_count_and_clears_it():
     """The defect seen: more Critic stages than Actor stages left the old schedule up, titled 'annealing' while
-    'greedy' was selected."""
+    'greedy' was selected. The Critic's stops follow the Actor's, so the controls cannot reach that state; reached
+    anyway (stops widened by hand), the figure is cleared and says why."""
     from workbench.widgets.rlhf import fused_pipeline_panel
 
     root = fused_pipeline_panel()
     controls = {c.description: c for c in _controls(root)}
+    actor, critic = controls["Actor stages (GPUs)"], controls["Critic stages"]
     (pane,) = _panes(root)
-    assert pane.data
+    assert pane.data and critic.value == 4
     controls["schedule"].value = "greedy"
-    controls["Actor stages (GPUs)"].value = 2
-    controls["Critic stages"].value = 8
+    actor.value = 2
+    assert list(critic.options) == [1, 2] and critic.value == 2  # the bound, and the value clamped to it
+    assert pane.data and pane.figure.layout.title.text.startswith("greedy")
+    actor.value = 16
+    assert list(critic.options) == [1, 2, 4, 8] and critic.value == 2
+    actor.value = 2
+    critic.options = [1, 2, 4, 8]  # widened by hand: the invalid state is reached anyway
+    critic.value = 8
     assert "must not exceed" in _html(root)
     assert _cleared([pane], "more Critic stages") == []
-    controls["Critic stages"].value = 2
+    critic.value = 2
     assert pane.data and pane.figure.layout.title.text.startswith("greedy")
 
 

@@ -12,7 +12,15 @@ from ..training import fused_pipeline as fp
 from ..viz import rlhf as vr
 from . import FigurePane, clear, html_table, panel, param_controls, param_values, redraw
 
-__all__ = ["fused_pipeline_panel", "panel_model", "generation_tail_panel", "tail_model", "TAIL_CONTROLS"]
+__all__ = [
+    "ACTOR_STAGES",
+    "critic_stages",
+    "fused_pipeline_panel",
+    "panel_model",
+    "generation_tail_panel",
+    "tail_model",
+    "TAIL_CONTROLS",
+]
 
 #: The ``rlhf-generation-tail`` parameters the tail panel controls (the rest at their defaults).
 TAIL_CONTROLS = ("source", "sigma", "max_tokens", "threshold", "instances", "tail_instances", "samples")
@@ -48,10 +56,26 @@ def panel_model(pp0: int, pp1: int, m0: int, m1: int, critic_size: float, method
     }
 
 
+#: The Actor's pipeline depths the panel offers (its GPUs); the Critic's are the powers of two up to the Actor's.
+ACTOR_STAGES = (2, 4, 8, 16)
+
+
+def critic_stages(actor_stages: int) -> list[int]:
+    """The Critic's pipeline depths for an Actor of ``actor_stages`` stages: the Critic runs on the Actor's GPUs, so
+    it has at most as many stages (1, 2, 4, ... up to the Actor's, and at most 8).
+
+    Examples
+    --------
+    >>> critic_stages(2), critic_stages(16)
+    ([1, 2], [1, 2, 4, 8])
+    """
+    return [v for v in (1, 2, 4, 8) if v <= actor_stages]
+
+
 def fused_pipeline_panel() -> W.Widget:
     """Build the panel and return its top-level widget."""
-    pp0 = W.SelectionSlider(options=[2, 4, 8, 16], value=8, description="Actor stages (GPUs)")
-    pp1 = W.SelectionSlider(options=[1, 2, 4, 8], value=4, description="Critic stages")
+    pp0 = W.SelectionSlider(options=list(ACTOR_STAGES), value=8, description="Actor stages (GPUs)")
+    pp1 = W.SelectionSlider(options=critic_stages(8), value=4, description="Critic stages")
     m0 = W.IntSlider(value=8, min=1, max=32, description="Actor micro-batches")
     m1 = W.IntSlider(value=4, min=1, max=32, description="Critic micro-batches")
     size = W.SelectionSlider(options=[0.1, 0.2, 0.3, 0.5, 0.7, 1.0], value=0.5, description="Critic / Actor size")
@@ -63,8 +87,23 @@ def fused_pipeline_panel() -> W.Widget:
     info = W.HTML()
     fig = FigurePane()
 
+    bounding = []  # set while the Critic's stops follow the Actor's (one redraw for the move, not two)
+
+    def bound_critic(*_):
+        allowed = critic_stages(pp0.value)
+        if list(pp1.options) != allowed:
+            keep = min(pp1.value, allowed[-1])
+            bounding.append(True)
+            try:
+                pp1.options = allowed
+                pp1.value = keep
+            finally:
+                bounding.pop()
+
     def update(*_):
-        if pp1.value > pp0.value:
+        if bounding:
+            return
+        if pp1.value > pp0.value:  # reachable only by setting the options by hand
             info.value = html_table(["problem"], [["Critic stages must not exceed the Actor's (they share its GPUs)"]])
             clear(fig, "more Critic stages than Actor stages")
             return
@@ -91,6 +130,7 @@ def fused_pipeline_panel() -> W.Widget:
             ),
         )
 
+    pp0.observe(bound_critic, "value")  # before update: the Critic's stops are bounded when the panel redraws
     for w in (pp0, pp1, m0, m1, size, method):
         w.continuous_update = False
         w.observe(update, "value")
