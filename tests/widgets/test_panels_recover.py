@@ -89,6 +89,23 @@ def test_backlog_tells_a_run_that_keeps_up_from_one_that_does_not():
     assert backlog(steady.assign(rejected=[True] + [False] * (n - 1)))["rejected"] == 1.0
 
 
+@pytest.mark.slow
+def test_servegen_panel_states_overload_before_its_numbers():
+    """Notebook 04's panel serves the composed workload and its naive twin: a rate the server cannot keep up with
+    is said, per workload, before the latency table it makes meaningless."""
+    from workbench.widgets.servegen import ServeGenPanel
+
+    p = ServeGenPanel(span_s=600)
+    assert "overloaded" not in p.stats.value and "p99 TTFT" in p.stats.value
+    p.prefill.value = 10**2.7  # 500 us per prompt token
+    p.mean_rate.value = 10**1.5  # 32 req/s
+    stats = p.stats.value
+    assert "composed: <b>overloaded</b>" in stats and "naive: <b>overloaded</b>" in stats
+    assert stats.index("overloaded") < stats.index("p99 TTFT")
+    p.mean_rate.value = 1.0
+    assert "overloaded" not in p.stats.value
+
+
 def test_fused_pipeline_panel_cannot_reach_an_invalid_stage_count_and_clears_it():
     """The defect seen: more Critic stages than Actor stages left the old schedule up, titled 'annealing' while
     'greedy' was selected. The Critic's stops follow the Actor's, so the controls cannot reach that state; reached

@@ -44,6 +44,7 @@ __all__ = [
     "FidelityNote",
     "redraw",
     "clear",
+    "load_note",
     "panel",
     "controls_grid",
     "figures_grid",
@@ -161,6 +162,36 @@ def redraw(target: go.FigureWidget | FigurePane, fresh: go.Figure, *, height: in
         target.layout.width = None
         target.layout.autosize = True
         target.layout.height = height
+
+
+def load_note(b: dict, n: int, span_s: float, *, who: str = "") -> str:
+    """What a reader must know before a served run's numbers (HTML, empty when there is nothing to say): an
+    overloaded run (its percentiles measure the backlog) and the requests never served. ``b`` is
+    :func:`workbench.serving.metrics.backlog` of the run's ``n`` requests over ``span_s`` seconds of arrivals; ``who``
+    names the run when a panel serves several.
+
+    Examples
+    --------
+    >>> load_note({"overloaded": 0.0, "rejected": 0.0}, 10, 60.0)
+    ''
+    >>> load_note({"overloaded": 0.0, "rejected": 2.0}, 10, 60.0, who="naive")
+    'naive: 2 requests rejected (a context larger than the KV cache or the batch budget): infinitely late in p99 TTFT<br>'
+    """
+    note = ""
+    lead = f"{who}: " if who else ""
+    if b["overloaded"]:
+        note += (
+            f"{lead}<b>overloaded</b>: {b['queued_at_end']:,.0f} of {n:,} requests ({b['queued_fraction']:.0%}) were still "
+            f"queued when arrivals stopped, the last finished {b['drain_s']:,.0f} s after the last arrival: this rate "
+            f"exceeds what the deployment serves, and the latencies below grow with the run's length ({span_s:,.0f} s)"
+            "<br>"
+        )
+    if b["rejected"]:
+        note += (
+            f"{lead}{b['rejected']:,.0f} requests rejected (a context larger than the KV cache or the batch budget): "
+            "infinitely late in p99 TTFT<br>"
+        )
+    return note
 
 
 def clear(target: FigurePane, reason: str, *, height: int = 340) -> None:

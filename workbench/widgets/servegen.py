@@ -18,10 +18,11 @@ import plotly.graph_objects as go
 from ..distributions import ecdf
 from ..serving import SLO, ServerConfig, capacity_search, latency_summary, serve
 from ..serving.capacity import server_for
+from ..serving.metrics import backlog
 from ..viz import servegen as fig_sg
 from ..workloads import servegen as sg
 from ..workloads.servegen import stats as st
-from . import FigurePane, clear, html_table, panel, redraw
+from . import FigurePane, clear, html_table, load_note, panel, redraw
 
 __all__ = ["ServeGenPanel", "servegen_panel"]
 
@@ -136,10 +137,11 @@ class ServeGenPanel:
             return
         cfg = self.config()
         slo = SLO(ttft_s=self.slo.value)
-        rows, curves = [], {}
+        rows, curves, notes = [], {}, ""
         for name, w in (("composed", comp), ("naive", naive)):
             m = serve(w, cfg).table
             s = latency_summary(m)
+            notes += load_note(backlog(m), len(m), self.span.value, who=name)
             curves[name] = ecdf(m["ttft_s"].where(~m["rejected"], float("inf")).to_numpy())
             ok = "meets" if s["ttft_p99_s"] <= slo.ttft_s else "misses"
             rows.append(
@@ -159,7 +161,7 @@ class ServeGenPanel:
             height=320,
         )
         redraw(self.ttft, fig_sg.ttft_cdf_figure(curves, slo_s=slo.ttft_s, fig=go.Figure()), height=320)
-        self.stats.value = html_table(
+        self.stats.value = notes + html_table(
             ["workload", "requests", "p50 TTFT (s)", "p99 TTFT (s)", "p50 TBT (ms)", "SLO"], rows
         )
         self.capacity.value = ""

@@ -22,7 +22,7 @@ from ..serving.metrics import backlog
 from ..serving.roofline import COST_SOURCES
 from ..viz import serving_hw as viz
 from ..workloads import servegen as sg
-from . import FigurePane, clear, panel, redraw
+from . import FigurePane, clear, load_note, panel, redraw
 
 __all__ = ["ServingHardwarePanel", "serving_hardware_panel"]
 
@@ -169,7 +169,7 @@ class ServingHardwarePanel:
             self.tbt,
             viz.latency_cdf_figure({self.workload.value: m["tbt_s"].to_numpy()}, metric="TBT", slo_s=slo.tbt_s),
         )
-        self.stats.value = _load_note(backlog(m), len(m), self.span_s) + (
+        self.stats.value = load_note(backlog(m), len(m), self.span_s) + (
             f"{len(m)} requests, KV cache {dep.kv_capacity_tokens:,} tokens, {int(m['preemptions'].sum())} "
             f"preemptions<br>p99 TTFT {summary['ttft_p99_s']:.2f} s, p99 TBT "
             f"{1000 * summary['tbt_p99_s']:.0f} ms<br>throughput {tokens:,.0f} output tokens/s per GPU; optimal bound "
@@ -206,25 +206,6 @@ class ServingHardwarePanel:
         self.plan.value = (
             f"<b>{plan.gpus:.0f} GPUs</b>: {plan.replicas:.0f} replicas of TP {plan.tp} ({self.slo().describe()})"
         )
-
-
-def _load_note(b: dict, n: int, span_s: float) -> str:
-    """What a reader must know before the numbers: an overloaded run (its percentiles measure the backlog) and the
-    requests never served."""
-    note = ""
-    if b["overloaded"]:
-        note += (
-            f"<b>overloaded</b>: {b['queued_at_end']:,.0f} of {n:,} requests ({b['queued_fraction']:.0%}) were still "
-            f"queued when arrivals stopped, the last finished {b['drain_s']:,.0f} s after the last arrival: this rate "
-            f"exceeds what the deployment serves, and the latencies below grow with the run's length ({span_s:,.0f} s)"
-            "<br>"
-        )
-    if b["rejected"]:
-        note += (
-            f"{b['rejected']:,.0f} requests rejected (a context larger than the KV cache or the batch budget): "
-            "infinitely late in p99 TTFT<br>"
-        )
-    return note
 
 
 def serving_hardware_panel(**kwargs) -> W.Widget:
