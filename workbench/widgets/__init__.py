@@ -358,9 +358,15 @@ class FidelityNote(W.HTML):
             self.refresh()
 
     def wait(self, timeout: float | None = None) -> None:
-        """Block until the note's validation is computed (for tests and scripts; a panel never waits)."""
-        if self._worker is not None:
-            self._worker.join(timeout)
+        """Block until the note's validation is computed (for tests and scripts; a panel never waits). A note that
+        followed another panel's computation into another cache starts its own when that one ends: waited for too."""
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while (worker := self._worker) is not None:
+            worker.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if self._worker is worker or (deadline is not None and time.monotonic() >= deadline):
+                return
 
 
 def _validate_in_background(names: tuple[str, ...], done: Callable[[str], None]) -> Any:
@@ -373,7 +379,12 @@ def _validate_in_background(names: tuple[str, ...], done: Callable[[str], None])
     import sys
     import threading
 
+    from ..cache import cache_dir
+
     cmd = [sys.executable, "-m", "workbench.cli", "validate", "--engine", *names]
+    cache = str(cache_dir())
+    env = {**os.environ, "WORKBENCH_CACHE": cache}  # the cache this panel reads, whatever the environment says later
+    key = (cache, names)  # one process per cache and set of engines
 
     def child() -> None:  # lowest priority, and ended with the kernel (Linux: SIGTERM when its parent exits)
         os.nice(19)
@@ -385,12 +396,12 @@ def _validate_in_background(names: tuple[str, ...], done: Callable[[str], None])
         except (OSError, AttributeError):
             pass
 
-    running = _VALIDATING.get(names)
+    running = _VALIDATING.get(key)
     if running is not None and running.is_alive():  # another panel started it: wait for the same process
 
         def follow() -> None:
             running.join()
-            done(_VALIDATED.get(names, ""))
+            done(_VALIDATED.get(key, ""))
 
         follower = threading.Thread(target=follow, name=f"validate {' '.join(names)} (waiting)", daemon=True)
         follower.start()
@@ -398,24 +409,27 @@ def _validate_in_background(names: tuple[str, ...], done: Callable[[str], None])
 
     def work() -> None:
         try:
-            proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=child)
+            proc = subprocess.run(
+                cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=child, env=env
+            )
         except OSError as exc:
             done(str(exc))
             return
         lines = proc.stderr.strip().splitlines()
         error = "" if proc.returncode == 0 else (lines[-1] if lines else f"workbench validate exited {proc.returncode}")
-        _VALIDATED[names] = error
+        _VALIDATED[key] = error
         done(error)
 
     worker = threading.Thread(target=work, name=f"validate {' '.join(names)}", daemon=True)
-    _VALIDATING[names] = worker
+    _VALIDATING[key] = worker
     worker.start()
     return worker
 
 
-#: The background validations of this process, by engines (:func:`_validate_in_background`), and how each ended.
-_VALIDATING: dict[tuple[str, ...], Any] = {}
-_VALIDATED: dict[tuple[str, ...], str] = {}
+#: The background validations of this process, by cache directory and engines (:func:`_validate_in_background`), and
+#: how each ended.
+_VALIDATING: dict[tuple[str, tuple[str, ...]], Any] = {}
+_VALIDATED: dict[tuple[str, tuple[str, ...]], str] = {}
 
 
 #: CSS class of a panel's fidelity note (:class:`FidelityNote`); its warning carries ``wb-fidelity-outside``.
