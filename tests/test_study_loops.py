@@ -28,11 +28,7 @@ NOT_MODELS = {"experiments", "reproductions", "viz", "widgets", "fidelity", "cli
 #: Modules that still run a grid of their own (issue 36, item 2, not yet converted), with the reason they remain.
 KNOWN = {
     "arrivals": "computes the CV of each burstiness and the waits of each arrival process itself (issue 36's example)",
-    "c4": "runs the planned-vs-ECMP comparison over its settings itself",
-    "c4_training": "sweeps the training-time gain over job sizes itself",
-    "c4d": "builds its slow-NIC scenario grid (severities x job sizes) itself",
     "hotspots": "places one cluster under both policies itself (its figures' example)",
-    "minder": "runs healthy jobs over seeds and continuity windows itself",
     "packet_spraying": "loops over fabric sizes, routings and collectives itself (several claims and the heat map)",
     "pcaps": "runs both schedulers on one example itself (its figures' example)",
 }

@@ -12,6 +12,14 @@ balls-into-bins maximum load behind ECMP's penalty.
 * ``collective-time-vs-size`` -- one collective's completion time (fluid, ``latency_s`` per step) at message sizes
   spaced evenly in log from ``min_size_bytes`` to ``max_size_bytes`` (one row per size:
   :func:`workbench.fabric.collective_time_vs_size`, vectorized over the sizes).
+* ``planned-vs-ecmp-worst-step`` -- one collective of ``gpus`` ranks (a ``size_bytes`` message, ranks placed by
+  ``placement``) on a non-blocking leaf-spine of ``gpus / hosts_per_leaf`` leaves and ``hosts_per_leaf`` spines:
+  its worst step's congestion over ideal spraying (:func:`workbench.fabric.worst_step_ratio`, ``samples``
+  hashings) under ECMP and under planned paths, one row per ``routing`` with ``ratio``. One random stream per job
+  draws the collective, then ECMP's hashings, then planned paths' (deterministic) choice: the keyed stream
+  ``(job_seed, job_group, job_index)`` of :func:`workbench._rng.keyed` (the child ``job_index`` of child
+  ``job_group`` of ``job_seed``), so a study names each of its jobs and keeps its draws; the sweep's seed is not
+  used. C4's traffic-planning claim (:mod:`workbench.reproductions.c4`).
 * ``ballsbins-max-load`` -- the expected maximum load of ``flows`` balls hashed into ``paths`` bins, exact
   (:func:`workbench.fabric.expected_max_load`) and by Monte-Carlo (:func:`workbench.fabric.simulate_max_load`).
 
@@ -24,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._rng import spawn
+from .._rng import keyed, spawn
 from ..fabric import collectives, metrics, planning
 from ..fabric.ballsbins import expected_max_load, simulate_max_load
 from ..fabric.fattree import fat_tree
@@ -32,7 +40,13 @@ from ..fabric.routing import ROUTINGS, as_host_step, connections_per_host, link_
 from ..fabric.topology import leaf_spine
 from ._space import Param, experiment
 
-__all__ = ["fabric_congestion", "collective_time_vs_size", "ballsbins_max_load", "build_topology"]
+__all__ = [
+    "fabric_congestion",
+    "collective_time_vs_size",
+    "planned_vs_ecmp_worst_step",
+    "ballsbins_max_load",
+    "build_topology",
+]
 
 #: The fabric's parameters, shared by the fabric experiments (leaf-spine ones are ignored by a fat-tree).
 FABRIC_PARAMS = [
@@ -175,6 +189,41 @@ def collective_time_vs_size(
         topo, collective, n, sizes_bytes, routing, seed=seed, latency_s=latency_s, placement=placement
     )
     return pd.DataFrame({"gpus": n, "size_bytes": sizes_bytes, "time_s": time_s})
+
+
+_JOB_KEY = "job_seed, job_group and job_index name the job's random stream"
+
+
+@experiment(
+    "planned-vs-ecmp-worst-step",
+    small={"gpus": 64, "collective": ["ring", "permutation"], "samples": 20},
+    params=[
+        Param("collective", "halving_doubling", choices=collectives.COLLECTIVES, doc="collective traffic pattern"),
+        Param("placement", "linear", choices=collectives.PLACEMENTS, doc="which host each rank runs on"),
+        Param("gpus", 256, "", low=2, high=65_536, log=True, doc="GPU ranks, one per host"),
+        Param("hosts_per_leaf", 16, "", low=1, high=256, doc="hosts per leaf, and spines (non-blocking)"),
+        Param("size_bytes", 2.0**30, "B", low=1.0, doc="message size of the collective"),
+        Param("samples", 100, "", low=1, high=100_000, doc="Monte-Carlo hashings per step"),
+        Param("job_seed", 6, "", low=0, high=2**31 - 1, doc="seed of the study's jobs"),
+        Param("job_group", 0, "", low=0, high=2**31 - 1, doc="group of the job in its study (" + _JOB_KEY + ")"),
+        Param("job_index", 0, "", low=0, high=2**31 - 1, doc="index of the job in its group (" + _JOB_KEY + ")"),
+    ],
+)
+def planned_vs_ecmp_worst_step(
+    *, collective, placement, gpus, hosts_per_leaf, size_bytes, samples, job_seed, job_group, job_index, seed
+):
+    """Worst step's congestion over ideal of one collective under ECMP and under planned paths."""
+    del seed  # the job is named by job_seed, job_group and job_index
+    if gpus % hosts_per_leaf:
+        raise ValueError(f"gpus must be a multiple of hosts_per_leaf = {hosts_per_leaf}, got {gpus}")
+    topo = leaf_spine(gpus // hosts_per_leaf, hosts_per_leaf, hosts_per_leaf)
+    rng = keyed(job_seed, job_group, job_index)
+    steps = collectives.collective_steps(collective, gpus, int(size_bytes), seed=rng)
+    ratios = [
+        metrics.worst_step_ratio(topo, steps, routing, samples=samples, seed=rng, placement=placement)
+        for routing in ("ecmp", "planned")  # in this order: both draw from the job's one stream
+    ]
+    return pd.DataFrame({"routing": ["ecmp", "planned"], "ratio": ratios})
 
 
 @experiment(

@@ -415,6 +415,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "arrivals-queue-wait": ("arrivals",),
     "ballsbins-max-load": ("fabric",),
     "burstgpt-round-trip": ("workload-generators",),
+    "c4d-collective-faults": ("diagnosis",),
     "carbon-scheduling": ("carbon",),
     "checkpoint": ("checkpointing",),
     "collective-time-vs-size": ("fabric",),
@@ -424,9 +425,11 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "holmes-iteration-localization": ("diagnosis",),
     "llm-preemption": ("serving",),
     "microservice-overload": ("microservices",),
+    "minder-healthy-alarms": ("diagnosis",),
     "mitigation": ("fabric-mitigation", "packets"),
     "perftracker-healthy-alarms": ("diagnosis",),
     "placement-hot-tors": ("placement",),
+    "planned-vs-ecmp-worst-step": ("fabric",),
     "pred-dumbbell-fct": ("packets",),
     "pred-fct-vs-load": ("packets",),
     "pred-leafspine-mix": ("packets",),
@@ -441,6 +444,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "training-dse": ("training",),
     "training-ettr": ("training-failures",),
     "training-iteration-time": ("training",),
+    "training-plan-routing-gain": ("training",),
     "training-recovery-vs-gpus": ("training-failures",),
 }
 

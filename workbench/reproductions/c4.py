@@ -16,7 +16,6 @@ import numpy as np
 from .. import experiments as ex
 from .. import fabric as fb
 from .._deps import remember
-from .._rng import spawn
 from . import AtMost, Check, Measured, Paper, Verdict, Within, claim, figure
 
 PAPER = Paper(
@@ -27,6 +26,7 @@ PAPER = Paper(
     notebook="notebooks/02_c4_traffic_planning.ipynb",
     panel="workbench.widgets.fabric:c4_panel",
     dashboard="C4 traffic planning",
+    experiments=("planned-vs-ecmp-worst-step", "fabric-congestion"),
 )
 
 #: "moderate" communication share of the iteration time, chosen before measuring (see the notebook)
@@ -59,17 +59,17 @@ def _bond(scale):
 
 @remember
 def _planned_vs_ecmp(scale: str) -> dict[str, dict[str, float]]:
+    """Worst step vs ideal under ECMP and planned paths, per collective, placement and GPU count: the
+    ``planned-vs-ecmp-worst-step`` experiment, the job of case ``j`` at size ``i`` drawing from stream ``(6, i, j)``."""
     gpus = (64, 256, 1024) if scale == "full" else (64, 256)
     cases = {"halving_doubling": "linear", "ring": "strided", "permutation": "linear", "double_binary_tree": "linear"}
+    pts = [{"collective": coll, "placement": placement, "gpus": n, "hosts_per_leaf": 16, "size_bytes": 2.0**30,
+            "samples": 100, "job_seed": 6, "job_group": i, "job_index": j}
+           for i, n in enumerate(gpus) for j, (coll, placement) in enumerate(cases.items())]  # fmt: skip
+    t = ex.sweep("planned-vs-ecmp-worst-step", pts, client=False, progress=False)
     out: dict[str, dict[str, float]] = {}
-    for n, rng in zip(gpus, spawn(6, len(gpus))):
-        topo = fb.leaf_spine(n // 16, 16, 16)
-        for (coll, placement), r in zip(cases.items(), spawn(rng, len(cases))):
-            steps = fb.collective_steps(coll, n, 2**30, seed=r)
-            out[f"{coll}/{placement}/{n}"] = {
-                routing: fb.worst_step_ratio(topo, steps, routing, samples=100, seed=r, placement=placement)
-                for routing in ("ecmp", "planned")
-            }
+    for row in t.itertuples():
+        out.setdefault(f"{row.collective}/{row.placement}/{row.gpus}", {})[row.routing] = float(row.ratio)
     return out
 
 

@@ -11,7 +11,9 @@ C4's production numbers are not used (its traces are not public).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from .. import experiments as ex
 from .._deps import remember
 from ..training import diagnosis as dg
 from . import AtLeast, Check, Measured, Paper, Verdict, claim, figure
@@ -25,30 +27,29 @@ PAPER = Paper(
     notebook="notebooks/09_fault_localization.ipynb",
     panel="workbench.widgets.diagnosis:fault_panel",
     dashboard="Fault localization in training jobs",
+    experiments=("c4d-collective-faults",),
 )
 
 PERSISTENT = ("slow_gpu", "nic_degraded", "cpu_contention", "fail_stop")
 
 
+def _jobs(kinds, ranks, severities, seeds: int, collectives=("ring",)) -> pd.DataFrame:
+    """C4D and the naive baseline on every kind x ranks x severity, ``seeds`` jobs each (300 iterations, onset at
+    100), for each collective: the ``c4d-collective-faults`` experiment, job ``i`` of a collective's grid simulated
+    with seed ``i`` (as :func:`workbench.training.diagnosis.scenario_grid` numbers its jobs)."""
+    combos = [(k, n, sev) for k in kinds for n in ranks for sev in severities for _ in range(seeds)]
+    pts = [{"kind": k, "collective": c, "ranks": n, "severity": sev, "iterations": 300, "onset_iteration": 100,
+            "job_seed": i} for c in collectives for i, (k, n, sev) in enumerate(combos)]  # fmt: skip
+    t = ex.sweep("c4d-collective-faults", pts, client=False, progress=False)
+    return t.drop(columns="seed").rename(columns={"job_seed": "seed"})
+
+
 @remember
-def slow_nic(scale: str):
+def slow_nic(scale: str) -> pd.DataFrame:
     """C4D and the naive baseline on a degraded NIC (bandwidth / 1.5 and / 3) in ring and halving-doubling jobs."""
     ranks = (256, 1024, 4096) if scale == "full" else (64, 256)
     seeds = 4 if scale == "full" else 2
-    grid = [
-        sc
-        for coll in dg.COLLECTIVES
-        for sc in dg.scenario_grid(
-            ["nic_degraded"],
-            ranks=ranks,
-            severities=(1.5, 3.0),
-            seeds=seeds,
-            iterations=300,
-            onset_iteration=100,
-            collective=coll,
-        )
-    ]
-    return dg.evaluate(grid, ["c4d", "naive"])
+    return _jobs(["nic_degraded"], ranks, (1.5, 3.0), seeds, collectives=dg.COLLECTIVES)
 
 
 @claim(
@@ -79,15 +80,7 @@ def _slow_nic(scale):
 def delay_sweep(scale: str):
     """C4D and the naive baseline on the persistent faults at severity 3, 256 and 1,024 ranks (same sizes at both
     scales, so the verdict does not move with the scale; notebook 09 has the full size range)."""
-    grid = dg.scenario_grid(
-        PERSISTENT,
-        ranks=(256, 1024),
-        severities=(3.0,),
-        seeds=3 if scale == "full" else 1,
-        iterations=300,
-        onset_iteration=100,
-    )
-    return dg.evaluate(grid, ["c4d", "naive"])
+    return _jobs(PERSISTENT, (256, 1024), (3.0,), 3 if scale == "full" else 1)
 
 
 def _delays(scale: str) -> tuple[float, float, float]:

@@ -9,10 +9,8 @@ modelled by :mod:`workbench.training.diagnosis.minder` on synthetic machine metr
 
 from __future__ import annotations
 
-import numpy as np
-
+from .. import experiments as ex
 from .._deps import remember
-from ..training import diagnosis as dg
 from . import Check, Measured, Paper, Verdict, claim
 from ._diagnosis import NOT_COMPARABLE, quality
 
@@ -22,16 +20,19 @@ PAPER = Paper(
     citation="Y. Deng, X. Shi, Z. Jiang, et al. USENIX NSDI 2025 (arXiv:2411.01791)",
     url="https://arxiv.org/abs/2411.01791",
     notebook="notebooks/09_fault_localization.ipynb",
+    experiments=("minder-healthy-alarms",),
     cost_s=35,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
 
 
 @remember
 def continuity_false_alarms(scale: str) -> dict[float, float]:
-    """Share of healthy, noisy jobs (noise x3) on which Minder alarms, by continuity window."""
+    """Share of healthy, noisy jobs (noise x3) on which Minder alarms, by continuity window: the
+    ``minder-healthy-alarms`` experiment over jobs ``0 .. n-1``."""
     n, ranks = (16, 1024) if scale == "full" else (6, 512)
-    jobs = [dg.Scenario("none", ranks, noise_level=3.0, seed=seed).signals() for seed in range(n)]
-    return {c: float(np.mean([len(dg.minder.detect(s, continuity_s=c)) > 0 for s in jobs])) for c in (2.0, 30.0)}
+    t = ex.sweep("minder-healthy-alarms", {"continuity_s": [2.0, 30.0], "ranks": ranks, "noise_level": 3.0,
+                 "job_seed": list(range(n))}, client=False, progress=False)  # fmt: skip
+    return {float(c): float(g.alarm.mean()) for c, g in t.groupby("continuity_s", sort=True)}
 
 
 def _continuity_helps(value) -> Verdict:
