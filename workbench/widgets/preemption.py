@@ -48,7 +48,7 @@ def preemption_panel() -> W.Widget:
     # rate: 0 and the 1-2-5 stops of (0, 1] per iteration; pcie_gbs: 0 is the GPU table's rate
     controls = param_controls(exp, CONTROLS, rate={"sentinel": (0.0, "0 (never)")}, pcie_gbs={"sentinel": (0.0, own)})
     rate = controls[0]
-    compared = exp.param("mechanism").choices[1:]  # every mechanism but vLLM's, which is always the baseline
+    compared = tuple(exp.param("mechanism").choices or ())[1:]  # all but vLLM, which is always the baseline
     mechs = W.SelectMultiple(options=list(compared), value=tuple(compared), description="mechanisms")
     info = W.HTML()
     fig = FigurePane()
