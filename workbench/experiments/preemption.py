@@ -45,6 +45,7 @@ GPUS = ("A100-80GB", "A100-40GB", "H100-SXM", "L40S")
             low=0.0,
             high=1.0,
             seeded=False,
+            label="priority change rate",
             doc="priority-change probability per iteration",
         ),
         Param(

@@ -15,13 +15,13 @@ from ..serving.preemption import MECHANISMS
 from ..viz import preemption as vp
 from . import FigurePane, html_table, panel, param_controls, param_values, redraw
 
-__all__ = ["PANEL_CONVERSATIONS", "RATES", "panel_model", "preemption_panel"]
+__all__ = ["PANEL_CONVERSATIONS", "CONTROLS", "panel_model", "preemption_panel"]
 
 #: Conversations per point in the panel: the run length of the ``fastswitch`` reproduction (150 at both scales; quick
 #: runs seed 0 only), so at its defaults the panel shows exactly the claims' centre point (about 0.3 s per mechanism).
 PANEL_CONVERSATIONS = 150
-#: Priority-change rates the panel offers (per iteration).
-RATES = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
+#: The ``llm-preemption`` parameters the panel controls, in the order shown.
+CONTROLS = ("rate", "priority_kind", "block_tokens", "pcie_gbs", "load")
 
 
 def panel_model(mechanisms=tuple(MECHANISMS), seed: int = 0, **params) -> pd.DataFrame:
@@ -42,21 +42,19 @@ def panel_model(mechanisms=tuple(MECHANISMS), seed: int = 0, **params) -> pd.Dat
 
 def preemption_panel() -> W.Widget:
     """Build the panel and return its top-level widget."""
-    rate = W.SelectionSlider(options=list(RATES), value=0.02, description="priority change rate")
-    rate.continuous_update = False
-    rate.param_name = "rate"
     exp = ex.get("llm-preemption")
     gpu = specs.gpu(exp.param("gpu").default)
     own = f"{gpu.gpu}'s: {gpu.pcie_bytes_per_s / 1e9:g}"  # pcie_gbs=0 means the GPU table's rate
-    others = param_controls(
-        exp, ["priority_kind", "block_tokens", "pcie_gbs", "load"], pcie_gbs={"sentinel": (0.0, own)}
-    )
-    mechs = W.SelectMultiple(options=list(MECHANISMS)[1:], value=tuple(list(MECHANISMS)[1:]), description="mechanisms")
+    # rate: 0 and the 1-2-5 stops of (0, 1] per iteration; pcie_gbs: 0 is the GPU table's rate
+    controls = param_controls(exp, CONTROLS, rate={"sentinel": (0.0, "0 (never)")}, pcie_gbs={"sentinel": (0.0, own)})
+    rate = controls[0]
+    compared = tuple(exp.param("mechanism").choices or ())[1:]  # all but vLLM, which is always the baseline
+    mechs = W.SelectMultiple(options=list(compared), value=tuple(compared), description="mechanisms")
     info = W.HTML()
     fig = FigurePane()
 
     def update(*_):
-        rows = panel_model(tuple(mechs.value), **param_values([rate, *others]))
+        rows = panel_model(tuple(mechs.value), **param_values(controls))
         redraw(fig, vp.tails(rows, title=f"Tail latency by mechanism (rate {rate.value:g} per iteration)"), height=340)
         base = rows.iloc[0]
         info.value = html_table(
@@ -76,7 +74,7 @@ def preemption_panel() -> W.Widget:
             "run (the experiment's seed 0, as the reproduction's quick scale; its full scale averages 3 seeds)",
         )
 
-    for w in (rate, *others, mechs):
+    for w in (*controls, mechs):
         w.observe(update, "value")
     update()
-    return panel([rate, *others, mechs], [fig], info=info, fidelity="workbench.widgets.preemption:preemption_panel")
+    return panel([*controls, mechs], [fig], info=info, fidelity="workbench.widgets.preemption:preemption_panel")
