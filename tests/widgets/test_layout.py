@@ -138,8 +138,8 @@ def test_a_sentinel_value_reads_as_what_it_stands_for():
 
     param = ex.get("llm-preemption").param("pcie_gbs")
     gpu = specs.gpu("A100-80GB")
-    c = param_control(param, sentinel=(0.0, f"A100-80GB's: {gpu.pcie_bytes_per_s / 1e9:g}"))
-    assert c.value == 0.0 and c.options[c.index][0] == "A100-80GB's: 32"
+    c = param_control(param, sentinel=(0.0, f"{gpu.pcie_bytes_per_s / 1e9:g} (GPU)"))
+    assert c.value == 0.0 and c.options[c.index][0] == "32 (GPU)"  # short: a slider's readout shows ~9 characters
     assert [v for _, v in c.options][1:4] == [1.0, 2.0, 5.0] and c.options[-1][1] == param.high
     assert not any(label.startswith("0") for label, _ in c.options)
     moved = param_control(param, 24.0, sentinel=(0.0, "GPU's"))  # a value off the stops is kept, in order

@@ -44,7 +44,7 @@ def preemption_panel() -> W.Widget:
     """Build the panel and return its top-level widget."""
     exp = ex.get("llm-preemption")
     gpu = specs.gpu(exp.param("gpu").default)
-    own = f"{gpu.gpu}'s: {gpu.pcie_bytes_per_s / 1e9:g}"  # pcie_gbs=0 means the GPU table's rate
+    own = f"{gpu.pcie_bytes_per_s / 1e9:g} (GPU)"  # pcie_gbs=0 means the GPU table's rate (the caption names the GPU)
     # rate: 0 and the 1-2-5 stops of (0, 1] per iteration; pcie_gbs: 0 is the GPU table's rate
     controls = param_controls(exp, CONTROLS, rate={"sentinel": (0.0, "0 (never)")}, pcie_gbs={"sentinel": (0.0, own)})
     rate = controls[0]
