@@ -99,7 +99,6 @@ KNOWN = {
     "fabric": "hand-builds its fabric controls and calls fabric models itself",
     "microservices": "calls microservices.compare_controllers itself (with a hand-derived seed) for the per-controller "
     "time series the experiment's rows do not hold",
-    "mitigation": "ranks the experiment's rows with fabric.mitigation.rank_table itself",
     "placement": "hand-builds its cluster controls and places jobs with workbench.placement itself (hand-derived seed)",
     "rlhf": "hand-builds its controls and calls training.fused_pipeline and the experiment's tail run itself",
     "servegen": "hand-builds its workload/server controls and serves and searches capacity itself",
