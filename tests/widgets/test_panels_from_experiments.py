@@ -94,7 +94,11 @@ KNOWN = {
     "checkpointing": "hand-builds its GPU-count stops (multiples of tp x pp, which the log Param cannot state) and "
     "computes the ETTR curve with training.checkpointing itself",
     "diagnosis": "hand-builds its fault controls and runs training.diagnosis itself (with a hand-derived seed)",
-    "fabric": "hand-builds its fabric controls and calls fabric models itself",
+    "fabric": "hand-builds its controls (spraying: leaves/spines/hosts 2-16, an oversubscription menu the fabric "
+    "Params lack, message 2^16-2^34, failed uplinks; C4: GPU stops 16-4096, a four-collective menu, connections, "
+    "ports, communication share) and calls fabric models itself with hand-set seeds (spraying: collective_steps "
+    "seed 0, busiest_step, link_loads seed 1, uplink_load_table; C4: c4_gain_table seed 0, iteration_gain): needs "
+    "an uplink-loads-of-the-busiest-step experiment and a C4 gain experiment",
     "microservices": "calls microservices.compare_controllers itself (with a hand-derived seed) for the per-controller "
     "time series the experiment's rows do not hold",
     "placement": "hand-builds its cluster controls and places jobs with workbench.placement itself (hand-derived seed)",
