@@ -322,3 +322,14 @@ def test_a_window_larger_than_the_event_heap_by_hand():
     )  # fmt: skip
     assert int(r.flows.retransmits.iloc[0]) == 0
     assert r.flows.fct_s.iloc[0] * 1e6 == pytest.approx(3000 * 1.2 + 2.032, rel=1e-9)
+
+
+@pytest.mark.parametrize("recovery", ["sack", "newreno"])
+def test_no_flow_is_an_empty_run_under_pred(recovery):
+    # a window with no flow at all (a light load over a short window, no long flow) crashed both loops under PRED:
+    # its per-(flow, link) slots were sized by the maximum of an empty table
+    r = simulate_packets(
+        CAP, SWITCH, PredConfig(), [], [], [], [], link_delay_s=1e-6, buffer_pkts=10, rtt_s=1e-4,
+        window_s=(0.0, 1e-3), loss_recovery=recovery,
+    )  # fmt: skip
+    assert r.flows.empty and (r.links.utilization == 0).all() and (r.links.marks == 0).all()

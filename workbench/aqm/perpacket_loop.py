@@ -199,7 +199,7 @@ def simulate(
     ctl = np.zeros((8, nl))
     utils = np.zeros((3, nl))
     nseen = np.zeros(nl, np.int64)
-    seen = np.full(dslot.max() + 1 if use_pred else 1, -1, np.int64)
+    seen = np.full(dslot.max() + 1 if use_pred and dslot.size else 1, -1, np.int64)  # no flow: no slot
     tick = 0
     # marking on departure: each port's recent arrivals (time, busy-until after it) in a ring
     hist_t = np.zeros((nl if dequeue else 1, _RING))

@@ -81,7 +81,7 @@ def simulate_tcp(
     ctl = np.zeros((8, nl))
     utils = np.zeros((3, nl))
     nseen = np.zeros(nl, np.int64)
-    seen = np.full(dslot.max() + 1 if use_pred else 1, -1, np.int64)
+    seen = np.full(dslot.max() + 1 if use_pred and dslot.size else 1, -1, np.int64)  # no flow: no slot
     tick = 0
     fifo = np.zeros((nl, ring, 3))
     head = np.zeros(nl, np.int64)

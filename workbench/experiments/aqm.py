@@ -62,16 +62,26 @@ _S, _P = aqm.STATIC_DEFAULT, aqm.PRED_DEFAULT
 #: The marking parameters shared by the bottleneck experiments (defaults are the two default configurations).
 MARKING_PARAMS = [
     Param("marking", "pred", choices=tuple(MARKINGS), seeded=False, doc="AQM marking policy of the bottleneck"),
-    Param("min_k_pkts", _S.min_k_pkts, "", low=0.0, high=10_000.0, seeded=False, doc="static ramp start (packets)"),
+    Param(
+        "min_k_pkts",
+        _S.min_k_pkts,
+        "",
+        low=0.0,
+        high=10_000.0,
+        seeded=False,
+        doc="static ramp start (packets)",
+        label="static min K (packets)",
+    ),
     Param(
         "max_k_pkts",
         _S.max_k_pkts,
         "",
-        low=0.0,
+        low=1.0,
         high=10_000.0,
-        low_inclusive=False,
         seeded=False,
         doc="static ramp end (packets), above min_k_pkts",
+        label="static max K (packets)",
+        log=True,
     ),
     Param(
         "max_p",
@@ -82,20 +92,34 @@ MARKING_PARAMS = [
         low_inclusive=False,
         seeded=False,
         doc="static marking probability at max_k_pkts",
+        label="static max P",
     ),
     Param(
         "slope_per_pkt",
         _P.slope_per_pkt,
         "",
-        low=0.0,
+        low=1e-4,
         high=1.0,
-        low_inclusive=False,
         seeded=False,
         doc="PRED marking slope per flow (probability per packet)",
+        label="PRED slope per flow",
+        log=True,
     ),
     Param("pred_min_k_pkts", _P.min_k_pkts, "", low=0.0, high=10_000.0, seeded=False, doc="PRED ramp start (packets)"),
-    Param("fcs", _P.fcs, seeded=False, doc="PRED Flow Concurrent Stabilizer (slope scaled with the flow count)"),
-    Param("qla", _P.qla, seeded=False, doc="PRED Queue Length Adjuster (utility hill climb; packet level only)"),
+    Param(
+        "fcs",
+        _P.fcs,
+        seeded=False,
+        doc="PRED Flow Concurrent Stabilizer (slope scaled with the flow count)",
+        label="FCS (slope x flows)",
+    ),
+    Param(
+        "qla",
+        _P.qla,
+        seeded=False,
+        doc="PRED Queue Length Adjuster (utility hill climb; packet level only)",
+        label="QLA (utility hill climb)",
+    ),
     Param(
         "fcs_scaling",
         _P.fcs_scaling,
@@ -104,7 +128,7 @@ MARKING_PARAMS = [
         doc="how FCS scales the slope with flows",
     ),
     Param("capacity_gbps", 10.0, "Gbit/s", low=0.0, low_inclusive=False, doc="bottleneck capacity"),
-    Param("rtt_s", 100e-6, "s", low=0.0, high=1.0, low_inclusive=False, doc="base round-trip time"),
+    Param("rtt_s", 100e-6, "s", low=1e-6, high=1.0, doc="base round-trip time", label="RTT", log=True),
 ]
 
 
@@ -182,7 +206,7 @@ def _long_active(flows, duration_s: float) -> float:
     small={"n_long_flows": 2, "load": 0.3, "duration_s": 0.01, "marking": ["static", "pred"]},
     params=[
         Param.fraction("load", 0.5, "web-search load of the bottleneck"),
-        Param("n_long_flows", 8, "", low=0, high=1024, doc="long flows sharing the bottleneck"),
+        Param("n_long_flows", 8, "", low=0, high=1024, doc="long flows sharing the bottleneck", label="long flows"),
         *MARKING_PARAMS,
         Param("duration_s", 0.2, "s", low=0.0, high=60.0, low_inclusive=False, doc="flow arrival window"),
     ],

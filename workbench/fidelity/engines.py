@@ -427,6 +427,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "microservice-overload": ("microservices",),
     "minder-healthy-alarms": ("diagnosis",),
     "mitigation": ("fabric-mitigation", "packets"),
+    "mitigation-ranking": ("fabric-mitigation", "packets"),
     "perftracker-healthy-alarms": ("diagnosis",),
     "placement-hot-tors": ("placement",),
     "planned-vs-ecmp-worst-step": ("fabric",),

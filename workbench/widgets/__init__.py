@@ -576,7 +576,13 @@ def _nice(v: float) -> str:
 
 
 def param_control(
-    param, value=None, *, step: float | None = None, sentinel: tuple[float, str] | None = None, **kwargs
+    param,
+    value=None,
+    *,
+    step: float | None = None,
+    sentinel: tuple[float, str] | None = None,
+    shown_in: tuple[float, str] | None = None,
+    **kwargs,
 ) -> W.Widget:
     """The control for an experiment's :class:`~workbench.experiments.Param`, constrained to what the parameter
     allows: a dropdown for choices, a checkbox for a flag, a slider between finite bounds (1-2-5 stops when the
@@ -588,6 +594,10 @@ def param_control(
     control becomes a slider over that value, shown as ``text``, and the parameter's 1-2-5 stops, so it never reads
     as a number it is not (a "0.00 GB/s" that means 32 GB/s).
 
+    ``shown_in=(factor, unit)`` shows the stops of a ``log`` (or ``sentinel``) parameter in another unit: each stop
+    reads as its value times ``factor`` and the description names ``unit`` (an RTT held in seconds shown in µs:
+    ``shown_in=(1e6, "us")``); the control's value stays in the parameter's own unit.
+
     Examples
     --------
     >>> from workbench import experiments as ex
@@ -596,7 +606,16 @@ def param_control(
     ('FloatSlider', 'utilization', 0.7, False)
     """
     value = param.default if value is None else param.validate(value)
-    common = {"description": param.title, "tooltip": param.doc, **kwargs}
+    factor, title = 1.0, param.title
+    if shown_in is not None:
+        from .._units import name_label, with_unit
+
+        if not (param.log or sentinel is not None):
+            raise ValueError(
+                f"parameter {param.name!r}: shown_in needs a log or sentinel control (its stops are named)"
+            )
+        factor, title = float(shown_in[0]), with_unit(param.label or name_label(param.name), shown_in[1])
+    common = {"description": title, "tooltip": param.doc, **kwargs}
     if sentinel is not None:
         special, text = param.validate(sentinel[0]), sentinel[1]
         if param.low is None or param.high is None:
@@ -608,9 +627,9 @@ def param_control(
         stops = [
             v for v in stops if (param.low_inclusive or v > param.low) and (param.high_inclusive or v < param.high)
         ]
-        options = [(text, special), *((_nice(v), param.kind(v)) for v in stops)]
+        options = [(text, special), *((_nice(v * factor), param.kind(v)) for v in stops)]
         if value not in [v for _, v in options]:
-            options = sorted([*options[1:], (_nice(value), value)], key=lambda o: o[1])
+            options = sorted([*options[1:], (_nice(value * factor), value)], key=lambda o: o[1])
             options.insert(0, (text, special))
         control: W.Widget = W.SelectionSlider(options=options, value=value, continuous_update=False, **common)
         control.param_name = param.name
@@ -630,7 +649,7 @@ def param_control(
                 raise ValueError(f"parameter {param.name!r} is log-scaled but its lower bound {lo} is not positive")
             stops = [v for v in log_steps(max(lo_v, 1e-300), hi, value) if param.low_inclusive or v > lo]
             stops = [v for v in stops if param.high_inclusive or v < hi]
-            options = [(_nice(v), param.kind(v)) for v in stops]
+            options = [(_nice(v * factor), param.kind(v)) for v in stops]
             control = W.SelectionSlider(options=options, value=param.kind(value), continuous_update=False, **common)
         elif finite and lo is not None and hi is not None:
             if param.kind is int:

@@ -1,9 +1,11 @@
 """PRED / RED panel: concurrency, load, RTT, thresholds or slope, controllers on/off -> fluid sweep and packet FCT.
 
-The panel follows the widgets pattern: :func:`panel_model` runs the registered experiments through
-:func:`workbench.experiments.sweep` (serially: a fluid curve of ``pred-queue-vs-concurrency`` and one
-``pred-dumbbell-fct`` run per marking, cached, so returning to a setting is instant) and returns tidy results; the
-figures come from :mod:`workbench.viz.aqm` and are updated with :func:`~workbench.widgets.redraw`.
+The panel follows the widgets pattern: its controls are the ``pred-dumbbell-fct`` experiment's ``Param``s
+(:func:`~workbench.widgets.param_controls`: labels, units, ranges and 1-2-5 stops as the experiment states them);
+:func:`panel_model` runs the registered experiments through :func:`workbench.experiments.sweep` (serially: a fluid
+curve of ``pred-queue-vs-concurrency`` and one ``pred-dumbbell-fct`` run per marking, cached, so returning to a
+setting is instant) and returns tidy results; the figures come from :mod:`workbench.viz.aqm` and are updated with
+:func:`~workbench.widgets.redraw`.
 """
 
 from __future__ import annotations
@@ -17,12 +19,16 @@ import pandas as pd
 from .. import aqm
 from .. import experiments as ex
 from ..viz import aqm as viz
-from . import FigurePane, html_table, panel, redraw
+from . import FigurePane, clear, html_table, panel, param_controls, param_values, redraw
 
-__all__ = ["PanelResult", "pred_panel", "panel_model"]
+__all__ = ["PanelResult", "pred_panel", "panel_model", "CONTROLS", "START"]
 
-#: Concurrency points of the fluid curve.
+#: Concurrency points of the fluid curve (it reaches further when the packet run has more long flows).
 N_GRID = np.unique(np.geomspace(1, 64, 24).astype(int))
+#: The ``pred-dumbbell-fct`` parameters the panel controls, in the order shown.
+CONTROLS = ("n_long_flows", "load", "rtt_s", "min_k_pkts", "max_k_pkts", "max_p", "slope_per_pkt", "fcs", "qla")
+#: The panel's starting point where it differs from the experiment's defaults (a lighter web-search load).
+START = {"load": 0.3}
 
 
 @dataclass(frozen=True)
@@ -36,43 +42,48 @@ class PanelResult:
 
 
 def panel_model(
-    n_flows: int,
+    *,
+    n_long_flows: int,
     load: float,
-    rtt_us: float,
-    min_k: float,
-    max_k: float,
+    rtt_s: float,
+    min_k_pkts: float,
+    max_k_pkts: float,
     max_p: float,
     slope_per_pkt: float,
     fcs: bool,
     qla: bool,
-    duration_s: float = 0.15,
+    duration_s: float | None = None,
     seed: int = 0,
 ) -> PanelResult:
-    """The panel's model call: fluid queue vs concurrency and one packet run per marking (a second or two).
+    """The panel's model call: fluid queue vs concurrency and one packet run per marking (a few seconds).
 
-    ``duration_s`` is long enough that even the lowest load of the panel brings several small web-search flows
-    after the warm-up (a fifth of it), so the table's small-flow FCT is a measurement, not NaN.
+    ``duration_s`` defaults to the experiment's (0.2 s): at a load of 0.1 it brings several small web-search flows
+    after the warm-up (a fifth of it), so the table's small-flow FCT is a measurement, not NaN; at the lowest loads
+    the table says no small flow finished.
 
     Examples
     --------
-    >>> r = panel_model(4, 0.3, 100.0, 20, 200, 0.1, 0.01, True, True, duration_s=0.005)
+    >>> r = panel_model(n_long_flows=4, load=0.3, rtt_s=100e-6, min_k_pkts=20, max_k_pkts=200, max_p=0.1,
+    ...                 slope_per_pkt=0.01, fcs=True, qla=True, duration_s=0.005)
     >>> r.fct.marking.unique().tolist()
     ['static', 'pred']
     """
     marking = {
         "marking": ["static", "pred"],
-        "min_k_pkts": float(min_k),
-        "max_k_pkts": float(max_k),
+        "min_k_pkts": float(min_k_pkts),
+        "max_k_pkts": float(max_k_pkts),
         "max_p": float(max_p),
         "slope_per_pkt": float(slope_per_pkt),
         "fcs": bool(fcs),
         "qla": bool(qla),
-        "rtt_s": rtt_us * 1e-6,
+        "rtt_s": float(rtt_s),
     }
+    window = ex.get("pred-dumbbell-fct").param("duration_s").default
+    n_grid = N_GRID if n_long_flows <= N_GRID[-1] else np.unique(np.geomspace(1, n_long_flows, 24).astype(int))
     cols = ["marking", "model", "n_flows", "queue_pkts", "utilization"]
     fluid = ex.sweep(
         "pred-queue-vs-concurrency",
-        {"n_flows": N_GRID.tolist(), "model": "fluid", **marking},
+        {"n_flows": n_grid.tolist(), "model": "fluid", **marking},
         base_seed=seed,
         client=False,
         cache=False,
@@ -80,7 +91,7 @@ def panel_model(
     )[cols]
     fct = ex.sweep(
         "pred-dumbbell-fct",
-        {"n_long_flows": int(n_flows), "load": float(load), "duration_s": float(duration_s), **marking},
+        {"n_long_flows": int(n_long_flows), "load": float(load), "duration_s": duration_s or window, **marking},
         base_seed=seed,
         client=False,
         progress=False,
@@ -89,7 +100,7 @@ def panel_model(
         fct.groupby("marking", sort=False)[["mean_queue_pkts", "utilization"]]
         .first()
         .reset_index()
-        .assign(model="packet", n_flows=int(n_flows))
+        .assign(model="packet", n_flows=int(n_long_flows))
         .rename(columns={"mean_queue_pkts": "queue_pkts"})
     )
     fct = fct[["marking", "size_class", "count", "unfinished", "p50_s", "p99_s", "mean_queue_pkts", "utilization"]]
@@ -115,47 +126,41 @@ def _table(result: PanelResult) -> str:
 
 def pred_panel() -> W.Widget:
     """Build the panel and return its top-level widget."""
-    n_flows = W.IntSlider(value=8, min=1, max=64, description="long flows")
-    load = W.FloatSlider(value=0.3, min=0.1, max=0.8, step=0.05, description="short load")
-    rtt = W.FloatSlider(value=100.0, min=20.0, max=400.0, step=10.0, description="RTT (µs)")
-    min_k = W.FloatSlider(value=20.0, min=0.0, max=150.0, step=5.0, description="static minK")
-    max_k = W.FloatSlider(value=200.0, min=160.0, max=800.0, step=10.0, description="static maxK")
-    max_p = W.FloatSlider(value=0.1, min=0.01, max=1.0, step=0.01, description="static maxP")
-    slope = W.FloatLogSlider(value=0.01, base=10, min=-3, max=-0.5, step=0.1, description="PRED slope/flow")
-    fcs = W.Checkbox(value=True, description="FCS (slope x flows)")
-    qla = W.Checkbox(value=True, description="QLA (utility hill-climb)")
+    controls = param_controls(
+        "pred-dumbbell-fct",
+        CONTROLS,
+        START,
+        n_long_flows={"sentinel": (0, "0 (none)")},  # 0 and the 1-2-5 stops up to the Param's maximum
+        min_k_pkts={"sentinel": (0.0, "0")},  # a ramp from the empty queue, then 1-2-5 stops
+        rtt_s={"shown_in": (1e6, "us")},
+    )
+    by_name = {c.param_name: c for c in controls}
+    load, min_k, max_k = by_name["load"], by_name["min_k_pkts"], by_name["max_k_pkts"]
     info = W.HTML()
     fig_fluid = FigurePane()
     fig_fct = FigurePane()
 
     def update(*_):
-        out = panel_model(
-            n_flows.value,
-            load.value,
-            rtt.value,
-            min_k.value,
-            max_k.value,
-            max_p.value,
-            slope.value,
-            fcs.value,
-            qla.value,
-        )
+        out = panel_model(**param_values(controls))
         redraw(fig_fluid, viz.queue_vs_concurrency(out.sweep))
-        redraw(fig_fct, viz.fct_by_class(out.fct, title="Packet level: FCT by size class"))
+        if out.fct["count"].sum():
+            redraw(fig_fct, viz.fct_by_class(out.fct, title="Packet level: FCT by size class"))
+        else:  # a light load over the window: no web-search flow arrived after the warm-up
+            clear(fig_fct, "no web-search flow measured at this load")
         info.value = _table(out)
 
     def clamp_thresholds(*_):
+        # the static ramp starts below its end: min K moves to its largest stop under max K
         if min_k.value >= max_k.value:
-            min_k.value = max_k.value - 10.0
+            min_k.value = max(v for _, v in min_k.options if v < max_k.value)
 
     max_k.observe(clamp_thresholds, "value")
     min_k.observe(clamp_thresholds, "value")
-    for w in (n_flows, load, rtt, min_k, max_k, max_p, slope, fcs, qla):
-        w.continuous_update = False
+    for w in controls:
         w.observe(update, "value")
     update()
     return panel(
-        [n_flows, load, rtt, min_k, max_k, max_p, slope, fcs, qla],
+        controls,
         [fig_fluid, fig_fct],
         info=info,
         fidelity="workbench.widgets.aqm:pred_panel",

@@ -1,9 +1,10 @@
 """Failure-mitigation panel (SWARM): failure, drop rate, capacity, load -> every mitigation's small-flow p99 FCT and
 long-flow throughput, and the ranking, with the operators' rule's action marked.
 
-:func:`panel_model` runs the registered ``mitigation`` experiment (flow-level estimator) at the chosen point for
-every mitigation and the operators' rule (one sweep: same flows and routing draws for all), so the panel shows the
-experiment's own numbers; :func:`workbench.fabric.mitigation.rank_table` ranks them.
+:func:`panel_model` runs one point of the registered ``mitigation-ranking`` experiment (flow-level estimator):
+every mitigation and the operators' rule on the same flows and routing draws, ranked by the experiment (each row is
+the ``mitigation`` experiment's row at that point), so the panel shows the experiments' own numbers and ranks them
+with nothing of its own.
 """
 
 from __future__ import annotations
@@ -12,23 +13,23 @@ import ipywidgets as W
 import pandas as pd
 
 from .. import experiments as ex
-from ..fabric.mitigation import MITIGATIONS, rank_table
 from ..viz import mitigation as vm
 from . import FigurePane, html_table, panel, param_controls, param_values, redraw
 
 __all__ = ["panel_model", "mitigation_panel", "CONTROLS", "DURATION_S"]
 
-#: The experiment parameters the panel controls.
+#: The ``mitigation-ranking`` parameters the panel controls.
 CONTROLS = ("failure", "drop_rate", "capacity_fraction", "load")
 #: Arrivals per panel point (the reproduction's estimator studies use the same).
 DURATION_S = 0.1
 
 
 def panel_model(failure: str, drop_rate: float, capacity_fraction: float, load: float, seed: int = 0) -> pd.DataFrame:
-    """Every mitigation (and the operators' rule) at one point of the ``mitigation`` experiment, ranked.
+    """Every mitigation (and the operators' rule) at one point of the ``mitigation`` experiment, ranked: the
+    ``mitigation-ranking`` experiment's point.
 
     Returns one row per mitigation: the experiment's metrics, ``rank`` (combined order among the four candidate
-    mitigations; the operators' rule's row has rank 0) and ``operator_action``.
+    mitigations, best first; the operators' rule's row, last, has rank 0) and ``operator_action``.
 
     Examples
     --------
@@ -36,23 +37,19 @@ def panel_model(failure: str, drop_rate: float, capacity_fraction: float, load: 
     >>> t.mitigation.tolist()[-1]  # doctest: +SKIP
     'operator'
     """
-    grid = {
+    point = {
         "failure": failure,
         "drop_rate": drop_rate,
         "capacity_fraction": capacity_fraction,
         "load": load,
-        "mitigation": [*MITIGATIONS, "operator"],
         "duration_s": DURATION_S,
     }
-    t = ex.sweep("mitigation", grid, seeds=[seed], client=False, progress=False)
-    ranked = rank_table(t[t.mitigation != "operator"])
-    op = t[t.mitigation == "operator"].assign(rank=0, rank_fct=0, rank_tput=0)
-    return pd.concat([ranked, op], ignore_index=True)
+    return ex.run_point("mitigation-ranking", point, seed=seed)
 
 
 def mitigation_panel() -> W.Widget:
     """Build the panel and return its top-level widget."""
-    controls = param_controls("mitigation", CONTROLS)
+    controls = param_controls("mitigation-ranking", CONTROLS)
     info = W.HTML()
     fig = FigurePane()
 
