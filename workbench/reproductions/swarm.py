@@ -34,7 +34,7 @@ PAPER = Paper(
     url="https://www.usenix.org/conference/nsdi25/presentation/namyar",
     notebook="notebooks/13_failure_mitigation.ipynb",
     panel="workbench.widgets.mitigation:mitigation_panel",
-    experiments=("mitigation",),
+    experiments=("mitigation", "mitigation-ranking"),
     cost_s=40,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
 
