@@ -97,8 +97,6 @@ KNOWN = {
     "computes the ETTR curve with training.checkpointing itself",
     "diagnosis": "hand-builds its fault controls and runs training.diagnosis itself (with a hand-derived seed)",
     "fabric": "hand-builds its fabric controls and calls fabric models itself",
-    "microservices": "calls microservices.compare_controllers itself (with a hand-derived seed) for the per-controller "
-    "time series the experiment's rows do not hold",
     "mitigation": "ranks the experiment's rows with fabric.mitigation.rank_table itself",
     "placement": "hand-builds its cluster controls and places jobs with workbench.placement itself (hand-derived seed)",
     "rlhf": "hand-builds its controls and calls training.fused_pipeline and the experiment's tail run itself",

@@ -425,6 +425,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "holmes-iteration-localization": ("diagnosis",),
     "llm-preemption": ("serving",),
     "microservice-overload": ("microservices",),
+    "microservice-overload-series": ("microservices",),
     "minder-healthy-alarms": ("diagnosis",),
     "mitigation": ("fabric-mitigation", "packets"),
     "perftracker-healthy-alarms": ("diagnosis",),
