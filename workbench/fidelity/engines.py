@@ -417,6 +417,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "burstgpt-round-trip": ("workload-generators",),
     "c4d-collective-faults": ("diagnosis",),
     "carbon-scheduling": ("carbon",),
+    "carbon-scheduling-busy": ("carbon",),
     "checkpoint": ("checkpointing",),
     "collective-time-vs-size": ("fabric",),
     "diagnosis-detection": ("diagnosis",),
