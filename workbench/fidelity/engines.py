@@ -431,6 +431,8 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "mitigation": ("fabric-mitigation", "packets"),
     "perftracker-healthy-alarms": ("diagnosis",),
     "placement-hot-tors": ("placement",),
+    "placement-latency-curve": ("placement",),
+    "placement-tor-utilization": ("placement",),
     "planned-vs-ecmp-worst-step": ("fabric",),
     "pred-dumbbell-fct": ("packets",),
     "pred-fct-vs-load": ("packets",),
