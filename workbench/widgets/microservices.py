@@ -50,7 +50,7 @@ def panel_model(replicate: int = 0, **values) -> MicroservicesView:
     """
     exp = ex.get(EXPERIMENT)
     p = {**exp.defaults(), **values}
-    points = {c: {**p, "controller": c} for c in exp.param("controller").choices}
+    points = {c: {**p, "controller": c} for c in exp.param("controller").choices or ()}
     summary = pd.concat([ex.run_point(EXPERIMENT, q, seed=replicate) for q in points.values()], ignore_index=True)
     series = {c: ex.run_point(SERIES, q, seed=replicate) for c, q in points.items()}
     first = summary.iloc[0]
