@@ -26,6 +26,9 @@ Policies:
 
 A ToR is *hot* when its realized utilization exceeds ``hot_threshold`` (default 0.75, the latency knee). Everything
 is vectorized over tasks and racks; the only loops are over placement batches and migration passes.
+
+The module is longer than ~500 lines because it holds both halves of the study (the latency curve whose knee sets the
+hot threshold, and the placement); the latency half is the one to move out when either grows.
 """
 
 from __future__ import annotations
@@ -543,6 +546,7 @@ def placement_replicas(
         yield i, cluster, placed
 
 
+@accepts()
 def placement_study(
     racks: int = 1000,
     *,
