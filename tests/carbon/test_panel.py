@@ -37,10 +37,15 @@ def test_every_control_moves_to_both_ends():
 
     controls, info, (pts, _) = _parts(carbon_panel())
     for c in controls:
-        ends = (c.options[0], c.options[-1]) if isinstance(c, W.Dropdown) else (c.min, c.max)
+        ends = (c.options[0], c.options[-1]) if hasattr(c, "options") else (c.min, c.max)
+        ends = tuple(e[1] if isinstance(e, tuple) else e for e in ends)  # a selection slider's (label, value)
         for end in ends:
             c.value = end
-            assert "carbon-agnostic" in info.value and len(pts.data) >= 3
+            if "Not run" in info.value:  # the most jobs outlast the trace window on 50 executors: refused, said why
+                assert c.description == "load (jobs)" and "intensity has 1440 hours" in info.value
+                assert len(pts.data) == 0
+            else:
+                assert "carbon-agnostic" in info.value and len(pts.data) >= 3
         c.value = ends[0]
     # scheduler fifo adds a fourth row (FIFO) to the table
     sched = controls[2]

@@ -146,7 +146,9 @@ def test_cli_run_writes_the_table(tmp_path, monkeypatch):
     import pandas as pd
 
     table = pd.read_csv(out)
-    assert len(table) == 2 * 2 * 2 and list(table.columns[:4]) == ["mean_utilization", "racks", "hot_threshold", "seed"]
+    params = [p.name for p in ex.get("placement-hot-tors").params]
+    assert len(table) == 2 * 2 * 2 and list(table.columns[: len(params) + 1]) == [*params, "seed"]
+    assert params[:3] == ["mean_utilization", "racks", "hot_threshold"]
 
 
 def test_settings_argument_takes_the_undeclared_names_only():

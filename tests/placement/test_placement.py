@@ -108,7 +108,7 @@ def test_panel_knee_is_the_claims_knee():
     from workbench.reproductions import run_claims
     from workbench.widgets.placement import panel_model
 
-    view = panel_model(2.0, 0.4, 1.5, 0.5, 4, 0.75, True, racks=50)
+    view = panel_model(2.0, racks=50)
     (knee,) = [r for r in run_claims("hotspots", "quick") if r.claim.key.endswith("knee_near_75")]
     assert view.knee == pytest.approx(knee.measured.value)
     assert view.knee == pytest.approx(0.78)

@@ -89,8 +89,6 @@ RANGE_KEYWORDS = {"options", "min", "max", "step", "base"}
 KNOWN = {
     "arrivals": "hand-builds its rate, burstiness, window and utilization sliders and calls arrivals itself",
     "burstgpt": "hand-builds its trace controls and calls workloads.trace_analysis itself",
-    "carbon": "hand-builds its gamma and job-count sliders (a narrower range than the Params' for speed) and calls the "
-    "experiment's carbon_run with a hand-derived seed for the busy-executor series",
     "checkpointing": "hand-builds its GPU-count stops (multiples of tp x pp, which the log Param cannot state) and "
     "computes the ETTR curve with training.checkpointing itself",
     "diagnosis": "hand-builds its fault controls and runs training.diagnosis itself (with a hand-derived seed)",
@@ -99,9 +97,6 @@ KNOWN = {
     "ports, communication share) and calls fabric models itself with hand-set seeds (spraying: collective_steps "
     "seed 0, busiest_step, link_loads seed 1, uplink_load_table; C4: c4_gain_table seed 0, iteration_gain): needs "
     "an uplink-loads-of-the-busiest-step experiment and a C4 gain experiment",
-    "microservices": "calls microservices.compare_controllers itself (with a hand-derived seed) for the per-controller "
-    "time series the experiment's rows do not hold",
-    "placement": "hand-builds its cluster controls and places jobs with workbench.placement itself (hand-derived seed)",
     "rlhf": "hand-builds its controls and calls training.fused_pipeline and the experiment's tail run itself",
     "servegen": "hand-builds its workload/server controls and serves and searches capacity itself",
     "serving_hw": "hand-builds TP, scheduler, budget and span controls and serves the deployment itself",

@@ -6,6 +6,9 @@
   ``region``'s 2023 hourly direct carbon intensity from the start of ``season``, one trace hour per
   ``seconds_per_hour`` simulated seconds (:func:`workbench.carbon.simulate`). ``scheduler`` is a treatment: at a
   point every scheduler sees the same jobs, arrivals and duration draws.
+* ``carbon-scheduling-busy`` -- the same run (same parameters, same seed: a ``carbon-scheduling`` row's own
+  simulation) hour by hour: mean busy executors per trace hour from the window start to the makespan, beside the
+  region's intensity in that hour (one row per hour; NaN past the trace window).
 * ``sunk-carbon-placement`` -- total operational carbon of placing ``utilization`` x a fleet of old and new servers
   by operational carbon vs by SCI over a year of the region's intensity (:func:`workbench.carbon.sunk.compare`).
 """
@@ -13,6 +16,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .._deps import remember
 from .._rng import int31_seed
@@ -25,7 +29,15 @@ from ._space import Param, experiment
 
 #: ``REGIONS`` (re-exported): the carbon package's one list, :data:`workbench.carbon.traces.REGIONS` (the PCAPS
 #: evaluation's regions present in the shared data, Quebec is not, plus GB and NYISO).
-__all__ = ["carbon_run", "carbon_scheduling", "sunk_carbon_placement", "REGIONS", "SEASONS", "region_intensity"]
+__all__ = [
+    "carbon_run",
+    "carbon_scheduling",
+    "carbon_scheduling_busy",
+    "sunk_carbon_placement",
+    "REGIONS",
+    "SEASONS",
+    "region_intensity",
+]
 
 #: First UTC hour of each season's window in the trace year.
 SEASONS = {"winter": "01-15", "spring": "04-15", "summer": "07-15", "autumn": "10-15"}
@@ -70,22 +82,35 @@ def carbon_run(
     )
 
 
+#: The parameters of a run (both scheduling experiments).
+PARAMS = (
+    Param("scheduler", "pcaps", choices=SCHEDULERS, seeded=False, doc="scheduling rule"),
+    Param("region", "CAISO", choices=REGIONS, doc="grid region (Electricity Maps zone)"),
+    Param("season", "summer", choices=tuple(SEASONS), doc="start of the trace window (2023)"),
+    Param(
+        "gamma",
+        0.5,
+        "",
+        low=0.0,
+        high=1.0,
+        seeded=False,
+        label="PCAPS gamma",
+        doc="PCAPS carbon vs completion-time trade-off",
+    ),
+    Param.fraction("load", 0.5, "offered work / cluster capacity"),
+    Param("jobs", 50, "", low=1, high=2000, log=True, doc="jobs in the Poisson stream"),
+    Param("executors", 100, "", low=1, high=2000, doc="executors in the cluster"),
+    Param("job_cap", 25, "", low=1, high=2000, doc="executors one job may hold"),
+    Param("cap_minimum", 20, "", low=0, high=2000, seeded=False, doc="CAP's always-allowed executors B"),
+    Param("seconds_per_hour", 60.0, "s", low=1.0, high=3600.0, log=True, doc="simulated seconds per trace hour"),
+)
+
+
 @experiment(
     "carbon-scheduling",
     version="1",
     small={"scheduler": ["agnostic", "cap", "pcaps"], "jobs": 10, "executors": 20, "region": "DE"},
-    params=[
-        Param("scheduler", "pcaps", choices=SCHEDULERS, seeded=False, doc="scheduling rule"),
-        Param("region", "CAISO", choices=REGIONS, doc="grid region (Electricity Maps zone)"),
-        Param("season", "summer", choices=tuple(SEASONS), doc="start of the trace window (2023)"),
-        Param("gamma", 0.5, "", low=0.0, high=1.0, seeded=False, doc="PCAPS carbon vs completion-time trade-off"),
-        Param.fraction("load", 0.5, "offered work / cluster capacity"),
-        Param("jobs", 50, "", low=1, high=2000, doc="jobs in the Poisson stream"),
-        Param("executors", 100, "", low=1, high=2000, doc="executors in the cluster"),
-        Param("job_cap", 25, "", low=1, high=2000, doc="executors one job may hold"),
-        Param("cap_minimum", 20, "", low=0, high=2000, seeded=False, doc="CAP's always-allowed executors B"),
-        Param("seconds_per_hour", 60.0, "s", low=1.0, high=3600.0, log=True, doc="simulated seconds per trace hour"),
-    ],
+    params=list(PARAMS),
 )
 def carbon_scheduling(
     *, scheduler, region, season, gamma, load, jobs, executors, job_cap, cap_minimum, seconds_per_hour, seed
@@ -112,6 +137,37 @@ def carbon_scheduling(
         "p95_jct_s": float(np.percentile(r.jct_s, 95)),
         "makespan_s": r.makespan_s,
     }
+
+
+@experiment(
+    "carbon-scheduling-busy",
+    version="1",
+    small={"scheduler": ["agnostic", "pcaps"], "jobs": 10, "executors": 20, "region": "DE"},
+    params=list(PARAMS),
+)
+def carbon_scheduling_busy(
+    *, scheduler, region, season, gamma, load, jobs, executors, job_cap, cap_minimum, seconds_per_hour, seed
+):
+    """Busy executors per trace hour of the ``carbon-scheduling`` run at the same parameters and seed, and the
+    region's direct intensity (gCO2eq/kWh) in each of those hours."""
+    r = carbon_run(
+        scheduler=scheduler,
+        region=region,
+        season=season,
+        gamma=gamma,
+        load=load,
+        jobs=jobs,
+        executors=executors,
+        job_cap=job_cap,
+        cap_minimum=cap_minimum,
+        seconds_per_hour=seconds_per_hour,
+        seed=seed,
+    )
+    busy = r.busy_per_hour()
+    window = region_intensity(region, season)
+    inten = np.full(busy.size, np.nan)  # NaN past the trace window
+    inten[: min(busy.size, window.size)] = window[: busy.size]
+    return pd.DataFrame({"hour": np.arange(busy.size), "busy_executors": busy, "intensity_g_per_kwh": inten})
 
 
 @experiment(

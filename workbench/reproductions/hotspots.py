@@ -24,6 +24,7 @@ PAPER = Paper(
     notebook="notebooks/06_hotspots.ipynb",
     panel="workbench.widgets.placement:hotspot_panel",
     dashboard="Hotspot-aware placement",
+    experiments=("placement-hot-tors", "placement-tor-utilization", "placement-latency-curve"),
 )
 
 UTILIZATION = np.round(np.arange(0.05, 0.951, 0.05), 2)

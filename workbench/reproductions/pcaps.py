@@ -35,7 +35,7 @@ PAPER = Paper(
     notebook="notebooks/11_carbon_aware_scheduling.ipynb",
     panel="workbench.widgets.carbon:carbon_panel",
     dashboard="Carbon-aware scheduling",
-    experiments=("carbon-scheduling",),
+    experiments=("carbon-scheduling", "carbon-scheduling-busy"),
     requires_data=("carbon-dag/tpch/2g/q01.json", "carbon-dag/carbon-intensity/ZA/ZA_2023_hourly.csv"),
     cost_s=40,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )

@@ -40,7 +40,7 @@ PAPER = Paper(
     notebook="notebooks/15_microservice_overload.ipynb",
     panel="workbench.widgets.microservices:microservices_panel",
     dashboard="Overload control on microservice call graphs",
-    experiments=("microservice-overload",),
+    experiments=("microservice-overload", "microservice-overload-series"),
     cost_s=12,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
 

@@ -1,14 +1,16 @@
 """Carbon-aware scheduling panel: region, season, scheduler, gamma and load -> carbon vs completion time per
 scheduler, and the chosen scheduler's busy executors against the grid intensity.
 
-The package pattern: :func:`panel_model` runs the carbon-agnostic baseline, CAP, PCAPS and the chosen scheduler on
-the same jobs, arrivals and duration draws (:func:`workbench.carbon.simulate`) and returns a frozen
-:class:`CarbonView`; the :mod:`workbench.viz.carbon` builders make the figures and :func:`~workbench.widgets.redraw`
-swaps them in.
+Every number is a point of a registered experiment (:func:`workbench.experiments.run_point`, seed 0): the table and
+the scatter are the ``carbon-scheduling`` rows of the carbon-agnostic baseline, CAP (B = K/5), PCAPS and the chosen
+scheduler (a treatment: same jobs, arrivals and duration draws for all), and the busy-executor figure the
+``carbon-scheduling-busy`` rows of the same runs (busy executors and intensity per trace hour). The
+:mod:`workbench.viz.carbon` builders make the figures and :func:`~workbench.widgets.redraw` swaps them in.
 """
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import ipywidgets as W
@@ -16,35 +18,46 @@ import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
-from ..carbon import SCHEDULERS
-from ..experiments.carbon import REGIONS, SEASONS, carbon_run, region_intensity
 from ..viz import carbon as vc
-from . import FigurePane, html_table, panel, redraw
+from . import FigurePane, clear, html_table, panel, param_control, param_controls, param_values, redraw
 
-__all__ = ["CarbonView", "carbon_panel", "panel_model", "EXECUTORS", "JOB_CAP", "LOAD"]
+__all__ = ["CarbonView", "carbon_panel", "panel_model", "EXECUTORS", "JOB_CAP", "LOAD", "JOBS"]
 
-#: Cluster of the panel (the quick scale of the ``pcaps`` reproduction): executors, per-job cap, offered load.
+EXPERIMENT = "carbon-scheduling"
+#: The same runs hour by hour.
+BUSY = "carbon-scheduling-busy"
+#: Cluster of the panel (the quick scale of the ``pcaps`` reproduction): executors, per-job cap, offered load, and
+#: the jobs the load control starts at.
 EXECUTORS = 50
 JOB_CAP = 25
 LOAD = 0.5
+JOBS = 25
+#: ``cp`` (critical path) is the carbon-agnostic baseline's rule under another name: the panel offers it once.
+SAME_AS_BASELINE = "cp"
 
 
 @dataclass(frozen=True)
 class CarbonView:
     """What the carbon panel shows for one setting."""
 
-    runs: pd.DataFrame  #: one row per scheduler: scheduler, gamma, cap_minimum, carbon_kg, mean_jct_s, ...
+    runs: pd.DataFrame  #: one row per scheduler: the ``carbon-scheduling`` row (scheduler, gamma, carbon_kg, ...)
     busy: dict[str, np.ndarray]  #: busy executors per trace hour of the baseline and of the chosen scheduler
-    intensity: np.ndarray  #: gCO2eq/kWh per trace hour from the window start
+    intensity: np.ndarray  #: gCO2eq/kWh per trace hour from the window start (as long as the longest busy series)
 
 
-def panel_model(region: str, season: str, scheduler: str, gamma: float, jobs: int, seed: int = 0) -> CarbonView:
-    """The panel's model call: ``jobs`` TPC-H jobs at load :data:`LOAD` on :data:`EXECUTORS` executors, under the
-    carbon-agnostic baseline, CAP (B = K/5), PCAPS at ``gamma`` and ``scheduler`` (same jobs and draws for all).
-
-    Each run is the ``carbon-scheduling`` experiment's own simulation (:func:`~workbench.experiments.carbon.carbon_run`)
-    at the seed the experiment gives this point's replicate ``seed``, so the table's numbers are the experiment's row
-    (the one the ``pcaps`` reproduction's claims average over regions and seeds).
+def panel_model(
+    region: str = "CAISO",
+    season: str = "summer",
+    scheduler: str = "pcaps",
+    gamma: float = 0.5,
+    jobs: int = JOBS,
+    seed: int = 0,
+) -> CarbonView:
+    """The panel's points: ``jobs`` TPC-H jobs at load :data:`LOAD` on :data:`EXECUTORS` executors, under the
+    carbon-agnostic baseline, CAP (B = K/5), PCAPS at ``gamma`` and ``scheduler``: the ``carbon-scheduling`` rows for
+    seed index ``seed`` (those the ``pcaps`` reproduction's claims average over regions and seeds) and the
+    ``carbon-scheduling-busy`` rows of the baseline's and ``scheduler``'s runs. A point the model refuses raises
+    :class:`~workbench.experiments.SweepError` naming it.
 
     Examples
     --------
@@ -52,9 +65,7 @@ def panel_model(region: str, season: str, scheduler: str, gamma: float, jobs: in
     >>> v.runs.scheduler.tolist()  # doctest: +SKIP
     ['agnostic', 'cap', 'pcaps', 'fifo']
     """
-    exp = ex.get("carbon-scheduling")
     point = {
-        **exp.defaults(),
         "region": region,
         "season": season,
         "gamma": gamma,
@@ -64,41 +75,42 @@ def panel_model(region: str, season: str, scheduler: str, gamma: float, jobs: in
         "job_cap": JOB_CAP,
         "cap_minimum": EXECUTORS // 5,
     }
+    busy_rows = {
+        s: ex.run_point(BUSY, {**point, "scheduler": s}, seed=seed) for s in dict.fromkeys(["agnostic", scheduler])
+    }
     names = list(dict.fromkeys(["agnostic", "cap", "pcaps", scheduler]))
-    rows, busy = [], {}
-    for name in names:
-        p = {**point, "scheduler": name}
-        r = carbon_run(**p, seed=ex.point_seed(exp, p, 0, seed))
-        rows.append(
-            {
-                "scheduler": name,
-                "gamma": gamma,
-                "cap_minimum": EXECUTORS // 5,
-                "carbon_kg": r.carbon_g / 1e3,
-                "mean_jct_s": r.mean_jct_s,
-                "makespan_s": r.makespan_s,
-                "intensity_seen": r.carbon_g / r.energy_kwh if r.energy_kwh > 0 else 0.0,
-            }
-        )
-        if name in ("agnostic", scheduler):
-            busy[name] = r.busy_per_hour()
-    return CarbonView(pd.DataFrame(rows), busy, region_intensity(region, season))
+    runs = pd.concat([ex.run_point(EXPERIMENT, {**point, "scheduler": s}, seed=seed) for s in names], ignore_index=True)
+    longest = max(busy_rows.values(), key=len)
+    return CarbonView(
+        runs,
+        {s: r.busy_executors.to_numpy() for s, r in busy_rows.items()},
+        longest.intensity_g_per_kwh.to_numpy(),
+    )
 
 
 def carbon_panel() -> W.Widget:
     """Build the panel and return its top-level widget."""
-    region = W.Dropdown(options=list(REGIONS), value="CAISO", description="region")
-    season = W.Dropdown(options=list(SEASONS), value="summer", description="season (2023)")
-    scheduler = W.Dropdown(options=[s for s in SCHEDULERS if s != "cp"], value="pcaps", description="scheduler")
-    gamma = W.FloatSlider(value=0.5, min=0.0, max=1.0, step=0.05, description="PCAPS gamma", readout_format=".2f")
-    jobs = W.IntSlider(value=25, min=5, max=40, step=5, description="load (jobs)")
+    exp = ex.get(EXPERIMENT)
+    region, season = param_controls(exp, ["region", "season"], season={"description": "season (2023)"})
+    scheduler = param_control(exp.param("scheduler"))
+    scheduler.options = [s for s in scheduler.options if s != SAME_AS_BASELINE]
+    scheduler.value = exp.param("scheduler").default  # new options reset the value to the first
+    gamma = param_control(exp.param("gamma"))
+    jobs = param_control(exp.param("jobs"), JOBS, description="load (jobs)")
     controls = [region, season, scheduler, gamma, jobs]
     info = W.HTML()
     fig_pts = FigurePane()
     fig_busy = FigurePane()
 
     def update(*_):
-        view = panel_model(region.value, season.value, scheduler.value, gamma.value, jobs.value)
+        values = param_values(controls)
+        try:
+            view = panel_model(**values)
+        except ex.SweepError as err:
+            for pane in (fig_pts, fig_busy):
+                clear(pane, "the model refused this setting", height=340)
+            info.value = f"<b>Not run:</b> {html.escape(str(err))}"
+            return
         redraw(fig_pts, vc.carbon_vs_jct(view.runs), height=340)
         redraw(fig_busy, vc.busy_vs_intensity(view.busy, view.intensity), height=340)
         base = view.runs.set_index("scheduler").loc["agnostic"]
@@ -116,8 +128,8 @@ def carbon_panel() -> W.Widget:
                 ]
                 for r in view.runs.itertuples()
             ],
-            caption=f"{jobs.value} TPC-H jobs at load {LOAD:g} on {EXECUTORS} executors (each job at most "
-            f"{JOB_CAP}); one trace hour per 60 simulated seconds; CAP with B = {EXECUTORS // 5}. One region and "
+            caption=f"{values['jobs']} TPC-H jobs at load {LOAD:g} on {EXECUTORS} executors (each job at most "
+            f"{JOB_CAP}); one trace hour per {exp.param('seconds_per_hour').default:g} simulated seconds; CAP with B = {EXECUTORS // 5}. One region and "
             "one draw of jobs and arrivals (the experiment's seed 0): the reproduction's claims average the six "
             "PCAPS regions over 2 seeds (5 at full scale); one draw's carbon cut and completion-time change vary "
             "from seed to seed",

@@ -1,10 +1,10 @@
 """Overload-control panel (notebook 15): a load spike on a microservice call graph -> goodput, drops and p95 latency
 over time per controller (none, DAGOR-style, Breakwater-style, Rajomon), and a table of the spike's numbers.
 
-The package pattern: :func:`panel_model` runs every controller on the same arrivals at one point of the
-``microservice-overload`` experiment, with the seed that experiment hands its function at that point (replicate 0),
-so the table is the experiment's own row per controller; the :mod:`workbench.viz.microservices` builders draw it
-and :func:`~workbench.widgets.redraw` swaps the figure in.
+Every number is a point of a registered experiment (:func:`workbench.experiments.run_point`, replicate 0): the table
+is the ``microservice-overload`` row of each controller and the figure the ``microservice-overload-series`` rows of
+the same run (same parameters, same seed); the :mod:`workbench.viz.microservices` builders draw them and
+:func:`~workbench.widgets.redraw` swaps the figure in.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import ipywidgets as W
 import pandas as pd
 
 from .. import experiments as ex
-from ..experiments.microservices import point_load
-from ..microservices import CONTROLLERS, compare_controllers
 from ..viz import microservices as vm
 from . import FigurePane, html_table, panel, param_controls, param_values, redraw
 
@@ -25,6 +23,8 @@ __all__ = ["MicroservicesView", "microservices_panel", "panel_model", "CONTROLS"
 #: The experiment's parameters the panel offers (the others stay at their defaults).
 CONTROLS = ("graph", "base_load", "spike_load", "pattern", "threshold_s")
 EXPERIMENT = "microservice-overload"
+#: The same runs as a time series (per 0.1 s, the series experiment's default bin).
+SERIES = "microservice-overload-series"
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,8 @@ class MicroservicesView:
 
 
 def panel_model(replicate: int = 0, **values) -> MicroservicesView:
-    """Every controller at one point of ``microservice-overload`` (``values`` over its defaults), seeded as the
-    experiment seeds its replicate ``replicate``.
+    """Every controller at one point of ``microservice-overload`` (``values`` over its defaults), its replicate
+    ``replicate``: the experiment's row and the same run's series (``microservice-overload-series``).
 
     Examples
     --------
@@ -50,25 +50,16 @@ def panel_model(replicate: int = 0, **values) -> MicroservicesView:
     """
     exp = ex.get(EXPERIMENT)
     p = {**exp.defaults(), **values}
-    seed = ex.point_seed(exp, p, 0, replicate) % 2**31
-    g, load = point_load(
-        p["graph"],
-        p["base_load"],
-        p["spike_load"],
-        p["pattern"],
-        p["duration_s"],
-        p["spike_start_s"],
-        p["spike_len_s"],
-        p["slo_s"],
-    )
-    runs = compare_controllers(g, load, CONTROLLERS, threshold_ms=p["threshold_s"] * 1e3, seed=seed)
-    rows = [{"controller": c, "capacity_rps": g.capacity_rps(), **r.summary()} for c, r in runs.items()]
+    points = {c: {**p, "controller": c} for c in exp.param("controller").choices or ()}
+    summary = pd.concat([ex.run_point(EXPERIMENT, q, seed=replicate) for q in points.values()], ignore_index=True)
+    series = {c: ex.run_point(SERIES, q, seed=replicate) for c, q in points.items()}
+    first = summary.iloc[0]
     return MicroservicesView(
-        summary=pd.DataFrame(rows),
-        series={c: r.timeseries(0.1) for c, r in runs.items()},
-        slo_ms=g.slo_ms,
-        spike=(load.spike_start_s, load.spike_end_s),
-        capacity_rps=g.capacity_rps(),
+        summary=summary,
+        series=series,
+        slo_ms=p["slo_s"] * 1e3,
+        spike=(p["spike_start_s"], float(first.spike_end_s)),
+        capacity_rps=float(first.capacity_rps),
     )
 
 
