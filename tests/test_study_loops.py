@@ -27,7 +27,6 @@ NOT_MODELS = {"experiments", "reproductions", "viz", "widgets", "fidelity", "cli
 
 #: Modules that still run a grid of their own (issue 36, item 2, not yet converted), with the reason they remain.
 KNOWN = {
-    "arrivals": "computes the CV of each burstiness and the waits of each arrival process itself (issue 36's example)",
     "hotspots": "places one cluster under both policies itself (its figures' example)",
     "packet_spraying": "loops over fabric sizes, routings and collectives itself (several claims and the heat map)",
     "pcaps": "runs both schedulers on one example itself (its figures' example)",

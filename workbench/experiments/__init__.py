@@ -10,6 +10,10 @@ The registered studies wrap the public model functions (each wrapper keeps the m
 so a rename in a model package is a one-line change in the wrapper):
 
 ================================  ================================================================================
+``arrivals-exact-wait``           exact GI/M/1 waiting-time quantile (and Kingman's) vs utilization x process
+``arrivals-gap-cv``               measured CV of Gamma gaps vs vLLM burstiness
+``arrivals-idc``                  index of dispersion of counts vs window x arrival process
+``arrivals-pooled-waits``         waiting-time CCDF and p99 of one FIFO server, pooled over runs, vs process
 ``arrivals-queue-wait``           waiting time of one FIFO server vs utilization x arrival process
 ``ballsbins-max-load``            expected maximum load of flows hashed on paths (exact and Monte-Carlo)
 ``burstgpt-round-trip``           BurstGPT fit -> generate -> fit vs rate scale

@@ -412,6 +412,10 @@ PANELS: dict[str, tuple[str, ...]] = {
 
 #: Every registered experiment (what an explore panel shows) and the engines whose numbers it gives.
 EXPERIMENTS: dict[str, tuple[str, ...]] = {
+    "arrivals-exact-wait": ("arrivals",),
+    "arrivals-gap-cv": ("arrivals",),
+    "arrivals-idc": ("arrivals",),
+    "arrivals-pooled-waits": ("arrivals",),
     "arrivals-queue-wait": ("arrivals",),
     "ballsbins-max-load": ("fabric",),
     "burstgpt-round-trip": ("workload-generators",),
