@@ -430,6 +430,8 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "llm-preemption": ("serving",),
     "microservice-overload": ("microservices",),
     "minder-healthy-alarms": ("diagnosis",),
+    "minimal-split-subflows": ("fabric",),
+    "minimal-split-vs-spray": ("fabric",),
     "mitigation": ("fabric-mitigation", "packets"),
     "perftracker-healthy-alarms": ("diagnosis",),
     "placement-hot-tors": ("placement",),
@@ -444,12 +446,14 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "serving-gpus": ("serving",),
     "serving-hardware": ("serving",),
     "serving-throughput-bound": ("serving",),
+    "step-congestion": ("fabric",),
     "sunk-carbon-placement": ("carbon",),
     "training-dse": ("training",),
     "training-ettr": ("training-failures",),
     "training-iteration-time": ("training",),
     "training-plan-routing-gain": ("training",),
     "training-recovery-vs-gpus": ("training-failures",),
+    "uplink-loads": ("fabric",),
 }
 
 
