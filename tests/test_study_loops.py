@@ -27,7 +27,6 @@ NOT_MODELS = {"experiments", "reproductions", "viz", "widgets", "fidelity", "cli
 
 #: Modules that still run a grid of their own (issue 36, item 2, not yet converted), with the reason they remain.
 KNOWN = {
-    "hotspots": "places one cluster under both policies itself (its figures' example)",
     "pcaps": "runs both schedulers on one example itself (its figures' example)",
 }
 #: Loops the rule matches that run over data, not settings: ``module:function`` and why.
