@@ -6,6 +6,8 @@
   ``region``'s 2023 hourly direct carbon intensity from the start of ``season``, one trace hour per
   ``seconds_per_hour`` simulated seconds (:func:`workbench.carbon.simulate`). ``scheduler`` is a treatment: at a
   point every scheduler sees the same jobs, arrivals and duration draws.
+* ``carbon-busy-hours`` -- the same run's mean busy executors per trace hour (the pcaps reproduction's example of
+  how a scheduler follows the intensity); ``job_seed`` names the run's seed instead of the sweep's.
 * ``sunk-carbon-placement`` -- total operational carbon of placing ``utilization`` x a fleet of old and new servers
   by operational carbon vs by SCI over a year of the region's intensity (:func:`workbench.carbon.sunk.compare`).
 """
@@ -13,6 +15,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .._deps import remember
 from .._rng import int31_seed
@@ -25,7 +28,15 @@ from ._space import Param, experiment
 
 #: ``REGIONS`` (re-exported): the carbon package's one list, :data:`workbench.carbon.traces.REGIONS` (the PCAPS
 #: evaluation's regions present in the shared data, Quebec is not, plus GB and NYISO).
-__all__ = ["carbon_run", "carbon_scheduling", "sunk_carbon_placement", "REGIONS", "SEASONS", "region_intensity"]
+__all__ = [
+    "carbon_run",
+    "carbon_scheduling",
+    "carbon_busy_hours",
+    "sunk_carbon_placement",
+    "REGIONS",
+    "SEASONS",
+    "region_intensity",
+]
 
 #: First UTC hour of each season's window in the trace year.
 SEASONS = {"winter": "01-15", "spring": "04-15", "summer": "07-15", "autumn": "10-15"}
@@ -70,22 +81,26 @@ def carbon_run(
     )
 
 
+#: The parameters of one scheduling run (``carbon-scheduling``, ``carbon-busy-hours``).
+_RUN_PARAMS = [
+    Param("scheduler", "pcaps", choices=SCHEDULERS, seeded=False, doc="scheduling rule"),
+    Param("region", "CAISO", choices=REGIONS, doc="grid region (Electricity Maps zone)"),
+    Param("season", "summer", choices=tuple(SEASONS), doc="start of the trace window (2023)"),
+    Param("gamma", 0.5, "", low=0.0, high=1.0, seeded=False, doc="PCAPS carbon vs completion-time trade-off"),
+    Param.fraction("load", 0.5, "offered work / cluster capacity"),
+    Param("jobs", 50, "", low=1, high=2000, doc="jobs in the Poisson stream"),
+    Param("executors", 100, "", low=1, high=2000, doc="executors in the cluster"),
+    Param("job_cap", 25, "", low=1, high=2000, doc="executors one job may hold"),
+    Param("cap_minimum", 20, "", low=0, high=2000, seeded=False, doc="CAP's always-allowed executors B"),
+    Param("seconds_per_hour", 60.0, "s", low=1.0, high=3600.0, log=True, doc="simulated seconds per trace hour"),
+]
+
+
 @experiment(
     "carbon-scheduling",
     version="1",
     small={"scheduler": ["agnostic", "cap", "pcaps"], "jobs": 10, "executors": 20, "region": "DE"},
-    params=[
-        Param("scheduler", "pcaps", choices=SCHEDULERS, seeded=False, doc="scheduling rule"),
-        Param("region", "CAISO", choices=REGIONS, doc="grid region (Electricity Maps zone)"),
-        Param("season", "summer", choices=tuple(SEASONS), doc="start of the trace window (2023)"),
-        Param("gamma", 0.5, "", low=0.0, high=1.0, seeded=False, doc="PCAPS carbon vs completion-time trade-off"),
-        Param.fraction("load", 0.5, "offered work / cluster capacity"),
-        Param("jobs", 50, "", low=1, high=2000, doc="jobs in the Poisson stream"),
-        Param("executors", 100, "", low=1, high=2000, doc="executors in the cluster"),
-        Param("job_cap", 25, "", low=1, high=2000, doc="executors one job may hold"),
-        Param("cap_minimum", 20, "", low=0, high=2000, seeded=False, doc="CAP's always-allowed executors B"),
-        Param("seconds_per_hour", 60.0, "s", low=1.0, high=3600.0, log=True, doc="simulated seconds per trace hour"),
-    ],
+    params=_RUN_PARAMS,
 )
 def carbon_scheduling(
     *, scheduler, region, season, gamma, load, jobs, executors, job_cap, cap_minimum, seconds_per_hour, seed
@@ -112,6 +127,25 @@ def carbon_scheduling(
         "p95_jct_s": float(np.percentile(r.jct_s, 95)),
         "makespan_s": r.makespan_s,
     }
+
+
+@experiment(
+    "carbon-busy-hours",
+    small={"scheduler": ["agnostic", "pcaps"], "jobs": 10, "executors": 20, "region": "DE"},
+    params=[
+        *_RUN_PARAMS,
+        Param(
+            "job_seed", -1, "", low=-1, high=2**31 - 1, seeded=False,
+            doc="-1: the sweep's seed; else the run's seed (jobs, arrivals and durations from it, as carbon_run draws)",
+        ),
+    ],
+)  # fmt: skip
+def carbon_busy_hours(*, job_seed, seed, **run):
+    """Mean busy executors in each trace hour of one scheduling run (one row per hour from the window's start to the
+    makespan): how a scheduler follows the intensity."""
+    r = carbon_run(**run, seed=seed if job_seed < 0 else job_seed)
+    busy = r.busy_per_hour()
+    return pd.DataFrame({"hour": np.arange(busy.size), "busy_executors": busy})
 
 
 @experiment(

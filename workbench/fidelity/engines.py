@@ -420,6 +420,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "ballsbins-max-load": ("fabric",),
     "burstgpt-round-trip": ("workload-generators",),
     "c4d-collective-faults": ("diagnosis",),
+    "carbon-busy-hours": ("carbon",),
     "carbon-scheduling": ("carbon",),
     "checkpoint": ("checkpointing",),
     "collective-time-vs-size": ("fabric",),
