@@ -26,12 +26,7 @@ REPRODUCTIONS = Path(workbench.__file__).parent / "reproductions"
 NOT_MODELS = {"experiments", "reproductions", "viz", "widgets", "fidelity", "cli", "dashboards", "notebook_files"}
 
 #: Modules that still run a grid of their own (issue 36, item 2, not yet converted), with the reason they remain.
-KNOWN = {
-    "arrivals": "computes the CV of each burstiness and the waits of each arrival process itself (issue 36's example)",
-    "hotspots": "places one cluster under both policies itself (its figures' example)",
-    "packet_spraying": "loops over fabric sizes, routings and collectives itself (several claims and the heat map)",
-    "pcaps": "runs both schedulers on one example itself (its figures' example)",
-}
+KNOWN: dict[str, str] = {}
 #: Loops the rule matches that run over data, not settings: ``module:function`` and why.
 DATA_LOOPS = {
     "burstgpt:_diurnal": "splits one trace by its log types",

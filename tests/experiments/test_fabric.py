@@ -64,8 +64,43 @@ def test_collective_time_vs_size_rows_are_sizes_and_serial_equals_parallel():
 
 def test_ballsbins_max_load_exact_and_monte_carlo_agree():
     df = ex.sweep("ballsbins-max-load", [{"flows": 16, "paths": 16, "samples": 5000}], seeds=2, **RUN)
-    assert list(df.columns) == ["flows", "paths", "samples", "seed", "expected_max_exact", "expected_max_monte_carlo"]
+    assert list(df.columns) == [
+        "flows", "paths", "samples", "job_seed", "job_index", "seed",
+        "expected_max_exact", "expected_max_monte_carlo", "max_load_std",
+    ]  # fmt: skip
     assert df.expected_max_exact.iloc[0] == pytest.approx(3.078, abs=1e-3)
     assert (abs(df.expected_max_monte_carlo - 3.078) < 0.05).all() and df.expected_max_monte_carlo.nunique() == 2
     with pytest.raises(ValueError, match="'paths'"):
         ex.sweep("ballsbins-max-load", {"paths": 0}, **RUN)
+
+
+def test_named_streams_draw_what_the_model_draws_from_that_seed():
+    """A study that names its jobs' streams gets the model's own draws: job_index -1 is the int seed itself, an index
+    its child (what ``spawn`` hands out), whatever the sweep's seed."""
+    from workbench._rng import spawn
+
+    named = ex.sweep("ballsbins-max-load", [{"flows": 16, "paths": 16, "samples": 300, "job_seed": 11,
+                                              "job_index": 2}], seeds=2, **RUN)  # fmt: skip
+    assert named.expected_max_monte_carlo.nunique() == 1  # the sweep's seed is not used
+    mc = fb.simulate_max_load(16, 16, samples=300, seed=spawn(11, 3)[2])
+    assert named.expected_max_monte_carlo.iloc[0] == pytest.approx(float(mc.mean()), rel=1e-12)
+    grid = {"leaves": 4, "spines": 4, "hosts_per_leaf": 4, "collective": "halving_doubling", "ranks": 16,
+            "routing": ["ecmp", "minimal"], "samples": 50, "job_seed": 3}  # fmt: skip
+    t = ex.sweep("step-congestion", grid, **RUN).set_index("routing")
+    topo = fb.leaf_spine(4, 4, 4)
+    step = fb.collective_steps("halving_doubling", 16, 2**30)[0]
+    assert t.loc["ecmp", "ratio"] == pytest.approx(fb.congestion_ratio(topo, step, "ecmp", 50, seed=3), rel=1e-12)
+    assert t.loc["ecmp", "ratio_exact"] == pytest.approx(fb.exact_congestion_ratio(topo, step, "ecmp"), rel=1e-12)
+    assert t.loc["minimal", "ratio"] == pytest.approx(1.0) and t.loc["ecmp", "ratio"] > 1.2
+
+
+def test_minimal_splitting_rule_studies():
+    checks = ex.sweep("minimal-split-subflows", {"spines": [1, 5, 12]}, **RUN)
+    assert checks.mismatches.sum() == 0 and checks.cases.tolist() == [3, 15, 36]
+    vs_spray = ex.sweep("minimal-split-vs-spray", {"trials": 10, "job_seed": [7, 8]}, **RUN)
+    assert (vs_spray.max_deviation < 1e-9).all() and (vs_spray.links_compared > 0).all()
+    loads = ex.sweep("uplink-loads", {"leaves": 4, "spines": 4, "hosts_per_leaf": 4, "ranks": 16,
+                                      "routing": ["spray", "ecmp"], "job_seed": 1}, **RUN)  # fmt: skip
+    spray = loads[loads.routing == "spray"].load_bytes
+    assert len(spray) == 16 and spray.nunique() == 1  # the crossing step sprayed: every uplink carries the same
+    assert loads[loads.routing == "ecmp"].load_bytes.sum() == pytest.approx(spray.sum())

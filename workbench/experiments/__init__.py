@@ -10,12 +10,20 @@ The registered studies wrap the public model functions (each wrapper keeps the m
 so a rename in a model package is a one-line change in the wrapper):
 
 ================================  ================================================================================
+``arrivals-exact-wait``           exact GI/M/1 waiting-time quantile (and Kingman's) vs utilization x process
+``arrivals-gap-cv``               measured CV of Gamma gaps vs vLLM burstiness
+``arrivals-idc``                  index of dispersion of counts vs window x arrival process
+``arrivals-pooled-waits``         waiting-time CCDF and p99 of one FIFO server, pooled over runs, vs process
 ``arrivals-queue-wait``           waiting time of one FIFO server vs utilization x arrival process
 ``ballsbins-max-load``            expected maximum load of flows hashed on paths (exact and Monte-Carlo)
 ``burstgpt-round-trip``           BurstGPT fit -> generate -> fit vs rate scale
 ``collective-time-vs-size``       collective completion time vs message size x routing
 ``diagnosis-detection``           fault detection and localization vs detector x fault x noise
 ``fabric-congestion``             fabric congestion ratio vs GPU count x routing x collective
+``minimal-split-subflows``        the minimal splitting rule's subflow count checked by brute force vs spines
+``minimal-split-vs-spray``        the minimal splitting rule vs ideal spraying on random fabrics and demands
+``step-congestion``               one collective step's congestion vs ideal, from a named stream, vs routing
+``uplink-loads``                  leaf->spine link loads of one collective step vs routing
 ``placement-hot-tors``            hot ToRs vs utilization, random vs aware placement
 ``pred-dumbbell-fct``             flow completion time by size class vs load x marking (one bottleneck)
 ``pred-fct-vs-load``              flow completion time by size class vs load x marking x routing (leaf-spine)

@@ -6,9 +6,10 @@
   ``region``'s 2023 hourly direct carbon intensity from the start of ``season``, one trace hour per
   ``seconds_per_hour`` simulated seconds (:func:`workbench.carbon.simulate`). ``scheduler`` is a treatment: at a
   point every scheduler sees the same jobs, arrivals and duration draws.
-* ``carbon-scheduling-busy`` -- the same run (same parameters, same seed: a ``carbon-scheduling`` row's own
-  simulation) hour by hour: mean busy executors per trace hour from the window start to the makespan, beside the
-  region's intensity in that hour (one row per hour; NaN past the trace window).
+* ``carbon-busy-hours`` -- the same run (same parameters, same seed: a ``carbon-scheduling`` row's own simulation)
+  hour by hour: mean busy executors per trace hour from the window start to the makespan, beside the region's
+  intensity in that hour (one row per hour; NaN past the trace window); ``job_seed`` names the run's seed instead of
+  the sweep's (the pcaps reproduction's example).
 * ``sunk-carbon-placement`` -- total operational carbon of placing ``utilization`` x a fleet of old and new servers
   by operational carbon vs by SCI over a year of the region's intensity (:func:`workbench.carbon.sunk.compare`).
 """
@@ -32,7 +33,7 @@ from ._space import Param, experiment
 __all__ = [
     "carbon_run",
     "carbon_scheduling",
-    "carbon_scheduling_busy",
+    "carbon_busy_hours",
     "sunk_carbon_placement",
     "REGIONS",
     "SEASONS",
@@ -140,29 +141,21 @@ def carbon_scheduling(
 
 
 @experiment(
-    "carbon-scheduling-busy",
-    version="1",
+    "carbon-busy-hours",
     small={"scheduler": ["agnostic", "pcaps"], "jobs": 10, "executors": 20, "region": "DE"},
-    params=list(PARAMS),
-)
-def carbon_scheduling_busy(
-    *, scheduler, region, season, gamma, load, jobs, executors, job_cap, cap_minimum, seconds_per_hour, seed
-):
-    """Busy executors per trace hour of the ``carbon-scheduling`` run at the same parameters and seed, and the
-    region's direct intensity (gCO2eq/kWh) in each of those hours."""
-    r = carbon_run(
-        scheduler=scheduler,
-        region=region,
-        season=season,
-        gamma=gamma,
-        load=load,
-        jobs=jobs,
-        executors=executors,
-        job_cap=job_cap,
-        cap_minimum=cap_minimum,
-        seconds_per_hour=seconds_per_hour,
-        seed=seed,
-    )
+    params=[
+        *PARAMS,
+        Param(
+            "job_seed", -1, "", low=-1, high=2**31 - 1, seeded=False,
+            doc="-1: the sweep's seed; else the run's seed (jobs, arrivals and durations from it, as carbon_run draws)",
+        ),
+    ],
+)  # fmt: skip
+def carbon_busy_hours(*, job_seed, seed, region, season, **run):
+    """Busy executors per trace hour of the ``carbon-scheduling`` run at the same parameters and seed (from the
+    window's start to the makespan: how a scheduler follows the intensity), and the region's direct intensity
+    (gCO2eq/kWh) in each of those hours."""
+    r = carbon_run(**run, region=region, season=season, seed=seed if job_seed < 0 else job_seed)
     busy = r.busy_per_hour()
     window = region_intensity(region, season)
     inten = np.full(busy.size, np.nan)  # NaN past the trace window

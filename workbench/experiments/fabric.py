@@ -20,8 +20,22 @@ balls-into-bins maximum load behind ECMP's penalty.
   ``(job_seed, job_group, job_index)`` of :func:`workbench._rng.keyed` (the child ``job_index`` of child
   ``job_group`` of ``job_seed``), so a study names each of its jobs and keeps its draws; the sweep's seed is not
   used. C4's traffic-planning claim (:mod:`workbench.reproductions.c4`).
+* ``step-congestion`` -- one collective step's max link congestion over ideal spraying under one routing (the
+  Monte-Carlo mean and the exact expectation where it exists), ranks on hosts 0, 1, ..., hashed from a named stream
+  (below). The packet-spraying reproduction's crossing halving-doubling step, ring and all-to-all vs fabric size.
+* ``uplink-loads`` -- the bytes on every leaf->spine link when one collective step is routed once (its heat map).
+* ``minimal-split-vs-spray`` -- the minimal splitting rule's link loads against ideal spraying's over random
+  leaf-spines and random equal-size demands (the largest deviation relative to the peak load).
+* ``minimal-split-subflows`` -- the minimal splitting rule's subflow count and piece count checked by brute force,
+  for ``n = 1 .. 3s`` flows on ``s`` spines.
 * ``ballsbins-max-load`` -- the expected maximum load of ``flows`` balls hashed into ``paths`` bins, exact
-  (:func:`workbench.fabric.expected_max_load`) and by Monte-Carlo (:func:`workbench.fabric.simulate_max_load`).
+  (:func:`workbench.fabric.expected_max_load`) and by Monte-Carlo (:func:`workbench.fabric.simulate_max_load`: its
+  mean and standard deviation), from the sweep's seed or a named stream.
+
+A named stream (``step-congestion``, ``uplink-loads``, ``ballsbins-max-load`` when ``job_seed`` is set): the job draws
+from ``job_seed``'s own stream (``job_index = -1``, what a model function given the int ``job_seed`` draws) or its
+child ``job_index`` (:func:`workbench._rng.keyed`), so a study names each of its jobs and keeps its draws; the sweep's
+seed is not used.
 
 ``routing`` is a treatment (not seeded): every routing sees the same collective, placement and hashing stream at a
 point (common random numbers), so differences between routings are not sampling noise.
@@ -33,8 +47,10 @@ import numpy as np
 import pandas as pd
 
 from .._rng import keyed, spawn
-from ..fabric import collectives, metrics, planning
+from ..fabric import collectives, metrics, min_split_pieces, planning
+from ..fabric import minimal_split_subflows as split_subflows
 from ..fabric.ballsbins import expected_max_load, simulate_max_load
+from ..fabric.collectives import Step
 from ..fabric.fattree import fat_tree
 from ..fabric.routing import ROUTINGS, as_host_step, connections_per_host, link_loads
 from ..fabric.topology import leaf_spine
@@ -46,6 +62,11 @@ __all__ = [
     "planned_vs_ecmp_worst_step",
     "ballsbins_max_load",
     "build_topology",
+    "job_stream",
+    "step_congestion",
+    "uplink_loads",
+    "minimal_split_vs_spray",
+    "minimal_split_subflows",
 ]
 
 #: The fabric's parameters, shared by the fabric experiments (leaf-spine ones are ignored by a fat-tree).
@@ -226,6 +247,168 @@ def planned_vs_ecmp_worst_step(
     return pd.DataFrame({"routing": ["ecmp", "planned"], "ratio": ratios})
 
 
+_STREAM = "a study names each job's stream: job_index -1 is job_seed's own stream, else its child job_index"
+_NAMED = "the seed of the study's stream (" + _STREAM + ")"
+
+
+def job_stream(job_seed: int, job_index: int) -> np.random.Generator:
+    """The named stream of a study's job: ``job_seed``'s own stream for ``job_index = -1`` (what a model function
+    given the int ``job_seed`` draws), else its child ``job_index`` (:func:`workbench._rng.keyed`)."""
+    return keyed(job_seed) if job_index < 0 else keyed(job_seed, job_index)
+
+
+#: A study's named stream: the sweep's seed is not used by the experiments that take these.
+_JOB_STREAM = [
+    Param("job_seed", 0, "", low=0, high=2**31 - 1, doc="seed of the study's stream (" + _STREAM + ")"),
+    Param("job_index", -1, "", low=-1, high=2**31 - 1, doc="index of the job in its study (" + _STREAM + ")"),
+]
+_STEP_PARAMS = [
+    Param("collective", "halving_doubling", choices=collectives.COLLECTIVES, doc="collective traffic pattern"),
+    Param("ranks", 0, "", low=0, doc="GPU ranks, hosts 0.. (0: as many as fit; a power of two for halving_doubling)"),
+    Param("step", 0, "", low=0, doc="step index (the last step if beyond)"),
+]
+
+
+def _step_of(collective: str, ranks: int, step: int, topo, rng: np.random.Generator):
+    steps = collectives.collective_steps(collective, _ranks(collective, ranks, topo.n_hosts), 2**30, seed=rng)
+    return steps[min(step, len(steps) - 1)]
+
+
+@experiment(
+    "step-congestion",
+    small={"leaves": 4, "spines": 4, "hosts_per_leaf": 4, "samples": 20, "routing": ["ecmp", "minimal"]},
+    params=[
+        *FABRIC_PARAMS,
+        *_STEP_PARAMS,
+        Param("routing", "ecmp", choices=tuple(ROUTINGS), doc="how paths are chosen"),
+        Param("samples", 200, "", low=1, high=100_000, doc="Monte-Carlo hashings averaged"),
+        *_JOB_STREAM,
+    ],
+)
+def step_congestion(*, collective, ranks, step, routing, samples, job_seed, job_index, seed, **fabric):
+    """One collective step's max link congestion over ideal spraying (ranks on hosts 0, 1, ...) under one routing:
+    the Monte-Carlo mean over ``samples`` hashings from the job's named stream, and the exact expectation where
+    :func:`workbench.fabric.has_exact_ratio` holds. The stream draws the collective (a permutation's cycle), then the
+    hashings."""
+    del seed  # the job is named by job_seed and job_index
+    topo = build_topology(**fabric)
+    rng = job_stream(job_seed, job_index)
+    chosen = _step_of(collective, ranks, step, topo, rng)
+    exact = np.nan
+    if metrics.has_exact_ratio(topo, chosen, routing):
+        exact = metrics.exact_congestion_ratio(topo, chosen, routing)
+    return {
+        "gpus": int(max(chosen.src.max(), chosen.dst.max())) + 1,
+        "step_label": chosen.label,
+        "ratio": float(metrics.congestion_ratio(topo, chosen, routing, samples, rng)),
+        "ratio_exact": float(exact),
+    }
+
+
+@experiment(
+    "uplink-loads",
+    small={"leaves": 2, "spines": 2, "hosts_per_leaf": 2, "routing": ["ecmp", "minimal"]},
+    params=[
+        *FABRIC_PARAMS,
+        *_STEP_PARAMS,
+        Param("routing", "ecmp", choices=tuple(ROUTINGS), doc="how paths are chosen"),
+        *_JOB_STREAM,
+    ],
+)
+def uplink_loads(*, collective, ranks, step, routing, job_seed, job_index, seed, **fabric):
+    """Bytes on every leaf->spine link (one row per leaf and spine) when one collective step (ranks on hosts 0, 1,
+    ...) is routed once, hashed from the job's named stream."""
+    del seed  # the job is named by job_seed and job_index
+    topo = build_topology(**fabric)
+    rng = job_stream(job_seed, job_index)
+    chosen = _step_of(collective, ranks, step, topo, rng)
+    table = metrics.uplink_load_table(topo, {routing: link_loads(topo, chosen, routing, rng)})
+    return table.drop(columns="routing")
+
+
+def _random_equal_demand(rng: np.random.Generator, topo) -> Step:
+    """Every host sends a random number (0..3s) of equal flows to random other hosts; one size per source host."""
+    n = topo.n_hosts
+    counts = rng.integers(0, 3 * topo.spines + 1, size=n)
+    src = np.repeat(np.arange(n), counts)
+    dst = collectives.random_destinations(src, n, seed=rng)
+    size = np.repeat(rng.integers(1, 10**6, size=n).astype(float), counts)
+    return Step(src, dst, size)
+
+
+@experiment(
+    "minimal-split-vs-spray",
+    small={"trials": [3, 5]},
+    params=[
+        Param("trials", 300, "", low=1, high=100_000, doc="random fabrics and demands"),
+        Param("job_seed", 7, "", low=0, high=2**31 - 1, doc="seed of the study's one stream"),
+    ],
+)
+def minimal_split_vs_spray(*, trials, job_seed, seed):
+    """The largest difference between the minimal splitting rule's and ideal spraying's load on any link, relative
+    to the peak load, over ``trials`` random leaf-spines (2-8 leaves, 1-32 spines, 1-12 hosts per leaf) each
+    carrying a random equal-size demand: an all-to-all, halving-doubling (a power of two of hosts), a double binary
+    tree, a random permutation, or random equal flows per host. One stream (``job_seed``) draws every trial in turn;
+    the sweep's seed is not used."""
+    del seed  # the study is named by job_seed
+    rng = keyed(job_seed)
+    worst, links = 0.0, 0
+    for _ in range(trials):  # each trial draws its fabric from the stream the previous one left
+        leaves, spines, hosts = (int(v) for v in rng.integers([2, 1, 1], [9, 33, 13]))
+        topo = leaf_spine(leaves, spines, hosts)
+        n = topo.n_hosts
+        kind = rng.integers(0, 5)
+        if kind == 0 and n >= 2:
+            steps = collectives.collective_steps("all_to_all", n, 10**6)
+        elif kind == 1 and n >= 2 and n & (n - 1) == 0:
+            steps = collectives.collective_steps("halving_doubling", n, 10**6)
+        elif kind == 2 and n >= 2:
+            steps = collectives.collective_steps("double_binary_tree", n, 10**6)
+        elif kind == 3 and n >= 2:
+            steps = collectives.collective_steps("permutation", n, 10**6, seed=rng)
+        else:
+            steps = [_random_equal_demand(rng, topo)]
+        for st in steps:
+            if st.n_flows == 0:
+                continue
+            a = link_loads(topo, st, "minimal")
+            b = link_loads(topo, st, "spray")
+            worst = max(worst, float(np.abs(a - b).max()) / max(float(b.max()), 1.0))
+            links += a.size
+    return {"max_deviation": worst, "links_compared": links}
+
+
+@experiment(
+    "minimal-split-subflows",
+    small={"spines": [1, 4]},
+    params=[Param("spines", 16, "", low=1, high=512, doc="spines s (n = 1 .. 3s flows to one leaf are checked)")],
+)
+def minimal_split_subflows(*, spines, seed):
+    """Check the minimal splitting rule on ``n = 1 .. 3s`` equal flows from one host to another leaf: it makes
+    ``n + r(s/g - 1)`` subflows (:func:`workbench.fabric.min_split_pieces`), ``s/g`` pieces is the smallest equal
+    split whose round-robin deal balances the ``r`` leftovers (brute force over ``k = 1..s``), and every spine
+    carries ``n/s`` flows. Deterministic."""
+    del seed  # nothing is drawn
+    s = spines
+    topo = leaf_spine(2, s, 3 * s + 1)
+    mismatches = 0
+    for n in range(1, 3 * s + 1):
+        src, dst = np.zeros(n, dtype=np.int64), topo.hosts_per_leaf + np.arange(n, dtype=np.int64)
+        f, sp, b = split_subflows(topo, src, dst, np.full(n, 1.0))
+        k_formula, total_formula = min_split_pieces(n, s)
+        r = n % s
+        k_brute = 1  # smallest k such that r flows cut into k equal pieces, dealt round-robin, load spines equally
+        if r:
+            for k in range(1, s + 1):
+                if np.allclose(np.bincount(np.arange(r * k) % s, minlength=s) / k, r / s):
+                    k_brute = k
+                    break
+        ok = f.size == total_formula and k_brute == k_formula
+        ok &= np.allclose(np.bincount(sp, weights=b, minlength=s), n / s)
+        mismatches += not ok
+    return {"mismatches": int(mismatches), "cases": 3 * s}
+
+
 @experiment(
     "ballsbins-max-load",
     version="1",
@@ -234,11 +417,17 @@ def planned_vs_ecmp_worst_step(
         Param("flows", 16, "", low=1, high=10**6, doc="flows (balls) hashed"),
         Param("paths", 16, "", low=1, high=10**6, doc="paths (bins)"),
         Param("samples", 100_000, "", low=1, high=10**7, doc="Monte-Carlo hashings"),
+        # not seeded: they replace the sweep's seed when set, and leave it as it was when not
+        Param("job_seed", -1, "", low=-1, high=2**31 - 1, seeded=False, doc="-1: the sweep's seed; else " + _NAMED),
+        Param("job_index", -1, "", low=-1, high=2**31 - 1, seeded=False, doc="the job's index (" + _STREAM + ")"),
     ],
 )
-def ballsbins_max_load(*, flows, paths, samples, seed):
-    """Expected maximum load of ``flows`` flows hashed uniformly on ``paths`` paths, exact and by Monte-Carlo."""
+def ballsbins_max_load(*, flows, paths, samples, job_seed, job_index, seed):
+    """Expected maximum load of ``flows`` flows hashed uniformly on ``paths`` paths, exact and by Monte-Carlo (its
+    mean and standard deviation over the hashings)."""
+    loads = simulate_max_load(flows, paths, samples, seed if job_seed < 0 else job_stream(job_seed, job_index))
     return {
         "expected_max_exact": float(expected_max_load(flows, paths)),
-        "expected_max_monte_carlo": float(simulate_max_load(flows, paths, samples, seed).mean()),
+        "expected_max_monte_carlo": float(loads.mean()),
+        "max_load_std": float(loads.std(ddof=1)) if samples > 1 else float("nan"),
     }

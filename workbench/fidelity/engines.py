@@ -412,12 +412,16 @@ PANELS: dict[str, tuple[str, ...]] = {
 
 #: Every registered experiment (what an explore panel shows) and the engines whose numbers it gives.
 EXPERIMENTS: dict[str, tuple[str, ...]] = {
+    "arrivals-exact-wait": ("arrivals",),
+    "arrivals-gap-cv": ("arrivals",),
+    "arrivals-idc": ("arrivals",),
+    "arrivals-pooled-waits": ("arrivals",),
     "arrivals-queue-wait": ("arrivals",),
     "ballsbins-max-load": ("fabric",),
     "burstgpt-round-trip": ("workload-generators",),
     "c4d-collective-faults": ("diagnosis",),
+    "carbon-busy-hours": ("carbon",),
     "carbon-scheduling": ("carbon",),
-    "carbon-scheduling-busy": ("carbon",),
     "checkpoint": ("checkpointing",),
     "collective-time-vs-size": ("fabric",),
     "diagnosis-detection": ("diagnosis",),
@@ -428,6 +432,8 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "microservice-overload": ("microservices",),
     "microservice-overload-series": ("microservices",),
     "minder-healthy-alarms": ("diagnosis",),
+    "minimal-split-subflows": ("fabric",),
+    "minimal-split-vs-spray": ("fabric",),
     "mitigation": ("fabric-mitigation", "packets"),
     "mitigation-ranking": ("fabric-mitigation", "packets"),
     "perftracker-healthy-alarms": ("diagnosis",),
@@ -445,12 +451,14 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "serving-gpus": ("serving",),
     "serving-hardware": ("serving",),
     "serving-throughput-bound": ("serving",),
+    "step-congestion": ("fabric",),
     "sunk-carbon-placement": ("carbon",),
     "training-dse": ("training",),
     "training-ettr": ("training-failures",),
     "training-iteration-time": ("training",),
     "training-plan-routing-gain": ("training",),
     "training-recovery-vs-gpus": ("training-failures",),
+    "uplink-loads": ("fabric",),
 }
 
 

@@ -8,17 +8,24 @@ Poisson, and that Kingman's approximation under-predicts that tail.
 
 The queue is a single FIFO server with exponential service at utilization 0.7, the setting fixed before measuring;
 the p99 ratio is nearly independent of utilization (4.77 at 0.5 to 4.95 at 0.9, exact GI/M/1), which the figure shows.
+
+Each study is a registered experiment (:mod:`workbench.experiments.arrivals`): the CV per burstiness
+``arrivals-gap-cv``, the IDC per process ``arrivals-idc``, the pooled waits per process ``arrivals-pooled-waits`` and
+the exact p99 vs utilization ``arrivals-exact-wait``; each job draws from a stream named by :data:`SEED` and its
+index, so the numbers do not depend on how the sweep is run.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pandas as pd
 
 from .. import arrivals as arr
+from .. import experiments as ex
 from .. import viz
 from .._deps import remember
-from .._rng import spawn
-from ..distributions import ccdf
 from ..viz import arrivals as fig_arr
 from . import AtLeast, AtMost, InRange, Measured, Paper, Scale, claim, figure
 
@@ -31,6 +38,7 @@ PAPER = Paper(
     notebook="notebooks/00_arrivals.ipynb",
     panel="workbench.widgets.arrivals:arrivals_panel",
     dashboard="Arrival processes and burstiness",
+    experiments=("arrivals-gap-cv", "arrivals-idc", "arrivals-pooled-waits", "arrivals-exact-wait"),
     cost_s=11,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
 
@@ -45,44 +53,78 @@ def _size(scale: Scale, full: int, quick: int) -> int:
     return full if scale == "full" else quick
 
 
+def _sweep(name: str, points: list[dict] | dict) -> pd.DataFrame:
+    return ex.sweep(name, points, client=False, progress=False)
+
+
 @remember
 def cv_sweep(scale: Scale) -> np.ndarray:
-    """Measured CV of Gamma gaps for each burstiness in :data:`BURSTINESS`."""
+    """Measured CV of Gamma gaps for each burstiness in :data:`BURSTINESS`: the ``arrivals-gap-cv`` experiment,
+    burstiness ``i`` drawing from stream ``(SEED, i)``."""
     n = _size(scale, 2_000_000, 500_000)
-    rngs = spawn(SEED, len(BURSTINESS))
-    return np.array([arr.cv(arr.Gamma.from_burstiness(1.0, b).interarrivals(n, r)) for b, r in zip(BURSTINESS, rngs)])
+    pts = [{"burstiness": b, "gaps": n, "job_seed": SEED, "job_index": i} for i, b in enumerate(BURSTINESS)]
+    return _sweep("arrivals-gap-cv", pts)["cv"].to_numpy()
+
+
+#: The processes of the IDC claim (rate 1/s) and their ``arrivals-idc`` parameters.
+IDC_PROCESSES: dict[str, dict[str, Any]] = {
+    "Poisson": {"process": "poisson"},
+    "Gamma CV 2": {"process": "gamma", "cv": 2.0},
+    "Weibull CV 2": {"process": "weibull", "cv": 2.0},
+}
 
 
 @remember
 def idc_sweep(scale: Scale) -> dict[str, np.ndarray]:
-    """IDC at each window in :data:`WINDOWS_MEAN_GAPS` for Poisson, Gamma CV 2 and Weibull CV 2 (rate 1/s)."""
+    """IDC at each window in :data:`WINDOWS_MEAN_GAPS` for Poisson, Gamma CV 2 and Weibull CV 2 (rate 1/s): the
+    ``arrivals-idc`` experiment, process ``i`` drawing from stream ``(SEED + 1, i)``."""
     n = _size(scale, 10_000_000, 2_000_000)
-    processes: dict[str, arr.Process] = {
-        "Poisson": arr.Poisson(1.0),
-        "Gamma CV 2": arr.Gamma.from_cv(1.0, 2.0),
-        "Weibull CV 2": arr.Weibull(1.0, 2.0),
-    }
-    out = {}
-    for (name, p), rng in zip(processes.items(), spawn(SEED + 1, len(processes))):
-        t = arr.arrival_times(p, n, seed=rng)
-        out[name] = np.asarray(arr.index_of_dispersion(t, np.array(WINDOWS_MEAN_GAPS), start_s=0.0))
-    return out
+    first = round(float(np.log10(WINDOWS_MEAN_GAPS[0])))
+    pts = [
+        {**p, "arrivals": n, "first_decade": first, "decades": len(WINDOWS_MEAN_GAPS), "job_seed": SEED + 1,
+         "job_index": i}
+        for i, p in enumerate(IDC_PROCESSES.values())
+    ]  # fmt: skip
+    t = _sweep("arrivals-idc", pts)
+    if not np.array_equal(t["window_mean_gaps"].unique(), WINDOWS_MEAN_GAPS):
+        raise AssertionError(f"arrivals-idc windows {t['window_mean_gaps'].unique()} are not {WINDOWS_MEAN_GAPS}")
+    return {name: t[t.job_index == i]["idc"].to_numpy() for i, name in enumerate(IDC_PROCESSES)}
+
+
+#: The two processes of the waiting-time claims (rate 1/s): Poisson and Gamma with CV :data:`CV_BURSTY`.
+BURSTY_PROCESSES = ("poisson", "gamma")
 
 
 def _bursty_processes() -> dict[str, arr.Poisson | arr.Gamma]:
-    """The two processes of the waiting-time claims: Poisson and Gamma with CV :data:`CV_BURSTY` (rate 1/s)."""
+    """The processes of :data:`BURSTY_PROCESSES` (rate 1/s)."""
     return {"poisson": arr.Poisson(1.0), "gamma": arr.Gamma.from_cv(1.0, CV_BURSTY)}
 
 
 @remember
-def bursty_waits(scale: Scale) -> dict[str, np.ndarray]:
-    """Waiting times in seconds (arrival rate 1/s, mean service 0.7 s), pooled over 4 independent runs per process."""
+def bursty_waits(scale: Scale) -> pd.DataFrame:
+    """Waiting-time CCDF and p99 in seconds (arrival rate 1/s, mean service 0.7 s), pooled over 4 independent runs
+    per process: the ``arrivals-pooled-waits`` experiment, run ``r`` of process ``k`` drawing from stream
+    ``(SEED + 2, k, r)``."""
     n = _size(scale, 2_000_000, 500_000)
-    processes = _bursty_processes()
-    out = {}
-    for (name, p), seq in zip(processes.items(), spawn(SEED + 2, len(processes))):
-        out[name] = np.concatenate([arr.queue_waits(p, UTILIZATION, n, seed=r) for r in spawn(seq, 4)])
-    return out
+    pts = [
+        {"utilization": UTILIZATION, "process": p, "cv": CV_BURSTY, "customers": n, "runs": 4, "points": 150,
+         "job_seed": SEED + 2, "job_group": k}
+        for k, p in enumerate(BURSTY_PROCESSES)
+    ]  # fmt: skip
+    return _sweep("arrivals-pooled-waits", pts)
+
+
+@remember
+def exact_p99(scale: Scale) -> pd.DataFrame:
+    """Exact GI/M/1 p99 wait in seconds of each process in :data:`BURSTY_PROCESSES` (columns) at utilization 0.1 to
+    0.95 (index): the ``arrivals-exact-wait`` experiment (theory, the same at both scales)."""
+    util = np.round(np.arange(0.1, 0.96, 0.05), 2)
+    grid = {"utilization": util.tolist(), "process": list(BURSTY_PROCESSES), "cv": CV_BURSTY, "quantile": 0.99}
+    return _sweep("arrivals-exact-wait", grid).pivot(index="utilization", columns="process", values="wait_s")
+
+
+def _p99(waits: pd.DataFrame) -> dict[str, float]:
+    return {str(k): float(v) for k, v in waits.groupby("process", sort=False)["p99_wait_s"].first().items()}
 
 
 @claim(
@@ -136,10 +178,9 @@ def _idc(scale: Scale) -> Measured:
     "from 4.77 to 4.95 over utilization 0.5-0.9.",
 )
 def _p99_ratio(scale: Scale) -> Measured:
-    w = bursty_waits(scale)
-    p99 = {k: float(np.quantile(v, 0.99)) for k, v in w.items()}
+    p99 = _p99(bursty_waits(scale))
     ratio = p99["gamma"] / p99["poisson"]
-    exact = {k: float(arr.gim1_wait(p, UTILIZATION).quantile(0.99)) for k, p in _bursty_processes().items()}
+    exact = {str(k): float(v) for k, v in exact_p99(scale).loc[UTILIZATION, list(BURSTY_PROCESSES)].items()}
     return Measured(
         ratio,
         f"{ratio:.2f}x (p99 {p99['gamma'] / UTILIZATION:.1f} vs {p99['poisson'] / UTILIZATION:.1f} mean service times; "
@@ -156,8 +197,7 @@ def _p99_ratio(scale: Scale) -> Measured:
     compare=AtLeast(1.1, partial=1.0),
 )
 def _kingman(scale: Scale) -> Measured:
-    w = bursty_waits(scale)
-    sim = float(np.quantile(w["gamma"], 0.99))
+    sim = _p99(bursty_waits(scale))["gamma"]
     kingman = arr.kingman_wait_quantile(0.99, UTILIZATION, CV_BURSTY**2, 1.0, UTILIZATION)
     ratio = sim / kingman
     return Measured(
@@ -182,7 +222,7 @@ def _fig_idc(scale: Scale):
 @figure(PAPER, "wait_ccdf")
 def _fig_ccdf(scale: Scale):
     w = bursty_waits(scale)
-    sim = {k: ccdf(v, points=150) for k, v in w.items()}
+    sim = {str(k): (g["wait_s"].to_numpy(), g["ccdf"].to_numpy()) for k, g in w.groupby("process", sort=False)}
     exact, kingman = {}, {}
     for name, p in _bursty_processes().items():
         g = arr.gim1_wait(p, UTILIZATION)
@@ -199,15 +239,8 @@ def _fig_ccdf(scale: Scale):
 
 @figure(PAPER, "p99_ratio_vs_utilization")
 def _fig_ratio(scale: Scale):
-    util = np.round(np.arange(0.1, 0.96, 0.05), 2)
-    ratio = np.array(
-        [
-            float(arr.gim1_wait(arr.Gamma.from_cv(1.0, CV_BURSTY), u).quantile(0.99))
-            / float(arr.gim1_wait(arr.Poisson(1.0), u).quantile(0.99))
-            for u in util
-        ]
-    )
-    return fig_arr.p99_ratio_vs_utilization(util, ratio)
+    p99 = exact_p99(scale)
+    return fig_arr.p99_ratio_vs_utilization(p99.index.to_numpy(), (p99["gamma"] / p99["poisson"]).to_numpy())
 
 
 __all__ = ["PAPER", "cv_sweep", "idc_sweep", "bursty_waits", "viz"]

@@ -51,9 +51,11 @@ def study(scale: str):
 
 @remember
 def example(scale: str):
-    """One cluster placed both ways (for the utilization and latency figures): ``(cluster, {policy: Placement})``."""
+    """One cluster placed both ways (for the utilization figure and notebook 06's latency table): ``(cluster,
+    {policy: Placement})``. A single example run (one cluster, the paper's two policies as one model call), not a
+    parameter study; the hot-ToR study over many clusters is :func:`study`."""
     cluster = P.make_cluster(1000 if scale == "full" else 400, seed=11)
-    return cluster, {policy: P.place(cluster, policy, hot_threshold=HOT, seed=12) for policy in ("random", "aware")}
+    return cluster, P.place_policies(cluster, hot_threshold=HOT, seed=12)
 
 
 @claim(

@@ -6,6 +6,11 @@ leaf with the *minimal splitting rule* (``q`` whole flows per spine, each of the
 pieces) loads every link exactly as ideal spraying does, with few extra connections. Plain ECMP instead throws flows
 into spines like balls into bins and pays the expected maximum. The claims below are measured with
 :mod:`workbench.fabric` on the paper's 256-GPU fabric (16 leaves x 16 hosts, 16 spines, all links equal).
+
+Each study is a registered experiment (:mod:`workbench.experiments.fabric`): one step's congestion per routing and
+fabric size ``step-congestion``, the splitting rule on random fabrics ``minimal-split-vs-spray`` and its subflow
+count per spine count ``minimal-split-subflows``, the balls-into-bins cases ``ballsbins-max-load``, the heat map's
+loads ``uplink-loads``; each job draws from a stream it names, so the numbers do not depend on how the sweep runs.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
 from .. import experiments as ex
 from .. import fabric as fb
@@ -28,51 +34,49 @@ PAPER = Paper(
     notebook="notebooks/01_packet_spraying.ipynb",
     panel="workbench.widgets.fabric:spraying_panel",
     dashboard="Packet spraying vs ECMP on leaf-spine fabrics",
+    experiments=(
+        "step-congestion",
+        "minimal-split-vs-spray",
+        "minimal-split-subflows",
+        "ballsbins-max-load",
+        "fabric-congestion",
+        "collective-time-vs-size",
+        "uplink-loads",
+    ),
 )
 
 _SIZE = 2**30  # bytes; ratios do not depend on it
 _SAMPLES = {"full": 4000, "quick": 600}
 
 
-def _topo256() -> fb.LeafSpine:
-    return fb.leaf_spine(16, 16, 16, host_gbps=400, uplink_gbps=400)
-
-
-#: The same fabric as a grid of the fabric experiments.
+#: The paper's 256-GPU fabric (16 leaves x 16 hosts, 16 spines, all links equal) as a grid of the fabric experiments.
 _GRID256 = {"leaves": 16, "spines": 16, "hosts_per_leaf": 16, "host_gbps": 400.0, "uplink_gbps": 400.0}
 
 
-def _hd_cross_step() -> fb.Step:
-    """The first reduce-scatter step of halving-doubling on 256 ranks: rank r <-> r XOR 128, all cross leaves."""
-    return fb.collective_steps("halving_doubling", 256, _SIZE)[0]
+def _sweep(name: str, grid) -> pd.DataFrame:
+    return ex.sweep(name, grid, client=False, progress=False)
 
 
 @remember
+def _hd_table(scale: str) -> pd.DataFrame:
+    """The crossing halving-doubling step on the 256-GPU fabric per routing (the ``step-congestion`` experiment,
+    routing ``i`` hashed from stream ``(20240700, i)``): Monte-Carlo ``ratio`` and the balls-into-bins ``ratio_exact``
+    (the 16 leaves pair up, each sending 16 flows over 16 spines)."""
+    pts = [
+        {**_GRID256, "collective": "halving_doubling", "ranks": 256, "routing": routing, "samples": _SAMPLES[scale],
+         "job_seed": 20240700, "job_index": i}
+        for i, routing in enumerate(("ecmp", "mp-2", "mp-4", "mp-8", "minimal"))
+    ]  # fmt: skip
+    return _sweep("step-congestion", pts).set_index("routing")
+
+
 def _hd_ratios(scale: str) -> dict[str, float]:
-    topo, step = _topo256(), _hd_cross_step()
-    rngs = spawn(20240700, 5)
-    return {
-        routing: fb.congestion_ratio(topo, step, routing, samples=_SAMPLES[scale], seed=rng)
-        for routing, rng in zip(("ecmp", "mp-2", "mp-4", "mp-8", "minimal"), rngs)
-    }
+    return {str(k): float(v) for k, v in _hd_table(scale)["ratio"].items()}
 
 
-def _hd_exact(routing: str) -> float:
-    """The balls-into-bins expectation: the 16 leaves pair up, each sending 16 flows over 16 spines."""
-    return fb.exact_congestion_ratio(_topo256(), _hd_cross_step(), routing)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-
-
-def _random_equal_demand(rng: np.random.Generator, topo: fb.LeafSpine) -> fb.Step:
-    """Every host sends a random number (0..3s) of equal flows to random other hosts; one size per source host."""
-    n = topo.n_hosts
-    counts = rng.integers(0, 3 * topo.spines + 1, size=n)
-    src = np.repeat(np.arange(n), counts)
-    dst = fb.random_destinations(src, n, seed=rng)
-    size = np.repeat(rng.integers(1, 10**6, size=n).astype(float), counts)
-    return fb.Step(src, dst, size)
+def _hd_exact(routing: str, scale: str) -> float:
+    """The balls-into-bins expectation of ``routing``'s congestion on the crossing step."""
+    return float(_hd_table(scale).loc[routing, "ratio_exact"])
 
 
 @claim(
@@ -85,31 +89,8 @@ def _random_equal_demand(rng: np.random.Generator, topo: fb.LeafSpine) -> fb.Ste
 )
 def _minimal_equals_spray(scale):
     trials = 300 if scale == "full" else 40
-    rng = np.random.default_rng(7)
-    worst, links = 0.0, 0
-    for _ in range(trials):
-        leaves, spines, hosts = (int(v) for v in rng.integers([2, 1, 1], [9, 33, 13]))
-        topo = fb.leaf_spine(leaves, spines, hosts)
-        n = topo.n_hosts
-        kind = rng.integers(0, 5)
-        if kind == 0 and n >= 2:
-            steps = fb.collective_steps("all_to_all", n, 10**6)
-        elif kind == 1 and n >= 2 and n & (n - 1) == 0:
-            steps = fb.collective_steps("halving_doubling", n, 10**6)
-        elif kind == 2 and n >= 2:
-            steps = fb.collective_steps("double_binary_tree", n, 10**6)
-        elif kind == 3 and n >= 2:
-            steps = fb.collective_steps("permutation", n, 10**6, seed=rng)
-        else:
-            steps = [_random_equal_demand(rng, topo)]
-        for st in steps:
-            if st.n_flows == 0:
-                continue
-            a = fb.link_loads(topo, st, "minimal")
-            b = fb.link_loads(topo, st, "spray")
-            scale_b = max(float(b.max()), 1.0)
-            worst = max(worst, float(np.abs(a - b).max()) / scale_b)
-            links += a.size
+    t = _sweep("minimal-split-vs-spray", {"trials": trials, "job_seed": 7}).iloc[0]
+    worst, links = float(t["max_deviation"]), int(t["links_compared"])
     return Measured(
         worst,
         f"max deviation {worst:.1e} of the peak load over {trials} random fabrics/demands",
@@ -127,29 +108,8 @@ def _minimal_equals_spray(scale):
 )
 def _subflow_count(scale):
     s_max = 48 if scale == "full" else 16
-    mismatches, cases = 0, 0
-    for s in range(1, s_max + 1):
-        topo = fb.leaf_spine(2, s, 3 * s + 1)
-        for n in range(1, 3 * s + 1):
-            # n equal flows from host 0 to leaf 1
-            step = fb.Step(
-                np.zeros(n, dtype=np.int64), topo.hosts_per_leaf + np.arange(n, dtype=np.int64), np.full(n, 1.0)
-            )
-            f, sp, b = fb.minimal_split_subflows(topo, step.src, step.dst, step.size_bytes)
-            k_formula, total_formula = fb.min_split_pieces(n, s)
-            r = n % s
-            # brute force: smallest k such that r flows cut into k equal pieces, dealt round-robin, load spines equally
-            k_brute = 1
-            if r:
-                for k in range(1, s + 1):
-                    per_spine = np.bincount(np.arange(r * k) % s, minlength=s) / k
-                    if np.allclose(per_spine, r / s):
-                        k_brute = k
-                        break
-            ok = f.size == total_formula and k_brute == k_formula
-            ok &= np.allclose(np.bincount(sp, weights=b, minlength=s), n / s)
-            mismatches += not ok
-            cases += 1
+    t = _sweep("minimal-split-subflows", {"spines": list(range(1, s_max + 1))})
+    mismatches, cases = int(t["mismatches"].sum()), int(t["cases"].sum())
     return Measured(mismatches, f"{mismatches} mismatches in {cases} (n, s) cases, s <= {s_max}", {"cases": cases})
 
 
@@ -165,9 +125,21 @@ _EMAX = {(16, 16): 3.078, (8, 8): 2.597, (64, 16): 7.880}
     compare=AtMost(0.0006),
 )
 def _emax_exact(scale):
-    vals = {f"{m}on{n}": fb.expected_max_load(m, n) for m, n in _EMAX}
-    err = max(abs(fb.expected_max_load(m, n) - v) for (m, n), v in _EMAX.items())
+    t = _ballsbins(scale)
+    vals = {f"{m}on{n}": float(t.loc[(m, n), "expected_max_exact"]) for m, n in t.index}
+    err = max(abs(float(t.loc[(m, n), "expected_max_exact"]) - v) for (m, n), v in _EMAX.items())
     return Measured(err, ", ".join(f"{k} = {v:.3f}" for k, v in vals.items()), vals)
+
+
+@remember
+def _ballsbins(scale: str) -> pd.DataFrame:
+    """Exact and Monte-Carlo expected maximum loads of :data:`_EMAX`'s cases (the ``ballsbins-max-load``
+    experiment, case ``i`` hashed from stream ``(11, i)``), indexed by ``(flows, paths)``."""
+    samples = 200_000 if scale == "full" else 20_000
+    pts = [
+        {"flows": m, "paths": n, "samples": samples, "job_seed": 11, "job_index": i} for i, (m, n) in enumerate(_EMAX)
+    ]
+    return _sweep("ballsbins-max-load", pts).set_index(["flows", "paths"])
 
 
 @claim(
@@ -178,13 +150,13 @@ def _emax_exact(scale):
     compare=AtMost(4.0),
 )
 def _emax_mc(scale):
-    samples = 200_000 if scale == "full" else 20_000
+    t = _ballsbins(scale)
+    samples = int(t["samples"].iloc[0])
     z, det = [], {}
-    for (m, n), rng in zip(_EMAX, spawn(11, len(_EMAX))):
-        x = fb.simulate_max_load(m, n, samples=samples, seed=rng)
-        exact = fb.expected_max_load(m, n)
-        z.append(abs(x.mean() - exact) / (x.std(ddof=1) / math.sqrt(samples)))
-        det[f"{m}on{n}"] = {"mc_mean": float(x.mean()), "exact": exact}
+    for (m, n), row in t.iterrows():
+        mean, exact = float(row["expected_max_monte_carlo"]), float(row["expected_max_exact"])
+        z.append(abs(mean - exact) / (float(row["max_load_std"]) / math.sqrt(samples)))
+        det[f"{m}on{n}"] = {"mc_mean": mean, "exact": exact}
     return Measured(max(z), f"largest |MC - exact| = {max(z):.2f} standard errors ({samples:,} samples each)", det)
 
 
@@ -198,11 +170,11 @@ def _emax_mc(scale):
 )
 def _hd_ecmp(scale):
     r = _hd_ratios(scale)["ecmp"]
-    exact = _hd_exact("ecmp")
+    exact = _hd_exact("ecmp", scale)
     return Measured(
         r,
         f"{r:.2f}x ideal (Monte-Carlo, {_SAMPLES[scale]} hashings; exact {exact:.3f}x)",
-        {"exact": exact, "step": _hd_cross_step().label},
+        {"exact": exact, "step": str(_hd_table(scale).loc["ecmp", "step_label"])},
     )
 
 
@@ -218,7 +190,7 @@ def _hd_mp(scale):
     r = _hd_ratios(scale)
     paper = {"mp-2": 3.35, "mp-4": 2.59, "mp-8": 2.08}
     err = max(abs(r[k] / v - 1) for k, v in paper.items())
-    exact = {k: _hd_exact(k) for k in paper}
+    exact = {k: _hd_exact(k, scale) for k in paper}
     return Measured(
         err,
         ", ".join(f"{k.upper()} {r[k]:.2f}x" for k in paper) + f" (max rel. error {err:.1%})",
@@ -246,29 +218,25 @@ def _hd_minimal(scale):
     compare=AtMost(1.0 + 1e-9),
 )
 def _ring(scale):
-    topo = _topo256()
-    step = fb.collective_steps("ring", 256, _SIZE)[0]
-    ratios = {
-        routing: fb.congestion_ratio(topo, step, routing, samples=_SAMPLES[scale] // 4, seed=3)
-        for routing in fb.ROUTINGS
-    }
+    grid = {**_GRID256, "collective": "ring", "ranks": 256, "routing": list(fb.ROUTINGS),
+            "samples": _SAMPLES[scale] // 4, "job_seed": 3}  # fmt: skip
+    t = _sweep("step-congestion", grid)
+    ratios = {str(r): float(v) for r, v in zip(t["routing"], t["ratio"])}
     worst = max(ratios.values())
     return Measured(worst, f"worst routing {worst:.3f}x ideal over {', '.join(fb.ROUTINGS)}", ratios)
 
 
-def _a2a_ratios(sizes: tuple[int, ...], samples: int) -> list[float]:
-    out = []
-    for k, rng in zip(sizes, spawn(5, len(sizes))):
-        topo = fb.leaf_spine(k, k, k)
-        step = fb.collective_steps("all_to_all", k * k, _SIZE)[0]
-        out.append(fb.congestion_ratio(topo, step, "ecmp", samples=samples, seed=rng))
-    return out
-
-
 @remember
 def _a2a(scale: str) -> tuple[tuple[int, ...], list[float]]:
+    """ECMP's all-to-all congestion on k x k x k fabrics (the ``step-congestion`` experiment, size ``i`` hashed from
+    stream ``(5, i)``)."""
     sizes = (4, 8, 16, 32) if scale == "full" else (4, 8, 16)
-    return sizes, _a2a_ratios(sizes, 20 if scale == "full" else 10)
+    pts = [
+        {"leaves": k, "spines": k, "hosts_per_leaf": k, "collective": "all_to_all", "ranks": k * k, "routing": "ecmp",
+         "samples": 20 if scale == "full" else 10, "job_seed": 5, "job_index": i}
+        for i, k in enumerate(sizes)
+    ]  # fmt: skip
+    return sizes, [float(v) for v in _sweep("step-congestion", pts)["ratio"]]
 
 
 def _spine_only_ratio(topo: fb.LeafSpine, step: fb.Step, samples: int, seed: int) -> float:
@@ -371,11 +339,10 @@ def congestion_vs_size(scale: str = "quick"):
 def _fig_heat(scale):
     from ..viz import fabric as vf
 
-    topo, step = _topo256(), _hd_cross_step()
-    loads = {routing: fb.link_loads(topo, step, routing, seed=1) for routing in ("ecmp", "mp-8", "minimal")}
-    return vf.uplink_heatmaps(
-        fb.uplink_load_table(topo, loads), title="Leaf->spine load, halving-doubling step d=128, 256 GPUs"
-    )
+    grid = {**_GRID256, "collective": "halving_doubling", "ranks": 256, "routing": ["ecmp", "mp-8", "minimal"],
+            "job_seed": 1}  # fmt: skip
+    table = _sweep("uplink-loads", grid)[["routing", "leaf", "spine", "load_bytes"]]
+    return vf.uplink_heatmaps(table, title="Leaf->spine load, halving-doubling step d=128, 256 GPUs")
 
 
 @figure(PAPER, "time_vs_size")

@@ -23,7 +23,7 @@ import pandas as pd
 from .. import experiments as ex
 from .._deps import remember
 from ..carbon import load_trace, trace_summary
-from ..experiments.carbon import SEASONS, WINDOW_DAYS, YEAR
+from ..experiments.carbon import SEASONS, WINDOW_DAYS, YEAR, region_intensity
 from ..viz import carbon as vc
 from . import Check, Measured, Paper, Scale, Trend, Verdict, claim, figure
 
@@ -35,7 +35,7 @@ PAPER = Paper(
     notebook="notebooks/11_carbon_aware_scheduling.ipynb",
     panel="workbench.widgets.carbon:carbon_panel",
     dashboard="Carbon-aware scheduling",
-    experiments=("carbon-scheduling", "carbon-scheduling-busy"),
+    experiments=("carbon-scheduling", "carbon-busy-hours"),
     requires_data=("carbon-dag/tpch/2g/q01.json", "carbon-dag/carbon-intensity/ZA/ZA_2023_hourly.csv"),
     cost_s=40,  # claims + figures, cold, 2 cores (make reproduce, 2026-11-27): orders the first run
 )
@@ -239,21 +239,14 @@ def _fig_points(scale: Scale):
 @remember
 def example(scale: Scale, region: str = "CAISO") -> dict:
     """Busy executors per trace hour of the carbon-agnostic baseline and PCAPS (gamma 0.5) on one region's summer
-    window (the first seed of :func:`runs`), with that window's intensity."""
-    from ..carbon import TimeMapping, poisson_arrivals, sample_jobs, simulate
-    from ..experiments.carbon import mean_job_work_s, region_intensity
-
-    z = _size(scale)
-    pool = sample_jobs(z["jobs"], seed=0)
-    arrivals = poisson_arrivals(z["jobs"], mean_job_work_s() / (0.5 * z["executors"]), seed=1)
-    inten = region_intensity(region, "summer")
-    busy = {
-        s: simulate(
-            pool, arrivals, inten, s, executors=z["executors"], job_cap=z["job_cap"], mapping=TimeMapping(), seed=2
-        ).busy_per_hour()
-        for s in ("agnostic", "pcaps")
-    }
-    return {"busy": busy, "intensity": inten}
+    window, with that window's intensity: the ``carbon-busy-hours`` experiment, both schedulers on the run of seed 0
+    (the same jobs, arrivals and duration draws)."""
+    z = {k: v for k, v in _size(scale).items() if k != "seeds"}
+    grid = {"scheduler": ["agnostic", "pcaps"], "region": region, "season": "summer", "load": 0.5, "gamma": 0.5, **z,
+            "job_seed": 0}  # fmt: skip
+    t = ex.sweep("carbon-busy-hours", grid, client=False, progress=False)
+    busy = {str(s): g["busy_executors"].to_numpy() for s, g in t.groupby("scheduler", sort=False)}
+    return {"busy": busy, "intensity": region_intensity(region, "summer")}
 
 
 @figure(PAPER, "busy_vs_intensity")

@@ -4,7 +4,7 @@ scheduler, and the chosen scheduler's busy executors against the grid intensity.
 Every number is a point of a registered experiment (:func:`workbench.experiments.run_point`, seed 0): the table and
 the scatter are the ``carbon-scheduling`` rows of the carbon-agnostic baseline, CAP (B = K/5), PCAPS and the chosen
 scheduler (a treatment: same jobs, arrivals and duration draws for all), and the busy-executor figure the
-``carbon-scheduling-busy`` rows of the same runs (busy executors and intensity per trace hour). The
+``carbon-busy-hours`` rows of the same runs (busy executors and intensity per trace hour). The
 :mod:`workbench.viz.carbon` builders make the figures and :func:`~workbench.widgets.redraw` swaps them in.
 """
 
@@ -25,7 +25,7 @@ __all__ = ["CarbonView", "carbon_panel", "panel_model", "EXECUTORS", "JOB_CAP", 
 
 EXPERIMENT = "carbon-scheduling"
 #: The same runs hour by hour.
-BUSY = "carbon-scheduling-busy"
+BUSY = "carbon-busy-hours"
 #: Cluster of the panel (the quick scale of the ``pcaps`` reproduction): executors, per-job cap, offered load, and
 #: the jobs the load control starts at.
 EXECUTORS = 50
@@ -56,7 +56,7 @@ def panel_model(
     """The panel's points: ``jobs`` TPC-H jobs at load :data:`LOAD` on :data:`EXECUTORS` executors, under the
     carbon-agnostic baseline, CAP (B = K/5), PCAPS at ``gamma`` and ``scheduler``: the ``carbon-scheduling`` rows for
     seed index ``seed`` (those the ``pcaps`` reproduction's claims average over regions and seeds) and the
-    ``carbon-scheduling-busy`` rows of the baseline's and ``scheduler``'s runs. A point the model refuses raises
+    ``carbon-busy-hours`` rows of the baseline's and ``scheduler``'s runs. A point the model refuses raises
     :class:`~workbench.experiments.SweepError` naming it.
 
     Examples
