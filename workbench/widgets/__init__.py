@@ -576,7 +576,13 @@ def _nice(v: float) -> str:
 
 
 def param_control(
-    param, value=None, *, step: float | None = None, sentinel: tuple[float, str] | None = None, **kwargs
+    param,
+    value=None,
+    *,
+    step: float | None = None,
+    sentinel: tuple[float, str] | None = None,
+    stops: Sequence[float] | None = None,
+    **kwargs,
 ) -> W.Widget:
     """The control for an experiment's :class:`~workbench.experiments.Param`, constrained to what the parameter
     allows: a dropdown for choices, a checkbox for a flag, a slider between finite bounds (1-2-5 stops when the
@@ -587,6 +593,10 @@ def param_control(
     ``sentinel=(value, text)`` names a value that stands for something else (``pcie_gbs=0``: "the GPU's own"): the
     control becomes a slider over that value, shown as ``text``, and the parameter's 1-2-5 stops, so it never reads
     as a number it is not (a "0.00 GB/s" that means 32 GB/s).
+
+    ``stops`` are the values offered when what the parameter allows depends on other parameters (GPU counts that are
+    multiples of ``tp x pp``): a slider over them, each validated by the parameter. Derive them from the experiment's
+    ``Param``s or data, never type them: a literal list is the second copy of a range that panels must not hold.
 
     Examples
     --------
@@ -613,6 +623,15 @@ def param_control(
             options = sorted([*options[1:], (_nice(value), value)], key=lambda o: o[1])
             options.insert(0, (text, special))
         control: W.Widget = W.SelectionSlider(options=options, value=value, continuous_update=False, **common)
+        control.param_name = param.name
+        return control
+    if stops is not None:
+        values = sorted({param.validate(v) for v in stops})
+        if value not in values:
+            raise ValueError(f"parameter {param.name!r}: the value {value!r} is not one of the stops {values}")
+        control = W.SelectionSlider(
+            options=[(_nice(v), v) for v in values], value=value, continuous_update=False, **common
+        )
         control.param_name = param.name
         return control
     if param.choices is not None:
