@@ -99,7 +99,6 @@ KNOWN = {
     "time series the experiment's rows do not hold",
     "mitigation": "ranks the experiment's rows with fabric.mitigation.rank_table itself",
     "placement": "hand-builds its cluster controls and places jobs with workbench.placement itself (hand-derived seed)",
-    "rlhf": "hand-builds its controls and calls training.fused_pipeline and the experiment's tail run itself",
     "servegen": "hand-builds its workload/server controls and serves and searches capacity itself",
     "serving_hw": "hand-builds TP, scheduler, budget and span controls and serves the deployment itself",
     "training": "hand-builds its plan controls and runs the training models (plan, graph, failures) itself",
