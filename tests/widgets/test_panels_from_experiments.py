@@ -93,7 +93,6 @@ KNOWN = {
     "burstgpt": "hand-builds its trace controls and calls workloads.trace_analysis itself",
     "carbon": "hand-builds its gamma and job-count sliders (a narrower range than the Params' for speed) and calls the "
     "experiment's carbon_run with a hand-derived seed for the busy-executor series",
-    "diagnosis": "hand-builds its fault controls and runs training.diagnosis itself (with a hand-derived seed)",
     "fabric": "hand-builds its fabric controls and calls fabric models itself",
     "microservices": "calls microservices.compare_controllers itself (with a hand-derived seed) for the per-controller "
     "time series the experiment's rows do not hold",

@@ -422,6 +422,8 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "diagnosis-detection": ("diagnosis",),
     "diagnosis-function-faults": ("diagnosis",),
     "fabric-congestion": ("fabric",),
+    "fault-localization-job": ("diagnosis",),
+    "fault-localization-thresholds": ("diagnosis",),
     "holmes-iteration-localization": ("diagnosis",),
     "llm-preemption": ("serving",),
     "microservice-overload": ("microservices",),
