@@ -100,7 +100,10 @@ KNOWN = {
     "placement": "hand-builds its cluster controls and places jobs with workbench.placement itself (hand-derived seed)",
     "servegen": "hand-builds its workload/server controls and serves and searches capacity itself",
     "serving_hw": "hand-builds TP, scheduler, budget and span controls and serves the deployment itself",
-    "training": "hand-builds its plan controls and runs the training models (plan, graph, failures) itself",
+    "training": "its three panels hand-build their controls (model and GPU menus, GPU counts, TP/PP, batch, the what-if "
+    "plan, the failure rates and recovery times) and run the training models themselves (iteration_table per routing, "
+    "weak_scaling, the execution graph's what_if/simulate, failures' interval curve and ETTR): each needs its "
+    "study registered (breakdown per routing, per-stage graph rows, ETTR vs interval)",
 }
 #: Controls the rule matches that hold no parameter of an experiment: ``module:function`` and why.
 NOT_PARAMS = {

@@ -23,7 +23,7 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
-from ..._contracts import Opaque, accepts
+from ..._contracts import Int, Opaque, accepts
 from ..._rng import Seed, generator, spawn
 from ..._validate import in_range, integer, one_of
 from . import c4d, holmes, minder, naive, perftracker
@@ -293,7 +293,9 @@ def _drawn_rank(frame: pd.DataFrame, ranks_per_machine: int) -> np.ndarray:
     return np.where(frame["rank"] >= 0, frame["rank"], frame["machine"] * ranks_per_machine).astype(int)
 
 
-@accepts(suspects=Opaque("a mapping of detector name -> its suspects table"))
+@accepts(
+    suspects=Opaque("a mapping of detector name -> its suspects table"), max_ranks=Int(ge=1), max_iterations=Int(ge=1)
+)
 def timing_view(signals: Signals, suspects=None, *, max_ranks: int = 96, max_iterations: int = 400) -> pd.DataFrame:
     """What a timing heat map of one job shows, as a tidy table (``part`` says what a row is):
 
