@@ -208,11 +208,12 @@ vr.gain_vs_threshold(tail)
 # %%
 from workbench.widgets.rlhf import generation_tail_panel, tail_model
 
-run = tail_model()
-print({k: round(v, 3) for k, v in run.summary().items()})
+tail_exp = ex.get("rlhf-generation-tail")
+row = ex.run_point(tail_exp).iloc[0].drop([*tail_exp.defaults(), "seed"])  # the experiment's results at its defaults
+print({k: round(float(v), 3) for k, v in row.items()})
 
 # %% tags=["nbval-ignore-output"]
-vr.tail_completion(run)
+vr.tail_completion(tail_model())  # the same run, sample by sample
 
 # %% [markdown]
 # ### Panel: the tail of generation

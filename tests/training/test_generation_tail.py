@@ -97,7 +97,7 @@ def test_panel_number_is_the_experiment_number():
 
     v = {"threshold": 0.05, "samples": 128, "instances": 4, "sigma": 1.2}
     row = ex.run_point("rlhf-generation-tail", v).iloc[0]
-    r = tail_model(**v)
+    r = tail_model(**v).iloc[0]
     assert r.gain == pytest.approx(float(row.gain), rel=1e-12)
     assert r.fused_s == pytest.approx(float(row.fused_s), rel=1e-12)
     import ipywidgets as W

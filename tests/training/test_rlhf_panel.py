@@ -8,14 +8,15 @@ import pytest
 from workbench.widgets.rlhf import panel_model
 
 
-@pytest.mark.parametrize("method", ["anneal", "greedy", "sequential"])
+@pytest.mark.parametrize("method", ["anneal", "greedy", "sequential-1f1b"])
 @pytest.mark.parametrize(
     ("pp0", "pp1", "m0", "m1", "size"), [(2, 1, 1, 1, 0.1), (16, 8, 32, 32, 1.0), (8, 4, 8, 4, 0.5)]
 )
 def test_panel_model_at_the_ends_of_its_controls(method, pp0, pp1, m0, m1, size):
-    r = panel_model(pp0, pp1, m0, m1, size, method)
-    assert r["bound"] <= r["schedule"].makespan <= r["sequential"].makespan
-    assert r["check"].makespan == pytest.approx(r["schedule"].makespan)
+    tasks = panel_model(pp0=pp0, pp1=pp1, m0=m0, m1=m1, critic_size=size, method=method)
+    r = tasks.iloc[0]
+    assert r.lower_bound <= r.makespan <= r.sequential_makespan
+    assert r.makespan == pytest.approx(tasks.end.max())  # the checker's makespan is the schedule's last task
 
 
 def test_panel_builds():

@@ -6,9 +6,14 @@ from workbench.widgets import diagnosis as wd
 
 
 def test_panel_model_marks_truth_and_suspects():
-    out = wd.panel_model("slow_gpu", 3.0, 64, 1.0, detector="c4d", pr_jobs=1)
-    assert list(out["suspects"]) == ["c4d"] and bool(out["scores"].loc["c4d", "top1"])
-    assert set(out["sweep"].detector) == {"c4d"}
+    out = wd.panel_model(kind="slow_gpu", severity=3.0, ranks=64, detectors="c4d", jobs=1)
+    job = out["job"]
+    scores = job[job.part == "score"]
+    assert scores.detector.tolist() == ["c4d"] and bool(scores.top1.iloc[0])
+    fault = job[job.part == "fault"].iloc[0]
+    suspects = job[job.part == "suspect"]
+    assert set(suspects.detector) == {"c4d"} and suspects["rank"].iloc[0] == fault["rank"]  # found: on the truth
+    assert set(out["sweep"].detector) == {"c4d"} and out["pr_ranks"] == 64
 
 
 def test_panel_redraws_on_change():

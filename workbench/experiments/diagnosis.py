@@ -27,6 +27,16 @@
   its start; :func:`workbench.training.diagnosis.evaluate`): one row per ``detector`` with ``alarm``, ``correct``,
   ``top1``, ``top3`` (1 or 0), ``delay_s`` (onset to alarm, seconds; NaN when not localized) and ``gpu_hours``.
 
+* ``fault-localization-job`` -- what the fault-localization panel shows of one job of ``ranks`` ranks with one fault
+  (``kind``: any collective-level or function-level fault) of ``severity`` from iteration 100 of 300, its
+  ``collective`` timed at ``noise_level`` times the default noise, seen by ``detectors`` (every detector, or one):
+  rows by ``part`` -- ``score`` (per ``detector``: ``alarm``, ``top1``, ``top3``, ``delay_s`` and the function and
+  scope it ``blamed``), and the timing heat map's ``cell``, ``fault`` and ``suspect`` rows
+  (:func:`workbench.training.diagnosis.evaluate.timing_view`).
+* ``fault-localization-thresholds`` -- precision and recall of ``detectors`` at each value of their threshold
+  (:func:`workbench.training.diagnosis.threshold_sweep`) over ``jobs`` jobs with that fault and as many healthy ones
+  (of ``ranks`` ranks, at most 1,024 so that a panel answers in seconds), each job seeded from ``job_seed``.
+
 The simulated job's seed is the parameter ``job_seed`` (a study names its jobs so that each is one fixed job,
 e.g. the same job under every scope); the sweep's seed is not used.
 """
@@ -34,8 +44,11 @@ e.g. the same job under every scope); the sweep's seed is not used.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from .._rng import keyed_int
 from ..training import diagnosis as dg
+from ..training.diagnosis.evaluate import timing_view
 from ._space import Param, experiment
 
 __all__ = [
@@ -44,9 +57,20 @@ __all__ = [
     "holmes_iteration_localization",
     "minder_healthy_alarms",
     "c4d_collective_faults",
+    "fault_localization_job",
+    "fault_localization_thresholds",
 ]
 
 _JOB_SEED = Param("job_seed", 0, "", low=0, high=2**31 - 1, doc="seed of the simulated job")
+
+
+def _scenario(kind, ranks, severity, *, iterations, onset_iteration, job_seed, noise_level=1.0, collective="ring",
+              scope=None) -> dg.Scenario:  # fmt: skip
+    """The simulated job of a point: ``onset_iteration`` checked against ``iterations`` (naming both)."""
+    if onset_iteration >= iterations:
+        raise ValueError(f"onset_iteration must be below iterations = {iterations}, got {onset_iteration}")
+    return dg.Scenario(kind, ranks, severity, noise_level, collective, iterations=iterations,
+                       onset_iteration=onset_iteration, seed=job_seed, scope=scope)  # fmt: skip
 
 
 @experiment(
@@ -65,10 +89,8 @@ _JOB_SEED = Param("job_seed", 0, "", low=0, high=2**31 - 1, doc="seed of the sim
 def diagnosis_function_faults(*, kind, scope, ranks, severity, iterations, onset_iteration, job_seed, seed):
     """Every detector on one job with one function-level fault: alarm, localization, delay and blamed function."""
     del seed  # the job is named by job_seed
-    if onset_iteration >= iterations:
-        raise ValueError(f"onset_iteration must be below iterations = {iterations}, got {onset_iteration}")
-    sc = dg.Scenario(kind, ranks, severity, iterations=iterations, onset_iteration=onset_iteration, seed=job_seed,
-                     scope=scope)  # fmt: skip
+    sc = _scenario(kind, ranks, severity, iterations=iterations, onset_iteration=onset_iteration, job_seed=job_seed,
+                   scope=scope)  # fmt: skip
     r = dg.evaluate([sc])
     return r[["detector", "alarm", "correct", "top1", "top3", "delay_s", "gpu_hours", "blamed_function",
               "blamed_scope"]]  # fmt: skip
@@ -113,10 +135,8 @@ def holmes_iteration_localization(*, collective, ranks, noise_level, severity, i
                                   seed):  # fmt: skip
     """Irregular iterations of one job and how many Holmes's operator graph traces to the faulty rank."""
     del seed  # the job is named by job_seed
-    if onset_iteration >= iterations:
-        raise ValueError(f"onset_iteration must be below iterations = {iterations}, got {onset_iteration}")
-    sc = dg.Scenario("irregular", ranks, severity, noise_level, collective, iterations=iterations,
-                     onset_iteration=onset_iteration, seed=job_seed)  # fmt: skip
+    sc = _scenario("irregular", ranks, severity, iterations=iterations, onset_iteration=onset_iteration,
+                   job_seed=job_seed, noise_level=noise_level, collective=collective)  # fmt: skip
     s = sc.signals()
     loc = dg.holmes.localize_iterations(s)
     active = s.fault_active[0][loc.iteration.to_numpy()]
@@ -170,9 +190,86 @@ def c4d_collective_faults(*, kind, collective, ranks, severity, noise_level, ite
                           seed):  # fmt: skip
     """C4D and the naive baseline on one job with one fault: alarm, localization and delay."""
     del seed  # the job is named by job_seed
-    if onset_iteration >= iterations:
-        raise ValueError(f"onset_iteration must be below iterations = {iterations}, got {onset_iteration}")
-    sc = dg.Scenario(kind, ranks, severity, noise_level, collective, iterations=iterations,
-                     onset_iteration=onset_iteration, seed=job_seed)  # fmt: skip
+    sc = _scenario(kind, ranks, severity, iterations=iterations, onset_iteration=onset_iteration, job_seed=job_seed,
+                   noise_level=noise_level, collective=collective)  # fmt: skip
     r = dg.evaluate([sc], ["c4d", "naive"])
     return r[["detector", "alarm", "correct", "top1", "top3", "delay_s", "gpu_hours"]]
+
+
+#: The fault-localization panel's job: 300 iterations, the fault from iteration 100.
+PANEL_ITERATIONS, PANEL_ONSET = 300, 100
+_PANEL_PARAMS = {
+    "kind": Param("kind", "nic_degraded", choices=(*dg.FAULT_KINDS, *dg.FUNCTION_FAULTS), label="fault",
+                  doc="fault injected (collective-level or function-level)"),
+    "severity": Param("severity", 2.0, "", low=1.0, high=4.0, doc="fault severity (slowdown factor; 1: none)"),
+    "noise_level": Param("noise_level", 1.0, "", low=0.0, high=3.0, label="noise multiplier",
+                         doc="multiple of the default signal noise"),
+    "collective": Param("collective", "ring", choices=tuple(dg.COLLECTIVES), doc="collective whose timings are read"),
+    "detectors": Param("detectors", "all", choices=("all", *dg.DETECTORS), seeded=False, label="detector",
+                       doc="every detector, or one"),
+}  # fmt: skip
+
+
+def _detectors(detectors: str) -> list[str]:
+    return list(dg.DETECTORS) if detectors == "all" else [detectors]
+
+
+def _blamed(suspects: pd.DataFrame) -> str:
+    """The function and scope a detector blamed (PerfTracker), or empty."""
+    if "function" not in suspects.columns or suspects.empty:
+        return ""
+    return f"{suspects['function'].iloc[0]} ({suspects['scope'].iloc[0]})"
+
+
+@experiment(
+    "fault-localization-job",
+    small={"kind": ["nic_degraded", "slow_dataloader"], "ranks": 64},
+    params=[
+        _PANEL_PARAMS["kind"],
+        _PANEL_PARAMS["severity"],
+        Param("ranks", 256, "", choices=(64, 256, 1024, 4096, 16384), doc="ranks of the job"),
+        _PANEL_PARAMS["noise_level"],
+        _PANEL_PARAMS["collective"],
+        _PANEL_PARAMS["detectors"],
+        _JOB_SEED,
+    ],
+)
+def fault_localization_job(*, kind, severity, ranks, noise_level, collective, detectors, job_seed, seed):
+    """One job with one fault: each detector's verdict and the timing heat map's rows."""
+    del seed  # the job is named by job_seed
+    sc = _scenario(kind, ranks, severity, iterations=PANEL_ITERATIONS, onset_iteration=PANEL_ONSET,
+                   job_seed=job_seed, noise_level=noise_level, collective=collective)  # fmt: skip
+    signals = sc.signals()
+    suspects = {n: dg.DETECTORS[n](signals) for n in _detectors(detectors)}
+    scores = pd.DataFrame(
+        [{"part": "score", "detector": n, **dg.score_suspects(signals, s), "blamed": _blamed(s)}
+         for n, s in suspects.items()]
+    )  # fmt: skip
+    scores = scores[["part", "detector", "alarm", "top1", "top3", "delay_s", "blamed"]].astype(
+        {"alarm": float, "top1": float, "top3": float}
+    )
+    return pd.concat([scores, timing_view(signals, suspects)], ignore_index=True)
+
+
+@experiment(
+    "fault-localization-thresholds",
+    small={"kind": ["nic_degraded"], "ranks": 64, "jobs": 1, "detectors": ["c4d", "naive"]},
+    params=[
+        _PANEL_PARAMS["kind"],
+        _PANEL_PARAMS["severity"],
+        Param("ranks", 256, "", choices=(64, 256, 1024), doc="ranks of each job (at most 1,024: seconds per curve)"),
+        _PANEL_PARAMS["noise_level"],
+        _PANEL_PARAMS["collective"],
+        _PANEL_PARAMS["detectors"],
+        Param("jobs", 2, "", low=1, high=100, doc="faulty jobs (and as many healthy ones) behind the curves"),
+        _JOB_SEED,
+    ],
+)
+def fault_localization_thresholds(*, kind, severity, ranks, noise_level, collective, detectors, jobs, job_seed, seed):
+    """Precision and recall of each detector at each threshold over faulty and healthy jobs."""
+    del seed  # the jobs are named by job_seed
+    job = {"iterations": PANEL_ITERATIONS, "onset_iteration": PANEL_ONSET, "noise_level": noise_level,
+           "collective": collective}  # fmt: skip
+    faulty = [_scenario(kind, ranks, severity, job_seed=keyed_int(job_seed, "faulty", i), **job) for i in range(jobs)]
+    healthy = [_scenario("none", ranks, 1.0, job_seed=keyed_int(job_seed, "healthy", i), **job) for i in range(jobs)]
+    return dg.threshold_sweep([*faulty, *healthy], _detectors(detectors))

@@ -20,29 +20,17 @@ DETECTOR_SYMBOLS = {"naive": "x", "c4d": "circle", "minder": "square", "holmes":
 _SYMBOLS = {"naive": "x", "c4d": "diamond", "minder": "square", "holmes": "triangle-up", "perftracker": "star"}
 
 
-def _drawn_rank(frame: pd.DataFrame, ranks_per_machine: int) -> np.ndarray:
-    """The row a suspect is drawn on: its rank, or its machine's first rank for a machine-level suspect."""
-    return np.where(frame["rank"] >= 0, frame["rank"], frame["machine"] * ranks_per_machine).astype(int)
-
-
-def _shown_ranks(signals, suspects: Mapping[str, pd.DataFrame], max_ranks: int) -> np.ndarray:
-    """At most ``max_ranks`` evenly spread ranks, always including the faulty ones and the suspects' top three."""
-    n = signals.ranks
-    keep = [np.linspace(0, n - 1, min(n, max_ranks)).astype(int)]
-    keep += [np.array([f.rank for f in signals.faults], int)]
-    rpm = signals.job.ranks_per_machine
-    keep += [_drawn_rank(frame.head(3), rpm) for frame in suspects.values()]
-    return np.unique(np.concatenate(keep))
-
-
 def timing_heatmap(
     signals, suspects: Mapping[str, pd.DataFrame] | None = None, *, max_ranks: int = 96, max_iterations: int = 400
 ) -> go.Figure:
     """Each rank's excess time per iteration (compute + transmit minus the iteration's median), with the fault's
     ground truth (onset and rank) and each detector's top suspects at their alarm iteration marked.
 
-    Rows are a spread of ranks (the faulty and suspected ones always included); machine-level suspects are drawn
-    on their machine's first rank.
+    ``signals`` is a job's :class:`~workbench.training.diagnosis.Signals` (with ``suspects``: detector name ->
+    suspects), or already the table of what is drawn
+    (:func:`~workbench.training.diagnosis.evaluate.timing_view`, e.g. an experiment's rows). Rows are a spread of
+    ranks (the faulty and suspected ones always included); machine-level suspects are drawn on their machine's first
+    rank.
 
     Examples
     --------
@@ -51,18 +39,20 @@ def timing_heatmap(
     >>> len(timing_heatmap(s, {"c4d": c4d.detect(s)}).data)
     3
     """
-    suspects = dict(suspects or {})
-    ranks = _shown_ranks(signals, suspects, max_ranks)
-    step = max(1, -(-signals.iterations // max_iterations))
-    its = np.arange(0, signals.iterations, step)
-    own = signals.compute_s[::step] + signals.busy_s[::step]
-    excess = own[:, ranks] - np.nanmedian(own, axis=1, keepdims=True)
-    labels = [str(r) for r in ranks]
+    if isinstance(signals, pd.DataFrame):
+        view = signals
+    else:
+        from ..training.diagnosis.evaluate import timing_view
+
+        view = timing_view(signals, suspects, max_ranks=max_ranks, max_iterations=max_iterations)
+    cells = view[view.part == "cell"].pivot(index="rank", columns="iteration", values="excess_s")
+    excess = cells.to_numpy(float)
+    labels = [str(int(r)) for r in cells.index]
     fig = go.Figure(
         go.Heatmap(
-            x=its,
+            x=cells.columns.to_numpy(),
             y=labels,
-            z=excess.T,
+            z=excess,
             colorscale="Viridis",
             zmin=0,
             zmax=float(np.nanpercentile(excess, 99.9)) or 1.0,
@@ -71,29 +61,25 @@ def timing_heatmap(
             hovertemplate="iteration %{x}<br>rank %{y}<br>%{z:.3f} s<extra></extra>",
         )
     )
-    for f in signals.faults:
+    for f in view[view.part == "fault"].itertuples():
         fig.add_scatter(
-            x=[f.onset_iteration],
-            y=[str(f.rank)],
+            x=[int(f.iteration)],
+            y=[str(int(f.rank))],
             mode="markers",
-            name=f"fault: {label(f.kind)}",
+            name=f"fault: {label(f.fault_kind)}",
             marker={"symbol": "star", "size": 16, "color": "white", "line": {"color": "black", "width": 1.5}},
         )
-    rpm = signals.job.ranks_per_machine
-    for name, frame in suspects.items():
-        top = frame.head(3)
-        if top.empty:
-            continue
-        y = [str(r) for r in _drawn_rank(top, rpm)]
+    shown = view[view.part == "suspect"]
+    for name, top in shown.groupby("detector", sort=False):
         fig.add_scatter(
-            x=top.alarm_iteration,
-            y=y,
+            x=top.iteration,
+            y=[str(int(r)) for r in top["rank"]],
             mode="markers",
             name=f"{name} suspects",
             marker={
-                "symbol": _SYMBOLS.get(name, "circle"),
+                "symbol": _SYMBOLS.get(str(name), "circle"),
                 "size": 12,
-                "color": DETECTOR_COLORS.get(name, "black"),
+                "color": DETECTOR_COLORS.get(str(name), "black"),
                 "line": {"color": "white", "width": 1},
             },
         )
@@ -104,7 +90,7 @@ def timing_heatmap(
         y_title="rank (a spread of ranks)",
         height=420,
     )
-    fig.update_yaxes(type="category", showticklabels=len(ranks) <= 40)
+    fig.update_yaxes(type="category", showticklabels=len(labels) <= 40)
     return fig
 
 

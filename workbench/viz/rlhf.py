@@ -63,21 +63,25 @@ def makespans(table: pd.DataFrame, title: str = "Makespan over the lower bound, 
     return style(fig, title=title, x_title="instance", y_title="makespan / lower bound")
 
 
-def tail_completion(run, title: str = "Generation's long tail: samples finished over time") -> go.Figure:
-    """Share of samples finished vs time, baseline and fused (``run``: a
-    :class:`~workbench.training.generation_tail.TailRun`), with the migration and both stage ends marked."""
+def tail_completion(
+    samples: pd.DataFrame, title: str = "Generation's long tail: samples finished over time"
+) -> go.Figure:
+    """Share of samples finished vs time, baseline and fused (``samples``: the ``rlhf-generation-tail-samples``
+    rows of one run: ``completion_s`` and ``fused_completion_s`` per sample, the run's ``baseline_s``, ``fused_s``,
+    ``migrated`` and ``migrate_at_s`` on each), with the migration and both stage ends marked."""
     fig = go.Figure()
-    n = len(run.completion)
+    n = len(samples)
     share = np.arange(1, n + 1) / n
-    for name, c, color in (("baseline", run.completion, "#2171b5"), ("fused (migrated tail)", run.fused_completion,
-                                                                       "#d94801")):  # fmt: skip
+    run = samples.iloc[0]
+    for name, c, color in (("baseline", samples.completion_s, "#2171b5"),
+                           ("fused (migrated tail)", samples.fused_completion_s, "#d94801")):  # fmt: skip
         fig.add_trace(go.Scatter(x=np.sort(c), y=share, mode="lines", name=name, line={"shape": "hv", "color": color}))
     marks = [
-        (run.baseline_s, "baseline: generation + inference", "#2171b5"),
-        (run.fused_s, "fused stage end", "#d94801"),
+        (float(run.baseline_s), "baseline: generation + inference", "#2171b5"),
+        (float(run.fused_s), "fused stage end", "#d94801"),
     ]
     if run.migrated:
-        marks.append((run.migrate_at_s, f"migrate {run.migrated} samples", "#636363"))
+        marks.append((float(run.migrate_at_s), f"migrate {run.migrated:.0f} samples", "#636363"))
     for x, text, color in marks:
         mark_x(fig, x, text, color=color)
     return style(

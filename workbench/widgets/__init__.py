@@ -582,6 +582,7 @@ def param_control(
     step: float | None = None,
     sentinel: tuple[float, str] | None = None,
     shown_in: tuple[float, str] | None = None,
+    stops: Sequence[float] | None = None,
     **kwargs,
 ) -> W.Widget:
     """The control for an experiment's :class:`~workbench.experiments.Param`, constrained to what the parameter
@@ -598,6 +599,10 @@ def param_control(
     reads as its value times ``factor`` and the description names ``unit`` (an RTT held in seconds shown in µs:
     ``shown_in=(1e6, "us")``); the control's value stays in the parameter's own unit.
 
+    ``stops`` are the values offered when what the parameter allows depends on other parameters (GPU counts that are
+    multiples of ``tp x pp``): a slider over them, each validated by the parameter. Derive them from the experiment's
+    ``Param``s or data, never type them: a literal list is the second copy of a range that panels must not hold.
+
     Examples
     --------
     >>> from workbench import experiments as ex
@@ -610,9 +615,9 @@ def param_control(
     if shown_in is not None:
         from .._units import name_label, with_unit
 
-        if not (param.log or sentinel is not None):
+        if not (param.log or sentinel is not None or stops is not None):
             raise ValueError(
-                f"parameter {param.name!r}: shown_in needs a log or sentinel control (its stops are named)"
+                f"parameter {param.name!r}: shown_in needs a log, sentinel or stops control (its stops are named)"
             )
         factor, title = float(shown_in[0]), with_unit(param.label or name_label(param.name), shown_in[1])
     common = {"description": title, "tooltip": param.doc, **kwargs}
@@ -623,15 +628,24 @@ def param_control(
         import math
 
         start = param.low if param.low > 0 else 10.0 ** (math.floor(math.log10(param.high)) - 3)  # three decades
-        stops = [v for v in log_steps(start, param.high, None) if v != special]
-        stops = [
-            v for v in stops if (param.low_inclusive or v > param.low) and (param.high_inclusive or v < param.high)
+        steps = [v for v in log_steps(start, param.high, None) if v != special]
+        steps = [
+            v for v in steps if (param.low_inclusive or v > param.low) and (param.high_inclusive or v < param.high)
         ]
-        options = [(text, special), *((_nice(v * factor), param.kind(v)) for v in stops)]
+        options = [(text, special), *((_nice(v * factor), param.kind(v)) for v in steps)]
         if value not in [v for _, v in options]:
             options = sorted([*options[1:], (_nice(value * factor), value)], key=lambda o: o[1])
             options.insert(0, (text, special))
         control: W.Widget = W.SelectionSlider(options=options, value=value, continuous_update=False, **common)
+        control.param_name = param.name
+        return control
+    if stops is not None:
+        values = sorted({param.validate(v) for v in stops})
+        if value not in values:
+            raise ValueError(f"parameter {param.name!r}: the value {value!r} is not one of the stops {values}")
+        control = W.SelectionSlider(
+            options=[(_nice(v * factor), v) for v in values], value=value, continuous_update=False, **common
+        )
         control.param_name = param.name
         return control
     if param.choices is not None:
@@ -647,9 +661,9 @@ def param_control(
             lo_v = lo if param.low_inclusive else lo * 1.000001 if lo > 0 else None
             if lo_v is None or lo_v <= 0:
                 raise ValueError(f"parameter {param.name!r} is log-scaled but its lower bound {lo} is not positive")
-            stops = [v for v in log_steps(max(lo_v, 1e-300), hi, value) if param.low_inclusive or v > lo]
-            stops = [v for v in stops if param.high_inclusive or v < hi]
-            options = [(_nice(v * factor), param.kind(v)) for v in stops]
+            steps = [v for v in log_steps(max(lo_v, 1e-300), hi, value) if param.low_inclusive or v > lo]
+            steps = [v for v in steps if param.high_inclusive or v < hi]
+            options = [(_nice(v * factor), param.kind(v)) for v in steps]
             control = W.SelectionSlider(options=options, value=param.kind(value), continuous_update=False, **common)
         elif finite and lo is not None and hi is not None:
             if param.kind is int:

@@ -23,7 +23,7 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
-from ..._contracts import accepts
+from ..._contracts import Int, Opaque, accepts
 from ..._rng import Seed, generator, spawn
 from ..._validate import in_range, integer, one_of
 from . import c4d, holmes, minder, naive, perftracker
@@ -41,6 +41,7 @@ __all__ = [
     "quality_table",
     "scenario_grid",
     "threshold_sweep",
+    "timing_view",
 ]
 
 #: The one table of detectors: by name, ``(detect, threshold parameter, values a precision/recall curve sweeps)``,
@@ -285,3 +286,57 @@ def threshold_sweep(scenarios: Iterable[Scenario], detectors: Sequence[str] = tu
         by=("detector", "value"),
     )
     return q.rename(columns={"value": "threshold"})[["detector", "threshold", "precision", "recall", "f1"]]
+
+
+def _drawn_rank(frame: pd.DataFrame, ranks_per_machine: int) -> np.ndarray:
+    """The row a suspect is drawn on: its rank, or its machine's first rank for a machine-level suspect."""
+    return np.where(frame["rank"] >= 0, frame["rank"], frame["machine"] * ranks_per_machine).astype(int)
+
+
+@accepts(
+    suspects=Opaque("a mapping of detector name -> its suspects table"), max_ranks=Int(ge=1), max_iterations=Int(ge=1)
+)
+def timing_view(signals: Signals, suspects=None, *, max_ranks: int = 96, max_iterations: int = 400) -> pd.DataFrame:
+    """What a timing heat map of one job shows, as a tidy table (``part`` says what a row is):
+
+    * ``cell``: each shown rank's excess time at each shown iteration (``excess_s``: compute + transmit minus the
+      iteration's median over all ranks); at most ``max_ranks`` ranks evenly spread (the faulty ones and every
+      detector's top three suspects always included) and at most ``max_iterations`` iterations (evenly strided);
+    * ``fault``: the ground truth (``fault_kind``, ``rank``, ``machine``, onset ``iteration``);
+    * ``suspect``: each detector's top three suspects (``detector``, the ``rank`` they are drawn on -- a
+      machine-level suspect on its machine's first rank -- and their alarm ``iteration``).
+
+    Examples
+    --------
+    >>> s = Scenario("slow_gpu", ranks=64, iterations=100, onset_iteration=40).signals()
+    >>> v = timing_view(s, {"c4d": c4d.detect(s)})
+    >>> sorted(v.part.unique()), int((v.part == "cell").sum())
+    (['cell', 'fault', 'suspect'], 6400)
+    """
+    suspects = dict(suspects or {})
+    rpm = signals.job.ranks_per_machine
+    n = signals.ranks
+    keep = [np.linspace(0, n - 1, min(n, max_ranks)).astype(int), np.array([f.rank for f in signals.faults], int)]
+    keep += [_drawn_rank(frame.head(3), rpm) for frame in suspects.values()]
+    ranks = np.unique(np.concatenate(keep))
+    step = max(1, -(-signals.iterations // max_iterations))
+    its = np.arange(0, signals.iterations, step)
+    own = signals.compute_s[::step] + signals.busy_s[::step]
+    excess = own[:, ranks] - np.nanmedian(own, axis=1, keepdims=True)
+    parts = [
+        pd.DataFrame(
+            {"part": "cell", "iteration": np.repeat(its, len(ranks)), "rank": np.tile(ranks, len(its)),
+             "excess_s": excess.astype(float).ravel()}
+        ),
+        pd.DataFrame(
+            [{"part": "fault", "fault_kind": f.kind, "rank": f.rank, "machine": f.machine(rpm),
+              "iteration": f.onset_iteration} for f in signals.faults],
+            columns=["part", "fault_kind", "rank", "machine", "iteration"],
+        ),
+    ]  # fmt: skip
+    for name, frame in suspects.items():
+        top = frame.head(3)
+        parts.append(pd.DataFrame({"part": "suspect", "detector": name, "rank": _drawn_rank(top, rpm),
+                                   "iteration": top.alarm_iteration.to_numpy()}))  # fmt: skip
+    view = pd.concat([p for p in parts if len(p)], ignore_index=True)
+    return view.reindex(columns=["part", "iteration", "rank", "excess_s", "fault_kind", "machine", "detector"])
