@@ -103,7 +103,6 @@ KNOWN = {
     "placement": "hand-builds its cluster controls and places jobs with workbench.placement itself (hand-derived seed)",
     "rlhf": "hand-builds its controls and calls training.fused_pipeline and the experiment's tail run itself",
     "servegen": "hand-builds its workload/server controls and serves and searches capacity itself",
-    "serving_hw": "hand-builds TP, scheduler, budget and span controls and serves the deployment itself",
     "training": "hand-builds its plan controls and runs the training models (plan, graph, failures) itself",
 }
 #: Controls the rule matches that hold no parameter of an experiment: ``module:function`` and why.

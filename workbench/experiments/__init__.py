@@ -23,6 +23,8 @@ so a rename in a model package is a one-line change in the wrapper):
 ``pred-queue-vs-concurrency``     standing queue vs long flows x marking, fluid and packet level (one bottleneck)
 ``serving-capacity``              serving capacity vs model x hour x workload (composed, naive)
 ``serving-hardware``              latency and throughput of a deployment (model, GPU, TP, PP, scheduler, balancer)
+``serving-hardware-requests``     per-request TTFT and TBT of a ``serving-hardware`` point
+``serving-hardware-gpus``         GPUs (TP x replicas) a workload needs within a p99 TTFT and TBT SLO
 ``training-ettr``                 effective training time ratio vs MTBF x checkpointing
 ``training-iteration-time``       training iteration time breakdown vs plan on a leaf-spine
 ================================  ================================================================================

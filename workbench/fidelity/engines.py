@@ -439,6 +439,8 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "serving-capacity": ("serving-linear",),
     "serving-gpus": ("serving",),
     "serving-hardware": ("serving",),
+    "serving-hardware-gpus": ("serving",),
+    "serving-hardware-requests": ("serving",),
     "serving-throughput-bound": ("serving",),
     "sunk-carbon-placement": ("carbon",),
     "training-dse": ("training",),

@@ -576,7 +576,13 @@ def _nice(v: float) -> str:
 
 
 def param_control(
-    param, value=None, *, step: float | None = None, sentinel: tuple[float, str] | None = None, **kwargs
+    param,
+    value=None,
+    *,
+    step: float | None = None,
+    sentinel: tuple[float, str] | None = None,
+    labels: Mapping[Any, str] | None = None,
+    **kwargs,
 ) -> W.Widget:
     """The control for an experiment's :class:`~workbench.experiments.Param`, constrained to what the parameter
     allows: a dropdown for choices, a checkbox for a flag, a slider between finite bounds (1-2-5 stops when the
@@ -587,6 +593,9 @@ def param_control(
     ``sentinel=(value, text)`` names a value that stands for something else (``pcie_gbs=0``: "the GPU's own"): the
     control becomes a slider over that value, shown as ``text``, and the parameter's 1-2-5 stops, so it never reads
     as a number it is not (a "0.00 GB/s" that means 32 GB/s).
+
+    ``labels`` maps some of a choice parameter's values to what the menu shows for them (``{"curves": "measured
+    curves"}``); the options stay the parameter's choices, in its order.
 
     Examples
     --------
@@ -615,8 +624,11 @@ def param_control(
         control: W.Widget = W.SelectionSlider(options=options, value=value, continuous_update=False, **common)
         control.param_name = param.name
         return control
+    if labels is not None and param.choices is None:
+        raise ValueError(f"parameter {param.name!r}: labels name choices, and it has none")
     if param.choices is not None:
-        control = W.Dropdown(options=list(param.choices), value=value, **common)
+        options = list(param.choices) if labels is None else [(labels.get(c, str(c)), c) for c in param.choices]
+        control = W.Dropdown(options=options, value=value, **common)
     elif param.kind is bool:
         control = W.Checkbox(value=bool(value), **common)
     elif param.kind is str:
