@@ -10,6 +10,7 @@ The registered studies wrap the public model functions (each wrapper keeps the m
 so a rename in a model package is a one-line change in the wrapper):
 
 ================================  ================================================================================
+``arrivals-burstiness``           gaps, counts and waits of a Gamma arrival process vs Poisson
 ``arrivals-queue-wait``           waiting time of one FIFO server vs utilization x arrival process
 ``ballsbins-max-load``            expected maximum load of flows hashed on paths (exact and Monte-Carlo)
 ``burstgpt-round-trip``           BurstGPT fit -> generate -> fit vs rate scale

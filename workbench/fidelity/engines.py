@@ -412,6 +412,7 @@ PANELS: dict[str, tuple[str, ...]] = {
 
 #: Every registered experiment (what an explore panel shows) and the engines whose numbers it gives.
 EXPERIMENTS: dict[str, tuple[str, ...]] = {
+    "arrivals-burstiness": ("arrivals",),
     "arrivals-queue-wait": ("arrivals",),
     "ballsbins-max-load": ("fabric",),
     "burstgpt-round-trip": ("workload-generators",),
