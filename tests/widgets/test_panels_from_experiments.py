@@ -101,7 +101,6 @@ KNOWN = {
     "mitigation": "ranks the experiment's rows with fabric.mitigation.rank_table itself",
     "placement": "hand-builds its cluster controls and places jobs with workbench.placement itself (hand-derived seed)",
     "rlhf": "hand-builds its controls and calls training.fused_pipeline and the experiment's tail run itself",
-    "servegen": "hand-builds its workload/server controls and serves and searches capacity itself",
     "training": "hand-builds its plan controls and runs the training models (plan, graph, failures) itself",
 }
 #: Controls the rule matches that hold no parameter of an experiment: ``module:function`` and why.

@@ -22,6 +22,7 @@ so a rename in a model package is a one-line change in the wrapper):
 ``pred-fct-vs-load``              flow completion time by size class vs load x marking x routing (leaf-spine)
 ``pred-leafspine-mix``            PRED vs static baselines on a leaf-spine vs workload mix
 ``pred-queue-vs-concurrency``     standing queue vs long flows x marking, fluid and packet level (one bottleneck)
+``servegen-serving``              a ServeGen span (composed or naive) served on one linear-cost server
 ``serving-capacity``              serving capacity vs model x hour x workload (composed, naive)
 ``serving-hardware``              latency and throughput of a deployment (model, GPU, TP, PP, scheduler, balancer)
 ``serving-hardware-requests``     per-request TTFT and TBT of a ``serving-hardware`` point

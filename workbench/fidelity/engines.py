@@ -437,6 +437,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "pred-queue-vs-concurrency": ("aqm-fluid", "packets"),
     "rlhf-fused-pipeline": ("rlhf-fused",),
     "rlhf-generation-tail": ("serving",),
+    "servegen-serving": ("serving-linear",),
     "serving-capacity": ("serving-linear",),
     "serving-gpus": ("serving",),
     "serving-hardware": ("serving",),
