@@ -89,7 +89,6 @@ RANGE_KEYWORDS = {"options", "min", "max", "step", "base"}
 KNOWN = {
     "aqm": "hand-builds its seven sliders (flows, load, RTT, static thresholds, PRED slope) with the panel's own "
     "ranges instead of the pred-dumbbell-fct Params'",
-    "burstgpt": "hand-builds its trace controls and calls workloads.trace_analysis itself",
     "carbon": "hand-builds its gamma and job-count sliders (a narrower range than the Params' for speed) and calls the "
     "experiment's carbon_run with a hand-derived seed for the busy-executor series",
     "checkpointing": "hand-builds its GPU-count stops (multiples of tp x pp, which the log Param cannot state) and "

@@ -14,6 +14,7 @@ so a rename in a model package is a one-line change in the wrapper):
 ``arrivals-queue-wait``           waiting time of one FIFO server vs utilization x arrival process
 ``ballsbins-max-load``            expected maximum load of flows hashed on paths (exact and Monte-Carlo)
 ``burstgpt-round-trip``           BurstGPT fit -> generate -> fit vs rate scale
+``burstgpt-trace-analysis``       BurstGPT's analysis of one trace (per-window fits, lengths, regeneration)
 ``collective-time-vs-size``       collective completion time vs message size x routing
 ``diagnosis-detection``           fault detection and localization vs detector x fault x noise
 ``fabric-congestion``             fabric congestion ratio vs GPU count x routing x collective

@@ -416,6 +416,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "arrivals-queue-wait": ("arrivals",),
     "ballsbins-max-load": ("fabric",),
     "burstgpt-round-trip": ("workload-generators",),
+    "burstgpt-trace-analysis": ("workload-generators",),
     "c4d-collective-faults": ("diagnosis",),
     "carbon-scheduling": ("carbon",),
     "checkpoint": ("checkpointing",),
