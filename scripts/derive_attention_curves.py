@@ -26,10 +26,10 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from workbench.data import require
+from workbench.tables import write_or_check
 
 OUT = Path(__file__).resolve().parents[1] / "datasets" / "serving_specs" / "attention_curves.csv"
 PROFILE = "vidur-profiles/attention/a100/prerelease-70b-geometry-tp2.csv"
@@ -68,17 +68,7 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="compare with the committed attention_curves.csv")
     args = ap.parse_args(argv)
     table = derive()
-    if args.check:
-        old = pd.read_csv(OUT)
-        same = old.shape == table.shape and np.allclose(old["value"], table["value"], rtol=1e-6, atol=1e-9)
-        same = same and (old[COLUMNS[:4]].to_numpy() == table[COLUMNS[:4]].to_numpy()).all()
-        if not same:
-            print(f"{OUT} differs from the profile; rerun without --check", file=sys.stderr)
-            return 1
-        return 0
-    table.to_csv(OUT, index=False)
-    print(f"wrote {len(table)} rows to {OUT}")
-    return 0
+    return write_or_check(table, OUT, check=args.check, rtol=1e-6, keys=COLUMNS[:4], float_format="%.10g")
 
 
 if __name__ == "__main__":

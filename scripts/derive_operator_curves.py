@@ -31,7 +31,6 @@ differs by more than 1%).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +38,7 @@ import pandas as pd
 from scipy.optimize import nnls
 
 from workbench.data import require
+from workbench.tables import write_or_check
 
 OUT = Path(__file__).resolve().parents[1] / "datasets" / "serving_specs" / "operator_curves.csv"
 
@@ -173,18 +173,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     table, report = derive()
     print(report.round(3).to_string(index=False))
-    if args.check:
-        old = pd.read_csv(OUT, keep_default_na=False)
-        same = len(old) == len(table) and np.allclose(
-            old["value"].to_numpy(float), table["value"].to_numpy(), rtol=0.01
-        )
-        if not same:
-            print(f"{OUT} differs from the profiles; rerun without --check", file=sys.stderr)
-            return 1
-        return 0
-    table.to_csv(OUT, index=False, float_format="%.6g")
-    print(f"wrote {len(table)} rows to {OUT}")
-    return 0
+    return write_or_check(table, OUT, check=args.check, rtol=0.01)
 
 
 if __name__ == "__main__":

@@ -28,15 +28,16 @@ import io
 import math
 import os
 import stat
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ._contracts import Items, Opaque, Real, Text, accepts
+from ._contracts import Bool, FilePath, Frame, Items, Opaque, Real, Text, accepts
 
-__all__ = ["TableError", "Table", "read_table", "numbers", "frame", "MAX_TABLE_BYTES"]
+__all__ = ["TableError", "Table", "read_table", "numbers", "frame", "write_or_check", "MAX_TABLE_BYTES"]
 
 #: The largest table a loader reads (the models' tables are kilobytes to a few megabytes).
 MAX_TABLE_BYTES = 256 * 2**20
@@ -205,3 +206,43 @@ def frame(path: str | os.PathLike, required: Sequence[str] = (), *, what: str = 
 
     read_table(path, required, what=what)
     return pd.read_csv(path, encoding="utf-8-sig", **read_csv)
+
+
+@accepts(
+    table=Frame(("value",)),
+    out=FilePath("any"),
+    check=Bool(),
+    rtol=Real(ge=0, le=1),
+    keys=Items(Text()),
+    float_format=Text(),
+)
+def write_or_check(
+    table, out: str | os.PathLike, *, check: bool, rtol: float, keys: Sequence[str] = (), float_format: str = "%.6g"
+) -> int:
+    """The tail of every ``scripts/derive_*.py``: write a derived ``table`` to ``out`` (CSV), or with ``check`` compare
+    it with the committed file instead -- same rows, the same ``keys`` columns, and every ``value`` within ``rtol`` --
+    printing what to do when they differ. Returns the script's exit status (1: the committed table is stale).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, pandas as pd
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "curve.csv"
+    >>> t = pd.DataFrame({"tp": [1, 2], "value": [0.5, 0.25]})
+    >>> write_or_check(t, out, check=False, rtol=0.01)
+    wrote 2 rows to ...curve.csv
+    0
+    >>> write_or_check(t.assign(value=[0.5, 0.3]), out, check=True, rtol=0.01, keys=("tp",))
+    1
+    """
+    if not check:
+        table.to_csv(out, index=False, float_format=float_format)
+        print(f"wrote {len(table)} rows to {out}")
+        return 0
+    old = frame(out, ("value", *keys), what="derived table", keep_default_na=False)
+    same = len(old) == len(table) and bool(
+        np.allclose(old["value"].to_numpy(float), table["value"].to_numpy(float), rtol=rtol, atol=1e-9)
+    )
+    same = same and all((old[k].astype(str).to_numpy() == table[k].astype(str).to_numpy()).all() for k in keys)
+    if not same:
+        print(f"{out} differs from what its inputs give; rerun without --check", file=sys.stderr)
+    return 0 if same else 1

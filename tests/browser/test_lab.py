@@ -4,9 +4,10 @@ leaving the machine, one control per panel moved and its figure redrawn, no pane
 area, and each panel's fidelity note (its validated error, and any out-of-envelope warning) shown unclipped. Each figure page of a panel (each tab, or its one row of figures) fits the notebook's view at 1366x768 below
 its controls, and what its figures draw (plotly's data and layout, read from the page) passes the figure invariants
 (:func:`workbench.testing.figure_problems`), before and after the move. Every control of every panel is moved to both
-ends of its range in the browser by ``tests/browser/test_dashboards.py`` (the papers' panels, in Voilà) and in Python
-by ``tests/widgets/test_every_control.py`` and ``tests/widgets/test_every_explore_control.py`` (the explore panels),
-so the moves are not repeated here. A screenshot of each figure page is kept.
+ends of its range in Python by ``tests/widgets/test_every_control.py`` and
+``tests/widgets/test_every_explore_control.py`` (the explore panels), and the papers' panels' first slider and first
+dropdown through the page by ``tests/browser/test_dashboards.py`` (in Voilà), so the moves are not repeated here. A
+screenshot of each figure page is kept.
 
 What runs is the setup cell (imports, renderer), every panel cell and the cells those need, not Run All: the claims
 cells run the reproductions at paper scale (minutes per notebook, over an hour for all of them), and nbval already

@@ -12,9 +12,11 @@ moved to the other end, checked again, and put back to its default before the ne
 * a multi-select with only its first option and with every option.
 
 The panels' buttons (ServeGen's capacity search, the serving-hardware GPU plan) are not pressed: they print a number
-and draw no figure, and each press is a search costing seconds. The browser test (``tests/browser/test_lab.py``) moves a representative subset through the
-page (the first slider and the first dropdown of each panel, both ends) and reads what plotly draws; this test moves
-every control, in Python, where a move costs one model call and no page round trip.
+and draw no figure, and each press is a search costing seconds. The browser tests (``tests/browser/test_lab.py`` per
+notebook, ``tests/browser/test_dashboards.py`` per dashboard) move a representative subset through the page (the first
+slider and the first dropdown of each panel, both ends) and read what plotly draws; this test moves every control, in
+Python, where a move costs one model call and no page round trip, and checks the figures at the narrowest width a
+panel draws them (:data:`~workbench.widgets.FIGURE_MIN_PX`, stricter on titles than any width a page gives them).
 """
 
 from __future__ import annotations
@@ -95,13 +97,19 @@ def _name(control: W.Widget) -> str:
 
 
 def _problems(root) -> dict[int, list[str]]:
+    """The figure invariants' findings per figure pane of ``root``; a figure emptied by a setting the model refuses
+    must say why (its title ``Not drawn: <reason>``, :func:`workbench.widgets.clear`)."""
     panes = [w for w in _walk(root) if isinstance(w, FigurePane)]
     assert panes, "the panel shows no figure"
-    return {
-        i: found
-        for i, p in enumerate(panes)
-        if p.figure.data and (found := figure_problems(p.figure, width_px=FIGURE_MIN_PX))
-    }
+    found = {}
+    for i, p in enumerate(panes):
+        if not p.figure.data:
+            title = p.figure.layout.title.text or ""
+            if not title.startswith("Not drawn: "):
+                found[i] = [f"an empty figure that does not say why (title {title!r})"]
+        elif problems := figure_problems(p.figure, width_px=FIGURE_MIN_PX):
+            found[i] = problems
+    return found
 
 
 @pytest.mark.parametrize(("notebook", "module", "func", "kwargs"), PANELS, ids=[f"{p[0]}:{p[2]}" for p in PANELS])
