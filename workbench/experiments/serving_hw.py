@@ -99,6 +99,7 @@ _SCHEDULING = [
         "tokens",
         low=64,
         high=65_536,
+        log=True,
         seeded=False,
         label="token budget",
         doc="max_num_batched_tokens: the longest prompt for vLLM and Orca, the chunk for Sarathi-Serve",
