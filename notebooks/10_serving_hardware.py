@@ -561,7 +561,8 @@ serving_hardware_panel()
 # %% tags=["nbval-ignore-output"]
 explore_panel("serving-hardware", x="mean_rate_rps", series=["scheduler"], values=["ttft_p99_s", "tbt_p99_s"],
               grid={"mean_rate_rps": [5.0, 20.0], "scheduler": ["vllm", "sarathi"], "duration_s": 120.0}, seeds=2,
-              client=False, log_y=True, y_title="p99 latency (s, log scale)")
+              client=False, log_y=True, y_title="p99 latency (s, log scale)",
+              hide=["source", "workload", "overlap", "disaggregated"])
 
 # %% [markdown]
 # ## What differs from the papers and from Vidur

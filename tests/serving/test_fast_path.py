@@ -178,6 +178,7 @@ def test_the_reservation_is_a_choice_of_the_serving_hardware_experiment():
 
     point = dict(mean_rate_rps=2.0, duration_s=60.0, model="Llama-3.1-8B", gpu="H100-SXM", tp=1, pp=1, replicas=1)
     point |= dict(budget_tokens=8192, balancer="round_robin", engine="vllm", costs="curves", seed=0)
+    point |= dict(source="m-large", workload="composed", overlap=False, disaggregated=False)
     r = serving_hw.serving_hardware.fn(
         scheduler="reserve", preemption="swap", **point
     )  # swap: no effect, no preemption

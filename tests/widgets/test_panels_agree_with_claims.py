@@ -241,19 +241,22 @@ def test_a_parameter_control_starts_at_the_parameters_default(name, param):
 # ------------------------------------------------------------------- one seed's estimate is labelled as one seed's
 def test_arrivals_panel_labels_its_simulated_p99_and_shows_the_exact_one():
     """The p99 waits are one simulated run; the panel says so and prints the exact GI/M/1 values beside them (the
-    ones its figure marks), computed by the same :func:`workbench.arrivals.compare_waits` call."""
-    from workbench import arrivals as arr
-    from workbench.widgets.arrivals import _N, ArrivalsPanel
+    ones its figure marks), the ``waits`` rows of its ``arrivals-burstiness`` point."""
+    from workbench import experiments as ex
+    from workbench.widgets.arrivals import ArrivalsPanel
 
     p = ArrivalsPanel()
-    frame = arr.compare_waits(p.rate.value, p.burstiness.value, p.utilization.value, n=_N, seed=p.seed)
+    rows = ex.run_point("arrivals-burstiness", seed=p.seed)
+    waits = rows[rows.kind == "waits"].set_index("process")
     m = re.search(
-        r"one simulated run of ([\d,]+) arrivals, seed 0; exact GI/M/1 ([\d.e+-]+) s vs ([\d.e+-]+) s", p.stats.value
+        r"one simulated run of ([\d,]+) arrivals, the experiment's replicate 0; exact GI/M/1 ([\d.e+-]+) s vs "
+        r"([\d.e+-]+) s",
+        p.stats.value,
     )
-    assert m and int(m.group(1).replace(",", "")) == _N
+    assert m and int(m.group(1).replace(",", "")) == ex.get("arrivals-burstiness").param("customers").default
     assert (
-        m.group(2) == f"{frame.loc['gamma', 'exact_p99_s']:.3g}"
-        and m.group(3) == f"{frame.loc['poisson', 'exact_p99_s']:.3g}"
+        m.group(2) == f"{waits.loc['gamma', 'exact_p99_s']:.3g}"
+        and m.group(3) == f"{waits.loc['poisson', 'exact_p99_s']:.3g}"
     )
 
 

@@ -97,8 +97,8 @@ def test_servegen_panel_states_overload_before_its_numbers():
 
     p = ServeGenPanel(span_s=600)
     assert "overloaded" not in p.stats.value and "p99 TTFT" in p.stats.value
-    p.prefill.value = 10**2.7  # 500 us per prompt token
-    p.mean_rate.value = 10**1.5  # 32 req/s
+    p.prefill.value = 500.0  # us per prompt token
+    p.mean_rate.value = 50.0  # req/s
     stats = p.stats.value
     assert "composed: <b>overloaded</b>" in stats and "naive: <b>overloaded</b>" in stats
     assert stats.index("overloaded") < stats.index("p99 TTFT")

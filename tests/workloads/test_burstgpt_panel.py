@@ -29,9 +29,9 @@ def test_panel_builds_and_updates():
     assert "stand-in" in panel.status.value
     before = len(panel.rate.data)
     panel.log_type.value = "api"
-    panel.rate_scale.value = 4.0
-    assert "x4" in panel.status.value and len(panel.rate.data) == before
-    for name in list(panel.traces)[1:]:
+    panel.rate_scale.value = 5.0
+    assert "x5" in panel.status.value and len(panel.rate.data) == before
+    for name in [v for _, v in panel.source.options][1:]:
         panel.source.value = name
         assert panel.model.options == ("(all)",)
         assert "requests" in panel.status.value

@@ -14,7 +14,7 @@ def test_panel_builds_and_updates():
     assert len(p.timeline.data) == 2 and len(p.ttft.data) == 3  # composed, naive, SLO line
     assert p.day.max == 0 and p.top.max == 73
     before = p.stats.value
-    p.mean_rate.value = 3.0
+    p.mean_rate.value = 2.0
     assert p.stats.value != before
     p.model.value = "m-small"
     assert p.day.max == 13 and p.top.max == 43 and p.top.value == 43

@@ -10,6 +10,7 @@ The registered studies wrap the public model functions (each wrapper keeps the m
 so a rename in a model package is a one-line change in the wrapper):
 
 ================================  ================================================================================
+``arrivals-burstiness``           gaps, counts and waits of a Gamma arrival process vs Poisson
 ``arrivals-exact-wait``           exact GI/M/1 waiting-time quantile (and Kingman's) vs utilization x process
 ``arrivals-gap-cv``               measured CV of Gamma gaps vs vLLM burstiness
 ``arrivals-idc``                  index of dispersion of counts vs window x arrival process
@@ -17,6 +18,7 @@ so a rename in a model package is a one-line change in the wrapper):
 ``arrivals-queue-wait``           waiting time of one FIFO server vs utilization x arrival process
 ``ballsbins-max-load``            expected maximum load of flows hashed on paths (exact and Monte-Carlo)
 ``burstgpt-round-trip``           BurstGPT fit -> generate -> fit vs rate scale
+``burstgpt-trace-analysis``       BurstGPT's analysis of one trace (per-window fits, lengths, regeneration)
 ``collective-time-vs-size``       collective completion time vs message size x routing
 ``diagnosis-detection``           fault detection and localization vs detector x fault x noise
 ``fabric-congestion``             fabric congestion ratio vs GPU count x routing x collective
@@ -29,8 +31,11 @@ so a rename in a model package is a one-line change in the wrapper):
 ``pred-fct-vs-load``              flow completion time by size class vs load x marking x routing (leaf-spine)
 ``pred-leafspine-mix``            PRED vs static baselines on a leaf-spine vs workload mix
 ``pred-queue-vs-concurrency``     standing queue vs long flows x marking, fluid and packet level (one bottleneck)
+``servegen-serving``              a ServeGen span (composed or naive) served on one linear-cost server
 ``serving-capacity``              serving capacity vs model x hour x workload (composed, naive)
 ``serving-hardware``              latency and throughput of a deployment (model, GPU, TP, PP, scheduler, balancer)
+``serving-hardware-requests``     per-request TTFT and TBT of a ``serving-hardware`` point
+``serving-hardware-gpus``         GPUs (TP x replicas) a workload needs within a p99 TTFT and TBT SLO
 ``training-ettr``                 effective training time ratio vs MTBF x checkpointing
 ``training-iteration-time``       training iteration time breakdown vs plan on a leaf-spine
 ================================  ================================================================================

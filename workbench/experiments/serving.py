@@ -19,29 +19,126 @@ optimistic), with capacities averaged over seeds.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from .._rng import spawn
-from ..serving import SLO, capacity_search, server_for
+from ..distributions import ecdf
+from ..serving import SLO, ServerConfig, capacity_search, latency_summary, serve, server_for
+from ..serving.metrics import backlog
 from ..serving.servegen_gpus import HARDWARE, hardware_label, plan_gpus
 from ..workloads import servegen
 from ..workloads.servegen import MODELS
+from ..workloads.servegen import stats as servegen_stats
 from ._space import Param, experiment
 from ._sweep import sweep
 
-__all__ = ["serving_capacity", "provisioning_gap", "serving_gpus", "provisioning_gap_gpus", "WORKLOADS"]
+__all__ = [
+    "serving_capacity",
+    "servegen_serving",
+    "provisioning_gap",
+    "serving_gpus",
+    "provisioning_gap_gpus",
+    "WORKLOADS",
+    "TIMELINE_BIN_S",
+]
 
 #: Workload kinds: the per-client composition, the naive baseline and its two halves (the ablation).
 WORKLOADS = ("composed", "naive", "arrivals_only", "lengths_only")
 _KEEP = {"naive": None, "arrivals_only": "arrivals", "lengths_only": "lengths"}
+#: Bin of a ``servegen-serving`` point's rate timeline (seconds).
+TIMELINE_BIN_S = 10.0
+
+#: The selection and the server a ServeGen span is served on: treatments (not seeded), each default the model's own.
+_SELECTION_AND_SERVER = [
+    Param(
+        "top_clients",
+        100_000,
+        "",
+        low=1,
+        high=100_000,
+        seeded=False,
+        label="busiest k clients",
+        doc="keep the k busiest clients of the span (at least the pool's clients: every client)",
+    ),
+    Param(
+        "ttft_slo_s",
+        2.0,
+        "s",
+        low=0.2,
+        high=20.0,
+        log=True,
+        seeded=False,
+        label="p99 TTFT SLO",
+        doc="p99 TTFT objective",
+    ),
+    Param(
+        "prefill_us_per_token",
+        0.0,
+        "",
+        low=0.0,
+        high=500.0,
+        seeded=False,
+        label="prefill (µs/token)",
+        doc="the server's prefill cost per prompt token (0: the model's default server, serving.server_for)",
+    ),
+    Param(
+        "decode_us_per_seq",
+        0.0,
+        "",
+        low=0.0,
+        high=2000.0,
+        seeded=False,
+        label="decode (µs/seq/iter)",
+        doc="the server's decode cost per sequence and iteration (0: the model's default server)",
+    ),
+    Param(
+        "kv_budget_tokens",
+        0,
+        "tokens",
+        low=0,
+        high=1_000_000,
+        seeded=False,
+        label="KV budget",
+        doc="the server's KV-cache budget (0: the model's default server)",
+    ),
+]
+
+
+def _server(model: str, prefill_us_per_token: float, decode_us_per_seq: float, kv_budget_tokens: int) -> ServerConfig:
+    """The model's default server with the costs given (a 0 keeps the default's)."""
+    cfg = server_for(model)
+    changes: dict[str, float | int] = {
+        "prefill_token_s": prefill_us_per_token * 1e-6,
+        "decode_seq_s": decode_us_per_seq * 1e-6,
+        "kv_budget_tokens": kv_budget_tokens,
+    }
+    return dataclasses.replace(cfg, **{k: v for k, v in changes.items() if v})  # type: ignore[arg-type]
+
+
+def _workload(model, day, hour, span_s, mean_rate_rps, top_clients, workload, seed) -> tuple[object, pd.DataFrame]:
+    """(the span's client pool, the requests of ``workload``): a model's span composed at ``mean_rate_rps`` from its
+    ``top_clients`` busiest clients, or the naive counterpart (or half of it) built from the same requests."""
+    days = MODELS[model][1]
+    if day >= days:
+        raise ValueError(f"day must be in [0, {days - 1}] for {model!r} ({days} day(s) released), got {day}")
+    start_s = day * 86400 + hour * 3600
+    pool = servegen.load_pool(model).select(start_s, span_s)
+    if top_clients < pool.n_clients:
+        pool = pool.filter(top=top_clients)
+    rng_compose, rng_naive = spawn(seed, 2)
+    requests = servegen.compose(pool, start_s=start_s, duration_s=span_s, mean_rate_rps=mean_rate_rps, seed=rng_compose)
+    if workload != "composed":
+        requests = servegen.naive_workload(requests, seed=rng_naive, keep=_KEEP[workload])
+    return pool, requests
 
 
 @experiment(
     "serving-capacity",
-    version="3",
+    version="4",
     small={"model": "m-small", "span_s": 300.0, "workload": ["composed", "naive"]},
     params=[
         Param("model", "m-large", choices=tuple(MODELS), doc="released ServeGen model (client pool)"),
@@ -64,23 +161,110 @@ _KEEP = {"naive": None, "arrivals_only": "arrivals", "lengths_only": "lengths"}
             doc="mean the span's rate curve is scaled to before the search (sets the sample size only)",
         ),
         Param("rel_tol", 0.03, "fraction", low=0.0, high=0.5, low_inclusive=False, doc="capacity search tolerance"),
+        *_SELECTION_AND_SERVER,
     ],
 )
-def serving_capacity(*, model, hour, workload, day, span_s, mean_rate_rps, rel_tol, seed):
+def serving_capacity(
+    *,
+    model,
+    hour,
+    workload,
+    day,
+    span_s,
+    mean_rate_rps,
+    rel_tol,
+    top_clients,
+    ttft_slo_s,
+    prefill_us_per_token,
+    decode_us_per_seq,
+    kv_budget_tokens,
+    seed,
+):
     """Capacity (rps) of one server under the SLO for one workload kind of a model's hour."""
-    start_s = day * 86400 + hour * 3600
-    pool = servegen.load_pool(model).select(start_s, span_s)
-    rng_compose, rng_naive = spawn(seed, 2)
-    requests = servegen.compose(pool, start_s=start_s, duration_s=span_s, mean_rate_rps=mean_rate_rps, seed=rng_compose)
-    if workload != "composed":
-        requests = servegen.naive_workload(requests, seed=rng_naive, keep=_KEEP[workload])
-    result = capacity_search([requests], server_for(model), SLO(), duration_s=span_s, rel_tol=rel_tol)
+    pool, requests = _workload(model, day, hour, span_s, mean_rate_rps, top_clients, workload, seed)
+    server = _server(model, prefill_us_per_token, decode_us_per_seq, kv_budget_tokens)
+    result = capacity_search([requests], server, SLO(ttft_s=ttft_slo_s), duration_s=span_s, rel_tol=rel_tol)
     return {
         "capacity_rps": float(result.capacity_rps),
         "feasible": result.infeasible_workloads == 0,
         "requests": len(requests),
         "cv_median": float(pool.weighted_cv_quantiles([0.5])[0]),
     }
+
+
+@experiment(
+    "servegen-serving",
+    version="1",
+    small={"model": "m-small", "span_s": 200.0, "workload": ["composed", "naive"]},
+    params=[
+        Param("model", "m-large", choices=tuple(MODELS), doc="released ServeGen model (client pool)"),
+        Param("day", 0, "d", low=0, high=13, doc="day of the release (0 for the 1-day models)"),
+        Param("hour", 14, "h", low=0, high=23, label="hour of day", doc="hour of day the span starts at"),
+        Param("span_s", 1200.0, "s", low=60.0, high=3600.0, log=True, label="span", doc="length of the span"),
+        Param(
+            "mean_rate_rps",
+            3.0,
+            "rps",
+            low=0.1,
+            high=100.0,
+            log=True,
+            label="mean rate",
+            doc="mean the span's rate curve is scaled to",
+        ),
+        Param("workload", "composed", choices=WORKLOADS, seeded=False, doc="per-client composition or naive"),
+        *_SELECTION_AND_SERVER,
+    ],
+)
+def servegen_serving(
+    *,
+    model,
+    day,
+    hour,
+    span_s,
+    mean_rate_rps,
+    workload,
+    top_clients,
+    ttft_slo_s,
+    prefill_us_per_token,
+    decode_us_per_seq,
+    kv_budget_tokens,
+    seed,
+):
+    """One workload kind of a model's span served on one linear-cost server: latencies, its rate timeline, its TTFT
+    CDF. Rows by ``kind``: one ``summary`` (the latency percentiles, whether p99 TTFT meets the SLO, the queue left
+    when arrivals stop, the server's costs), the ``timeline`` (arrivals per second in :data:`TIMELINE_BIN_S` bins)
+    and the ``ttft`` CDF (a rejected request is infinitely late)."""
+    _, requests = _workload(model, day, hour, span_s, mean_rate_rps, top_clients, workload, seed)
+    server = _server(model, prefill_us_per_token, decode_us_per_seq, kv_budget_tokens)
+    m = serve(requests, server).table
+    s = latency_summary(m)
+    b = backlog(m)
+    summary = {
+        "requests": len(m),
+        "ttft_p50_s": s["ttft_p50_s"],
+        "ttft_p99_s": s["ttft_p99_s"],
+        "tbt_p50_s": s["tbt_p50_s"],
+        "meets_slo": bool(s["ttft_p99_s"] <= ttft_slo_s),
+        "rejected": int(b["rejected"]),
+        "overloaded": bool(b["overloaded"]),
+        "queued_at_end": int(b["queued_at_end"]),
+        "queued_fraction": float(b["queued_fraction"]),
+        "drain_s": float(b["drain_s"]),
+        "server_prefill_us_per_token": server.prefill_token_s * 1e6,
+        "server_decode_us_per_seq": server.decode_seq_s * 1e6,
+        "server_kv_budget_tokens": int(server.kv_budget_tokens),
+        "pool_clients": int(servegen.load_pool(model).n_clients),
+    }
+    start, rate = servegen_stats.rate_timeline(m["arrival_s"].to_numpy(), bin_s=TIMELINE_BIN_S, duration_s=span_s)
+    ttft, fraction = ecdf(m["ttft_s"].where(~m["rejected"], float("inf")).to_numpy())
+    return pd.concat(
+        [
+            pd.DataFrame([{"kind": "summary", **summary}]),
+            pd.DataFrame({"kind": "timeline", "bin_start_s": start, "rate_rps": rate}),
+            pd.DataFrame({"kind": "ttft", "ttft_s": ttft, "fraction": fraction}),
+        ],
+        ignore_index=True,
+    )
 
 
 def provisioning_gap(

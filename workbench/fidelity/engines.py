@@ -412,6 +412,7 @@ PANELS: dict[str, tuple[str, ...]] = {
 
 #: Every registered experiment (what an explore panel shows) and the engines whose numbers it gives.
 EXPERIMENTS: dict[str, tuple[str, ...]] = {
+    "arrivals-burstiness": ("arrivals",),
     "arrivals-exact-wait": ("arrivals",),
     "arrivals-gap-cv": ("arrivals",),
     "arrivals-idc": ("arrivals",),
@@ -419,6 +420,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "arrivals-queue-wait": ("arrivals",),
     "ballsbins-max-load": ("fabric",),
     "burstgpt-round-trip": ("workload-generators",),
+    "burstgpt-trace-analysis": ("workload-generators",),
     "c4d-collective-faults": ("diagnosis",),
     "carbon-busy-hours": ("carbon",),
     "carbon-scheduling": ("carbon",),
@@ -451,9 +453,12 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "rlhf-fused-schedule": ("rlhf-fused",),
     "rlhf-generation-tail": ("serving",),
     "rlhf-generation-tail-samples": ("serving",),
+    "servegen-serving": ("serving-linear",),
     "serving-capacity": ("serving-linear",),
     "serving-gpus": ("serving",),
     "serving-hardware": ("serving",),
+    "serving-hardware-gpus": ("serving",),
+    "serving-hardware-requests": ("serving",),
     "serving-throughput-bound": ("serving",),
     "step-congestion": ("fabric",),
     "sunk-carbon-placement": ("carbon",),

@@ -583,6 +583,7 @@ def param_control(
     sentinel: tuple[float, str] | None = None,
     shown_in: tuple[float, str] | None = None,
     stops: Sequence[float] | None = None,
+    labels: Mapping[Any, str] | None = None,
     **kwargs,
 ) -> W.Widget:
     """The control for an experiment's :class:`~workbench.experiments.Param`, constrained to what the parameter
@@ -602,6 +603,9 @@ def param_control(
     ``stops`` are the values offered when what the parameter allows depends on other parameters (GPU counts that are
     multiples of ``tp x pp``): a slider over them, each validated by the parameter. Derive them from the experiment's
     ``Param``s or data, never type them: a literal list is the second copy of a range that panels must not hold.
+
+    ``labels`` maps some of a choice parameter's values to what the menu shows for them (``{"curves": "measured
+    curves"}``); the options stay the parameter's choices, in its order.
 
     Examples
     --------
@@ -648,8 +652,11 @@ def param_control(
         )
         control.param_name = param.name
         return control
+    if labels is not None and param.choices is None:
+        raise ValueError(f"parameter {param.name!r}: labels name choices, and it has none")
     if param.choices is not None:
-        control = W.Dropdown(options=list(param.choices), value=value, **common)
+        options = list(param.choices) if labels is None else [(labels.get(c, str(c)), c) for c in param.choices]
+        control = W.Dropdown(options=options, value=value, **common)
     elif param.kind is bool:
         control = W.Checkbox(value=bool(value), **common)
     elif param.kind is str:

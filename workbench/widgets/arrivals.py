@@ -1,7 +1,9 @@
 """Panel for arrival processes: rate, burstiness, window and utilization -> gaps, counts, waiting times.
 
-Every control is range-limited so no setting reaches an invalid model call: the window slider's maximum follows the
-rate so that at least four complete windows fit in the sample.
+Every control is a parameter of the ``arrivals-burstiness`` experiment (:mod:`workbench.experiments.arrivals`) and
+every number one of its points' rows (:func:`workbench.experiments.run_point`). The window slider offers only the
+windows of which at least :data:`~workbench.experiments.arrivals.MIN_WINDOWS` fit in the sample (its span is the
+``customers`` parameter over the rate), so no setting reaches a point the experiment refuses.
 """
 
 from __future__ import annotations
@@ -9,17 +11,19 @@ from __future__ import annotations
 import ipywidgets as W
 import numpy as np
 
-from .. import arrivals as arr
+from .. import experiments as ex
+from ..experiments.arrivals import MIN_WINDOWS
 from ..viz import arrivals as fig_arr
-from . import FigurePane, panel, redraw
+from . import FigurePane, panel, param_controls, param_values, redraw
 
 __all__ = ["ArrivalsPanel", "arrivals_panel"]
 
-_N = 100_000  # arrivals per redraw: enough for stable percentiles, fast enough (~50 ms) to feel interactive
+EXPERIMENT = "arrivals-burstiness"
 
 
 class ArrivalsPanel:
-    """Controls wired to :mod:`workbench.arrivals` and three figures; ``.widget`` is what a notebook displays."""
+    """Controls wired to the ``arrivals-burstiness`` experiment and three figures; ``.widget`` is what a notebook
+    displays."""
 
     def __init__(
         self,
@@ -29,12 +33,12 @@ class ArrivalsPanel:
         utilization: float = 0.7,
         seed: int = 0,
     ) -> None:
-        self.rate = W.FloatLogSlider(value=rate_rps, base=10, min=-1, max=3, step=0.05, description="rate (req/s)")
-        self.burstiness = W.FloatLogSlider(
-            value=burstiness, base=10, min=-1.7, max=1.8, step=0.05, description="burstiness"
-        )
-        self.window = W.FloatLogSlider(value=window_s, base=10, min=-2, max=3, step=0.05, description="window (s)")
-        self.utilization = W.FloatSlider(value=utilization, min=0.05, max=0.95, step=0.05, description="utilization")
+        exp = ex.get(EXPERIMENT)
+        values = {"rate_rps": rate_rps, "burstiness": burstiness, "window_s": window_s, "utilization": utilization}
+        self.controls = param_controls(exp, list(values), values)
+        self.rate, self.burstiness, self.window, self.utilization = self.controls
+        self.windows = tuple(self.window.options)  # every stop of the window Param; those that fit are offered
+        self.customers = exp.param("customers").default
         self.seed = seed
         self.stats = W.HTML()
         self.hist = FigurePane()
@@ -42,21 +46,26 @@ class ArrivalsPanel:
         self.waits = FigurePane()
         self._limit_window()
         self.update()
-        for control in (self.rate, self.burstiness, self.window, self.utilization):
+        for control in self.controls:
             control.observe(self._on_change, names="value")
         self.widget = panel(
-            [self.rate, self.burstiness, self.window, self.utilization],
+            self.controls,
             {"Waits and gaps": [self.waits, self.hist], "Arrival counts": [self.counts]},
             info=self.stats,
             fidelity="workbench.widgets.arrivals:arrivals_panel",
             fidelity_controls={"burstiness": self.burstiness, "utilization": self.utilization},
         )
 
+    def largest_window(self) -> float:
+        """The longest window of which :data:`MIN_WINDOWS` fit in the sample at the current rate."""
+        return self.customers / self.rate.value / MIN_WINDOWS
+
     def _limit_window(self) -> None:
-        span_s = _N / self.rate.value
-        self.window.max = float(np.floor(np.log10(span_s / 4) * 20) / 20)
-        if self.window.value > 10**self.window.max:
-            self.window.value = 10**self.window.max
+        fits = [o for o in self.windows if o[1] <= self.largest_window()]
+        if [tuple(o) for o in self.window.options] != fits:
+            value = self.window.value if self.window.value <= fits[-1][1] else fits[-1][1]
+            self.window.options = fits  # the value it held stays when still offered
+            self.window.value = value
 
     def _on_change(self, change) -> None:
         if change["owner"] is self.rate:
@@ -64,30 +73,30 @@ class ArrivalsPanel:
         self.update()
 
     def update(self) -> None:
-        """Redraw every figure from the current control values."""
-        process = arr.Gamma.from_burstiness(self.rate.value, self.burstiness.value)
-        times = arr.arrival_times(process, _N, seed=self.seed)
-        gaps = np.diff(times, prepend=0.0)
-        edges, density = arr.density_histogram(gaps[gaps > 0], bins=60)
-        x = np.sqrt(edges[:-1] * edges[1:])
-        counts = arr.counts_per_window(times, self.window.value, start_s=0.0)
-        shown = counts[:200]
-        starts = np.arange(shown.size) * self.window.value
-        frame = arr.compare_waits(self.rate.value, self.burstiness.value, self.utilization.value, n=_N, seed=self.seed)
-        idc = counts.var(ddof=1) / counts.mean() if counts.size > 1 and counts.mean() > 0 else float("nan")
-        fit = arr.fit_gamma(gaps[gaps > 0])
+        """Redraw every figure from the experiment's point at the current control values."""
+        rows = ex.run_point(EXPERIMENT, param_values(self.controls), seed=self.seed)
+        s = rows[rows.kind == "summary"].iloc[0]
+        gaps, counts = rows[rows.kind == "gaps"], rows[rows.kind == "counts"]
+        waits = rows[rows.kind == "waits"].set_index("process").dropna(axis=1, how="all")
+        edges = np.append(gaps.edge_low_s.to_numpy(), gaps.edge_high_s.iloc[-1])
+        model = gaps.model_density.to_numpy()
+        pdf = (np.sqrt(edges[:-1] * edges[1:]), model) if np.isfinite(model).all() else (None, None)
+        window = self.window.value
         self.stats.value = (
-            f"<b>CV</b> {arr.cv(gaps):.2f} (theory {process.cv:.2f})<br>"
-            f"<b>IDC</b> at {self.window.value:.3g} s: {idc:.2f} (long-window limit CV² = {process.cv**2:.2f})<br>"
-            f"<b>Gamma fit</b>: shape {fit.shape:.3f}, p-value vs exponential {fit.p_value:.2g}<br>"
-            f"<b>p99 wait</b>: Gamma {frame.loc['gamma', 'sim_p99_s']:.3g} s vs Poisson "
-            f"{frame.loc['poisson', 'sim_p99_s']:.3g} s (one simulated run of {_N:,} arrivals, seed {self.seed}; "
-            f"exact GI/M/1 {frame.loc['gamma', 'exact_p99_s']:.3g} s vs {frame.loc['poisson', 'exact_p99_s']:.3g} s)"
+            f"<b>CV</b> {s.gap_cv:.2f} (theory {s.cv_theory:.2f})<br>"
+            f"<b>IDC</b> at {window:.3g} s: {s.idc:.2f} (long-window limit CV² = {s.cv_theory**2:.2f})<br>"
+            f"<b>Gamma fit</b>: shape {s.gamma_shape:.3f}, p-value vs exponential {s.gamma_p_value:.2g}<br>"
+            f"<b>p99 wait</b>: Gamma {waits.loc['gamma', 'sim_p99_s']:.3g} s vs Poisson "
+            f"{waits.loc['poisson', 'sim_p99_s']:.3g} s (one simulated run of {self.customers:,} arrivals, the "
+            f"experiment's replicate {self.seed}; exact GI/M/1 {waits.loc['gamma', 'exact_p99_s']:.3g} s vs "
+            f"{waits.loc['poisson', 'exact_p99_s']:.3g} s)"
         )
-        pdf = (x, process.pdf(x)) if np.isfinite(process.shape) else (None, None)
-        redraw(self.hist, fig_arr.interarrival_histogram(edges, density, *pdf))
-        redraw(self.counts, fig_arr.counts_per_window_figure(starts, shown, self.window.value))
-        redraw(self.waits, fig_arr.wait_percentiles(frame))
+        redraw(self.hist, fig_arr.interarrival_histogram(edges, gaps.density.to_numpy(), *pdf))
+        redraw(
+            self.counts,
+            fig_arr.counts_per_window_figure(counts.window_start_s.to_numpy(), counts["count"].to_numpy(), window),
+        )
+        redraw(self.waits, fig_arr.wait_percentiles(waits))
 
 
 def arrivals_panel(**defaults) -> W.VBox:

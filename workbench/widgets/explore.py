@@ -104,6 +104,7 @@ def explore_panel(
     log_y: bool = False,
     y_title: str = "mean over seeds",
     autorun: bool = True,
+    hide: Sequence[str] = (),
 ) -> Panel:
     """A panel that sweeps ``experiment_name`` over the chosen values and plots ``values`` vs ``x``.
 
@@ -131,6 +132,9 @@ def explore_panel(
     autorun : bool
         Run the initial grid when the panel is built (keep that grid small: a notebook runs it on every execution,
         then reads it from the cache).
+    hide : sequence of str
+        Parameters shown as no control: the sweep holds each at its default (to keep a panel of an experiment with
+        many parameters within one screen).
 
     Examples
     --------
@@ -141,10 +145,15 @@ def explore_panel(
     """
     exp = ex.get(experiment_name)
     grid = dict(grid or {})
-    for name in [x, *grid]:
+    for name in [x, *grid, *hide]:
         exp.param(name)  # unknown names fail here, naming the parameter
+    hidden = [name for name in [x, *series, *grid] if name in hide]
+    if hidden:
+        raise ValueError(f"hide names parameters the panel plots or sets: {hidden}")
     controls = {}
     for p in exp.params:
+        if p.name in hide:
+            continue
         initial = grid.get(p.name, p.default)
         controls[p.name] = _control(p, list(initial) if isinstance(initial, (list, tuple)) else [initial])
     n_seeds = W.BoundedIntText(value=seeds, min=1, max=1000, description="seeds")

@@ -1,34 +1,53 @@
 """Panel for ServeGen: compose a per-client workload and its naive twin, serve both, compare TTFT and capacity.
 
-Controls: model, day and hour, span, mean aggregate rate (the data's own rate curve over the span, scaled to that
-mean: ``compose(mean_rate_rps=...)``), client filter (the busiest *k* clients), SLO and the server's
-cost parameters. Every change recomposes the workload (~10-50 ms), serves the composed and the naive workload on the
-linear-cost server (a few hundred ms) and updates the two figures in place; the "capacity" button runs the capacity
-search for both workloads (about a second). Ranges are limited so that every setting is a valid model call (the day
-slider follows the model's number of days, the top-k slider its number of clients).
+Controls (the ``servegen-serving`` experiment's parameters, :mod:`workbench.experiments.serving`): model, day and
+hour, span, mean aggregate rate (the data's own rate curve over the span, scaled to that mean), client filter (the
+busiest *k* clients), SLO and the server's cost parameters (each starting at the model's default server). Every change
+reads the experiment's point for the composed and for the naive workload (composing, ~10-50 ms, and serving on the
+linear-cost server, a few hundred ms, when not cached) and updates the two figures; the "capacity" button reads the
+``serving-capacity`` points of both workloads at the same settings (the capacity search, about a second). The day
+slider follows the model's number of days (``MODELS``) and the top-k slider its number of clients (the point's
+``pool_clients``), so every setting is a point the experiment runs.
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 import ipywidgets as W
 import plotly.graph_objects as go
 
-from ..distributions import ecdf
-from ..serving import SLO, ServerConfig, capacity_search, latency_summary, serve
-from ..serving.capacity import server_for
-from ..serving.metrics import backlog
+from .. import experiments as ex
 from ..viz import servegen as fig_sg
-from ..workloads import servegen as sg
-from ..workloads.servegen import stats as st
-from . import FigurePane, clear, html_table, load_note, panel, redraw
+from ..workloads.servegen import MODELS
+from . import FigurePane, clear, html_table, load_note, panel, param_controls, param_values, redraw
 
 __all__ = ["ServeGenPanel", "servegen_panel"]
 
+EXPERIMENT = "servegen-serving"
+#: The experiment's parameters the panel controls, in the order shown.
+CONTROLS = (
+    "model",
+    "day",
+    "hour",
+    "span_s",
+    "mean_rate_rps",
+    "top_clients",
+    "ttft_slo_s",
+    "prefill_us_per_token",
+    "decode_us_per_seq",
+    "kv_budget_tokens",
+)
+#: The server's parameters: 0 stands for the model's default server's value (its control says which).
+SERVER = {
+    "prefill_us_per_token": "server_prefill_us_per_token",
+    "decode_us_per_seq": "server_decode_us_per_seq",
+    "kv_budget_tokens": "server_kv_budget_tokens",
+}
+#: The two workloads compared (``workload`` choices of the experiment).
+SHOWN = ("composed", "naive")
+
 
 class ServeGenPanel:
-    """Controls wired to :func:`~workbench.workloads.servegen.compose` and :func:`~workbench.serving.serve`."""
+    """Controls wired to the ``servegen-serving`` and ``serving-capacity`` experiments' points."""
 
     def __init__(
         self,
@@ -41,27 +60,13 @@ class ServeGenPanel:
     ) -> None:
         self.seed = seed
         self._syncing = False
-        self.model = W.Dropdown(options=list(sg.MODELS), value=model, description="model")
-        self.day = W.IntSlider(value=0, min=0, max=sg.MODELS[model][1] - 1, description="day")
-        self.hour = W.IntSlider(value=hour, min=0, max=23, description="hour of day")
-        self.span = W.Dropdown(options=[600, 1200, 1800, 3600], value=span_s, description="span (s)")
-        self.mean_rate = W.FloatLogSlider(
-            value=mean_rate_rps, base=10, min=-0.5, max=1.5, step=0.05, description="mean rate (req/s)"
-        )
-        self.top = W.IntSlider(value=1, min=1, max=1, description="busiest k clients")
-        self.slo = W.FloatLogSlider(
-            value=ttft_slo_s, base=10, min=-0.7, max=1.3, step=0.05, description="p99 TTFT SLO (s)"
-        )
-        cfg = server_for(model)
-        self.prefill = W.FloatLogSlider(
-            value=cfg.prefill_token_s * 1e6, base=10, min=0.5, max=2.7, step=0.05, description="prefill (µs/token)"
-        )
-        self.decode = W.FloatLogSlider(
-            value=cfg.decode_seq_s * 1e6, base=10, min=1.0, max=3.3, step=0.05, description="decode (µs/seq/iter)"
-        )
-        self.kv = W.IntSlider(
-            value=cfg.kv_budget_tokens // 1000, min=20, max=1000, step=10, description="KV budget (k tokens)"
-        )
+        exp = ex.get(EXPERIMENT)
+        values = {"model": model, "hour": hour, "span_s": float(span_s), "mean_rate_rps": mean_rate_rps}
+        sentinels = {name: {"sentinel": (0, "model's")} for name in SERVER}
+        self.controls = param_controls(exp, CONTROLS, {**values, "ttft_slo_s": ttft_slo_s}, **sentinels)
+        (self.model, self.day, self.hour, self.span, self.mean_rate, self.top, self.slo, self.prefill, self.decode,
+         self.kv) = self.controls  # fmt: skip
+        self.every_client = exp.param("top_clients").default  # keeps every client of any pool
         self.button = W.Button(description="search capacity")
         self.stats = W.HTML()
         self.capacity = W.HTML()
@@ -69,17 +74,7 @@ class ServeGenPanel:
         self.ttft = FigurePane()
         self._sync_model()
         self.update()
-        redrawing = [
-            self.day,
-            self.hour,
-            self.span,
-            self.mean_rate,
-            self.top,
-            self.slo,
-            self.prefill,
-            self.decode,
-            self.kv,
-        ]
+        redrawing = self.controls[1:]
         for c in redrawing:
             c.observe(self._on_change, names="value")
         self.model.observe(self._on_model, names="value")
@@ -91,90 +86,88 @@ class ServeGenPanel:
             fidelity="workbench.widgets.servegen:servegen_panel",
         )
 
-    # ---- model calls
+    # ---- the experiments' points
+    def point(self, workload: str = "composed") -> dict:
+        """The ``servegen-serving`` point of the current settings for ``workload`` (every client when the top-k
+        slider is at its end: the parameter's default)."""
+        point = {**param_values(self.controls), "workload": workload}
+        if self.top.value >= self.top.max:
+            point["top_clients"] = self.every_client
+        return point
+
+    def rows(self, workload: str = "composed"):
+        """The experiment's rows for ``workload`` at the current settings."""
+        return ex.run_point(EXPERIMENT, self.point(workload), seed=self.seed)
+
     def _sync_model(self) -> None:
+        """Bound the day and top-k sliders by the model's data and name its default server's costs; the server
+        controls go back to that server (0)."""
         self._syncing = True
         try:
-            self._sync_controls()
+            self.day.max = MODELS[self.model.value][1] - 1
+            for name in SERVER:
+                getattr(self, _ATTR[name]).value = 0
+            self.top.max = self.every_client
+            self.top.value = self.every_client
+            s = self._summary(self.rows())
+            self.top.max = int(s.pool_clients)
+            self.top.value = int(s.pool_clients)
+            for name, column in SERVER.items():
+                control = getattr(self, _ATTR[name])
+                options = list(control.options)
+                own = float(s[column])
+                text = f"{own:,.0f}" if own.is_integer() else f"{own:g}"
+                options[0] = (f"{text} ({self.model.value})", options[0][1])
+                control.options = options
+                control.value = 0
         finally:
             self._syncing = False
 
-    def _sync_controls(self) -> None:
-        pool = sg.load_pool(self.model.value)
-        self.day.max = sg.MODELS[self.model.value][1] - 1
-        self.top.max = pool.n_clients
-        self.top.value = pool.n_clients
-        cfg = server_for(self.model.value)
-        self.prefill.value = cfg.prefill_token_s * 1e6
-        self.decode.value = cfg.decode_seq_s * 1e6
-        self.kv.value = cfg.kv_budget_tokens // 1000
-
-    def config(self) -> ServerConfig:
-        return dataclasses.replace(
-            server_for(self.model.value),
-            prefill_token_s=self.prefill.value * 1e-6,
-            decode_seq_s=self.decode.value * 1e-6,
-            kv_budget_tokens=self.kv.value * 1000,
-        )
-
-    def workloads(self):
-        """The composed workload of the current settings and its naive twin."""
-        start = self.day.value * 86400 + self.hour.value * 3600
-        pool = sg.load_pool(self.model.value).select(start, self.span.value).filter(top=self.top.value)
-        comp = sg.compose(
-            pool, start_s=start, duration_s=self.span.value, mean_rate_rps=self.mean_rate.value, seed=self.seed
-        )
-        return comp, sg.naive_workload(comp, seed=self.seed)
+    @staticmethod
+    def _summary(rows):
+        return rows[rows.kind == "summary"].iloc[0]
 
     def update(self) -> None:
         try:
-            comp, naive = self.workloads()
-        except ValueError as exc:  # e.g. the selected clients are silent during the whole span
-            self.stats.value = f"<b>{exc}</b>"
+            runs = {name: self.rows(name) for name in SHOWN}
+        except ex.SweepError as exc:  # e.g. the selected clients are silent during the whole span
+            self.stats.value = f"<b>{_reason(exc)}</b>"
             self.capacity.value = ""
             for pane in (self.timeline, self.ttft):
                 clear(pane, "no workload at these settings (see above)")
             return
-        cfg = self.config()
-        slo = SLO(ttft_s=self.slo.value)
-        rows, curves, notes = [], {}, ""
-        for name, w in (("composed", comp), ("naive", naive)):
-            m = serve(w, cfg).table
-            s = latency_summary(m)
-            notes += load_note(backlog(m), len(m), self.span.value, who=name)
-            curves[name] = ecdf(m["ttft_s"].where(~m["rejected"], float("inf")).to_numpy())
-            ok = "meets" if s["ttft_p99_s"] <= slo.ttft_s else "misses"
-            rows.append(
-                [name, len(w), f"{s['ttft_p50_s']:.2f}", f"{s['ttft_p99_s']:.2f}", f"{1000 * s['tbt_p50_s']:.0f}", ok]
+        table, timelines, curves, notes = [], {}, {}, ""
+        for name, rows in runs.items():
+            s = self._summary(rows)
+            notes += load_note(s, int(s.requests), self.span.value, who=name)
+            line = rows[rows.kind == "timeline"]
+            timelines["naive (Poisson)" if name == "naive" else name] = (
+                line.bin_start_s.to_numpy(),
+                line.rate_rps.to_numpy(),
             )
-        redraw(
-            self.timeline,
-            fig_sg.rate_timeline_figure(
-                {
-                    "composed": st.rate_timeline(comp["arrival_s"].to_numpy(), bin_s=10, duration_s=self.span.value),
-                    "naive (Poisson)": st.rate_timeline(
-                        naive["arrival_s"].to_numpy(), bin_s=10, duration_s=self.span.value
-                    ),
-                },
-                fig=go.Figure(),
-            ),
-            height=320,
-        )
-        redraw(self.ttft, fig_sg.ttft_cdf_figure(curves, slo_s=slo.ttft_s, fig=go.Figure()), height=320)
+            cdf = rows[rows.kind == "ttft"]
+            curves[name] = (cdf.ttft_s.to_numpy(), cdf.fraction.to_numpy())
+            ok = "meets" if s.meets_slo else "misses"
+            table.append(
+                [name, int(s.requests), f"{s.ttft_p50_s:.2f}", f"{s.ttft_p99_s:.2f}", f"{1000 * s.tbt_p50_s:.0f}", ok]
+            )
+        redraw(self.timeline, fig_sg.rate_timeline_figure(timelines, fig=go.Figure()), height=320)
+        redraw(self.ttft, fig_sg.ttft_cdf_figure(curves, slo_s=self.slo.value, fig=go.Figure()), height=320)
         self.stats.value = notes + html_table(
-            ["workload", "requests", "p50 TTFT (s)", "p99 TTFT (s)", "p50 TBT (ms)", "SLO"], rows
+            ["workload", "requests", "p50 TTFT (s)", "p99 TTFT (s)", "p50 TBT (ms)", "SLO"], table
         )
         self.capacity.value = ""
 
     def search_capacity(self) -> tuple[float, float]:
-        """Capacity (req/s) of one replica under the composed and the naive workload."""
-        comp, naive = self.workloads()
-        cfg, slo = self.config(), SLO(ttft_s=self.slo.value)
-        span = self.span.value
-        return (
-            capacity_search(comp, cfg, slo, duration_s=span).capacity_rps,
-            capacity_search(naive, cfg, slo, duration_s=span).capacity_rps,
-        )
+        """Capacity (req/s) of one replica under the composed and the naive workload: the ``serving-capacity``
+        points at the current settings."""
+        capacity = ex.get("serving-capacity")
+        names = {p.name for p in capacity.params}
+        out = []
+        for name in SHOWN:
+            point = {k: v for k, v in self.point(name).items() if k in names}
+            out.append(float(ex.run_point(capacity, point, seed=self.seed).capacity_rps.iloc[0]))
+        return out[0], out[1]
 
     # ---- callbacks
     def _on_change(self, change) -> None:
@@ -192,6 +185,16 @@ class ServeGenPanel:
             f"capacity: composed <b>{c:.2f}</b> req/s, naive <b>{n:.2f}</b> req/s; "
             f"naive plan under-provisions by <b>{gap:.0%}</b>"
         )
+
+
+#: The panel's attribute holding each server control.
+_ATTR = {"prefill_us_per_token": "prefill", "decode_us_per_seq": "decode", "kv_budget_tokens": "kv"}
+
+
+def _reason(exc: ex.SweepError) -> str:
+    """The message of the error a point raised (without its type), for the panel's summary."""
+    error = str(exc.run.failures.iloc[0]["error"])
+    return error.split(": ", 1)[1] if ": " in error else error
 
 
 def servegen_panel(**kwargs) -> W.Widget:
