@@ -89,11 +89,11 @@ RANGE_KEYWORDS = {"options", "min", "max", "step", "base"}
 KNOWN = {
     "arrivals": "hand-builds its rate, burstiness, window and utilization sliders and calls arrivals itself",
     "burstgpt": "hand-builds its trace controls and calls workloads.trace_analysis itself",
-    "fabric": "hand-builds its controls (spraying: leaves/spines/hosts 2-16, an oversubscription menu the fabric "
-    "Params lack, message 2^16-2^34, failed uplinks; C4: GPU stops 16-4096, a four-collective menu, connections, "
-    "ports, communication share) and calls fabric models itself with hand-set seeds (spraying: collective_steps "
-    "seed 0, busiest_step, link_loads seed 1, uplink_load_table; C4: c4_gain_table seed 0, iteration_gain): needs "
-    "an uplink-loads-of-the-busiest-step experiment and a C4 gain experiment",
+    "fabric": "the spraying panel (the C4 panel reads the c4-gain experiment) hand-builds its controls (leaves/spines/"
+    "hosts 2-16, an oversubscription menu and a message size 2^16-2^34 the fabric Params lack, failed uplinks) and "
+    "calls fabric models itself with hand-set seeds (collective_steps seed 0, busiest_step, link_loads seed 1, "
+    "uplink_load_table, ranks_that_fit): needs the busiest step's index from an experiment (uplink-loads takes a "
+    "step index and draws the collective and hashing from one named stream), an oversubscription Param",
     "servegen": "hand-builds its workload/server controls and serves and searches capacity itself",
     "serving_hw": "hand-builds TP, scheduler, budget and span controls and serves the deployment itself",
     "training": "its three panels hand-build their controls (model and GPU menus, GPU counts, TP/PP, batch, the what-if "
