@@ -90,10 +90,11 @@ KNOWN = {
     "arrivals": "hand-builds its rate, burstiness, window and utilization sliders and calls arrivals itself",
     "burstgpt": "hand-builds its trace controls and calls workloads.trace_analysis itself",
     "fabric": "the spraying panel (the C4 panel reads the c4-gain experiment) hand-builds its controls (leaves/spines/"
-    "hosts 2-16, an oversubscription menu and a message size 2^16-2^34 the fabric Params lack, failed uplinks) and "
-    "calls fabric models itself with hand-set seeds (collective_steps seed 0, busiest_step, link_loads seed 1, "
-    "uplink_load_table, ranks_that_fit): needs the busiest step's index from an experiment (uplink-loads takes a "
-    "step index and draws the collective and hashing from one named stream), an oversubscription Param",
+    "hosts 2-16 where the fabric Params allow 1-512/256, an oversubscription menu and a message size 2^16-2^34 the "
+    "fabric Params lack, failed uplinks) and calls fabric models itself with hand-set seeds (leaf_spine, "
+    "ranks_that_fit, collective_steps seed 0, busiest_step, link_loads seed 1, uplink_load_table): uplink-loads serves "
+    "the heat map only once it takes the message size and can pick the busiest step (it takes a step index, routes "
+    "2^30 bytes, draws from a named stream), and fabric-congestion's connections need the busiest step too",
     "servegen": "hand-builds its workload/server controls and serves and searches capacity itself",
     "serving_hw": "hand-builds TP, scheduler, budget and span controls and serves the deployment itself",
     "training": "its three panels hand-build their controls (model and GPU menus, GPU counts, TP/PP, batch, the what-if "

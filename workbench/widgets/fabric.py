@@ -1,10 +1,11 @@
 """Interactive panels for the fabric notebooks: packet spraying (01) and C4 traffic planning (02).
 
-Each panel follows the package pattern: one model call (:func:`spraying_model`, :func:`c4_model`) turns the control
-values into a frozen record of tidy tables from :mod:`workbench.fabric`, the :mod:`workbench.viz.fabric` builders
-turn those into figures, and :func:`~workbench.widgets.redraw` swaps them into the panel's :class:`~workbench.widgets.FigurePane` widgets. Each control is
-constrained to a range the model accepts, so no setting reaches an invalid call; an update takes well under a second
-at the panel's sizes.
+The C4 panel is generated from the ``c4-gain`` experiment: its controls are the experiment's ``Param``s
+(:func:`~workbench.widgets.param_controls`) and every number a row of ``experiments.sweep``. The spraying panel is not
+yet converted (issue 36, item 2: ``tests/widgets/test_panels_from_experiments.py`` lists why): its model call
+(:func:`spraying_model`) reads the fabric experiments' sweeps but picks the busiest step and routes its heat map
+itself. The :mod:`workbench.viz.fabric` builders turn the tables into figures and :func:`~workbench.widgets.redraw`
+swaps them into the panels' :class:`~workbench.widgets.FigurePane` widgets; an update takes about a second at most.
 """
 
 from __future__ import annotations
