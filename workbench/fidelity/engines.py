@@ -419,6 +419,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "arrivals-queue-wait": ("arrivals",),
     "ballsbins-max-load": ("fabric",),
     "burstgpt-round-trip": ("workload-generators",),
+    "c4-gain": ("fabric",),
     "c4d-collective-faults": ("diagnosis",),
     "carbon-busy-hours": ("carbon",),
     "carbon-scheduling": ("carbon",),
