@@ -87,11 +87,12 @@ RANGE_KEYWORDS = {"options", "min", "max", "step", "base"}
 
 #: Panel modules that still build controls by hand or call a model (issue 36, item 2, not yet converted): why.
 KNOWN = {
-    "fabric": "hand-builds its controls (spraying: leaves/spines/hosts 2-16, an oversubscription menu the fabric "
-    "Params lack, message 2^16-2^34, failed uplinks; C4: GPU stops 16-4096, a four-collective menu, connections, "
-    "ports, communication share) and calls fabric models itself with hand-set seeds (spraying: collective_steps "
-    "seed 0, busiest_step, link_loads seed 1, uplink_load_table; C4: c4_gain_table seed 0, iteration_gain): needs "
-    "an uplink-loads-of-the-busiest-step experiment and a C4 gain experiment",
+    "fabric": "the spraying panel (the C4 panel reads the c4-gain experiment) hand-builds its controls (leaves/spines/"
+    "hosts 2-16 where the fabric Params allow 1-512/256, an oversubscription menu and a message size 2^16-2^34 the "
+    "fabric Params lack, failed uplinks) and calls fabric models itself with hand-set seeds (leaf_spine, "
+    "ranks_that_fit, collective_steps seed 0, busiest_step, link_loads seed 1, uplink_load_table): uplink-loads serves "
+    "the heat map only once it takes the message size and can pick the busiest step (it takes a step index, routes "
+    "2^30 bytes, draws from a named stream), and fabric-congestion's connections need the busiest step too",
     "training": "its three panels hand-build their controls (model and GPU menus, GPU counts, TP/PP, batch, the what-if "
     "plan, the failure rates and recovery times) and run the training models themselves (iteration_table per routing, "
     "weak_scaling, the execution graph's what_if/simulate, failures' interval curve and ETTR): each needs its "

@@ -20,6 +20,12 @@ balls-into-bins maximum load behind ECMP's penalty.
   ``(job_seed, job_group, job_index)`` of :func:`workbench._rng.keyed` (the child ``job_index`` of child
   ``job_group`` of ``job_seed``), so a study names each of its jobs and keeps its draws; the sweep's seed is not
   used. C4's traffic-planning claim (:mod:`workbench.reproductions.c4`).
+* ``c4-gain`` -- C4's traffic-planning model at one GPU count (:func:`workbench.fabric.c4_gain_table`'s row): the
+  slowdown of ECMP over planned paths, the larger of the NIC bond's (exact) and the fabric's (``samples`` hashings),
+  and the iteration-time gain planning buys at communication share ``comm_share``. ``comm_share`` and the NIC's
+  ``connections_per_nic`` and ``ports`` are treatments (not seeded: the NIC bond's slowdown is exact): every one of
+  them at a GPU count sees the same fabric hashings, so the gain is exactly linear in the share. Notebook 02's
+  C4 panel.
 * ``step-congestion`` -- one collective step's max link congestion over ideal spraying under one routing (the
   Monte-Carlo mean and the exact expectation where it exists), ranks on hosts 0, 1, ..., hashed from a named stream
   (below). The packet-spraying reproduction's crossing halving-doubling step, ring and all-to-all vs fabric size.
@@ -43,6 +49,8 @@ point (common random numbers), so differences between routings are not sampling 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -61,6 +69,7 @@ __all__ = [
     "collective_time_vs_size",
     "planned_vs_ecmp_worst_step",
     "ballsbins_max_load",
+    "c4_gain",
     "build_topology",
     "job_stream",
     "step_congestion",
@@ -245,6 +254,73 @@ def planned_vs_ecmp_worst_step(
         for routing in ("ecmp", "planned")  # in this order: both draw from the job's one stream
     ]
     return pd.DataFrame({"routing": ["ecmp", "planned"], "ratio": ratios})
+
+
+#: The collectives of C4's model: the all-reduce algorithms and all-to-all (a permutation is a test pattern, not a job's).
+C4_COLLECTIVES = tuple(c for c in collectives.COLLECTIVES if c != "permutation")
+
+
+@functools.lru_cache(maxsize=256)
+def _c4_slowdowns(gpus, collective, connections_per_nic, ports, hosts_per_leaf, spines, samples, seed):
+    """(NIC bond, fabric) slowdowns of one GPU count: one model call shared by every communication share."""
+    table = planning.c4_gain_table(
+        [gpus], [0.0], collective=collective, connections_per_nic=connections_per_nic, ports=ports,
+        hosts_per_leaf=hosts_per_leaf, spines=spines, samples=samples, seed=seed,
+    )  # fmt: skip
+    return float(table.nic_slowdown.iloc[0]), float(table.fabric_slowdown.iloc[0])
+
+
+@experiment(
+    "c4-gain",
+    small={"gpus": [16, 64], "collective": ["ring", "halving_doubling"], "samples": 5, "comm_share": [0.0, 0.3]},
+    params=[
+        Param(
+            "gpus",
+            256,
+            "",
+            low=2,
+            high=4096,
+            log=True,
+            doc="GPUs, one bonded NIC each, ranks in order (a multiple of hosts_per_leaf above it)",
+        ),
+        Param("collective", "ring", choices=C4_COLLECTIVES, doc="the job's collective"),
+        Param(
+            "connections_per_nic",
+            2,
+            "",
+            low=1,
+            high=8,
+            seeded=False,
+            doc="long-lived connections hashed onto each NIC's ports (exact: no draw)",
+        ),
+        Param("ports", 2, "", low=1, high=4, seeded=False, doc="bonded ports per NIC (C4's dual-port NICs: 2; exact)"),
+        Param("hosts_per_leaf", 16, "", low=1, high=256, doc="hosts per leaf"),
+        Param("spines", 16, "", low=1, high=512, doc="spine switches"),
+        Param("samples", 50, "", low=1, high=100_000, doc="Monte-Carlo hashings of the fabric"),
+        Param(
+            "comm_share",
+            0.2,
+            "fraction",
+            low=0.0,
+            high=1.0,
+            seeded=False,
+            doc="share of the iteration spent in (unoverlapped) communication",
+        ),
+    ],
+)
+def c4_gain(*, gpus, collective, connections_per_nic, ports, hosts_per_leaf, spines, samples, comm_share, seed):
+    """ECMP's slowdown over planned paths (NIC bond and fabric) at ``gpus`` GPUs, and planning's iteration gain at
+    ``comm_share``."""
+    if gpus % hosts_per_leaf and gpus > hosts_per_leaf:
+        raise ValueError(f"gpus above hosts_per_leaf={hosts_per_leaf} must be a multiple of it, got {gpus}")
+    nic, fab = _c4_slowdowns(gpus, collective, connections_per_nic, ports, hosts_per_leaf, spines, samples, seed)
+    r = max(nic, fab)
+    return {
+        "nic_slowdown": nic,
+        "fabric_slowdown": fab,
+        "slowdown": r,
+        "gain": float(planning.iteration_gain(comm_share, r)),
+    }
 
 
 _STREAM = "a study names each job's stream: job_index -1 is job_seed's own stream, else its child job_index"

@@ -421,6 +421,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "ballsbins-max-load": ("fabric",),
     "burstgpt-round-trip": ("workload-generators",),
     "burstgpt-trace-analysis": ("workload-generators",),
+    "c4-gain": ("fabric",),
     "c4d-collective-faults": ("diagnosis",),
     "carbon-busy-hours": ("carbon",),
     "carbon-scheduling": ("carbon",),

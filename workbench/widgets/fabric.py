@@ -1,10 +1,11 @@
 """Interactive panels for the fabric notebooks: packet spraying (01) and C4 traffic planning (02).
 
-Each panel follows the package pattern: one model call (:func:`spraying_model`, :func:`c4_model`) turns the control
-values into a frozen record of tidy tables from :mod:`workbench.fabric`, the :mod:`workbench.viz.fabric` builders
-turn those into figures, and :func:`~workbench.widgets.redraw` swaps them into the panel's :class:`~workbench.widgets.FigurePane` widgets. Each control is
-constrained to a range the model accepts, so no setting reaches an invalid call; an update takes well under a second
-at the panel's sizes.
+The C4 panel is generated from the ``c4-gain`` experiment: its controls are the experiment's ``Param``s
+(:func:`~workbench.widgets.param_controls`) and every number a row of ``experiments.sweep``. The spraying panel is not
+yet converted (issue 36, item 2: ``tests/widgets/test_panels_from_experiments.py`` lists why): its model call
+(:func:`spraying_model`) reads the fabric experiments' sweeps but picks the busiest step and routes its heat map
+itself. The :mod:`workbench.viz.fabric` builders turn the tables into figures and :func:`~workbench.widgets.redraw`
+swaps them into the panels' :class:`~workbench.widgets.FigurePane` widgets; an update takes about a second at most.
 """
 
 from __future__ import annotations
@@ -21,14 +22,18 @@ from .. import experiments as ex
 from .. import fabric as fb
 from .._units import name_label
 from ..viz import fabric as vf
-from . import FigurePane, clear, panel, redraw
+from . import FigurePane, clear, panel, param_controls, redraw
 
 __all__ = [
     "SprayingView",
     "spraying_model",
     "SprayingPanel",
     "spraying_panel",
+    "C4_SAMPLES",
+    "C4_ALL_TO_ALL_MAX_GPUS",
+    "C4_CONTROLS",
     "C4View",
+    "c4_gpu_counts",
     "c4_model",
     "C4Panel",
     "c4_panel",
@@ -176,14 +181,31 @@ def spraying_panel() -> w.Widget:
     return SprayingPanel().widget
 
 
+#: The C4 panel's Monte-Carlo hashings per GPU count (the ``c4-gain`` default is the reproduction's 50): an update
+#: of all nine GPU counts stays well under a second.
+C4_SAMPLES = 10
+#: All-to-all is swept up to this many GPUs (beyond it one point takes seconds: 4096 GPUs about 20 s).
+C4_ALL_TO_ALL_MAX_GPUS = 512
+#: The ``c4-gain`` parameters the C4 panel controls, in the order shown.
+C4_CONTROLS = ("gpus", "collective", "connections_per_nic", "ports", "comm_share")
+
+
 @dataclass(frozen=True)
 class C4View:
-    """What the C4 panel shows for one setting."""
+    """What the C4 panel shows for one setting (rows of the ``c4-gain`` experiment)."""
 
-    table: pd.DataFrame  #: c4_gain_table: gpus, comm_share, nic_slowdown, fabric_slowdown, slowdown, gain
-    gpus: int  #: the largest GPU count swept (all-to-all is capped at 512 to stay interactive)
+    table: pd.DataFrame  #: gpus, comm_share, nic_slowdown, fabric_slowdown, slowdown, gain
+    gpus: int  #: the largest GPU count swept (all-to-all is capped at :data:`C4_ALL_TO_ALL_MAX_GPUS`)
     slowdown: float  #: ECMP / planned communication time at ``gpus``
     gain: float  #: iteration gain of planning at the chosen communication share
+
+
+def c4_gpu_counts() -> list[int]:
+    """The GPU counts the C4 panel offers: ``hosts_per_leaf`` (one leaf) doubling up to the ``gpus`` parameter's
+    bound, read from the ``c4-gain`` experiment (16, 32, ..., 4096)."""
+    exp = ex.get("c4-gain")
+    hpl, top = exp.param("hosts_per_leaf").default, exp.param("gpus").high
+    return [hpl * 2**k for k in range(int(np.log2(top / hpl)) + 1)]
 
 
 def c4_model(
@@ -192,9 +214,11 @@ def c4_model(
     connections_per_nic: int,
     ports: int,
     comm_share: float,
-    gpu_options: Sequence[int] = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
+    gpu_options: Sequence[int] | None = None,
 ) -> C4View:
-    """The C4 panel's model call: the C4 gain table over the GPU counts up to ``gpus``.
+    """The C4 panel's rows: ``c4-gain`` points (seed 0, :data:`C4_SAMPLES` hashings) at the GPU counts of
+    ``gpu_options`` (default :func:`c4_gpu_counts`) up to ``gpus`` at ``comm_share``, and at every communication share
+    of the parameter's range (steps of 0.05) for the smallest and largest of those counts.
 
     Examples
     --------
@@ -202,37 +226,41 @@ def c4_model(
     >>> v.gpus, round(v.slowdown, 3), round(v.gain, 3)
     (64, 2.0, 0.3)
     """
-    counts = [g for g in gpu_options if g <= gpus and (collective != "all_to_all" or g <= 512)]
-    shares = np.round(np.linspace(0.0, 0.8, 17), 3)
-    table = fb.c4_gain_table(
-        counts, shares, collective=collective, connections_per_nic=connections_per_nic, ports=ports, samples=10, seed=0
-    )
-    r = float(table[table.gpus == counts[-1]].slowdown.iloc[0])
-    return C4View(table, counts[-1], r, float(fb.iteration_gain(comm_share, r)))
+    exp = ex.get("c4-gain")
+    options = c4_gpu_counts() if gpu_options is None else gpu_options
+    counts = [g for g in options if g <= gpus and (collective != "all_to_all" or g <= C4_ALL_TO_ALL_MAX_GPUS)]
+    lo, hi = (float(b) for b in (exp.param("comm_share").low, exp.param("comm_share").high) if b is not None)
+    shares = sorted({round(lo + (hi - lo) * k / 20, 3) for k in range(21)} | {comm_share})  # every 5% of the range
+    point = {
+        "collective": collective,
+        "connections_per_nic": connections_per_nic,
+        "ports": ports,
+        "samples": C4_SAMPLES,
+    }
+    run = functools.partial(ex.sweep, "c4-gain", client=False, progress=False)
+    curves = run({**point, "gpus": sorted({counts[0], counts[-1]}), "comm_share": shares})
+    table = pd.concat([curves, run({**point, "gpus": counts, "comm_share": [comm_share]})], ignore_index=True)
+    table = table.drop_duplicates(["gpus", "comm_share"]).sort_values(["gpus", "comm_share"])
+    table = table[["gpus", "comm_share", "nic_slowdown", "fabric_slowdown", "slowdown", "gain"]]
+    at = table[(table.gpus == counts[-1]) & (table.comm_share == comm_share)].iloc[0]
+    return C4View(table.reset_index(drop=True), counts[-1], float(at.slowdown), float(at.gain))
 
 
 class C4Panel:
-    """GPU count, collective, connections per NIC, bonded ports and communication share -> C4 model figures."""
+    """GPU count, collective, connections per NIC, bonded ports and communication share (the ``c4-gain``
+    experiment's parameters) -> the C4 model's gain and slowdown figures."""
 
     def __init__(self) -> None:
-        self.gpus = w.SelectionSlider(
-            options=[16, 32, 64, 128, 256, 512, 1024, 2048, 4096], value=256, description="GPUs"
-        )
-        self.collective = w.Dropdown(
-            options=["ring", "halving_doubling", "double_binary_tree", "all_to_all"],
-            value="ring",
-            description="collective",
-        )
-        self.conns = w.IntSlider(2, min=1, max=8, description="connections per NIC")
-        self.ports = w.IntSlider(2, min=1, max=4, description="bonded ports per NIC")
-        self.share = w.FloatSlider(0.2, min=0.0, max=0.8, step=0.05, description="communication share")
+        self.gpu_options = c4_gpu_counts()
+        self.controls = param_controls(ex.get("c4-gain"), C4_CONTROLS, gpus={"stops": self.gpu_options})
+        self.gpus, self.collective, self.conns, self.ports, self.share = self.controls
         self.status = w.HTML()
         self.fig_gain = FigurePane()
         self.fig_slow = FigurePane()
-        for c in (self.gpus, self.collective, self.conns, self.ports, self.share):
+        for c in self.controls:
             c.observe(lambda _c: self.update(), names="value")
         self.widget = panel(
-            [self.gpus, self.collective, self.conns, self.ports, self.share],
+            self.controls,
             [self.fig_gain, self.fig_slow],
             info=self.status,
             fidelity="workbench.widgets.fabric:c4_panel",
@@ -240,23 +268,23 @@ class C4Panel:
         self.update()
 
     def update(self) -> None:
-        coll = self.collective.value
-        view = c4_model(self.gpus.value, coll, self.conns.value, self.ports.value, self.share.value, self.gpus.options)
+        coll, share = self.collective.value, self.share.value
+        view = c4_model(self.gpus.value, coll, self.conns.value, self.ports.value, share, self.gpu_options)
         t = view.table
+        curves = t[t.gpus.isin([t.gpus.min(), view.gpus])]
+        at_share = t[t.comm_share == share]
         figs = [
+            (self.fig_gain, vf.gain_vs_share(curves, selected=(share, view.gain))),  # the slider moves the point
             (
-                self.fig_gain,
-                vf.gain_vs_share(
-                    t[t.gpus.isin([t.gpus.min(), view.gpus])], selected=(self.share.value, view.gain)
-                ),  # the slider moves the marked point
+                self.fig_slow,
+                vf.slowdown_vs_gpus(at_share, title=f"{name_label(coll)}: ECMP / planned communication time"),
             ),
-            (self.fig_slow, vf.slowdown_vs_gpus(t, title=f"{name_label(coll)}: ECMP / planned communication time")),
         ]
         for fw, fig in figs:
             redraw(fw, fig)
         self.status.value = (
             f"{view.gpus} GPUs: ECMP stretches communication {view.slowdown:.2f}x; at a "
-            f"{self.share.value:.0%} communication share planning gains {view.gain:.1%}"
+            f"{share:.0%} communication share planning gains {view.gain:.1%}"
         )
 
 
