@@ -117,7 +117,11 @@ class ServeGenPanel:
                 options = list(control.options)
                 own = float(s[column])
                 text = f"{own:,.0f}" if own.is_integer() else f"{own:g}"
-                options[0] = (f"{text} ({self.model.value})", options[0][1])
+                # the default server's own value, bare: a slider's readout shows about nine characters, and a
+                # "150,000 (m-large)" was cut to "150,000 (m" (its tooltip names the model)
+                options[0] = (text, options[0][1])
+                doc = ex.get(EXPERIMENT).param(name).doc
+                control.tooltip = f"{doc} (first stop: {self.model.value}'s default server)"
                 control.options = options
                 control.value = 0
         finally:
