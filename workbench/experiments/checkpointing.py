@@ -32,7 +32,16 @@ def storage_of(*, gpu, pcie_gbps, serialise_gbps, node_gbps, aggregate_gbps, pla
     version="1",
     small={"method": list(ck.METHODS), "gpus": [1024, 4096]},
     params=[
-        Param("params_b", 405.0, "", low=0.1, high=10_000.0, log=True, doc="model parameters (billions)"),
+        Param(
+            "params_b",
+            405.0,
+            "",
+            low=0.1,
+            high=10_000.0,
+            log=True,
+            label="parameters (billions)",
+            doc="model parameters (billions)",
+        ),
         Param("gpus", 1024, "", low=1, high=1e6, log=True, label="GPUs", doc="GPUs of the job (a multiple of tp * pp)"),
         Param("tp", 8, "", low=1, high=64, doc="tensor parallelism"),
         Param("pp", 16, "", low=1, high=256, doc="pipeline parallelism"),

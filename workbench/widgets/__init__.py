@@ -575,6 +575,20 @@ def _nice(v: float) -> str:
     return f"{v:,.0f}" if float(v).is_integer() and abs(v) >= 1 else f"{v:g}"
 
 
+def _readout_format(low: float, high: float, step: float) -> str:
+    """A float slider's readout (d3-format): three significant digits below 1,000, and above it the step's decimals
+    with thousands separators, never exponent notation (``.3g`` reads 1,200 s as ``1.20e+3``).
+
+    >>> _readout_format(0.0, 1.0, 0.01), _readout_format(300.0, 3600.0, 10.0), _readout_format(0.0, 2000.0, 0.5)
+    ('.3g', ',.0f', ',.1f')
+    """
+    import math
+
+    if max(abs(low), abs(high)) < 1000:
+        return ".3g"
+    return f",.{max(0, -math.floor(math.log10(step)))}f"
+
+
 def param_control(
     param,
     value=None,
@@ -684,7 +698,13 @@ def param_control(
                 lo_f = lo if param.low_inclusive else lo + step
                 hi_f = hi if param.high_inclusive else hi - step
                 control = W.FloatSlider(
-                    value=value, min=lo_f, max=hi_f, step=step, continuous_update=False, readout_format=".3g", **common
+                    value=value,
+                    min=lo_f,
+                    max=hi_f,
+                    step=step,
+                    continuous_update=False,
+                    readout_format=_readout_format(lo_f, hi_f, step),
+                    **common,
                 )
         else:
             # a bounded box needs both ends (ipywidgets' defaults are 0 and 100, which would clamp the value): the
