@@ -7,21 +7,22 @@ fill whole leaves); a plan that does not fit in memory is reported in the status
 
 from __future__ import annotations
 
-from dataclasses import replace
+import math
 
 import ipywidgets as w
 import numpy as np
 import pandas as pd
 
+from .. import experiments as ex
 from .. import fabric as fb
 from ..training import GPUS, MODELS, Plan, PlanError, check_plan
-from ..training import failures as tf
 from ..training.exec_graph import build_graph, simulate, what_if
+from ..training.failures import LOSS_PARTS
 from ..training.iteration import iteration_table
 from ..training.scaling import weak_scaling
 from ..viz import exec_graph as vg
 from ..viz import training as vt
-from . import FigurePane, clear, log_steps, panel, redraw
+from . import FigurePane, clear, panel, param_control, param_controls, param_values, redraw
 
 __all__ = ["IterationPanel", "iteration_panel", "WhatIfPanel", "what_if_panel", "FailuresPanel", "failures_panel"]
 
@@ -203,30 +204,83 @@ def what_if_panel() -> w.Widget:
     return WhatIfPanel().widget
 
 
+#: The ``training-ettr-vs-interval`` parameters the failures panel controls besides the job size.
+FAILURE_CONTROLS = ("rate_scale", "detect_s", "isolate_s", "restart_s", "checkpoint_s")
+#: Points of the failures panel's ETTR curve: this many intervals from 1/20 to 20 times the Young/Daly interval
+#: (never below :data:`SHORTEST_INTERVAL_S`).
+CURVE_POINTS = 25
+SHORTEST_INTERVAL_S = 10.0
+
+
+def failure_gpu_stops(experiment="training-ettr-vs-interval") -> list[int]:
+    """The job sizes the failures panel offers: whole hosts doubling from one host (``gpus_per_host``) within the
+    ``gpus`` parameter's range, and its top (a log ``Param`` would stop at 1-2-5 counts, not whole hosts).
+
+    Examples
+    --------
+    >>> failure_gpu_stops()[:3], failure_gpu_stops()[-2:]
+    ([8, 16, 32], [65536, 100000])
+    """
+    exp = ex.get(experiment)
+    gpus, host = exp.param("gpus"), exp.param("gpus_per_host").default
+    low = float(gpus.low or 1)
+    high = float(gpus.high or low)
+    top = int(math.floor(math.log2(high / host)))
+    stops = [host * 2**k for k in range(top + 1) if host * 2**k >= low]
+    return stops + ([int(high)] if stops[-1] < high else [])
+
+
+def failures_model(**values) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The failures panel's numbers, all rows of ``training-ettr-vs-interval`` at ``values``: one row per recovery
+    mode at the Young/Daly interval, the checkpoint-restart curve over :data:`CURVE_POINTS` intervals around it
+    (``interval_s, ettr, mc_ettr, mc_se``), and the GPU-hours lost per day (``label, category,
+    gpu_hours_per_day``) of each mode.
+
+    Examples
+    --------
+    >>> rows, curve, loss = failures_model(gpus=1024)
+    >>> rows["mode"].tolist(), len(curve), bool(rows.ettr.is_monotonic_increasing)
+    (['checkpoint', 'live'], 25, True)
+    """
+    rows = pd.concat(
+        [ex.run_point("training-ettr-vs-interval", {**values, "mode": m}) for m in ("checkpoint", "live")],
+        ignore_index=True,
+    )
+    yd = float(rows.young_daly_s.iloc[0])
+    intervals = [float(t) for t in np.geomspace(max(SHORTEST_INTERVAL_S, yd / 20), yd * 20, CURVE_POINTS)]
+    curve = ex.sweep("training-ettr-vs-interval", {**values, "mode": "checkpoint", "interval_s": intervals},
+                     client=False, progress=False)  # fmt: skip
+    curve = curve.sort_values("interval_s", ignore_index=True)[["interval_s", "ettr", "mc_ettr", "mc_se"]]
+    labels = {"checkpoint": "checkpoint-restart", "live": "live migration"}
+    loss = pd.DataFrame(
+        [
+            {"label": labels[r["mode"]], "category": k, "gpu_hours_per_day": r[f"lost_{k}"]}
+            for _, r in rows.iterrows()
+            for k in LOSS_PARTS
+        ]
+    )
+    return rows, curve, loss
+
+
 class FailuresPanel:
-    """Job size, failure-rate multiplier, detection, isolation, restart, checkpoint cost and recovery mode -> ETTR
-    vs checkpoint interval (closed form and Monte-Carlo) and GPU-hours lost per day."""
+    """Job size, failure-rate multiplier, detection, isolation, restart and checkpoint cost -> ETTR vs checkpoint
+    interval (closed form and Monte-Carlo) and GPU-hours lost per day, checkpoint-restart vs live migration: points
+    of the ``training-ettr-vs-interval`` experiment."""
 
     def __init__(self) -> None:
-        self.gpus = w.SelectionSlider(
-            options=[1024, 2048, 4096, 8192, 16384, 32768, 65536, 100_000], value=16384, description="GPUs"
-        )
+        exp = ex.get("training-ettr-vs-interval")
         # logarithmic controls stop at 1-2-5 values and at their defaults (a FloatLogSlider snapped 600 s to 631 s
         # and printed "2.00e+3"); every control redraws on release, not on every drag step
-        self.rate = w.SelectionSlider(options=log_steps(0.1, 10, 1), value=1, description="rate x Llama 3")
-        self.detect = w.SelectionSlider(options=log_steps(1, 10_000, 600), value=600, description="detection (s)")
-        self.isolate = w.SelectionSlider(options=log_steps(1, 10_000, 1800), value=1800, description="isolation (s)")
-        self.restart = w.FloatSlider(270, min=30, max=3600, step=30, description="restart (s)")
-        self.ckpt = w.FloatSlider(60, min=5, max=600, step=5, description="checkpoint write (s)")
-        for c in (self.gpus, self.rate, self.detect, self.isolate, self.restart, self.ckpt):
-            c.continuous_update = False
+        self.gpus = param_control(exp.param("gpus"), stops=failure_gpu_stops(exp))
+        self.rate, self.detect, self.isolate, self.restart, self.ckpt = param_controls(exp, FAILURE_CONTROLS)
+        self.controls = [self.gpus, self.rate, self.detect, self.isolate, self.restart, self.ckpt]
         self.status = w.HTML()
         self.fig_curve = FigurePane()
         self.fig_loss = FigurePane()
-        for c in (self.gpus, self.rate, self.detect, self.isolate, self.restart, self.ckpt):
+        for c in self.controls:
             c.observe(lambda _c: self.update(), names="value")
         self.widget = panel(
-            [self.gpus, self.rate, self.detect, self.isolate, self.restart, self.ckpt],
+            self.controls,
             [self.fig_curve, self.fig_loss],
             info=self.status,
             fidelity="workbench.widgets.training:failures_panel",
@@ -234,36 +288,19 @@ class FailuresPanel:
         self.update()
 
     def update(self) -> None:
-        n = self.gpus.value
-        lf = sum(tf.job_rates_per_s(n, rate_scale=self.rate.value).values())
-        lp = tf.planned_rate_per_s(n, rate_scale=self.rate.value)
-        base = tf.Recovery(
-            detect_s=self.detect.value,
-            isolate_s=self.isolate.value,
-            restart_s=self.restart.value,
-            checkpoint_s=self.ckpt.value,
-        )
-        yd = tf.young_daly_s(base.checkpoint_s, 1 / lf)
-        curve = tf.interval_curve(lf, base, np.geomspace(max(10.0, yd / 20), yd * 20, 25), lp, replicas=100, seed=0)
-        rows = []
-        for label, rec in (
-            ("checkpoint-restart", replace(base, interval_s=yd)),
-            ("live migration", replace(base, mode="live", interval_s=yd)),
-        ):
-            part = tf.gpu_hours_lost_per_day(n, rec, rate_scale=self.rate.value)
-            rows.append(part.assign(label=label))
-        loss = pd.concat(rows, ignore_index=True)
+        v = param_values(self.controls)
+        rows, curve, loss = failures_model(**v)
+        cr, lv = rows.set_index("mode").loc["checkpoint"], rows.set_index("mode").loc["live"]
+        yd = float(cr.young_daly_s)
         settings = (
-            f"{n:,} GPUs; detect {base.detect_s:g} s, isolate {base.isolate_s:g} s, restart {base.restart_s:g} s, "
-            f"checkpoint {base.checkpoint_s:g} s"
+            f"{v['gpus']:,} GPUs; detect {v['detect_s']:g} s, isolate {v['isolate_s']:g} s, restart "
+            f"{v['restart_s']:g} s, checkpoint {v['checkpoint_s']:g} s"
         )  # what the reproduction's figure of the same name states too: their ETTRs differ by these settings
         redraw(self.fig_curve, vt.ettr_vs_interval(curve, yd, title=f"{settings}: ETTR vs checkpoint interval"))
         redraw(self.fig_loss, vt.loss_breakdown(loss, title="GPU-hours lost per day (Young/Daly interval)"))
-        e_cr = tf.ettr(lf, replace(base, interval_s=yd), lp)["ettr"]
-        e_lv = tf.ettr(lf, replace(base, mode="live", interval_s=yd), lp)["ettr"]
         self.status.value = (
-            f"MTBF {1 / lf / 3600:.2f} h; Young/Daly interval {yd / 60:.1f} min; ETTR "
-            f"checkpoint-restart {e_cr:.3f}, live migration {e_lv:.3f}"
+            f"MTBF {cr.mtbf_h:.2f} h; Young/Daly interval {yd / 60:.1f} min; ETTR "
+            f"checkpoint-restart {cr.ettr:.3f}, live migration {lv.ettr:.3f}"
         )
 
 
