@@ -32,6 +32,8 @@ so a rename in a model package is a one-line change in the wrapper):
 ``serving-capacity``              serving capacity vs model x hour x workload (composed, naive)
 ``serving-hardware``              latency and throughput of a deployment (model, GPU, TP, PP, scheduler, balancer)
 ``training-ettr``                 effective training time ratio vs MTBF x checkpointing
+``training-ettr-vs-interval``     ETTR (closed form and Monte-Carlo) and GPU-hours lost vs checkpoint interval
+``training-iteration-breakdown``  a job's iteration breakdown, MFU and memory per routing (07's iteration panel)
 ``training-iteration-time``       training iteration time breakdown vs plan on a leaf-spine
 ================================  ================================================================================
 

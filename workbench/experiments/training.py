@@ -5,6 +5,15 @@ detection vs signal noise.
   data-parallel collective stepped on a non-blocking leaf-spine of ``hosts_per_leaf`` hosts per leaf under
   ``routing`` (:func:`workbench.training.iteration_time`; one ECMP hashing per job, seeded). A plan that does not
   fit raises :class:`~workbench.training.PlanError`, reported in the sweep's errors table.
+* ``training-iteration-breakdown`` -- one job of ``gpus`` GPUs laid out ``tp x pp`` (DP fills the rest, each DP
+  replica ``batch_per_replica`` sequences, ``recompute`` activations), its memory checked
+  (:func:`workbench.training.check_plan`: a plan that does not fit raises :class:`~workbench.training.PlanError`
+  naming the GiB) and its iteration broken down (:func:`workbench.training.iteration.iteration_table`: compute,
+  TP, PP, bubble, exposed DP communication, MFU, memory) with the DP ``collective`` routed by ``routing`` on a
+  non-blocking leaf-spine of whole leaves of ``hosts_per_leaf``. ECMP's (and MP-x's) hashing of the job is
+  ``hashing`` (numbered like ``training-plan-routing-gain``'s, so the sweep's seed is not used). The study of
+  notebook 07's iteration panel: per routing it is the breakdown, swept over ``gpus`` the weak scaling
+  (:func:`workbench.training.scaling.weak_scaling` at one hashing).
 * ``training-ettr`` -- the effective training time ratio of a job whose failures arrive every ``mtbf_h`` hours,
   checkpointing every ``interval_s`` (or migrating live): closed form (:func:`workbench.training.failures.ettr`)
   and Monte-Carlo (:func:`workbench.training.failures.simulate`).
@@ -25,15 +34,21 @@ from dataclasses import asdict
 from .._rng import int31_seed
 from ..fabric.routing import ROUTINGS
 from ..fabric.topology import leaf_spine
-from ..training import GPUS, MODELS, Plan, iteration_time
+from ..training import GPUS, MODELS, Plan, check_plan, iteration_time
 from ..training import failures as tf
 from ..training.diagnosis import FAULT_KINDS
 from ..training.diagnosis.evaluate import DETECTORS, Scenario, run_scenario
 from ..training.dse import explore
-from ..training.iteration import COMPUTE_FORMS, ERAS
+from ..training.iteration import COMPUTE_FORMS, ERAS, iteration_table
 from ._space import Param, experiment
 
-__all__ = ["training_iteration_time", "training_ettr", "training_dse", "diagnosis_detection"]
+__all__ = [
+    "training_iteration_time",
+    "training_iteration_breakdown",
+    "training_ettr",
+    "training_dse",
+    "diagnosis_detection",
+]
 
 
 #: The compute term of the iteration model (a treatment: the same plan under both forms): the validated model's
@@ -79,6 +94,48 @@ def training_iteration_time(
         MODELS[model], plan, spec, topo, routing, collective=collective, seed=int31_seed(seed), compute=compute, era=era
     )
     return {"gpus": plan.gpus, **asdict(breakdown)}
+
+
+#: The iteration panel's columns of :func:`~workbench.training.iteration.iteration_table` that restate a parameter.
+_PLAN_COLUMNS = ("tp", "pp", "gpus", "recompute")
+
+
+@experiment(
+    "training-iteration-breakdown",
+    version="1",
+    small={"model": "gpt-18b", "gpus": [256, 512], "pp": 2, "routing": ["ecmp", "planned"]},
+    params=[
+        Param("model", "gpt3-175b", choices=tuple(MODELS), doc="model"),
+        Param("gpu", "H100", choices=tuple(GPUS), label="GPU", doc="GPU type (its NIC sets the host links)"),
+        Param("gpus", 1024, "", low=256, high=16_384, log=True, label="GPUs",
+              doc="GPUs of the job: tp x pp x dp, whole leaves of hosts_per_leaf"),
+        Param("tp", 8, "", low=1, high=8, label="TP", doc="tensor-parallel degree (within a host's NVLink domain)"),
+        Param("pp", 8, "", low=1, high=16, label="PP", doc="pipeline-parallel degree"),
+        Param("batch_per_replica", 16, "", low=1, high=64, label="sequences per replica",
+              doc="sequences per DP replica per iteration (global batch = dp x this)"),
+        Param("routing", "ecmp", choices=tuple(ROUTINGS), seeded=False, doc="how the DP collective's paths are chosen"),
+        Param("collective", "ring", choices=("ring", "halving_doubling", "double_binary_tree"), label="DP collective",
+              doc="DP all-reduce algorithm (halving-doubling needs a power-of-two DP)"),
+        Param("recompute", "selective", choices=("selective", "full"),
+              doc="activation recomputation (selective: the c4-training claims' setting)"),
+        Param("hosts_per_leaf", 32, "", low=1, high=256, doc="GPUs (one NIC each) per leaf; spines = hosts_per_leaf"),
+        Param("hashing", 0, "", low=0, high=2**31 - 1, doc="ECMP hashing of the job (numbered; the claims average 0-3)"),
+    ],
+)  # fmt: skip
+def training_iteration_breakdown(*, model, gpu, gpus, tp, pp, batch_per_replica, routing, collective, recompute,
+                                 hosts_per_leaf, hashing, seed):  # fmt: skip
+    """Iteration-time breakdown, MFU and memory of one job under one routing (one hashing)."""
+    del seed  # the hashing is a parameter
+    if gpus % hosts_per_leaf or gpus % (tp * pp):
+        raise ValueError(
+            f"gpus must be a multiple of hosts_per_leaf = {hosts_per_leaf} and of tp x pp = {tp * pp}, got {gpus}"
+        )
+    spec, dp = GPUS[gpu], gpus // (tp * pp)
+    plan = Plan(tp, pp, dp, dp * batch_per_replica, recompute=recompute)
+    check_plan(MODELS[model], plan, spec, n_gpus=gpus)
+    topo = leaf_spine(gpus // hosts_per_leaf, hosts_per_leaf, hosts_per_leaf, host_gbps=spec.nic_gbps)
+    row = iteration_table(MODELS[model], [plan], spec, topo, routing, collective=collective, seed=hashing).iloc[0]
+    return {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items() if k not in _PLAN_COLUMNS}
 
 
 @experiment(

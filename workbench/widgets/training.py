@@ -7,6 +7,7 @@ fill whole leaves); a plan that does not fit in memory is reported in the status
 
 from __future__ import annotations
 
+import html
 import math
 
 import ipywidgets as w
@@ -14,12 +15,9 @@ import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
-from .. import fabric as fb
-from ..training import GPUS, MODELS, Plan, PlanError, check_plan
+from ..training import GPUS, MODELS, Plan, PlanError
 from ..training.exec_graph import build_graph, simulate, what_if
 from ..training.failures import LOSS_PARTS
-from ..training.iteration import iteration_table
-from ..training.scaling import weak_scaling
 from ..viz import exec_graph as vg
 from ..viz import training as vt
 from . import FigurePane, clear, panel, param_control, param_controls, param_values, redraw
@@ -35,30 +33,73 @@ RECOMPUTE = "selective"
 CLAIM_HASHINGS = 4
 
 
+#: The ``training-iteration-breakdown`` parameters the iteration panel controls, in the order shown.
+ITERATION_CONTROLS = ("model", "gpu", "gpus", "tp", "pp", "batch_per_replica", "collective")
+#: Routings of the weak-scaling figure.
+SCALING_ROUTINGS = ("ecmp", "spray", "planned")
+
+
+def doubling_stops(param, unit: int = 1) -> list[int]:
+    """``unit x 2^k`` within ``param``'s range: the values of a power-of-two parameter (TP, PP) or of a job size
+    that fills whole leaves of ``unit`` GPUs and splits into power-of-two DP replicas (a slider over every integer
+    would offer layouts the models reject).
+
+    Examples
+    --------
+    >>> exp = ex.get("training-iteration-breakdown")
+    >>> doubling_stops(exp.param("tp")), doubling_stops(exp.param("gpus"), 32)[:2]
+    ([1, 2, 4, 8], [256, 512])
+    """
+    low, high = float(param.low or 1), float(param.high or 1)
+    top = int(math.floor(math.log2(high / unit)))
+    return [unit * 2**k for k in range(top + 1) if unit * 2**k >= low]
+
+
+def iteration_model(**values) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The iteration panel's numbers, rows of ``training-iteration-breakdown`` at ``values``: one per routing of
+    :data:`_ROUTINGS` (the bars; raises :class:`~workbench.experiments.SweepError` if the plan does not fit), and the
+    weak scaling: the same plan shape (``tp x pp``, sequences per replica) at every GPU stop up to ``values["gpus"]``
+    with at least two replicas, per routing of :data:`SCALING_ROUTINGS` (points whose plan does not fit are left
+    out).
+
+    Examples
+    --------
+    >>> bars, scale = iteration_model(model="gpt-18b", gpus=512, pp=2)
+    >>> bars.routing.tolist(), sorted(scale.gpus.unique().tolist())
+    (['ecmp', 'mp-4', 'spray', 'planned'], [256, 512])
+    """
+    exp = ex.get("training-iteration-breakdown")
+    values = {**values, "recompute": RECOMPUTE}
+    bars = pd.concat([ex.run_point(exp, {**values, "routing": r}) for r in _ROUTINGS], ignore_index=True)
+    n, per_replica = (
+        values["gpus"],
+        values.get("tp", exp.param("tp").default) * values.get("pp", exp.param("pp").default),
+    )
+    stops = doubling_stops(exp.param("gpus"), exp.param("hosts_per_leaf").default)
+    counts = [c for c in stops if c <= n and c % per_replica == 0 and c // per_replica >= 2]
+    scale = ex.run_sweep(exp, {**values, "gpus": counts, "routing": list(SCALING_ROUTINGS)}, client=False,
+                         progress=False).table if counts else pd.DataFrame(columns=["gpus", "routing", "iteration_s"])  # fmt: skip
+    return bars, scale
+
+
 class IterationPanel:
-    """Model, GPU, job size, TP/PP, batch per replica and DP collective -> breakdown per routing and scaling."""
+    """Model, GPU, job size, TP/PP, batch per replica and DP collective -> breakdown per routing and scaling: points
+    of the ``training-iteration-breakdown`` experiment."""
 
     def __init__(self) -> None:
-        self.model = w.Dropdown(
-            options=["gpt-18b", "gpt-39b", "gpt-76b", "gpt3-175b", "llama3-405b", "moe-8x22b"],
-            value="gpt3-175b",
-            description="model",
-        )
-        self.gpu = w.Dropdown(options=list(GPUS), value="H100", description="GPU")
-        self.gpus = w.SelectionSlider(options=[256, 512, 1024, 2048, 4096, 8192, 16384], value=1024, description="GPUs")
-        self.tp = w.Dropdown(options=[1, 2, 4, 8], value=8, description="TP")
-        self.pp = w.Dropdown(options=[1, 2, 4, 8, 16], value=8, description="PP")
-        self.batch = w.IntSlider(16, min=1, max=64, description="sequences per replica")
-        self.collective = w.Dropdown(
-            options=["ring", "halving_doubling", "double_binary_tree"], value="ring", description="DP collective"
-        )
+        exp = ex.get("training-iteration-breakdown")
+        stops = {"gpus": doubling_stops(exp.param("gpus"), exp.param("hosts_per_leaf").default),
+                 "tp": doubling_stops(exp.param("tp")), "pp": doubling_stops(exp.param("pp"))}  # fmt: skip
+        controls = param_controls(exp, ITERATION_CONTROLS, **{k: {"stops": v} for k, v in stops.items()})
+        self.model, self.gpu, self.gpus, self.tp, self.pp, self.batch, self.collective = controls
+        self.controls = controls
         self.status = w.HTML()
         self.fig_bars = FigurePane()
         self.fig_scale = FigurePane()
-        for c in (self.model, self.gpu, self.gpus, self.tp, self.pp, self.batch, self.collective):
+        for c in controls:
             c.observe(lambda _c: self.update(), names="value")
         self.widget = panel(
-            [self.model, self.gpu, self.gpus, self.tp, self.pp, self.batch, self.collective],
+            controls,
             [self.fig_bars, self.fig_scale],
             info=self.status,
             fidelity="workbench.widgets.training:iteration_panel",
@@ -67,50 +108,21 @@ class IterationPanel:
         self.update()
 
     def update(self) -> None:
-        model, gpu, n = MODELS[self.model.value], GPUS[self.gpu.value], self.gpus.value
-        tp, pp = self.tp.value, self.pp.value
-        dp = n // (tp * pp)
-        plan = Plan(tp, pp, dp, dp * self.batch.value, recompute=RECOMPUTE)
+        v = param_values(self.controls)
         try:
-            check_plan(model, plan, gpu, n_gpus=n)
-        except PlanError as exc:
-            self.status.value = f"<b>Plan does not fit:</b> {exc}"
+            t, scale = iteration_model(**v)
+        except ex.SweepError as err:
+            why = str(err.run.failures.error.iloc[0]).removeprefix("PlanError: ")
+            self.status.value = f"<b>Plan does not fit:</b> {html.escape(why)}"
             self.table = self.scale = None
             for pane in (self.fig_bars, self.fig_scale):
                 clear(pane, "the plan does not fit (see above)")
             return
-        coll = self.collective.value
-        if coll == "halving_doubling" and dp & (dp - 1):
-            coll = "ring"
-        topo = fb.leaf_spine(n // 32, 32, 32, host_gbps=gpu.nic_gbps)
-        t = pd.concat(
-            [
-                iteration_table(model, [plan], gpu, topo, r, collective=coll, seed=0).assign(routing=r)
-                for r in _ROUTINGS
-            ],
-            ignore_index=True,
-        )
-        counts = [c for c in self.gpus.options if c <= n and c % (tp * pp) == 0 and c // (tp * pp) >= 2]
-        scale = (
-            weak_scaling(
-                model,
-                gpu,
-                counts,
-                tp,
-                pp,
-                self.batch.value,
-                ("ecmp", "spray", "planned"),
-                seeds=1,  # seed 0, as the bars: both figures show the same computation at the panel's GPU count
-                recompute=RECOMPUTE,
-                collective=coll,
-            )
-            if counts
-            else pd.DataFrame(columns=["gpus", "routing", "iteration_s"])
-        )
         self.table, self.scale = t, scale
-        redraw(self.fig_bars, vt.breakdown(t, title=f"{model.name}, TP{tp} PP{pp} DP{dp} on {n} {gpu.name}"))
-        redraw(self.fig_scale, vt.iteration_vs_gpus(scale, title="Weak scaling (same plan shape)"))
         e, p = t.set_index("routing").loc["ecmp"], t.set_index("routing").loc["planned"]
+        title = f"{MODELS[v['model']].name}, TP{v['tp']} PP{v['pp']} DP{int(p.dp)} on {v['gpus']} {GPUS[v['gpu']].name}"
+        redraw(self.fig_bars, vt.breakdown(t, title=title))
+        redraw(self.fig_scale, vt.iteration_vs_gpus(scale, title="Weak scaling (same plan shape)"))
         self.status.value = (
             f"ECMP {e.iteration_s:.2f} s (MFU {e.mfu:.1%}) vs planned {p.iteration_s:.2f} s "
             f"(MFU {p.mfu:.1%}): {e.iteration_s / p.iteration_s - 1:+.1%}; DP collective "
