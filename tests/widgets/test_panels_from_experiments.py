@@ -96,10 +96,6 @@ KNOWN = {
     "an uplink-loads-of-the-busiest-step experiment and a C4 gain experiment",
     "servegen": "hand-builds its workload/server controls and serves and searches capacity itself",
     "serving_hw": "hand-builds TP, scheduler, budget and span controls and serves the deployment itself",
-    "training": "its what-if panel hand-builds its plan controls (model, TP, PP, DP, batch, recompute) and runs the "
-    "execution graph itself (build_graph, what_if, simulate, critical_share): needs its study registered (base and "
-    "edited breakdowns, per-stage graph rows); the failures and iteration panels are converted "
-    "(training-ettr-vs-interval, training-iteration-breakdown)",
 }
 #: Controls the rule matches that hold no parameter of an experiment: ``module:function`` and why.
 NOT_PARAMS = {

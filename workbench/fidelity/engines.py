@@ -464,6 +464,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "training-iteration-time": ("training",),
     "training-plan-routing-gain": ("training",),
     "training-recovery-vs-gpus": ("training-failures",),
+    "training-what-if": ("training",),
     "uplink-loads": ("fabric",),
 }
 

@@ -1,7 +1,9 @@
 """Interactive panels for the training notebooks: iteration time on the fabric (07), the execution graph's what-if
 (07) and ETTR under failures (08).
 
-Controls only offer combinations the models accept (TP and PP from divisors that fit the GPU count, GPU counts that
+Every control is a ``Param`` of the panel's experiment (``training-iteration-breakdown``, ``training-what-if``,
+``training-ettr-vs-interval``) and every number a point of it (``run_point``, ``sweep``). Controls only offer
+combinations the models accept (TP, PP, DP and GPU counts doubling within their ``Param``'s range, GPU counts that
 fill whole leaves); a plan that does not fit in memory is reported in the status line instead of being drawn.
 """
 
@@ -15,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
-from ..training import GPUS, MODELS, Plan, PlanError
-from ..training.exec_graph import build_graph, simulate, what_if
+from ..training import GPUS, MODELS
 from ..training.failures import LOSS_PARTS
 from ..viz import exec_graph as vg
 from ..viz import training as vt
@@ -39,8 +40,15 @@ ITERATION_CONTROLS = ("model", "gpu", "gpus", "tp", "pp", "batch_per_replica", "
 SCALING_ROUTINGS = ("ecmp", "spray", "planned")
 
 
-def doubling_stops(param, unit: int = 1) -> list[int]:
-    """``unit x 2^k`` within ``param``'s range: the values of a power-of-two parameter (TP, PP) or of a job size
+def _why(err: ex.SweepError) -> str:
+    """The message of the error that failed a point, without its exception's name."""
+    error = str(err.run.failures.error.iloc[0])
+    name, sep, message = error.partition(": ")
+    return message if sep and name.rsplit(".", 1)[-1].endswith("Error") else error
+
+
+def doubling_stops(param, unit: int | None = None) -> list[int]:
+    """``unit x 2^k`` (``unit``: the range's low end unless given) within ``param``'s range: the values of a power-of-two parameter (TP, PP) or of a job size
     that fills whole leaves of ``unit`` GPUs and splits into power-of-two DP replicas (a slider over every integer
     would offer layouts the models reject).
 
@@ -51,6 +59,7 @@ def doubling_stops(param, unit: int = 1) -> list[int]:
     ([1, 2, 4, 8], [256, 512])
     """
     low, high = float(param.low or 1), float(param.high or 1)
+    unit = unit or int(low)
     top = int(math.floor(math.log2(high / unit)))
     return [unit * 2**k for k in range(top + 1) if unit * 2**k >= low]
 
@@ -112,8 +121,7 @@ class IterationPanel:
         try:
             t, scale = iteration_model(**v)
         except ex.SweepError as err:
-            why = str(err.run.failures.error.iloc[0]).removeprefix("PlanError: ")
-            self.status.value = f"<b>Plan does not fit:</b> {html.escape(why)}"
+            self.status.value = f"<b>Plan does not fit:</b> {html.escape(_why(err))}"
             self.table = self.scale = None
             for pane in (self.fig_bars, self.fig_scale):
                 clear(pane, "the plan does not fit (see above)")
@@ -139,29 +147,27 @@ def iteration_panel() -> w.Widget:
     return IterationPanel().widget
 
 
+#: The ``training-what-if`` parameters the what-if panel controls (the edit; the base plan is the experiment's).
+WHAT_IF_CONTROLS = ("model", "tp", "pp", "dp", "global_batch", "recompute")
+
+
 class WhatIfPanel:
     """Edit a plan's TP, PP, DP, global batch or recomputation (Lumos-style graph edits of a base plan) -> the new
     iteration time and its breakdown (exposed compute, overlap, exposed communication, other) next to the base
-    plan's, and the breakdown of every pipeline stage."""
-
-    BASE = ("gpt3-175b", Plan(8, 8, 8, 512, recompute="full"))
+    plan's, and the breakdown of every pipeline stage: points of the ``training-what-if`` experiment."""
 
     def __init__(self) -> None:
-        name, base = self.BASE
-        self.model = w.Dropdown(options=["gpt-39b", "gpt-76b", "gpt3-175b"], value=name, description="model")
-        self.tp = w.Dropdown(options=[1, 2, 4, 8], value=base.tp, description="TP")
-        self.pp = w.Dropdown(options=[1, 2, 4, 8, 16], value=base.pp, description="PP")
-        self.dp = w.Dropdown(options=[1, 2, 4, 8, 16, 32, 64, 128], value=base.dp, description="DP")
-        self.batch = w.Dropdown(options=[128, 256, 512, 1024, 2048], value=base.global_batch, description="batch")
-        self.recompute = w.Dropdown(options=["selective", "full"], value=base.recompute, description="recompute")
+        exp = ex.get("training-what-if")
+        stops = {k: {"stops": doubling_stops(exp.param(k))} for k in ("tp", "pp", "dp", "global_batch")}
+        self.controls = param_controls(exp, WHAT_IF_CONTROLS, **stops)
+        self.model, self.tp, self.pp, self.dp, self.batch, self.recompute = self.controls
         self.status = w.HTML()
         self.fig_bars = FigurePane()
         self.fig_stages = FigurePane()
-        controls = [self.model, self.tp, self.pp, self.dp, self.batch, self.recompute]
-        for c in controls:
+        for c in self.controls:
             c.observe(lambda _c: self.update(), names="value")
         self.widget = panel(
-            controls,
+            self.controls,
             [self.fig_bars, self.fig_stages],
             info=self.status,
             fidelity="workbench.widgets.training:what_if_panel",
@@ -171,43 +177,29 @@ class WhatIfPanel:
         self.update()
 
     def update(self) -> None:
-        model, gpu = MODELS[self.model.value], GPUS["H100"]
-        base = build_graph(model, self.BASE[1], gpu)
-        self.base = simulate(base)
+        v = param_values(self.controls)
         try:
-            g = what_if(
-                base,
-                tp=self.tp.value,
-                pp=self.pp.value,
-                dp=self.dp.value,
-                global_batch=self.batch.value,
-                recompute=self.recompute.value,
-            )
-        except PlanError as exc:
-            self.status.value = f"<b>Plan does not fit:</b> {exc}"
-            self.result = None
+            rows = ex.run_point("training-what-if", v)
+        except ex.SweepError as err:
+            self.status.value = f"<b>Plan does not fit:</b> {html.escape(_why(err))}"
+            self.rows = None
             for pane in (self.fig_bars, self.fig_stages):
                 clear(pane, "the plan does not fit (see above)")
             return
-        self.graph, self.result = g, simulate(g)
-        p = g.plan
-        label = f"TP{p.tp} PP{p.pp} DP{p.dp} b{p.global_batch}"
-        rows = pd.DataFrame(
-            [
-                {"plan": "base TP8 PP8 DP8 b512", **self.base.breakdown},
-                {"plan": label, **self.result.breakdown},
-            ]
-        )
-        redraw(self.fig_bars, vg.overlap_breakdown(rows, title=f"{model.name}: base vs edited plan (stage 0)"))
-        stages = self.result.per_stage.reset_index().assign(stage=lambda d: d.stage.astype(str))
+        self.rows = rows
+        plans = rows[rows.kind == "plan"]
+        label = plans.plan.iloc[-1]
+        redraw(self.fig_bars, vg.overlap_breakdown(plans, title=f"{MODELS[v['model']].name}: base vs edited plan "
+                                                               "(stage 0)"))  # fmt: skip
+        stages = rows[rows.kind == "stage"].assign(stage=lambda d: d.stage.astype(int).astype(str))
         redraw(self.fig_stages, vg.overlap_breakdown(stages, label="stage", title=f"{label}: every pipeline stage"))
-        cs = self.result.critical_share(g)
+        r = rows.iloc[0]
+        t = r.iteration_s
         self.status.value = (
-            f"{p.gpus} GPUs: iteration {self.result.iteration_s:.2f} s (base {self.base.iteration_s:.2f} s, "
-            f"{self.result.iteration_s / self.base.iteration_s - 1:+.1%}); formula {g.formula['iteration_s']:.2f} s; "
-            f"critical path: compute {cs['compute'] / self.result.iteration_s:.0%}, TP "
-            f"{cs['tp_comm'] / self.result.iteration_s:.0%}, waits {cs['wait'] / self.result.iteration_s:.0%}; "
-            f"{g.n_nodes:,} nodes"
+            f"{r.gpus} GPUs: iteration {t:.2f} s (base {r.base_iteration_s:.2f} s, "
+            f"{t / r.base_iteration_s - 1:+.1%}); formula {r.formula_iteration_s:.2f} s; "
+            f"critical path: compute {r.critical_compute_s / t:.0%}, TP {r.critical_tp_comm_s / t:.0%}, waits "
+            f"{r.critical_wait_s / t:.0%}; {r.nodes:,} nodes"
         )
 
 
