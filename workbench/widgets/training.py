@@ -147,8 +147,10 @@ def iteration_panel() -> w.Widget:
     return IterationPanel().widget
 
 
-#: The ``training-what-if`` parameters the what-if panel controls (the edit; the base plan is the experiment's).
-WHAT_IF_CONTROLS = ("model", "tp", "pp", "dp", "global_batch", "recompute")
+#: The ``training-what-if`` parameters the what-if panel controls (the edit; the base plan is the experiment's), in
+#: the order shown: DP first, the one edit that leaves each replica's graph as it is and the first slider a user
+#: (or the browser test) moves; the base's TP sits at the top of its range.
+WHAT_IF_CONTROLS = ("model", "dp", "tp", "pp", "global_batch", "recompute")
 
 
 class WhatIfPanel:
@@ -160,7 +162,7 @@ class WhatIfPanel:
         exp = ex.get("training-what-if")
         stops = {k: {"stops": doubling_stops(exp.param(k))} for k in ("tp", "pp", "dp", "global_batch")}
         self.controls = param_controls(exp, WHAT_IF_CONTROLS, **stops)
-        self.model, self.tp, self.pp, self.dp, self.batch, self.recompute = self.controls
+        self.model, self.dp, self.tp, self.pp, self.batch, self.recompute = self.controls
         self.status = w.HTML()
         self.fig_bars = FigurePane()
         self.fig_stages = FigurePane()
