@@ -27,10 +27,11 @@ def test_failures_panel_log_controls_stop_at_their_defaults_and_ends():
     assert (p.detect.value, p.isolate.value, p.rate.value) == (600, 1800, 1)
     for control in (p.rate, p.detect, p.isolate, p.gpus):
         assert control.continuous_update is False
-        for end in (control.options[0], control.options[-1]):
+        values = [v for _, v in control.options]  # (label, value) stops
+        for end in (values[0], values[-1]):
             control.value = end
             assert "MTBF" in p.status.value
-        control.value = control.options[len(control.options) // 2]
+        control.value = values[len(values) // 2]
 
 
 def test_what_if_panel_matches_the_graph_and_reports_misfit():
@@ -42,7 +43,7 @@ def test_what_if_panel_matches_the_graph_and_reports_misfit():
     p.pp.value = 4
     p.dp.value = 16
     expected = simulate(build_graph(MODELS["gpt3-175b"], Plan(8, 4, 16, 512, recompute="full"), GPUS["H100"]))
-    assert p.result.iteration_s == expected.iteration_s
+    assert float(p.rows.iteration_s.iloc[0]) == expected.iteration_s
     assert f"{expected.iteration_s:.2f} s" in p.status.value
     p.recompute.value = "selective"
     p.pp.value, p.tp.value = 1, 1

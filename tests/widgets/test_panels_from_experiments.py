@@ -93,10 +93,6 @@ KNOWN = {
     "ranks_that_fit, collective_steps seed 0, busiest_step, link_loads seed 1, uplink_load_table): uplink-loads serves "
     "the heat map only once it takes the message size and can pick the busiest step (it takes a step index, routes "
     "2^30 bytes, draws from a named stream), and fabric-congestion's connections need the busiest step too",
-    "training": "its three panels hand-build their controls (model and GPU menus, GPU counts, TP/PP, batch, the what-if "
-    "plan, the failure rates and recovery times) and run the training models themselves (iteration_table per routing, "
-    "weak_scaling, the execution graph's what_if/simulate, failures' interval curve and ETTR): each needs its "
-    "study registered (breakdown per routing, per-stage graph rows, ETTR vs interval)",
 }
 #: Controls the rule matches that hold no parameter of an experiment: ``module:function`` and why.
 NOT_PARAMS = {

@@ -37,7 +37,10 @@ so a rename in a model package is a one-line change in the wrapper):
 ``serving-hardware-requests``     per-request TTFT and TBT of a ``serving-hardware`` point
 ``serving-hardware-gpus``         GPUs (TP x replicas) a workload needs within a p99 TTFT and TBT SLO
 ``training-ettr``                 effective training time ratio vs MTBF x checkpointing
+``training-ettr-vs-interval``     ETTR (closed form and Monte-Carlo) and GPU-hours lost vs checkpoint interval
+``training-iteration-breakdown``  a job's iteration breakdown, MFU and memory per routing (07's iteration panel)
 ``training-iteration-time``       training iteration time breakdown vs plan on a leaf-spine
+``training-what-if``              execution-graph edit of a base plan: breakdown of both plans and every stage
 ================================  ================================================================================
 
 Examples

@@ -5,6 +5,23 @@ detection vs signal noise.
   data-parallel collective stepped on a non-blocking leaf-spine of ``hosts_per_leaf`` hosts per leaf under
   ``routing`` (:func:`workbench.training.iteration_time`; one ECMP hashing per job, seeded). A plan that does not
   fit raises :class:`~workbench.training.PlanError`, reported in the sweep's errors table.
+* ``training-iteration-breakdown`` -- one job of ``gpus`` GPUs laid out ``tp x pp`` (DP fills the rest, each DP
+  replica ``batch_per_replica`` sequences, ``recompute`` activations), its memory checked
+  (:func:`workbench.training.check_plan`: a plan that does not fit raises :class:`~workbench.training.PlanError`
+  naming the GiB) and its iteration broken down (:func:`workbench.training.iteration.iteration_table`: compute,
+  TP, PP, bubble, exposed DP communication, MFU, memory) with the DP ``collective`` routed by ``routing`` on a
+  non-blocking leaf-spine of whole leaves of ``hosts_per_leaf``. ECMP's (and MP-x's) hashing of the job is
+  ``hashing`` (numbered like ``training-plan-routing-gain``'s, so the sweep's seed is not used). The study of
+  notebook 07's iteration panel: per routing it is the breakdown, swept over ``gpus`` the weak scaling
+  (:func:`workbench.training.scaling.weak_scaling` at one hashing).
+* ``training-what-if`` -- a Lumos-style edit of a base plan (``base_*``) of a dense model on a GPU type: the
+  execution graph of the base (:func:`workbench.training.exec_graph.build_graph`) edited to ``tp``, ``pp``, ``dp``,
+  ``global_batch`` and ``recompute`` (:func:`~workbench.training.exec_graph.what_if`) and both simulated. Rows
+  with ``kind`` ``"plan"`` (the base and the edited plan, ``plan`` their label, stage 0's breakdown: exposed
+  compute, overlapped, exposed communication, other) and ``"stage"`` (the edited plan's every pipeline stage,
+  ``stage`` its index); on every row the edited plan's ``iteration_s``, the base's, the formula's, the critical
+  path's compute, TP-communication and wait seconds, the graph's nodes and GPUs. A base or edit that does not fit
+  raises :class:`~workbench.training.PlanError`. The study of notebook 07's what-if panel.
 * ``training-ettr`` -- the effective training time ratio of a job whose failures arrive every ``mtbf_h`` hours,
   checkpointing every ``interval_s`` (or migrating live): closed form (:func:`workbench.training.failures.ettr`)
   and Monte-Carlo (:func:`workbench.training.failures.simulate`).
@@ -22,18 +39,27 @@ from __future__ import annotations
 import math
 from dataclasses import asdict
 
+import pandas as pd
+
 from .._rng import int31_seed
 from ..fabric.routing import ROUTINGS
 from ..fabric.topology import leaf_spine
-from ..training import GPUS, MODELS, Plan, iteration_time
+from ..training import GPUS, MODELS, Plan, check_plan, iteration_time
 from ..training import failures as tf
 from ..training.diagnosis import FAULT_KINDS
 from ..training.diagnosis.evaluate import DETECTORS, Scenario, run_scenario
 from ..training.dse import explore
-from ..training.iteration import COMPUTE_FORMS, ERAS
+from ..training.exec_graph import build_graph, simulate, what_if
+from ..training.iteration import COMPUTE_FORMS, ERAS, iteration_table
 from ._space import Param, experiment
 
-__all__ = ["training_iteration_time", "training_ettr", "training_dse", "diagnosis_detection"]
+__all__ = [
+    "training_iteration_time",
+    "training_iteration_breakdown",
+    "training_ettr",
+    "training_dse",
+    "diagnosis_detection",
+]
 
 
 #: The compute term of the iteration model (a treatment: the same plan under both forms): the validated model's
@@ -79,6 +105,109 @@ def training_iteration_time(
         MODELS[model], plan, spec, topo, routing, collective=collective, seed=int31_seed(seed), compute=compute, era=era
     )
     return {"gpus": plan.gpus, **asdict(breakdown)}
+
+
+#: The iteration panel's columns of :func:`~workbench.training.iteration.iteration_table` that restate a parameter.
+_PLAN_COLUMNS = ("tp", "pp", "gpus", "recompute")
+
+
+@experiment(
+    "training-iteration-breakdown",
+    version="1",
+    small={"model": "gpt-18b", "gpus": [256, 512], "pp": 2, "routing": ["ecmp", "planned"]},
+    params=[
+        Param("model", "gpt3-175b", choices=tuple(MODELS), doc="model"),
+        Param("gpu", "H100", choices=tuple(GPUS), label="GPU", doc="GPU type (its NIC sets the host links)"),
+        Param("gpus", 1024, "", low=256, high=16_384, log=True, label="GPUs",
+              doc="GPUs of the job: tp x pp x dp, whole leaves of hosts_per_leaf"),
+        Param("tp", 8, "", low=1, high=8, label="TP", doc="tensor-parallel degree (within a host's NVLink domain)"),
+        Param("pp", 8, "", low=1, high=16, label="PP", doc="pipeline-parallel degree"),
+        Param("batch_per_replica", 16, "", low=1, high=64, label="sequences per replica",
+              doc="sequences per DP replica per iteration (global batch = dp x this)"),
+        Param("routing", "ecmp", choices=tuple(ROUTINGS), seeded=False, doc="how the DP collective's paths are chosen"),
+        Param("collective", "ring", choices=("ring", "halving_doubling", "double_binary_tree"), label="DP collective",
+              doc="DP all-reduce algorithm (halving-doubling needs a power-of-two DP)"),
+        Param("recompute", "selective", choices=("selective", "full"),
+              doc="activation recomputation (selective: the c4-training claims' setting)"),
+        Param("hosts_per_leaf", 32, "", low=1, high=256, doc="GPUs (one NIC each) per leaf; spines = hosts_per_leaf"),
+        Param("hashing", 0, "", low=0, high=2**31 - 1, doc="ECMP hashing of the job (numbered; the claims average 0-3)"),
+    ],
+)  # fmt: skip
+def training_iteration_breakdown(*, model, gpu, gpus, tp, pp, batch_per_replica, routing, collective, recompute,
+                                 hosts_per_leaf, hashing, seed):  # fmt: skip
+    """Iteration-time breakdown, MFU and memory of one job under one routing (one hashing)."""
+    del seed  # the hashing is a parameter
+    if gpus % hosts_per_leaf or gpus % (tp * pp):
+        raise ValueError(
+            f"gpus must be a multiple of hosts_per_leaf = {hosts_per_leaf} and of tp x pp = {tp * pp}, got {gpus}"
+        )
+    spec, dp = GPUS[gpu], gpus // (tp * pp)
+    plan = Plan(tp, pp, dp, dp * batch_per_replica, recompute=recompute)
+    check_plan(MODELS[model], plan, spec, n_gpus=gpus)
+    topo = leaf_spine(gpus // hosts_per_leaf, hosts_per_leaf, hosts_per_leaf, host_gbps=spec.nic_gbps)
+    row = iteration_table(MODELS[model], [plan], spec, topo, routing, collective=collective, seed=hashing).iloc[0]
+    return {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items() if k not in _PLAN_COLUMNS}
+
+
+#: Dense models (the execution graph's edits keep a GPT-like architecture).
+_DENSE = tuple(m for m in MODELS if not MODELS[m].is_moe)
+
+
+def _plan_label(plan: Plan) -> str:
+    return f"TP{plan.tp} PP{plan.pp} DP{plan.dp} b{plan.global_batch}"
+
+
+@experiment(
+    "training-what-if",
+    version="1",
+    small={"model": "gpt-18b", "pp": [4, 8], "dp": [8, 16]},
+    params=[
+        Param("model", "gpt3-175b", choices=_DENSE, doc="dense model"),
+        Param("gpu", "H100", choices=tuple(GPUS), label="GPU", doc="GPU type"),
+        Param("base_tp", 8, "", low=1, high=64, label="base TP", doc="base plan's tensor-parallel degree"),
+        Param("base_pp", 8, "", low=1, high=256, label="base PP", doc="base plan's pipeline-parallel degree"),
+        Param("base_dp", 8, "", low=1, high=65_536, label="base DP", doc="base plan's data-parallel degree"),
+        Param("base_batch", 512, "", low=1, high=1_000_000, label="base batch", doc="base plan's global batch"),
+        Param("base_recompute", "full", choices=("selective", "full"), label="base recompute",
+              doc="base plan's activation recomputation"),
+        Param("tp", 8, "", low=1, high=8, label="TP", doc="edited tensor-parallel degree (within a host)"),
+        Param("pp", 8, "", low=1, high=16, label="PP", doc="edited pipeline-parallel degree"),
+        Param("dp", 8, "", low=1, high=128, label="DP", doc="edited data-parallel degree"),
+        Param("global_batch", 512, "", low=128, high=2048, log=True, label="batch",
+              doc="edited sequences per iteration (a quarter to four times the base's)"),
+        Param("recompute", "full", choices=("selective", "full"), doc="edited activation recomputation"),
+    ],
+)  # fmt: skip
+def training_what_if(*, model, gpu, base_tp, base_pp, base_dp, base_batch, base_recompute, tp, pp, dp, global_batch,
+                     recompute, seed):  # fmt: skip
+    """Base and edited plans' stage-0 breakdowns and the edited plan's per-stage breakdowns (execution graph)."""
+    del seed  # deterministic
+    base = build_graph(MODELS[model], Plan(base_tp, base_pp, base_dp, base_batch, recompute=base_recompute), GPUS[gpu])
+    base_result = simulate(base)
+    g = what_if(base, tp=tp, pp=pp, dp=dp, global_batch=global_batch, recompute=recompute)
+    result = simulate(g)
+    cs = result.critical_share(g)
+    common = {
+        "iteration_s": result.iteration_s,
+        "base_iteration_s": base_result.iteration_s,
+        "formula_iteration_s": float(g.formula["iteration_s"]),
+        "critical_compute_s": cs["compute"],
+        "critical_tp_comm_s": cs["tp_comm"],
+        "critical_wait_s": cs["wait"],
+        "nodes": int(g.n_nodes),
+        "gpus": int(g.plan.gpus),
+    }
+    label = _plan_label(g.plan)
+    rows = [
+        {"kind": "plan", "plan": f"base {_plan_label(base.plan)}", "stage": -1, **base_result.breakdown, **common},
+        {"kind": "plan", "plan": label, "stage": -1, **result.breakdown, **common},
+    ]
+    rows += [
+        {"kind": "stage", "plan": label, "stage": int(r.stage), **{k: float(r[k]) for k in base_result.breakdown},
+         **common}
+        for _, r in result.per_stage.reset_index().iterrows()
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 @experiment(

@@ -465,9 +465,12 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "sunk-carbon-placement": ("carbon",),
     "training-dse": ("training",),
     "training-ettr": ("training-failures",),
+    "training-ettr-vs-interval": ("training-failures",),
+    "training-iteration-breakdown": ("training",),
     "training-iteration-time": ("training",),
     "training-plan-routing-gain": ("training",),
     "training-recovery-vs-gpus": ("training-failures",),
+    "training-what-if": ("training",),
     "uplink-loads": ("fabric",),
 }
 
