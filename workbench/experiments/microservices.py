@@ -55,11 +55,10 @@ PARAMS = (
 SMALL = {"duration_s": 2.0, "spike_start_s": 0.5, "spike_len_s": 1.0}
 
 
-def _run(
-    graph, controller, base_load, spike_load, pattern, duration_s, spike_start_s, spike_len_s, slo_s, threshold_s, seed
-):
-    """(graph, :class:`~workbench.microservices.SimResult`) of one point: the run both experiments read."""
-    g, load = point_load(graph, base_load, spike_load, pattern, duration_s, spike_start_s, spike_len_s, slo_s)
+def _run(*, controller, threshold_s, seed, **point):
+    """(graph, :class:`~workbench.microservices.SimResult`) of one point (the :data:`PARAMS` by name): the run both
+    experiments read."""
+    g, load = point_load(**point)
     return g, simulate(g, load, make_controller(controller, threshold_s * 1e3), seed=int31_seed(seed))
 
 
@@ -73,34 +72,10 @@ def _run(
     },
     params=list(PARAMS),
 )
-def microservice_overload(
-    *,
-    graph,
-    controller,
-    base_load,
-    spike_load,
-    pattern,
-    duration_s,
-    spike_start_s,
-    spike_len_s,
-    slo_s,
-    threshold_s,
-    seed,
-):
-    """Goodput, tail latency, drops and wasted work of one controller through a load spike on one call graph."""
-    g, r = _run(
-        graph,
-        controller,
-        base_load,
-        spike_load,
-        pattern,
-        duration_s,
-        spike_start_s,
-        spike_len_s,
-        slo_s,
-        threshold_s,
-        seed,
-    )
+def microservice_overload(*, seed, **run):
+    """Goodput, tail latency, drops and wasted work of one controller through a load spike on one call graph (the
+    :data:`PARAMS` and ``seed`` by name)."""
+    g, r = _run(seed=seed, **run)
     return {"capacity_rps": g.capacity_rps(), "spike_end_s": r.load.spike_end_s, **r.summary()}
 
 
@@ -113,34 +88,8 @@ def microservice_overload(
         Param("bin_s", 0.1, "s", low=0.01, high=10.0, log=True, seeded=False, doc="time bin of the series"),
     ],
 )
-def microservice_overload_series(
-    *,
-    graph,
-    controller,
-    base_load,
-    spike_load,
-    pattern,
-    duration_s,
-    spike_start_s,
-    spike_len_s,
-    slo_s,
-    threshold_s,
-    bin_s,
-    seed,
-):
+def microservice_overload_series(*, bin_s, seed, **run):
     """Offered load, goodput, drops and p95 latency per time bin (by arrival) of one controller's run: the run behind
     the ``microservice-overload`` row at the same parameters and seed (``bin_s`` does not key the seed)."""
-    _, r = _run(
-        graph,
-        controller,
-        base_load,
-        spike_load,
-        pattern,
-        duration_s,
-        spike_start_s,
-        spike_len_s,
-        slo_s,
-        threshold_s,
-        seed,
-    )
+    _, r = _run(seed=seed, **run)
     return r.timeseries(bin_s)
