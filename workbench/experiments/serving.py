@@ -108,6 +108,12 @@ _SELECTION_AND_SERVER = [
 ]
 
 
+#: Which span of a released model the studies serve (the ServeGen experiments share them).
+_MODEL = Param("model", "m-large", choices=tuple(MODELS), doc="released ServeGen model (client pool)")
+_DAY = Param("day", 0, "d", low=0, high=13, doc="day of the release (0 for the 1-day models)")
+_HOUR = Param("hour", 14, "h", low=0, high=23, label="hour of day", doc="hour of day the span starts at")
+
+
 def _server(model: str, prefill_us_per_token: float, decode_us_per_seq: float, kv_budget_tokens: int) -> ServerConfig:
     """The model's default server with the costs given (a 0 keeps the default's)."""
     cfg = server_for(model)
@@ -141,8 +147,8 @@ def _workload(model, day, hour, span_s, mean_rate_rps, top_clients, workload, se
     version="4",
     small={"model": "m-small", "span_s": 300.0, "workload": ["composed", "naive"]},
     params=[
-        Param("model", "m-large", choices=tuple(MODELS), doc="released ServeGen model (client pool)"),
-        Param("hour", 14, "h", low=0, high=23, doc="hour of day the span starts at"),
+        _MODEL,
+        _HOUR,
         Param(
             "workload",
             "composed",
@@ -150,7 +156,7 @@ def _workload(model, day, hour, span_s, mean_rate_rps, top_clients, workload, se
             seeded=False,
             doc="per-client composition, the naive Poisson/pooled-length baseline, or one half of it",
         ),
-        Param("day", 0, "d", low=0, high=13, doc="day of the release (0 for the 1-day models)"),
+        _DAY,
         Param("span_s", 1800.0, "s", low=60.0, high=86_400.0, doc="length of the composed span"),
         Param(
             "mean_rate_rps",
@@ -197,9 +203,9 @@ def serving_capacity(
     version="1",
     small={"model": "m-small", "span_s": 200.0, "workload": ["composed", "naive"]},
     params=[
-        Param("model", "m-large", choices=tuple(MODELS), doc="released ServeGen model (client pool)"),
-        Param("day", 0, "d", low=0, high=13, doc="day of the release (0 for the 1-day models)"),
-        Param("hour", 14, "h", low=0, high=23, label="hour of day", doc="hour of day the span starts at"),
+        _MODEL,
+        _DAY,
+        _HOUR,
         Param("span_s", 1200.0, "s", low=60.0, high=3600.0, log=True, label="span", doc="length of the span"),
         Param(
             "mean_rate_rps",
@@ -338,7 +344,7 @@ def provisioning_gap(
     small={"model": "m-small", "span_s": 120.0, "mean_rate_rps": 3.0, "workload": ["composed", "naive"]},
     params=[
         Param("model", "m-large", choices=tuple(HARDWARE), doc="ServeGen model (sized on its HARDWARE mapping)"),
-        Param("hour", 14, "h", low=0, high=23, doc="hour of day the span starts at"),
+        _HOUR,
         Param("workload", "composed", choices=WORKLOADS[:2], seeded=False, doc="per-client composition or naive"),
         Param("span_s", 900.0, "s", low=60.0, high=86_400.0, doc="length of the composed span"),
         Param("mean_rate_rps", 20.0, "rps", low=0.0, low_inclusive=False, doc="mean the span's rate is scaled to"),
