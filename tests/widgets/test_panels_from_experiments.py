@@ -86,14 +86,7 @@ CONTROLS = {
 RANGE_KEYWORDS = {"options", "min", "max", "step", "base"}
 
 #: Panel modules that still build controls by hand or call a model (issue 36, item 2, not yet converted): why.
-KNOWN = {
-    "fabric": "the spraying panel (the C4 panel reads the c4-gain experiment) hand-builds its controls (leaves/spines/"
-    "hosts 2-16 where the fabric Params allow 1-512/256, an oversubscription menu and a message size 2^16-2^34 the "
-    "fabric Params lack, failed uplinks) and calls fabric models itself with hand-set seeds (leaf_spine, "
-    "ranks_that_fit, collective_steps seed 0, busiest_step, link_loads seed 1, uplink_load_table): uplink-loads serves "
-    "the heat map only once it takes the message size and can pick the busiest step (it takes a step index, routes "
-    "2^30 bytes, draws from a named stream), and fabric-congestion's connections need the busiest step too",
-}
+KNOWN: dict[str, str] = {}
 #: Controls the rule matches that hold no parameter of an experiment: ``module:function`` and why.
 NOT_PARAMS = {
     "explore:explore_panel": "the number of seeds a sweep averages is a setting of the sweep, not an experiment's Param",

@@ -25,7 +25,7 @@ so a rename in a model package is a one-line change in the wrapper):
 ``minimal-split-subflows``        the minimal splitting rule's subflow count checked by brute force vs spines
 ``minimal-split-vs-spray``        the minimal splitting rule vs ideal spraying on random fabrics and demands
 ``step-congestion``               one collective step's congestion vs ideal, from a named stream, vs routing
-``uplink-loads``                  leaf->spine link loads of one collective step vs routing
+``uplink-loads``                  leaf->spine link loads of one (or the busiest) collective step vs routing
 ``placement-hot-tors``            hot ToRs vs utilization, random vs aware placement
 ``pred-dumbbell-fct``             flow completion time by size class vs load x marking (one bottleneck)
 ``pred-fct-vs-load``              flow completion time by size class vs load x marking x routing (leaf-spine)

@@ -6,9 +6,11 @@ balls-into-bins maximum load behind ECMP's penalty.
   the Monte-Carlo mean over hashings, with the exact value where :func:`workbench.fabric.has_exact_ratio` holds),
   the worst step's (``worst_step``), the whole collective's bandwidth time (``collective_time``), or one step's
   congestion with ``failed_uplinks`` of leaf 0's uplinks failed relative to spraying on the healthy fabric
-  (``step_vs_healthy``). It also reports the busiest host's connections for that step. This is the study behind
-  notebook 01's routing, worst-step and failure tables, notebook 02's worst step vs GPU count, and the spraying
-  and C4 ratio-vs-size figures.
+  (``step_vs_healthy``). It also reports the busiest host's connections for that step. ``step = -1``
+  (:data:`BUSIEST_STEP`; ``step-congestion`` and ``uplink-loads`` too) picks the step with the most bytes between
+  leaves, and ``oversubscription`` above 0 sets the uplink speed from the hosts' (every experiment here that takes
+  the fabric's parameters). This is the study behind notebook 01's routing, worst-step and failure tables, notebook
+  02's worst step vs GPU count, and the spraying and C4 ratio-vs-size figures.
 * ``collective-time-vs-size`` -- one collective's completion time (fluid, ``latency_s`` per step) at message sizes
   spaced evenly in log from ``min_size_bytes`` to ``max_size_bytes`` (one row per size:
   :func:`workbench.fabric.collective_time_vs_size`, vectorized over the sizes).
@@ -29,7 +31,8 @@ balls-into-bins maximum load behind ECMP's penalty.
 * ``step-congestion`` -- one collective step's max link congestion over ideal spraying under one routing (the
   Monte-Carlo mean and the exact expectation where it exists), ranks on hosts 0, 1, ..., hashed from a named stream
   (below). The packet-spraying reproduction's crossing halving-doubling step, ring and all-to-all vs fabric size.
-* ``uplink-loads`` -- the bytes on every leaf->spine link when one collective step is routed once (its heat map).
+* ``uplink-loads`` -- the bytes on every leaf->spine link when one step of a ``size_bytes`` collective is routed once
+  (its heat map), with the step's label, the ranks, the hosts and the fabric's oversubscription.
 * ``minimal-split-vs-spray`` -- the minimal splitting rule's link loads against ideal spraying's over random
   leaf-spines and random equal-size demands (the largest deviation relative to the peak load).
 * ``minimal-split-subflows`` -- the minimal splitting rule's subflow count and piece count checked by brute force,
@@ -49,12 +52,14 @@ point (common random numbers), so differences between routings are not sampling 
 
 from __future__ import annotations
 
+import copy
 import functools
 
 import numpy as np
 import pandas as pd
 
 from .._rng import keyed, spawn
+from .._validate import integer
 from ..fabric import collectives, metrics, min_split_pieces, planning
 from ..fabric import minimal_split_subflows as split_subflows
 from ..fabric.ballsbins import expected_max_load, simulate_max_load
@@ -88,7 +93,24 @@ FABRIC_PARAMS = [
     Param("host_gbps", 100.0, "Gbit/s", low=0.0, low_inclusive=False, doc="host link capacity"),
     Param("uplink_gbps", 100.0, "Gbit/s", low=0.0, low_inclusive=False, doc="switch-to-switch link capacity"),
     Param("failed_uplinks", 0, "", low=0, doc="failed uplinks of leaf 0, to spines 0, 1, ... (leaf-spine)"),
+    # not seeded: a treatment (every oversubscription sees the same hashings), and the points that leave it at 0 keep
+    # the seeds they had before it existed
+    Param(
+        "oversubscription",
+        0.0,
+        "",
+        low=0.0,
+        high=8.0,
+        seeded=False,
+        doc="a leaf's host capacity over its uplink capacity; above 0 it sets uplink_gbps to host_gbps x "
+        "hosts_per_leaf / (spines x oversubscription) (leaf-spine; 1: non-blocking); 0: uplink_gbps as given",
+    ),
 ]
+#: The ``step`` value that stands for the busiest step of the collective (:func:`workbench.fabric.busiest_step`: the
+#: most bytes between leaves, the first of equals).
+BUSIEST_STEP = -1
+#: The step parameter's documentation, shared by the experiments that take one.
+_STEP_DOC = f"step index (the last step if beyond); {BUSIEST_STEP}: the busiest (most bytes between leaves)"
 #: The collective's parameters, shared by the fabric experiments.
 COLLECTIVE_PARAMS = [
     Param("collective", "halving_doubling", choices=collectives.COLLECTIVES, doc="collective traffic pattern"),
@@ -102,9 +124,10 @@ COLLECTIVE_PARAMS = [
 
 def build_topology(
     *, topology: str, leaves: int, spines: int, hosts_per_leaf: int, k: int, host_gbps: float, uplink_gbps: float,
-    failed_uplinks: int,
+    failed_uplinks: int, oversubscription: float = 0.0,
 ):  # fmt: skip
-    """The fabric of a point: a leaf-spine with ``failed_uplinks`` of leaf 0's uplinks failed, or a fat-tree.
+    """The fabric of a point: a leaf-spine with ``failed_uplinks`` of leaf 0's uplinks failed, or a fat-tree. An
+    ``oversubscription`` above 0 sets the uplink speed: ``host_gbps * hosts_per_leaf / (spines * oversubscription)``.
 
     Examples
     --------
@@ -112,11 +135,19 @@ def build_topology(
     ...                    uplink_gbps=50.0, failed_uplinks=1)
     >>> t.n_hosts, t.failed
     (8, ((0, 0),))
+    >>> build_topology(topology="leaf_spine", leaves=2, spines=4, hosts_per_leaf=6, k=8, host_gbps=100.0,
+    ...                uplink_gbps=50.0, failed_uplinks=0, oversubscription=1.5).uplink_gbps
+    100.0
     """
     if topology == "fat_tree":
-        if failed_uplinks:
-            raise ValueError(f"failed_uplinks applies to a leaf-spine only, got {failed_uplinks} with a fat-tree")
+        if failed_uplinks or oversubscription:
+            raise ValueError(
+                "failed_uplinks and oversubscription apply to a leaf-spine only, got "
+                f"failed_uplinks={failed_uplinks}, oversubscription={oversubscription:g} with a fat-tree"
+            )
         return fat_tree(k, host_gbps=host_gbps, link_gbps=uplink_gbps)
+    if oversubscription:
+        uplink_gbps = hosts_per_leaf * host_gbps / (spines * oversubscription)
     if failed_uplinks >= spines:
         raise ValueError(
             f"failed_uplinks must be below spines ({spines}) so leaf 0 stays connected, got {failed_uplinks}"
@@ -129,6 +160,20 @@ def build_topology(
         uplink_gbps=uplink_gbps,
         failed_links=[(0, s) for s in range(failed_uplinks)],
     )
+
+
+def _pick_step(topo, steps: list[Step], step: int, placement: str = "linear", rng=None) -> Step:
+    """Step ``step`` of ``steps`` (the last if beyond), or for :data:`BUSIEST_STEP` the busiest one with its ranks
+    placed on ``topo``'s hosts by ``placement`` (a random placement drawn from a copy of ``rng``: the point's own
+    draws are left as they are at a step index)."""
+    if step != BUSIEST_STEP:
+        return steps[min(step, len(steps) - 1)]
+    if placement == "linear":
+        return metrics.busiest_step(topo, steps)
+    n = int(max(max(st.src.max(), st.dst.max()) for st in steps)) + 1
+    hosts = collectives.place_ranks(topo, n, placement, copy.deepcopy(rng) if placement == "random" else None)
+    placed = [st.on_hosts(hosts) for st in steps]
+    return steps[placed.index(metrics.busiest_step(topo, placed))]
 
 
 def _ranks(collective: str, ranks: int, n_hosts: int) -> int:
@@ -155,7 +200,7 @@ def _ranks(collective: str, ranks: int, n_hosts: int) -> int:
             doc="one step's congestion, the worst step's, the collective's bandwidth time (vs spraying), or one "
             "step's with failures vs spraying without",
         ),
-        Param("step", 0, "", low=0, doc="step index for the step measures (the last step if beyond)"),
+        Param("step", 0, "", low=BUSIEST_STEP, doc="the step measures' and the connections' " + _STEP_DOC),
         Param("samples", 200, "", low=1, high=100_000, doc="Monte-Carlo hashings averaged"),
     ],
 )
@@ -165,7 +210,7 @@ def fabric_congestion(*, collective, ranks, placement, routing, measure, step, s
     n = _ranks(collective, ranks, topo.n_hosts)
     rng_steps, rng_paths = spawn(seed, 2)
     steps = collectives.collective_steps(collective, n, 2**30, seed=rng_steps)
-    chosen = steps[min(step, len(steps) - 1)]
+    chosen = _pick_step(topo, steps, step, placement, rng_paths)
     exact = np.nan
     # the models' routing argument is passed by position: a keyword rename there needs no change here
     if measure == "collective_time":
@@ -221,6 +266,8 @@ def collective_time_vs_size(
     return pd.DataFrame({"gpus": n, "size_bytes": sizes_bytes, "time_s": time_s})
 
 
+#: The collective's message size, shared by the experiments that route bytes.
+SIZE_PARAM = Param("size_bytes", 2.0**30, "B", low=1.0, label="message size", doc="message size of the collective")
 _JOB_KEY = "job_seed, job_group and job_index name the job's random stream"
 
 
@@ -232,7 +279,7 @@ _JOB_KEY = "job_seed, job_group and job_index name the job's random stream"
         Param("placement", "linear", choices=collectives.PLACEMENTS, doc="which host each rank runs on"),
         Param("gpus", 256, "", low=2, high=65_536, log=True, doc="GPU ranks, one per host"),
         Param("hosts_per_leaf", 16, "", low=1, high=256, doc="hosts per leaf, and spines (non-blocking)"),
-        Param("size_bytes", 2.0**30, "B", low=1.0, doc="message size of the collective"),
+        SIZE_PARAM,
         Param("samples", 100, "", low=1, high=100_000, doc="Monte-Carlo hashings per step"),
         Param("job_seed", 6, "", low=0, high=2**31 - 1, doc="seed of the study's jobs"),
         Param("job_group", 0, "", low=0, high=2**31 - 1, doc="group of the job in its study (" + _JOB_KEY + ")"),
@@ -353,13 +400,13 @@ _JOB_STREAM = [
 _STEP_PARAMS = [
     Param("collective", "halving_doubling", choices=collectives.COLLECTIVES, doc="collective traffic pattern"),
     Param("ranks", 0, "", low=0, doc="GPU ranks, hosts 0.. (0: as many as fit; a power of two for halving_doubling)"),
-    Param("step", 0, "", low=0, doc="step index (the last step if beyond)"),
+    Param("step", 0, "", low=BUSIEST_STEP, doc=_STEP_DOC),
 ]
 
 
-def _step_of(collective: str, ranks: int, step: int, topo, rng: np.random.Generator):
-    steps = collectives.collective_steps(collective, _ranks(collective, ranks, topo.n_hosts), 2**30, seed=rng)
-    return steps[min(step, len(steps) - 1)]
+def _step_of(collective: str, ranks: int, step: int, topo, rng: np.random.Generator, size_bytes: int = 2**30):
+    n = _ranks(collective, ranks, topo.n_hosts)
+    return _pick_step(topo, collectives.collective_steps(collective, n, size_bytes, seed=rng), step)
 
 
 @experiment(
@@ -399,19 +446,30 @@ def step_congestion(*, collective, ranks, step, routing, samples, job_seed, job_
     params=[
         *FABRIC_PARAMS,
         *_STEP_PARAMS,
+        SIZE_PARAM,
         Param("routing", "ecmp", choices=tuple(ROUTINGS), doc="how paths are chosen"),
         *_JOB_STREAM,
     ],
 )
-def uplink_loads(*, collective, ranks, step, routing, job_seed, job_index, seed, **fabric):
-    """Bytes on every leaf->spine link (one row per leaf and spine) when one collective step (ranks on hosts 0, 1,
-    ...) is routed once, hashed from the job's named stream."""
+def uplink_loads(*, collective, ranks, step, size_bytes, routing, job_seed, job_index, seed, **fabric):
+    """Bytes on every leaf->spine link (one row per leaf and spine: ``leaf, spine, load_bytes``) when one step of a
+    ``size_bytes`` collective (ranks on hosts 0, 1, ...) is routed once, hashed from the job's named stream; each row
+    also names the step (``step_label``), the ranks (``gpus``), the fabric's ``hosts`` and its ``fabric_oversubscription`` (from the uplink speed when ``oversubscription``
+    is 0)."""
     del seed  # the job is named by job_seed and job_index
+    if fabric["topology"] != "leaf_spine":
+        raise ValueError(f"uplink-loads maps a leaf-spine's leaf->spine links: topology must be leaf_spine, got "
+                         f"{fabric['topology']!r}")  # fmt: skip
     topo = build_topology(**fabric)
     rng = job_stream(job_seed, job_index)
-    chosen = _step_of(collective, ranks, step, topo, rng)
+    chosen = _step_of(collective, ranks, step, topo, rng, integer("size_bytes", size_bytes, minimum=1))
     table = metrics.uplink_load_table(topo, {routing: link_loads(topo, chosen, routing, rng)})
-    return table.drop(columns="routing")
+    return table.drop(columns="routing").assign(
+        step_label=chosen.label,
+        gpus=int(max(chosen.src.max(), chosen.dst.max())) + 1,
+        hosts=topo.n_hosts,
+        fabric_oversubscription=float(topo.oversubscription),
+    )
 
 
 def _random_equal_demand(rng: np.random.Generator, topo) -> Step:

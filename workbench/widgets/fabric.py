@@ -1,16 +1,20 @@
 """Interactive panels for the fabric notebooks: packet spraying (01) and C4 traffic planning (02).
 
-The C4 panel is generated from the ``c4-gain`` experiment: its controls are the experiment's ``Param``s
-(:func:`~workbench.widgets.param_controls`) and every number a row of ``experiments.sweep``. The spraying panel is not
-yet converted (issue 36, item 2: ``tests/widgets/test_panels_from_experiments.py`` lists why): its model call
-(:func:`spraying_model`) reads the fabric experiments' sweeps but picks the busiest step and routes its heat map
-itself. The :mod:`workbench.viz.fabric` builders turn the tables into figures and :func:`~workbench.widgets.redraw`
-swaps them into the panels' :class:`~workbench.widgets.FigurePane` widgets; an update takes about a second at most.
+Both panels are generated from their experiments: their controls are the experiments' ``Param``s
+(:func:`~workbench.widgets.param_controls`) and every number a row of ``experiments.sweep``. The spraying panel's
+controls are ``uplink-loads``' fabric, collective and message size (the leaves and hosts per leaf offered within
+:data:`SPRAYING_MAX_HOSTS` hosts, the failed uplinks below the spines, the message sizes the time-vs-size figure
+spans); its heat map and connections are the busiest step's (``step`` = :data:`~workbench.experiments.fabric.BUSIEST_STEP`),
+picked by the experiments. The C4 panel reads ``c4-gain``. The :mod:`workbench.viz.fabric` builders turn the tables
+into figures and :func:`~workbench.widgets.redraw` swaps them into the panels' :class:`~workbench.widgets.FigurePane`
+widgets; an update takes about a second at the defaults (cached points: less).
 """
 
 from __future__ import annotations
 
 import functools
+import html
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,12 +23,19 @@ import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
-from .. import fabric as fb
 from .._units import name_label
+from ..experiments.fabric import BUSIEST_STEP
 from ..viz import fabric as vf
-from . import FigurePane, clear, panel, param_controls, redraw
+from . import FigurePane, clear, panel, param_control, param_controls, param_values, redraw
 
 __all__ = [
+    "SPRAYING_CONTROLS",
+    "SPRAYING_START",
+    "SPRAYING_ROUTINGS",
+    "SPRAYING_SAMPLES",
+    "SPRAYING_MAX_HOSTS",
+    "size_stops",
+    "leaves_swept",
     "SprayingView",
     "spraying_model",
     "SprayingPanel",
@@ -40,93 +51,138 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class SprayingView:
-    """What the spraying panel shows for one setting (tables from the fabric experiments)."""
+#: The ``uplink-loads`` parameters the spraying panel controls, in the order shown (the fabric and the collective:
+#: ``fabric-congestion`` and ``collective-time-vs-size`` take the same ones but the message size).
+SPRAYING_CONTROLS = (
+    "leaves",
+    "spines",
+    "hosts_per_leaf",
+    "oversubscription",
+    "collective",
+    "size_bytes",
+    "failed_uplinks",
+)
+#: Where the spraying panel starts: a non-blocking 8 x 8 x 8 leaf-spine (64 GPUs) and a 64 MiB message. The
+#: experiments' defaults are the reproduction's 16 hosts per leaf with uplinks as given and a 1 GiB message.
+SPRAYING_START = {"hosts_per_leaf": 8, "oversubscription": 1.0, "size_bytes": 2.0**26}
+#: The routings the panel compares at first (the heat map draws the first three chosen).
+SPRAYING_ROUTINGS = ("ecmp", "mp-8", "minimal", "planned")
+#: The most hosts the panel's fabric holds (the leaves and hosts-per-leaf stops keep within it), for an interactive
+#: update. Measured from a cold cache with the four default routings (2 cores): about 5 s at 512 hosts (halving-
+#: doubling or all-to-all); at 1,024 hosts 6 s for halving-doubling but 27 s for an all-to-all; at 4,096 (512 leaves x
+#: 8) 7 s and 456 s. Cached points redraw in well under a second. The experiments take the parameters' full ranges.
+SPRAYING_MAX_HOSTS = 512
+#: Monte-Carlo hashings per point of the time-vs-spraying curve (``fabric-congestion``'s default is 200).
+SPRAYING_SAMPLES = 20
+#: The message size is offered in this unit (its stops are the powers of two over the time-vs-size figure's span).
+SIZE_SHOWN_IN = (2.0**-20, "MiB")
 
-    n_ranks: int
-    step_label: str
-    ratio: pd.DataFrame  #: fabric-congestion sweep over leaves x routing: collective time vs spraying
-    uplink: pd.DataFrame  #: uplink_load_table of the busiest step (first three routings)
-    times: pd.DataFrame  #: collective-time-vs-size sweep: routing, size_bytes, time_s
-    connections: pd.DataFrame  #: fabric-congestion sweep at the busiest step: routing, connections_per_host
 
-
-def spraying_model(topology: fb.LeafSpine, collective: str, size_bytes: int, routings: Sequence[str]) -> SprayingView:
-    """The spraying panel's model call: collective ``collective`` on one rank per host of ``topology``.
+def size_stops() -> list[float]:
+    """The message sizes the spraying panel offers: the powers of two from ``collective-time-vs-size``'s
+    ``min_size_bytes`` to its ``max_size_bytes`` (the span its figure draws: 64 KiB to 16 GiB).
 
     Examples
     --------
-    >>> v = spraying_model(fb.leaf_spine(2, 2, 2), "ring", 2**20, ["ecmp", "minimal"])
+    >>> s = size_stops()
+    >>> len(s), s[0], s[-1] / 2**30
+    (19, 65536.0, 16.0)
+    """
+    exp = ex.get("collective-time-vs-size")
+    lo, hi = (math.log2(exp.param(n).default) for n in ("min_size_bytes", "max_size_bytes"))
+    return [2.0**k for k in range(math.ceil(lo), math.floor(hi) + 1)]
+
+
+def leaves_swept(leaves: int) -> list[int]:
+    """The fabric sizes of the time-vs-spraying curve: 2, 4, 8, ... leaves up to ``leaves``, and ``leaves`` itself.
+
+    >>> leaves_swept(12), leaves_swept(1)
+    ([2, 4, 8, 12], [1])
+    """
+    return sorted({2**k for k in range(1, leaves.bit_length())} | {leaves})
+
+
+@dataclass(frozen=True)
+class SprayingView:
+    """What the spraying panel shows for one setting (rows of the fabric experiments)."""
+
+    n_hosts: int
+    n_ranks: int
+    step_label: str  #: the busiest step (most bytes between leaves): the heat map's and the connections'
+    oversubscription: float  #: of the fabric the experiments built
+    ratio: pd.DataFrame  #: fabric-congestion over leaves x routing: collective time vs spraying
+    uplink: pd.DataFrame  #: uplink-loads at the busiest step (first three routings): routing, leaf, spine, load_bytes
+    times: pd.DataFrame  #: collective-time-vs-size: routing, size_bytes, time_s
+    connections: pd.DataFrame  #: fabric-congestion at the busiest step: routing, connections_per_host
+
+
+def spraying_model(routings: Sequence[str], seed: int = 0, **params) -> SprayingView:
+    """The spraying panel's rows: ``params`` (the :data:`SPRAYING_CONTROLS`, over the experiments' defaults) under
+    each of ``routings``: the ``fabric-congestion`` collective time over spraying at :func:`leaves_swept` fabric
+    sizes (:data:`SPRAYING_SAMPLES` hashings), ``uplink-loads`` at the busiest step (the first three routings),
+    ``collective-time-vs-size`` and ``fabric-congestion``'s connections at the busiest step, all at seed ``seed``.
+
+    Examples
+    --------
+    >>> v = spraying_model(["ecmp", "minimal"], leaves=2, spines=2, hosts_per_leaf=2, collective="ring")
     >>> v.n_ranks, v.connections.connections_per_host.tolist()
     (4, [1, 2])
     """
-    failed = len(topology.failed)
-    if set(topology.failed) != {(0, s) for s in range(failed)}:
-        raise ValueError(f"the panel fails leaf 0's first uplinks only, got failed links {topology.failed}")
-    n = fb.ranks_that_fit(collective, topology.n_hosts)
-    steps = fb.collective_steps(collective, n, size_bytes, seed=0)
-    step = fb.busiest_step(topology, steps)
-    fabric = {
-        "spines": topology.spines,
-        "hosts_per_leaf": topology.hosts_per_leaf,
-        "host_gbps": topology.host_gbps,
-        "uplink_gbps": topology.uplink_gbps,
-        "failed_uplinks": failed,
-        "collective": collective,
-        "routing": list(routings),
-    }
-    run = functools.partial(ex.sweep, client=False, progress=False)
-    sizes_leaves = sorted({2, 4, 8, 16} & set(range(2, topology.leaves + 1)) | {topology.leaves})
-    ratio = run("fabric-congestion", {**fabric, "leaves": sizes_leaves, "measure": "collective_time", "samples": 20})
-    fabric["leaves"] = topology.leaves
-    loads = {r: fb.link_loads(topology, step, r, seed=1) for r in routings[:3]}
-    times = run("collective-time-vs-size", {**fabric, "min_size_bytes": 2.0**16, "max_size_bytes": 2.0**34})
-    connections = run("fabric-congestion", {**fabric, "step": steps.index(step), "samples": 1})
-    return SprayingView(n, step.label, ratio, fb.uplink_load_table(topology, loads), times, connections)
+    routing = list(routings)
+
+    def run(name: str, **extra) -> pd.DataFrame:
+        names = {p.name for p in ex.get(name).params}
+        grid = {"routing": routing, **{k: v for k, v in params.items() if k in names}, **extra}  # routing slowest
+        return ex.sweep(name, grid, seeds=[seed], client=False, progress=False)
+
+    leaves = params.get("leaves", ex.get("fabric-congestion").param("leaves").default)
+    ratio = run("fabric-congestion", leaves=leaves_swept(leaves), measure="collective_time", samples=SPRAYING_SAMPLES)
+    uplink = run("uplink-loads", step=BUSIEST_STEP, routing=routing[:3])
+    times = run("collective-time-vs-size")
+    connections = run("fabric-congestion", step=BUSIEST_STEP, samples=1)
+    at = uplink.iloc[0]
+    return SprayingView(
+        int(at.hosts),
+        int(at.gpus),
+        str(at.step_label),
+        float(at.fabric_oversubscription),
+        ratio,
+        uplink,
+        times,
+        connections,
+    )
 
 
 class SprayingPanel:
-    """Leaf-spine size, oversubscription, collective, message size, routings and failed uplinks -> four figures."""
+    """Leaf-spine size, oversubscription, collective, message size, failed uplinks (the ``uplink-loads``
+    experiment's parameters) and the routings compared -> four figures."""
 
     def __init__(self) -> None:
-        self.leaves = w.IntSlider(8, min=2, max=16, description="leaves")
-        self.spines = w.IntSlider(8, min=1, max=16, description="spines")
-        self.hosts = w.IntSlider(8, min=1, max=16, description="hosts per leaf")
-        self.oversub = w.Dropdown(options=[1.0, 1.5, 2.0, 3.0, 4.0], value=1.0, description="oversubscription")
-        self.collective = w.Dropdown(options=list(fb.COLLECTIVES), value="halving_doubling", description="collective")
-        self.size_exp = w.IntSlider(26, min=16, max=34, description="message 2^x bytes")
-        self.routings = w.SelectMultiple(
-            options=list(fb.ROUTINGS), value=("ecmp", "mp-8", "minimal", "planned"), description="routings", rows=4
+        exp = ex.get("uplink-loads")
+        self.exp = exp
+        start = {p.name: p.default for p in exp.params} | SPRAYING_START
+        self.controls = param_controls(
+            exp,
+            SPRAYING_CONTROLS,
+            SPRAYING_START,
+            size_bytes={"stops": size_stops(), "shown_in": SIZE_SHOWN_IN},
+            **{name: {"stops": self._stops(name, start)} for name in self._DEPENDENT},
         )
-        self.failed = w.IntSlider(0, min=0, max=15, description="failed uplinks (leaf 0)")
+        self.leaves, self.spines, self.hosts, self.oversub, self.collective, self.size, self.failed = self.controls
+        compared = tuple(exp.param("routing").choices or ())
+        self.routings = w.SelectMultiple(
+            options=list(compared), value=SPRAYING_ROUTINGS, description="routings", rows=4
+        )
         self.status = w.HTML()
         self.fig_ratio = FigurePane()
         self.fig_heat = FigurePane()
         self.fig_time = FigurePane()
         self.fig_qp = FigurePane()
-        for c in (
-            self.leaves,
-            self.spines,
-            self.hosts,
-            self.oversub,
-            self.collective,
-            self.size_exp,
-            self.routings,
-            self.failed,
-        ):
+        self._syncing = False
+        for c in (*self.controls, self.routings):
             c.observe(self._on_change, names="value")
         self.widget = panel(
-            [
-                self.leaves,
-                self.spines,
-                self.hosts,
-                self.oversub,
-                self.collective,
-                self.size_exp,
-                self.failed,
-                self.routings,
-            ],
+            [*self.controls, self.routings],
             {
                 "Congestion": [self.fig_ratio, self.fig_heat],
                 "Time, connections": [self.fig_time, self.fig_qp],
@@ -136,43 +192,58 @@ class SprayingPanel:
         )
         self.update()
 
+    #: The controls whose allowed values depend on the others' (:meth:`_stops`).
+    _DEPENDENT = ("leaves", "hosts_per_leaf", "failed_uplinks")
+
+    def _stops(self, name: str, values: dict) -> list[int]:
+        """The values control ``name`` offers at the other controls' ``values``: the leaves and hosts per leaf of the
+        parameters' ranges that keep the fabric within :data:`SPRAYING_MAX_HOSTS` hosts, and the failed uplinks that
+        leave leaf 0 one (below ``spines``)."""
+        p = self.exp.param(name)
+        if name == "failed_uplinks":
+            return list(range(int(p.low or 0), values["spines"]))
+        other = values["hosts_per_leaf" if name == "leaves" else "leaves"]
+        return [v for v in range(int(p.low or 0), int(p.high or 0) + 1) if v * other <= SPRAYING_MAX_HOSTS]
+
     def _on_change(self, _change=None) -> None:
+        if self._syncing:
+            return
+        values = param_values(self.controls)
+        self._syncing = True  # re-offering a control's stops is not a move of it
+        try:
+            for name in self._DEPENDENT:
+                control = dict(zip(SPRAYING_CONTROLS, self.controls))[name]
+                allowed = self._stops(name, values)
+                keep = min(control.value, allowed[-1])
+                if [v for _, v in control.options] != allowed:
+                    control.options = param_control(self.exp.param(name), keep, stops=allowed).options
+                control.value = keep
+        finally:
+            self._syncing = False
         self.update()
 
-    def topology(self) -> fb.LeafSpine:
-        s, h = self.spines.value, self.hosts.value
-        self.failed.max = max(0, s - 1)
-        uplink = h * 100.0 / (s * self.oversub.value)
-        return fb.leaf_spine(
-            self.leaves.value,
-            s,
-            h,
-            host_gbps=100.0,
-            uplink_gbps=uplink,
-            failed_links=[(0, p) for p in range(min(self.failed.value, s - 1))],
-        )
-
     def update(self) -> None:
-        topo = self.topology()
-        coll = self.collective.value
-        if fb.ranks_that_fit(coll, topo.n_hosts) < 2:
-            self.status.value = "<b>Need at least 2 hosts.</b>"
+        values = param_values(self.controls)
+        coll = values["collective"]
+        try:
+            view = spraying_model(list(self.routings.value) or ["ecmp"], **values)
+        except ex.SweepError as exc:  # a fabric the collective does not fit (one host): the experiment says why
+            self.status.value = f"<b>Not computed</b>: {html.escape(str(exc.run.failures.iloc[0]['error']))}"
             for pane in (self.fig_ratio, self.fig_heat, self.fig_time, self.fig_qp):
-                clear(pane, "fewer than 2 hosts")
+                clear(pane, "see the message above")
             return
-        view = spraying_model(topo, coll, 2**self.size_exp.value, list(self.routings.value) or ["ecmp"])
+        heat = view.uplink[["routing", "leaf", "spine", "load_bytes"]]
         new = [
             (self.fig_ratio, vf.ratio_vs_size(view.ratio, title=f"{name_label(coll)}: time vs ideal spraying")),
-            (self.fig_heat, vf.uplink_heatmaps(view.uplink, title=f"Leaf->spine load, step '{view.step_label}'")),
+            (self.fig_heat, vf.uplink_heatmaps(heat, title=f"Leaf->spine load, step '{view.step_label}'")),
             (self.fig_time, vf.time_vs_size(view.times, title=f"{name_label(coll)} on {view.n_ranks} GPUs")),
             (self.fig_qp, vf.connections_bar(view.connections, title="Connections per host (busiest step)")),
         ]
         for fw, fig in new:
             redraw(fw, fig)
         self.status.value = (
-            f"{topo.n_hosts} hosts, {view.n_ranks} ranks, oversubscription "
-            f"{topo.oversubscription:.2f}, {len(topo.failed)} failed uplink(s); heatmap/connections "
-            f"for step '{view.step_label}'"
+            f"{view.n_hosts} hosts, {view.n_ranks} ranks, oversubscription {view.oversubscription:.2f}, "
+            f"{values['failed_uplinks']} failed uplink(s); heatmap/connections for step '{view.step_label}'"
         )
 
 
