@@ -74,6 +74,9 @@ print(loads[["flows", "paths", "expected_max_exact", "expected_max_monte_carlo"]
 # ## Try it
 #
 # Pick a fabric, an oversubscription, a collective, a message size, the routings, and fail some of leaf 0's uplinks.
+# The controls are the `uplink-loads` experiment's parameters; the panel keeps the fabric within 512 hosts so that an
+# update stays interactive (the experiments take up to 512 leaves x 256 hosts), and oversubscription 0 leaves the
+# uplinks at the experiment's 100 Gbit/s.
 # Top left: the collective's bandwidth time relative to ideal spraying as the fabric grows (Monte-Carlo mean over
 # hashings); top right: leaf->spine loads for the step with the most cross-leaf bytes; bottom: collective time vs
 # message size (fluid, 5 µs per step) and connections per host.
