@@ -104,3 +104,36 @@ def test_minimal_splitting_rule_studies():
     spray = loads[loads.routing == "spray"].load_bytes
     assert len(spray) == 16 and spray.nunique() == 1  # the crossing step sprayed: every uplink carries the same
     assert loads[loads.routing == "ecmp"].load_bytes.sum() == pytest.approx(spray.sum())
+
+
+def test_the_busiest_step_message_size_and_oversubscription_of_the_spraying_panel():
+    """``step = BUSIEST_STEP`` picks the step with the most bytes between leaves (the model's busiest_step, under the
+    ranks' placement); uplink-loads routes a ``size_bytes`` message; ``oversubscription`` sets the uplink speed."""
+    from workbench.experiments.fabric import BUSIEST_STEP
+
+    point = {"leaves": 4, "spines": 2, "hosts_per_leaf": 2, "collective": "halving_doubling"}
+    steps = fb.collective_steps("halving_doubling", 8, 2**20)
+    busiest = fb.busiest_step(fb.leaf_spine(4, 2, 2), steps).label
+    assert busiest == "reduce-scatter d=4"
+    for name in ("fabric-congestion", "step-congestion", "uplink-loads"):
+        rows = ex.sweep(name, {**point, "step": BUSIEST_STEP}, **RUN)
+        assert set(rows.step_label) == {busiest}, name
+    # strided: rank r on leaf r mod 4, so the d=4 exchange stays within a leaf and d=2 crosses with twice d=1's bytes
+    strided = ex.run_point("fabric-congestion", {**point, "step": BUSIEST_STEP, "placement": "strided"}, cache=False)
+    assert strided.step_label.iloc[0] == "reduce-scatter d=2"
+    loads = ex.sweep("uplink-loads", {**point, "step": BUSIEST_STEP, "size_bytes": 2.0**20, "routing": "spray"}, **RUN)
+    assert loads.load_bytes.sum() == pytest.approx(8 * 2**20 / 2)  # every rank sends half its message across leaves
+    assert (loads.gpus == 8).all() and (loads.hosts == 8).all()
+    assert (loads.fabric_oversubscription == 1.0).all()  # 2 hosts x 100 Gbit/s over 2 uplinks as given
+    over = ex.sweep("uplink-loads", {**point, "oversubscription": [0.0, 1.5, 4.0], "routing": "spray"}, **RUN)
+    assert sorted(set(over.fabric_oversubscription)) == [1.0, 1.5, 4.0]
+    # the uplink speed changes the fluid time, and a point that leaves oversubscription at 0 keeps its seed
+    times = ex.sweep("collective-time-vs-size", {**point, "oversubscription": [1.0, 4.0], "sizes": 2}, **RUN)
+    t = times.groupby("oversubscription").time_s.max()
+    assert t[4.0] > t[1.0] * 3
+    with pytest.raises(ex.SweepError, match="leaf-spine only"):
+        ex.run_point("fabric-congestion", {"topology": "fat_tree", "k": 4, "oversubscription": 2.0}, cache=False)
+    with pytest.raises(ex.SweepError, match="topology must be leaf_spine"):
+        ex.run_point("uplink-loads", {"topology": "fat_tree", "k": 4}, cache=False)
+    with pytest.raises(ex.SweepError, match="size_bytes"):
+        ex.run_point("uplink-loads", {**point, "size_bytes": 1.5}, cache=False)

@@ -88,7 +88,9 @@ def test_panel_models_return_frozen_views_of_tidy_tables():
     assert v.connections.routing.tolist() == ["ecmp", "minimal"]  # a fabric-congestion sweep at the busiest step
     assert (v.connections.step_label == v.step_label).all() and "connections_per_host" in v.connections
     assert set(v.uplink.routing) == {"ecmp", "minimal"} and set(v.times.routing) == {"ecmp", "minimal"}
-    assert v.uplink.load_bytes.sum() == pytest.approx(2 * 8 * 2**20 / 2)  # 8 ranks send half a MiB each, under each routing
+    assert v.uplink.load_bytes.sum() == pytest.approx(
+        2 * 8 * 2**20 / 2
+    )  # 8 ranks send half a MiB each, under each routing
     assert all(isinstance(t, pd.DataFrame) for t in (v.ratio, v.uplink, v.times, v.connections))
     with pytest.raises(dataclasses.FrozenInstanceError):
         v.n_ranks = 4
