@@ -209,10 +209,11 @@ class SprayingPanel:
         if self._syncing:
             return
         values = param_values(self.controls)
+        by_name = dict(zip(SPRAYING_CONTROLS, self.controls))
         self._syncing = True  # re-offering a control's stops is not a move of it
         try:
             for name in self._DEPENDENT:
-                control = dict(zip(SPRAYING_CONTROLS, self.controls))[name]
+                control = by_name[name]
                 allowed = self._stops(name, values)
                 keep = min(control.value, allowed[-1])
                 if [v for _, v in control.options] != allowed:
