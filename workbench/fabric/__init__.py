@@ -25,8 +25,8 @@ Layers, bottom up:
 reverse (``tests/test_layers.py``).
 
 Parameter studies over these models (congestion vs fabric size x routing x collective, collective time vs message
-size, balls-into-bins maximum load) are registered experiments in :mod:`workbench.experiments.fabric`, run by
-:func:`workbench.experiments.sweep`.
+size, balls-into-bins maximum load) are registered experiments in :mod:`workbench.experiments.fabric` (C4's traffic
+planning in :mod:`workbench.experiments.c4`), run by :func:`workbench.experiments.sweep`.
 """
 
 from .ballsbins import (
