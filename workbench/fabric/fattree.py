@@ -46,6 +46,7 @@ from .._contracts import INDICES, Array, Opaque, accepts
 from .._rng import Seed, generator
 from .._validate import integer, positive
 from ._colouring import equitable_colours
+from ._greedy import greedy_fat_tree_paths
 from ._groups import group_ranks
 from .topology import Topology
 
@@ -282,19 +283,12 @@ def _minimal_subflows(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.
 def _greedy_paths(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> np.ndarray:
     """Planned: largest flows first, each on the path whose busiest link would be least loaded (relative)."""
     npaths = fat_tree_n_paths(topo, src, dst)
-    cap = topo.capacity_gbps
-    load = np.zeros(topo.n_links)
-    out = np.zeros(src.size, dtype=np.int64)
-    for f in np.lexsort((-npaths, -size)):
-        cand = np.arange(npaths[f])
-        links = fat_tree_path_links(topo, np.full(cand.size, src[f]), np.full(cand.size, dst[f]), cand)[:, 1:5]
-        ok = links >= 0
-        cost = np.where(ok, (load[np.where(ok, links, 0)] + size[f]) / cap[np.where(ok, links, 0)], 0.0).max(axis=1)
-        best = int(np.argmin(cost))
-        out[f] = best
-        used = links[best][links[best] >= 0]
-        load[used] += size[f]
-    return out
+    ranked = np.lexsort((-npaths, -size))
+    bases = np.array(topo._bases, dtype=np.int64)
+    return greedy_fat_tree_paths(
+        topo.host_edge(src), topo.host_edge(dst), topo.host_pod(src), topo.host_pod(dst), npaths,
+        np.asarray(size, dtype=float), ranked, topo.half, bases, topo.capacity_gbps.astype(float),
+    )  # fmt: skip
 
 
 def _planned_paths(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> np.ndarray:

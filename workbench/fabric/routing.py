@@ -41,6 +41,7 @@ from .._contracts import INDICES, AnyOf, Array, Choice, Int, accepts
 from .._rng import Seed, generator
 from .._validate import integer
 from ._colouring import equitable_colours
+from ._greedy import greedy_spines
 from ._routing_kinds import ROUTINGS, Routing, parse_routing
 from ._splitting import expand_slots, live_spines, min_split_pieces, minimal_plan, minimal_split_subflows
 from .collectives import Step, place_ranks
@@ -124,20 +125,12 @@ def _planned_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_by
 
 def _greedy_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_bytes: np.ndarray) -> np.ndarray:
     """Greedy planned assignment: largest flows first, most constrained pairs first, onto the least-loaded path."""
-    s, L = topology.spines, topology.leaves
     count, order = live_spines(topology, sl, dl)
-    cap = topology.uplink_gbps
-    up = np.zeros((L, s))
-    down = np.zeros((L, s))
-    spine = np.empty(sl.size, dtype=np.int64)
-    for i in np.lexsort((count, -size_bytes)):
-        cand = order[i, : count[i]]
-        cost = np.maximum(up[sl[i], cand], down[dl[i], cand]) + size_bytes[i] / cap
-        p = int(cand[np.argmin(cost)])
-        spine[i] = p
-        up[sl[i], p] += size_bytes[i] / cap
-        down[dl[i], p] += size_bytes[i] / cap
-    return spine
+    ranked = np.lexsort((count, -size_bytes))
+    return greedy_spines(
+        sl, dl, np.asarray(size_bytes, dtype=float), count, order, ranked, topology.leaves, topology.spines,
+        float(topology.uplink_gbps),
+    )  # fmt: skip
 
 
 @accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
