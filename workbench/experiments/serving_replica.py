@@ -7,6 +7,9 @@ recompute, prefix sharing, TP vs PP, balancers, colocated vs disaggregated).
   decode of ``batch`` requests over ``context_tokens`` each. Reported: the iteration time
   (:meth:`~workbench.serving.Deployment.iteration_s`) and the attention kernels' time and share of the operators' total
   (:meth:`~workbench.serving.Deployment.breakdown`, one pipeline stage when ``pp > 1``).
+* ``serving-swap-cost``: the one swap cost (:func:`~workbench.serving.swap_seconds`) of one request's
+  ``context_tokens`` on that deployment, one way, copied in groups of ``swap_group_blocks`` blocks: its copy calls,
+  its time and the share of that time spent in the calls' fixed overhead (notebook 14's copy-cost table).
 * ``serving-replica``: the first ``window_s`` seconds of a trace (a ServeGen composition of ``source`` at 14:00, or
   Mooncake's conversation trace with its ``hash_ids``) at ``rate_scale`` times its rate, served
   (:func:`workbench.serving.serve`) on ``replicas`` replicas behind ``balancer`` under ``scheduler`` (or the engine's
@@ -34,7 +37,18 @@ import math
 
 import pandas as pd
 
-from ..serving import BALANCERS, PREEMPTIONS, SCHEDULERS, SLO, Deployment, Scheduler, latency_summary, serve, specs
+from ..serving import (
+    BALANCERS,
+    PREEMPTIONS,
+    SCHEDULERS,
+    SLO,
+    Deployment,
+    Scheduler,
+    latency_summary,
+    serve,
+    specs,
+    swap_seconds,
+)
 from ..serving.disagg import serve_disaggregated
 from ..serving.engines import engine as engine_profile
 from ..serving.engines import engines
@@ -46,6 +60,7 @@ from .serving_hw import _SLO, SOURCES, WORKLOADS, _requests
 
 __all__ = [
     "serving_iteration",
+    "serving_swap_cost",
     "serving_replica",
     "serving_replica_requests",
     "serving_replica_gpus",
@@ -113,6 +128,40 @@ def serving_iteration(*, model, gpu, tp, pp, engine, costs, overlap, prompt_toke
         "iteration_s": float(dep.iteration_s(*work)),
         "attention_s": attention,
         "attention_share": attention / float(ops.sum()),
+    }
+
+
+@experiment(
+    "serving-swap-cost",
+    version="1",
+    small={"swap_group_blocks": [1, 64]},
+    params=[
+        *_replace(_DEPLOYMENT, model="Llama-3.1-8B", tp=1),
+        Param("context_tokens", 1000, "tokens", low=0, high=10_000_000, doc="KV tokens of the request copied"),
+        Param(
+            "swap_group_blocks",
+            1,
+            "",
+            low=1,
+            high=4096,
+            seeded=False,
+            label="blocks per swap copy",
+            doc="KV blocks per contiguous swap copy (1: vLLM's swap_blocks; 64: FastSwitch's block groups)",
+        ),
+    ],
+)
+def serving_swap_cost(*, model, gpu, tp, pp, engine, costs, context_tokens, swap_group_blocks, seed):
+    """Copy calls and time of one request's KV swapped one way, and the calls' share of that time."""
+    dep = Deployment(model, gpu, tp=tp, pp=pp, engine=engine, costs=costs)
+    block = Scheduler().block_tokens  # the engine's 16-token blocks
+    blocks = -(-context_tokens // block)
+    calls = -(-blocks // swap_group_blocks) * dep.swap_calls_per_copy
+    copy_s = float(swap_seconds(dep, context_tokens, block_tokens=block, group_blocks=swap_group_blocks))
+    return {
+        "blocks": int(blocks),
+        "copy_calls": int(calls),
+        "copy_s": copy_s,
+        "call_share": calls * dep.swap_call_s / copy_s if copy_s > 0 else 0.0,
     }
 
 

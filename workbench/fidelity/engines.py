@@ -464,6 +464,7 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "serving-replica": ("serving",),
     "serving-replica-gpus": ("serving",),
     "serving-replica-requests": ("serving",),
+    "serving-swap-cost": ("serving",),
     "serving-throughput-bound": ("serving",),
     "step-congestion": ("fabric",),
     "sunk-carbon-placement": ("carbon",),
