@@ -27,6 +27,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from workbench import experiments as ex
 from workbench import viz
 from workbench.reproductions import REGISTRY, ClaimsTable, run_claims
 from workbench.reproductions.trainmover import ettr_vs_size
@@ -75,15 +76,13 @@ for n in (1024, 16384, 100_000):
 # isolation 30 min): the Monte-Carlo month of 1,000 replicas lands within two standard errors of the closed form.
 
 # %%
-rows = []
-for n in (1024, 16384, 100_000):
-    lf = sum(tf.job_rates_per_s(n).values())
-    lp = tf.planned_rate_per_s(n)
-    for mode in ("checkpoint", "live"):
-        rec = tf.Recovery(mode=mode, interval_s=tf.young_daly_s(60.0, 1 / lf))
-        exact, mc = tf.ettr(lf, rec, lp), tf.simulate(lf, rec, lp, replicas=1000, seed=n)
-        rows.append((n, mode, exact["ettr"], mc["ettr"], mc["ettr_se"], (mc["ettr"] - exact["ettr"]) / mc["ettr_se"]))
-print(pd.DataFrame(rows, columns=["GPUs", "mode", "closed form", "Monte-Carlo", "standard error", "z"])
+# the training-ettr-vs-interval experiment at its defaults (Young/Daly interval, 60 s writes, 600 s detection, 1,800 s
+# isolation), each job size's Monte-Carlo seeded with its GPU count
+mc = ex.sweep("training-ettr-vs-interval", [{"gpus": n, "mode": m, "replicas": 1000, "job_seed": n}
+                                           for n in (1024, 16384, 100_000) for m in ("checkpoint", "live")],
+              client=False, progress=False)
+print(pd.DataFrame({"GPUs": mc["gpus"], "mode": mc["mode"], "closed form": mc["ettr"], "Monte-Carlo": mc["mc_ettr"],
+                    "standard error": mc["mc_se"], "z": (mc["mc_ettr"] - mc["ettr"]) / mc["mc_se"]})
       .round(4).to_string(index=False))
 
 # %% [markdown]

@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
+from workbench import experiments as ex
 from workbench import viz
 from workbench.reproductions import ClaimsTable, run_claims
 from workbench.reproductions import nanoflow as rep
@@ -65,20 +66,18 @@ from workbench.serving import (
     Deployment,
     Scheduler,
     fit_linear,
-    latency_summary,
     opcurves,
     serve,
     specs,
     swap_seconds,
 )
-from workbench.serving.disagg import disaggregation_plan, serve_disaggregated
+from workbench.serving.disagg import disaggregation_plan
 from workbench.serving.gpus import capacity_gpus
 from workbench.serving.validation import validation_by_source, validation_points, validation_summary, validation_table
 from workbench.viz import serving_hw as fig
 from workbench.widgets.explore import explore_panel
 from workbench.widgets.serving_hw import serving_hardware_panel
 from workbench.workloads import servegen as sg
-from workbench.workloads.traces import load_mooncake
 
 viz.setup_notebook()
 pd.set_option("display.width", 220)
@@ -141,14 +140,14 @@ fig.operator_figure(decode)
 # is the old datasheet roofline.
 
 # %%
-rows = []
-for costs in ("stated", "curves", "profiled"):
-    d = Deployment("Llama-2-70B", "A100-80GB", tp=4, costs=costs)
-    rows.append({"costs": costs, "decode of 1 (ms)": 1e3 * d.iteration_s(0, 0, 1, 1000),
-                 "decode of 128 x 1k (ms)": 1e3 * d.iteration_s(0, 0, 128, 128_000),
-                 "prefill of 256 (ms)": 1e3 * d.iteration_s(256, 256 * 257 / 2, 0, 0, 1),
-                 "prefill of 2,048 (ms)": 1e3 * d.iteration_s(2048, 2048 * 2049 / 2, 0, 0, 1)})
-print(pd.DataFrame(rows).round(1).to_string(index=False))
+shapes = {"decode of 1 (ms)": {"batch": 1}, "decode of 128 x 1k (ms)": {"batch": 128},
+          "prefill of 256 (ms)": {"prompt_tokens": 256, "batch": 0},
+          "prefill of 2,048 (ms)": {"prompt_tokens": 2048, "batch": 0}}
+it = ex.sweep("serving-iteration", [{"costs": c, **w} for c in ("stated", "curves", "profiled") for w in shapes.values()],
+              client=False, progress=False)  # Llama-2-70B on 4 x A100-80GB, 1,000-token contexts (its defaults)
+it["shape"], it["ms"] = [*shapes] * 3, 1e3 * it["iteration_s"]
+print(it.pivot(index="costs", columns="shape", values="ms").loc[["stated", "curves", "profiled"], [*shapes]]
+      .rename_axis(columns=None).reset_index().round(1).to_string(index=False))
 
 # %% tags=["nbval-ignore-output"]
 fig.gemm_efficiency_figure({g: (np.exp(c.gemm_log_tokens), c.gemm_eff)
@@ -165,14 +164,12 @@ fig.gemm_efficiency_figure({g: (np.exp(c.gemm_log_tokens), c.gemm_eff)
 # current one (FlashAttention-3 on Hopper, custom all-reduce, CUDA graphs):
 
 # %%
-rows = []
-for name in ("vllm-2023", "vllm"):
-    d = Deployment("Llama-2-70B", "H100-SXM", tp=8, engine=name)
-    for n in (1024, 4096, 8192):
-        b = d.breakdown(n, n * (n + 1) / 2, 0, 0, 1).set_index("operator")["time_s"]
-        rows.append({"engine": name, "prompt": n, "prefill (ms)": 1e3 * d.iteration_s(n, n * (n + 1) / 2, 0, 0, 1),
-                     "attention (ms)": 1e3 * b["attn_prefill"], "attention share": b["attn_prefill"] / b.sum()})
-print(pd.DataFrame(rows).round(3).to_string(index=False))
+era = {"model": "Llama-2-70B", "gpu": "H100-SXM", "tp": 8}
+pre = ex.sweep("serving-iteration", {**era, "engine": ["vllm-2023", "vllm"], "prompt_tokens": [1024, 4096, 8192],
+                                     "batch": 0}, client=False, progress=False)
+print(pd.DataFrame({"engine": pre["engine"], "prompt": pre["prompt_tokens"], "prefill (ms)": 1e3 * pre["iteration_s"],
+                    "attention (ms)": 1e3 * pre["attention_s"], "attention share": pre["attention_share"]})
+      .round(3).to_string(index=False))
 
 # %% [markdown]
 # Decode differs by era too: the 2023 releases decode with vLLM's own PagedAttention kernel, one thread block per query
@@ -184,14 +181,10 @@ print(pd.DataFrame(rows).round(3).to_string(index=False))
 # current vLLM also hides its host work:
 
 # %%
-rows = []
-for name in ("vllm-2023", "vllm-v0", "vllm"):
-    d = Deployment("Llama-2-70B", "H100-SXM", tp=8, engine=name)
-    for b in (1, 16, 64):
-        bd = d.breakdown(0, 0, b, b * 2048).set_index("operator")["time_s"]
-        rows.append({"engine": name, "batch": b, "decode step (ms)": 1e3 * d.iteration_s(0, 0, b, b * 2048),
-                     "attention (ms)": 1e3 * bd["attn_decode"]})
-print(pd.DataFrame(rows).round(2).to_string(index=False))
+dec = ex.sweep("serving-iteration", {**era, "engine": ["vllm-2023", "vllm-v0", "vllm"], "batch": [1, 16, 64],
+                                     "context_tokens": 2048}, client=False, progress=False)
+print(pd.DataFrame({"engine": dec["engine"], "batch": dec["batch"], "decode step (ms)": 1e3 * dec["iteration_s"],
+                    "attention (ms)": 1e3 * dec["attention_s"]}).round(2).to_string(index=False))
 
 # %% [markdown]
 # The old linear cost model is one least-squares fit away, so results in its units stay reproducible:
@@ -305,25 +298,34 @@ print(pd.DataFrame([
 # %%
 pool = sg.load_pool("m-large").select(14 * 3600, 600)
 work = sg.compose(pool, start_s=14 * 3600, duration_s=600, mean_rate_rps=30.0, seed=0)
-d8 = Deployment("Llama-3.1-8B", "H100-SXM")
-runs = {
-    "vLLM (prefill-first)": serve(work, d8, Scheduler("vllm", max_num_batched_tokens=16384)).table,
-    "Sarathi-Serve (512-token budget)": serve(work, d8, Scheduler("sarathi", max_num_batched_tokens=512)).table,
-    "Sarathi-Serve (2048-token budget)": serve(work, d8, Scheduler("sarathi", max_num_batched_tokens=2048)).table,
-    "Orca (mixed)": serve(work, d8, Scheduler("orca", max_num_batched_tokens=16384)).table,
-}
-rows = []
-for name, m in runs.items():
-    s = latency_summary(m)
-    rows.append({"scheduler": name, "p50 TTFT (s)": s["ttft_p50_s"], "p99 TTFT (s)": s["ttft_p99_s"],
-                 "p50 TBT (ms)": 1e3 * s["tbt_p50_s"], "p99 TBT (ms)": 1e3 * s["tbt_p99_s"],
-                 "preemptions": int(m["preemptions"].sum())})
-print(f"{len(work)} requests, KV cache {d8.kv_capacity_tokens:,} tokens")
-print(pd.DataFrame(rows).round(3).to_string(index=False))
+
+
+def replica(points, requests=False):
+    """The ``serving-replica`` sweep (or its per-request twin) over explicit points, on M-large's traffic above (the
+    experiment's defaults: ten minutes at 14:00 at 30 req/s on Llama-3.1-8B and one H100) composed with seed 0."""
+    name = "serving-replica-requests" if requests else "serving-replica"
+    return ex.sweep(name, [{"traffic_seed": 0, **p} for p in points], client=False, progress=False)
+
+
+def ms(x):
+    return 1e3 * x
+
+
+policies = {"vLLM (prefill-first)": {"scheduler": "vllm", "budget_tokens": 16384},
+            "Sarathi-Serve (512-token budget)": {"scheduler": "sarathi", "budget_tokens": 512},
+            "Sarathi-Serve (2048-token budget)": {"scheduler": "sarathi", "budget_tokens": 2048},
+            "Orca (mixed)": {"scheduler": "orca", "budget_tokens": 16384}}
+sched = replica(policies.values())
+print(f"{sched['requests'].iloc[0]} requests, KV cache {sched['kv_capacity_tokens'].iloc[0]:,} tokens")
+print(pd.DataFrame({"scheduler": [*policies], "p50 TTFT (s)": sched["ttft_p50_s"], "p99 TTFT (s)": sched["ttft_p99_s"],
+                    "p50 TBT (ms)": ms(sched["tbt_p50_s"]), "p99 TBT (ms)": ms(sched["tbt_p99_s"]),
+                    "preemptions": sched["preemptions"]}).round(3).to_string(index=False))
 
 # %% tags=["nbval-ignore-output"]
-display(fig.latency_cdf_figure({k: m["ttft_s"].to_numpy() for k, m in runs.items()}, metric="TTFT", slo_s=2.0))
-fig.latency_cdf_figure({k: m["tbt_s"].to_numpy() for k, m in runs.items()}, metric="TBT", slo_s=0.1)
+per_request = dict(zip(policies, (m for _, m in replica(policies.values(), requests=True)
+                                  .groupby(["scheduler", "budget_tokens"], sort=False))))
+display(fig.latency_cdf_figure({k: m["ttft_s"].to_numpy() for k, m in per_request.items()}, metric="TTFT", slo_s=2.0))
+fig.latency_cdf_figure({k: m["tbt_s"].to_numpy() for k, m in per_request.items()}, metric="TBT", slo_s=0.1)
 
 # %% [markdown]
 # vLLM's classic scheduler runs a prefill iteration without decodes whenever a request can be admitted, so every
@@ -353,38 +355,29 @@ fig.latency_cdf_figure({k: m["tbt_s"].to_numpy() for k, m in runs.items()}, metr
 # (the first two rows: the same GPU work without host work, scheduled synchronously and then one step ahead):
 
 # %%
-import dataclasses
-
-from workbench.serving.engines import engine as engine_profile
-
-chat = work[work["arrival_s"] < work["arrival_s"].iloc[0] + 120].reset_index(drop=True)  # 6 minutes at 10 req/s
-gpu_only = dataclasses.replace(engine_profile("vllm"), iteration_s=0.0, per_seq_s=0.0, tp_iteration_s=0.0)
-d70 = Deployment("Llama-3.1-70B", "H100-SXM", tp=4)
-variants = {
-    "V1 policy, synchronous, no host work": (Deployment("Llama-3.1-70B", "H100-SXM", tp=4, frontend_s=0.0,
-                                                        engine=dataclasses.replace(gpu_only, overlap_cpu=False)), None),
-    "+ scheduling one step ahead": (Deployment("Llama-3.1-70B", "H100-SXM", tp=4, frontend_s=0.0, engine=gpu_only),
-                                    None),
-    "current vLLM (+ its hidden host work, + API server)": (d70, None),
-    "  with vLLM's classic prefill-first policy instead": (d70, Scheduler("vllm", max_num_batched_tokens=8192)),
+chat = {"window_s": 120.0, "rate_scale": 1 / 3, "model": "Llama-3.1-70B", "tp": 4}  # 6 minutes at 10 req/s
+variants = {  # the engine's default policy ("scheduler": "engine") unless named
+    "V1 policy, synchronous, no host work": {"host_work": "none-synchronous", "frontend": False},
+    "+ scheduling one step ahead": {"host_work": "none", "frontend": False},
+    "current vLLM (+ its hidden host work, + API server)": {},
+    "  with vLLM's classic prefill-first policy instead": {"scheduler": "vllm", "budget_tokens": 8192},
 }
-rows = []
-for name, (dep, sch) in variants.items():
-    r = serve(chat, dep, sch, rate_scale=1 / 3)
-    t = r.table
-    rows.append({"engine": name, "mean TTFT (ms)": 1e3 * t["ttft_s"].mean(), "p50 TTFT (ms)": 1e3 * t["ttft_s"].median(),
-                 "mean TPOT (ms)": 1e3 * t["tbt_s"].mean(),
-                 "output tok/s": t["output_tokens"].sum() / (t["arrival_s"] + t["e2e_s"]).max()})
-sch = d70.scheduler
-print(f"{len(chat)} requests, mean prompt {chat['input_tokens'].mean():.0f} and output {chat['output_tokens'].mean():.0f}"
-      f" tokens; the default policy: {sch.kind}, {sch.max_num_batched_tokens} tokens, {sch.max_num_seqs} sequences")
-print(pd.DataFrame(rows).round(1).to_string(index=False))
+ttft = replica([{**chat, **v} for v in variants.values()])
+sch, c = Deployment("Llama-3.1-70B", "H100-SXM", tp=4).scheduler, ttft.iloc[0]
+print(f"{c['requests']} requests, mean prompt {c['prompt_tokens'] / c['requests']:.0f} and output "
+      f"{c['output_tokens'] / c['requests']:.0f} tokens; the default policy: {sch.kind}, {sch.max_num_batched_tokens} "
+      f"tokens, {sch.max_num_seqs} sequences")
+print(pd.DataFrame({"engine": [*variants], "rejected": (ttft["rejected_fraction"] * ttft["requests"]).round().astype(int),
+                    "mean TTFT (ms)": ms(ttft["ttft_mean_s"]),
+                    "p50 TTFT (ms)": ms(ttft["ttft_p50_s"]), "mean TPOT (ms)": ms(ttft["tbt_mean_s"]),
+                    "output tok/s": ttft["output_tokens_per_s"]}).round(1).to_string(index=False))
 
 # %% [markdown]
 # Scheduling one step ahead costs a new request one iteration of the loaded replica (~40 ms at the median here), the
 # API server 10 ms; the host work itself stays hidden behind the GPU step. vLLM's classic prefill-first policy would
-# give a lower TTFT on this traffic (a prefill iteration runs alone, at full speed), paid by every running request's
-# time per output token (~40% longer: each admission stalls the decodes). Which of these a measured run shows depends
+# give a lower median TTFT on this traffic (a prefill iteration runs alone, at full speed), paid by every running
+# request's time per output token (~40% longer: each admission stalls the decodes); and it rejects a prompt longer than
+# its 8,192-token budget, which counts as infinitely late in the mean TTFT (`latency_summary`) and adds no output. Which of these a measured run shows depends
 # on its vLLM version: async scheduling is on by default only in recent releases.
 
 # %% [markdown]
@@ -402,17 +395,16 @@ print(pd.DataFrame(rows).round(1).to_string(index=False))
 small = Deployment("Llama-3.1-8B", "H100-SXM", max_kv_tokens=40_000)
 print(f"one-way copy of 1,024 tokens: {swap_seconds(small, 1024) * 1e3:.1f} ms per block, "
       f"{swap_seconds(small, 1024, group_blocks=64) * 1e3:.1f} ms in block groups")
-rows = []
-for mode, group in (("recompute", 1), ("swap", 1), ("swap", 64)):
-    sch = Scheduler("sarathi", max_num_batched_tokens=2048, preemption=mode, swap_group_blocks=group)
-    r = serve(work, small, sch, rate_scale=0.5)
-    m, s = r.table, latency_summary(r)
-    rows.append({"preemption": mode if mode == "recompute" else f"swap, {group} block(s) per copy",
-                 "preemptions": int(m["preemptions"].sum()),
-                 "recomputed tokens": int(m["prefill_tokens"].sum() - m["input_tokens"].sum()),
-                 "swap stall (s)": r.swaps.stall_s, "p99 TTFT (s)": s["ttft_p99_s"],
-                 "p50 end-to-end (s)": s["e2e_p50_s"], "p99 end-to-end (s)": s["e2e_p99_s"]})
-print(pd.DataFrame(rows).round(3).to_string(index=False))
+modes = {"recompute": {"preemption": "recompute"},
+         "swap, 1 block(s) per copy": {"preemption": "swap", "swap_group_blocks": 1},
+         "swap, 64 block(s) per copy": {"preemption": "swap", "swap_group_blocks": 64}}
+sw = replica([{"max_kv_tokens": 40_000, "scheduler": "sarathi", "budget_tokens": 2048, "rate_scale": 0.5, **m}
+              for m in modes.values()])
+print(pd.DataFrame({"preemption": [*modes], "preemptions": sw["preemptions"],
+                    "recomputed tokens": (sw["prefilled_tokens"] - sw["prompt_tokens"]).astype(int),
+                    "swap stall (s)": sw["swap_stall_s"], "p99 TTFT (s)": sw["ttft_p99_s"],
+                    "p50 end-to-end (s)": sw["e2e_p50_s"], "p99 end-to-end (s)": sw["e2e_p99_s"]})
+      .round(3).to_string(index=False))
 
 # %% [markdown]
 # **Prefix sharing** on Mooncake's real conversation trace (FAST'25; 512-token prefix blocks with `hash_ids`,
@@ -420,18 +412,12 @@ print(pd.DataFrame(rows).round(3).to_string(index=False))
 # TP 2. Shared blocks are held once and their prefill is skipped while another admitted request holds them.
 
 # %%
-mc = load_mooncake("mooncake-fast25/conversation_trace.jsonl")
-mc = mc[mc["arrival_s"] < 600].reset_index(drop=True)
-d8x2 = Deployment("Llama-3.1-8B", "H100-SXM", tp=2)
-rows = []
-for share in (False, True):
-    m = serve(mc, d8x2, Scheduler("sarathi", max_num_batched_tokens=2048), prefix_sharing=share, rate_scale=0.5).table
-    s = latency_summary(m)
-    rows.append({"prefix sharing": share, "prompt tokens": int(m["input_tokens"].sum()),
-                 "prefilled tokens": int(m["prefill_tokens"].sum()), "p50 TTFT (s)": s["ttft_p50_s"],
-                 "p99 TTFT (s)": s["ttft_p99_s"], "p99 TBT (ms)": 1e3 * s["tbt_p99_s"]})
-print(f"{len(mc)} requests, mean prompt {mc['input_tokens'].mean():,.0f} tokens")
-print(pd.DataFrame(rows).round(3).to_string(index=False))
+mc = replica([{"trace": "mooncake-conversation", "window_s": 600.0, "tp": 2, "scheduler": "sarathi",
+               "budget_tokens": 2048, "rate_scale": 0.5, "prefix_sharing": share} for share in (False, True)])
+print(f"{mc['requests'].iloc[0]} requests, mean prompt {mc['prompt_tokens'].iloc[0] / mc['requests'].iloc[0]:,.0f} tokens")
+print(pd.DataFrame({"prefix sharing": mc["prefix_sharing"], "prompt tokens": mc["prompt_tokens"],
+                    "prefilled tokens": mc["prefilled_tokens"].astype(int), "p50 TTFT (s)": mc["ttft_p50_s"],
+                    "p99 TTFT (s)": mc["ttft_p99_s"], "p99 TBT (ms)": ms(mc["tbt_p99_s"])}).round(3).to_string(index=False))
 
 # %% [markdown]
 # **Tensor vs pipeline parallelism** for Llama-3.1-70B on four H100s: the same weights and KV cache split four
@@ -439,15 +425,14 @@ print(pd.DataFrame(rows).round(3).to_string(index=False))
 # iterations are longer. The first five minutes of the M-large traffic at a quarter of the rate, Sarathi-Serve.
 
 # %%
-rows = []
-for tp, pp in ((4, 1), (2, 2), (1, 4)):
-    dep = Deployment("Llama-3.1-70B", "H100-SXM", tp=tp, pp=pp)
-    s = latency_summary(serve(work[work["arrival_s"] < 300], dep, Scheduler("sarathi", max_num_batched_tokens=2048),
-                              rate_scale=0.25))
-    rows.append({"TP x PP": f"{tp} x {pp}", "KV cache (tokens)": dep.kv_capacity_tokens,
-                 "decode of 64 x 1k (ms)": 1e3 * dep.iteration_s(0, 0, 64, 64_000),
-                 "p99 TTFT (s)": s["ttft_p99_s"], "p50 TBT (ms)": 1e3 * s["tbt_p50_s"]})
-print(pd.DataFrame(rows).round(3).to_string(index=False))
+splits = [{"model": "Llama-3.1-70B", "tp": tp, "pp": pp} for tp, pp in ((4, 1), (2, 2), (1, 4))]
+tpp = replica([{**s, "window_s": 300.0, "rate_scale": 0.25, "scheduler": "sarathi", "budget_tokens": 2048}
+               for s in splits])
+step = ex.sweep("serving-iteration", [{**s, "gpu": "H100-SXM", "batch": 64} for s in splits], client=False,
+                progress=False)  # a decode of 64 requests over 1,000-token contexts
+print(pd.DataFrame({"TP x PP": tpp["tp"].astype(str) + " x " + tpp["pp"].astype(str),
+                    "KV cache (tokens)": tpp["kv_capacity_tokens"], "decode of 64 x 1k (ms)": ms(step["iteration_s"]),
+                    "p99 TTFT (s)": tpp["ttft_p99_s"], "p50 TBT (ms)": ms(tpp["tbt_p50_s"])}).round(3).to_string(index=False))
 
 # %% [markdown]
 # **Least-outstanding vs round-robin** over three Llama-3.1-8B replicas at 2.5x the traffic: round-robin ignores
@@ -455,13 +440,10 @@ print(pd.DataFrame(rows).round(3).to_string(index=False))
 # idles; least-outstanding sends each arrival to the replica holding the fewest requests.
 
 # %%
-rows = []
-for bal in ("round_robin", "random", "least_outstanding"):
-    s = latency_summary(serve(work, d8, Scheduler("sarathi", max_num_batched_tokens=2048), n_replicas=3, balancer=bal,
-                              rate_scale=2.5, seed=0))
-    rows.append({"balancer": bal, "p50 TTFT (s)": s["ttft_p50_s"], "p99 TTFT (s)": s["ttft_p99_s"],
-                 "p99 TBT (ms)": 1e3 * s["tbt_p99_s"]})
-print(pd.DataFrame(rows).round(3).to_string(index=False))
+bal = replica([{"scheduler": "sarathi", "budget_tokens": 2048, "replicas": 3, "rate_scale": 2.5, "balancer": b}
+               for b in ("round_robin", "random", "least_outstanding")])
+print(pd.DataFrame({"balancer": bal["balancer"], "p50 TTFT (s)": bal["ttft_p50_s"], "p99 TTFT (s)": bal["ttft_p99_s"],
+                    "p99 TBT (ms)": ms(bal["tbt_p99_s"])}).round(3).to_string(index=False))
 
 # %% [markdown]
 # On this ten-minute sample least-outstanding's p99 TTFT (1.09 s) is no better than round-robin's (1.05 s), and both
@@ -499,15 +481,15 @@ print(f"cheapest: {plan.gpus:.0f} GPUs as {plan.replicas:.0f} x TP{plan.tp} ({pl
 # datasheet roofline (`costs="stated"`) is optimistic about the GPU itself.
 
 # %%
-rows = []
-for engine, costs in (("vllm", "curves"), ("vllm-v0", "curves"), ("sglang", "curves"), ("trtllm", "curves"),
-                      ("vllm", "stated")):
-    p = capacity_gpus(work, "Qwen2-72B", "H100-SXM", SLO(ttft_s=2.0, tbt_s=0.1), tps=(4, 8), duration_s=600,
-                      engine=engine, costs=costs)
-    rows.append({"engine": engine, "operator costs": costs, "GPUs": p.gpus,
-                 "as": f"{p.replicas:.0f} x TP{p.tp}" if p.feasible else "no plan meets the SLO",
-                 "rate per replica (req/s)": p.replica_rps})
-print(pd.DataFrame(rows).round(2).to_string(index=False))
+# serving-replica-gpus' defaults: M-large's ten minutes above on Qwen2-72B, H100s, TP 4 and 8, p99 TTFT <= 2 s and TBT
+# <= 100 ms, each engine's default policy
+eng = ex.sweep("serving-replica-gpus", [{"traffic_seed": 0, "engine": e, "costs": c} for e, c in (
+    ("vllm", "curves"), ("vllm-v0", "curves"), ("sglang", "curves"), ("trtllm", "curves"), ("vllm", "stated"))],
+    client=False, progress=False)
+print(pd.DataFrame({"engine": eng["engine"], "operator costs": eng["costs"], "GPUs": eng["gpus"],
+                    "as": [f"{r:.0f} x TP{t}" if ok else "no plan meets the SLO"
+                           for r, t, ok in zip(eng["replicas"], eng["best_tp"], eng["feasible"])],
+                    "rate per replica (req/s)": eng["replica_rps"]}).round(2).to_string(index=False))
 
 # %% [markdown]
 # ## Prefill/decode disaggregation
@@ -517,14 +499,12 @@ print(pd.DataFrame(rows).round(2).to_string(index=False))
 # per-pool sizing), against the colocated plan for the same SLO.
 
 # %%
-colo = serve(work, d8, Scheduler("vllm", max_num_batched_tokens=16384), n_replicas=2)
-dis = serve_disaggregated(work, d8, d8, n_prefill=1, n_decode=1)
-rows = []
-for name, r in (("colocated, 2 replicas", colo), ("disaggregated, 1 prefill + 1 decode", dis)):
-    s = latency_summary(r)
-    rows.append({"deployment": name, "GPUs": r.gpus, "p99 TTFT (s)": s["ttft_p99_s"],
-                 "p50 TBT (ms)": 1e3 * s["tbt_p50_s"], "p99 TBT (ms)": 1e3 * s["tbt_p99_s"]})
-print(pd.DataFrame(rows).round(3).to_string(index=False))
+pools = {"colocated, 2 replicas": {"replicas": 2, "budget_tokens": 16384},
+         "disaggregated, 1 prefill + 1 decode": {"disaggregated": True, "budget_tokens": 8192}}
+pd_runs = replica([{"scheduler": "vllm", **p} for p in pools.values()])
+print(pd.DataFrame({"deployment": [*pools], "GPUs": pd_runs["gpus"], "p99 TTFT (s)": pd_runs["ttft_p99_s"],
+                    "p50 TBT (ms)": ms(pd_runs["tbt_p50_s"]), "p99 TBT (ms)": ms(pd_runs["tbt_p99_s"])})
+      .round(3).to_string(index=False))
 strict = SLO(ttft_s=2.0, tbt_s=0.05)
 print("disaggregated plan:", {k: round(v, 2) for k, v in disaggregation_plan(work, "Llama-3.1-8B", "H100-SXM",
                                                                               strict).items()})

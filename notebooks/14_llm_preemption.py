@@ -31,10 +31,9 @@
 # %%
 import pandas as pd
 
+from workbench import experiments as ex
 from workbench import viz
 from workbench.reproductions import build_figures, fastswitch, show_claims
-from workbench.serving import Deployment, swap_seconds
-from workbench.serving.cost import COPY_CALL_S
 
 viz.setup_notebook()
 pd.set_option("display.width", 200)
@@ -79,14 +78,10 @@ show_claims("fastswitch")
 # prices notebook 10's swap preemption.
 
 # %%
-d = Deployment("Llama-3.1-8B", "A100-80GB")
-rows = []
-for group in (1, 4, 16, 64):
-    s = float(swap_seconds(d, 1000, group_blocks=group))
-    calls = -(-63 // group) * d.swap_calls_per_copy
-    rows.append({"blocks per copy": group, "copy calls": calls, "copy time (ms)": s * 1e3,
-                 "share in call overhead": calls * COPY_CALL_S / s})  # fmt: skip
-pd.DataFrame(rows).round(3)
+# the serving-swap-cost experiment: 1,000 tokens of Llama-3.1-8B on an A100-80GB (its defaults)
+copy = ex.sweep("serving-swap-cost", {"swap_group_blocks": [1, 4, 16, 64]}, client=False, progress=False)
+pd.DataFrame({"blocks per copy": copy["swap_group_blocks"], "copy calls": copy["copy_calls"],
+              "copy time (ms)": copy["copy_s"] * 1e3, "share in call overhead": copy["call_share"]}).round(3)
 
 # %% [markdown]
 # ## Panel: priority-change rate and mechanisms -> tail latency

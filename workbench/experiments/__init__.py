@@ -36,6 +36,11 @@ so a rename in a model package is a one-line change in the wrapper):
 ``serving-hardware``              latency and throughput of a deployment (model, GPU, TP, PP, scheduler, balancer)
 ``serving-hardware-requests``     per-request TTFT and TBT of a ``serving-hardware`` point
 ``serving-hardware-gpus``         GPUs (TP x replicas) a workload needs within a p99 TTFT and TBT SLO
+``serving-iteration``             one iteration's time and attention time of a deployment vs engine x operator costs
+``serving-replica``               a named trace window on replicas vs scheduler x preemption x prefix sharing x TP/PP
+``serving-replica-requests``      per-request TTFT and TBT of a ``serving-replica`` point
+``serving-replica-gpus``          GPUs a trace window needs within an SLO vs engine x operator costs
+``serving-swap-cost``             one request's KV swap: copy calls, time and call overhead vs blocks per copy
 ``training-ettr``                 effective training time ratio vs MTBF x checkpointing
 ``training-ettr-vs-interval``     ETTR (closed form and Monte-Carlo) and GPU-hours lost vs checkpoint interval
 ``training-iteration-breakdown``  a job's iteration breakdown, MFU and memory per routing (07's iteration panel)

@@ -17,7 +17,8 @@
   :data:`~workbench.training.failures.LOSS_PARTS`). The study of notebook 08's failures panel: swept over
   ``interval_s`` it is the ETTR-vs-interval curve.
 
-``training-recovery-vs-gpus`` is closed form (nothing random); ``training-ettr-vs-interval``'s Monte-Carlo is seeded.
+``training-recovery-vs-gpus`` is closed form (nothing random); ``training-ettr-vs-interval``'s Monte-Carlo is seeded
+(by the sweep, or by ``job_seed`` where a study states its seed).
 ``mode`` is a treatment in both.
 """
 
@@ -72,10 +73,13 @@ def training_recovery_vs_gpus(*, gpus, gpus_per_host, mode, detect_s, isolate_s,
         Param("interval_s", 0.0, "s", low=0.0, high=1e8, doc="work between checkpoints (0: the Young/Daly interval)"),
         Param("mode", "checkpoint", choices=("checkpoint", "live"), seeded=False, doc="restart or live migration"),
         Param("replicas", 100, "", low=1, high=100_000, doc="Monte-Carlo replicas of 30 days"),
+        # not seeded: it replaces the sweep's seed when set, and leaves it as it was when not
+        Param("job_seed", -1, "", low=-1, high=2**31 - 1, seeded=False,
+              doc="-1: the sweep's seed; else the Monte-Carlo seed a stated study names (notebook 08: the GPU count)"),
     ],
 )  # fmt: skip
 def training_ettr_vs_interval(*, gpus, gpus_per_host, rate_scale, detect_s, isolate_s, restart_s, checkpoint_s,
-                              interval_s, mode, replicas, seed):  # fmt: skip
+                              interval_s, mode, replicas, job_seed, seed):  # fmt: skip
     """Closed-form and Monte-Carlo ETTR, and GPU-hours lost per day by category, of one job at one interval."""
     rate = sum(tf.job_rates_per_s(gpus, gpus_per_host, rate_scale=rate_scale).values())
     planned = tf.planned_rate_per_s(gpus, gpus_per_host, rate_scale=rate_scale)
@@ -83,7 +87,7 @@ def training_ettr_vs_interval(*, gpus, gpus_per_host, rate_scale, detect_s, isol
     rec = tf.Recovery(mode=mode, detect_s=detect_s, isolate_s=isolate_s, restart_s=restart_s,
                       checkpoint_s=checkpoint_s, interval_s=interval_s or young_daly)  # fmt: skip
     closed = tf.ettr(rate, rec, planned)
-    mc = tf.simulate(rate, rec, planned, replicas=replicas, seed=seed)
+    mc = tf.simulate(rate, rec, planned, replicas=replicas, seed=seed if job_seed < 0 else job_seed)
     return {
         "interval_used_s": rec.interval_s,
         "young_daly_s": young_daly,
