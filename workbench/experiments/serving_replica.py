@@ -38,25 +38,20 @@ import math
 import pandas as pd
 
 from ..serving import (
-    BALANCERS,
-    PREEMPTIONS,
     SCHEDULERS,
     SLO,
     Deployment,
     Scheduler,
     latency_summary,
     serve,
-    specs,
     swap_seconds,
 )
 from ..serving.disagg import serve_disaggregated
 from ..serving.engines import engine as engine_profile
-from ..serving.engines import engines
 from ..serving.gpus import capacity_gpus
-from ..serving.roofline import COST_SOURCES
 from ..workloads.traces import load_mooncake
 from ._space import Param, experiment
-from .serving_hw import _SLO, SOURCES, WORKLOADS, _requests
+from .serving_hw import _SERVED, _SLO, SOURCES, WORKLOADS, _requests
 
 __all__ = [
     "serving_iteration",
@@ -75,33 +70,31 @@ _MOONCAKE = {"mooncake-conversation": "mooncake-fast25/conversation_trace.jsonl"
 #: for a current vLLM); none of it and scheduled synchronously.
 HOST_WORK = ("engine", "none", "none-synchronous")
 
-_DEPLOYMENT = [
-    Param("model", "Llama-2-70B", choices=tuple(specs.models()["model"]), seeded=False, doc="served model"),
-    Param("gpu", "A100-80GB", choices=tuple(specs.gpus()["gpu"]), seeded=False, label="GPU", doc="accelerator"),
-    Param(
-        "tp",
-        4,
-        "",
-        choices=(1, 2, 4, 8),
-        seeded=False,
-        label="tensor parallel",
-        doc="tensor-parallel degree (a power of two: the models' attention heads shard evenly; one node of 8 GPUs)",
-    ),
-    Param("pp", 1, "", low=1, high=8, seeded=False, doc="pipeline-parallel stages"),
-    Param("engine", "vllm", choices=tuple(engines()), seeded=False, doc="serving engine (host work, kernels)"),
-    Param(
-        "costs",
-        "curves",
-        choices=COST_SOURCES,
-        seeded=False,
-        label="operator costs",
-        doc="operator costs: measured curves, Vidur's profiles (A100/H100, profiled models) or stated constants",
-    ),
-]
+#: serving_hw's Params (each declared once, there), by name.
+_HW = {p.name: p for p in _SERVED}
+#: KV blocks per contiguous swap copy (serving-swap-cost, serving-replica).
+_SWAP_GROUP = Param(
+    "swap_group_blocks",
+    1,
+    "",
+    low=1,
+    high=4096,
+    seeded=False,
+    label="blocks per swap copy",
+    doc="KV blocks per contiguous swap copy (1: vLLM's swap_blocks; 64: FastSwitch's block groups)",
+)
 
 
 def _replace(params: list[Param], **defaults) -> list[Param]:
     return [dataclasses.replace(p, default=defaults[p.name]) if p.name in defaults else p for p in params]
+
+
+def _shared(*names: str, **defaults) -> list[Param]:
+    """serving_hw's Params named ``names``, in that order, with other ``defaults``."""
+    return _replace([_HW[n] for n in names], **defaults)
+
+
+_DEPLOYMENT = _shared("model", "gpu", "tp", "pp", "engine", "costs", model="Llama-2-70B", gpu="A100-80GB", tp=4)
 
 
 @experiment(
@@ -110,7 +103,7 @@ def _replace(params: list[Param], **defaults) -> list[Param]:
     small=[{"batch": 128, "context_tokens": 1000}, {"prompt_tokens": 2048, "batch": 0, "costs": "stated"}],
     params=[
         *_DEPLOYMENT,
-        Param("overlap", False, seeded=False, label="overlapped (NanoFlow)", doc="overlapped execution (NanoFlow)"),
+        _HW["overlap"],
         Param("prompt_tokens", 0, "tokens", low=0, high=1_000_000, doc="tokens of one whole prompt prefilled"),
         Param("batch", 1, "", low=0, high=100_000, doc="requests decoding one token each"),
         Param("context_tokens", 1000, "tokens", low=0, high=10_000_000, doc="KV tokens of each decoding request"),
@@ -138,16 +131,7 @@ def serving_iteration(*, model, gpu, tp, pp, engine, costs, overlap, prompt_toke
     params=[
         *_replace(_DEPLOYMENT, model="Llama-3.1-8B", tp=1),
         Param("context_tokens", 1000, "tokens", low=0, high=10_000_000, doc="KV tokens of the request copied"),
-        Param(
-            "swap_group_blocks",
-            1,
-            "",
-            low=1,
-            high=4096,
-            seeded=False,
-            label="blocks per swap copy",
-            doc="KV blocks per contiguous swap copy (1: vLLM's swap_blocks; 64: FastSwitch's block groups)",
-        ),
+        _SWAP_GROUP,
     ],
 )
 def serving_swap_cost(*, model, gpu, tp, pp, engine, costs, context_tokens, swap_group_blocks, seed):
@@ -214,7 +198,7 @@ _REPLICA = [
     ),
     Param("host_work", "engine", choices=HOST_WORK, seeded=False, doc="the engine's host work, none, or none and sync"),
     Param("frontend", True, seeded=False, label="API server", doc="the engine's API server time on the first token"),
-    Param("replicas", 1, "", low=1, high=64, seeded=False, doc="replicas behind the balancer (each pool's)"),
+    _HW["replicas"],
     Param(
         "scheduler",
         "engine",
@@ -222,31 +206,12 @@ _REPLICA = [
         seeded=False,
         doc="batching policy; engine: the engine's default policy and budget (budget_tokens unused)",
     ),
-    Param(
-        "budget_tokens",
-        8192,
-        "tokens",
-        low=64,
-        high=65_536,
-        log=True,
-        seeded=False,
-        label="token budget",
-        doc="max_num_batched_tokens: the longest prompt for vLLM and Orca, the chunk for Sarathi-Serve",
-    ),
-    Param("preemption", "recompute", choices=PREEMPTIONS, seeded=False, doc="KV of a preempted request"),
-    Param(
-        "swap_group_blocks",
-        1,
-        "",
-        low=1,
-        high=4096,
-        seeded=False,
-        label="blocks per swap copy",
-        doc="KV blocks per contiguous swap copy (1: vLLM's swap_blocks; 64: FastSwitch's block groups)",
-    ),
+    _HW["budget_tokens"],
+    _HW["preemption"],
+    _SWAP_GROUP,
     Param("prefix_sharing", False, seeded=False, doc="hold blocks of equal hash_ids once (Mooncake's trace)"),
-    Param("balancer", "round_robin", choices=BALANCERS, seeded=False, doc="replica load balancer"),
-    Param("disaggregated", False, seeded=False, doc="prefill and decode on separate pools of `replicas` each"),
+    _HW["balancer"],
+    _HW["disaggregated"],
 ]
 
 
