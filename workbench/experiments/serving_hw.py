@@ -138,15 +138,14 @@ def _requests(source, workload, mean_rate_rps, duration_s, seed) -> pd.DataFrame
     return requests if workload == "composed" else servegen.naive_workload(requests, seed=seed)
 
 
-def _run(p: dict):
-    """(requests, deployment, served run) of one ``serving-hardware`` point ``p`` (its parameters and ``seed``)."""
-    requests = _requests(p["source"], p["workload"], p["mean_rate_rps"], p["duration_s"], p["seed"])
-    dep = Deployment(
-        p["model"], p["gpu"], tp=p["tp"], pp=p["pp"], engine=p["engine"], costs=p["costs"], overlap=p["overlap"]
-    )
-    sch = Scheduler(p["scheduler"], max_num_batched_tokens=p["budget_tokens"], preemption=p["preemption"])
+def _serve_point(requests, dep, sch, p: dict, seed: int, **options):
+    """``requests`` served on ``p["replicas"]`` replicas of ``dep`` under ``sch`` (each pool's when
+    ``p["disaggregated"]``: prefill and decode pools of that many), balanced by ``p["balancer"]``; ``options`` go to
+    :func:`~workbench.serving.serve` (rate_scale, prefix_sharing), which a disaggregated run does not take."""
     if p["disaggregated"]:
-        run = serve_disaggregated(
+        if any(v not in (1.0, False) for v in options.values()):
+            raise ValueError("disaggregated serving takes neither prefix_sharing nor a rate_scale other than 1")
+        return serve_disaggregated(
             requests,
             dep,
             dep,
@@ -155,10 +154,19 @@ def _run(p: dict):
             prefill_scheduler=sch,
             decode_scheduler=sch,
             balancer=p["balancer"],
-            seed=p["seed"],
+            seed=seed,
         )
-    else:
-        run = serve(requests, dep, sch, n_replicas=p["replicas"], balancer=p["balancer"], seed=p["seed"])
+    return serve(requests, dep, sch, n_replicas=p["replicas"], balancer=p["balancer"], seed=seed, **options)
+
+
+def _run(p: dict):
+    """(requests, deployment, served run) of one ``serving-hardware`` point ``p`` (its parameters and ``seed``)."""
+    requests = _requests(p["source"], p["workload"], p["mean_rate_rps"], p["duration_s"], p["seed"])
+    dep = Deployment(
+        p["model"], p["gpu"], tp=p["tp"], pp=p["pp"], engine=p["engine"], costs=p["costs"], overlap=p["overlap"]
+    )
+    sch = Scheduler(p["scheduler"], max_num_batched_tokens=p["budget_tokens"], preemption=p["preemption"])
+    run = _serve_point(requests, dep, sch, p, p["seed"])
     return requests, dep, run
 
 

@@ -43,15 +43,13 @@ from ..serving import (
     Deployment,
     Scheduler,
     latency_summary,
-    serve,
     swap_seconds,
 )
-from ..serving.disagg import serve_disaggregated
 from ..serving.engines import engine as engine_profile
 from ..serving.gpus import capacity_gpus
 from ..workloads.traces import load_mooncake
 from ._space import Param, experiment
-from .serving_hw import _SERVED, _SLO, SOURCES, WORKLOADS, _requests
+from .serving_hw import _SERVED, _SLO, SOURCES, WORKLOADS, _requests, _serve_point
 
 __all__ = [
     "serving_iteration",
@@ -264,31 +262,9 @@ def _run(p: dict, seed: int):
     requests = _trace(p, seed)
     dep = _deployment(p)
     sch = _scheduler(p)
-    if p["disaggregated"]:
-        if p["prefix_sharing"] or p["rate_scale"] != 1.0:
-            raise ValueError("disaggregated serving takes neither prefix_sharing nor a rate_scale other than 1")
-        run = serve_disaggregated(
-            requests,
-            dep,
-            dep,
-            n_prefill=p["replicas"],
-            n_decode=p["replicas"],
-            prefill_scheduler=sch,
-            decode_scheduler=sch,
-            balancer=p["balancer"],
-            seed=seed,
-        )
-    else:
-        run = serve(
-            requests,
-            dep,
-            sch,
-            n_replicas=p["replicas"],
-            balancer=p["balancer"],
-            seed=seed,
-            rate_scale=p["rate_scale"],
-            prefix_sharing=p["prefix_sharing"],
-        )
+    run = _serve_point(
+        requests, dep, sch, p, seed, rate_scale=p["rate_scale"], prefix_sharing=p["prefix_sharing"]
+    )  # fmt: skip
     return dep, run
 
 
