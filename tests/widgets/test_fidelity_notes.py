@@ -126,3 +126,23 @@ def test_the_note_can_sit_in_the_controls_grid():
     assert p.children[0].children[-1] is p.fidelity and p.fidelity not in p.children
     with pytest.raises(ValueError, match="note_beside"):
         panel([W.IntSlider()], [W.Output()], fidelity="workbench.widgets.carbon:carbon_panel", note_beside="below")
+
+
+def test_a_validation_ending_after_the_cache_changed_leaves_that_cache_alone(tmp_path, monkeypatch):
+    """A note's background validation that ends once the process names another cache (a test switching
+    ``WORKBENCH_CACHE``) neither reads nor starts a validation in that cache: a later test's fresh cache stayed
+    empty only by luck before (a leftover panel's note created it)."""
+    import workbench.widgets as widgets
+
+    started: list[tuple[str, ...]] = []
+    monkeypatch.setattr(widgets, "_validate_in_background", lambda names, done: started.append(names))
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "built"))
+    note = FidelityNote("workbench.widgets.arrivals:arrivals_panel")
+    assert started == [("arrivals",)] and "being computed" in note.value
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "later"))
+    note._computed("")
+    assert not (tmp_path / "later").exists() and started == [("arrivals",)] and "being computed" in note.value
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "built"))
+    note._worker = None
+    note._computed("")  # in its own cache the note refreshes: still missing there, so it asks again
+    assert started == [("arrivals",), ("arrivals",)]

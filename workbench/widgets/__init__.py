@@ -31,6 +31,7 @@ from typing import Any
 import ipywidgets as W
 import plotly.graph_objects as go
 
+from .._paths import cache_root
 from .._validate import one_of
 from ..viz import MODEBAR_REMOVE, export_config, fit_titles, tidy_axes
 
@@ -306,6 +307,7 @@ class FidelityNote(W.HTML):
         self.notes: list = []
         self._read = read
         self._worker: Any = None
+        self._cache = cache_root()  # the cache this note reads; a background validation fills this one
         for widget in self.controls.values():
             widget.observe(lambda _change: self.refresh(), names="value")
         self.refresh()
@@ -351,6 +353,11 @@ class FidelityNote(W.HTML):
         self._worker = _validate_in_background(tuple(names), self._computed)
 
     def _computed(self, error: str) -> None:
+        """Called from the background thread when the validation ends. A process whose cache has changed since the
+        note was built (a test switching ``WORKBENCH_CACHE``; a kernel's never does) leaves the note as it is:
+        refreshing would read, and start a validation in, a cache the note was not built for."""
+        if cache_root() != self._cache:
+            return
         if error:
             self.notes = []
             self.value = _note_html([f"Validation not available here: {error}"])
