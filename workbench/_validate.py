@@ -29,6 +29,12 @@ __all__ = [
 
 
 def _show(value: Any) -> str:
+    """``value`` for an error message, at most 60 characters. An array or a table of more than a few values is named
+    by its shape, not printed: a message is built on every refusal, including the ones a union of specs tries and
+    drops (an array offered to "a real number or an array"), and printing a large array costs more than the call."""
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and math.prod(shape) > 6:
+        return f"<{type(value).__name__} of shape {shape}>"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

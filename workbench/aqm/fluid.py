@@ -36,7 +36,7 @@ import numpy as np
 
 from .._contracts import accepts
 from .._validate import array_1d, in_range, integer, one_of, positive
-from .red import RedMarking, mark_probability
+from .red import RedMarking, _ramp
 
 __all__ = ["bdp_pkts", "steady_state", "simulate_fluid", "FluidResult", "DCTCP_G", "SCALINGS"]
 
@@ -124,7 +124,7 @@ def steady_state(
 
     def excess(q: np.ndarray) -> np.ndarray:
         w = (bdp + q) / n
-        p = mark_probability(q, lo, hi, max_p)
+        p = _ramp(q, lo, hi, max_p)
         cut = 1.0 - (1.0 - p) ** w
         return cut * (1.0 + w * p / 2.0) - 1.0
 
@@ -235,7 +235,7 @@ def simulate_fluid(
     j = 0
     for step in range(steps):
         r = rtt_s + q / c
-        p_now = mark_probability(q, lo, hi, max_p)
+        p_now = _ramp(q, lo, hi, max_p)
         p_old = hist[step % delay].copy()
         hist[step % delay] = p_now
         cut = 1.0 - (1.0 - p_old) ** np.maximum(w, 1.0)

@@ -139,8 +139,14 @@ def mark_probability(
             f"min_k_pkts must be <= max_k_pkts, got min_k_pkts={np.broadcast_to(lo, bad.shape)[i]} "
             f"and max_k_pkts={np.broadcast_to(hi, bad.shape)[i]}"
         )
+    return _ramp(q, lo, hi, np.asarray(max_p, dtype=float))
+
+
+def _ramp(q: np.ndarray, lo: np.ndarray, hi: np.ndarray, max_p: np.ndarray) -> np.ndarray:
+    """:func:`mark_probability` on float arrays already checked (``lo <= hi``): the fluid models' solvers call it
+    once per iteration, where the public function's checks cost more than the arithmetic."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        ramp = np.asarray(max_p, dtype=float) * np.clip((q - lo) / (hi - lo), 0.0, 1.0)
+        ramp = max_p * np.clip((q - lo) / (hi - lo), 0.0, 1.0)
     return np.where(q >= hi, 1.0, np.where(q < lo, 0.0, ramp))
 
 

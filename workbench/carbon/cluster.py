@@ -229,6 +229,7 @@ def simulate(
         heapq.heappush(events, (float(arr[j]), 1, seq, int(j)))
         seq += 1
     wake_at = -1.0
+    sph = mapping.seconds_per_hour  # read once: the loop below runs per task
 
     def start_task(e: int, j: int, s: int, t: float) -> None:
         nonlocal pos, buf, seq
@@ -274,8 +275,7 @@ def simulate(
                     return
                 got = sched.choose(st, cands, t, len(free))
             if got is None or got[1] <= 0:
-                h = mapping.hour_index(t)
-                nxt = mapping.hour_start(h + 1)
+                nxt = (int(t // sph) + 1) * sph  # the next trace hour's start (TimeMapping.hour_start(hour_index + 1))
                 if nxt > wake_at:
                     wake_at = nxt
                     heapq.heappush(events, (nxt, 2, seq, -1))
