@@ -44,7 +44,7 @@ import os
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -355,6 +355,10 @@ def module_closure(name: str) -> dict[str, Path]:
     out: dict[str, Path] = {}
     stack = [name]
     with _code_lock:
+        known = _closures.get(name)
+        if known is not None and _unchanged(known[0]):
+            return dict(known[1])
+        stamps = []
         while stack:
             mod = stack.pop()
             if mod in out or not follow(mod):
@@ -363,8 +367,31 @@ def module_closure(name: str) -> dict[str, Path]:
             if path is None:
                 continue
             out[mod] = path
-            stack.extend(m for m in _imports(mod, path, _stat(path)) if m not in out)
+            sig = _stat(path)
+            stamps.append((mod, path, sig))
+            stack.extend(m for m in _imports(mod, path, sig) if m not in out)
+        _closures[name] = (tuple(stamps), dict(out))
     return out
+
+
+#: module name -> (each module of its closure with its file and that file's stat, the closure), as last walked: a
+#: closure holds while every one of its files is unchanged and loaded from where it was found (the walk looks up
+#: hundreds of imported names, most of them not modules, each at two file checks; a sweep asks for the same closure
+#: once per point).
+_closures: dict[str, tuple[tuple[tuple[str, Path, tuple[int, int, int]], ...], dict[str, Path]]] = {}
+
+
+def _unchanged(stamps: Sequence[tuple[str, Path, tuple[int, int, int]]]) -> bool:
+    for mod, path, sig in stamps:
+        file = getattr(sys.modules.get(mod), "__file__", None)
+        if file is not None and file != str(path):
+            return False
+        try:
+            if _stat(path) != sig:
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def module_digest(name: str, path: Path) -> str:
