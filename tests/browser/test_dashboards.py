@@ -49,7 +49,7 @@ _LANDED = """() => !!document.querySelector('table a') || /There was an error|Tr
 def _landing(page, voila: str) -> None:
     """Open the landing page and wait until it shows its table or an error (which fails at once, naming it)."""
     page.goto(f"{voila}/voila/render/index.ipynb", wait_until="commit")
-    page.wait_for_function(_LANDED, timeout=120_000, polling=300)
+    page.wait_for_function(_LANDED, timeout=120_000, polling=150)
     body = page.inner_text("body")
     assert "There was an error" not in body and "Traceback" not in body, f"the landing page failed: {body[:500]}"
 
@@ -111,7 +111,8 @@ def test_dashboard_loads_and_redraws(browser, voila, screenshots_dir: Path, dash
     try:
         page.goto(f"{voila}/voila/render/{dash.filename}", timeout=240_000, wait_until="commit")
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=240_000)
-        page.wait_for_timeout(1500)
+        page.wait_for_function(_DRAWN, timeout=REDRAW_S * 1000, polling=150)  # every figure in view, not the first
+        page.wait_for_timeout(300)
         body = page.inner_text("body")
         assert "Traceback" not in body and "Error displaying widget" not in body
         assert "import" not in body and page.locator(".cm-editor:visible").count() == 0, "a dashboard shows no code"
@@ -196,11 +197,11 @@ def _first_controls_at_both_ends(page, kernel: _KernelStatus, paper: str, plotte
             continue
         where = f"{paper}: {kind} {k} at its {end} end"
         kernel.wait_idle_after(page, seen, REDRAW_S)
-        page.wait_for_function(_DRAWN, timeout=REDRAW_S * 1000, polling=300)
+        page.wait_for_function(_DRAWN, timeout=REDRAW_S * 1000, polling=150)
         page.wait_for_timeout(250)  # plotly draws what the kernel sent (already received: the idle status follows it)
         redrawn = page.evaluate(_FRESH)
         try:
-            page.wait_for_function(_HAS_DATA, timeout=5000, polling=300)
+            page.wait_for_function(_HAS_DATA, timeout=5000, polling=150)
         except PlaywrightTimeout:  # a setting the model refuses (a plan that does not fit) clears its figures
             body = page.inner_text("body")  # and says why: in the status line, or as the cleared figure's title
             assert "does not fit" in body or "Not drawn: " in body, f"{where}: a figure shows no data and no reason"
@@ -226,7 +227,7 @@ def _voila_kernels(url: str) -> int:
 
 #: Visits of the landing page that must leave no kernel behind: each visit that leaked would leave one, so a few show
 #: a leak as surely as many (twenty took four minutes on a loaded 2-core machine).
-VISITS = 5
+VISITS = 2
 #: How long a closed page's kernel may take to be shut down (the kernel manager polls; slower on a loaded machine).
 SHUTDOWN_S = 60
 

@@ -326,7 +326,7 @@ def _wait(page, check, arg, budget_s: float) -> bool:
     while time.monotonic() < deadline:
         if page.evaluate(check, arg):
             return True
-        page.wait_for_timeout(400)
+        page.wait_for_timeout(150)
     return bool(page.evaluate(check, arg))
 
 
@@ -343,7 +343,7 @@ def _saved_figures_read_right(page, nb: Path, name: str, screenshots_dir: Path, 
     if not saved:
         return
     drawn = f"() => document.querySelectorAll('{_SAVED_FIGURES} .main-svg').length >= {saved}"
-    page.wait_for_function(drawn, timeout=120_000, polling=500)
+    page.wait_for_function(drawn, timeout=120_000, polling=200)
     root = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").element_handle()
     page.locator(_SAVED_FIGURES).first.scroll_into_view_if_needed()
     page.wait_for_timeout(300)
@@ -375,7 +375,7 @@ def test_notebook_in_lab(lab_page, workdir: Path, screenshots_dir: Path, name: s
     run, budgets = cells_to_run(nb)
     try:
         page.evaluate(_OPEN, f"notebooks/{name}")
-        page.wait_for_function(_IDLE, timeout=120_000, polling=500)
+        page.wait_for_function(_IDLE, timeout=120_000, polling=200)
         _saved_figures_read_right(page, nb, name, screenshots_dir, plotted_problems)
         t0 = time.monotonic()
         for i, budget_s in zip(run, budgets):
@@ -416,9 +416,9 @@ def test_notebook_in_lab(lab_page, workdir: Path, screenshots_dir: Path, name: s
             assert _wait(page, changed, panel.element_handle(), REDRAW_S), (
                 f"{name} panel {k}: moving a {how} did not redraw"
             )
-            page.wait_for_function(_IDLE, timeout=REDRAW_S * 1000, polling=500)
+            page.wait_for_function(_IDLE, timeout=REDRAW_S * 1000, polling=200)
             assert _wait(page, _DRAWN, panel.element_handle(), REDRAW_S), f"{name} panel {k}: figures not redrawn"
-            page.wait_for_timeout(800)  # let plotly finish its transition before the screenshots
+            page.wait_for_timeout(200)  # plotly lays out what it drew (the checks read the width it is drawn at)
             drawn = plotted_problems(page, panel.element_handle())
             assert not drawn, f"{name} panel {k}: what the figures draw breaks the figure invariants: {drawn}"
             moved[k] = how
@@ -468,7 +468,7 @@ def _save_close_and_reopen(page, workdir: Path, name: str, screenshots_dir: Path
     page.evaluate(_SAVE)
     page.evaluate(_CLOSE_SAVED)
     page.evaluate(_OPEN, f"notebooks/{name}")
-    page.wait_for_function(_IDLE, timeout=120_000, polling=500)
+    page.wait_for_function(_IDLE, timeout=120_000, polling=200)
     page.wait_for_timeout(5000)  # the widget manager restores (and would fail to find the models) after the kernel
     try:
         shown = page.inner_text(".jp-NotebookPanel:not(.lm-mod-hidden)")
