@@ -176,6 +176,16 @@ def test_controls_inside_the_envelope_give_the_region_error():
     assert str(n) == n.text
 
 
+def test_a_sweeps_values_name_those_its_region_holds():
+    """A sweep over a categorical control (an explore panel's list) counts the region of the values with points and
+    names them, so "this marking: 90 points" never sits beside "no validated point for marking pred"."""
+    n = F.region_note("arrivals", "quick", process=["poisson", "weibull"])
+    assert "this arrival process poisson: 6 points" in n.text and n.named == ("arrival process weibull",)
+    assert "this arrival process: 6 points" in F.region_note("arrivals", "quick", process="poisson").text
+    both = F.region_note("arrivals", "quick", process=["poisson", "gamma"])
+    assert both.in_envelope and "this arrival process poisson/gamma: " in both.text
+
+
 def test_an_engine_without_reference_says_so():
     n = F.region_note("microservices")
     assert not n.in_envelope and n.points == 0 and "not validated" in n.text and "no independent reference" in n.text
