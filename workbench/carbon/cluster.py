@@ -109,7 +109,6 @@ class _State:
         self.mapping = mapping
         self.intensity = intensity
         self.low, self.high = forecast_bounds(intensity, 48)
-        self._sph = mapping.seconds_per_hour
         self._hour = -1
         self._now = (0.0, 0.0, 0.0)
         self.job_exec = [0] * len(jobs)
@@ -123,7 +122,7 @@ class _State:
 
     def carbon_now(self, t: float) -> tuple[float, float, float]:
         """``(c, L, U)`` at simulated time ``t``: this hour's intensity and the next 48 hours' bounds."""
-        h = self.mapping.start_hour + int(t // self._sph)
+        h = self.mapping._hour_index(t)
         if h == self._hour:
             return self._now
         if h >= self.intensity.size:
@@ -229,7 +228,6 @@ def simulate(
         heapq.heappush(events, (float(arr[j]), 1, seq, int(j)))
         seq += 1
     wake_at = -1.0
-    sph = mapping.seconds_per_hour  # read once: the loop below runs per task
 
     def start_task(e: int, j: int, s: int, t: float) -> None:
         nonlocal pos, buf, seq
@@ -275,7 +273,7 @@ def simulate(
                     return
                 got = sched.choose(st, cands, t, len(free))
             if got is None or got[1] <= 0:
-                nxt = (int(t // sph) + 1) * sph  # the next trace hour's start (TimeMapping.hour_start(hour_index + 1))
+                nxt = mapping._next_hour_start(t)
                 if nxt > wake_at:
                     wake_at = nxt
                     heapq.heappush(events, (nxt, 2, seq, -1))

@@ -137,12 +137,22 @@ class TimeMapping:
     @accepts()
     def hour_index(self, t_s: float) -> int:
         """The trace-hour index that simulated time ``t_s`` (seconds) falls into."""
-        return self.start_hour + int(t_s // self.seconds_per_hour)
+        return self._hour_index(t_s)
 
     @accepts()
     def hour_start(self, index: int) -> float:
         """The simulated time (s) at which trace hour ``index`` begins."""
         return (index - self.start_hour) * self.seconds_per_hour
+
+    # Unchecked forms for a simulator's event loop, which asks per task with times it computed itself (the public
+    # methods check each call, which costs more than the arithmetic).
+
+    def _hour_index(self, t_s: float) -> int:
+        return self.start_hour + int(t_s // self.seconds_per_hour)
+
+    def _next_hour_start(self, t_s: float) -> float:
+        """``hour_start(hour_index(t_s) + 1)``."""
+        return (int(t_s // self.seconds_per_hour) + 1) * self.seconds_per_hour
 
 
 def _zone_id(zone: str) -> str:
