@@ -113,6 +113,13 @@ def test_measured_curves_divide_the_roofline_by_the_fraction_measured_at_that_sh
     assert ridge.loc["linear", "time_s"] / 140 > big.loc["linear", "time_s"] / 4096
     # the all-reduce latency floor: ~60 us per call at TP 8, far above 10 us
     assert float(cur.allreduce_s(2 * m.hidden, tp=8, topology="nvswitch")) > 30e-6
+    # beyond the largest measured message (134 MB) a message moves at that message's bandwidth: twice the bytes,
+    # twice the time (the H100 curve's last two points are equal, so a slope between them would make it free)
+    for gen in ("ampere", "hopper"):
+        for tp in (2, 4, 8):
+            c = curves(gen)
+            top = float(c.allreduce_s(134e6, tp=tp, topology="nvswitch"))
+            assert float(c.allreduce_s(268e6, tp=tp, topology="nvswitch")) == pytest.approx(top * 268 / 134, rel=0.02)
     # the engine's cost table is the operators summed inside its token range (exactly) and beyond it (extrapolated
     # with the slope of its last tokens)
     for work in [(0, 0, 32, 32_000, 32), (2048, 2048 * 2049 / 2, 0, 0, 4)]:

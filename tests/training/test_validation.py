@@ -165,7 +165,7 @@ def test_validation_points_is_the_scoreboard_table():
 
 def test_the_headline_statistic_and_what_misses_the_bar():
     """Issue 38's bar, leave-one-source-out: median |error| <= 8% and worst <= 20% over the headline rows. Lumos's
-    four deep-pipeline rows are fully stated and in the headline, and miss it (the model is 23-53% too fast where
+    four deep-pipeline rows are fully stated and in the headline, and miss it (the model is 25-55% too fast where
     Lumos measures exposed communication and idle time no public mechanism gives): every other headline row meets it.
     """
     p = V.validation_points()
@@ -174,8 +174,9 @@ def test_the_headline_statistic_and_what_misses_the_bar():
     lumos = head.source == "lumos2025"
     assert head.error[~lumos].abs().max() <= 0.20
     assert (head.error[lumos] < -0.20).all()
-    # MT-NLG (micro-batch) and BLOOM (its cluster's collective bandwidth) leave settings unstated
-    assert p.source[p.headline].nunique() == 6
+    # MT-NLG (micro-batch), BLOOM (its cluster's collective bandwidth) and Llama 3 (micro-batch) leave settings
+    # unstated that move their rows by more than 5%
+    assert p.source[p.headline].nunique() == 5
 
 
 def test_corpus_models_come_from_the_models_table_when_named():
