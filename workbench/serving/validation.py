@@ -6,7 +6,7 @@ chunk, the number of requests and the engine's token budget). Each is replayed a
 (:data:`METRICS` names each metric, its kind and how it is replayed):
 
 *Iteration times* (one engine step, or a prompt's chunks in a row, on the roofline
-:meth:`~workbench.serving.roofline.Deployment.iteration_s`; Sarathi-Serve's artifact):
+:meth:`~workbench.serving.roofline.Deployment.iteration_s`; Sarathi-Serve's artifact and Splitwise's characterization):
 
 * ``prefill_iteration_s``: ``batch`` whole prompts of ``input_tokens`` in one iteration.
 * ``decode_iteration_s``: ``batch`` decodes, each over a context of ``input_tokens``.
@@ -70,12 +70,14 @@ __all__ = [
 ]
 
 #: The engine profile (``engines.csv``) of each engine named in the published table: Sarathi-Serve's artifact ran
-#: its vLLM 0.x fork; TensorRT-LLM's v0.5/v0.6 tables its C++ runtime before the overlap scheduler
-#: (``gptSessionBenchmark``, not overlapped); its perf-overview (v0.19+, ``trtllm-bench`` on the PyTorch backend)
+#: its vLLM 0.x fork; Splitwise's characterization a vLLM release of 2023 (eager, Ray workers); TensorRT-LLM's
+#: v0.5/v0.6 tables its C++ runtime before the overlap scheduler (``gptSessionBenchmark``, not overlapped); its
+#: perf-overview (v0.19+, ``trtllm-bench`` on the PyTorch backend)
 #: the current runtime with the overlap scheduler on by default, as does NVIDIA NIM's TensorRT-LLM profile;
 #: NanoFlow its asynchronous engine.
 ENGINE_OF = {
     "vllm": "vllm-v0",
+    "vllm-2023": "vllm-2023",
     "sarathi-serve": "sarathi-serve",
     "tensorrt-llm": "trtllm-v0.5",
     "tensorrt-llm-pytorch": "trtllm",
