@@ -232,6 +232,17 @@ print(validation_by_source(points).round(3).to_string())
 fig.validation_figure(val)
 
 # %% [markdown]
+# Splitwise's rows by tensor parallelism: the same iteration at TP 2, 4 and 8 on each machine (decode rows are
+# recorded at the mean context, prompt + 64 tokens). The model halves each step with each doubling of TP; the
+# measured decode step stops shrinking at TP 4, and the long prompt shrinks far less than the model says (below).
+
+# %% tags=["nbval-ignore-output"]
+sw = val[(val["source_id"] == "splitwise-isca24") & (val["batch"] == 1)]
+decode = sw[(sw["metric"] == "decode_iteration_s") & (sw["input_tokens"] == 512 + 64)]
+prefill = sw[(sw["metric"] == "prefill_iteration_s") & (sw["input_tokens"] == 8192)]
+fig.tp_scaling_figure({"decode step: batch 1, 512-token prompt": decode, "prefill: one 8,192-token prompt": prefill})
+
+# %% [markdown]
 # How far the stated datasheet roofline (`costs="stated"`, the model before the measured curves) is from the same
 # points:
 

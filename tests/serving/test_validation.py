@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -147,3 +148,26 @@ def test_validation_points_is_tidy_with_the_envelope_a_scoreboard_reads(table):
     assert abs(one["worst_error"]) == pytest.approx(rows["error"].abs().max())
     with pytest.raises(ValueError, match="validation_points"):
         validation_by_source(p.drop(columns="source"))
+
+
+def test_the_tp_scaling_figure_shows_the_tables_rows_measured_and_modelled(table):
+    from workbench.testing import figure_problems
+    from workbench.viz import FULL_WIDTH_PX
+    from workbench.viz.serving_hw import tp_scaling_figure
+
+    sw = table[(table["source_id"] == "splitwise-isca24") & (table["batch"] == 1)]
+    decode = sw[(sw["metric"] == "decode_iteration_s") & (sw["input_tokens"] == 512 + 64)]
+    prefill = sw[(sw["metric"] == "prefill_iteration_s") & (sw["input_tokens"] == 8192)]
+    assert len(decode) == len(prefill) == 6  # TP 2, 4, 8 on two machines
+    fig = tp_scaling_figure({"decode": decode, "prefill": prefill})
+    assert not figure_problems(fig, width_px=FULL_WIDTH_PX)
+    names = [t.name for t in fig.data]
+    assert names == ["A100-80GB measured", "A100-80GB model", "H100-SXM measured", "H100-SXM model"] * 2
+    for trace, (rows, col) in zip(fig.data[:2], [(decode, "published"), (decode, "model_estimate")], strict=True):
+        part = rows[rows["gpu"] == "A100-80GB"].sort_values("tp")
+        assert list(trace.x) == [2, 4, 8]
+        np.testing.assert_allclose(trace.y, 1e3 * part[col].to_numpy())
+    with pytest.raises(ValueError, match="lack column"):
+        tp_scaling_figure({"x": decode.drop(columns="tp")})
+    with pytest.raises(ValueError, match="more than one row"):
+        tp_scaling_figure({"x": pd.concat([decode, decode])})

@@ -7,14 +7,16 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
-from . import label, mark_x, style
+from . import color_of, colors_of, label, mark_x, style
 
 __all__ = [
     "latency_cdf_figure",
     "throughput_bound_figure",
     "operator_figure",
     "validation_figure",
+    "tp_scaling_figure",
     "gemm_efficiency_figure",
 ]
 
@@ -84,7 +86,6 @@ def validation_figure(table: pd.DataFrame) -> go.Figure:
     """Signed error (model / published - 1) of every published point, one column per metric, one colour per engine
     profile (``metric``, ``error``, ``point``, ``engine_profile`` when present), with the zero line. Points of
     different units share one axis because the error is unit-free."""
-    from . import colors_of
 
     fig = go.Figure()
     profiles = table["engine_profile"] if "engine_profile" in table else pd.Series("model", index=table.index)
@@ -115,6 +116,55 @@ def validation_figure(table: pd.DataFrame) -> go.Figure:
     return style(
         fig, title="Model error per published point", x_title="published metric", y_title="model / published - 1 (%)"
     )
+
+
+def tp_scaling_figure(panels: Mapping[str, pd.DataFrame]) -> go.Figure:
+    """Measured and modelled time of one kind of published iteration against the tensor-parallel degree, one subplot
+    per ``panels`` entry (its title: the iteration shown), a colour per GPU, measured solid and modelled dashed. Each
+    frame holds rows of :func:`~workbench.serving.validation.validation_table`: ``gpu``, ``tp``, ``published`` and
+    ``model_estimate`` in seconds (shown in ms), at most one row per (GPU, TP).
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"gpu": ["A100-80GB"] * 2, "tp": [4, 8], "published": [0.042, 0.043],
+    ...                      "model_estimate": [0.043, 0.032]})
+    >>> [t.name for t in tp_scaling_figure({"decode step": rows}).data]
+    ['A100-80GB measured', 'A100-80GB model']
+    """
+    for title, rows in panels.items():
+        missing = {"gpu", "tp", "published", "model_estimate"} - set(rows.columns)
+        if missing:
+            raise ValueError(f"panel {title!r}: rows lack column(s) {sorted(missing)}")
+        if rows.duplicated(["gpu", "tp"]).any():
+            raise ValueError(f"panel {title!r}: more than one row for a (gpu, tp): pick one iteration per panel")
+    gpus = list(dict.fromkeys(g for rows in panels.values() for g in rows["gpu"]))
+    colors = {g: color_of(g, i) for i, g in enumerate(gpus)}
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(panels), horizontal_spacing=0.1)
+    tps: set[int] = set()
+    for j, rows in enumerate(panels.values(), start=1):
+        for g in gpus:
+            part = rows[rows["gpu"] == g].sort_values("tp")
+            tps.update(int(t) for t in part["tp"])
+            for what, col, dash in (("measured", "published", "solid"), ("model", "model_estimate", "dash")):
+                fig.add_trace(
+                    go.Scatter(
+                        x=part["tp"],
+                        y=1e3 * part[col],
+                        mode="lines+markers",
+                        name=f"{g} {what}",
+                        legendgroup=f"{g} {what}",
+                        showlegend=j == 1,
+                        line={"color": colors[g], "dash": dash},
+                        hovertemplate=f"{g}, TP %{{x}}: %{{y:.1f}} ms ({what})<extra></extra>",
+                    ),
+                    row=1,
+                    col=j,
+                )
+    ticks = sorted(tps)
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks], title_text="tensor-parallel degree")
+    fig.update_yaxes(rangemode="tozero")
+    fig.update_yaxes(title_text="iteration (ms)")
+    return style(fig, title="Measured and modelled iteration time by tensor parallelism")
 
 
 GENERATION_LABELS = {"ampere": "Ampere (A100 profile)", "hopper": "Hopper (H100 profile)", "ada": "A40 profile (ada)"}
