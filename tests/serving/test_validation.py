@@ -167,6 +167,9 @@ def test_the_tp_scaling_figure_shows_the_tables_rows_measured_and_modelled(table
         part = rows[rows["gpu"] == "A100-80GB"].sort_values("tp")
         assert list(trace.x) == [2, 4, 8]
         np.testing.assert_allclose(trace.y, 1e3 * part[col].to_numpy())
+    # a GPU only the second panel has still gets its legend entries, once
+    split = tp_scaling_figure({"A100 only": decode[decode["gpu"] == "A100-80GB"], "both": prefill})
+    assert sorted(t.name for t in split.data if t.showlegend is not False) == sorted(set(names))
     with pytest.raises(ValueError, match="lack column"):
         tp_scaling_figure({"x": decode.drop(columns="tp")})
     with pytest.raises(ValueError, match="more than one row"):

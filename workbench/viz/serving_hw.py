@@ -141,25 +141,30 @@ def tp_scaling_figure(panels: Mapping[str, pd.DataFrame]) -> go.Figure:
     colors = {g: color_of(g, i) for i, g in enumerate(gpus)}
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(panels), horizontal_spacing=0.1)
     tps: set[int] = set()
+    shown: set[str] = set()  # one legend entry per series, from the first panel that has it
     for j, rows in enumerate(panels.values(), start=1):
         for g in gpus:
             part = rows[rows["gpu"] == g].sort_values("tp")
             tps.update(int(t) for t in part["tp"])
             for what, col, dash in (("measured", "published", "solid"), ("model", "model_estimate", "dash")):
+                name = f"{g} {what}"
+                if part.empty:
+                    continue
                 fig.add_trace(
                     go.Scatter(
                         x=part["tp"],
                         y=1e3 * part[col],
                         mode="lines+markers",
-                        name=f"{g} {what}",
-                        legendgroup=f"{g} {what}",
-                        showlegend=j == 1,
+                        name=name,
+                        legendgroup=name,
+                        showlegend=name not in shown,
                         line={"color": colors[g], "dash": dash},
                         hovertemplate=f"{g}, TP %{{x}}: %{{y:.1f}} ms ({what})<extra></extra>",
                     ),
                     row=1,
                     col=j,
                 )
+                shown.add(name)
     ticks = sorted(tps)
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks], title_text="tensor-parallel degree")
     fig.update_yaxes(rangemode="tozero")
