@@ -57,7 +57,8 @@ dashboard: venv
 	$(BIN)/workbench dashboard --port $(PORT)
 
 ## make notebooks [NB=notebooks/00_arrivals.py]: pair each .py with its .ipynb, execute it in place and write it as a
-## save from JupyterLab would (workbench.notebook_files: panels as their text, numbers as JavaScript writes them)
+## save from JupyterLab would (workbench.notebook_files: panels as their text, numbers as JavaScript writes them);
+## the .py, the source, is touched last: JupyterLab's jupytext refuses a pair whose .ipynb is the newer file
 NB ?= $(wildcard notebooks/*.py)
 notebooks: venv
 	@for py in $(NB); do \
@@ -65,6 +66,7 @@ notebooks: venv
 	  $(BIN)/jupytext --quiet --to ipynb "$$py" || exit 1; \
 	  $(BIN)/jupyter nbconvert --log-level=WARN --to notebook --execute --inplace --ExecutePreprocessor.store_widget_state=False "$${py%.py}.ipynb" || exit 1; \
 	  $(BIN)/python -m workbench.notebook_files "$${py%.py}.ipynb" || exit 1; \
+	  touch "$$py"; \
 	done
 
 ## make bench: speed and memory targets, measured vs target
