@@ -410,7 +410,7 @@ explore_panel(
 #   `replay-error`, the model's mean error over every corpus run: not reproduced, and `estimate-new-configs`,
 #   Lumos's Fig. 7c from one measured configuration: not reproduced) and contributes structure: overlap, bubbles,
 #   the synchronisation after each pipeline exchange, the critical path. The dPRO comparison is structural and
-#   reproduces on Lumos's Fig. 1 configuration. Lumos's own runs are 23-53% slower than modelled (four of them in
+#   reproduces on Lumos's Fig. 1 configuration. Lumos's own runs are 25-55% slower than modelled (four of them in
 #   the headline, their batch now stated): the exposed communication and idle time it measures are not in the model.
 #   The graph runs the 1F1B schedule only (Llama 3's interleaved rows stay formula-only), and MoE all-to-alls are
 #   folded into the TP kernels.

@@ -273,10 +273,10 @@ print(validation_summary(stated).round(3).to_string())
 #   (its prompt phase is shorter than the batch of 32's: 0.79 s against 6.6 s on the A100, so it did not hold 64
 #   prompts at once).
 #
-# * **Prefill and chunked prefill iterations: median 6% and 3%.** The measured GEMM curves, the non-GEMM kernels and
+# * **Sarathi-Serve's prefill and chunked prefill iterations: median 6% and 3%.** The measured GEMM curves, the non-GEMM kernels and
 #   the measured attention kernel (its FLOP rate by chunk and prefix; the profiled kernel computes the causally
 #   masked blocks, which Sarathi's codebase paid for) close the gap the stated roofline left.
-# * **Decode iterations: -13% to -63%, worse with the batch.** The artifact's decode steps grow by ~1.1 ms per request
+# * **Sarathi-Serve's decode iterations: -13% to -63%, worse with the batch.** The artifact's decode steps grow by ~1.1 ms per request
 #   (47 ms for one request, 189 ms for 128). The measured attention kernel of the same codebase reads 128 x 1,024
 #   tokens of KV in 0.19 ms per layer (11 ms for Yi-34B's 60 layers), Vidur's measured host work of that engine
 #   generation is 42 µs per request: what else grows by a millisecond per request in that run is not in any profile
