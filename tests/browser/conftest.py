@@ -75,28 +75,34 @@ def screenshots_dir() -> Path:
     return d
 
 
-def _launch(exe: str | None):
-    if exe is None:
-        pytest.skip("no Chromium on this machine (the project's install step installs Debian's chromium as root)")
+@pytest.fixture(scope="session")
+def _playwright():
+    """One Playwright driver per process (a second sync driver cannot start inside the first one's event loop)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+        yield p
+
+
+def _launch(playwright, exe: str | None):
+    if exe is None:
+        pytest.skip("no Chromium on this machine (the project's install step installs Debian's chromium as root)")
+    b = playwright.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
 
 
 @pytest.fixture(scope="session")
-def browser():
+def browser(_playwright):
     """The browser every page test uses: the headless shell when installed (the same pixels, a third of the CPU)."""
-    yield from _launch(chromium_path())
+    yield from _launch(_playwright, chromium_path())
 
 
 @pytest.fixture(scope="session")
-def full_browser():
+def full_browser(_playwright):
     """The full Chromium, for what the headless shell does not do like a user's browser: closing a tab (its unload
     handlers and the beacons they send)."""
-    yield from _launch(chromium_path(headless_shell=False))
+    yield from _launch(_playwright, chromium_path(headless_shell=False))
 
 
 #: The papers ``workbench reproduce --quick`` runs to put the servers in a user's state: the cheapest one (about 10 s
