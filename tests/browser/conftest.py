@@ -1,7 +1,5 @@
 """Fixtures for the browser tests: a JupyterLab (and Voilà) server on a free loopback port, and Playwright driving
-Debian's Chromium through ``executable_path`` (never a downloaded browser): :func:`workbench.viz.export.chromium_path`,
-the ``chromium-headless-shell`` package when installed (the same engine as ``chromium``, drawing the same pixels with
-about a third of the CPU), else ``chromium``.
+the Debian ``chromium`` binary through ``executable_path`` (never a downloaded browser).
 
 The servers run where a user is (:func:`user_dir`): in a directory holding a copy of ``notebooks/`` (nothing a test
 does, running cells or saving, can touch the repository) and the ``out/`` that ``workbench reproduce`` wrote there
@@ -76,33 +74,16 @@ def screenshots_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def _playwright():
-    """One Playwright driver per process (a second sync driver cannot start inside the first one's event loop)."""
+def browser():
+    exe = chromium_path()
+    if exe is None:
+        pytest.skip("no Chromium on this machine (the project's install step installs Debian's chromium as root)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        yield p
-
-
-def _launch(playwright, exe: str | None):
-    if exe is None:
-        pytest.skip("no Chromium on this machine (the project's install step installs Debian's chromium as root)")
-    b = playwright.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-    yield b
-    b.close()
-
-
-@pytest.fixture(scope="session")
-def browser(_playwright):
-    """The browser every page test uses: the headless shell when installed (the same pixels, a third of the CPU)."""
-    yield from _launch(_playwright, chromium_path())
-
-
-@pytest.fixture(scope="session")
-def full_browser(_playwright):
-    """The full Chromium, for what the headless shell does not do like a user's browser: closing a tab (its unload
-    handlers and the beacons they send)."""
-    yield from _launch(_playwright, chromium_path(headless_shell=False))
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
 
 
 #: The papers ``workbench reproduce --quick`` runs to put the servers in a user's state: the cheapest one (about 10 s

@@ -232,12 +232,11 @@ VISITS = 2
 SHUTDOWN_S = 60
 
 
-def test_closing_a_page_shuts_its_kernel_down(full_browser, voila):
-    """Visits leave no kernel behind (Voilà's shutdown beacon was refused for a missing _xsrf token). In the full
-    browser: the headless shell closes a page without delivering the beacon its unload handler sends."""
+def test_closing_a_page_shuts_its_kernel_down(browser, voila):
+    """Visits leave no kernel behind (Voilà's shutdown beacon was refused for a missing _xsrf token)."""
     before = _voila_kernels(voila)
     for _ in range(VISITS):
-        page = full_browser.new_page(viewport=VIEWPORT)
+        page = browser.new_page(viewport=VIEWPORT)
         _landing(page, voila)
         page.close(run_before_unload=True)  # what closing the tab does: the page's unload handlers run
     deadline = time.monotonic() + SHUTDOWN_S

@@ -45,15 +45,3 @@ def test_browser_path_env(monkeypatch, tmp_path):
     assert export.chromium_path() == str(fake)
     monkeypatch.setenv("BROWSER_PATH", str(tmp_path / "missing"))
     assert export.chromium_path() is None
-
-
-def test_the_headless_shell_first_and_the_full_browser_on_request(monkeypatch):
-    monkeypatch.delenv("BROWSER_PATH", raising=False)
-    installed = {"chromium-headless-shell": "/usr/bin/chromium-headless-shell", "chromium": "/usr/bin/chromium"}
-    monkeypatch.setattr(export.shutil, "which", installed.get)
-    assert export.chromium_path() == "/usr/bin/chromium-headless-shell"
-    assert export.chromium_path(headless_shell=False) == "/usr/bin/chromium"
-    del installed["chromium-headless-shell"]
-    assert export.chromium_path() == "/usr/bin/chromium"  # either package alone is enough
-    installed.clear()
-    assert export.chromium_path() is None and export.chromium_path(headless_shell=False) is None

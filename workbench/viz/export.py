@@ -24,30 +24,15 @@ CHROMIUM_HINT = (
     "no Chromium found: static PNG/SVG export skipped (HTML written). "
     "Install it with `sudo apt-get install -y chromium` (Debian/Ubuntu) or set BROWSER_PATH to a Chrome/Chromium binary."
 )
-#: Executables tried in order. Chromium's headless shell comes first (Debian's ``chromium-headless-shell``: the same
-#: Blink and V8 build as ``chromium`` without the full browser's window, compositor and GPU processes): it draws the
-#: same pixels (the browser tests' screenshots are byte-identical) with about a third of the CPU per page.
-_CANDIDATES = (
-    "chromium-headless-shell",
-    "chromium",
-    "chromium-browser",
-    "google-chrome",
-    "google-chrome-stable",
-    "chrome",
-)
+_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 
 
-def chromium_path(*, headless_shell: bool = True) -> str | None:
-    """Return the Chrome/Chromium executable kaleido and the browser tests use: ``$BROWSER_PATH``, or the first of
-    :data:`_CANDIDATES` on ``PATH`` (the headless shell when installed). ``headless_shell=False`` skips the headless
-    shell: a test of a page's life cycle needs the full browser (closing a tab runs its unload handlers, which the
-    headless shell does not deliver)."""
+def chromium_path() -> str | None:
+    """Return the Chrome/Chromium executable kaleido will use: ``$BROWSER_PATH`` or the first one on ``PATH``."""
     env = os.environ.get("BROWSER_PATH")
     if env:
         return env if Path(env).exists() else None
     for name in _CANDIDATES:
-        if not headless_shell and name == "chromium-headless-shell":
-            continue
         found = shutil.which(name)
         if found:
             return found
