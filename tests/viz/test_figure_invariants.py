@@ -93,6 +93,17 @@ def test_a_line_over_a_dotted_line_is_not_dotted_too():
     assert len({t.line.dash for t in fig.data}) == 3
 
 
+def test_more_coinciding_lines_than_named_dash_styles_stay_apart():
+    """The spraying panel on a one-spine fabric with all seven routings: every routing loads the one spine alike, so
+    seven lines coincide, one more than plotly's named dash styles (solid and five others); each keeps a dash of its
+    own."""
+    routings = ("ecmp", "mp-2", "mp-4", "mp-8", "spray", "minimal", "planned", "extra")
+    fig = go.Figure([go.Scatter(x=[1, 2, 3], y=[4.0, 5.0, 6.0], name=n) for n in routings])
+    tidy_axes(fig)
+    assert not figure_problems(fig)
+    assert len({t.line.dash or "solid" for t in fig.data}) == len(routings)
+
+
 def test_an_entity_has_one_colour_in_every_figure():
     """Topic figures, panels and explore panels take an entity's colour from the one table (viz.COLORS)."""
     import pandas as pd

@@ -282,6 +282,17 @@ def tidy_axes(fig: go.Figure) -> go.Figure:
 _OVERLAP_DASHES = ("dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
+def _overlap_dashes():
+    """Plotly's named dash styles of :data:`_OVERLAP_DASHES`, then dash-length patterns of plotly's own form
+    (``"3px,6px"``, each distinct): as many as the lines drawn over one line (seven routings on a one-spine fabric
+    all coincide, more than the named styles)."""
+    yield from _OVERLAP_DASHES
+    k = 0
+    while True:
+        k += 1
+        yield f"{2 + k}px,{3 + 2 * k}px"
+
+
 def show_coinciding(fig: go.Figure) -> go.Figure:
     """Keep every line visible where lines coincide: a line drawn exactly over an earlier one is dashed (a dash
     style of its own per overlap), so the one beneath shows through its gaps; its legend entry shows the dash. A
@@ -293,6 +304,9 @@ def show_coinciding(fig: go.Figure) -> go.Figure:
     >>> f = show_coinciding(go.Figure([go.Scatter(x=[0, 1], y=[1, 2], name="a"), go.Scatter(x=[0, 1], y=[1, 2])]))
     >>> f.data[0].line.dash, f.data[1].line.dash
     (None, 'dash')
+    >>> many = show_coinciding(go.Figure([go.Scatter(x=[0, 1], y=[1, 2], name=str(k)) for k in range(8)]))
+    >>> [t.line.dash for t in many.data][5:]
+    ['longdashdot', '3px,5px', '4px,7px']
     """
     covered: dict[int, int] = {}
     for i, j in coinciding_lines(fig):
@@ -306,7 +320,7 @@ def show_coinciding(fig: go.Figure) -> go.Figure:
             fig.data[k].line.dash or "solid" for k, base in covered.items() if base == i and k != j
         }
         if (t.line.dash or "solid") in used:
-            t.line.dash = next((d for d in _OVERLAP_DASHES if d not in used), "longdashdot")
+            t.line.dash = next(d for d in _overlap_dashes() if d not in used)
     _ring_hidden_markers(fig)
     return fig
 
