@@ -25,3 +25,20 @@ def test_panel_builds_and_updates():
 
 def test_panel_function_returns_widget():
     assert isinstance(servegen_panel(model="mm-image", span_s=600, mean_rate_rps=1.0), W.Widget)
+
+
+def test_requests_the_kv_budget_cannot_hold_are_drawn_as_never_served():
+    """A KV budget smaller than some requests' contexts rejects them (no first token, an infinite TTFT): the CDF
+    draws the served requests only, its legend says what share was never served, and the table says "never"."""
+    import numpy as np
+
+    from workbench.testing import figure_problems
+    from workbench.widgets import FIGURE_MIN_PX
+
+    p = ServeGenPanel(model="m-large", hour=23, span_s=100, mean_rate_rps=20.0)
+    p.kv.value = 1000
+    curves = [t for t in p.ttft.data if t.name != "SLO"]
+    assert len(curves) == 2 and all(np.isfinite(np.asarray(t.x, dtype=float)).all() for t in curves)
+    assert all("never served" in t.name for t in curves)
+    assert "never (rejected)" in p.stats.value
+    assert not figure_problems(p.ttft.figure, width_px=FIGURE_MIN_PX)

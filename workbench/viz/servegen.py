@@ -153,13 +153,25 @@ def rate_timeline_figure(
 def ttft_cdf_figure(
     series: Mapping[str, tuple[np.ndarray, np.ndarray]], slo_s: float | None = None, *, fig: go.Figure | None = None
 ) -> go.Figure:
-    """CDF of time to first token per workload (``name -> (ttft_sorted_s, fraction)``), log x; SLO as a line."""
+    """CDF of time to first token per workload (``name -> (ttft_sorted_s, fraction)``), log x; SLO as a line. A
+    request that is never served (its TTFT infinite: rejected, its context beyond the KV budget) is not drawn: its
+    workload's curve ends below 1 and its legend entry says what share never got a first token.
+
+    Examples
+    --------
+    >>> f = ttft_cdf_figure({"composed": (np.array([0.1, 0.2, np.inf, np.inf]), np.array([0.25, 0.5, 0.75, 1.0]))})
+    >>> f.data[0].name, f.data[0].x.tolist()
+    ('composed (50% never served)', [0.1, 0.2])
+    """
     fig = fig if fig is not None else go.Figure()
     with fig.batch_update():
         fig.data = ()
-        for _i, (name, (x, y)) in enumerate(series.items()):
+        for name, (x, y) in series.items():
+            x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+            served = np.isfinite(x)
+            label = name if served.all() else f"{name} ({1 - served.mean():.0%} never served)"
             color = COLORS["poisson"] if "naive" in name else PALETTE[4]
-            fig.add_scatter(x=np.maximum(x, 1e-3), y=y, mode="lines", name=name, line={"color": color})
+            fig.add_scatter(x=np.maximum(x[served], 1e-3), y=y[served], mode="lines", name=label, line={"color": color})
         if slo_s is not None:
             fig.add_scatter(
                 x=[slo_s, slo_s], y=[0, 1], mode="lines", name="SLO", line={"color": COLORS["theory"], "dash": "dash"}

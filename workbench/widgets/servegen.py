@@ -12,6 +12,8 @@ slider follows the model's number of days (``MODELS``) and the top-k slider its 
 
 from __future__ import annotations
 
+import math
+
 import ipywidgets as W
 import plotly.graph_objects as go
 
@@ -153,7 +155,7 @@ class ServeGenPanel:
             curves[name] = (cdf.ttft_s.to_numpy(), cdf.fraction.to_numpy())
             ok = "meets" if s.meets_slo else "misses"
             table.append(
-                [name, int(s.requests), f"{s.ttft_p50_s:.2f}", f"{s.ttft_p99_s:.2f}", f"{1000 * s.tbt_p50_s:.0f}", ok]
+                [name, int(s.requests), _ttft(s.ttft_p50_s), _ttft(s.ttft_p99_s), f"{1000 * s.tbt_p50_s:.0f}", ok]
             )
         redraw(self.timeline, fig_sg.rate_timeline_figure(timelines, fig=go.Figure()), height=320)
         redraw(self.ttft, fig_sg.ttft_cdf_figure(curves, slo_s=self.slo.value, fig=go.Figure()), height=320)
@@ -193,6 +195,12 @@ class ServeGenPanel:
 
 #: The panel's attribute holding each server control.
 _ATTR = {"prefill_us_per_token": "prefill", "decode_us_per_seq": "decode", "kv_budget_tokens": "kv"}
+
+
+def _ttft(seconds: float) -> str:
+    """A TTFT percentile for the summary table: seconds, or "never" where that share of requests was rejected (their
+    context beyond the KV budget: no first token)."""
+    return f"{seconds:.2f}" if math.isfinite(seconds) else "never (rejected)"
 
 
 def _reason(exc: ex.SweepError) -> str:
