@@ -145,11 +145,11 @@ def tp_scaling_figure(panels: Mapping[str, pd.DataFrame]) -> go.Figure:
     for j, rows in enumerate(panels.values(), start=1):
         for g in gpus:
             part = rows[rows["gpu"] == g].sort_values("tp")
+            if part.empty:
+                continue
             tps.update(int(t) for t in part["tp"])
             for what, col, dash in (("measured", "published", "solid"), ("model", "model_estimate", "dash")):
                 name = f"{g} {what}"
-                if part.empty:
-                    continue
                 fig.add_trace(
                     go.Scatter(
                         x=part["tp"],
@@ -167,8 +167,7 @@ def tp_scaling_figure(panels: Mapping[str, pd.DataFrame]) -> go.Figure:
                 shown.add(name)
     ticks = sorted(tps)
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks], title_text="tensor-parallel degree")
-    fig.update_yaxes(rangemode="tozero")
-    fig.update_yaxes(title_text="iteration (ms)")
+    fig.update_yaxes(rangemode="tozero", title_text="iteration (ms)")
     return style(fig, title="Measured and modelled iteration time by tensor parallelism")
 
 
