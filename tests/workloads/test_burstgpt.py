@@ -44,6 +44,16 @@ def test_rps_scaling_divides_time_and_keeps_cv():
     assert len(fast) / fast["arrival_s"].iloc[-1] == pytest.approx(4 * len(base) / base["arrival_s"].iloc[-1], rel=1e-6)
 
 
+def test_a_window_without_requests_generates_none():
+    """A fit over short windows of a quiet trace has windows of rate 0 (BurstGPT's round trip at 60-s windows and
+    100x the rate refused one: "rate_rps must be > 0"); such a window generates no request, the others as before."""
+    m = B.from_params(3 * 1200.0, np.array([1.0, 0.0, 2.0]))
+    df = B.generate(m, seed=4)
+    windows = np.bincount((df["arrival_s"].to_numpy() // 1200.0).astype(int), minlength=3)
+    assert windows[1] == 0 and windows[0] > 0 and windows[2] > windows[0]
+    assert len(B.generate(m, rate_scale=100.0, seed=4)) == len(df)
+
+
 def test_response_grows_with_request_when_slope_positive():
     m = B.from_params(7200.0, 5.0, response_slope=0.4, response_sigma=0.5)
     df = B.generate(m, seed=2)

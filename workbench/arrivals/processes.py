@@ -16,7 +16,7 @@ import numpy as np
 from scipy import special, stats
 
 from .. import _validate as V
-from .._contracts import Real, accepts
+from .._contracts import NONNEGATIVE, Real, accepts
 from .._rng import Seed, generator
 
 if TYPE_CHECKING:
@@ -316,7 +316,7 @@ def _stationary_excess(
     return u * out
 
 
-@accepts()
+@accepts(rate_rps=NONNEGATIVE)  # a window's rate may be 0 (no arrivals), as a scalar too: an idle window of a fit
 def piecewise_arrivals(
     start_s: float | np.ndarray,
     duration_s: float | np.ndarray,
