@@ -105,3 +105,14 @@ def test_quality_table_counts_false_alarms_and_misses():
         np.isnan(q.loc[("naive", "nic_degraded"), "median_delay_s"])
         or q.loc[("naive", "nic_degraded"), "median_delay_s"] > q.loc[("c4d", "nic_degraded"), "median_delay_s"]
     )
+
+
+def test_a_healthy_scenario_has_no_onset_to_leave_room_for():
+    """A healthy job has no fault and no onset: the healthy-alarm experiments run it at their declared minimum of 20
+    iterations (it required onset_iteration + 2 = 152, the default onset of a fault it does not have); a faulty
+    scenario still needs iterations after its onset."""
+    from workbench.training.diagnosis import Scenario
+
+    assert Scenario("none", ranks=64, iterations=20).signals().iterations == 20
+    with pytest.raises(ValueError, match="iterations"):
+        Scenario("slow_gpu", ranks=64, iterations=20, onset_iteration=50)

@@ -94,8 +94,9 @@ class Scenario:
         in_range("severity", self.severity, 1.0, 1e6)
         in_range("noise_level", self.noise_level, 0.0, 100.0)
         one_of("collective", self.collective, COLLECTIVES)
-        integer("iterations", self.iterations, minimum=self.onset_iteration + 2)
         integer("onset_iteration", self.onset_iteration, minimum=1)
+        # a fault needs iterations before and after its onset; a healthy job (no fault, no onset) only two
+        integer("iterations", self.iterations, minimum=2 if self.kind == "none" else self.onset_iteration + 2)
         integer("seed", self.seed, minimum=0)
 
     @accepts()
