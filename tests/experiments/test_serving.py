@@ -34,3 +34,14 @@ def test_provisioning_gap_is_the_sweep_pivoted_and_deterministic(tmp_path, monke
         provisioning_gap("m-small", hours=[24], span_s=300, seeds=1)
     with pytest.raises(ValueError, match="'model'"):
         provisioning_gap("nope", hours=[1])
+
+
+def test_an_iteration_without_work_is_refused_by_name(tmp_path, monkeypatch):
+    """serving-iteration with no prompt and no decodes (both parameters at their declared minimum, 0) has no
+    iteration to time: it says which parameters to raise instead of dividing by a zero iteration time."""
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    with pytest.raises(ex.SweepError) as err:
+        ex.run_point("serving-iteration", {"batch": 0, "prompt_tokens": 0}, seed=0)
+    assert "prompt_tokens > 0" in str(err.value.run.failures.iloc[0]["error"])
+    rows = ex.run_point("serving-iteration", {"batch": 0, "prompt_tokens": 512, "costs": "stated"}, seed=0)
+    assert 0 < rows.attention_share.iloc[0] < 1

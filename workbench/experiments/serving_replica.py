@@ -109,6 +109,8 @@ _DEPLOYMENT = _shared("model", "gpu", "tp", "pp", "engine", "costs", model="Llam
 )
 def serving_iteration(*, model, gpu, tp, pp, engine, costs, overlap, prompt_tokens, batch, context_tokens, seed):
     """Time of one iteration (a prompt prefilled and a batch decoded) and of its attention kernels."""
+    if prompt_tokens == 0 and batch == 0:
+        raise ValueError("an iteration needs work: prompt_tokens > 0 (a prompt to prefill) or batch > 0 (decodes)")
     dep = Deployment(model, gpu, tp=tp, pp=pp, engine=engine, costs=costs, overlap=overlap)
     # the prompt's causal pairs; every decoding request and the finished prompt sample a token
     pairs = prompt_tokens * (prompt_tokens + 1) / 2
