@@ -60,6 +60,12 @@ def test_explore_panel_reports_bad_values_before_running(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="hosts"):
         explore_panel("pred-fct-vs-load", x="hosts", values=["p99_s"])
     assert parse_values(ex.get("pred-fct-vs-load").param("leaves"), "2:8:4") == [2, 4, 6, 8]
+    # a range's count: a whole number up to MAX_RANGE_COUNT, else a grid error naming the parameter ("inf" raised an
+    # OverflowError past the panel, "1e6" built a million-point grid, "2.5" was cut to 2)
+    for count in ("inf", "2.5", "1000000"):
+        p.controls["load"].value = f"0.3:0.9:{count}"
+        p.run.click()
+        assert "Grid error" in p.info.value and "'load'" in p.info.value and "count" in p.info.value, count
 
 
 def test_explore_panel_runs_its_initial_grid_when_built(tmp_path, monkeypatch):

@@ -31,6 +31,10 @@ from . import FigurePane, Panel, clear, panel, redraw
 __all__ = ["explore_panel", "parse_values"]
 
 
+#: The most values one ``start:stop:count`` range may give (every one is a point the panel's sweep runs).
+MAX_RANGE_COUNT = 1_000
+
+
 def parse_values(param: ex.Param, text: str) -> list:
     """The values typed for a number parameter: ``"0.3, 0.5"`` or ``"0.3:0.9:4"`` (start:stop:count, inclusive).
 
@@ -47,9 +51,15 @@ def parse_values(param: ex.Param, text: str) -> list:
         if len(parts) != 3:
             raise ValueError(f"parameter {param.name!r}: a range is start:stop:count, got {text!r}")
         start, stop = (float(param.parse(t)) for t in parts[:2])
-        count = int(float(parts[2]))
-        if count < 1:
-            raise ValueError(f"parameter {param.name!r}: a range needs a count >= 1, got {parts[2]!r}")
+        try:
+            count = int(parts[2])
+        except ValueError:
+            raise ValueError(f"parameter {param.name!r}: a range's count is a whole number, got {parts[2]!r}") from None
+        if not 1 <= count <= MAX_RANGE_COUNT:
+            raise ValueError(
+                f"parameter {param.name!r}: a range's count must be in [1, {MAX_RANGE_COUNT:,}], got {count:,} "
+                "(a panel runs every point of its grid)"
+            )
         return [param.validate(round(float(v), 12)) for v in np.linspace(start, stop, count)]
     values = [param.parse(t) for t in text.split(",") if t.strip()]
     if not values:
