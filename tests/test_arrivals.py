@@ -314,7 +314,7 @@ def test_ccdf_is_monotone():
         (lambda: arr.arrival_times(arr.Poisson(1.0), 0), "n must be >= 1"),
         (lambda: arr.arrival_times(arr.Poisson(1.0), 2.5), "n must be an integer"),
         (lambda: arr.piecewise_arrivals(0, 0.0, 1.0, 1.0), "duration_s must be >"),
-        (lambda: arr.piecewise_arrivals(0, 1.0, -1.0, 1.0), "rate_rps must be > 0"),
+        (lambda: arr.piecewise_arrivals(0, 1.0, -1.0, 1.0), "rate_rps must be >= 0"),  # 0: a window without arrivals
         (lambda: arr.piecewise_arrivals(0, 1.0, 1.0, float("nan")), "cv must be a number, got NaN"),
         (lambda: arr.piecewise_arrivals([], 1.0, 1.0, 1.0), None),
         (
