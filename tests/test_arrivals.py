@@ -339,3 +339,20 @@ def test_bad_input_names_the_parameter(call, match):
         return
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_index_of_dispersion_at_windows_far_shorter_than_the_gaps(monkeypatch):
+    """arrivals-idc's declared shortest window, 1e-6 mean gaps, over 200,000 arrivals is 2e11 windows: counted
+    densely that was a 1.6 TB allocation (MemoryError). Beyond a dense count only the non-empty windows are counted;
+    for Poisson it is 1 there too (a window holds 0 or 1 arrival), and the two counts agree where both run."""
+    import workbench.arrivals.statistics as S
+
+    poisson = arr.arrival_times(arr.Poisson(1.0), 200_000, seed=3)
+    assert float(arr.index_of_dispersion(poisson, 1e-6, start_s=0.0)) == pytest.approx(1.0, abs=1e-3)
+    t = arr.arrival_times(arr.Gamma.from_cv(1.0, 2.0), 200_000, seed=3)
+    windows = np.array([0.1, 1.0, 10.0])
+    dense = arr.index_of_dispersion(t, windows, start_s=0.0)
+    monkeypatch.setattr(S, "_DENSE_WINDOWS", 10)
+    np.testing.assert_allclose(arr.index_of_dispersion(t, windows, start_s=0.0), dense, rtol=1e-12)
+    with pytest.raises(ValueError, match="window_s=1e-06 cuts the span"):
+        arr.counts_per_window(t, 1e-6)

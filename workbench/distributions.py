@@ -179,6 +179,10 @@ def density_histogram(values: np.ndarray, *, bins: int = 60, log: bool = True) -
     return edges, density
 
 
+#: The most windows :func:`counts_per_window` returns (one int64 each: 800 MB).
+MAX_WINDOWS = 100_000_000
+
+
 @accepts()
 def counts_per_window(
     times_s: np.ndarray, window_s: float, *, start_s: float | None = None, end_s: float | None = None
@@ -198,6 +202,11 @@ def counts_per_window(
     n_win = int(math.floor((hi - lo) / window_s + 1e-9))
     if n_win < 1:
         raise ValueError(f"window_s={window_s} is longer than the span {hi - lo} s: no complete window")
+    if n_win > MAX_WINDOWS:
+        raise ValueError(
+            f"window_s={window_s} cuts the span of {hi - lo:.6g} s into {n_win:.3g} windows; at most "
+            f"{MAX_WINDOWS:,} are counted: use a longer window"
+        )
     b = np.floor((t - lo) / window_s).astype(np.int64)
     b = b[(b >= 0) & (b < n_win)]
     return np.bincount(b, minlength=n_win)
