@@ -229,3 +229,17 @@ def test_engines_with_a_custom_all_reduce_use_its_measured_curve_for_small_messa
     assert (
         a.set_index("operator").loc["allreduce", "network_s"] == b.set_index("operator").loc["allreduce", "network_s"]
     )
+
+
+def test_a_card_without_nvlink_is_not_given_an_nvswitch():
+    """The L40S has no NVLink (scale-up = its PCIe, 64 GB/s): its GPUs reach each other over PCIe, for which no
+    all-reduce was measured. At TP 2 with measured curves the deployment says so and what to use, at construction;
+    it asked for an NVSwitch curve of the ada generation at its first iteration before. Stated costs run."""
+    from workbench.serving.opcurves import topology
+
+    assert topology(specs.gpu("L40S")) == "pcie" and topology(specs.gpu("H100-SXM")) == "nvswitch"
+    with pytest.raises(ValueError, match=r"no measured all-reduce between L40S GPUs.*costs='stated'"):
+        Deployment("Llama-3.1-8B", "L40S", tp=2, costs="curves")
+    one, two = (Deployment("Llama-3.1-8B", "L40S", tp=tp, costs="stated") for tp in (1, 2))
+    work = (512, 512 * 513 / 2, 8, 8000, 9)
+    assert 0 < float(two.iteration_s(*work)) < float(one.iteration_s(*work))

@@ -68,8 +68,18 @@ LAYER_OPS = (
 
 @accepts()
 def topology(g: GPU) -> str:
-    """How the GPUs of a replica reach each other: ``nvlink-pairs`` for PCIe cards (NVLink bridges between pairs,
-    the rest over PCIe), ``nvswitch`` otherwise (SXM boards on an NVSwitch)."""
+    """How the GPUs of a replica reach each other: ``pcie`` for cards without NVLink (scale-up links no faster than
+    their PCIe: the L40S), ``nvlink-pairs`` for PCIe cards with NVLink bridges between pairs (the rest over PCIe),
+    ``nvswitch`` otherwise (SXM boards on an NVSwitch).
+
+    Examples
+    --------
+    >>> from workbench.serving.specs import gpu
+    >>> [topology(gpu(n)) for n in ("H100-SXM", "A100-80GB-PCIe", "L40S")]
+    ['nvswitch', 'nvlink-pairs', 'pcie']
+    """
+    if g.scaleup_gbps <= g.pcie_gbps:
+        return "pcie"
     return "nvlink-pairs" if "pcie" in g.gpu.lower() else "nvswitch"
 
 

@@ -221,6 +221,11 @@ class Deployment:
                 f"costs={self.costs!r} needs measured curves, which GPU generation {g.generation!r} has none of "
                 "(derived for ampere, hopper and ada); use costs='stated'"
             )
+        if self.costs == "curves" and self.tp > 1 and measured is not None and not measured.allreduce_tps(topology(g)):
+            raise ValueError(
+                f"costs='curves' has no measured all-reduce between {g.gpu} GPUs ({topology(g)} on "
+                f"{g.generation}); use costs='stated' (the all-reduce over the GPU's stated links) or tp=1"
+            )
         if self.costs == "profiled" and (self.dtype != "bf16" or self.overlap):
             raise ValueError(
                 "costs='profiled' holds BF16 kernels run one after another: needs dtype='bf16', overlap=False"
