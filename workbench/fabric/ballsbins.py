@@ -238,7 +238,9 @@ def expected_effective_bandwidth(m: int, n: int) -> float:
 def simulate_max_load(m: int, n: int, samples: int = 10_000, seed: Seed = None, groups: int = 1) -> np.ndarray:
     """Monte-Carlo maximum loads: ``samples`` draws of the max over ``groups`` experiments of ``m`` balls in ``n`` bins.
 
-    Vectorized: one ``bincount`` over ``samples * groups * n`` bins per chunk of about four million balls.
+    Vectorized, per chunk of about four million balls: one ``bincount`` over the chunk's bins, or, with more bins than
+    balls (``n > m``), each experiment's balls sorted and its longest run of equal bins counted, so memory follows the
+    balls and not the bins (a million paths). Both give the same maxima from the same draws.
 
     Examples
     --------
@@ -254,7 +256,22 @@ def simulate_max_load(m: int, n: int, samples: int = 10_000, seed: Seed = None, 
     for start in range(0, samples, chunk):
         k = min(chunk, samples - start)
         rows = k * groups
+        if n > m:
+            out[start : start + k] = (
+                _longest_runs(np.sort(rng.integers(0, n, size=(rows, m)), axis=1)).reshape(k, groups).max(axis=1)
+            )
+            continue
         bins = rng.integers(0, n, size=(rows, m)) + (np.arange(rows) * n)[:, None]
         loads = np.bincount(bins.ravel(), minlength=rows * n).reshape(k, groups * n)
         out[start : start + k] = loads.max(axis=1)
     return out
+
+
+def _longest_runs(sorted_rows: np.ndarray) -> np.ndarray:
+    """The longest run of equal values in each row of a row-sorted 2-D integer array (the row's maximum load)."""
+    rows, m = sorted_rows.shape
+    starts = np.ones((rows, m), dtype=bool)
+    starts[:, 1:] = sorted_rows[:, 1:] != sorted_rows[:, :-1]
+    where = np.flatnonzero(starts.ravel())  # every row's column 0 starts a run: no run crosses rows
+    lengths = np.diff(np.append(where, rows * m))
+    return np.maximum.reduceat(lengths, np.searchsorted(where, np.arange(rows) * m))
