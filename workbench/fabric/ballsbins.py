@@ -270,6 +270,8 @@ def simulate_max_load(m: int, n: int, samples: int = 10_000, seed: Seed = None, 
 def _longest_runs(sorted_rows: np.ndarray) -> np.ndarray:
     """The longest run of equal values in each row of a row-sorted 2-D integer array (the row's maximum load)."""
     rows, m = sorted_rows.shape
+    if m == 0:  # no balls: every bin empty
+        return np.zeros(rows, dtype=np.int64)
     starts = np.ones((rows, m), dtype=bool)
     starts[:, 1:] = sorted_rows[:, 1:] != sorted_rows[:, :-1]
     where = np.flatnonzero(starts.ravel())  # every row's column 0 starts a run: no run crosses rows
