@@ -80,7 +80,7 @@ def index_of_dispersion(
     lo = float(t.min()) if start_s is None else V.finite("start_s", start_s)
     hi = float(t.max()) if end_s is None else V.finite("end_s", end_s)
     out = np.empty(windows.size)
-    for i, w in enumerate(windows):  # a handful of window sizes; each is one bincount
+    for i, w in enumerate(windows):  # a handful of window sizes; each is one count of the windows
         n_win = int(np.floor((hi - lo) / w + 1e-9))  # counts_per_window's complete windows
         if n_win > _DENSE_WINDOWS:  # windows far shorter than the gaps: count the non-empty ones only
             b = np.floor((t - lo) / w)
