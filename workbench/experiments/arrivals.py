@@ -265,8 +265,9 @@ def arrivals_burstiness(*, rate_rps, burstiness, window_s, utilization, customer
     positive = gaps[gaps > 0]
     edges, density = arr.density_histogram(positive, bins=60)
     x = np.sqrt(edges[:-1] * edges[1:])
-    counts = arr.counts_per_window(times, window_s, start_s=0.0)
-    idc = counts.var(ddof=1) / counts.mean() if counts.size > 1 and counts.mean() > 0 else float("nan")
+    # the index over every complete window (counted sparsely where there are too many to hold), the first windows shown
+    idc = arr.index_of_dispersion(times, window_s, start_s=0.0)
+    shown = arr.counts_per_window(times, window_s, start_s=0.0, end_s=min(COUNTS_SHOWN * window_s, float(times[-1])))
     fit = arr.fit_gamma(positive)
     waits = arr.compare_waits(rate_rps, burstiness, utilization, n=customers, seed=seed)
     summary = {
@@ -276,7 +277,6 @@ def arrivals_burstiness(*, rate_rps, burstiness, window_s, utilization, customer
         "gamma_shape": float(fit.shape),
         "gamma_p_value": float(fit.p_value),
     }
-    shown = counts[:COUNTS_SHOWN]
     return pd.concat(
         [
             pd.DataFrame([{"kind": "summary", **summary}]),
