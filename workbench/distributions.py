@@ -195,18 +195,27 @@ def counts_per_window(
     >>> counts_per_window(np.array([0.1, 0.2, 1.5, 2.5, 2.6, 2.7]), 1.0, start_s=0.0, end_s=3.0).tolist()
     [2, 1, 3]
     """
+    window = V.positive("window_s", window_s)
+    b, n_win = _window_index(times_s, window, start_s, end_s)
+    if n_win > MAX_WINDOWS:
+        raise ValueError(
+            f"window_s={window} cuts the span into {n_win:.3g} windows; at most {MAX_WINDOWS:,} are counted: "
+            "use a longer window"
+        )
+    return np.bincount(b, minlength=n_win)
+
+
+def _window_index(
+    times_s: np.ndarray, window_s: float, start_s: float | None, end_s: float | None
+) -> tuple[np.ndarray, int]:
+    """The complete window (from 0) of each time inside the complete windows of ``window_s`` seconds from ``start_s``
+    (default: the first time) to ``end_s`` (default: the last), and how many complete windows there are (>= 1).
+    The one rule of :func:`counts_per_window` and :func:`workbench.arrivals.index_of_dispersion`."""
     t = V.array_1d("times_s", times_s, min_size=1)
-    window_s = V.positive("window_s", window_s)
     lo = float(t.min()) if start_s is None else V.finite("start_s", start_s)
     hi = float(t.max()) if end_s is None else V.finite("end_s", end_s)
     n_win = int(math.floor((hi - lo) / window_s + 1e-9))
     if n_win < 1:
         raise ValueError(f"window_s={window_s} is longer than the span {hi - lo} s: no complete window")
-    if n_win > MAX_WINDOWS:
-        raise ValueError(
-            f"window_s={window_s} cuts the span of {hi - lo:.6g} s into {n_win:.3g} windows; at most "
-            f"{MAX_WINDOWS:,} are counted: use a longer window"
-        )
     b = np.floor((t - lo) / window_s).astype(np.int64)
-    b = b[(b >= 0) & (b < n_win)]
-    return np.bincount(b, minlength=n_win)
+    return b[(b >= 0) & (b < n_win)], n_win

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _validate as V
 from .._contracts import accepts
-from ..distributions import counts_per_window
+from ..distributions import _window_index
 
 if TYPE_CHECKING:
     pass
@@ -77,22 +77,19 @@ def index_of_dispersion(
     """
     windows = V.array_1d("window_s", window_s, min_size=1, low=0.0, low_inclusive=False)
     t = V.array_1d("times_s", times_s, min_size=1)
-    lo = float(t.min()) if start_s is None else V.finite("start_s", start_s)
-    hi = float(t.max()) if end_s is None else V.finite("end_s", end_s)
     out = np.empty(windows.size)
     for i, w in enumerate(windows):  # a handful of window sizes; each is one count of the windows
-        n_win = int(np.floor((hi - lo) / w + 1e-9))  # counts_per_window's complete windows
+        b, n_win = _window_index(t, float(w), start_s, end_s)
+        if n_win < 2:
+            raise ValueError(f"window_s={w} leaves {n_win} complete window(s); need at least 2")
         if n_win > _DENSE_WINDOWS:  # windows far shorter than the gaps: count the non-empty ones only
-            b = np.floor((t - lo) / w)
-            _, nonzero = np.unique(b[(b >= 0) & (b < n_win)], return_counts=True)
+            _, nonzero = np.unique(b, return_counts=True)
             total = int(nonzero.sum())
             mean = total / n_win
             var = (float(np.dot(nonzero, nonzero)) - total * mean) / (n_win - 1)  # zeros add nothing to the sum
             out[i] = var / mean if mean > 0 else np.nan
             continue
-        counts = counts_per_window(t, float(w), start_s=start_s, end_s=end_s)
-        if counts.size < 2:
-            raise ValueError(f"window_s={w} leaves {counts.size} complete window(s); need at least 2")
+        counts = np.bincount(b, minlength=n_win)
         mean = counts.mean()
         out[i] = counts.var(ddof=1) / mean if mean > 0 else np.nan
     return float(out[0]) if np.ndim(window_s) == 0 else out
