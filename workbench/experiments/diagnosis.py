@@ -64,6 +64,14 @@ __all__ = [
 _JOB_SEED = Param("job_seed", 0, "", low=0, high=2**31 - 1, doc="seed of the simulated job")
 
 
+def noise_level_param(default: float = 1.0) -> Param:
+    """The ``noise_level`` control of a simulated job's study: 0 to 10 times the default noise. At 10 a rank's compute
+    time already jitters by 30% (log-normal sigma) every iteration; far beyond it the slowest of a job's ranks sets
+    iterations hundreds of times the nominal (at 50, up to 500x on 512 ranks), whose metric samples no longer fit in
+    memory."""
+    return Param("noise_level", default, "", low=0.0, high=10.0, doc="multiple of the default signal noise")
+
+
 def _scenario(kind, ranks, severity, *, iterations, onset_iteration, job_seed, noise_level=1.0, collective="ring",
               scope=None) -> dg.Scenario:  # fmt: skip
     """The simulated job of a point: ``onset_iteration`` checked against ``iterations`` (naming both)."""
@@ -101,7 +109,7 @@ def diagnosis_function_faults(*, kind, scope, ranks, severity, iterations, onset
     small={"ranks": 64, "job_seed": [0, 1]},
     params=[
         Param("ranks", 256, "", low=8, high=65_536, log=True, doc="ranks of the job"),
-        Param("noise_level", 1.0, "", low=0.0, high=100.0, doc="multiple of the default signal noise"),
+        noise_level_param(),
         Param("iterations", 600, "", low=20, high=100_000, doc="iterations simulated (checkpoints every 250)"),
         _JOB_SEED,
     ],
@@ -124,7 +132,7 @@ def perftracker_healthy_alarms(*, ranks, noise_level, iterations, job_seed, seed
     params=[
         Param("collective", "ring", choices=tuple(dg.COLLECTIVES), doc="collective whose operators are traced"),
         Param("ranks", 256, "", low=8, high=65_536, log=True, doc="ranks of the job"),
-        Param("noise_level", 1.0, "", low=0.0, high=100.0, doc="multiple of the default signal noise"),
+        noise_level_param(),
         Param("severity", 3.0, "", low=1.0, high=100.0, doc="irregular iteration time over normal"),
         Param("iterations", 300, "", low=20, high=100_000, doc="iterations simulated"),
         Param("onset_iteration", 50, "", low=1, high=100_000, doc="iteration at which the fault starts"),
@@ -151,7 +159,7 @@ def holmes_iteration_localization(*, collective, ranks, noise_level, severity, i
     small={"ranks": 64, "continuity_s": [2.0, 30.0], "job_seed": [0, 1]},
     params=[
         Param("ranks", 512, "", low=8, high=65_536, log=True, doc="ranks of the job"),
-        Param("noise_level", 3.0, "", low=0.0, high=100.0, doc="multiple of the default signal noise"),
+        noise_level_param(3.0),
         Param(
             "continuity_s",
             30.0,
@@ -180,7 +188,7 @@ def minder_healthy_alarms(*, ranks, noise_level, continuity_s, iterations, job_s
         Param("collective", "ring", choices=tuple(dg.COLLECTIVES), doc="collective whose timings are read"),
         Param("ranks", 256, "", low=8, high=65_536, log=True, doc="ranks of the job"),
         Param("severity", 3.0, "", low=1.0, high=100.0, doc="fault severity (slowdown factor)"),
-        Param("noise_level", 1.0, "", low=0.0, high=100.0, doc="multiple of the default signal noise"),
+        noise_level_param(),
         Param("iterations", 300, "", low=20, high=100_000, doc="iterations simulated"),
         Param("onset_iteration", 100, "", low=1, high=100_000, doc="iteration at which the fault starts"),
         _JOB_SEED,

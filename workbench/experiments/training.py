@@ -52,6 +52,7 @@ from ..training.dse import explore
 from ..training.exec_graph import build_graph, simulate, what_if
 from ..training.iteration import COMPUTE_FORMS, ERAS, iteration_table
 from ._space import Param, experiment
+from .diagnosis import noise_level_param
 
 __all__ = [
     "training_iteration_time",
@@ -275,7 +276,7 @@ def training_dse(*, model, gpu, n_gpus, global_batch, top_k, compute, era, seed)
     params=[
         Param("kind", "slow_gpu", choices=(*FAULT_KINDS, "none"), doc="fault injected ('none': a healthy job)"),
         Param("detector", "c4d", choices=tuple(DETECTORS), seeded=False, doc="detector scored"),
-        Param("noise_level", 1.0, "", low=0.0, high=100.0, doc="multiple of the default signal noise"),
+        noise_level_param(),
         Param("severity", 2.0, "", low=1.0, high=100.0, doc="fault severity (slowdown factor)"),
         Param("ranks", 64, "", low=2, high=65_536, doc="ranks of the job"),
         Param("collective", "ring", choices=("ring", "halving_doubling"), doc="collective whose timings are read"),

@@ -80,6 +80,18 @@ def test_bad_input_is_named():
         check_signals({"compute_s": []})
 
 
+def test_a_job_too_large_to_hold_is_refused_before_allocating_it():
+    # 65,536 ranks x 100,000 iterations would be 26 GB per per-rank array; refused by name, with the most that fits
+    with pytest.raises(ValueError, match=r"lower iterations \(at most 1,525 at 65,536 ranks\)"):
+        simulate(JobSpec(ranks=65_536), 100_000, seed=0)
+    # at 100x the default noise the slowest rank stretches 300 iterations of 1.3 s to ~7e6 s: 3.6e9 metric values
+    with pytest.raises(ValueError, match="lower the noise level, iterations or ranks, or sample less often"):
+        simulate(JobSpec(ranks=512), 300, noise=Noise().scaled(100.0), seed=0)
+    # the same job sampled 10,000x less often fits
+    s = simulate(JobSpec(ranks=512), 300, noise=Noise().scaled(100.0), sample_interval_s=1e4, seed=0)
+    assert s.metrics.shape[1:] == (64, 8) and len(s.sample_s) == s.metrics.shape[0] > 1
+
+
 def test_gaps_are_tolerated_or_rejected():
     s = simulate(JobSpec(ranks=32), 40, seed=0)
     assert check_signals(with_gaps(s, 0.2, seed=1)) is not None

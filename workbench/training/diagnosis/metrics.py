@@ -29,6 +29,9 @@ __all__ = ["METRICS", "machine_metrics"]
 
 METRICS = ("gpu_util", "gpu_power_w", "nvlink_gbps", "nic_gbps", "pcie_gbps", "cpu_util", "mem_util", "pfc_pps")
 _NIC_GBPS, _NVLINK_GBPS, _PCIE_GBPS = 400.0, 900.0, 16.0
+#: The most metric values (``samples x machines x metrics``) :func:`machine_metrics` draws: 800 MB of float32, and
+#: as much again for their noise.
+MAX_METRIC_VALUES = 200_000_000
 
 
 @accepts(signals=Opaque("a Signals record from simulate"), effects=Opaque("the faults' effects, from simulate"))
@@ -40,6 +43,14 @@ def machine_metrics(signals, effects, rng: np.random.Generator) -> tuple[tuple[s
     live = int(np.searchsorted(np.isnan(signals.iteration_end_s), True))
     dur = np.where(np.isnan(signals.iteration_time_s), nominal, signals.iteration_time_s)
     horizon = float(np.nansum(dur))
+    n_samples = int(np.ceil(horizon / signals.sample_interval_s))
+    if n_samples * m * len(METRICS) > MAX_METRIC_VALUES:
+        raise ValueError(
+            f"the job runs {horizon:,.0f} s ({it:,} iterations of {horizon / it:.3g} s on average at its noise "
+            f"level): {n_samples:,} samples every sample_interval_s = {signals.sample_interval_s:g} s of "
+            f"{len(METRICS)} metrics on {m:,} machines is {n_samples * m * len(METRICS):.3g} values, over the "
+            f"{MAX_METRIC_VALUES:,} drawn at most: lower the noise level, iterations or ranks, or sample less often"
+        )
     sample_s = np.arange(0.0, horizon, signals.sample_interval_s)
     ends = (
         np.concatenate(

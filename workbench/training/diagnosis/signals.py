@@ -64,6 +64,9 @@ PROFILED = ("data_loader", "optimizer_step", "gc", "checkpoint")
 SHARES = {"data_loader": 0.10, "optimizer_step": 0.10, "gc": 0.01}
 #: A GC pause lasts ``(severity - 1) x GC_PAUSE x compute_s``.
 GC_PAUSE = 0.5
+#: The most per-rank timings (``iterations x ranks``) :func:`simulate` holds: each per-rank array is then 400 MB of
+#: float32, and a dozen of them (timings, the profile's four functions, temporaries) are alive at once.
+MAX_RANK_ITERATIONS = 100_000_000
 
 
 @accepts()
@@ -289,6 +292,12 @@ def simulate(
             raise ValueError(f"fault rank must be < ranks ({job.ranks}), got {f.rank}")
     noise = Noise() if noise is None else noise
     sample_interval_s = positive("sample_interval_s", sample_interval_s)
+    if iterations * job.ranks > MAX_RANK_ITERATIONS:
+        raise ValueError(
+            f"iterations x ranks = {iterations:,} x {job.ranks:,} = {iterations * job.ranks:.3g} per-rank timings; "
+            f"at most {MAX_RANK_ITERATIONS:,} are simulated (a dozen float32 arrays of that size are held at once): "
+            f"lower iterations (at most {MAX_RANK_ITERATIONS // job.ranks:,} at {job.ranks:,} ranks) or ranks"
+        )
     rng_time, rng_fault, rng_metric, rng_profile = spawn(seed, 4)  # the 4th child leaves the first three unchanged
     shape = (iterations, job.ranks)
 
