@@ -167,6 +167,16 @@ def test_bad_input_names_what_is_wrong():
         Scheduler(priority_changes=STILL)
 
 
+def test_gap_records_beyond_memory_are_refused_before_the_run():
+    # 21 requests of 10 M output tokens could need 2.1e8 gap records (8.4 GB): refused by name before allocating;
+    # the same requests served without gap records are not refused
+    reqs = table([(float(i), 100, 10_000_000) for i in range(21)])
+    d = Deployment("Llama-3.1-8B", "A100-80GB", max_kv_tokens=1024)
+    with pytest.raises(ValueError, match=r"record_gaps: the 21 requests' 210,000,000 output tokens .* serve fewer"):
+        serve(reqs, d, Scheduler(), record_gaps=True)
+    assert serve(reqs, d, Scheduler()).table["rejected"].all()  # each longer than the 1,024-token cache
+
+
 def test_conversation_prompts_grow_by_the_previous_turn():
     df = conversations(200, 1.0, max_context=4096, seed=2)
     assert (df.input_tokens + df.output_tokens <= 4096).all()

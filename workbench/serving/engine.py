@@ -76,6 +76,9 @@ __all__ = ["HASH_BLOCK_TOKENS", "PREEMPTIONS", "SCHEDULERS", "Scheduler", "Repli
 
 #: Tokens per prefix block of a ``hash_ids`` sequence (Mooncake's traces hash 512-token blocks).
 HASH_BLOCK_TOKENS = 512
+#: The most inter-token gap records a run with ``record_gaps`` allocates (40 bytes each: 8 GB of address space, of
+#: which only the records written are touched).
+MAX_RECORDED_GAPS = 200_000_000
 _KINDS = {"vllm": 0, "sarathi": 1, "orca": 2, "reserve": 3}
 _CHANGES = {None: 0, "reshuffle": 1, "markov": 2}
 
@@ -331,7 +334,14 @@ def _run(arrival_s, input_tokens, output_tokens, server, scheduler: Scheduler, *
     pf[K.F_LIMIT], pf[K.F_CPRE], pf[K.F_CDEC] = float(ttft_limit_s) - front, table.c_prefill, table.c_decode
     pf[K.F_CPU0], pf[K.F_PERSEQ] = table.cpu0, table.per_seq
     pf[K.F_PFFLOOR], pf[K.F_PFTILE] = table.pf_floor, table.pf_tile
-    gaps = np.zeros((int(out.sum()) + n + 16 if record_gaps else 1, 5))
+    rows = int(out.sum()) + n + 16 if record_gaps else 1  # at most one record per token, plus one per request
+    if rows > MAX_RECORDED_GAPS:
+        raise ValueError(
+            f"record_gaps: the {n:,} requests' {int(out.sum()):,} output tokens could need {rows:,} gap records "
+            f"({rows * 40 / 1e9:.1f} GB); at most {MAX_RECORDED_GAPS:,} are kept: serve fewer requests, or serve "
+            "without record_gaps (TTFT and mean TBT need no gap records)"
+        )
+    gaps = np.zeros((rows, 5))
     totals = np.zeros(K.NTOT)
     host = np.zeros(n, np.int64)
     kseed = int(generator(keyed(seed, "priority-changes")).integers(0, 2**62))
