@@ -161,3 +161,25 @@ def test_settings_argument_takes_the_undeclared_names_only():
     assert ex.sweep(settings, {"a": [4.0]}, client=False, cache=False, progress=False).y.tolist() == [13.0]
     with pytest.raises(TypeError, match="'c'"):
         ex.experiment("test-settings-bad", version="1", params=params)(lambda *, x, c, seed, **rest: {})
+
+
+def _at(name: str, **changes):
+    """An experiment's point function at its defaults with ``changes`` (no sweep, no cache)."""
+    exp = ex.get(name)
+    point = exp.defaults()
+    point.update({k: exp.param(k).validate(v) for k, v in changes.items()})
+    return exp.fn(**point, seed=0)
+
+
+def test_declared_high_ends_that_would_not_fit_in_memory_are_refused_by_name():
+    # each was a numpy allocation of 4-40 GB (or an out-of-memory kill) at a value inside the declared range
+    with pytest.raises(
+        ValueError, match=r"runs x customers = 1,000 x 500,000 = 5e\+08 waits .* lower runs or customers"
+    ):
+        _at("arrivals-pooled-waits", runs=1000)
+    with pytest.raises(ValueError, match="noise_level"):
+        _at("minder-healthy-alarms", noise_level=100.0)  # 10 is the studies' highest: 30% per-iteration jitter
+    with pytest.raises(ValueError, match=r"lower iterations \(at most 1,525 at 65,536 ranks\)"):
+        _at("perftracker-healthy-alarms", ranks=65_536, iterations=100_000)
+    with pytest.raises(ValueError, match="n_conversations"):
+        _at("llm-preemption", n_conversations=1_000_000)

@@ -159,6 +159,10 @@ def arrivals_idc(*, process, cv, arrivals, first_decade, decades, job_seed, job_
     return pd.DataFrame({"window_mean_gaps": windows, "idc": idc, "cv_squared": proc.cv**2})
 
 
+#: The most waiting times ``arrivals-pooled-waits`` pools (its CCDF and p99 are of every one of them).
+MAX_POOLED_WAITS = 100_000_000
+
+
 @experiment(
     "arrivals-pooled-waits",
     small={"process": ["poisson", "gamma"], "customers": 5000, "runs": 2, "points": 20},
@@ -177,6 +181,11 @@ def arrivals_pooled_waits(*, utilization, process, cv, customers, runs, points, 
     service fed by ``process`` at rate 1/s, pooled over ``runs`` independent runs; run ``r`` draws from stream
     ``(job_seed, job_group, r)``."""
     del seed  # the streams are named by job_seed, job_group and the run
+    if runs * customers > MAX_POOLED_WAITS:
+        raise ValueError(
+            f"runs x customers = {runs:,} x {customers:,} = {runs * customers:.3g} waits to pool; at most "
+            f"{MAX_POOLED_WAITS:,} are held (800 MB): lower runs or customers"
+        )
     proc = _process(process, cv)
     waits = np.concatenate(
         [queue_waits(proc, utilization, customers, seed=keyed(job_seed, job_group, r)) for r in range(runs)]
