@@ -121,6 +121,9 @@ def test_bad_input(args, exc, match):
 def test_bad_simulation_input():
     with pytest.raises(ValueError, match="samples"):
         simulate_max_load(3, 3, samples=0)
+    # a million flows hashed 100,000 times is 1e11 balls (minutes): refused with the most samples that fit
+    with pytest.raises(ValueError, match=r"1e\+11 balls to draw.*lower samples \(at most 2,000 here\)"):
+        simulate_max_load(10**6, 16, samples=100_000)
     with pytest.raises(ValueError, match="1"):
         expected_effective_bandwidth(0, 2)
 

@@ -51,6 +51,8 @@ _TAIL = 1e-18  # n * P(Bin(m, 1/n) > k) below this: P(max <= k) == 1 to double p
 _AUTO_EXACT_POINTS = 2**24  # "auto": exact FFT up to this many points in all (a few seconds), normal beyond
 _EXACT_MAX_POINTS = 2**27  # "exact" refuses more (minutes of CPU)
 _CHUNK_POINTS = 2**22  # FFT rows per chunk: about 100 MB of working arrays
+#: The most balls :func:`simulate_max_load` draws in all (``m x groups x samples``): about 10 s at 2e8 balls/s.
+MAX_SIMULATED_BALLS = 2_000_000_000
 
 
 def _check(m: int, n: int, groups: int = 1) -> tuple[int, int, int]:
@@ -250,6 +252,12 @@ def simulate_max_load(m: int, n: int, samples: int = 10_000, seed: Seed = None, 
     """
     m, n, groups = _check(m, n, groups)
     samples = integer("samples", samples, minimum=1)
+    if m * groups * samples > MAX_SIMULATED_BALLS:
+        raise ValueError(
+            f"m x groups x samples = {m:,} x {groups:,} x {samples:,} = {m * groups * samples:.3g} balls to draw; at "
+            f"most {MAX_SIMULATED_BALLS:.0e} are simulated (about 10 s): lower samples (at most "
+            f"{max(1, MAX_SIMULATED_BALLS // max(1, m * groups)):,} here) or use expected_max_load, which is exact"
+        )
     rng = generator(seed)
     out = np.empty(samples, dtype=np.int64)
     chunk = max(1, 4_000_000 // max(1, groups * m))  # bounded memory: chunks of about 4M balls
