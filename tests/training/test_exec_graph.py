@@ -157,3 +157,31 @@ def test_device_sync_after_each_exchange_serialises_pipeline_transfers(plan):
     serial = simulate(build_graph(MODELS["gpt-1.7b"], plan, GPUS["A100"], mode="serial", **kw))
     assert lumos.iteration_s == pytest.approx(serial.iteration_s, rel=1e-12)
     assert lumos.breakdown["overlapped_s"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_a_graph_too_large_to_hold_is_refused_before_allocating_and_the_dse_ranks_around_it(monkeypatch):
+    import workbench.training.exec_graph as eg
+    from workbench.training.dse import explore
+    from workbench.training.exec_graph import MAX_GRAPH_ROWS, _plan_graph_rows
+
+    # 125,000 micro-batches on 8 stages: 1.2e8 node rows (~17 GB with the edges), refused by name
+    with pytest.raises(PlanError, match=r"8 stages x 125,000 micro-batches .* lower global_batch"):
+        build_graph(GPT175, Plan(8, 8, 8, 1_000_000, recompute="full"), H100)
+    # the size the guard checks is what the graph allocates, at least its nodes; the limit is exact
+    for model, plan in (("gpt-1.7b", Plan(1, 2, 4, 16)), ("gpt3-175b", Plan(8, 8, 8, 512, recompute="full"))):
+        monkeypatch.setattr(eg, "MAX_GRAPH_ROWS", MAX_GRAPH_ROWS)
+        m, g = MODELS[model], build_graph(MODELS[model], plan, H100)
+        rows = int(
+            _plan_graph_rows(m.layers, plan.pp, g.formula["micro_batches"], plan.tp > 1, plan.recompute == "full")
+        )
+        assert rows >= g.n_nodes
+        monkeypatch.setattr(eg, "MAX_GRAPH_ROWS", rows)
+        build_graph(m, plan, H100)
+        monkeypatch.setattr(eg, "MAX_GRAPH_ROWS", rows - 1)
+        with pytest.raises(PlanError, match="node rows"):
+            build_graph(m, plan, H100)
+    monkeypatch.setattr(eg, "MAX_GRAPH_ROWS", MAX_GRAPH_ROWS)
+    # a million sequences on 512 GPUs: the deepest plans' graphs are too large; the rest are re-ranked
+    r = explore(GPT175, H100, 512, 1_000_000, top_k=3)
+    assert (r.plans.graph_rows > MAX_GRAPH_ROWS).any() and (r.top.graph_s > 0).all() and 0 < len(r.top) <= 3
+    assert set(r.top.pp) <= set(r.plans.pp[r.plans.graph_rows <= MAX_GRAPH_ROWS])

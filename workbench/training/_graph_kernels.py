@@ -47,17 +47,25 @@ def _launched(nd, eg, cnt, last, launch_s, rcpu, d, k, r, s, j, lay, prev, cross
     return x
 
 
+def graph_rows(p, m, ls, n_tf, n_tb, n_tr):
+    """Rows :func:`build` allocates for ``p`` stages of ``m`` micro-batches in ``ls`` chunks (numbers or arrays): at
+    least its node count; the edge array has four times as many rows."""
+    per_layer = 2 * (2 + np.maximum(n_tf, 1)) + 2 * (2 + np.maximum(n_tb, 1)) + 2 * (2 + np.maximum(n_tr, 1)) + 4
+    return p * (m * (ls * per_layer + 12) + 8) + 8
+
+
 @njit(cache=True)
-def build(p, m, ls, t_cf, t_cb, t_cr, n_tf, n_tb, n_tr, t_tp, t_pp, t_dp, t_opt, launch_s, serial):  # pragma: no cover
+def build(
+    p, m, ls, t_cf, t_cb, t_cr, n_tf, n_tb, n_tr, t_tp, t_pp, t_dp, t_opt, launch_s, serial, cap
+):  # pragma: no cover
     """One pipeline's graph. Per layer and micro-batch: forward = 2 compute kernels each followed by ``n_tf / 2`` TP
     all-reduces; backward = (recompute forward if ``t_cr > 0``) then 2 compute kernels each followed by TP
     all-reduces; every kernel has a CPU launch before it. ``t_cf, t_cb, t_cr`` are per-layer compute seconds
     (forward, backward, recompute), ``t_tp`` one all-reduce, ``t_pp`` one stage-boundary transfer, ``t_dp`` the whole
     DP collective (split into per-layer buckets on the last micro-batch's backward), ``t_opt`` the optimizer step.
     ``serial`` puts every kernel of a rank on its compute stream and starts the DP collective after the backward.
-    Returns node rows ``(dur, kind, res, stage, mb, layer)`` and edge rows ``(src, dst, kind)``."""
-    per_layer = 2 * (2 + max(n_tf, 1)) + 2 * (2 + max(n_tb, 1)) + 2 * (2 + max(n_tr, 1)) + 4
-    cap = p * (m * (ls * per_layer + 12) + 8) + 8
+    ``cap`` is :func:`graph_rows` of the same arguments. Returns node rows ``(dur, kind, res, stage, mb, layer)`` and
+    edge rows ``(src, dst, kind)``."""
     nd = np.zeros((cap, 6))
     eg = np.zeros((4 * cap, 3), np.int64)
     cnt = np.zeros(2, np.int64)

@@ -26,7 +26,7 @@ import pandas as pd
 
 from .._contracts import accepts
 from .._validate import integer, one_of
-from .exec_graph import build_graph, simulate
+from .exec_graph import MAX_GRAPH_ROWS, _plan_graph_rows, build_graph, simulate
 from .iteration import COMPUTE_FORMS, ERAS, iteration_arrays
 from .specs import GPU, Model, Plan, PlanError
 
@@ -101,16 +101,21 @@ def explore(
 ) -> DSEResult:
     """Rank every plan by the formula, keep those that fit, re-rank the ``top_k`` fastest by the graph.
 
+    ``plans`` holds every plan with its formula numbers and ``graph_rows`` (the size of its execution graph); a plan
+    whose graph exceeds :data:`~workbench.training.exec_graph.MAX_GRAPH_ROWS` (tens of thousands of micro-batches in
+    a deep pipeline) keeps its formula numbers but is not re-ranked.
+
     ``compute`` and ``era`` are the iteration model's compute form and software era for both
     (:func:`workbench.training.iteration.iteration_table`; the defaults are the validated model on today's kernels).
 
-    ``top`` has the plan fields, ``formula_s``, ``graph_s``, ``formula_rank`` (0 = fastest by the formula) and the
-    graph's breakdown of stage 0, sorted by ``graph_s``.
+    ``top`` has the plan fields, ``formula_s``, ``graph_s``, ``formula_rank`` (0 = fastest by the formula of those
+    re-ranked) and the graph's breakdown of stage 0, sorted by ``graph_s``.
 
     Raises
     ------
     PlanError
-        No plan of ``n_gpus`` GPUs fits in memory (says by how much the closest misses).
+        No plan of ``n_gpus`` GPUs fits in memory (says by how much the closest misses), or none that fits has a
+        graph within the limit.
     """
     top_k = integer("top_k", top_k, minimum=1)
     one_of("compute", compute, COMPUTE_FORMS)
@@ -120,12 +125,21 @@ def explore(
     out = iteration_arrays(model, space, gpu, compute=compute, era=era)
     rate = space["tp"].size / max(time.perf_counter() - t0, 1e-9)
     plans = pd.DataFrame({**space, **{k: out[k] for k in ("iteration_s", "mfu", "memory_gib", "fits")}})
+    plans["graph_rows"] = _plan_graph_rows(model.layers, space["pp"], out["micro_batches"],
+                                     (out["tp_comm_s"] + out["moe_a2a_s"]) > 0, space["recompute"] == "full",
+                                     graph_kwargs.get("max_chunks", 4))  # fmt: skip
     fit = plans[plans.fits].sort_values("iteration_s", kind="stable")
     if fit.empty:
         best = plans.memory_gib.min()
         raise PlanError(
             f"no plan of {n_gpus} GPUs fits {model.name} in {gpu.name} memory: the smallest needs {best:.1f} GiB "
             f"per GPU, {gpu.hbm_bytes / 2**30:.1f} GiB available (over by {best - gpu.hbm_bytes / 2**30:.1f} GiB)"
+        )
+    fit = fit[fit.graph_rows <= MAX_GRAPH_ROWS]
+    if fit.empty:
+        raise PlanError(
+            f"every plan that fits has more than {MAX_GRAPH_ROWS:,} rows of execution graph (stages x micro-batches "
+            f"of global_batch={global_batch}): lower global_batch, or rank by the formula (iteration_table)"
         )
     rows = []
     for rank, (_, row) in enumerate(fit.head(top_k).iterrows()):

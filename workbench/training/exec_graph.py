@@ -65,6 +65,7 @@ __all__ = [
     "GraphCycleError",
     "SimResult",
     "add_dependencies",
+    "MAX_GRAPH_ROWS",
     "build_graph",
     "graph_iteration",
     "simulate",
@@ -78,6 +79,19 @@ NODE_KINDS = ("cpu_launch", "cpu_sync", "compute", "tp_comm", "pp_comm", "dp_com
 EDGE_KINDS = ("launch", "sync", "stream", "cross_stream")
 STREAMS = ("cpu", "compute", "tp", "pp", "dp")
 _MODES = ("lumos", "dpro", "serial")
+#: The largest graph :func:`build_graph` builds, in node rows (and four times as many edge rows): 0.7 GB of arrays,
+#: about 40,000 stage x micro-batch steps. Beyond it a plan has its formula (``iteration_table``), not a graph.
+MAX_GRAPH_ROWS = 5_000_000
+
+
+def _plan_graph_rows(layers, pp, micro_batches, has_tp, full, max_chunks: int = 4):
+    """Rows the graph of a 1F1B plan allocates (numbers or arrays of plans): ``pp`` stages of ``micro_batches``,
+    ``ceil(layers / pp)`` layers in at most ``max_chunks`` chunks, TP all-reduces when ``has_tp`` (recomputed too when
+    ``full``)."""
+    ls = np.minimum(-(-np.asarray(layers) // np.asarray(pp)), max_chunks)
+    n_t = np.where(has_tp, 2, 0)
+    return gk.graph_rows(np.asarray(pp, np.int64), np.asarray(micro_batches, np.int64), ls, n_t, n_t,
+                         np.where(np.logical_and(has_tp, full), 2, 0))  # fmt: skip
 
 
 @accepts()
@@ -211,7 +225,16 @@ def build_graph(
     t_pp = f["pp_p2p_s"] / m / 2.0
     t_dp = f["dp_comm_s"]
     t_opt = f["optimizer_s"] + f["embedding_sync_s"]  # the tied embeddings' all-reduce, then the step
-    nd, eg = gk.build(p, m, ls, t_cf, t_cb, t_cr, n_tf, n_tb, n_tr, t_tp, t_pp, t_dp, t_opt, launch_s, mode == "serial")
+    rows = int(gk.graph_rows(p, m, ls, n_tf, n_tb, n_tr))
+    if rows > MAX_GRAPH_ROWS:
+        raise PlanError(
+            f"the execution graph of {p} stages x {m:,} micro-batches would take {rows:,} node rows, over the "
+            f"{MAX_GRAPH_ROWS:,} built at most: lower global_batch or raise dp x micro_batch (micro-batches per "
+            "pipeline = global_batch / (dp x micro_batch)), or use iteration_table (the formula needs no graph)"
+        )
+    nd, eg = gk.build(
+        p, m, ls, t_cf, t_cb, t_cr, n_tf, n_tb, n_tr, t_tp, t_pp, t_dp, t_opt, launch_s, mode == "serial", rows
+    )
     dur = nd[:, 0].copy()
     kind, res, stage, mb, layer = (nd[:, c].astype(t) for c, t in zip(range(1, 6), (np.int8, *[np.int32] * 4)))
     compute_nodes = kind == gk.COMPUTE  # each rank's share of the work: the output layer on the last (stage_loads)
