@@ -4,9 +4,9 @@ end, the others at their defaults, each point in its own process, stopped past a
 An experiment's ``Param`` ranges are a promise to whoever sweeps it or moves its explore panel's controls: a value
 inside them runs, or fails with an error that names what to change (``ARCHITECTURE.md``, "Input contracts"). The
 conformance test runs each experiment's ``small`` grid only; this script checks the promise at its edges, where a
-point can need minutes or gigabytes (at the round of 2026-11-30 it found four such points, each now refused by name
-before it allocates: a diagnosis job's metrics at 100x noise, 1e6 preemption conversations' token gaps, 1e11 hashed
-balls, 5e8 pooled waits).
+point can need minutes or gigabytes (on 2026-11-30 it found six such ends, each now refused by name before it
+allocates: a diagnosis job's metrics at 100x noise, 1e6 preemption conversations' token gaps, 1e11 hashed balls, 5e8
+pooled waits, and execution graphs of 1e6 sequences in training-what-if and training-dse).
 
 Each point ends as one of:
 
