@@ -56,8 +56,10 @@ ClaimsTable([*run_claims("trainmover", "full"), *run_claims("young-daly", "full"
 # (maintenance, rebalancing) are one more process. The job runs in cycles: an exponential up time split into
 # `tau` seconds of work and `C`-second checkpoint writes, then an event. A failure under checkpoint-restart keeps only
 # checkpointed work and costs detection + isolation + restart; under live migration it keeps everything and costs
-# detection + isolation + ~20 s + half an iteration. Renewal-reward gives ETTR in closed form; a Monte-Carlo month
-# draws the same cycles and must agree within its standard error (a test).
+# detection + isolation + ~20 s + half an iteration, and the job keeps its checkpoint schedule (a restart begins a
+# new interval, a migration does not: otherwise a job that fails more often would skip checkpoints and look more
+# productive). Renewal-reward gives ETTR in closed form; a Monte-Carlo month draws the same cycles and must agree
+# within its standard error (a test).
 
 # %%
 rates = tf.job_rates_per_s(16384)
@@ -166,7 +168,7 @@ explore_panel("training-ettr", x="interval_s", series=["mtbf_h"], values=["ettr_
 #   the cold-restart phases (re-scheduling, launch, communication-group initialisation, checkpoint load, warm-up:
 #   270 s, plus a 60 s checkpoint on demand) are assumptions. For failures, detection and isolation are common to
 #   both modes and dilute the ratio (3.7x with automated detection). Its weekly saving at 64K GPUs comes out larger
-#   than the paper's (1.9M vs 1.4M GPU-hours) because our baseline is plain checkpoint-restart, not the best
+#   than the paper's (1.8M vs 1.4M GPU-hours) because our baseline is plain checkpoint-restart, not the best
 #   alternative the paper compares with.
 # * **C4's 30%** is not reproduced at our default manual baseline (10 min NCCL timeout + 30 min isolation gives
 #   53%); it corresponds to a manual detection + isolation of ~16 min for a 2,048-GPU job, and the reduction grows

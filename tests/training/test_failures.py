@@ -45,6 +45,22 @@ def test_live_migration_beats_checkpoint_restart_and_same_seed_same_bytes():
     assert simulate(lf, Recovery(), replicas=10, seed=3) == simulate(lf, Recovery(), replicas=10, seed=3)
 
 
+def test_a_live_migration_keeps_the_checkpoint_schedule_so_fewer_failures_never_lower_ettr():
+    # a migrated job goes on with its schedule: a share tau / (tau + C) of up time is work, whatever the failure rate
+    rec = Recovery(mode="live", interval_s=10_728.0, checkpoint_s=600.0, detect_s=60.0, isolate_s=0.0)
+    lf = 1 / (2.414 * 3600)
+    by_hand = (10_728 / 11_328) / (1 + lf * rec.failure_downtime_s)
+    assert ettr(lf, rec)["ettr"] == pytest.approx(by_hand, rel=1e-12)
+    mc = simulate(lf, rec, replicas=400, seed=1)
+    assert abs(mc["ettr"] - by_hand) < 4 * mc["ettr_se"]
+    # restarting the schedule at each migration made this job 0.964 at a 2.4 h MTBF and 0.957 at 4.8 h
+    for mode in ("checkpoint", "live"):
+        for interval_s, checkpoint_s in ((10_728.0, 600.0), (2_610.0, 600.0), (600.0, 10.0)):
+            r = Recovery(mode=mode, interval_s=interval_s, checkpoint_s=checkpoint_s, detect_s=60.0, isolate_s=0.0)
+            e = [ettr(1 / (h * 3600), r)["ettr"] for h in (0.5, 1.2, 2.4, 4.8, 9.6, 110.0, 220.0)]
+            assert e == sorted(e), (mode, interval_s, checkpoint_s, e)
+
+
 def test_young_daly_is_near_the_exact_optimum_when_checkpoints_are_cheap():
     rec = Recovery(checkpoint_s=30, detect_s=0, isolate_s=0, restart_s=0)
     mtbf = 8 * 3600

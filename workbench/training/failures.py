@@ -12,15 +12,23 @@ segments of ``tau`` seconds of work followed by a ``C``-second checkpoint write,
 - a failure under ``"checkpoint"`` recovery keeps the checkpointed work ``S(U) = floor(U/T) tau`` (``T = tau + C``)
   and costs detection + isolation + restart (re-scheduling, initialisation, checkpoint load);
 - a failure under ``"live"`` recovery (TrainMover-style: a standby machine replaces the failed one in the
-  communication groups) keeps all work ``W(U) = S(U) + min(U mod T, tau)`` and costs detection + isolation +
-  migration + half an iteration redone;
+  communication groups) keeps all work and costs detection + isolation + migration + half an iteration redone;
 - a planned event checkpoints on demand (``C``) and restarts under ``"checkpoint"``, or migrates live.
+
+A restart begins a new segment (the job resumes from the checkpoint, the next one is ``tau`` of work later); a live
+migration does not: the training loop goes on, and with it its checkpoint schedule, so under ``"live"`` recovery the
+up periods join into one periodic schedule and a share ``tau / T`` of up time is work, however often the job is
+interrupted (restarting the schedule at each migration would skip checkpoints, and a job failing more often would
+look more productive).
 
 Renewal-reward gives ETTR (productive time / wall time) exactly: with ``q = exp(-Lambda T)``,
 ``E[S] = tau q/(1-q)`` and ``E[min(U mod T, tau)] = ((1 - exp(-Lambda tau))/Lambda - tau q)/(1-q)``;
-ETTR = E[productive per cycle] / (1/Lambda + E[downtime per cycle]) (:func:`ettr`). :func:`simulate` draws the same
-cycles (a month's worth of expected events per replica, all replicas at once as arrays) and estimates the same ratio
-with its standard error. The Young/Daly interval is ``sqrt(2 C MTBF)`` (:func:`young_daly_s`).
+ETTR = E[productive per cycle] / (1/Lambda + E[downtime per cycle]) (:func:`ettr`), where a cycle's productive time
+is ``S(U)`` after a failure and ``S(U) + min(U mod T, tau)`` before a planned restart under ``"checkpoint"``, and
+``(tau / T) / Lambda`` on average under ``"live"``. :func:`simulate` draws the same cycles (a month's worth of
+expected events per replica, all replicas at once as arrays; under ``"live"`` each replica's up periods run one
+schedule) and estimates the same ratio with its standard error. The Young/Daly interval is ``sqrt(2 C MTBF)``
+(:func:`young_daly_s`).
 
 An asynchronous checkpoint (``Recovery.checkpoint_lag_s = d``: the write goes on after the ``C``-second stall)
 becomes durable ``d`` seconds after its segment: the ``k``-th is durable at ``k T + d``, so
@@ -194,11 +202,13 @@ def ettr(failure_rate_per_s: float, recovery: Recovery, planned_rate_per_s: floa
         return {"ettr": share, "checkpoint": 1 - share, **{k: 0.0 for k in LOSS_PARTS[1:]}}
     es, ew = _moments(lam, recovery.interval_s, recovery.checkpoint_s, recovery.checkpoint_lag_s)
     pf, pp = lf / lam, lp / lam
-    live = recovery.mode == "live"
+    if recovery.mode == "live":  # one schedule through every migration: a share tau / T of up time is work
+        ew = recovery.interval_s / (recovery.interval_s + recovery.checkpoint_s) / lam
+        es = ew
     parts = {
-        "productive": pf * (ew if live else es) + pp * ew,
+        "productive": pf * es + pp * ew,
         "checkpoint": 1 / lam - ew,
-        "lost_work": 0.0 if live else pf * (ew - es),
+        "lost_work": pf * (ew - es),
         "detection": pf * recovery.detect_s,
         "isolation": pf * recovery.isolate_s,
         "recovery": pf * recovery.recover_s,
@@ -241,10 +251,18 @@ def simulate(
     tau, c = recovery.interval_s, recovery.checkpoint_s
     u = rng.exponential(1 / lam, size=(replicas, k))
     failure = rng.random((replicas, k)) < lf / lam
-    whole, rem = np.divmod(u, tau + c)
-    work = whole * tau + np.minimum(rem, tau)
-    saved = np.maximum(np.floor((u - recovery.checkpoint_lag_s) / (tau + c)), 0.0) * tau
     live = recovery.mode == "live"
+
+    def worked(t):  # work done in t seconds of one schedule from a segment's start
+        whole, rem = np.divmod(t, tau + c)
+        return whole * tau + np.minimum(rem, tau)
+
+    if live:  # the up periods of a replica run one schedule: each cycle's work is what its stretch of it holds
+        up = np.cumsum(u, axis=1)
+        work = np.diff(worked(up), axis=1, prepend=0.0)
+    else:
+        work = worked(u)
+    saved = np.maximum(np.floor((u - recovery.checkpoint_lag_s) / (tau + c)), 0.0) * tau
     productive = np.where(failure & (not live), saved, work)
     parts = {
         "checkpoint": u - work,
