@@ -232,7 +232,8 @@ generation_tail_panel()
 #   sharded over `tp x pp x dp`; a save is a device-to-host copy over the GPU's PCIe link (64 GB/s one way on an
 #   H100, the hardware table), planning (0.2 ms per rank, assumed; ByteCheckpoint caches the plan), serialisation
 #   (4 GB/s per rank, assumed) and an upload over the node's storage link (25 GB/s, assumed) capped by the storage
-#   system's total (2 TB/s, Llama 3's Tectonic figure) shared by every node.
+#   system's total (2 TB/s, Llama 3's Tectonic figure) shared equally by the nodes still writing (a node with more
+#   to write goes on alone, faster, once the others are done).
 # * **ByteCheckpoint** stalls training for the copy only; the save is durable after the copy and the larger of
 #   serialisation and upload (pipelined). **The blocking baselines** stall for all of it; the DCP-like one also saves
 #   the replicated weights from one data-parallel replica (an assumption), the MCP-like one balances them.

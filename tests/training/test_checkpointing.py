@@ -35,6 +35,22 @@ def test_upload_bandwidth_is_shared_by_a_nodes_ranks():
     assert st.upload_gbs(64) == pytest.approx(5.0)
 
 
+def test_dcps_first_replica_uploads_alone_once_the_other_nodes_are_done():
+    # 405B at tp 8 x pp 16: the first replica's 16 nodes hold the weights (6.3 GB per rank more than the others)
+    st = ck.Storage(pcie_gbs=50.0, node_gbs=25.0, aggregate_gbs=2000.0, plan_s_per_rank=0.0, gpus_per_node=8)
+    up = {n: ck.save_time(405e9, ck.Layout.for_gpus(n), "dcp", st)["upload"] for n in (1024, 4096, 16384, 65536)}
+    for n, t in up.items():
+        lay = ck.Layout.for_gpus(n)
+        big = 8 * ck.shard_bytes(405e9, lay, balanced=False)
+        # no faster than the busiest node at its link or all bytes at the aggregate; no slower than the busiest
+        # node held to an equal share of the aggregate the whole time (what every node got before)
+        assert max(big / 25e9, 14 * 405e9 / 2000e9) <= t * (1 + 1e-12)
+        assert t <= big / (st.upload_gbs(n) * 1e9) * (1 + 1e-12)
+    # more GPUs, fewer optimizer bytes each and the same weights on the first replica: never a longer upload (the
+    # equal share had made it 5.7 s at 1,024 GPUs and 54 s at 16,384)
+    assert list(up.values()) == sorted(up.values(), reverse=True) and up[16384] < 5.0
+
+
 def test_baselines_block_on_every_phase():
     lay = ck.Layout(1, 1, 8)
     m = ck.save_time(8e9, lay, "mcp", ST)

@@ -18,7 +18,10 @@ over all ranks (a distributed optimizer). Saved once: ``balanced`` spreads the w
 * ``plan``: the save plan, ``plan_s_per_rank * gpus`` (a coordinator gathers every rank's metadata); blocking when
   not cached;
 * ``serialise``: ``B / serialise_gbs``;
-* ``upload``: the node's bytes over ``min(node link, storage aggregate / nodes)``.
+* ``upload``: the node's bytes through its link and the storage system's aggregate, shared max-min fairly by the
+  nodes still writing (:meth:`Storage.upload_s`): every node gets ``min(node link, aggregate / nodes)`` while all
+  write; when some nodes hold more (DCP's first replica), they go on alone after the others finish, at
+  ``min(node link, aggregate / those nodes)``.
 
 Methods (:data:`METHODS`): ``"bytecheckpoint"`` (stall = copy, plus the plan on the first save only; serialise and
 upload pipelined behind training, the save durable after copy + max(serialise, upload)); ``"dcp"`` and ``"mcp"``
@@ -48,7 +51,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from .._contracts import AnyOf, Array, Choice, Int, Items, accepts
+from .._contracts import AnyOf, Array, Choice, Int, Items, Real, accepts
 from .._validate import integer, nonnegative, one_of, positive
 from ..serving.specs import gpu as hardware_gpu
 from . import failures as fl
@@ -121,6 +124,29 @@ class Storage:
         """Bandwidth of one node's upload when every node of a ``gpus``-GPU job writes at once."""
         nodes = max(1, math.ceil(gpus / self.gpus_per_node))
         return min(self.node_gbs, self.aggregate_gbs / nodes)
+
+    @accepts(big_bytes=Real(ge=0.0), small_bytes=Real(ge=0.0), big_nodes=Int(ge=1))
+    def upload_s(self, gpus: int, big_bytes: float, small_bytes: float, big_nodes: int) -> float:
+        """Seconds until the busiest node has written its ``big_bytes`` when ``big_nodes`` of the ``gpus``-GPU job's
+        nodes write that much and the others ``small_bytes`` (at most ``big_bytes``), all starting together, each
+        node capped by its link and the nodes writing sharing the aggregate equally (max-min fair).
+
+        Examples
+        --------
+        >>> st = Storage(pcie_gbs=50.0, node_gbs=25.0, aggregate_gbs=100.0, gpus_per_node=8)   # 16 nodes: 6.25 each
+        >>> st.upload_s(128, 50e9, 50e9, 16)                # every node 50 GB at 6.25 GB/s
+        8.0
+        >>> st.upload_s(128, 50e9, 10e9, 2)                 # 10 GB each in 1.6 s, then 40 GB at 25 GB/s (node cap)
+        3.2
+        """
+        nodes = max(1, math.ceil(gpus / self.gpus_per_node))
+        big_nodes = min(big_nodes, nodes)
+        small_bytes = min(small_bytes, big_bytes)
+        together = min(self.node_gbs, self.aggregate_gbs / nodes) * 1e9
+        if big_nodes == nodes or small_bytes == big_bytes:
+            return big_bytes / together
+        alone = min(self.node_gbs, self.aggregate_gbs / big_nodes) * 1e9
+        return small_bytes / together + (big_bytes - small_bytes) / alone
 
 
 @accepts()
@@ -201,13 +227,20 @@ def save_time(
     pcie = float(st.pcie_gbs or 0.0)  # resolved by Storage.__post_init__
     b = shard_bytes(params, layout, balanced=method != "dcp")
     node = min(st.gpus_per_node, layout.gpus)
-    node_bytes = b * node
+    if method == "dcp":  # the first replica's nodes hold the weights, the others only optimizer shards
+        other = BYTES_PER_PARAM["optimizer"] * params / layout.gpus
+        replica = layout.tp * layout.pp  # ranks of the first replica
+        big_nodes = max(1, math.ceil(replica / node))
+        big = b * min(node, replica) + other * max(0, node - replica)
+        upload = st.upload_s(layout.gpus, big, other * node, big_nodes)
+    else:
+        upload = st.upload_s(layout.gpus, b * node, b * node, 1)
     phases = {
         "bytes": b,
         "copy": b / (pcie * 1e9),
         "plan": st.plan_s_per_rank * layout.gpus,
         "serialise": b / (st.serialise_gbs * 1e9),
-        "upload": node_bytes / (st.upload_gbs(layout.gpus) * 1e9),
+        "upload": upload,
     }
     if method == "bytecheckpoint":
         plan = phases["plan"] if first else 0.0
