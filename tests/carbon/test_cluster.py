@@ -90,8 +90,10 @@ def test_pcaps_defers_the_less_important_stage():
 
 def test_errors_name_the_parameter():
     job = _job([[0]], [([60000] * 3, [], [])])
-    with pytest.raises(TraceError, match="give a longer trace"):
+    with pytest.raises(TraceError, match="give a longer trace or a larger seconds_per_hour"):
         simulate([job], [0.0], np.array([1.0, 1.0]), "fifo", executors=1)
+    # and a larger one is what makes the same job fit the same two hours (more simulated seconds per trace hour)
+    simulate([job], [0.0], np.array([1.0, 1.0]), "fifo", executors=1, mapping=TimeMapping(200_000.0))
     with pytest.raises(ValueError, match="arrivals_s has 2 entries for 1 jobs"):
         simulate([job], [0.0, 1.0], np.ones(5), "fifo")
     with pytest.raises(ValueError, match="job_cap must be <= 4"):

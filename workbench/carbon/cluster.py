@@ -128,7 +128,8 @@ class _State:
         if h >= self.intensity.size:
             raise TraceError(
                 f"the simulation reached trace hour {h} but the intensity has {self.intensity.size} hours; "
-                f"give a longer trace or a smaller seconds_per_hour ({self.mapping.seconds_per_hour})"
+                "give a longer trace or a larger seconds_per_hour (simulated seconds per trace hour, now "
+                f"{self.mapping.seconds_per_hour})"
             )
         self._hour = h
         self._now = (float(self.intensity[h]), float(self.low[h]), float(self.high[h]))
@@ -147,7 +148,8 @@ def _cumulative(intensity: np.ndarray, mapping: TimeMapping):
         if h.size and h.max() >= vals.size:
             raise TraceError(
                 f"busy time reaches trace hour {mapping.start_hour + int(h.max())} but the intensity has "
-                f"{intensity.size} hours; give a longer trace or a smaller seconds_per_hour ({sph})"
+                f"{intensity.size} hours; give a longer trace or a larger seconds_per_hour (simulated seconds per "
+                f"trace hour, now {sph})"
             )
         return cum[h] + vals[h] * (t - h * sph)
 
