@@ -72,7 +72,7 @@ def training_recovery_vs_gpus(*, gpus, gpus_per_host, mode, detect_s, isolate_s,
         Param("checkpoint_s", 60.0, "s", low=5.0, high=600.0, label="checkpoint write", doc="time to write a checkpoint"),
         Param("interval_s", 0.0, "s", low=0.0, high=1e8, doc="work between checkpoints (0: the Young/Daly interval)"),
         Param("mode", "checkpoint", choices=("checkpoint", "live"), seeded=False, doc="restart or live migration"),
-        Param("replicas", 100, "", low=1, high=100_000, doc="Monte-Carlo replicas of 30 days"),
+        Param("replicas", 100, "", low=2, high=100_000, doc="Monte-Carlo replicas of 30 days (>= 2: a standard error)"),
         # not seeded: it replaces the sweep's seed when set, and leaves it as it was when not
         Param("job_seed", -1, "", low=-1, high=2**31 - 1, seeded=False,
               doc="-1: the sweep's seed; else the Monte-Carlo seed a stated study names (notebook 08: the GPU count)"),

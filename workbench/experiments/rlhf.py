@@ -65,7 +65,7 @@ ACTOR_FORWARD = 10
     params=[
         Param("instance", -1, "", low=-1, high=11, doc="published instance (0-11), or -1 for pp0 .. mem1 below"),
         Param("method", "anneal", choices=METHODS, seeded=False, doc="how the fused pipeline is scheduled"),
-        Param("iterations", 20_000, "", low=0, high=10**8, log=True, doc="annealing moves"),
+        Param("iterations", 20_000, "", low=1, high=10**8, log=True, doc="annealing moves"),
         Param("memory", "unlimited", choices=("unlimited", "published"), seeded=False, doc="activation memory cap"),
         Param("pp0", 8, "", low=1, high=256, doc="Actor pipeline stages (= GPUs) when instance = -1"),
         Param("pp1", 4, "", low=1, high=256, doc="Critic pipeline stages (divides pp0) when instance = -1"),
@@ -126,7 +126,7 @@ def _schedule(inst, method: str, *, seed: int, iterations: int, memory_limit: fl
         Param("critic_size", 0.5, "", choices=(0.1, 0.2, 0.3, 0.5, 0.7, 1.0), label="Critic / Actor size",
               doc=f"Critic forward time per stage over the Actor's ({ACTOR_FORWARD} time units)"),
         Param("method", "anneal", choices=SCHEDULERS, seeded=False, label="schedule", doc="how it is scheduled"),
-        Param("iterations", 3_000, "", low=0, high=10**8, log=True, doc="annealing moves"),
+        Param("iterations", 3_000, "", low=1, high=10**8, log=True, doc="annealing moves"),
     ],
 )  # fmt: skip
 def rlhf_fused_schedule(*, pp0, pp1, m0, m1, critic_size, method, iterations, seed):

@@ -222,7 +222,14 @@ def training_what_if(*, model, gpu, base_tp, base_pp, base_dp, base_batch, base_
         Param("checkpoint_s", 60.0, "s", low=0.0, high=1e5, doc="time to write a checkpoint"),
         Param("detect_s", 600.0, "s", low=0.0, high=1e6, doc="time to detect a failure"),
         Param("isolate_s", 1800.0, "s", low=0.0, high=1e6, doc="time to isolate the faulty machine"),
-        Param("replicas", 200, "", low=1, high=100_000, doc="Monte-Carlo replicas of 30 days"),
+        Param(
+            "replicas",
+            200,
+            "",
+            low=2,
+            high=100_000,
+            doc="Monte-Carlo replicas of 30 days (>= 2: a standard error)",
+        ),
     ],
 )
 def training_ettr(*, mtbf_h, interval_s, mode, checkpoint_s, detect_s, isolate_s, replicas, seed):
@@ -278,7 +285,7 @@ def training_dse(*, model, gpu, n_gpus, global_batch, top_k, compute, era, seed)
         Param("detector", "c4d", choices=tuple(DETECTORS), seeded=False, doc="detector scored"),
         noise_level_param(),
         Param("severity", 2.0, "", low=1.0, high=100.0, doc="fault severity (slowdown factor)"),
-        Param("ranks", 64, "", low=2, high=65_536, doc="ranks of the job"),
+        Param("ranks", 64, "", low=8, high=65_536, doc="ranks of the job (machines of 8)"),
         Param("collective", "ring", choices=("ring", "halving_doubling"), doc="collective whose timings are read"),
     ],
 )
