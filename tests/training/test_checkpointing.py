@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench import experiments as ex
 from workbench.training import checkpointing as ck
@@ -133,3 +135,23 @@ def test_panel_number_is_the_experiment_number():
         c = curve[curve.method == m]
         assert c.ettr.max() <= got.ettr + 1e-9
     assert isinstance(checkpoint_panel(), W.Box)
+
+
+@settings(max_examples=150)
+@given(
+    method=st.sampled_from(ck.METHODS),
+    params_b=st.floats(0.5, 2000.0),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    pp=st.sampled_from([1, 2, 4, 8, 16, 32]),
+    dp=st.integers(1, 256),
+    more=st.integers(2, 64),
+    node_gbs=st.floats(1.0, 100.0),
+    aggregate_gbs=st.floats(10.0, 10_000.0),
+)
+def test_a_larger_job_of_the_same_layout_never_uploads_longer(method, params_b, tp, pp, dp, more, node_gbs,
+                                                               aggregate_gbs):  # fmt: skip
+    # more replicas: each rank saves fewer optimizer bytes and the first replica the same weights (the property whose
+    # violation found DCP's equal-share upload)
+    st_ = ck.Storage(pcie_gbs=50.0, node_gbs=node_gbs, aggregate_gbs=aggregate_gbs, plan_s_per_rank=0.0)
+    small, large = (ck.save_time(params_b * 1e9, ck.Layout(tp, pp, d), method, st_)["upload"] for d in (dp, dp * more))
+    assert large <= small * (1 + 1e-9)

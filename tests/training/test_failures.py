@@ -3,6 +3,8 @@
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.training.failures import (
     LOSS_PARTS,
@@ -77,3 +79,25 @@ def test_gpu_hours_and_bad_input():
         Recovery(mode="hot")
     with pytest.raises(ValueError, match=r"rates_per_hour\['gpu'\] must satisfy 0 <= value"):
         job_rates_per_s(8, rates_per_hour={"gpu": -1e-6})
+
+
+@settings(max_examples=200)
+@given(
+    mode=st.sampled_from(["checkpoint", "live"]),
+    interval_s=st.floats(10.0, 1e6),
+    checkpoint_s=st.floats(0.0, 3600.0),
+    detect_s=st.floats(0.0, 3600.0),
+    isolate_s=st.floats(0.0, 7200.0),
+    restart_s=st.floats(0.0, 3600.0),
+    mtbf_h=st.floats(0.05, 1000.0),
+    factor=st.floats(1.01, 100.0),
+    planned_per_h=st.floats(0.0, 1.0),
+)
+def test_rarer_failures_never_lower_ettr(mode, interval_s, checkpoint_s, detect_s, isolate_s, restart_s, mtbf_h,
+                                         factor, planned_per_h):  # fmt: skip
+    # the metamorphic property that found the live-migration error, over the whole parameter space
+    rec = Recovery(mode=mode, interval_s=interval_s, checkpoint_s=checkpoint_s, detect_s=detect_s,
+                   isolate_s=isolate_s, restart_s=restart_s)  # fmt: skip
+    lp = planned_per_h / 3600
+    often, rarely = (ettr(1 / (h * 3600), rec, lp)["ettr"] for h in (mtbf_h, mtbf_h * factor))
+    assert rarely >= often * (1 - 1e-12)
