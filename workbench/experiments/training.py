@@ -76,6 +76,12 @@ _COMPUTE = Param(
 _ERA = Param("era", "2024", choices=ERAS, seeded=False, doc="software era of the kernels (attention unfused in 2021)")
 
 
+#: The largest TP (one node's NVLink domain) and PP (the deepest model's layers) any GPU and model of the tables
+#: allow: beyond them every plan is refused.
+_MAX_TP = max(g.gpus_per_node for g in GPUS.values())
+_MAX_PP = max(m.layers for m in MODELS.values())
+
+
 @experiment(
     "training-iteration-time",
     version="7",
@@ -84,8 +90,8 @@ _ERA = Param("era", "2024", choices=ERAS, seeded=False, doc="software era of the
         Param("model", "gpt3-175b", choices=tuple(MODELS), doc="model"),
         Param("gpu", "H100", choices=tuple(GPUS), doc="GPU type (its NIC sets the host links)"),
         Param("dp", 32, "", low=1, high=65_536, doc="data-parallel degree (GPUs = tp x pp x dp)"),
-        Param("tp", 8, "", low=1, high=64, doc="tensor-parallel degree"),
-        Param("pp", 4, "", low=1, high=256, doc="pipeline-parallel degree"),
+        Param("tp", 8, "", low=1, high=_MAX_TP, doc="tensor-parallel degree (within a node's NVLink domain)"),
+        Param("pp", 4, "", low=1, high=_MAX_PP, doc="pipeline-parallel degree (at most the model's layers)"),
         Param("global_batch", 512, "", low=1, doc="sequences per iteration"),
         Param("routing", "ecmp", choices=tuple(ROUTINGS), seeded=False, doc="how the DP collective's paths are chosen"),
         Param("collective", "ring", choices=("ring", "halving_doubling"), doc="DP all-reduce algorithm"),
@@ -165,8 +171,8 @@ def _plan_label(plan: Plan) -> str:
     params=[
         Param("model", "gpt3-175b", choices=_DENSE, doc="dense model"),
         Param("gpu", "H100", choices=tuple(GPUS), label="GPU", doc="GPU type"),
-        Param("base_tp", 8, "", low=1, high=64, label="base TP", doc="base plan's tensor-parallel degree"),
-        Param("base_pp", 8, "", low=1, high=256, label="base PP", doc="base plan's pipeline-parallel degree"),
+        Param("base_tp", 8, "", low=1, high=_MAX_TP, label="base TP", doc="base plan's tensor-parallel degree"),
+        Param("base_pp", 8, "", low=1, high=_MAX_PP, label="base PP", doc="base plan's pipeline-parallel degree"),
         Param("base_dp", 8, "", low=1, high=65_536, label="base DP", doc="base plan's data-parallel degree"),
         Param("base_batch", 512, "", low=1, high=1_000_000, label="base batch", doc="base plan's global batch"),
         Param("base_recompute", "full", choices=("selective", "full"), label="base recompute",
