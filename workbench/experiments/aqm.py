@@ -173,7 +173,15 @@ def marking_config(
             doc="fluid steady state or packet-level dumbbell",
         ),
         *MARKING_PARAMS,
-        Param("duration_s", 0.05, "s", low=0.0, high=60.0, low_inclusive=False, doc="packet run length"),
+        Param(
+            "duration_s",
+            0.05,
+            "s",
+            low=0.0,
+            high=60.0,
+            low_inclusive=False,
+            doc="packet run length (minutes of simulation at the top of the range)",
+        ),
     ],
 )
 def pred_queue_vs_concurrency(*, n_flows, model, capacity_gbps, rtt_s, duration_s, seed, **marking):
@@ -208,7 +216,15 @@ def _long_active(flows, duration_s: float) -> float:
         Param.fraction("load", 0.5, "web-search load of the bottleneck"),
         Param("n_long_flows", 8, "", low=0, high=1024, doc="long flows sharing the bottleneck", label="long flows"),
         *MARKING_PARAMS,
-        Param("duration_s", 0.2, "s", low=0.0, high=60.0, low_inclusive=False, doc="flow arrival window"),
+        Param(
+            "duration_s",
+            0.2,
+            "s",
+            low=0.0,
+            high=60.0,
+            low_inclusive=False,
+            doc="flow arrival window (minutes of simulation at the top of the range)",
+        ),
     ],
 )
 def pred_dumbbell_fct(*, load, n_long_flows, capacity_gbps, rtt_s, duration_s, seed, **marking):
@@ -235,12 +251,20 @@ def pred_dumbbell_fct(*, load, n_long_flows, capacity_gbps, rtt_s, duration_s, s
         Param.fraction("load", 0.9, "offered load per host NIC"),
         Param("marking", "pred", choices=tuple(MARKINGS), seeded=False, doc="AQM marking policy of every port"),
         Param("routing", "ecmp", choices=("ecmp", "spray"), seeded=False, doc="ECMP per flow or packet spraying"),
-        Param("leaves", 8, "", low=1, high=64, doc="leaf switches"),
+        Param("leaves", 8, "", low=1, high=64, doc="leaf switches (64: minutes of simulation)"),
         Param("spines", 4, "", low=1, high=64, doc="spine switches"),
         Param("hosts_per_leaf", 16, "", low=1, high=64, doc="hosts per leaf (default 8 x 16 = 128 hosts)"),
         Param("host_gbps", 10.0, "Gbit/s", low=0.0, low_inclusive=False, doc="host link capacity"),
         Param("uplink_gbps", 40.0, "Gbit/s", low=0.0, low_inclusive=False, doc="leaf-spine link capacity"),
-        Param("duration_s", 0.05, "s", low=0.0, high=10.0, low_inclusive=False, doc="flow arrival window"),
+        Param(
+            "duration_s",
+            0.05,
+            "s",
+            low=0.0,
+            high=10.0,
+            low_inclusive=False,
+            doc="flow arrival window (minutes of simulation at the top of the range)",
+        ),
     ],
 )
 def pred_fct_vs_load(
@@ -277,7 +301,15 @@ def pred_fct_vs_load(
         Param("link_gbps", 10.0, "Gbit/s", low=0.0, low_inclusive=False, doc="capacity of every link"),
         Param("link_delay_s", 10e-6, "s", low=0.0, high=1e-3, doc="one-way propagation delay per link"),
         Param("buffer_pkts", 1000, "", low=1, high=100_000, doc="switch buffer per port (packets)"),
-        Param("duration_s", 0.02, "s", low=0.0, high=10.0, low_inclusive=False, doc="flow arrival window"),
+        Param(
+            "duration_s",
+            0.02,
+            "s",
+            low=0.0,
+            high=10.0,
+            low_inclusive=False,
+            doc="flow arrival window (minutes of simulation at the top of the range)",
+        ),
     ],
 )
 def pred_leafspine_mix(

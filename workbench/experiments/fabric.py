@@ -356,7 +356,7 @@ def _random_equal_demand(rng: np.random.Generator, topo) -> Step:
     "minimal-split-vs-spray",
     small={"trials": [3, 5]},
     params=[
-        Param("trials", 300, "", low=1, high=100_000, doc="random fabrics and demands"),
+        Param("trials", 300, "", low=1, high=100_000, doc="random fabrics and demands (100,000: about 2 minutes)"),
         Param("job_seed", 7, "", low=0, high=2**31 - 1, doc="seed of the study's one stream"),
     ],
 )
@@ -397,7 +397,16 @@ def minimal_split_vs_spray(*, trials, job_seed, seed):
 @experiment(
     "minimal-split-subflows",
     small={"spines": [1, 4]},
-    params=[Param("spines", 16, "", low=1, high=512, doc="spines s (n = 1 .. 3s flows to one leaf are checked)")],
+    params=[
+        Param(
+            "spines",
+            16,
+            "",
+            low=1,
+            high=512,
+            doc="spines s (n = 1 .. 3s flows to one leaf are checked; 512: about 2 minutes)",
+        )
+    ],
 )
 def minimal_split_subflows(*, spines, seed):
     """Check the minimal splitting rule on ``n = 1 .. 3s`` equal flows from one host to another leaf: it makes

@@ -69,8 +69,10 @@ ACTOR_FORWARD = 10
         Param("memory", "unlimited", choices=("unlimited", "published"), seeded=False, doc="activation memory cap"),
         Param("pp0", 8, "", low=1, high=256, doc="Actor pipeline stages (= GPUs) when instance = -1"),
         Param("pp1", 4, "", low=1, high=256, doc="Critic pipeline stages (divides pp0) when instance = -1"),
-        Param("m0", 8, "", low=1, high=4096, doc="Actor micro-batches when instance = -1"),
-        Param("m1", 4, "", low=1, high=4096, doc="micro-batches per Critic replica when instance = -1"),
+        Param("m0", 8, "", low=1, high=4096, doc="Actor micro-batches when instance = -1 (thousands: minutes)"),
+        Param(
+            "m1", 4, "", low=1, high=4096, doc="micro-batches per Critic replica, instance = -1 (thousands: minutes)"
+        ),
         Param("f0", 5, "", low=1, high=10_000, doc="Actor forward time per stage (time units) when instance = -1"),
         Param("f1", 4, "", low=1, high=10_000, doc="Critic forward time per stage when instance = -1"),
         Param("mem0", 1.95, "", low=0.0, doc="Actor activation memory per micro-batch and stage, instance = -1"),

@@ -161,7 +161,7 @@ _REPLICA = [
         high=1000.0,
         log=True,
         label="mean rate",
-        doc="mean of the ServeGen source's 14:00 rate curve (before rate_scale)",
+        doc="mean of the ServeGen source's 14:00 rate curve (before rate_scale; a GPU search at 1,000: minutes)",
     ),
     Param("duration_s", 600.0, "s", low=10.0, high=86_400.0, doc="length of the composed ServeGen traffic"),
     Param(
