@@ -84,14 +84,20 @@ _MODES = ("lumos", "dpro", "serial")
 MAX_GRAPH_ROWS = 5_000_000
 
 
-def _plan_graph_rows(layers, pp, micro_batches, has_tp, full, max_chunks: int = 4):
-    """Rows the graph of a 1F1B plan allocates (numbers or arrays of plans): ``pp`` stages of ``micro_batches``,
-    ``ceil(layers / pp)`` layers in at most ``max_chunks`` chunks, TP all-reduces when ``has_tp`` (recomputed too when
-    ``full``)."""
+def _graph_shape(layers, pp, has_tp, full, max_chunks: int):
+    """Chunks per stage (``ceil(layers / pp)`` layers in at most ``max_chunks``) and TP all-reduces per chunk in the
+    forward, backward and recompute passes (2 each when ``has_tp``; the recompute's only when ``full``) of a 1F1B
+    graph: numbers, or arrays of plans."""
     ls = np.minimum(-(-np.asarray(layers) // np.asarray(pp)), max_chunks)
     n_t = np.where(has_tp, 2, 0)
-    return gk.graph_rows(np.asarray(pp, np.int64), np.asarray(micro_batches, np.int64), ls, n_t, n_t,
-                         np.where(np.logical_and(has_tp, full), 2, 0))  # fmt: skip
+    return ls, n_t, n_t, np.where(np.logical_and(has_tp, full), 2, 0)
+
+
+def _plan_graph_rows(layers, pp, micro_batches, has_tp, full, max_chunks: int = 4):
+    """Rows the graph of a 1F1B plan allocates (numbers or arrays of plans): :func:`_graph_shape`'s chunks and
+    all-reduces on ``pp`` stages of ``micro_batches``."""
+    shape = _graph_shape(layers, pp, has_tp, full, max_chunks)
+    return gk.graph_rows(np.asarray(pp, np.int64), np.asarray(micro_batches, np.int64), *shape)
 
 
 @accepts()
@@ -209,19 +215,16 @@ def build_graph(
     cols = {k: np.array([v]) for k, v in plan.as_dict().items()}
     f = {k: float(v[0]) for k, v in iteration_arrays(model, cols, gpu, topology, routing, **formula_kwargs).items()}
     m, p = int(f["micro_batches"]), plan.pp
-    ls = min(
-        int(np.ceil(model.layers / p)), integer("max_chunks", max_chunks, minimum=1)
-    )  # layers grouped into ``ls`` chunks per stage
     full = plan.recompute == "full"
+    comm = (f["tp_comm_s"] + f["moe_a2a_s"]) / m
+    has_tp = comm > 0
+    ls, n_tf, n_tb, n_tr = (int(x) for x in _graph_shape(model.layers, p, has_tp, full,
+                                                         integer("max_chunks", max_chunks, minimum=1)))  # fmt: skip
     t_c = f["compute_s"] / m / f["stage_max_load"]  # per micro-batch on a mean stage (scaled per stage below)
     fwd = f["compute_fwd_s"]  # the formula's forward pass (same kernels); backward and recompute: the rest
     t_cf, t_cr, t_cb = fwd / ls, (fwd / ls if full else 0.0), (t_c - fwd * (2 if full else 1)) / ls
     n_ar = 6 if full else 4
-    comm = (f["tp_comm_s"] + f["moe_a2a_s"]) / m
-    has_tp = comm > 0
     t_tp = comm / (ls * n_ar) if has_tp else 0.0
-    n_tf = n_tb = 2 if has_tp else 0
-    n_tr = 2 if (has_tp and full) else 0
     t_pp = f["pp_p2p_s"] / m / 2.0
     t_dp = f["dp_comm_s"]
     t_opt = f["optimizer_s"] + f["embedding_sync_s"]  # the tied embeddings' all-reduce, then the step
