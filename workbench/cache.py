@@ -382,7 +382,7 @@ def _verified(entry: Path, source: str) -> bool:
         else f"sha256 {actual[:12]}... != recorded {recorded[:12]}..."
     )
     warnings.warn(
-        f"cache file {entry} for {source} failed verification ({why}); rebuilding it", CacheWarning, stacklevel=4
+        f"cache file {entry} for {source} failed verification ({why}); rebuilding it", CacheWarning, stacklevel=5
     )
     with contextlib.suppress(OSError):
         entry.unlink(missing_ok=True)
@@ -391,16 +391,18 @@ def _verified(entry: Path, source: str) -> bool:
 
 
 def _store(entry: Path, write: Callable[[Path], None]) -> None:
-    """Write ``entry`` atomically with ``write(tmp_path)``, then its sidecar. A failure to write leaves no entry."""
+    """Write ``entry`` atomically with ``write(tmp_path)``, its sidecar first: a reader that sees the entry sees its
+    checksum (callers hold :func:`locked`, so no second writer replaces either in between). A failure to write leaves
+    no entry."""
     try:
         with atomic_path(entry) as tmp:
             write(tmp)
-        digest = _sha256_file(entry)
-        with atomic_path(_sidecar(entry)) as tmp:
-            tmp.write_text(f"{digest}  {entry.name}\n")
+            with atomic_path(_sidecar(entry)) as side:
+                side.write_text(f"{_sha256_file(tmp)}  {entry.name}\n")
     except OSError as exc:  # a full or read-only cache is not fatal: the result is still returned
         entry.unlink(missing_ok=True)
-        warnings.warn(f"could not write cache file {entry}: {exc}", CacheWarning, stacklevel=4)
+        _sidecar(entry).unlink(missing_ok=True)
+        warnings.warn(f"could not write cache file {entry}: {exc}", CacheWarning, stacklevel=5)
 
 
 def _entry(namespace: str, sources, parser_version: Any, kind: str, suffix: str) -> tuple[Path, str]:
@@ -437,10 +439,15 @@ def cached_frame(
     >>> cached_frame(src, "v1", lambda: pd.DataFrame({"x": [1, 2, 3]}))["x"].tolist()
     [1, 2, 3]
     """
+    entry, label = _entry(namespace, source_path, parser_version, kind, ".parquet")
+    with locked(entry):  # one process builds an entry; the others wait and read it
+        return _cached_frame(entry, label, build_fn)
+
+
+def _cached_frame(entry: Path, label: str, build_fn: Callable[[], pd.DataFrame]) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    entry, label = _entry(namespace, source_path, parser_version, kind, ".parquet")
     if _verified(entry, label):
         table = pq.read_table(entry)
         meta = json.loads((table.schema.metadata or {}).get(b"workbench", b"{}"))
@@ -486,6 +493,11 @@ def cached_arrays(
     [0, 1, 2]
     """
     entry, label = _entry(namespace, source_paths, parser_version, kind, ".npz")
+    with locked(entry):  # one process builds an entry; the others wait and read it
+        return _cached_arrays(entry, label, build_fn)
+
+
+def _cached_arrays(entry: Path, label: str, build_fn: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     if _verified(entry, label):
         with np.load(entry, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}

@@ -162,4 +162,5 @@ def test_full_cache_disk_still_returns_the_data(trace_copy, full_disk):
     proc = full_disk(code, 20_000)
     assert proc.returncode == 0, proc.stderr
     assert "could not write cache file" in proc.stdout
-    assert _entries() == [] and [p for p in cache.cache_dir().rglob("*") if p.is_file()] == []
+    left = [p for p in cache.cache_dir().rglob("*") if p.is_file()]
+    assert _entries() == [] and all(p.suffix == ".lock" and p.stat().st_size == 0 for p in left)  # only empty locks

@@ -197,6 +197,40 @@ def test_sigterm_during_a_write_leaves_no_temporary(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("store", ["cached_arrays", "cached_frame"])
+def test_processes_asking_for_one_entry_at_once_build_it_once_and_never_warn(tmp_path, store):
+    """Test workers that load the same trace at once (CI saw one read an entry between its write and its checksum's,
+    warn and delete it): one process builds, the others wait for it and read its entry, with no CacheWarning."""
+    src = tmp_path / "source.txt"
+    src.write_text("1 2 3")
+    builds = tmp_path / "builds.log"
+    result = "{'x': np.arange(1000)}" if store == "cached_arrays" else "pd.DataFrame({'x': np.arange(1000)})"
+    script = (
+        "import os, sys, time, warnings\n"
+        "import numpy as np, pandas as pd\n"
+        "from workbench import cache\n"
+        "warnings.simplefilter('error', cache.CacheWarning)\n"
+        "def build():\n"
+        f"    with open({str(builds)!r}, 'a') as fh:\n"
+        "        fh.write(f'{os.getpid()}\\n')\n"
+        "    time.sleep(0.5)\n"
+        f"    return {result}\n"
+        f"out = cache.{store}({str(src)!r}, 1, build)\n"
+        "print(int(out['x'].sum()))\n"
+    )
+    env = {**os.environ, "WORKBENCH_CACHE": str(tmp_path / "cache")}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        for _ in range(4)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err for _, err in outs]
+    assert [out.strip() for out, _ in outs] == [str(sum(range(1000)))] * 4
+    assert len(builds.read_text().split()) == 1
+
+
 def test_scoreboard_write_is_atomic_on_failure(tmp_path, monkeypatch):
     from workbench import reproductions as R
 
