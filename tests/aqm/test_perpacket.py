@@ -333,3 +333,23 @@ def test_no_flow_is_an_empty_run_under_pred(recovery):
         window_s=(0.0, 1e-3), loss_recovery=recovery,
     )  # fmt: skip
     assert r.flows.empty and (r.links.utilization == 0).all() and (r.links.marks == 0).all()
+
+
+@pytest.mark.parametrize("recovery", ["newreno", "sack"])
+def test_read_only_start_times_reuse_the_compiled_engine(recovery):
+    # start times read from a cache or a pandas column are read-only: a second numba signature of the packet loop
+    # (seconds of compiling) unless the engine copies them; the run is the same either way
+    from workbench.aqm import perpacket_loop, perpacket_tcp
+
+    kernel = perpacket_tcp.simulate_tcp if recovery == "newreno" else perpacket_loop.simulate
+    starts = np.zeros(3)
+    frozen = starts.copy()
+    frozen.flags.writeable = False
+    marking = RedMarking.step(15)
+    runs = [
+        simulate_packets(CAP, SWITCH, marking, DATA, ACKS, s, [15_000] * 3, link_delay_s=1e-6, buffer_pkts=100,
+                         loss_recovery=recovery).flows
+        for s in (starts, frozen)
+    ]  # fmt: skip
+    pd.testing.assert_frame_equal(runs[0], runs[1])
+    assert len(kernel.signatures) == 1

@@ -240,7 +240,7 @@ def simulate_packets(
         lossp = np.array(np.broadcast_to(np.asarray(loss_prob, dtype=float), cap.shape))
         if not ((lossp >= 0) & (lossp < 1)).all():
             raise ValueError(f"loss_prob must be in [0, 1) on every link, got values in [{lossp.min()}, {lossp.max()}]")
-    starts = np.asarray(starts_s, dtype=float)
+    starts = np.array(starts_s, dtype=float)  # a copy: a read-only array (a cached column) is another numba signature
     sizes = np.asarray(sizes_bytes, dtype=np.int64)
     n = starts.size
     if sizes.shape != starts.shape or len(data_paths) != n or len(ack_paths) != n:
