@@ -106,6 +106,26 @@ def test_servegen_panel_states_overload_before_its_numbers():
     assert "overloaded" not in p.stats.value
 
 
+@pytest.mark.slow
+def test_servegen_panel_switches_model_into_a_silent_span_and_back():
+    """A model whose data is silent in the chosen minute (m-mid, day 13, 09:00, 60 s: found by moving random
+    controls together) raised out of the model dropdown's callback; the panel now says why and recovers."""
+    from workbench.widgets.servegen import ServeGenPanel
+
+    p = ServeGenPanel(model="m-large")
+    p.day.value, p.hour.value, p.span.value, p.mean_rate.value = 13, 9, 60.0, 50.0
+    p.model.value = "m-mid"
+    assert "m-mid has no traffic in the span" in p.stats.value
+    assert not p.timeline.figure.data and p.timeline.figure.layout.title.text.startswith("Not drawn: ")
+    assert p.prefill.options[0][0] == "model's"  # no point to read the default server's cost from
+    p._on_capacity(p.button)
+    assert p.capacity.value.startswith("capacity: not searched: ")
+    p.model.value = "m-large"
+    p.hour.value, p.span.value, p.mean_rate.value = 14, 1200.0, 3.0
+    assert "p99 TTFT" in p.stats.value and p.timeline.figure.data
+    assert p.prefill.options[0][0] != "model's" and p.top.max < p.every_client
+
+
 def test_fused_pipeline_panel_cannot_reach_an_invalid_stage_count_and_clears_it():
     """The defect seen: more Critic stages than Actor stages left the old schedule up, titled 'annealing' while
     'greedy' was selected. The Critic's stops follow the Actor's, so the controls cannot reach that state; reached

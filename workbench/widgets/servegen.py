@@ -111,14 +111,18 @@ class ServeGenPanel:
                 getattr(self, _ATTR[name]).value = 0
             self.top.max = self.every_client
             self.top.value = self.every_client
-            s = self._summary(self.rows())
-            self.top.max = int(s.pool_clients)
-            self.top.value = int(s.pool_clients)
+            try:
+                s = self._summary(self.rows())
+            except ex.SweepError:  # a span in which the model's data is silent: update() says so, nothing to size
+                s = None
+            if s is not None:
+                self.top.max = int(s.pool_clients)
+                self.top.value = int(s.pool_clients)
             for name, column in SERVER.items():
                 control = getattr(self, _ATTR[name])
                 options = list(control.options)
-                own = float(s[column])
-                text = f"{own:,.0f}" if own.is_integer() else f"{own:g}"
+                own = math.nan if s is None else float(s[column])
+                text = "model's" if s is None else f"{own:,.0f}" if own.is_integer() else f"{own:g}"
                 # the default server's own value, bare: a slider's readout shows about nine characters, and a
                 # "150,000 (m-large)" was cut to "150,000 (m" (its tooltip names the model)
                 options[0] = (text, options[0][1])
@@ -185,7 +189,11 @@ class ServeGenPanel:
         self.update()
 
     def _on_capacity(self, button) -> None:
-        c, n = self.search_capacity()
+        try:
+            c, n = self.search_capacity()
+        except ex.SweepError as exc:
+            self.capacity.value = f"capacity: not searched: <b>{_reason(exc)}</b>"
+            return
         gap = 1 - c / n if n > 0 else float("nan")
         self.capacity.value = (
             f"capacity: composed <b>{c:.2f}</b> req/s, naive <b>{n:.2f}</b> req/s; "
