@@ -71,6 +71,22 @@ def test_serving_hardware_panel_clears_on_misfit_and_states_overload():
         assert "rejected (a context larger than the KV cache" in stats
 
 
+@pytest.mark.slow
+def test_serving_hardware_plan_button_on_a_deployment_that_does_not_run():
+    """Pressing "GPUs needed" on a deployment the panel already refuses (a B200 has no measured curves) raised out
+    of the button's callback; it now says why next to the refusal."""
+    from workbench.widgets.serving_hw import ServingHardwarePanel
+
+    p = ServingHardwarePanel()
+    p.gpu.value = "B200"
+    assert "use costs='stated'" in p.stats.value
+    p._on_plan(p.button)
+    assert p.plan.value.startswith("GPUs needed: not searched: ") and "use costs='stated'" in p.plan.value
+    p.gpu.value = "H100-SXM"
+    p._on_plan(p.button)
+    assert "GPUs</b>" in p.plan.value
+
+
 def test_backlog_tells_a_run_that_keeps_up_from_one_that_does_not():
     import pandas as pd
 

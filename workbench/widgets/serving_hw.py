@@ -117,7 +117,11 @@ class ServingHardwarePanel:
         self.update()
 
     def _on_plan(self, button) -> None:
-        plan = self.gpus_needed()
+        try:
+            plan = self.gpus_needed()
+        except ex.SweepError as exc:  # the deployment does not run (said above): no plan to search
+            self.plan.value = f"GPUs needed: not searched: <b>{_reason(exc)}</b>"
+            return
         if not plan.feasible:
             self.plan.value = "<b>no TP degree meets the SLO</b>"
             return
