@@ -517,9 +517,9 @@ def _cached_arrays(entry: Path, label: str, build_fn: Callable[[], dict[str, np.
 @accepts()
 @contextlib.contextmanager
 def locked(path: str | os.PathLike) -> Iterator[None]:
-    """Hold an exclusive lock on ``path``'s entry (a ``.lock`` file beside it) for the block, so that a second
-    process computing the same entry waits and then reads it rather than computing it again. Where no lock file can
-    be made (a read-only cache) the block runs unlocked.
+    """Hold an exclusive lock on ``path``'s entry (``<name>.lock`` beside it: one per entry, whatever its suffix) for
+    the block, so that a second process computing the same entry waits and then reads it rather than computing it
+    again. Where no lock file can be made (a read-only cache) the block runs unlocked.
 
     Examples
     --------
@@ -530,7 +530,7 @@ def locked(path: str | os.PathLike) -> Iterator[None]:
     entry = Path(path)
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(entry.with_suffix(".lock"), "a")  # noqa: SIM115 - held for the block
+        fh = open(entry.with_name(entry.name + ".lock"), "a")  # noqa: SIM115 - held for the block
     except OSError:
         yield
         return

@@ -121,8 +121,11 @@ class ServeGenPanel:
             for name, column in SERVER.items():
                 control = getattr(self, _ATTR[name])
                 options = list(control.options)
-                own = math.nan if s is None else float(s[column])
-                text = "model's" if s is None else f"{own:,.0f}" if own.is_integer() else f"{own:g}"
+                if s is None:
+                    text = "model's"
+                else:
+                    own = float(s[column])
+                    text = f"{own:,.0f}" if own.is_integer() else f"{own:g}"
                 # the default server's own value, bare: a slider's readout shows about nine characters, and a
                 # "150,000 (m-large)" was cut to "150,000 (m" (its tooltip names the model)
                 options[0] = (text, options[0][1])
