@@ -73,7 +73,22 @@ from .pred import PredConfig
 from .red import RedMarking
 from .result import SimResult
 
-__all__ = ["simulate_packets"]
+__all__ = ["MAX_FLOW_PATHS", "simulate_packets"]
+
+#: The most paths (a flow's paths summed over its flows: one per flow under ECMP, one per spine when spraying) the
+#: engine takes: it holds each as Python tuples, about 500 bytes, so this is ~2 GB; checked before the paths are built
+#: (:func:`workbench.aqm.scenarios.fabric_paths`) and again here.
+MAX_FLOW_PATHS = 4_000_000
+
+
+def check_flow_paths(flows: int, paths: int) -> None:
+    """Refuse ``paths`` paths of ``flows`` flows past :data:`MAX_FLOW_PATHS`, saying what to lower."""
+    if paths > MAX_FLOW_PATHS:
+        spraying = " or fewer paths per flow (ECMP instead of spraying)" if paths > flows else ""
+        raise ValueError(
+            f"{flows:,} flows with {paths:,} paths in all exceed the packet engine's {MAX_FLOW_PATHS:,} (about 2 GB "
+            f"of paths): run fewer flows (a shorter duration_s, a lower load, fewer or slower hosts){spraying}"
+        )
 
 
 @accepts(
@@ -247,6 +262,7 @@ def simulate_packets(
         raise ValueError("starts_s, sizes_bytes, data_paths and ack_paths must have one entry per flow")
     if n and (sizes.min() < 1 or not np.isfinite(starts).all() or starts.min() < 0):
         raise ValueError("sizes_bytes must be >= 1 and starts_s finite and >= 0")
+    check_flow_paths(n, sum(len(alts) for alts in data_paths))
     dpath = [tuple(tuple(int(x) for x in p) for p in alts) for alts in data_paths]
     apath = [tuple(tuple(int(x) for x in p) for p in alts) for alts in ack_paths]
     if loss_recovery == "newreno" and any(len(a) > 16 for a in dpath):

@@ -28,7 +28,7 @@ from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..fabric.collectives import Step, random_destinations
 from ..fabric.routing import assign_paths
 from ..fabric.topology import LeafSpine, leaf_spine, path_links
-from .perpacket import simulate_packets
+from .perpacket import check_flow_paths, simulate_packets
 from .pred import PredConfig
 from .red import RedMarking
 from .result import SimResult
@@ -79,6 +79,7 @@ def fabric_paths(topology: LeafSpine, src, dst, routing: str = "ecmp", seed: See
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     f = src.size
+    check_flow_paths(f, f * (topology.spines if routing == "spray" else 1))  # at most: rack-local flows take one
     # positional: the routing argument's name is changing in fabric.routing
     flow, spine, _ = assign_paths(topology, Step(src, dst, np.ones(f)), routing, generator(seed))
     order = np.argsort(flow, kind="stable")
