@@ -135,5 +135,15 @@ def test_the_busiest_step_message_size_and_oversubscription_of_the_spraying_pane
         ex.run_point("fabric-congestion", {"topology": "fat_tree", "k": 4, "oversubscription": 2.0}, cache=False)
     with pytest.raises(ex.SweepError, match="topology must be leaf_spine"):
         ex.run_point("uplink-loads", {"topology": "fat_tree", "k": 4}, cache=False)
-    with pytest.raises(ex.SweepError, match="size_bytes"):
-        ex.run_point("uplink-loads", {**point, "size_bytes": 1.5}, cache=False)
+
+
+@pytest.mark.parametrize("name", ["uplink-loads", "planned-vs-ecmp-worst-step"])
+def test_a_fractional_message_size_is_moved_in_whole_bytes(name):
+    # size_bytes is declared a real number >= 1 (a sweep spaces it in log); uplink-loads refused every fractional
+    # value ("must be an integer") while planned-vs-ecmp-worst-step truncated it: both now round to whole bytes
+    small = {"gpus": 64, "samples": 5} if name == "planned-vs-ecmp-worst-step" else {}
+    fractional = ex.run_point(name, {**small, "size_bytes": 728_543.4}, cache=False)
+    whole = ex.run_point(name, {**small, "size_bytes": 728_543.0}, cache=False)
+    value = "load_bytes" if name == "uplink-loads" else "ratio"
+    np.testing.assert_allclose(fractional[value].to_numpy(), whole[value].to_numpy(), rtol=1e-12)
+    assert ex.run_point(name, {**small, "size_bytes": 1.4}, cache=False)[value].notna().all()

@@ -30,7 +30,7 @@ from .._rng import keyed
 from ..fabric import collectives, metrics, planning
 from ..fabric.topology import leaf_spine
 from ._space import Param, experiment
-from .fabric import SIZE_PARAM
+from .fabric import SIZE_PARAM, whole_bytes
 
 __all__ = ["C4_COLLECTIVES", "planned_vs_ecmp_worst_step", "c4_gain"]
 
@@ -61,7 +61,7 @@ def planned_vs_ecmp_worst_step(
         raise ValueError(f"gpus must be a multiple of hosts_per_leaf = {hosts_per_leaf}, got {gpus}")
     topo = leaf_spine(gpus // hosts_per_leaf, hosts_per_leaf, hosts_per_leaf)
     rng = keyed(job_seed, job_group, job_index)
-    steps = collectives.collective_steps(collective, gpus, int(size_bytes), seed=rng)
+    steps = collectives.collective_steps(collective, gpus, whole_bytes(size_bytes), seed=rng)
     ratios = [
         metrics.worst_step_ratio(topo, steps, routing, samples=samples, seed=rng, placement=placement)
         for routing in ("ecmp", "planned")  # in this order: both draw from the job's one stream

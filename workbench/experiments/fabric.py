@@ -45,7 +45,6 @@ import numpy as np
 import pandas as pd
 
 from .._rng import keyed, spawn
-from .._validate import integer
 from ..fabric import collectives, metrics, min_split_pieces, planning
 from ..fabric import minimal_split_subflows as split_subflows
 from ..fabric.ballsbins import expected_max_load, simulate_max_load
@@ -250,8 +249,16 @@ def collective_time_vs_size(
     return pd.DataFrame({"gpus": n, "size_bytes": sizes_bytes, "time_s": time_s})
 
 
-#: The collective's message size, shared by the experiments that route bytes.
+#: The collective's message size, shared by the experiments that route bytes (a real number: a sweep may space it in
+#: log; the collective moves it in whole bytes, :func:`whole_bytes`).
 SIZE_PARAM = Param("size_bytes", 2.0**30, "B", low=1.0, label="message size", doc="message size of the collective")
+
+
+def whole_bytes(size_bytes: float) -> int:
+    """``SIZE_PARAM``'s value in whole bytes (the nearest; at least 1, its declared low)."""
+    return max(1, round(size_bytes))
+
+
 _STREAM = "a study names each job's stream: job_index -1 is job_seed's own stream, else its child job_index"
 _NAMED = "the seed of the study's stream (" + _STREAM + ")"
 
@@ -332,7 +339,7 @@ def uplink_loads(*, collective, ranks, step, size_bytes, routing, job_seed, job_
                          f"{fabric['topology']!r}")  # fmt: skip
     topo = build_topology(**fabric)
     rng = job_stream(job_seed, job_index)
-    chosen = _step_of(collective, ranks, step, topo, rng, integer("size_bytes", size_bytes, minimum=1))
+    chosen = _step_of(collective, ranks, step, topo, rng, whole_bytes(size_bytes))
     table = metrics.uplink_load_table(topo, {routing: link_loads(topo, chosen, routing, rng)})
     return table.drop(columns="routing").assign(
         step_label=chosen.label,
