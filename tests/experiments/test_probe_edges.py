@@ -30,9 +30,29 @@ def test_edges_are_each_numeric_parameters_declared_ends_other_than_its_default(
 
 def test_refused_points_points_past_the_memory_limit_and_slow_points_are_told_apart():
     probe = _script().probe
-    refused = probe("arrivals-pooled-waits", "runs", 1000, timeout_s=120, memory_gb=8)
+    refused = probe("arrivals-pooled-waits", {"runs": 1000}, timeout_s=120, memory_gb=8)
     assert refused["outcome"] == "refused" and "lower runs or customers" in refused["message"]
     # 10 M customers hold ~0.85 GB resident (waits and their draws): stopped past 0.6 GB
-    over = probe("arrivals-pooled-waits", "customers", 10**7, timeout_s=120, memory_gb=0.6)
+    over = probe("arrivals-pooled-waits", {"customers": 10**7}, timeout_s=120, memory_gb=0.6)
     assert over["outcome"] == "memory" and over["message"] == "resident memory passed 0.6 GB"
-    assert probe("arrivals-pooled-waits", "customers", 10**7, timeout_s=0.5, memory_gb=8)["outcome"] == "slow"
+    assert probe("arrivals-pooled-waits", {"customers": 10**7}, timeout_s=0.5, memory_gb=8)["outcome"] == "slow"
+
+
+def test_random_points_lie_inside_every_declared_range_and_repeat_with_their_seed():
+    from workbench import experiments as ex
+
+    draw = _script().random_points
+    for name in ("pred-fct-vs-load", "serving-replica", "uplink-loads", "arrivals-pooled-waits"):
+        exp = ex.get(name)
+        points = draw(name, 20, seed=3)
+        assert points == draw(name, 20, seed=3) and points != draw(name, 20, seed=4)
+        for point in points:
+            assert {k: exp.param(k).validate(v) for k, v in point.items()} == point  # inside, and of its kind
+        loads = [pt["load"] for pt in points if "load" in pt]
+        assert not loads or len(set(loads)) == len(loads)  # drawn, not the default
+
+
+def test_a_random_point_runs_in_its_own_process():
+    point = {"utilization": 0.5, "process": "poisson", "customers": 200, "runs": 4}
+    r = _script().probe("arrivals-pooled-waits", point, timeout_s=120, memory_gb=8)
+    assert r["outcome"] == "ok", r
