@@ -185,3 +185,15 @@ def test_a_graph_too_large_to_hold_is_refused_before_allocating_and_the_dse_rank
     r = explore(GPT175, H100, 512, 1_000_000, top_k=3)
     assert (r.plans.graph_rows > MAX_GRAPH_ROWS).any() and (r.top.graph_s > 0).all() and 0 < len(r.top) <= 3
     assert set(r.top.pp) <= set(r.plans.pp[r.plans.graph_rows <= MAX_GRAPH_ROWS])
+
+
+def test_the_dse_offers_only_tensor_parallel_degrees_that_divide_the_heads():
+    # found at a random point of training-dse's ranges: 406 GPUs (2 x 7 x 29) of gpt-310b (128 heads) enumerated
+    # tp=7, which the formula ranked first and build_graph then refused; the search crashed instead of ranking
+    from workbench.training.dse import explore, plan_space
+
+    model = MODELS["gpt-310b"]
+    assert set(plan_space(model, H100, 406, 406)["tp"].tolist()) == {1, 2}
+    r = explore(model, H100, 336, 336, top_k=3, compute="constant", era="2021")  # 336 = 2^4 x 3 x 7
+    assert 0 < len(r.top) <= 3 and set(r.plans.tp) == {1, 2, 4, 8}
+    assert set(plan_space(GPT175, H100, 96, 96)["tp"].tolist()) == {1, 2, 3, 4, 6, 8}  # 96 heads: 3 and 6 divide

@@ -48,8 +48,8 @@ class DSEResult:
 
 @accepts()
 def plan_space(model: Model, gpu: GPU, n_gpus: int, global_batch: int) -> dict[str, np.ndarray]:
-    """Every plan of ``n_gpus`` GPUs (TP within a node, PP up to the layer count, ``global_batch`` divisible by
-    ``dp * micro_batch``), as arrays of :class:`~workbench.training.specs.Plan` fields.
+    """Every plan of ``n_gpus`` GPUs (TP within a node and dividing the attention heads, PP up to the layer count,
+    ``global_batch`` divisible by ``dp * micro_batch``), as arrays of :class:`~workbench.training.specs.Plan` fields.
 
     Examples
     --------
@@ -61,7 +61,7 @@ def plan_space(model: Model, gpu: GPU, n_gpus: int, global_batch: int) -> dict[s
     n_gpus = integer("n_gpus", n_gpus, minimum=1)
     global_batch = integer("global_batch", global_batch, minimum=1)
     div = np.array([d for d in range(1, n_gpus + 1) if n_gpus % d == 0])
-    tp = div[div <= gpu.gpus_per_node]
+    tp = div[(div <= gpu.gpus_per_node) & (model.heads % div == 0)]  # within a node; whole heads per GPU
     t, p, b, r = np.meshgrid(tp, div, np.array(_MICRO), np.array([0, 1]), indexing="ij")
     t, p, b, r = t.ravel(), p.ravel(), b.ravel(), r.ravel()
     ok = (n_gpus % (t * p) == 0) & (p <= model.layers)
