@@ -99,6 +99,14 @@ class SweepError(RuntimeError):
         )
         self.run = run
 
+    @property
+    def reason(self) -> str:
+        """The first failed point's error message without its exception's name (what a panel shows the reader:
+        ``tests/widgets/test_panels_recover.py`` reads it in the ServeGen and serving-hardware panels)."""
+        error = str(self.run.failures.error.iloc[0])
+        name, sep, message = error.partition(": ")
+        return message if sep and name.rsplit(".", 1)[-1].endswith("Error") else error
+
 
 def sweep(
     experiment: str | Experiment,

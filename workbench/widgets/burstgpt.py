@@ -103,8 +103,7 @@ class BurstGPTPanel:
             rows = ex.run_point(EXPERIMENT, self.point(), seed=self.seed)
         except ex.SweepError as exc:
             self.rows = None
-            error = str(exc.run.failures.iloc[0]["error"])
-            self.status.value = f"<b>cannot analyze this selection</b>: {error.split(': ', 1)[-1]}"
+            self.status.value = f"<b>cannot analyze this selection</b>: {exc.reason}"
             for pane in (self.rate, self.windows, self.lengths, self.rr):
                 clear(pane, "this selection cannot be analyzed")
             return

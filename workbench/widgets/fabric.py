@@ -229,7 +229,7 @@ class SprayingPanel:
         try:
             view = spraying_model(list(self.routings.value) or ["ecmp"], **values)
         except ex.SweepError as exc:  # a fabric the collective does not fit (one host): the experiment says why
-            self.status.value = f"<b>Not computed</b>: {html.escape(str(exc.run.failures.iloc[0]['error']))}"
+            self.status.value = f"<b>Not computed</b>: {html.escape(exc.reason)}"
             for pane in (self.fig_ratio, self.fig_heat, self.fig_time, self.fig_qp):
                 clear(pane, "see the message above")
             return

@@ -144,7 +144,7 @@ class ServeGenPanel:
         try:
             runs = {name: self.rows(name) for name in SHOWN}
         except ex.SweepError as exc:  # e.g. the selected clients are silent during the whole span
-            self.stats.value = f"<b>{_reason(exc)}</b>"
+            self.stats.value = f"<b>{exc.reason}</b>"
             self.capacity.value = ""
             for pane in (self.timeline, self.ttft):
                 clear(pane, "no workload at these settings (see above)")
@@ -195,7 +195,7 @@ class ServeGenPanel:
         try:
             c, n = self.search_capacity()
         except ex.SweepError as exc:
-            self.capacity.value = f"capacity: not searched: <b>{_reason(exc)}</b>"
+            self.capacity.value = f"capacity: not searched: <b>{exc.reason}</b>"
             return
         gap = 1 - c / n if n > 0 else float("nan")
         self.capacity.value = (
@@ -212,12 +212,6 @@ def _ttft(seconds: float) -> str:
     """A TTFT percentile for the summary table: seconds, or "never" where that share of requests was rejected (their
     context beyond the KV budget: no first token)."""
     return f"{seconds:.2f}" if math.isfinite(seconds) else "never (rejected)"
-
-
-def _reason(exc: ex.SweepError) -> str:
-    """The message of the error a point raised (without its type), for the panel's summary."""
-    error = str(exc.run.failures.iloc[0]["error"])
-    return error.split(": ", 1)[1] if ": " in error else error
 
 
 def servegen_panel(**kwargs) -> W.Widget:

@@ -86,7 +86,7 @@ class ServingHardwarePanel:
         try:
             row, requests = self.rows()
         except ex.SweepError as exc:  # does not fit (by how much), or costs not covered: said, not drawn
-            self.stats.value = f"<b>{_reason(exc)}</b>"
+            self.stats.value = f"<b>{exc.reason}</b>"
             self.plan.value = ""
             for pane in (self.ttft, self.tbt):
                 clear(pane, "this deployment does not run (see above)")
@@ -120,18 +120,12 @@ class ServingHardwarePanel:
         try:
             plan = self.gpus_needed()
         except ex.SweepError as exc:  # the deployment does not run (said above): no plan to search
-            self.plan.value = f"GPUs needed: not searched: <b>{_reason(exc)}</b>"
+            self.plan.value = f"GPUs needed: not searched: <b>{exc.reason}</b>"
             return
         if not plan.feasible:
             self.plan.value = "<b>no TP degree meets the SLO</b>"
             return
         self.plan.value = f"<b>{plan.gpus:.0f} GPUs</b>: {plan.replicas:.0f} replicas of TP {plan.best_tp} ({plan.slo})"
-
-
-def _reason(exc: ex.SweepError) -> str:
-    """The message of the error a point raised (``ValueError: ...`` without its type), for the panel's summary."""
-    error = str(exc.run.failures.iloc[0]["error"])
-    return error.split(": ", 1)[1] if ": " in error else error
 
 
 def serving_hardware_panel(**kwargs) -> W.Widget:

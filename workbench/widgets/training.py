@@ -40,13 +40,6 @@ ITERATION_CONTROLS = ("model", "gpu", "gpus", "tp", "pp", "batch_per_replica", "
 SCALING_ROUTINGS = ("ecmp", "spray", "planned")
 
 
-def _why(err: ex.SweepError) -> str:
-    """The message of the error that failed a point, without its exception's name."""
-    error = str(err.run.failures.error.iloc[0])
-    name, sep, message = error.partition(": ")
-    return message if sep and name.rsplit(".", 1)[-1].endswith("Error") else error
-
-
 def doubling_stops(param, unit: int | None = None) -> list[int]:
     """``unit x 2^k`` (``unit``: the range's low end unless given) within ``param``'s range: the values of a power-of-two parameter (TP, PP) or of a job size
     that fills whole leaves of ``unit`` GPUs and splits into power-of-two DP replicas (a slider over every integer
@@ -121,7 +114,7 @@ class IterationPanel:
         try:
             t, scale = iteration_model(**v)
         except ex.SweepError as err:
-            self.status.value = f"<b>Plan does not fit:</b> {html.escape(_why(err))}"
+            self.status.value = f"<b>Plan does not fit:</b> {html.escape(err.reason)}"
             self.table = self.scale = None
             for pane in (self.fig_bars, self.fig_scale):
                 clear(pane, "the plan does not fit (see above)")
@@ -183,7 +176,7 @@ class WhatIfPanel:
         try:
             rows = ex.run_point("training-what-if", v)
         except ex.SweepError as err:
-            self.status.value = f"<b>Plan does not fit:</b> {html.escape(_why(err))}"
+            self.status.value = f"<b>Plan does not fit:</b> {html.escape(err.reason)}"
             self.rows = None
             for pane in (self.fig_bars, self.fig_stages):
                 clear(pane, "the plan does not fit (see above)")
