@@ -30,7 +30,7 @@ Examples
 
 from __future__ import annotations
 
-from numba import njit
+from ._jit import njit
 
 __all__ = ["heap_push", "heap_pop"]
 

@@ -3,6 +3,7 @@ serves an old number, and leaves the cached points of experiments that cannot re
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import os
@@ -322,3 +323,65 @@ def test_shadowing_a_real_data_file_recomputes_the_points_that_read_it(case, cac
     numeric = [c for c in again.table.columns if c not in point and again.table[c].dtype.kind == "f"]
     changed = [c for c in numeric if not np.allclose(again.table[c], first.table[c])]
     assert changed and (column is None or column in changed), (case, numeric)
+
+
+# -- compiled code ----------------------------------------------------------------------------------------------------
+
+_KERNELS = {
+    "__init__.py": "",
+    "cost.py": "from workbench._jit import njit\n\nSCALE = 1.0\n\n\n@njit(cache=True)\ndef cost(x):\n    return SCALE * x\n",
+    "loop.py": (
+        "from workbench._jit import njit\n\nfrom .cost import cost\n\n\n"
+        "@njit(cache=True)\ndef total(n):\n    s = 0.0\n    for i in range(n):\n        s += cost(i)\n    return s\n"
+    ),
+    "other.py": "from workbench._jit import njit\n\n\n@njit(cache=True)\ndef seven():\n    return 7.0\n",
+}
+
+_RUN_KERNELS = (
+    "import json, wbt_kernels.loop as l, wbt_kernels.other as o; "
+    "print(json.dumps([l.total(4), o.seven(), sum(l.total.stats.cache_hits.values()), "
+    "sum(o.seven.stats.cache_hits.values())]))"
+)
+
+
+def test_an_edited_callee_recompiles_the_compiled_functions_that_call_it_and_no_other(tmp_path):
+    """Numba's own cache checks only the file that defines a function: ``total`` calls ``cost`` of another file, and
+    with numba's locator an edit of ``cost.py`` leaves ``total`` serving the old machine code (6.0 here after the
+    scale went to 2.0). The workbench's ``njit`` keys the index by the module's code fingerprint too."""
+    pkg = tmp_path / "pkg" / "wbt_kernels"
+    pkg.mkdir(parents=True)
+    for name, text in _KERNELS.items():
+        (pkg / name).write_text(text)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "pkg"), "WORKBENCH_CACHE": str(tmp_path / "cache")}
+    env.pop("NUMBA_CACHE_DIR", None)
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", _RUN_KERNELS], env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    assert run() == [6.0, 7.0, 0, 0]  # compiled
+    assert run() == [6.0, 7.0, 1, 1]  # both read from the cache
+    (pkg / "cost.py").write_text(_KERNELS["cost.py"].replace("SCALE = 1.0", "SCALE = 2.0"))
+    assert run() == [12.0, 7.0, 0, 1]  # the caller recompiled; the unrelated function still read from the cache
+
+
+def test_every_compiled_function_of_the_package_takes_the_workbench_njit():
+    """No module compiles with numba's ``njit``/``jit`` directly (its cache would not follow the code)."""
+    offenders = []
+    for path in sorted((ROOT / "workbench").rglob("*.py")):
+        if path.name == "_jit.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "numba":
+                offenders += [
+                    f"{path.relative_to(ROOT)}: from {node.module} import {a.name}"
+                    for a in node.names
+                    if a.name in ("njit", "jit")
+                ]
+            elif (
+                isinstance(node, ast.Attribute) and node.attr in ("njit", "jit") and ast.unparse(node.value) == "numba"
+            ):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: numba.{node.attr}")
+    assert not offenders, offenders

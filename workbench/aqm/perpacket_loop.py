@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from .._eventheap import heap_pop, heap_push
+from .._jit import njit
 
 # ---- the event loop (compiled) ---------------------------------------------------------------------------------
 # An event is a time and one int64: kind (3 bits), CE (1 bit), hop index (4 bits), flow (24 bits), and the packet's

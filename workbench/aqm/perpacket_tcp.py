@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from .perpacket_loop import P_MIN_K, P_PERIOD_S, _account, _pred_tick, _window_edge
 
 # An event is a time, one int64 (kind 3 bits, CE 1 bit, hop 4 bits, flow 24 bits, and above bit 32 the data

@@ -10,7 +10,8 @@ a private link of that flow (the standard way to add per-flow demands to max-min
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 __all__ = ["max_min_rates", "fluid_completion"]
 

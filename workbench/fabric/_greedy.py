@@ -9,7 +9,8 @@ Ties go to the lowest path index, as ``numpy.argmin`` breaks them.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 __all__ = ["greedy_spines", "greedy_fat_tree_paths"]
 

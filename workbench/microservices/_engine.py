@@ -12,9 +12,9 @@ waits for its downstream calls. Statuses: 0 completed, 1 held back at the client
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .._eventheap import heap_pop, heap_push
+from .._jit import njit
 from .controllers import _breakwater_credits, _dagor_level, _rajomon_price
 
 

@@ -35,9 +35,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
 from .._contracts import Array, Real, accepts
+from .._jit import njit
 from .._validate import in_range, one_of, positive
 
 __all__ = [

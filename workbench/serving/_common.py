@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numba import njit
 
 from .._contracts import accepts, output
+from .._jit import njit
 from .._rng import Seed, generator
 from .._validate import integer, one_of, positive
 from ..workloads.schema import validate_requests

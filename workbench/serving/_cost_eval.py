@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 
 @njit(cache=True, inline="always")

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from ._common import steps_to_reach
 from ._cost_eval import combine, line, pf_cost
 

@@ -6,7 +6,8 @@ numpy Generator, so a run is deterministic for a seed and an iteration count).""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 
 @njit(cache=True)

@@ -6,7 +6,8 @@ is how CUDA streams and a CPU thread execute), with cycle detection and the crit
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 # node kinds
 CPU_LAUNCH, CPU_SYNC, COMPUTE, TP_COMM, PP_COMM, DP_COMM, OPTIMIZER = 0, 1, 2, 3, 4, 5, 6

@@ -33,9 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from .._contracts import Int, accepts
+from .._jit import njit
 from .._rng import Seed, generator
 from .._validate import in_range, integer, nonnegative
 
