@@ -8,7 +8,9 @@ memos of either) goes through this module, which guarantees four things:
   directory stays exactly as it was published.
 * **Key.** A cache entry is keyed by the content fingerprint of every source file (:func:`fingerprint`: sha256 of
   the whole file) plus the parser version. An edit that keeps the size and the modification time still changes the
-  key. sha256 is what ``fetch`` verifies and records, so one hash serves both; its cost is measured in
+  key. An entry on disk is also keyed by the code of its build function (:func:`workbench._deps.code_fingerprint`
+  of the module defining it: its source and every workbench module it imports), so an edited parser re-parses even
+  when nobody bumped its version. sha256 is what ``fetch`` verifies and records, so one hash serves both; its cost is measured in
   ``benchmarks/bench_cache.py``.
 * **Integrity.** Each cache file has a sidecar ``<file>.sha256`` holding its own sha256. A read verifies it; on any
   mismatch (a flipped byte, a truncated file, a missing sidecar) the entry is rebuilt with a :class:`CacheWarning`
@@ -55,6 +57,7 @@ import pandas as pd
 
 from . import WorkbenchWarning
 from ._contracts import Opaque, accepts
+from ._deps import code_fingerprint
 from ._paths import cache_root
 
 __all__ = [
@@ -405,11 +408,11 @@ def _store(entry: Path, write: Callable[[Path], None]) -> None:
         warnings.warn(f"could not write cache file {entry}: {exc}", CacheWarning, stacklevel=5)
 
 
-def _entry(namespace: str, sources, parser_version: Any, kind: str, suffix: str) -> tuple[Path, str]:
+def _entry(namespace: str, sources, parser_version: Any, kind: str, suffix: str, build_fn) -> tuple[Path, str]:
     paths = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
     if not paths:
         raise ValueError("sources must name at least one file")
-    key = cache_key(paths, parser_version, kind)
+    key = cache_key(paths, (parser_version, code_fingerprint(build_fn)), kind)
     stem = Path(paths[0]).name if len(paths) == 1 else f"{Path(paths[0]).parent.name}-{len(paths)}files"
     label = str(Path(paths[0]).resolve()) if len(paths) == 1 else f"{len(paths)} files in {Path(paths[0]).parent}"
     return cache_dir(namespace) / f"{stem}{'.' + kind if kind else ''}-{key}{suffix}", label
@@ -425,7 +428,7 @@ def cached_frame(
     namespace: str = "traces",
 ) -> pd.DataFrame:
     """``build_fn()``, cached as verified parquet under ``cache_dir(namespace)``, keyed by the content of
-    ``source_path``, ``parser_version`` and ``kind``.
+    ``source_path``, ``parser_version``, ``kind`` and the code of ``build_fn``.
 
     Column dtypes (categories, nullable strings and booleans, pyarrow list columns) and ``df.attrs`` survive the
     round trip. A corrupt or unverifiable entry is rebuilt with a :class:`CacheWarning`; an unwritable cache
@@ -439,7 +442,7 @@ def cached_frame(
     >>> cached_frame(src, "v1", lambda: pd.DataFrame({"x": [1, 2, 3]}))["x"].tolist()
     [1, 2, 3]
     """
-    entry, label = _entry(namespace, source_path, parser_version, kind, ".parquet")
+    entry, label = _entry(namespace, source_path, parser_version, kind, ".parquet", build_fn)
     with locked(entry):  # one process builds an entry; the others wait and read it
         return _cached_frame(entry, label, build_fn)
 
@@ -482,7 +485,7 @@ def cached_arrays(
     namespace: str = "arrays",
 ) -> dict[str, np.ndarray]:
     """``build_fn()`` (a dict of numpy arrays), cached as a verified ``.npz`` under ``cache_dir(namespace)``, keyed
-    by the content of every file in ``source_paths``, ``parser_version`` and ``kind``.
+    by the content of every file in ``source_paths``, ``parser_version``, ``kind`` and the code of ``build_fn``.
 
     Examples
     --------
@@ -492,7 +495,7 @@ def cached_arrays(
     >>> cached_arrays([src], 1, lambda: {"x": np.arange(3)})["x"].tolist()
     [0, 1, 2]
     """
-    entry, label = _entry(namespace, source_paths, parser_version, kind, ".npz")
+    entry, label = _entry(namespace, source_paths, parser_version, kind, ".npz", build_fn)
     with locked(entry):  # one process builds an entry; the others wait and read it
         return _cached_arrays(entry, label, build_fn)
 

@@ -385,3 +385,36 @@ def test_every_compiled_function_of_the_package_takes_the_workbench_njit():
             ):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: numba.{node.attr}")
     assert not offenders, offenders
+
+
+# -- parsed data ------------------------------------------------------------------------------------------------------
+
+_PARSER = (
+    "import pandas as pd\n\nfrom workbench import cache\n\nSCALE = 1\n\n\n"
+    "def load(path):\n    return cache.cached_frame(path, 1, lambda: pd.read_csv(path) * SCALE)\n"
+)
+
+
+def test_an_edited_parser_re_parses_without_a_version_bump(tmp_path):
+    """A parsed file's entry (parquet or npz under ``$WORKBENCH_CACHE``) is keyed by its build function's code, not
+    only by the hand-set parser version: editing the parser and running again never serves the old parse."""
+    pkg = tmp_path / "pkg" / "wbt_parsers"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "parse.py").write_text(_PARSER)
+    src = tmp_path / "t.csv"
+    src.write_text("x\n1\n2\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "pkg"), "WORKBENCH_CACHE": str(tmp_path / "cache")}
+    code = f"import wbt_parsers.parse as p; print(p.load({str(src)!r})['x'].tolist())"
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    assert run() == "[1, 2]"
+    entries = sorted((tmp_path / "cache").rglob("t.csv-*.parquet"))
+    assert len(entries) == 1
+    (pkg / "parse.py").write_text(_PARSER.replace("SCALE = 1", "SCALE = 10"))
+    assert run() == "[10, 20]"
+    assert len(sorted((tmp_path / "cache").rglob("t.csv-*.parquet"))) == 2
