@@ -14,7 +14,7 @@ key of an edited file the process has not loaded (an edit is live, and keyed, af
 
 **Data.** While a :func:`recording` is active, every data file the workbench resolves on its search path
 (:func:`workbench.data.find`) is noted with the path it resolved to, or as missing; when the recording ends each is
-digested by content (:func:`workbench.cache.path_digest`). The result is a :class:`Deps` stored beside the cached
+digested by content (:func:`workbench._fingerprint.path_digest`). The result is a :class:`Deps` stored beside the cached
 result; a reader re-resolves each name on the current search path and recomputes when any digest differs
 (:func:`workbench.data.stale`), so a file shadowed through ``$WORKBENCH_DATA``, edited, added or removed invalidates
 exactly the results that read it. Functions that remember results in memory across calls use :func:`remember`
@@ -126,6 +126,7 @@ class Recorder:
         self._paths: dict[str, Path | None] = {}
         self._digests: dict[str, str] = {}
         self._code: dict[str, str] = {}
+        self._stats: dict[Path, tuple[int, int, int] | None] = {}  # files read by remembered calls, as they were
         self._lock = threading.Lock()
 
     def _path(self, key: str, path: Path | None) -> None:
@@ -142,7 +143,7 @@ class Recorder:
 
     def deps(self) -> Deps:
         """The dependencies noted so far, data files digested by content now."""
-        from .cache import path_digest
+        from ._fingerprint import path_digest
 
         with self._lock:
             paths, digests, code = dict(self._paths), dict(self._digests), dict(self._code)
@@ -220,10 +221,19 @@ def search_env(value: str | None) -> Iterator[None]:
         _DATA_ENV.reset(token)
 
 
+def _stat_or_none(path: Path) -> tuple[int, int, int] | None:
+    try:
+        return _stat(path)
+    except OSError:
+        return None
+
+
 def remember(fn: F) -> F:
     """:func:`functools.cache` for functions whose result depends on data files or sweeps: results are remembered
     per arguments and per ``$WORKBENCH_DATA``, and the dependencies recorded by the first call are replayed on every
-    later one (so the recording of whoever calls it is complete). ``fn.cache_clear()`` forgets everything.
+    later one (so the recording of whoever calls it is complete). A file the call read that has since been edited in
+    place (its size, modification time or inode changed) makes the next call compute again: a notebook kernel sees
+    an edited table without a restart. ``fn.cache_clear()`` forgets everything.
 
     Examples
     --------
@@ -235,7 +245,7 @@ def remember(fn: F) -> F:
     >>> twice(2), twice(2), calls
     (4, 4, [2])
     """
-    store: dict[Any, tuple[Any, Deps]] = {}
+    store: dict[Any, tuple[Any, Deps, tuple[tuple[Path, tuple[int, int, int] | None], ...]]] = {}
     lock = threading.Lock()
 
     @functools.wraps(fn)
@@ -243,13 +253,20 @@ def remember(fn: F) -> F:
         key = (args, tuple(sorted(kwargs.items())), data_env())
         with lock:
             hit = store.get(key)
+        if hit is not None and any(_stat_or_none(path) != sig for path, sig in hit[2]):
+            hit = None  # a file it read was edited in place since (a kernel that keeps running sees the edit)
         if hit is None:
             with recording() as rec:
                 value = fn(*args, **kwargs)
-            hit = (value, rec.deps())
+            stats = {path: _stat_or_none(path) for path in rec._paths.values() if path is not None}
+            hit = (value, rec.deps(), tuple({**stats, **rec._stats}.items()))
             with lock:
-                hit = store.setdefault(key, hit)
+                store[key] = hit
         replay(hit[1])
+        for outer in _ACTIVE.get():  # a remembered caller checks the files this call read too
+            with outer._lock:
+                for path, sig in hit[2]:
+                    outer._stats.setdefault(path, sig)
         return hit[0]
 
     wrapper.cache_clear = store.clear  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from workbench import WorkbenchWarning, _deps, data
+from workbench import cache as cache_module
 from workbench import experiments as ex
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,6 +163,35 @@ def test_remembered_loaders_replay_what_they_read_to_every_caller(tmp_path, monk
     assert len(calls) == 1 and first.deps() == second.deps() and "wbtest/v.txt" in second.deps().data
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path / "b"))
     assert value() == "2" and len(calls) == 2
+
+
+def test_a_file_edited_in_place_is_read_again_by_remembered_loaders_and_their_callers(tmp_path, monkeypatch):
+    """A notebook kernel keeps running while its user edits a table on the search path: the next call of a
+    remembered loader reads the edit, and so does a remembered caller that got the old value from it."""
+    calls = []
+
+    @_deps.remember
+    def value():
+        calls.append("inner")
+        return data.require("wbtest/v.txt").read_text()
+
+    @_deps.remember
+    def doubled():
+        calls.append("outer")
+        return 2 * int(value())
+
+    (tmp_path / "wbtest").mkdir()
+    table = tmp_path / "wbtest" / "v.txt"
+    table.write_text("1")
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    assert value() == "1" and doubled() == 2 and doubled() == 2
+    assert calls == ["inner", "outer"]
+    table.write_text("21")
+    assert doubled() == 42 and value() == "21"
+    assert calls == ["inner", "outer", "outer", "inner"]
+    with _deps.recording() as rec:
+        assert doubled() == 42
+    assert rec.deps().data["wbtest/v.txt"] == cache_module.path_digest(table)  # the edit is what is recorded
 
 
 def test_shadowing_a_shipped_spec_table_changes_what_reads_it(tmp_path, monkeypatch):
