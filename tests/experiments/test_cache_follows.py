@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -394,6 +395,43 @@ def test_an_edited_callee_recompiles_the_compiled_functions_that_call_it_and_no_
     assert run() == [6.0, 7.0, 1, 1]  # both read from the cache
     (pkg / "cost.py").write_text(_KERNELS["cost.py"].replace("SCALE = 1.0", "SCALE = 2.0"))
     assert run() == [12.0, 7.0, 0, 1]  # the caller recompiled; the unrelated function still read from the cache
+
+
+_BUSY = (
+    "import json, sys, time\n"
+    "from workbench._jit import njit\n\n\n"
+    "@njit(cache=True)\n"
+    "def busy(x):\n"
+    "    s = 0.0\n"
+    "    for i in range(x.size):\n"
+    "        s += max(x[i], 0.5) * min(x[i], 2.0) + abs(x[i] - s) ** 0.5\n"
+    "    return s\n\n\n"
+    "if __name__ == '__main__':\n"
+    "    import numpy as np\n"
+    "    time.sleep(max(0.0, float(sys.argv[1]) - time.time()))\n"
+    "    busy(np.ones(3))\n"
+    "    print(json.dumps([sum(busy.stats.cache_misses.values()), sum(busy.stats.cache_hits.values())]))\n"
+)
+
+
+def test_processes_compiling_one_function_at_once_compile_it_once(tmp_path):
+    """Three processes start the same compile at the same moment on an empty cache (test workers, Dask workers and
+    notebook kernels do): one compiles, the others wait for it and load its code from the cache."""
+    script = tmp_path / "busy.py"
+    script.write_text(_BUSY)
+    env = {**os.environ, "WORKBENCH_CACHE": str(tmp_path / "cache")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    start = f"{time.time() + 4.0:.3f}"
+    procs = [
+        subprocess.Popen([sys.executable, str(script), start], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(3)
+    ]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err.decode()[-2000:]
+        results.append(json.loads(out))
+    assert sorted(results) == [[0, 1], [0, 1], [1, 0]]
 
 
 def test_every_compiled_function_of_the_package_takes_the_workbench_njit():

@@ -178,7 +178,7 @@ class CostTable:
         of ``prefill_tiles`` 128-token query tiles in all: default one sequence), decoding ``decode_seqs`` requests
         that hold ``kv_tokens`` and sampling ``sampled`` tokens (the engine's own formula)."""
         tiles = math.ceil(prefill_tokens / 128) if prefill_tiles is None else prefill_tiles
-        return float(iteration(*self.arrays(), float(prefill_tokens), float(prefill_pairs), float(tiles),  # type: ignore[call-arg]
+        return float(iteration(*self.arrays(), float(prefill_tokens), float(prefill_pairs), float(tiles),
                                float(decode_seqs), float(kv_tokens), float(sampled)))  # fmt: skip
 
     @accepts(decode_seqs=NONNEGATIVE, kv_tokens=NONNEGATIVE)
@@ -186,7 +186,7 @@ class CostTable:
         """Seconds of pure-decode iterations of ``decode_seqs`` requests holding ``kv_tokens`` (arrays; 0 for no
         request), as the engine computes each."""
         d, k = np.broadcast_arrays(np.asarray(decode_seqs, dtype=float), np.asarray(kv_tokens, dtype=float))
-        return iterations(*self.arrays(), d.ravel(), k.ravel()).reshape(d.shape)  # type: ignore[call-arg]
+        return iterations(*self.arrays(), d.ravel(), k.ravel()).reshape(d.shape)
 
     @accepts()
     def prefill_attention_s(self, prefill_tokens: float, prefill_pairs: float, prefill_tiles: float, lane: int = 0):
@@ -203,7 +203,7 @@ class CostTable:
     def decode_line(self, decode_seqs: int, kv_tokens: float) -> tuple[float, float, float]:
         """A pure-decode iteration of ``decode_seqs`` requests as ``a + s * kv_tokens``, valid for KV totals up to the
         returned limit: ``(a, s, limit)`` (the engine's closed form of a run of decode iterations)."""
-        a, s, lim = line(*self.arrays(), float(decode_seqs), float(kv_tokens))  # type: ignore[call-arg]
+        a, s, lim = line(*self.arrays(), float(decode_seqs), float(kv_tokens))
         return float(a), float(s), float(lim)
 
 
