@@ -119,7 +119,7 @@ def test_a_run_past_the_engines_path_limit_is_refused_before_its_paths_are_built
     # found by running pred-fct-vs-load at random points of its declared ranges: 63 x 17 hosts at 55 Gbit/s for
     # 7.6 s are 30 M web-search flows, whose Python paths ran out of memory after 80 s; the limit is now checked
     # first (lowered here so that the test stays small)
-    from workbench.aqm import perpacket
+    from workbench.aqm import perpacket, scenarios
     from workbench.aqm.scenarios import fabric_paths, leaf_spine_fct
 
     monkeypatch.setattr(perpacket, "MAX_FLOW_PATHS", 100)
@@ -130,6 +130,20 @@ def test_a_run_past_the_engines_path_limit_is_refused_before_its_paths_are_built
         fabric_paths(topo, src, dst, "spray", seed=0)
     with pytest.raises(ValueError, match=r"flows with .* exceed the packet engine's 100 .*a shorter duration_s"):
         leaf_spine_fct(0.9, RedMarking.step(15), topology=topo, duration_s=0.05, seed=0)
+
+    # and refused before the flows are drawn when their expected number alone is past the limit (120 M web-search
+    # flows of pred-fct-vs-load passed 6 GB in the draw)
+    def no_draw(*args, **kwargs):
+        raise AssertionError("flows drawn")
+
+    monkeypatch.setattr(scenarios, "poisson_flows", no_draw)
+    for run in (
+        lambda: leaf_spine_fct(0.9, RedMarking.step(15), topology=topo, duration_s=1.0, seed=0),
+        lambda: scenarios.leaf_spine_mix(RedMarking.step(15), load=0.9, topology=topo, duration_s=1.0, seed=0),
+        lambda: scenarios.dumbbell(1, RedMarking.step(15), load=0.9, duration_s=5.0, seed=0),
+    ):
+        with pytest.raises(ValueError, match=r"flows with .* exceed the packet engine's 100 "):
+            run()
     paths = [((0,),)] * 101
     with pytest.raises(ValueError, match="101 flows with 101 paths"):
         perpacket.simulate_packets([10.0, 10.0], [False, False], RedMarking.step(15), paths, [((1,),)] * 101,
