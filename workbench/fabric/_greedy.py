@@ -16,10 +16,10 @@ __all__ = ["greedy_spines", "greedy_fat_tree_paths"]
 
 
 @njit(cache=True)
-def greedy_spines(sl, dl, size, count, order, ranked, leaves, spines, cap):  # pragma: no cover - numba
+def greedy_spines(sl, dl, size, count, order, pair, ranked, leaves, spines, cap):  # pragma: no cover - numba
     """Spine per cross-leaf flow of a leaf-spine: flow ``i`` (taken in the order ``ranked``) may use the spines
-    ``order[i, :count[i]]``; it goes on the one minimising the larger of its uplink's and downlink's load after it
-    (``cap`` the uplink speed, loads in seconds of link time)."""
+    ``order[pair[i], :count[i]]`` (its leaf pair's live spines); it goes on the one minimising the larger of its
+    uplink's and downlink's load after it (``cap`` the uplink speed, loads in seconds of link time)."""
     up = np.zeros((leaves, spines))
     down = np.zeros((leaves, spines))
     spine = np.empty(sl.size, dtype=np.int64)
@@ -28,7 +28,7 @@ def greedy_spines(sl, dl, size, count, order, ranked, leaves, spines, cap):  # p
         best = -1
         best_cost = np.inf
         for j in range(count[i]):
-            p = order[i, j]
+            p = order[pair[i], j]
             c = max(up[sl[i], p], down[dl[i], p]) + w
             if c < best_cost:
                 best_cost = c

@@ -128,8 +128,8 @@ def _greedy_spines(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size_byt
     count, order = live_spines(topology, sl, dl)
     ranked = np.lexsort((count, -size_bytes))
     return greedy_spines(
-        sl, dl, np.asarray(size_bytes, dtype=float), count, order, ranked, topology.leaves, topology.spines,
-        float(topology.uplink_gbps),
+        sl, dl, np.asarray(size_bytes, dtype=float), count, order.by_pair, order.pair, ranked, topology.leaves,
+        topology.spines, float(topology.uplink_gbps),
     )  # fmt: skip
 
 
@@ -172,13 +172,13 @@ def assign_paths(
         return cross, _planned_spines(topology, csl, cdl, size), size
     if kind == "spray":
         if topology.failed:
-            count, order = live_spines(topology, csl, cdl)
+            count, live = live_spines(topology, csl, cdl)
         else:
             count = np.full(cross.size, topology.spines)
-            order = np.broadcast_to(np.arange(topology.spines), (cross.size, topology.spines))
         reps = np.repeat(np.arange(cross.size), count)
         slot = np.arange(reps.size) - np.repeat(np.cumsum(count) - count, count)
-        return cross[reps], order[reps, slot].astype(np.int64), size[reps] / count[reps]
+        spine = live[reps, slot].astype(np.int64) if topology.failed else slot
+        return cross[reps], spine, size[reps] / count[reps]
     spines = hash_spines(topology, csl, cdl, x, seed)
     return np.repeat(cross, x), spines.ravel(), np.repeat(size / x, x)
 
