@@ -4,9 +4,10 @@ For the ``n`` equal flows that one source host sends to one destination leaf in 
 ``q = n div s``, ``r = n mod s``, ``g = gcd(r, s)``: ``q`` whole flows go on every spine and each of the ``r``
 leftover flows is split into ``s/g`` equal pieces, ``r/g`` pieces per spine. :func:`minimal_split_subflows` gives the
 (flow, spine, bytes) pieces, :func:`min_split_pieces` the piece and subflow counts (both re-exported by
-:mod:`workbench.fabric.routing` and :mod:`workbench.fabric`); :mod:`workbench.fabric.routing` uses the compact
-:func:`minimal_plan` on its hot path (see its docstring for the rule's properties). :func:`live_spines` is the live
-path table every routing over failed links uses.
+:mod:`workbench.fabric.routing` and :mod:`workbench.fabric`), from the compact :func:`minimal_plan` (see its
+docstring for the rule's properties). Each live spine of a group carries ``n/s`` of its bytes, so
+:func:`workbench.fabric.routing.link_loads` computes the rule's loads per leaf pair without the pieces.
+:func:`live_spines` is the live path table every routing over failed links uses.
 """
 
 from __future__ import annotations
