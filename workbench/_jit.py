@@ -3,9 +3,9 @@
 Numba's own cache checks only the file that defines a function: a compiled function that calls a compiled function
 of another file (the serving engine's loop calls the cost evaluation of ``serving/_cost_eval.py``; the packet and
 microservice loops call ``_eventheap``), or reads a constant imported from one, keeps serving the machine code built
-from the old callee after that file is edited. Measured: scaling ``pf_cost``'s attention 30x in ``_cost_eval.py`` left the engine's
-first-token time at 0.2968 s with the cache in place (1.2730 s with an empty one); the sweep cache, keyed by the code
-(:mod:`workbench._deps`), recomputed the point and got the stale number back from numba.
+from the old callee after that file is edited. Measured: scaling ``pf_cost``'s attention 30x in ``_cost_eval.py``
+left the engine's first-token time at 0.2968 s with the cache in place (1.2730 s with an empty one); the sweep cache,
+keyed by the code (:mod:`workbench._deps`), recomputed the point and got the stale number back from numba.
 
 Importing this module puts :class:`ClosureLocator` first among numba's cache locators. For a function defined in an
 importable module it keys the cache index by numba's own stamp of the file *and* the module's

@@ -10,8 +10,8 @@ memos of either) goes through this module, which guarantees four things:
   the whole file) plus the parser version. An edit that keeps the size and the modification time still changes the
   key. An entry on disk is also keyed by the code of its build function (:func:`workbench._deps.code_fingerprint`
   of the module defining it: its source and every workbench module it imports), so an edited parser re-parses even
-  when nobody bumped its version. sha256 is what ``fetch`` verifies and records, so one hash serves both; its cost is measured in
-  ``benchmarks/bench_cache.py``.
+  when nobody bumped its version. sha256 is what ``fetch`` verifies and records, so one hash serves both; its cost
+  is measured in ``benchmarks/bench_cache.py``.
 * **Integrity.** Each cache file has a sidecar ``<file>.sha256`` holding its own sha256. A read verifies it; on any
   mismatch (a flipped byte, a truncated file, a missing sidecar) the entry is rebuilt with a :class:`CacheWarning`
   that names the cache file and the source.
