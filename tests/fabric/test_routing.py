@@ -16,7 +16,6 @@ from workbench.fabric import (
     ROUTINGS,
     Routing,
     Step,
-    as_host_step,
     assign_paths,
     collective_steps,
     connections_per_host,
@@ -27,6 +26,7 @@ from workbench.fabric import (
     minimal_split_subflows,
     parse_routing,
     random_destinations,
+    subflow_loads,
 )
 
 
@@ -136,23 +136,9 @@ def test_minimal_splitting_equals_spraying_on_every_link(case):
     assume(n >= 2 and src.size > 0)
     dst = random_destinations(src, n, seed=seed)
     step = Step(src, dst, np.repeat(np.asarray(sizes, dtype=float), counts))
-    a, b = _piece_loads(topo, step), link_loads(topo, step, "spray")
+    a, b = subflow_loads(topo, step, "minimal"), link_loads(topo, step, "spray")
     assert np.allclose(a, b, rtol=1e-12, atol=1e-9 * max(1.0, b.max()))
     assert np.allclose(link_loads(topo, step, "minimal"), a, rtol=1e-12, atol=1e-9 * max(1.0, b.max()))
-
-
-def _piece_loads(topo, step, placement=None, seed=None):
-    """Every link's bytes under the minimal rule built from its explicit pieces (assign_paths), not link_loads."""
-    host_step = as_host_step(topo, step, placement, seed)
-    f, sp, nbytes = assign_paths(topo, host_step, "minimal")
-    n, ls = topo.n_hosts, topo.leaves * topo.spines
-    sl, dl = topo.host_leaf(host_step.src), topo.host_leaf(host_step.dst)
-    out = np.zeros(topo.n_links)
-    out[:n] = np.bincount(host_step.src, weights=host_step.size_bytes, minlength=n)
-    out[n : 2 * n] = np.bincount(host_step.dst, weights=host_step.size_bytes, minlength=n)
-    out[2 * n : 2 * n + ls] = np.bincount(sl[f] * topo.spines + sp, weights=nbytes, minlength=ls)
-    out[2 * n + ls :] = np.bincount(dl[f] * topo.spines + sp, weights=nbytes, minlength=ls)
-    return out
 
 
 @settings(max_examples=60)
@@ -274,7 +260,9 @@ def test_failures_route_around_and_raise_congestion():
         loads = link_loads(failed, step, routing, seed=0)
         assert np.all(loads[failed.capacity_gbps == 0] == 0)
     sp = link_loads(failed, step, "spray")
-    assert np.allclose(sp, link_loads(failed, step, "minimal")) and np.allclose(sp, _piece_loads(failed, step))
+    assert np.allclose(sp, link_loads(failed, step, "minimal")) and np.allclose(
+        sp, subflow_loads(failed, step, "minimal")
+    )
     # leaf 0's 16 flows now share 8 uplinks: 2 flows' worth each
     up0 = sp[failed.leaf_up(0, np.arange(8, 16))]
     assert np.allclose(up0, 2 * step.size_bytes[0])
@@ -296,7 +284,7 @@ def test_minimal_equals_spraying_for_every_collective(leaves, spines, hosts, nam
         n = 1 << (n.bit_length() - 1)
     assume(n >= 2)
     for step in collective_steps(name, n, 10**6, seed=seed):
-        a = _piece_loads(topo, step, placement=placement, seed=seed)  # the rule's pieces
+        a = subflow_loads(topo, step, "minimal", placement=placement, seed=seed)  # the rule's pieces
         b = link_loads(topo, step, "spray", placement=placement, seed=seed)
         assert np.allclose(a, b, rtol=1e-12, atol=1e-6)
         assert np.allclose(link_loads(topo, step, "minimal", placement=placement, seed=seed), a, rtol=1e-12, atol=1e-6)

@@ -72,6 +72,7 @@ from .routing import (
     min_split_pieces,
     minimal_split_subflows,
     parse_routing,
+    subflow_loads,
 )
 from .topology import LINK_KINDS, LeafSpine, leaf_spine, path_links
 
@@ -103,6 +104,7 @@ __all__ = [
     "nic_bond_slowdown",
     "leaf_spine",
     "link_loads",
+    "subflow_loads",
     "link_times_s",
     "max_congestion",
     "max_load_cdf",

@@ -55,6 +55,7 @@ __all__ = [
     "assign_paths",
     "hash_spines",
     "link_loads",
+    "subflow_loads",
     "connections_per_host",
     "minimal_split_subflows",
     "min_split_pieces",
@@ -286,15 +287,48 @@ def link_loads(
             _check_minimal_groups(topology, step.src[cross], dl[cross], step.size_bytes[cross])
             spine_part = _spray_spine_loads(topology, sl[cross], dl[cross], step.size_bytes[cross])
         else:
-            f, sp, b = assign_paths(topology, step, routing)
-            up = sl[f] * topology.spines + sp
-            down = ls + dl[f] * topology.spines + sp
-            spine_part = (
-                np.bincount(up, weights=b, minlength=2 * ls) + np.bincount(down, weights=b, minlength=2 * ls)
-            ).astype(float)
+            spine_part = _subflow_spine_loads(topology, step, routing)
     out = np.concatenate([loads, spine_part])
     assert out.size == nl
     return out
+
+
+def _subflow_spine_loads(topology: LeafSpine, step: Step, routing: Routing) -> np.ndarray:
+    f, sp, b = assign_paths(topology, step, routing)
+    ls = topology.leaves * topology.spines
+    up = topology.host_leaf(step.src)[f] * topology.spines + sp
+    down = ls + topology.host_leaf(step.dst)[f] * topology.spines + sp
+    return (np.bincount(up, weights=b, minlength=2 * ls) + np.bincount(down, weights=b, minlength=2 * ls)).astype(float)
+
+
+@accepts(placement=AnyOf(Choice("linear", "strided", "random"), Array(integer=True, ge=0), optional=True))
+def subflow_loads(
+    topology: LeafSpine, demand: Step, routing: str | Routing, seed: Seed = None, placement: Any = None
+) -> np.ndarray:
+    """Bytes on every link of a leaf-spine, added up from the routing's explicit subflows (:func:`assign_paths`):
+    what :func:`link_loads` computes in closed form where it can (spraying and the minimal rule per leaf pair,
+    hashing per flow). Checks of a rule's loads (``minimal-split-vs-spray``) read its pieces through this.
+
+    Examples
+    --------
+    >>> from workbench.fabric import leaf_spine, collective_steps
+    >>> topo = leaf_spine(2, 3, 2)
+    >>> step = collective_steps("all_to_all", 4, 6_000)[0]
+    >>> bool(np.allclose(subflow_loads(topo, step, "minimal"), link_loads(topo, step, "spray")))
+    True
+    """
+    routing = parse_routing(routing)
+    if not isinstance(topology, LeafSpine):
+        raise TypeError(f"subflow_loads needs a LeafSpine, got {type(topology).__name__}")
+    step = as_host_step(topology, demand, placement, seed)
+    n = topology.n_hosts
+    hosts = np.concatenate(
+        [
+            np.bincount(step.src, weights=step.size_bytes, minlength=n),
+            np.bincount(step.dst, weights=step.size_bytes, minlength=n),
+        ]
+    ).astype(float)
+    return np.concatenate([hosts, _subflow_spine_loads(topology, step, routing)])
 
 
 def _check_minimal_groups(topology: LeafSpine, src: np.ndarray, dst_leaf: np.ndarray, size: np.ndarray) -> None:

@@ -90,7 +90,9 @@ def _hd_exact(routing: str, scale: str) -> float:
 def _minimal_equals_spray(scale):
     trials = 300 if scale == "full" else 40
     t = _sweep("minimal-split-vs-spray", {"trials": trials, "job_seed": 7}).iloc[0]
-    worst, links = float(t["max_deviation"]), int(t["links_compared"])
+    # the rule's pieces are summed in another order than spraying's matrix product: ~1e-14 of rounding, which differs
+    # between CPUs (BLAS kernels); the claim reads the deviation at 1e-12 of the peak, a thousandth of its bound
+    worst, links = round(float(t["max_deviation"]), 12), int(t["links_compared"])
     return Measured(
         worst,
         f"max deviation {worst:.1e} of the peak load over {trials} random fabrics/demands",
