@@ -21,7 +21,14 @@ from .._validate import integer
 from ._groups import group_ranks
 from .topology import LeafSpine
 
-__all__ = ["live_spines", "minimal_plan", "expand_slots", "minimal_split_subflows", "min_split_pieces"]
+__all__ = [
+    "live_spines",
+    "check_minimal_demand",
+    "minimal_plan",
+    "expand_slots",
+    "minimal_split_subflows",
+    "min_split_pieces",
+]
 
 
 class PairOrder:
@@ -83,6 +90,17 @@ def minimal_split_subflows(
     return order[flow_rep], spine, piece_bytes[flow_rep]
 
 
+def _check_equal_groups(size_sorted: np.ndarray, starts: np.ndarray, group: np.ndarray) -> None:
+    if np.any(size_sorted != size_sorted[starts][group]):
+        raise ValueError("minimal splitting needs equal-size flows from a source host to a destination leaf")
+
+
+def check_minimal_demand(topology: LeafSpine, src: np.ndarray, dst_leaf: np.ndarray, size_bytes: np.ndarray) -> None:
+    """The minimal rule's precondition: equal flows from each source host to each destination leaf."""
+    order, starts, _, group, _ = group_ranks(src * topology.leaves + dst_leaf)
+    _check_equal_groups(size_bytes[order], starts, group)
+
+
 def minimal_plan(topology: LeafSpine, src: np.ndarray, dst: np.ndarray, size_bytes: np.ndarray):
     """The minimal splitting rule per cross-leaf flow, in a compact form (flows sorted by group).
 
@@ -99,8 +117,7 @@ def minimal_plan(topology: LeafSpine, src: np.ndarray, dst: np.ndarray, size_byt
     key = src * L + dl
     order, starts, counts, group, rank = group_ranks(key)
     size_sorted = size_bytes[order]
-    if np.any(size_sorted != size_sorted[starts][group]):
-        raise ValueError("minimal splitting needs equal-size flows from a source host to a destination leaf")
+    _check_equal_groups(size_sorted, starts, group)
     n = counts[group]
     if topology.failed:
         s_live, live_order = live_spines(topology, topology.host_leaf(src[order]), dl[order])

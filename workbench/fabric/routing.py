@@ -43,7 +43,7 @@ from .._validate import integer
 from ._colouring import equitable_colours
 from ._greedy import greedy_spines
 from ._routing_kinds import ROUTINGS, Routing, parse_routing
-from ._splitting import live_spines, min_split_pieces, minimal_split_subflows
+from ._splitting import check_minimal_demand, live_spines, min_split_pieces, minimal_split_subflows
 from .collectives import Step, place_ranks
 from .topology import LeafSpine, Topology
 
@@ -262,8 +262,7 @@ def link_loads(
         return topology.routed_link_loads(step.src, step.dst, step.size_bytes, routing, seed)
     nl = topology.n_links
     n = topology.n_hosts
-    loads = np.bincount(step.src, weights=step.size_bytes, minlength=n).astype(float)
-    loads = np.concatenate([loads, np.bincount(step.dst, weights=step.size_bytes, minlength=n)])
+    loads = _host_loads(step, n)
     ls = topology.leaves * topology.spines
     sl, dl = topology.host_leaf(step.src), topology.host_leaf(step.dst)
     cross = sl != dl
@@ -284,7 +283,7 @@ def link_loads(
             # over their live spines, summed per leaf pair, without listing the pieces: there are up to F x s of them
             # (82 M for one all-to-all step of 448 hosts over 409 spines, which passed 12 GB). The pieces themselves
             # are assign_paths'; tests check that they carry these loads.
-            _check_minimal_groups(topology, step.src[cross], dl[cross], step.size_bytes[cross])
+            check_minimal_demand(topology, step.src[cross], dl[cross], step.size_bytes[cross])
             spine_part = _spray_spine_loads(topology, sl[cross], dl[cross], step.size_bytes[cross])
         else:
             spine_part = _subflow_spine_loads(topology, step, routing)
@@ -321,26 +320,17 @@ def subflow_loads(
     if not isinstance(topology, LeafSpine):
         raise TypeError(f"subflow_loads needs a LeafSpine, got {type(topology).__name__}")
     step = as_host_step(topology, demand, placement, seed)
-    n = topology.n_hosts
-    hosts = np.concatenate(
+    return np.concatenate([_host_loads(step, topology.n_hosts), _subflow_spine_loads(topology, step, routing)])
+
+
+def _host_loads(step: Step, n: int) -> np.ndarray:
+    """Bytes on every host's NIC uplink, then on every host's downlink (link ids ``0 .. 2n - 1``)."""
+    return np.concatenate(
         [
             np.bincount(step.src, weights=step.size_bytes, minlength=n),
             np.bincount(step.dst, weights=step.size_bytes, minlength=n),
         ]
     ).astype(float)
-    return np.concatenate([hosts, _subflow_spine_loads(topology, step, routing)])
-
-
-def _check_minimal_groups(topology: LeafSpine, src: np.ndarray, dst_leaf: np.ndarray, size: np.ndarray) -> None:
-    """The minimal rule's precondition: equal flows from a source host to a destination leaf."""
-    key = src * topology.leaves + dst_leaf
-    order = np.argsort(key, kind="stable")
-    k, z = key[order], size[order]
-    if z.size == 0:
-        return
-    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
-    if np.any(np.maximum.reduceat(z, starts) != np.minimum.reduceat(z, starts)):
-        raise ValueError("minimal splitting needs equal-size flows from a source host to a destination leaf")
 
 
 def _spray_spine_loads(topology: LeafSpine, sl: np.ndarray, dl: np.ndarray, size: np.ndarray) -> np.ndarray:
