@@ -183,6 +183,7 @@ class Experiment:
     version: str
     description: str = ""
     small: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = field(default=None, compare=False, hash=False)
+    limits: Mapping[str, Callable[..., float]] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def module(self) -> str:
@@ -196,6 +197,27 @@ class Experiment:
                 return p
         known = ", ".join(p.name for p in self.params)
         raise ValueError(f"unknown parameter {name!r} of experiment {self.name!r}; its parameters are: {known}")
+
+    def limit(self, name: str, **values: Any) -> float:
+        """The largest value of parameter ``name`` the experiment runs at the other parameters ``values`` (the rest at
+        their defaults): its declared limit (``experiment(limits=...)``) where that depends on the other parameters or
+        on data, capped by the ``Param``'s ``high``. A panel offers stops up to it; past it a point may not run (the
+        experiment then refuses it, naming what to change).
+
+        Examples
+        --------
+        >>> @experiment("doc-budget", params=[Param("n", 1, "", low=1, high=100), Param("cap", 10, "", low=1)],
+        ...             limits={"n": lambda cap, **_: 2 * cap})
+        ... def budget(*, n, cap, seed):
+        ...     return {"n": n}
+        >>> budget.limit("n"), budget.limit("n", cap=80)
+        (20, 100)
+        """
+        p = self.param(name)
+        point = {**self.defaults(), **{k: self.param(k).validate(v) for k, v in values.items()}}
+        high = math.inf if p.high is None else p.high
+        fn = self.limits.get(name)
+        return high if fn is None else min(high, fn(**{k: v for k, v in point.items() if k != name}))
 
     def defaults(self) -> dict[str, Any]:
         """Every parameter at its default."""
@@ -258,6 +280,7 @@ def experiment(
     version: str = "1",
     description: str = "",
     small: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+    limits: Mapping[str, Callable[..., float]] | None = None,
 ):
     """Register the decorated function as the experiment ``name`` and return the :class:`Experiment`.
 
@@ -269,6 +292,9 @@ def experiment(
     ``small`` is the experiment's conformance grid: at least two points that run serially in a few seconds. The test
     suite runs every registered experiment at its ``small`` grid (``tests/experiments/test_registered.py``), so a new
     experiment is tested by declaring it; it is validated here, at registration.
+
+    ``limits`` maps a parameter to ``fn(**other_parameters) -> float``, the largest value it runs at when that
+    depends on the others or on data (jobs that fit in a trace window): :meth:`Experiment.limit` reads it.
 
     Examples
     --------
@@ -297,7 +323,11 @@ def experiment(
         old = _REGISTRY.get(name)
         if old is not None and (old.fn.__module__, old.fn.__qualname__) != (fn.__module__, fn.__qualname__):
             raise ValueError(f"experiment {name!r} is already registered by {old.fn.__module__}.{old.fn.__qualname__}")
-        exp = Experiment(name, fn, params, version, description or (inspect.getdoc(fn) or "").split("\n")[0], small)
+        first_line = description or (inspect.getdoc(fn) or "").split("\n")[0]
+        unknown = sorted(set(limits or {}) - {p.name for p in params})
+        if unknown:
+            raise ValueError(f"experiment {name!r}: limits name parameters it does not declare: {unknown}")
+        exp = Experiment(name, fn, params, version, first_line, small, dict(limits or {}))
         if small is not None and len(exp.points(small)) < 2:
             raise ValueError(f"experiment {name!r}: the small grid must have at least two points, got {small!r}")
         _REGISTRY[name] = exp

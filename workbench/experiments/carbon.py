@@ -25,7 +25,7 @@ from ..carbon import sunk
 from ..carbon.cluster import poisson_arrivals, sample_jobs, simulate
 from ..carbon.dags import load_jobs
 from ..carbon.schedulers import SCHEDULERS, make_scheduler
-from ..carbon.traces import ALIASES, REGIONS, TimeMapping, load_trace
+from ..carbon.traces import ALIASES, REGIONS, TimeMapping, TraceError, load_trace
 from ._space import Param, experiment
 
 #: ``REGIONS`` (re-exported): the carbon package's one list, :data:`workbench.carbon.traces.REGIONS` (the PCAPS
@@ -67,20 +67,49 @@ def carbon_run(
     ``seed`` is the point's seed (:func:`~workbench.experiments.point_seed`); the jobs, arrivals and duration draws
     come from it, so every scheduler at a point sees the same ones."""
     s = int31_seed(seed)
-    pool = sample_jobs(jobs, seed=s)
     arrivals = poisson_arrivals(jobs, mean_job_work_s() / (load * executors), seed=s + 1)
     inten = region_intensity(region, season)
-    sched = make_scheduler(scheduler, gamma=gamma, cap_minimum=min(cap_minimum, executors))
-    return simulate(
-        pool,
-        arrivals,
-        inten,
-        sched,
-        executors=executors,
-        job_cap=min(job_cap, executors),
-        mapping=TimeMapping(seconds_per_hour),
-        seed=s + 2,
+    fit = _jobs_in_window(load, executors, seconds_per_hour)
+    knobs = (
+        f"the {region} {season} window has {inten.size:,} trace hours ({WINDOW_DAYS} days at seconds_per_hour="
+        f"{seconds_per_hour:g}): lower jobs (about {fit:,} arrive within it at load {load:g} on {executors} "
+        "executors), or raise load, executors or seconds_per_hour"
     )
+    if arrivals[-1] >= inten.size * seconds_per_hour:
+        raise ValueError(f"jobs={jobs:,} arrive over {arrivals[-1] / seconds_per_hour:,.0f} trace hours, and {knobs}")
+    pool = sample_jobs(jobs, seed=s)
+    sched = make_scheduler(scheduler, gamma=gamma, cap_minimum=min(cap_minimum, executors))
+    try:
+        return simulate(
+            pool,
+            arrivals,
+            inten,
+            sched,
+            executors=executors,
+            job_cap=min(job_cap, executors),
+            mapping=TimeMapping(seconds_per_hour),
+            seed=s + 2,
+        )
+    except TraceError as err:  # the arrivals fit, the work did not drain before the window's end
+        raise ValueError(f"jobs={jobs:,} are still running at the window's end, and {knobs}") from err
+
+
+def _jobs_in_window(load: float, executors: int, seconds_per_hour: float, share: float = 1.0) -> int:
+    """How many jobs' Poisson arrivals span, on average, ``share`` of a season's :data:`WINDOW_DAYS`-day trace window
+    at ``load`` on ``executors`` executors (their mean gap is a job's mean work over ``load x executors``) with
+    ``seconds_per_hour`` simulated seconds per trace hour."""
+    span_s = share * 24 * WINDOW_DAYS * seconds_per_hour
+    return int(span_s * load * executors // mean_job_work_s())
+
+
+#: The share of the window the jobs' arrivals may fill (the ``jobs`` limit both scheduling experiments declare): the
+#: last quarter, 15 days, is left for the queue to drain behind the last arrival, a carbon-aware scheduler deferring
+#: work by up to its 48-hour look-ahead.
+ARRIVAL_SHARE = 0.75
+
+
+def _jobs_limit(*, load, executors, seconds_per_hour, **_) -> int:
+    return _jobs_in_window(load, executors, seconds_per_hour, share=ARRIVAL_SHARE)
 
 
 #: The parameters of a run (both scheduling experiments).
@@ -112,6 +141,7 @@ PARAMS = (
     version="1",
     small={"scheduler": ["agnostic", "cap", "pcaps"], "jobs": 10, "executors": 20, "region": "DE"},
     params=list(PARAMS),
+    limits={"jobs": _jobs_limit},
 )
 def carbon_scheduling(
     *, scheduler, region, season, gamma, load, jobs, executors, job_cap, cap_minimum, seconds_per_hour, seed
@@ -143,6 +173,7 @@ def carbon_scheduling(
 @experiment(
     "carbon-busy-hours",
     small={"scheduler": ["agnostic", "pcaps"], "jobs": 10, "executors": 20, "region": "DE"},
+    limits={"jobs": _jobs_limit},
     params=[
         *PARAMS,
         Param(

@@ -19,7 +19,17 @@ import pandas as pd
 
 from .. import experiments as ex
 from ..viz import carbon as vc
-from . import FigurePane, clear, html_table, panel, param_control, param_controls, param_values, redraw
+from . import (
+    FigurePane,
+    clear,
+    html_table,
+    log_steps,
+    panel,
+    param_control,
+    param_controls,
+    param_values,
+    redraw,
+)
 
 __all__ = ["CarbonView", "carbon_panel", "panel_model", "EXECUTORS", "JOB_CAP", "LOAD", "JOBS"]
 
@@ -96,7 +106,10 @@ def carbon_panel() -> W.Widget:
     scheduler.options = [s for s in scheduler.options if s != SAME_AS_BASELINE]
     scheduler.value = exp.param("scheduler").default  # new options reset the value to the first
     gamma = param_control(exp.param("gamma"))
-    jobs = param_control(exp.param("jobs"), JOBS, description="load (jobs)")
+    fit = exp.limit("jobs", load=LOAD, executors=EXECUTORS)  # the jobs a season's trace window holds
+    p = exp.param("jobs")
+    stops = [v for v in log_steps(p.low or 1, p.high or fit, JOBS) if v <= fit]
+    jobs = param_control(p, JOBS, stops=stops, description="load (jobs)")
     controls = [region, season, scheduler, gamma, jobs]
     info = W.HTML()
     fig_pts = FigurePane()
