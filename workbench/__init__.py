@@ -16,6 +16,11 @@ models -> viz / experiments -> reproductions -> widgets -> notebooks and CLI.
 
 __version__ = "0.1.0"
 
+# first: every later import of a workbench module notes its source file (see workbench._loaded)
+from . import _loaded
+
+_loaded.install()
+
 
 class WorkbenchWarning(UserWarning):
     """Base class of the warnings the workbench itself issues (errors in the test suite)."""

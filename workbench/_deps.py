@@ -10,7 +10,10 @@ module-granularity over-approximation of "the code a function can reach": an edi
 recomputes, an edit elsewhere does not. A module already imported is digested *as loaded*: its digest is taken
 when this process first needs it and kept until the module is reloaded (``importlib.reload`` or IPython's
 autoreload give it a new ``__spec__``), so results computed by the code that actually ran are never stored under the
-key of an edited file the process has not loaded (an edit is live, and keyed, after a restart or a reload).
+key of an edited file the process has not loaded (an edit is live, and keyed, after a restart or a reload). A file
+edited between its import and its first digest is caught by the stat noted when it was loaded
+(:mod:`workbench._loaded`): it is keyed as "loaded before an edit", a key no process running the edited file
+computes, with a warning.
 
 **Data.** While a :func:`recording` is active, every data file the workbench resolves on its search path
 (:func:`workbench.data.find`) is noted with the path it resolved to, or as missing; when the recording ends each is
@@ -48,6 +51,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+
+from . import _loaded
 
 __all__ = [
     "Deps",
@@ -426,20 +431,32 @@ def module_digest(name: str, path: Path) -> str:
                     _module_digests[name] = (spec, sig, known_digest)
                 return known_digest
             if spec is not None and known_spec is spec:  # edited on disk since this process loaded it
-                if str(path) not in _warned_edits:
-                    _warned_edits.add(str(path))
-                    from . import WorkbenchWarning
-
-                    warnings.warn(
-                        f"{path} changed after this process imported it: results are computed and cached for the "
-                        "code as loaded; restart the kernel (or reload the module) to run the edited code",
-                        WorkbenchWarning,
-                        stacklevel=3,
-                    )
+                _warn_edited(path)
                 return known_digest
-        digest = hashlib.sha256(name.encode() + b"\0" + path.read_bytes()).hexdigest()
+        loaded = _loaded.STAMPS.get(name) if mod is not None else None
+        if loaded is not None and loaded != sig:  # edited after this process loaded it, before it was digested
+            _warn_edited(path)
+            # the code that runs is the file as it was: a key no process running the edited file computes, kept
+            # with the file's stat as loaded (the edit warns again, a reload digests the file anew)
+            digest = hashlib.sha256(name.encode() + b"\0loaded before an edit\0" + repr(loaded).encode()).hexdigest()
+            sig = loaded
+        else:
+            digest = hashlib.sha256(name.encode() + b"\0" + path.read_bytes()).hexdigest()
         _module_digests[name] = (spec, sig, digest)
         return digest
+
+
+def _warn_edited(path: Path) -> None:
+    if str(path) not in _warned_edits:
+        _warned_edits.add(str(path))
+        from . import WorkbenchWarning
+
+        warnings.warn(
+            f"{path} changed after this process imported it: results are computed and cached for the code as loaded; "
+            "restart the kernel (or reload the module) to run the edited code",
+            WorkbenchWarning,
+            stacklevel=4,
+        )
 
 
 def _roots(target: str | Callable[..., Any], h: Any) -> list[str]:

@@ -108,6 +108,20 @@ def test_an_edit_this_process_has_not_loaded_is_not_keyed_as_if_it_ran(cache, mo
     assert run.cache_hits == 2 and run.table.y.tolist() == [1.0, 2.0]
 
 
+def test_an_edit_before_the_first_sweep_is_not_keyed_as_the_edited_file(cache, models_package):
+    """Imported, edited, then swept for the first time: the sweep runs the code as loaded, so its records must not be
+    stored under the edited file's key (a fresh process, or this one after a reload, would read them back)."""
+    edited = "SCALE = 5.0\n\n\ndef scaled(x):\n    return SCALE * x  # edited before any sweep\n"
+    (models_package / "model.py").write_text(edited)
+    with pytest.warns(WorkbenchWarning, match="changed after this process imported it"):
+        old = _run("test-cache-a")
+    assert old.table.y.tolist() == [1.0, 2.0] and old.computed == 2  # the code as loaded ran
+    importlib.reload(sys.modules["wbt_models.model"])
+    new = _run("test-cache-a")
+    assert new.cache_hits == 0 and new.table.y.tolist() == [5.0, 10.0]
+    assert _run("test-cache-a").cache_hits == 2  # the edited code's records are read back
+
+
 def test_a_shadowed_data_file_recomputes_the_experiments_that_read_it_and_no_other(
     cache, models_package, tmp_path, monkeypatch
 ):
