@@ -5,9 +5,9 @@ The code keys of the caches (:func:`workbench._deps.code_fingerprint`) digest a 
 imported, then edited on disk, then digested for the first time would otherwise be digested from the edited file: the
 results of the old code that still runs would be stored under the key of the new code, and a fresh process with the
 edited file would read them back. A finder first on :data:`sys.meta_path` notes the source file's ``(size,
-mtime_ns, inode)`` whenever a module outside the Python installation is looked up to be loaded (the workbench's own,
-and a user's packages; the standard library and installed packages enter the keys by their versions), and finds
-nothing itself, so the usual finders load the module. A reload looks it up again and notes the file anew.
+mtime_ns, inode)`` whenever one of the workbench's modules, or a module outside the Python installation (a user's
+package), is looked up to be loaded (the standard library and installed packages enter the keys by their versions),
+and finds nothing itself, so the usual finders load the module. A reload looks it up again and notes the file anew.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ _INSTALLED = tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_
 
 
 def _note(name: str, origin: str | None) -> None:
-    if origin is None or not origin.endswith(".py") or os.path.realpath(origin).startswith(_INSTALLED):
+    if origin is None or not origin.endswith(".py"):
+        return
+    if not name.startswith("workbench.") and os.path.realpath(origin).startswith(_INSTALLED):
         return
     try:
         st = os.stat(origin)
@@ -41,11 +43,11 @@ class _Stamper:
         if path is None:
             if fullname.partition(".")[0] in sys.stdlib_module_names:
                 return None
-        elif all(os.path.realpath(p).startswith(_INSTALLED) for p in path):  # a submodule of an installed package
-            return None
+        elif not fullname.startswith("workbench.") and all(os.path.realpath(p).startswith(_INSTALLED) for p in path):
+            return None  # a submodule of an installed package (the workbench's own are noted wherever they are)
         try:
             spec = PathFinder.find_spec(fullname, path, target)
-        except (ImportError, ValueError):
+        except Exception:  # a finder must not fail an import it does not serve
             return None
         if spec is not None:
             _note(fullname, spec.origin)
