@@ -356,3 +356,17 @@ def test_index_of_dispersion_at_windows_far_shorter_than_the_gaps(monkeypatch):
     np.testing.assert_allclose(arr.index_of_dispersion(t, windows, start_s=0.0), dense, rtol=1e-12)
     with pytest.raises(ValueError, match="window_s=1e-06 cuts the span"):
         arr.counts_per_window(t, 1e-6)
+
+
+def test_idc_windows_longer_than_the_arrivals_span_are_refused_by_the_experiments_parameters():
+    """A random point inside arrivals-idc's ranges (158 arrivals, windows up to 10^11 mean gaps) was refused by the
+    statistic with a window length in seconds; the experiment names its own parameters before drawing anything."""
+    from workbench import experiments as ex
+
+    fn = ex.get("arrivals-idc").fn
+    point = {"process": "gamma", "cv": 2.0, "job_seed": 3, "job_index": 9}
+    with pytest.raises(ValueError, match=r"10\^11 mean gaps \(first_decade=3 \+ decades=9 - 1\).*first_decade$"):
+        fn(**point, arrivals=158, first_decade=3, decades=9, seed=0)
+    with pytest.raises(ValueError, match=r"lower decades or first_decade, or raise arrivals to 30,000 or more$"):
+        fn(**point, arrivals=5_000, first_decade=2, decades=3, seed=0)
+    assert len(fn(**point, arrivals=30_000, first_decade=2, decades=3, seed=0)) == 3

@@ -154,6 +154,14 @@ def arrivals_idc(*, process, cv, arrivals, first_decade, decades, job_seed, job_
     del seed  # the stream is named by job_seed and job_index
     proc = _process(process, cv)
     windows = 10.0 ** np.arange(first_decade, first_decade + decades)
+    if 2 * windows[-1] > arrivals:  # the arrivals span about `arrivals` mean gaps (rate 1/s)
+        top = first_decade + decades - 1
+        most = arrivals_idc.param("arrivals").high
+        raise ValueError(
+            f"the longest window, 10^{top} mean gaps (first_decade={first_decade} + decades={decades} - 1), needs 2 "
+            f"complete windows in the span of arrivals={arrivals:,} (about {arrivals:,} mean gaps): lower decades or "
+            "first_decade" + (f", or raise arrivals to {3 * 10**top:,} or more" if 3 * 10**top <= most else "")
+        )
     times = arrival_times(proc, arrivals, seed=keyed(job_seed, job_index))
     idc = np.asarray(index_of_dispersion(times, windows, start_s=0.0))
     return pd.DataFrame({"window_mean_gaps": windows, "idc": idc, "cv_squared": proc.cv**2})
