@@ -49,6 +49,10 @@ def test_fabric_congestion_rejects_bad_points_before_running():
     # a value each parameter accepts but the fabric does not: the point fails, named in the failures
     run = ex.run_sweep("fabric-congestion", {**SMALL, "failed_uplinks": [1, 4], "samples": 5}, **RUN)
     assert len(run.table) == 1 and "failed_uplinks" in run.failures.error.iloc[0]
+    # named by the experiment's own parameter (the collective's builder calls it n_ranks)
+    collective = ex.get("collective-time-vs-size")
+    with pytest.raises(ValueError, match=r"^ranks must be a power of two for collective='halving_doubling', got 3"):
+        collective.fn(**{**collective.defaults(), "ranks": 3, "collective": "halving_doubling"}, seed=0)
 
 
 def test_collective_time_vs_size_rows_are_sizes_and_serial_equals_parallel():

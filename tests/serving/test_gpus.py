@@ -80,3 +80,15 @@ def test_validation_points_have_sources_and_errors():
     t = validation_table()
     assert np.allclose(t["error"], t["model_estimate"] / t["published"] - 1)
     assert (t["error"].abs() < 4).all()  # order-of-magnitude agreement; the notebook reports each error
+
+
+def test_a_trace_window_no_longer_than_the_ttft_target_is_refused_by_the_experiments_parameters():
+    """A random point inside serving-replica-gpus' ranges (window_s=0.735 s, ttft_slo_s=8.2 s) was refused by the
+    capacity search as 'give a longer workload or duration_s' after loading the trace: the window was what cut it."""
+    from workbench import experiments as ex
+
+    exp = ex.get("serving-replica-gpus")
+    with pytest.raises(ValueError, match=r"window_s=0.5 s is no longer than ttft_slo_s=2 s.*raise window_s or lower"):
+        exp.fn(**{**exp.defaults(), "window_s": 0.5}, seed=0)
+    with pytest.raises(ValueError, match=r"duration_s=1 s is no longer than ttft_slo_s=2 s.*raise duration_s or lower"):
+        exp.fn(**{**exp.defaults(), "window_s": 0.0, "duration_s": 1.0}, seed=0)

@@ -336,9 +336,15 @@ _TP_CHOICES = (1, 2, 4, 8)
 )
 def serving_replica_gpus(*, seed, **p):
     """GPUs (replicas x TP) a trace window needs within the SLO under one engine (NaN when no plan meets it)."""
+    window = p["window_s"] or (p["duration_s"] if p["trace"] == "servegen" else None)
+    if window is not None and window <= p["ttft_slo_s"]:  # a queue cannot build up to the target: every count passes
+        name = "window_s" if p["window_s"] else "duration_s"
+        raise ValueError(
+            f"{name}={window:g} s is no longer than ttft_slo_s={p['ttft_slo_s']:g} s: a backlog cannot reach the "
+            f"TTFT target within it, so every GPU count would pass; raise {name} or lower ttft_slo_s"
+        )
     requests = _trace(p, seed if p["traffic_seed"] < 0 else p["traffic_seed"])
     slo = SLO(ttft_s=p["ttft_slo_s"], tbt_s=p["tbt_slo_s"])
-    window = p["window_s"] or (p["duration_s"] if p["trace"] == "servegen" else None)
     plan = capacity_gpus(
         requests,
         p["model"],
