@@ -141,7 +141,7 @@ def carbon_panel() -> W.Widget:
                 ]
                 for r in view.runs.itertuples()
             ],
-            caption=f"{values['jobs']} TPC-H jobs at load {LOAD:g} on {EXECUTORS} executors (each job at most "
+            caption=f"{values['jobs']:,} TPC-H jobs at load {LOAD:g} on {EXECUTORS} executors (each job at most "
             f"{JOB_CAP}); one trace hour per {exp.param('seconds_per_hour').default:g} simulated seconds; CAP with B = {EXECUTORS // 5}. One region and "
             "one draw of jobs and arrivals (the experiment's seed 0): the reproduction's claims average the six "
             "PCAPS regions over 2 seeds (5 at full scale); one draw's carbon cut and completion-time change vary "
