@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import _loaded
+from . import _loaded, _unfiled
 
 __all__ = [
     "Deps",
@@ -460,31 +460,14 @@ def _warn_edited(path: Path) -> None:
 
 
 def _roots(target: str | Callable[..., Any], h: Any) -> list[str]:
-    """The modules whose closure is ``target``'s code; a function without a file adds its own source to ``h``."""
+    """The modules whose closure is ``target``'s code; a function without a file adds what it depends on to ``h``
+    (:mod:`workbench._unfiled`: its source, the values and helpers its globals hold, its defaults and closure)."""
     if isinstance(target, str):
         return [target]
     module = getattr(target, "__module__", None) or ""
     if _origin(module) is not None:
         return [module]
-    import inspect
-
-    try:
-        h.update(inspect.getsource(target).encode())
-    except (OSError, TypeError):
-        code = getattr(target, "__code__", None)
-        h.update(repr((code.co_code, code.co_consts, code.co_names)).encode() if code else repr(target).encode())
-    names = getattr(getattr(target, "__code__", None), "co_names", ())
-    glob = getattr(target, "__globals__", {})
-    found = set()
-    for n in names:
-        value = glob.get(n)
-        for m in (
-            getattr(value, "__name__", None) if isinstance(value, type(sys)) else None,
-            getattr(value, "__module__", None),
-        ):
-            if isinstance(m, str) and m.split(".")[0] == "workbench":
-                found.add(m)
-    return sorted(found)
+    return [m for m in _unfiled.digest(target, h) if _origin(m) is not None]
 
 
 def closure_digests(target: str | Callable[..., Any]) -> dict[str, str]:
@@ -499,7 +482,8 @@ def code_fingerprint(target: str | Callable[..., Any]) -> str:
     """A digest of the code ``target`` (a module name, or a function) can reach, and of :data:`RUNTIME`.
 
     A function defined in a file is its module's closure; one without a file (typed in a notebook, or shipped to a
-    worker by value) is its own source plus the closures of the workbench modules its global names come from.
+    worker by value) is what :mod:`workbench._unfiled` digests (its source, the values and helpers of the cells it
+    reads) plus the closures of the modules with files its global names come from.
 
     Examples
     --------

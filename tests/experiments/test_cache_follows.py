@@ -122,6 +122,40 @@ def test_an_edit_before_the_first_sweep_is_not_keyed_as_the_edited_file(cache, m
     assert _run("test-cache-a").cache_hits == 2  # the edited code's records are read back
 
 
+_CELLS = """
+from workbench.experiments import Param, experiment
+
+SCALE = 1.0
+
+
+def helper(x):
+    return SCALE * x
+
+
+@experiment("test-cache-cell", version="1", params=[Param("x", 1.0, "", low=0.0)])
+def test_cache_cell(*, x, seed):
+    return {"y": [helper(v) for v in (x,)][0]}
+"""
+
+
+def test_an_experiment_typed_in_a_notebook_follows_its_helpers_and_constants(cache):
+    """An experiment registered in a notebook cell has no file: its key is its source and what its globals hold, so
+    re-running the cell of a constant or of a helper it calls (even from inside a comprehension) recomputes it."""
+    cell = {"__name__": "wbt_notebook"}  # a notebook's namespace: a module without a file (Jupyter's __main__)
+    exec(compile(_CELLS, "<cell>", "exec"), cell)
+    try:
+        assert _run("test-cache-cell").table.y.tolist() == [1.0, 2.0]
+        assert _run("test-cache-cell").cache_hits == 2
+        cell["SCALE"] = 3.0  # the constant's cell re-run
+        again = _run("test-cache-cell")
+        assert again.cache_hits == 0 and again.table.y.tolist() == [3.0, 6.0]
+        exec(compile("def helper(x):\n    return SCALE * x + 1\n", "<cell>", "exec"), cell)  # the helper's cell
+        helped = _run("test-cache-cell")
+        assert helped.cache_hits == 0 and helped.table.y.tolist() == [4.0, 7.0]
+    finally:
+        ex._space._REGISTRY.pop("test-cache-cell", None)
+
+
 def test_a_shadowed_data_file_recomputes_the_experiments_that_read_it_and_no_other(
     cache, models_package, tmp_path, monkeypatch
 ):
