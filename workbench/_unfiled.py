@@ -5,10 +5,11 @@ A module's code is digested from its file; a notebook's function has none. Its d
 one, its code object) and everything it reads that a cell can change: the values of the global names it uses, in
 itself and in its nested code (comprehensions, lambdas), its default arguments and the variables it closes over.
 A global that is another function without a file (a helper typed in another cell) is digested the same way, in
-turn; plain data (numbers, strings, containers of them) by value, arrays and pandas objects by content. A global that
-comes from a module with a file (the workbench's, or a user's package outside the Python installation) is returned
-as a module to follow, whose file is digested with its imports; the standard library and installed packages enter
-by their versions (:data:`workbench._deps.RUNTIME`). Any other object enters by its type's name.
+turn; plain data (numbers, strings, containers of them) by value, arrays and pandas objects by content, dataclass
+instances field by field (an experiment's record holds its function: digested, not printed with its address). A
+global that comes from a module with a file (the workbench's, or a user's package outside the Python installation) is
+returned as a module to follow, whose file is digested with its imports; the standard library and installed packages
+enter by their versions (:data:`workbench._deps.RUNTIME`). Any other object enters by its type's name.
 """
 
 from __future__ import annotations
@@ -82,8 +83,11 @@ def _value(value: Any, h: Any, modules: set[str], seen: set[int], depth: int) ->
         module = type(value).__module__
         if followed_module(module):
             modules.add(module)
-        h.update(repr(value).encode() if dataclasses.is_dataclass(value) else b"object " + module.encode())
-        h.update(type(value).__qualname__.encode())
+        h.update(f"object {module}.{type(value).__qualname__}".encode())
+        if dataclasses.is_dataclass(value) and depth < _DEPTH:  # field by field (a repr may hold addresses)
+            for f in dataclasses.fields(value):
+                h.update(b"\0field " + f.name.encode())
+                _value(getattr(value, f.name, None), h, modules, seen, depth + 1)
 
 
 def _source(fn: Any) -> bytes | None:

@@ -156,6 +156,28 @@ def test_an_experiment_typed_in_a_notebook_follows_its_helpers_and_constants(cac
         ex._space._REGISTRY.pop("test-cache-cell", None)
 
 
+_CELL_KEY = (
+    "import hashlib\n"
+    "from workbench import _unfiled\n"
+    "cell = {'__name__': 'wbt_notebook'}\n"
+    'exec("from workbench.experiments import Param, experiment\\n'
+    "@experiment('tmp-cell-a', params=[Param('x', 1.0, '', low=0.0)])\\n"
+    "def a(*, x, seed):\\n    return {'y': x}\\n"
+    'def f(x):\\n    return a.fn(x=x, seed=0)\\n", cell)\n'
+    "h = hashlib.sha256()\n"
+    "print(_unfiled.digest(cell['f'], h), h.hexdigest())\n"
+)
+
+
+def test_a_notebook_function_holding_an_experiment_has_one_key_in_every_process():
+    """A cell's function that reads a registered experiment (a record holding a function) is keyed by what the
+    record holds, not by a printout with addresses: two processes give it the same key, so a restarted kernel reads
+    the first one's points back."""
+    keys = [subprocess.run([sys.executable, "-c", _CELL_KEY], capture_output=True, text=True) for _ in range(2)]
+    assert all(k.returncode == 0 for k in keys), keys[0].stderr
+    assert keys[0].stdout == keys[1].stdout and "workbench.experiments._space" in keys[0].stdout
+
+
 def test_a_shadowed_data_file_recomputes_the_experiments_that_read_it_and_no_other(
     cache, models_package, tmp_path, monkeypatch
 ):
