@@ -166,12 +166,7 @@ def _ranks(collective: str, ranks: int, n_hosts: int) -> int:
         raise ValueError(f"ranks must be at most the fabric's {n_hosts} hosts, got {ranks}")
     if ranks < 2:
         raise ValueError(f"the fabric has {n_hosts} host(s); a collective needs at least 2 ranks")
-    if collective == "halving_doubling" and ranks & (ranks - 1):
-        raise ValueError(
-            f"ranks must be a power of two for collective='halving_doubling', got {ranks}: give one (or 0, the "
-            "largest that fits), or another collective"
-        )
-    return ranks
+    return collectives.check_ranks(collective, ranks, "ranks")
 
 
 @experiment(

@@ -41,6 +41,7 @@ __all__ = [
     "COLLECTIVES",
     "PLACEMENTS",
     "collective_steps",
+    "check_ranks",
     "ranks_that_fit",
     "place_ranks",
     "random_destinations",
@@ -140,8 +141,7 @@ def collective_steps(name: str, n_ranks: int, size_bytes: int, seed: Seed = None
     if name == "ring":
         return [_step(r, (r + 1) % n, size / n, repeat=2 * (n - 1), label="ring")]
     if name == "halving_doubling":
-        if n & (n - 1):
-            raise ValueError(f"n_ranks must be a power of two for halving_doubling, got {n}")
+        check_ranks(name, n)
         levels = n.bit_length() - 1
         rs = [
             _step(r, r ^ (n >> (i + 1)), size / 2 ** (i + 1), label=f"reduce-scatter d={n >> (i + 1)}")
@@ -170,6 +170,27 @@ def collective_steps(name: str, n_ranks: int, size_bytes: int, seed: Seed = None
     dst = np.empty(n, dtype=np.int64)
     dst[order] = np.roll(order, -1)
     return [_step(r, dst, size, label="permutation")]
+
+
+@accepts()
+def check_ranks(collective: str, n_ranks: int, name: str = "n_ranks") -> int:
+    """``n_ranks``, refused under the caller's parameter ``name`` when ``collective`` cannot run on that many ranks
+    (halving-doubling pairs ranks at distances n/2, n/4, ..., 1: a power of two). The one check of it: the
+    collectives, the fabric experiments and the diagnosis jobs call it.
+
+    Examples
+    --------
+    >>> check_ranks("halving_doubling", 16), check_ranks("ring", 12)
+    (16, 12)
+    """
+    one_of("collective", collective, COLLECTIVES)
+    n = integer(name, n_ranks, minimum=1)
+    if collective == "halving_doubling" and n & (n - 1):
+        raise ValueError(
+            f"{name} must be a power of two for collective='halving_doubling', got {n} (it pairs ranks at "
+            "power-of-two distances): give one, or another collective"
+        )
+    return n
 
 
 @accepts()

@@ -39,6 +39,7 @@ import numpy as np
 from ..._contracts import Opaque, Real, accepts, output
 from ..._rng import Seed, generator, spawn
 from ..._validate import in_range, integer, nonnegative, one_of, positive, probability
+from ...fabric.collectives import check_ranks
 from .faults import FAULT_KINDS, FUNCTION_FAULTS, Fault, FaultEffects, fault_effects
 from .metrics import machine_metrics
 
@@ -100,8 +101,7 @@ class JobSpec:
         positive("allreduce_s", self.allreduce_s)
         nonnegative("step_latency_s", self.step_latency_s)
         one_of("collective", self.collective, COLLECTIVES)
-        if self.collective == "halving_doubling" and self.ranks & (self.ranks - 1):
-            raise ValueError(f"halving_doubling needs a power-of-two ranks, got {self.ranks}")
+        check_ranks(self.collective, self.ranks, "ranks")
 
     @property
     def machines(self) -> int:
