@@ -174,3 +174,47 @@ def test_the_tp_scaling_figure_shows_the_tables_rows_measured_and_modelled(table
         tp_scaling_figure({"x": decode.drop(columns="tp")})
     with pytest.raises(ValueError, match="more than one row"):
         tp_scaling_figure({"x": pd.concat([decode, decode])})
+
+
+def _trace_rows() -> pd.DataFrame:
+    pub = published()
+    return pub[pub["metric"].str.startswith("trace_")]
+
+
+def test_a_recorded_runs_means_are_its_request_tables_own():
+    from workbench.data import require
+    from workbench.serving.validation import TRACES
+
+    rows = _trace_rows()
+    assert set(rows["metric"]) == {"trace_mean_ttft_s", "trace_mean_tpot_s", "trace_output_tokens_per_s"}
+    for source, part in rows.groupby("source_id"):
+        t = pd.read_csv(require(TRACES.format(source=source)))
+        assert len(t) == int(part["requests"].iloc[0])
+        assert t["arrival_s"].is_monotonic_increasing and (t["first_token_s"] >= t["arrival_s"]).all()
+        multi = t[t["output_tokens"] >= 2]
+        measured = {
+            "trace_mean_ttft_s": (t["first_token_s"] - t["arrival_s"]).mean(),
+            "trace_mean_tpot_s": ((multi["finish_s"] - multi["first_token_s"]) / (multi["output_tokens"] - 1)).mean(),
+            "trace_output_tokens_per_s": t["output_tokens"].sum() / (t["finish_s"].max() - t["arrival_s"].min()),
+        }
+        for metric, value in part.set_index("metric")["value"].items():
+            assert value == pytest.approx(measured[metric], rel=1e-5), (source, metric)
+
+
+def test_a_recorded_run_replays_on_the_kv_cache_and_limits_it_reported():
+    from workbench.serving.validation import _deployment
+
+    row = _trace_rows().iloc[0].to_dict()
+    dep = _deployment(row)
+    assert dep.kv_capacity_tokens == int(row["kv_tokens"]) == 41408  # 2,588 blocks of 16 tokens, as vLLM reported
+    assert dep.frontend_s == 0.0 and dep.engine == "vllm"
+    # a smaller cache holds fewer requests at once: the replay's first tokens come later
+    assert replay({**row, "metric": "trace_mean_ttft_s", "kv_tokens": 20000}) > replay(
+        {**row, "metric": "trace_mean_ttft_s"}
+    )
+    with pytest.raises(ValueError, match=r"llmservingsim-rtx4090.*kv_tokens \(900000\) must be >= 1 and fit beside"):
+        replay({**row, "kv_tokens": 900000})
+    with pytest.raises(ValueError, match=r"holds 300 requests, the row states 299"):
+        replay({**row, "requests": 299})
+    with pytest.raises(ValueError, match=r"needs column 'kv_tokens'"):
+        replay({**row, "kv_tokens": float("nan")})

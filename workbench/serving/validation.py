@@ -28,6 +28,13 @@ chunk, the number of requests and the engine's token budget). Each is replayed a
 * ``single_request_ttft_s`` and ``single_request_itl_s`` (NVIDIA NIM's AIPerf sweep at concurrency 1: one request in
   flight at a time): one request alone on the replica; its time to first token, and the mean time between its output
   tokens (``(finish - first token) / (output_tokens - 1)``).
+* ``trace_mean_ttft_s``, ``trace_mean_tpot_s`` and ``trace_output_tokens_per_s`` (an online run recorded request by
+  request: ``datasets/serving_specs/traces/<source_id>.csv``, each request's arrival and lengths with its measured
+  first and last token): the recorded requests replayed at their arrival times on the engine profile's scheduler with
+  the run's ``batch`` (``max_num_seqs``), ``max_batched_tokens`` and KV cache (``kv_tokens``, as the engine reported
+  it: the memory beside the weights is set to hold exactly that many tokens); the mean TTFT, the mean TPOT
+  (:func:`~workbench.serving.metrics.tbt_values`) and all output tokens over the span from the first arrival to the
+  last token.
 
 Nothing is fitted: the efficiencies are the cost model's own, and the engine's host work comes from its profile
 (:mod:`~workbench.serving.engines`, the engine of each row by :data:`ENGINE_OF`). Every benchmark is replayed offline
@@ -51,9 +58,11 @@ import pandas as pd
 from .._contracts import Opaque, accepts
 from ..data import require
 from ..tables import frame
+from ._common import metrics_table
 from .engine import Scheduler, simulate_replica
+from .metrics import tbt_values, ttft_values
 from .roofline import Deployment
-from .specs import model
+from .specs import gpu, model
 
 __all__ = [
     "DENSE_BATCH_TOKENS",
@@ -61,6 +70,7 @@ __all__ = [
     "KINDS",
     "METRICS",
     "POINT_COLUMNS",
+    "TRACES",
     "published",
     "replay",
     "validation_by_source",
@@ -74,7 +84,8 @@ __all__ = [
 #: v0.5/v0.6 tables its C++ runtime before the overlap scheduler (``gptSessionBenchmark``, not overlapped); its
 #: perf-overview (v0.19+, ``trtllm-bench`` on the PyTorch backend)
 #: the current runtime with the overlap scheduler on by default, as does NVIDIA NIM's TensorRT-LLM profile;
-#: NanoFlow its asynchronous engine.
+#: NanoFlow its asynchronous engine; a current vLLM (``vllm-v1``: the V1 engine, LLMServingSim's recorded runs) the
+#: current profile.
 ENGINE_OF = {
     "vllm": "vllm-v0",
     "vllm-2023": "vllm-2023",
@@ -83,6 +94,7 @@ ENGINE_OF = {
     "tensorrt-llm-pytorch": "trtllm",
     "nanoflow": "nanoflow",
     "nim": "trtllm",
+    "vllm-v1": "vllm",
 }
 
 #: Tokens per iteration of NanoFlow's dense batch (chunked prefill topping up the decodes); its search picks the size,
@@ -105,6 +117,12 @@ METRICS = {
     "offline_output_tokens_per_s": (
         "end_to_end",
         "`requests` at t=0, in-flight batching (`batch` seqs, `max_batched_tokens`): output tokens / makespan",
+    ),
+    "trace_mean_ttft_s": ("end_to_end", "a recorded online run's requests replayed at their arrivals: mean TTFT"),
+    "trace_mean_tpot_s": ("end_to_end", "a recorded online run's requests replayed at their arrivals: mean TPOT"),
+    "trace_output_tokens_per_s": (
+        "end_to_end",
+        "a recorded online run's requests replayed at their arrivals: output tokens / (last token - first arrival)",
     ),
 }
 
@@ -131,7 +149,13 @@ _NEEDS = {
     "offline_output_tokens_per_s": ("requests", "max_batched_tokens"),
     "single_request_ttft_s": ("max_batched_tokens",),
     "single_request_itl_s": ("max_batched_tokens",),
+    **dict.fromkeys(
+        ("trace_mean_ttft_s", "trace_mean_tpot_s", "trace_output_tokens_per_s"),
+        ("requests", "max_batched_tokens", "kv_tokens"),
+    ),
 }
+#: Where the request tables of the ``trace_*`` points are, by ``source_id``.
+TRACES = "serving_specs/traces/{source}.csv"
 
 
 @accepts()
@@ -168,21 +192,41 @@ def _check(row) -> None:
         raise ValueError(f"published point {_point(row)!r}: value must be finite and > 0, got {row['value']!r}")
 
 
+def _kv_memory(row, m, gpu_name: str, n_gpu: int) -> dict:
+    """The Deployment keywords that give exactly the KV cache a run reported (``kv_tokens``): the memory per GPU
+    beside the weights set to hold that many tokens (vLLM's profiled reserve), and the cache capped there."""
+    value = row.get("kv_tokens")
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return {}
+    kv = int(value)
+    g = gpu(gpu_name)
+    util = 0.9  # vLLM's default gpu_memory_utilization, the Deployment's
+    reserve = (g.hbm_bytes * util - (m.weight_bytes + (kv + 1) * m.kv_bytes_per_token) / n_gpu) / 1e9
+    if kv < 1 or reserve < 0:
+        raise ValueError(
+            f"kv_tokens ({kv}) must be >= 1 and fit beside {m.model}'s weights in {util:.0%} of {n_gpu} x {g.gpu} "
+            f"(at most {int((g.hbm_bytes * util * n_gpu - m.weight_bytes) // m.kv_bytes_per_token)} tokens)"
+        )
+    return {"activation_reserve_gb": reserve, "max_kv_tokens": kv}
+
+
 def _deployment(row, costs: str | None = None) -> Deployment:
     try:
         m = model(row["model"])
         if row["dtype"] == "fp8":
             m = dataclasses.replace(m, model=f"{m.model}-fp8", bytes_per_param=1.0, bytes_per_kv=1.0)
+        tp, pp = int(row["tp"]), int(row["pp"])
         return Deployment(
             m,
             row["gpu"],
-            tp=int(row["tp"]),
-            pp=int(row["pp"]),
+            tp=tp,
+            pp=pp,
             dtype=row["dtype"],
             engine=ENGINE_OF[row["engine"]],
             overlap=row["engine"] == "nanoflow",
             costs=costs,
             frontend_s=0.0,
+            **_kv_memory(row, m, row["gpu"], tp * pp),
         )
     except ValueError as e:
         raise ValueError(f"published point {_point(row)!r}: {e}") from e
@@ -239,6 +283,8 @@ def replay(row, costs: str | None = None) -> float:
         if r.rejected.any():
             raise ValueError(f"published point {_point(row)!r}: {int(r.rejected.sum())} of {n} requests rejected")
         return float(n * osl / np.max(r.finish_s))
+    if metric.startswith("trace_"):
+        return _trace_replay(row, dep, metric)
     if metric in ("single_request_ttft_s", "single_request_itl_s"):
         r = simulate_replica(
             [0.0],
@@ -262,6 +308,31 @@ def replay(row, costs: str | None = None) -> float:
     if metric == "ttft_s":
         return float(np.max(r.first_token_s))
     return float(b * osl / np.max(r.finish_s) / dep.gpus)  # output_tokens_per_s_per_gpu
+
+
+def _trace_replay(row, dep: Deployment, metric: str) -> float:
+    """A recorded run's requests (:data:`TRACES`) replayed at their arrivals; ``metric`` of the replay."""
+    name = TRACES.format(source=row["source_id"])
+    t = frame(require(name), ("arrival_s", "input_tokens", "output_tokens"), what="recorded request table")
+    n = _int(row, "requests")
+    if len(t) != n:
+        raise ValueError(f"published point {_point(row)!r}: {name} holds {len(t)} requests, the row states {n}")
+    base = dep.scheduler or Scheduler("sarathi")
+    sched = dataclasses.replace(
+        base, max_num_seqs=int(row["batch"]), max_num_batched_tokens=_int(row, "max_batched_tokens")
+    )
+    arr = t["arrival_s"].to_numpy(float)
+    out = t["output_tokens"].to_numpy(np.int64)
+    r = simulate_replica(arr, t["input_tokens"].to_numpy(np.int64), out, dep, sched)
+    if r.rejected.any():
+        raise ValueError(f"published point {_point(row)!r}: {int(r.rejected.sum())} of {n} requests rejected")
+    served = metrics_table(arr, "replica", np.zeros(n, np.int64), t["input_tokens"].to_numpy(), out, r.admit_s,
+                           r.first_token_s, r.finish_s, r.rejected)  # fmt: skip
+    if metric == "trace_mean_ttft_s":
+        return float(ttft_values(served).mean())
+    if metric == "trace_mean_tpot_s":
+        return float(tbt_values(served).mean())
+    return float(out.sum() / (np.max(r.finish_s) - arr.min()))
 
 
 @accepts()
