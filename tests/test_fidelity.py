@@ -196,6 +196,8 @@ def test_a_combination_never_measured_together_is_named():
     n = F.region_note("training", gpu="A100", model="gpt3-15b")
     assert n.region_points == 0 and not n.in_envelope
     assert n.outside == ("no measured point combines GPU A100-80GB and model gpt3-15b",)
+    # a panel highlights only the values: its summary already says "this GPU/model: 0 points"
+    assert n.named == ("A100-80GB + gpt3-15b together",) and "this GPU/model: 0 points" in n.summary
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -500,10 +500,13 @@ def region_note(name: str | Engine, scale: str = "full", **controls: Any) -> Reg
         if n_region:
             here += f" ({_summary(p.error[region])})"
         elif not any(o.startswith(f"no {word} point") for o, _ in outside):
-            combined = [
-                f"{ctl[k].label} {'/'.join(str(ctl[k].spell(v)) for v in given[k])}" for k in ctl if not ctl[k].numeric
-            ]
-            outside.append((f"no {word} point combines " + " and ".join(combined), " with ".join(combined)))
+            spelled = {k: "/".join(str(ctl[k].spell(v)) for v in given[k]) for k in ctl if not ctl[k].numeric}
+            combined = [f"{ctl[k].label} {v}" for k, v in spelled.items()]
+            # the sentence names each control; the panel's highlighted warning, under a summary that already names
+            # them ("this model/GPU: 0 points"), only their values (short enough for a panel's side column)
+            outside.append(
+                (f"no {word} point combines " + " and ".join(combined), " + ".join(spelled.values()) + " together")
+            )
         text += here
         summary += here
     if outside:
