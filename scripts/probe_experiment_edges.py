@@ -91,6 +91,9 @@ def _draw(p: ex.Param, rng: random.Random) -> object:
             value = rng.uniform(lo, hi)
         if p.kind is int:
             value = min(math.floor(hi), max(math.ceil(lo), round(value)))
+            if p.multiple:  # the nearest multiple inside the range
+                m = p.multiple
+                value = min(math.floor(hi / m) * m, max(math.ceil(lo / m) * m, round(value / m) * m))
         open_end = (value == p.low and not p.low_inclusive) or (value == p.high and not p.high_inclusive)
         if not open_end:
             return value

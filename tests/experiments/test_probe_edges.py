@@ -42,7 +42,13 @@ def test_random_points_lie_inside_every_declared_range_and_repeat_with_their_see
     from workbench import experiments as ex
 
     draw = _script().random_points
-    for name in ("pred-fct-vs-load", "serving-replica", "uplink-loads", "arrivals-pooled-waits"):
+    for name in (
+        "pred-fct-vs-load",
+        "serving-replica",
+        "uplink-loads",
+        "arrivals-pooled-waits",
+        "minder-healthy-alarms",
+    ):
         exp = ex.get(name)
         points = draw(name, 20, seed=3)
         assert points == draw(name, 20, seed=3) and points != draw(name, 20, seed=4)

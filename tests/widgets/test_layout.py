@@ -147,3 +147,28 @@ def test_a_sentinel_value_reads_as_what_it_stands_for():
     assert [v for _, v in moved.options] == sorted(v for _, v in moved.options)
     with pytest.raises(ValueError, match="pcie_gbs"):
         param_control(param, -1.0, sentinel=(0.0, "GPU's"))
+
+
+def test_a_parameter_of_multiples_offers_and_accepts_only_multiples():
+    """A job's ranks fill machines of 8: the declared space says so, a control offers only such values (the
+    1-2-5 stops of a log slider would offer 10, 20, 50, which the job refuses), and a typed 19 is refused by name."""
+    import ipywidgets as W
+
+    from workbench import experiments as ex
+    from workbench.widgets import param_control
+
+    ranks = ex.get("holmes-iteration-localization").param("ranks")
+    assert ranks.multiple == 8 and ranks.allowed == "[8, 65536], a multiple of 8"
+    with pytest.raises(ValueError, match=r"parameter 'ranks' must be a multiple of 8, got 19"):
+        ranks.validate(19)
+    assert ranks.validate(24) == 24 and ranks.parse("24") == 24
+    stops = [v for _, v in param_control(ranks).options]
+    assert stops[:4] == [8, 16, 32, 64] and stops[-1] == 65_536 and all(v % 8 == 0 for v in stops)
+    assert param_control(ranks, 24).value == 24 and 24 in [v for _, v in param_control(ranks, 24).options]
+    linear = ex.Param("gpus", 16, "", low=3, high=70, multiple=8)
+    c = param_control(linear)
+    assert isinstance(c, W.IntSlider) and (c.min, c.max, c.step) == (8, 64, 8)
+    for bad in ({"default": 1.5}, {"default": 8, "choices": (8, 16)}, {"default": 8, "multiple": 0}):
+        kwargs = {"multiple": 8, **bad}
+        with pytest.raises((TypeError, ValueError), match="multiple"):
+            ex.Param("x", **kwargs)

@@ -57,12 +57,17 @@ class Param:
     log : bool
         Whether values are best chosen on a logarithmic scale (a control then offers 1-2-5 steps between the
         bounds, and the default exactly).
+    multiple : int, optional
+        For an ``int`` parameter: the values must be multiples of it (ranks that fill whole machines of 8); a control
+        offers only such values, and a value that is not one is refused naming the parameter.
 
     Examples
     --------
     >>> p = Param("load", 0.5, "fraction", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     >>> p.validate(0.7), p.parse("0.3")
     (0.7, 0.3)
+    >>> Param("ranks", 64, low=8, high=4096, multiple=8).allowed
+    '[8, 4096], a multiple of 8'
     """
 
     name: str
@@ -77,6 +82,7 @@ class Param:
     doc: str = ""
     label: str = ""
     log: bool = False
+    multiple: int | None = None
     kind: type = field(init=False)
 
     def __post_init__(self) -> None:
@@ -86,6 +92,12 @@ class Param:
                 f"default of parameter {self.name!r} must be a bool, int, float or str, got {kind.__name__}"
             )
         object.__setattr__(self, "kind", kind)
+        if self.multiple is not None:
+            if kind is not int or self.choices is not None:
+                raise TypeError(f"multiple of parameter {self.name!r} applies to an int parameter without choices")
+            object.__setattr__(
+                self, "multiple", integer(f"multiple of parameter {self.name!r}", self.multiple, minimum=1)
+            )
         if self.choices is not None:
             object.__setattr__(self, "choices", tuple(self.choices))
         self.validate(self.default)
@@ -125,7 +137,8 @@ class Param:
         hi = "inf" if self.high is None else f"{self.high:g}"
         left = "[" if self.low_inclusive and self.low is not None else "("
         right = "]" if self.high_inclusive and self.high is not None else ")"
-        return f"{left}{lo}, {hi}{right}"
+        every = f", a multiple of {self.multiple}" if self.multiple and self.multiple > 1 else ""
+        return f"{left}{lo}, {hi}{right}{every}"
 
     def validate(self, value: Any) -> Any:
         """Return ``value`` converted to the parameter's kind; ``ValueError``/``TypeError`` naming the parameter."""
@@ -150,6 +163,8 @@ class Param:
             lo = -math.inf if self.low is None else self.low
             hi = math.inf if self.high is None else self.high
             in_range(name, value, lo, hi, low_inclusive=self.low_inclusive, high_inclusive=self.high_inclusive)
+        if self.multiple and value % self.multiple:
+            raise ValueError(f"{name} must be a multiple of {self.multiple}, got {value}; allowed: {self.allowed}")
         return value
 
     def parse(self, text: str) -> Any:

@@ -87,7 +87,7 @@ def _scenario(kind, ranks, severity, *, iterations, onset_iteration, job_seed, n
     params=[
         Param("kind", "slow_dataloader", choices=tuple(dg.FUNCTION_FAULTS), doc="function slowed"),
         Param("scope", "machine", choices=("machine", "all"), doc="slowed on one machine or on every worker"),
-        Param("ranks", 64, "", low=8, high=65_536, log=True, doc="ranks of the job"),
+        Param("ranks", 64, "", low=8, high=65_536, log=True, multiple=8, doc="ranks of the job (machines of 8)"),
         Param("severity", 3.0, "", low=1.0, high=100.0, doc="slowdown factor of the function"),
         Param("iterations", 300, "", low=20, high=100_000, doc="iterations simulated"),
         Param("onset_iteration", 100, "", low=1, high=100_000, doc="iteration at which the fault starts"),
@@ -108,7 +108,7 @@ def diagnosis_function_faults(*, kind, scope, ranks, severity, iterations, onset
     "perftracker-healthy-alarms",
     small={"ranks": 64, "job_seed": [0, 1]},
     params=[
-        Param("ranks", 256, "", low=8, high=65_536, log=True, doc="ranks of the job"),
+        Param("ranks", 256, "", low=8, high=65_536, log=True, multiple=8, doc="ranks of the job (machines of 8)"),
         noise_level_param(),
         Param("iterations", 600, "", low=20, high=100_000, doc="iterations simulated (checkpoints every 250)"),
         _JOB_SEED,
@@ -131,7 +131,7 @@ def perftracker_healthy_alarms(*, ranks, noise_level, iterations, job_seed, seed
     small={"ranks": 64, "collective": list(dg.COLLECTIVES)},
     params=[
         Param("collective", "ring", choices=tuple(dg.COLLECTIVES), doc="collective whose operators are traced"),
-        Param("ranks", 256, "", low=8, high=65_536, log=True, doc="ranks of the job"),
+        Param("ranks", 256, "", low=8, high=65_536, log=True, multiple=8, doc="ranks of the job (machines of 8)"),
         noise_level_param(),
         Param("severity", 3.0, "", low=1.0, high=100.0, doc="irregular iteration time over normal"),
         Param("iterations", 300, "", low=20, high=100_000, doc="iterations simulated"),
@@ -158,7 +158,7 @@ def holmes_iteration_localization(*, collective, ranks, noise_level, severity, i
     "minder-healthy-alarms",
     small={"ranks": 64, "continuity_s": [2.0, 30.0], "job_seed": [0, 1]},
     params=[
-        Param("ranks", 512, "", low=8, high=65_536, log=True, doc="ranks of the job"),
+        Param("ranks", 512, "", low=8, high=65_536, log=True, multiple=8, doc="ranks of the job (machines of 8)"),
         noise_level_param(3.0),
         Param(
             "continuity_s",
@@ -186,7 +186,7 @@ def minder_healthy_alarms(*, ranks, noise_level, continuity_s, iterations, job_s
     params=[
         Param("kind", "nic_degraded", choices=tuple(dg.FAULT_KINDS), doc="fault injected"),
         Param("collective", "ring", choices=tuple(dg.COLLECTIVES), doc="collective whose timings are read"),
-        Param("ranks", 256, "", low=8, high=65_536, log=True, doc="ranks of the job"),
+        Param("ranks", 256, "", low=8, high=65_536, log=True, multiple=8, doc="ranks of the job (machines of 8)"),
         Param("severity", 3.0, "", low=1.0, high=100.0, doc="fault severity (slowdown factor)"),
         noise_level_param(),
         Param("iterations", 300, "", low=20, high=100_000, doc="iterations simulated"),

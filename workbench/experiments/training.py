@@ -291,7 +291,7 @@ def training_dse(*, model, gpu, n_gpus, global_batch, top_k, compute, era, seed)
         Param("detector", "c4d", choices=tuple(DETECTORS), seeded=False, doc="detector scored"),
         noise_level_param(),
         Param("severity", 2.0, "", low=1.0, high=100.0, doc="fault severity (slowdown factor)"),
-        Param("ranks", 64, "", low=8, high=65_536, doc="ranks of the job (machines of 8)"),
+        Param("ranks", 64, "", low=8, high=65_536, multiple=8, doc="ranks of the job (machines of 8)"),
         Param("collective", "ring", choices=("ring", "halving_doubling"), doc="collective whose timings are read"),
     ],
 )

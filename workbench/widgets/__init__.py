@@ -578,6 +578,22 @@ def log_steps(low: float, high: float, default: float | None = None) -> list[flo
     return sorted(int(v) if float(v).is_integer() else float(v) for v in values)
 
 
+def _doublings(multiple: int, low: float, high: float) -> list[int]:
+    """``multiple`` times the powers of two that lie in ``[low, high]`` (a multiple-of control's stops).
+
+    Examples
+    --------
+    >>> _doublings(8, 8, 100)
+    [8, 16, 32, 64]
+    """
+    out, v = [], multiple
+    while v <= high:
+        if v >= low:
+            out.append(v)
+        v *= 2
+    return out
+
+
 def _nice(v: float) -> str:
     return f"{v:,.0f}" if float(v).is_integer() and abs(v) >= 1 else f"{v:g}"
 
@@ -691,14 +707,24 @@ def param_control(
                 raise ValueError(f"parameter {param.name!r} is log-scaled but its lower bound {lo} is not positive")
             steps = [v for v in log_steps(max(lo_v, 1e-300), hi, value) if param.low_inclusive or v > lo]
             steps = [v for v in steps if param.high_inclusive or v < hi]
+            if param.multiple:  # the multiple times powers of two (ranks: 8, 16, 32, ...), and the default
+                steps = sorted({v for v in _doublings(param.multiple, lo_v, hi) if param.high_inclusive or v < hi}
+                               | {param.kind(value)})  # fmt: skip
             options = [(_nice(v * factor), param.kind(v)) for v in steps]
             control = W.SelectionSlider(options=options, value=param.kind(value), continuous_update=False, **common)
         elif finite and lo is not None and hi is not None:
             if param.kind is int:
                 lo_i = int(lo) + (0 if param.low_inclusive else 1)
                 hi_i = int(hi) - (0 if param.high_inclusive else 1)
+                if param.multiple:  # the slider's stops are the multiples in range
+                    lo_i, hi_i = -(-lo_i // param.multiple) * param.multiple, hi_i // param.multiple * param.multiple
                 control = W.IntSlider(
-                    value=value, min=lo_i, max=hi_i, step=int(step or 1), continuous_update=False, **common
+                    value=value,
+                    min=lo_i,
+                    max=hi_i,
+                    step=int(step or param.multiple or 1),
+                    continuous_update=False,
+                    **common,
                 )
             else:
                 step = step or _step_for(lo, hi, value, param.low_inclusive)
