@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from workbench.serving.validation import trace_statistics
+
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = ("arrival_s", "input_tokens", "output_tokens", "first_token_s", "finish_s")
 
@@ -59,15 +61,9 @@ def table(path: Path) -> pd.DataFrame:
 
 
 def means(t: pd.DataFrame) -> dict[str, float]:
-    """The run's mean TTFT, mean TPOT (seconds) and output tokens per second."""
-    multi = t[t["output_tokens"] >= 2]
-    return {
-        "trace_mean_ttft_s": float((t["first_token_s"] - t["arrival_s"]).mean()),
-        "trace_mean_tpot_s": float(
-            ((multi["finish_s"] - multi["first_token_s"]) / (multi["output_tokens"] - 1)).mean()
-        ),
-        "trace_output_tokens_per_s": float(t["output_tokens"].sum() / (t["finish_s"].max() - t["arrival_s"].min())),
-    }
+    """The run's mean TTFT, mean TPOT (seconds) and output tokens per second: the serving validation's one definition
+    (:func:`workbench.serving.validation.trace_statistics`), on the measured times."""
+    return trace_statistics(t)
 
 
 def main(argv: list[str] | None = None) -> int:

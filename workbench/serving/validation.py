@@ -59,7 +59,7 @@ from .._contracts import Opaque, accepts
 from ..data import require
 from ..tables import frame
 from ._common import metrics_table
-from .engine import Scheduler, simulate_replica
+from .engine import Scheduler, policy, simulate_replica
 from .metrics import tbt_values, ttft_values
 from .roofline import Deployment
 from .specs import gpu, model
@@ -73,6 +73,7 @@ __all__ = [
     "TRACES",
     "published",
     "replay",
+    "trace_statistics",
     "validation_by_source",
     "validation_points",
     "validation_summary",
@@ -200,14 +201,14 @@ def _kv_memory(row, m, gpu_name: str, n_gpu: int) -> dict:
         return {}
     kv = int(value)
     g = gpu(gpu_name)
-    util = 0.9  # vLLM's default gpu_memory_utilization, the Deployment's
+    util = 0.9  # vLLM's default gpu_memory_utilization, passed to the Deployment with the reserve it implies
     reserve = (g.hbm_bytes * util - (m.weight_bytes + (kv + 1) * m.kv_bytes_per_token) / n_gpu) / 1e9
     if kv < 1 or reserve < 0:
         raise ValueError(
             f"kv_tokens ({kv}) must be >= 1 and fit beside {m.model}'s weights in {util:.0%} of {n_gpu} x {g.gpu} "
             f"(at most {int((g.hbm_bytes * util * n_gpu - m.weight_bytes) // m.kv_bytes_per_token)} tokens)"
         )
-    return {"activation_reserve_gb": reserve, "max_kv_tokens": kv}
+    return {"memory_utilization": util, "activation_reserve_gb": reserve, "max_kv_tokens": kv}
 
 
 def _deployment(row, costs: str | None = None) -> Deployment:
@@ -317,22 +318,42 @@ def _trace_replay(row, dep: Deployment, metric: str) -> float:
     n = _int(row, "requests")
     if len(t) != n:
         raise ValueError(f"published point {_point(row)!r}: {name} holds {len(t)} requests, the row states {n}")
-    base = dep.scheduler or Scheduler("sarathi")
     sched = dataclasses.replace(
-        base, max_num_seqs=int(row["batch"]), max_num_batched_tokens=_int(row, "max_batched_tokens")
+        policy(dep, None), max_num_seqs=int(row["batch"]), max_num_batched_tokens=_int(row, "max_batched_tokens")
     )
-    arr = t["arrival_s"].to_numpy(float)
-    out = t["output_tokens"].to_numpy(np.int64)
-    r = simulate_replica(arr, t["input_tokens"].to_numpy(np.int64), out, dep, sched)
+    r = simulate_replica(t["arrival_s"], t["input_tokens"], t["output_tokens"], dep, sched)
     if r.rejected.any():
         raise ValueError(f"published point {_point(row)!r}: {int(r.rejected.sum())} of {n} requests rejected")
-    served = metrics_table(arr, "replica", np.zeros(n, np.int64), t["input_tokens"].to_numpy(), out, r.admit_s,
-                           r.first_token_s, r.finish_s, r.rejected)  # fmt: skip
-    if metric == "trace_mean_ttft_s":
-        return float(ttft_values(served).mean())
-    if metric == "trace_mean_tpot_s":
-        return float(tbt_values(served).mean())
-    return float(out.sum() / (np.max(r.finish_s) - arr.min()))
+    return trace_statistics(t.assign(first_token_s=r.first_token_s, finish_s=r.finish_s))[metric]
+
+
+@accepts()
+def trace_statistics(table: pd.DataFrame) -> dict[str, float]:
+    """The statistics of an online run's requests (``arrival_s``, ``input_tokens``, ``output_tokens``,
+    ``first_token_s``, ``finish_s``), as the ``trace_*`` metrics define them, for a recorded run and its replay alike:
+    mean TTFT, mean TPOT (:func:`~workbench.serving.metrics.tbt_values`: requests of two or more output tokens) and
+    output tokens per second from the first arrival to the last token.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"arrival_s": [0.0, 0.5], "input_tokens": [100, 200], "output_tokens": [5, 1],
+    ...                   "first_token_s": [0.2, 1.0], "finish_s": [0.6, 1.0]})
+    >>> {k: round(v, 3) for k, v in trace_statistics(t).items()}
+    {'trace_mean_ttft_s': 0.35, 'trace_mean_tpot_s': 0.1, 'trace_output_tokens_per_s': 6.0}
+    """
+    missing = [c for c in ("arrival_s", "input_tokens", "output_tokens", "first_token_s", "finish_s") if c not in table]
+    if missing:
+        raise ValueError(f"an online run's table lacks column(s) {missing}")
+    arr = table["arrival_s"].to_numpy(float)
+    out = table["output_tokens"].to_numpy(np.int64)
+    first, finish = table["first_token_s"].to_numpy(float), table["finish_s"].to_numpy(float)
+    served = metrics_table(arr, "replica", np.zeros(len(arr), np.int64), table["input_tokens"].to_numpy(), out,
+                           first, first, finish, np.zeros(len(arr), bool))  # fmt: skip
+    return {
+        "trace_mean_ttft_s": float(ttft_values(served).mean()),
+        "trace_mean_tpot_s": float(tbt_values(served).mean()),
+        "trace_output_tokens_per_s": float(out.sum() / (finish.max() - arr.min())),
+    }
 
 
 @accepts()
