@@ -301,15 +301,18 @@ print(validation_summary(stated).round(3).to_string())
 #   and -11% (time between tokens); its AIPerf client measures through NIM's HTTP server, whose latency no source
 #   states (none is added).
 # * **A current vLLM online (vLLM 0.19 on one RTX 4090, Llama-3.1-8B, 300 ShareGPT requests at 10 req/s): mean TTFT
-#   +26%, mean TPOT +18%, throughput -17%.** The run is bound by its KV cache: 41,408 tokens hold about 35 requests,
+#   +26%, mean TPOT +19%, throughput -17%.** The run is bound by its KV cache: 41,408 tokens hold about 35 requests,
 #   the rest queue (65 s mean TTFT) and requests are preempted when the cache fills. The model's decode step at that
 #   batch is 30 ms, already about the run's median TPOT (30.8 ms), which also counts the steps carrying prompt
 #   chunks: the only Ada profile is the A40's (Vidur measured no GeForce card), and carried to the RTX 4090 its GEMM
 #   curve reads the weights at ~70% of the card's bandwidth, slower than this run. With the stated per-generation
-#   constants (85% of bandwidth) the same replay is within 6% on all three (-3% throughput); we keep the measured
-#   curves as the default and report the miss. Two mechanisms of vLLM that the replay leaves out would both make the
-#   model faster: its prefix cache (7.7% of the prompts' 16-token blocks repeat an earlier prompt's) and a preempted
-#   request reusing its own blocks from that cache when it resumes, where the replay recomputes them.
+#   constants (85% of bandwidth) the same replay is within 6% on all three (-2.5% throughput); we keep the measured
+#   curves as the default and report the miss. The replay runs V1's KV policy as its code states it: no watermark,
+#   and a preempted request resuming from its own blocks still in the prefix cache (vLLM frees a request's blocks
+#   last block first, so its leading blocks are evicted last). That saves 37% of the tokens prefilled again after
+#   preemptions (103k instead of 162k) and moves the three statistics by less than half a point. What the replay
+#   leaves out is the cache shared across requests (7.7% of the prompts' 16-token blocks repeat an earlier prompt's),
+#   which would make the model faster still.
 
 # %% [markdown]
 # ## Side by side with Vidur
@@ -605,7 +608,8 @@ explore_panel("serving-hardware", x="mean_rate_rps", series=["scheduler"], value
 #   chunks in an iteration; activation traffic and sampling are folded into the LM-head and overhead terms.
 # * **Swap, prefix sharing and pipelines are simple.** Swap copies a victim's private KV over PCIe at the one swap
 #   cost (host memory unbounded; synchronous unless the scheduler's `swap_async` is set, as in notebook 14). Shared prefixes stay resident only while an admitted request
-#   holds them (no cache of freed blocks, unlike vLLM's automatic prefix caching and Mooncake's KV store), so the
+#   holds them (freed blocks are cached only for a preempted request's own resume, as vLLM V1 does with
+#   `prefix_cache`; not across requests, unlike vLLM's automatic prefix caching and Mooncake's KV store), so the
 #   savings are a lower bound. Pipeline stages run one iteration's micro-batches synchronously (fill and drain
 #   bubbles every iteration), where vLLM keeps several batches in flight; the model therefore charges PP for its
 #   bubbles and gives it no cross-node advantage (stage sends use the scale-up link). Disaggregation sizes each pool

@@ -3,6 +3,7 @@ vLLM's prefill-only iterations), Sarathi's chunking, Orca's mixing, and bad inpu
 
 from __future__ import annotations
 
+import collections
 import math
 
 import numpy as np
@@ -19,13 +20,39 @@ D7 = Deployment("Llama-2-7B", "A100-80GB")
 def reference(arr, inp, out, dep: Deployment, sch: Scheduler):
     """One loop turn per iteration, per-request block counts: no jumps, no residue histogram. An engine scheduling
     one step ahead (``overlap_cpu``) sees, when busy, only the arrivals up to the start of the step that just ended;
-    the API server's ``frontend_s`` is added to every first and last token."""
+    the API server's ``frontend_s`` is added to every first and last token. With ``prefix_cache`` the free blocks are
+    one explicit queue of blocks (vLLM's BlockPool): allocations pop its head, a finished request's blocks are appended
+    holding nothing anyone asks for, a preempted request's are appended last block first, each full block of computed
+    tokens labelled with its owner and position, and a re-admitted request takes out its longest labelled prefix still
+    in the queue and prefills only the rest. Returns first and last token times, preemptions and prefilled tokens."""
     B, nb = sch.block_tokens, dep.kv_capacity_tokens // sch.block_tokens
-    water = max(1, int(sch.watermark * nb))
+    water = max(1 if sch.watermark > 0 else 0, int(sch.watermark * nb))
     ahead = dep.profile.overlap_cpu
     n = len(arr)
-    first, finish, npre = [math.nan] * n, [math.nan] * n, [0] * n
+    first, finish, npre, prefilled = [math.nan] * n, [math.nan] * n, [0] * n, [0] * n
     gen = [0] * n
+    held = [0] * n  # blocks each request holds
+    free = collections.deque([None] * nb)  # the free-block queue: None, or (owner, preemption, block position)
+    owed = 0  # blocks taken while the cache was over-full (a prefilled request's next token, until a preemption)
+
+    def take(i, blocks):  # request i holds `blocks` blocks: the new ones are popped from the queue's head
+        nonlocal owed
+        for _ in range(blocks - held[i]):
+            if free:
+                free.popleft()
+            else:
+                owed += 1
+        held[i] = max(held[i], blocks)
+
+    def release(i, labelled):  # request i's blocks go to the queue's tail, its last block first
+        nonlocal owed
+        full = (inp[i] + gen[i] - 1) // B if labelled else 0
+        free.extend((i, npre[i], j) if j < full else None for j in reversed(range(held[i])))
+        held[i] = 0
+        while owed and free:
+            free.popleft()
+            owed -= 1
+
     running: list[int] = []  # admission order
     waiting: list[int] = []
     t, q, start = 0.0, 0, 0.0  # start: the start of the step that just ended
@@ -40,8 +67,10 @@ def reference(arr, inp, out, dep: Deployment, sch: Scheduler):
             t = start = max(t, arr[q])
             continue
         start = t
-        used = sum(-(-(inp[i] + gen[i]) // B) for i in running)
-        new, tok = [], 0
+        for i in running:
+            take(i, -(-(inp[i] + gen[i]) // B))
+        used = sum(held[i] for i in running)
+        new, tok, skip = [], 0, []
         while waiting and len(running) + len(new) < sch.max_num_seqs:
             i = waiting[0]
             need = inp[i] + gen[i]
@@ -49,26 +78,40 @@ def reference(arr, inp, out, dep: Deployment, sch: Scheduler):
             if (new and tok + need > sch.max_num_batched_tokens) or nb - used - blk < water:
                 break
             waiting.pop(0)
+            hit = 0
+            if sch.prefix_cache and npre[i]:  # its longest prefix of blocks still in the queue
+                while (i, npre[i], hit) in free:
+                    free.remove((i, npre[i], hit))
+                    hit += 1
+            held[i] = hit
+            take(i, blk)
             used += blk
             tok += need
             new.append(i)
+            skip.append(min(hit * B, need - 1))
         if new:  # vLLM: a prefill iteration, no decodes
-            lens = [inp[i] + gen[i] for i in new]
+            lens = [inp[i] + gen[i] - k for i, k in zip(new, skip)]
+            pairs = sum(x * k + x * (x + 1) / 2 for x, k in zip(lens, skip))
             tiles = sum(-(-x // 128) for x in lens)  # the prompts' 128-token query tiles (one attention launch)
-            t += dep.iteration_s(sum(lens), sum(x * (x + 1) / 2 for x in lens), 0, 0, len(new), prefill_tiles=tiles)
-            for i in new:
+            t += dep.iteration_s(sum(lens), pairs, 0, 0, len(new), prefill_tiles=tiles)
+            for i, x in zip(new, lens):
+                prefilled[i] += x
                 gen[i] += 1
                 if math.isnan(first[i]):
                     first[i] = t
                 if gen[i] >= out[i]:
                     finish[i] = t
+                    release(i, False)
                 else:
                     running.append(i)
             continue
         while sum(-(-(inp[i] + gen[i] + 1) // B) for i in running) > nb:
             v = running.pop()
             npre[v] += 1
+            release(v, sch.prefix_cache)
             waiting.insert(0, v)
+        for i in running:
+            take(i, -(-(inp[i] + gen[i] + 1) // B))
         kv = sum(inp[i] + gen[i] for i in running)
         t += dep.iteration_s(0, 0, len(running), kv, len(running))
         for i in list(running):
@@ -76,7 +119,9 @@ def reference(arr, inp, out, dep: Deployment, sch: Scheduler):
             if gen[i] >= out[i]:
                 finish[i] = t
                 running.remove(i)
-    return np.array(first) + dep.frontend_s, np.array(finish) + dep.frontend_s, np.array(npre)
+                release(i, False)
+    first_s, finish_s = np.array(first) + dep.frontend_s, np.array(finish) + dep.frontend_s
+    return first_s, finish_s, np.array(npre), np.array(prefilled)
 
 
 @pytest.mark.parametrize("cap", [None, 3000])
@@ -91,11 +136,36 @@ def test_vllm_matches_the_iteration_by_iteration_reference(cap, engine):
     dep = Deployment("Llama-2-7B", "A100-80GB", max_kv_tokens=cap, engine=engine)
     sch = Scheduler("vllm", max_num_seqs=32, max_num_batched_tokens=2048)
     got = simulate_replica(arr, inp, out, dep, sch)
-    first, finish, npre = reference(arr.tolist(), inp.tolist(), out.tolist(), dep, sch)
+    first, finish, npre, prefilled = reference(arr.tolist(), inp.tolist(), out.tolist(), dep, sch)
     np.testing.assert_allclose(got.first_token_s, first, rtol=1e-9)
     np.testing.assert_allclose(got.finish_s, finish, rtol=1e-9)
     assert got.preemptions.tolist() == npre.tolist()
+    assert got.prefill_tokens.tolist() == prefilled.tolist()
     assert (npre.sum() > 0) == (cap is not None)  # the small cache preempts, the real one does not
+
+
+@pytest.mark.parametrize("watermark", [0.0, 0.01])
+def test_a_preempted_request_resumes_from_its_blocks_still_cached(watermark):
+    """vLLM V1's prefix caching on re-admission, against the reference's explicit queue of blocks: the same times,
+    preemptions and prefilled tokens, and fewer tokens prefilled again than without the cache."""
+    rng = np.random.default_rng(7)
+    n = 120
+    arr = np.sort(rng.uniform(0, 10, n))
+    inp = rng.integers(1, 900, n)
+    out = rng.integers(1, 400, n)
+    dep = Deployment("Llama-2-7B", "A100-80GB", max_kv_tokens=4000, engine="vllm")
+    runs = {}
+    for cached in (False, True):
+        sch = Scheduler("vllm", max_num_seqs=48, max_num_batched_tokens=4096, watermark=watermark, prefix_cache=cached)
+        got = simulate_replica(arr, inp, out, dep, sch)
+        first, finish, npre, prefilled = reference(arr.tolist(), inp.tolist(), out.tolist(), dep, sch)
+        np.testing.assert_allclose(got.first_token_s, first, rtol=1e-9)
+        np.testing.assert_allclose(got.finish_s, finish, rtol=1e-9)
+        assert got.preemptions.tolist() == npre.tolist()
+        assert got.prefill_tokens.tolist() == prefilled.tolist()
+        runs[cached] = got
+    again = {k: int(r.prefill_tokens.sum() - inp.sum()) for k, r in runs.items()}
+    assert runs[True].preemptions.sum() > 10 and 0 < again[True] < 0.9 * again[False]
 
 
 def test_vllm_prefill_stalls_decodes_and_sarathi_does_not():

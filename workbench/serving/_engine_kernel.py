@@ -10,7 +10,7 @@ State (all allocated once, nothing per event): per request, one integer row of `
 known arrivals, its slot in the finish heap, its times); per replica simulated at once (the least-outstanding router
 runs all replicas together; otherwise one row serves the replicas one after another), one row of ``si`` (integers)
 and ``sf`` (floats), its residue histogram, finish heap, Sarathi prefill list, prefix-block reference counts,
-follow-up heap and the rings of asynchronous copies. Helpers are top-level compiled functions taking the few arrays
+follow-up heap, the rings of asynchronous copies and the free-block queue of a cache of freed blocks. Helpers are top-level compiled functions taking the few arrays
 they touch (closures would be inlined at every call and make the compile take minutes).
 """
 
@@ -30,22 +30,23 @@ VLLM, SARATHI, ORCA, RESERVE = 0, 1, 2, 3
 NOWHERE, HOST, SWAPPING_IN = 0, 1, 2
 # per request, integers (Q[i, .])
 (Q_INP, Q_OUT, Q_BIG, Q_PRE, Q_PRIO, Q_NXT, Q_LATER, Q_CONV, Q_HFULL, Q_HOFF0, Q_HOFF1, Q_GEN, Q_OFF, Q_JOIN, Q_WHERE,
- Q_WNEXT, Q_WPREV, Q_RNEXT, Q_RPREV, Q_ANEXT, Q_HPOS, Q_FKEY, Q_PIT, Q_PREEMPT, Q_PREFILL, Q_REJ, Q_REP) = range(27)  # fmt: skip
-NQ = 27
+ Q_WNEXT, Q_WPREV, Q_RNEXT, Q_RPREV, Q_ANEXT, Q_HPOS, Q_FKEY, Q_PIT, Q_PREEMPT, Q_PREFILL, Q_REJ, Q_REP, Q_SEG,
+ Q_CFULL) = range(29)  # fmt: skip
+NQ = 29
 # per request, floats (G[i, .])
 G_ARR, G_THINK, G_ADMIT, G_FIRST, G_FINISH, G_STALLT, G_LASTTOK, G_LASTST, G_STARR, G_READY = range(10)
 NG = 10
 # per replica row, integers (si[row, .])
 (T_, NRUN, SUMOFF, SHARED, QBLK, CAPB, RESV, HELD, WHEAD, WTAIL, WLEN, RHEAD, RTAIL, NPREF, AHEAD, ATAIL, HEAPN, FUN,
- OHEAD, OTAIL, IHEAD, ITAIL, PEND, SIN, NIN, ITER, NEXTCHG, LASTRESH) = range(28)  # fmt: skip
-NI = 28
+ OHEAD, OTAIL, IHEAD, ITAIL, PEND, SIN, NIN, ITER, NEXTCHG, LASTRESH, FREED, HITS, POPS, SHEAD, STAIL) = range(33)  # fmt: skip
+NI = 33
 # per replica row, floats (sf[row, .])
 TIME, BUSY, STALL, OUTBUSY, INBUSY, SEEN = range(6)
 NF = 6
 # policy integers (pi[.]) and floats (pf[.])
 (P_KIND, P_SEQS, P_BUDGET, P_B, P_WATER, P_NBLOCKS, P_CAPTOK, P_SWAP, P_GROUP, P_ASYNC, P_REUSE, P_PRIO, P_CHG,
- P_LEVELS, P_CALLS, P_RECORD, P_RING, P_OVC, P_ALLOWED) = range(19)  # fmt: skip
-NPI = 19
+ P_LEVELS, P_CALLS, P_RECORD, P_RING, P_OVC, P_ALLOWED, P_PCACHE) = range(20)  # fmt: skip
+NPI = 20
 F_RATE, F_CALL, F_TOKS, F_LIMIT, F_CPRE, F_CDEC, F_CPU0, F_PERSEQ, F_PFFLOOR, F_PFTILE = range(10)
 NPF = 10
 # totals
@@ -261,6 +262,81 @@ def _fits(si, cnt, row, step, B):
     return used <= si[row, CAPB] or _free_at(si, cnt, row, step, B) >= 0
 
 
+# ------------------------------------------------------------------------------ the free-block queue (prefix cache)
+# With ``P_PCACHE`` (vLLM V1's prefix caching) freed blocks keep their KV until they are handed out again. vLLM's
+# BlockPool keeps the free blocks in one queue: an allocation pops its head, freed blocks are appended to its tail (a
+# request's in reverse order, "so that the tail blocks are evicted first"), and a re-admitted request takes its cached
+# leading blocks out of the queue without a pop. The queue is held as segments, in order: one per preempted request
+# (its blocks: the block of its last token first, then its full blocks from the last to the first) and anonymous ones
+# (blocks whose content nobody asks for again: finished requests', swapped-out ones). Pops are applied lazily: every
+# block in use or freed was popped once, except those taken from the cache, so the pops so far are
+# used + FREED - HITS, and the head is moved on by the difference from the pops already applied (POPS).
+@njit(cache=True)
+def _q_reset(si, seg, pi, row):
+    si[row, SHEAD], si[row, STAIL] = 0, 0
+    if pi[P_PCACHE]:  # the empty cache: every block free, none holding anything
+        seg[row, 0, 0], seg[row, 0, 1] = -1, pi[P_NBLOCKS]
+        si[row, STAIL] = 1
+
+
+@njit(cache=True)
+def _q_free(si, seg, pi, row, owner, blocks):
+    """``blocks`` blocks freed to the queue's tail: preempted request ``owner``'s (its segment), or anonymous (-1).
+    Returns the segment's number (-1: anonymous, or no cache)."""
+    si[row, FREED] += blocks
+    if not pi[P_PCACHE] or blocks <= 0:
+        return -1
+    S, t = seg.shape[1], si[row, STAIL]
+    if owner < 0 and t > si[row, SHEAD] and seg[row, (t - 1) % S, 0] < 0:
+        seg[row, (t - 1) % S, 1] += blocks
+        return -1
+    if t - si[row, SHEAD] >= S:  # no room for a segment (never reached: see run_engine): merged, content dropped
+        seg[row, (t - 1) % S, 0] = -1
+        seg[row, (t - 1) % S, 1] += blocks
+        return -1
+    seg[row, t % S, 0], seg[row, t % S, 1] = owner, blocks
+    si[row, STAIL] = t + 1
+    return t if owner >= 0 else -1
+
+
+@njit(cache=True)
+def _q_pop(si, seg, row, used):
+    """Move the queue's head on by the pops made since the last call (``used``: blocks in use now)."""
+    d = used + si[row, FREED] - si[row, HITS] - si[row, POPS]
+    if d <= 0:
+        return
+    si[row, POPS] += d
+    S, h = seg.shape[1], si[row, SHEAD]
+    while d > 0 and h < si[row, STAIL]:
+        k = h % S
+        m = seg[row, k, 1] if seg[row, k, 1] < d else d
+        seg[row, k, 1] -= m
+        d -= m
+        if seg[row, k, 1] == 0:
+            h += 1
+    si[row, SHEAD] = h
+    si[row, POPS] -= d  # pops beyond the queue's end (a block taken while the cache is over-full): owed to the next
+
+
+@njit(cache=True)
+def _q_hit(si, cnt, seg, Q, pi, row, i, B, step, adm):
+    """Re-admitted request ``i`` takes its leading blocks still cached out of the queue; returns how many (``step``:
+    the step whose blocks the running requests hold at admission; ``adm``: blocks of the requests admitted before it
+    this round)."""
+    used = pi[P_NBLOCKS] - si[row, CAPB] + _blocks_at(si, cnt, row, step, B)
+    _q_pop(si, seg, row, used + si[row, RESV] + si[row, PEND] + si[row, SIN] + adm)
+    s = Q[i, Q_SEG]
+    if s < si[row, SHEAD]:  # (s = -1: it left no segment)
+        return 0
+    k = s % seg.shape[1]
+    c = seg[row, k, 1] if seg[row, k, 1] < Q[i, Q_CFULL] else Q[i, Q_CFULL]
+    seg[row, k, 0] = -1  # what is left of it (the block of its last token) holds nothing reusable
+    seg[row, k, 1] -= c
+    si[row, HITS] += c
+    Q[i, Q_SEG] = -1
+    return c
+
+
 @njit(cache=True)
 def _hold(si, Q, refs, hidx, row, i, B):
     """Request ``i`` takes its prefix blocks: the tokens of its leading blocks already resident."""
@@ -279,12 +355,13 @@ def _hold(si, Q, refs, hidx, row, i, B):
 
 
 @njit(cache=True)
-def _release(si, Q, refs, hidx, row, i, B):
+def _release(si, Q, refs, seg, pi, hidx, row, i, B):
     for x in range(Q[i, Q_HOFF0], Q[i, Q_HOFF1]):
         h = hidx[x]
         refs[row, h] -= 1
         if refs[row, h] == 0:
             si[row, CAPB] += 512 // B
+            _q_free(si, seg, pi, row, -1, 512 // B)
 
 
 @njit(cache=True)
@@ -320,7 +397,7 @@ def _join(si, cnt, heap, Q, row, i, B):
 
 
 @njit(cache=True)
-def _leave(si, cnt, heap, Q, refs, hidx, row, i, B, done):
+def _leave(si, cnt, heap, Q, refs, seg, pi, hidx, row, i, B, done):
     """Request ``i`` stops decoding (finished, or preempted)."""
     o = Q[i, Q_OFF]
     si[row, QBLK] -= o // B
@@ -339,8 +416,10 @@ def _leave(si, cnt, heap, Q, refs, hidx, row, i, B, done):
         si[row, RTAIL] = p
     if Q[i, Q_HPOS] >= 0:
         _h_remove(si, Q, heap, row, i)
-    if done and Q[i, Q_HOFF1] > Q[i, Q_HOFF0]:
-        _release(si, Q, refs, hidx, row, i, B)
+    if done:
+        _q_free(si, seg, pi, row, -1, (o + si[row, T_] + B - 1) // B)
+        if Q[i, Q_HOFF1] > Q[i, Q_HOFF0]:
+            _release(si, Q, refs, seg, pi, hidx, row, i, B)
 
 
 @njit(cache=True)
@@ -374,9 +453,12 @@ def _copy_s(pi, pf, blocks):
 
 
 @njit(cache=True)
-def _preempt(si, sf, cnt, heap, Q, refs, hidx, host, out_t, out_b, totals, pi, pf, row, v):
+def _preempt(si, sf, cnt, heap, Q, refs, seg, hidx, host, out_t, out_b, totals, pi, pf, row, v):
     """Free running request ``v``; it re-queues at the front (swap: its KV goes to host memory first)."""
     B = pi[P_B]
+    if pi[P_PCACHE]:  # the pops so far first (this keeps the queue's segments within the blocks' count)
+        used = pi[P_NBLOCKS] - si[row, CAPB] + _blocks_at(si, cnt, row, si[row, T_], B)
+        _q_pop(si, seg, row, used + si[row, RESV] + si[row, PEND] + si[row, SIN])
     T = si[row, T_]
     Q[v, Q_GEN] += T - Q[v, Q_JOIN]
     ctx = Q[v, Q_INP] + Q[v, Q_GEN] - Q[v, Q_HFULL]
@@ -404,11 +486,14 @@ def _preempt(si, sf, cnt, heap, Q, refs, hidx, host, out_t, out_b, totals, pi, p
             sf[row, BUSY] += dt
             sf[row, STALL] += dt
             totals[TOT_STALL] += dt
+            _q_free(si, seg, pi, row, -1, own)
         Q[v, Q_WHERE] = HOST
         Q[v, Q_PRE] = 1
-    else:
-        Q[v, Q_PRE] = 0  # its KV is gone: it recomputes on re-admission
-    _leave(si, cnt, heap, Q, refs, hidx, row, v, B, False)
+    else:  # its KV is freed: it recomputes on re-admission (what is left of it in the cache, if cached, excepted)
+        Q[v, Q_PRE] = 0
+        Q[v, Q_CFULL] = (ctx - 1) // B  # its full blocks of computed tokens (its last token's KV is not computed yet)
+        Q[v, Q_SEG] = _q_free(si, seg, pi, row, v, own)
+    _leave(si, cnt, heap, Q, refs, seg, pi, hidx, row, v, B, False)
     Q[v, Q_PREEMPT] += 1
     _w_push(si, Q, row, v, True)
 
@@ -476,7 +561,7 @@ def _held(si, Q, row):
 
 
 @njit(cache=True)
-def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G, hidx, host, rs, pi, pf, tok, head,
+def _advance(si, sf, cnt, heap, pref, refs, seg, fu_t, fu_i, out_t, out_b, in_i, Q, G, hidx, host, rs, pi, pf, tok, head,
              pf_logc, pf_pre, pf_rate, da_len, da, buf, gaps, totals, row, horizon):  # fmt: skip
     """Run replica ``row`` until its clock reaches ``horizon`` (returns 0), it has no work left (1) or the run stops
     early (2)."""
@@ -517,6 +602,7 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
         # asynchronous copies that ended: blocks back from a swap-out; a swapped-in request joins
         while si[row, OHEAD] < si[row, OTAIL] and out_t[row, si[row, OHEAD] % ring] <= t:
             si[row, PEND] -= out_b[row, si[row, OHEAD] % ring]
+            _q_free(si, seg, pi, row, -1, out_b[row, si[row, OHEAD] % ring])
             si[row, OHEAD] += 1
         while si[row, IHEAD] < si[row, ITAIL] and G[in_i[row, si[row, IHEAD] % ring], G_READY] <= t:
             i = in_i[row, si[row, IHEAD] % ring]
@@ -591,7 +677,7 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
                     if use_prio and si[row, NRUN] > 0:  # a running request of strictly lower level makes room
                         v = _victim(si, Q, G, rs, pi, pf, row, False)
                         if v >= 0 and _level(si, Q, rs, pi, pf, row, v) < _level(si, Q, rs, pi, pf, row, i):
-                            _preempt(si, sf, cnt, heap, Q, refs, hidx, host, out_t, out_b, totals, pi, pf, row, v)
+                            _preempt(si, sf, cnt, heap, Q, refs, seg, hidx, host, out_t, out_b, totals, pi, pf, row, v)
                             n_run = si[row, NRUN]
                             slots = max_seqs - si[row, NRUN] - si[row, NPREF] - si[row, NIN] - nnew - ndir
                             used = (si[row, SUMOFF] + si[row, NRUN] * step) // B + si[row, NRUN]
@@ -614,6 +700,8 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
                     buf[2, ndir] = i
                     ndir += 1
                 else:
+                    if Q[i, Q_SEG] >= 0 and lead >= Q[i, Q_HFULL]:  # a preempted request's blocks still cached
+                        lead += _q_hit(si, cnt, seg, Q, pi, row, i, B, step, adm - own) * B
                     sk = lead if lead < need else (need - 1 if need > 0 else 0)
                     buf[0, nnew] = i
                     buf[1, nnew] = sk
@@ -710,7 +798,7 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
                     v = _victim(si, Q, G, rs, pi, pf, row, async_swap)
                     if v < 0:
                         break
-                    _preempt(si, sf, cnt, heap, Q, refs, hidx, host, out_t, out_b, totals, pi, pf, row, v)
+                    _preempt(si, sf, cnt, heap, Q, refs, seg, hidx, host, out_t, out_b, totals, pi, pf, row, v)
                 n_run = si[row, NRUN]
                 decodes = n_run > 0
             if decodes:
@@ -744,8 +832,9 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
                     _record(si, sf, Q, G, gaps, totals, row, i, tt)
                 if g >= Q[i, Q_OUT]:
                     _finish(si, Q, G, fu_t, fu_i, row, i, tt)
+                    _q_free(si, seg, pi, row, -1, (Q[i, Q_INP] + g - 1 - Q[i, Q_HFULL] + B - 1) // B)
                     if Q[i, Q_HOFF1] > Q[i, Q_HOFF0]:
-                        _release(si, Q, refs, hidx, row, i, B)
+                        _release(si, Q, refs, seg, pi, hidx, row, i, B)
                     if kind == RESERVE:
                         si[row, HELD] -= Q[i, Q_INP] + Q[i, Q_OUT]
                 else:
@@ -762,11 +851,13 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
             # a run of pure decode iterations until the next completion, arrival (or router horizon), copy end, change
             # of levels that could reorder the queue, or full cache; when not even one more token fits for everyone,
             # preempt and decode at once, as vLLM does
+            freed = False
             while paged and si[row, NRUN] > 0 and not _fits(si, cnt, row, si[row, T_] + 1, B):
                 v = _victim(si, Q, G, rs, pi, pf, row, async_swap)
                 if v < 0:
                     break
-                _preempt(si, sf, cnt, heap, Q, refs, hidx, host, out_t, out_b, totals, pi, pf, row, v)
+                _preempt(si, sf, cnt, heap, Q, refs, seg, hidx, host, out_t, out_b, totals, pi, pf, row, v)
+                freed = True
             n_run = si[row, NRUN]
             if n_run == 0:
                 continue
@@ -785,6 +876,8 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
                 if kk < k:
                     k = kk
             per, inc = a + s * K0, s * n_run
+            if freed and si[row, WLEN] > 0:  # the blocks just freed may admit the queue's head after this step
+                k = 1
             room_next = n_run < max_seqs
             if kind == RESERVE:
                 j = _next_arrival(si, Q, G, fu_t, fu_i, row)
@@ -855,7 +948,7 @@ def _advance(si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G
         while si[row, HEAPN] > 0 and Q[heap[row, 0], Q_FKEY] <= T:
             i = heap[row, 0]
             Q[i, Q_GEN] = Q[i, Q_OUT]
-            _leave(si, cnt, heap, Q, refs, hidx, row, i, B, True)
+            _leave(si, cnt, heap, Q, refs, seg, pi, hidx, row, i, B, True)
             _finish(si, Q, G, fu_t, fu_i, row, i, sf[row, TIME])
             if kind == RESERVE:
                 si[row, HELD] -= Q[i, Q_INP] + Q[i, Q_OUT]
@@ -876,6 +969,9 @@ def run_engine(Q, G, hidx, n_unique, host, n_rep, router, seed, pi, pf, tok, hea
     heap = np.zeros((rows, max_seqs + 2), np.int64)
     pref = np.zeros((rows, max_seqs + 1, 4), np.int64)
     refs = np.zeros((rows, max(n_unique, 1)), np.int64)
+    # the free-block queue's segments (owner, blocks left): every segment but the head's holds a block, at most all the
+    # blocks are free, and the pops are applied at every preemption, so the blocks' count plus a few always fit
+    seg = np.zeros((rows, pi[P_NBLOCKS] + 8 if pi[P_PCACHE] else 1, 2), np.int64)
     n_fu = 0
     for i in range(n):
         if Q[i, Q_NXT] >= 0:
@@ -890,11 +986,12 @@ def run_engine(Q, G, hidx, n_unique, host, n_rep, router, seed, pi, pf, tok, hea
     rs = np.full(1, np.uint64(seed))
     stopped = False
     busy = 0.0
-    args = (si, sf, cnt, heap, pref, refs, fu_t, fu_i, out_t, out_b, in_i, Q, G, hidx, host, rs, pi, pf, tok, head,
+    args = (si, sf, cnt, heap, pref, refs, seg, fu_t, fu_i, out_t, out_b, in_i, Q, G, hidx, host, rs, pi, pf, tok, head,
             pf_logc, pf_pre, pf_rate, da_len, da, buf, gaps, totals)  # fmt: skip
     if router == 1:  # least outstanding: every replica advances to each arrival, which goes to the emptiest
         for r in range(rows):
             _reset(si, sf, cnt, rs, pi, pf, r)
+            _q_reset(si, seg, pi, r)
         for j in range(n):
             for r in range(rows):
                 if _advance(*args, r, G[j, G_ARR]) == 2:
@@ -920,6 +1017,7 @@ def run_engine(Q, G, hidx, n_unique, host, n_rep, router, seed, pi, pf, tok, hea
     else:
         for r in range(n_rep):  # one replica after another, on one row of state
             _reset(si, sf, cnt, rs, pi, pf, 0)
+            _q_reset(si, seg, pi, 0)
             for i in range(n):
                 if Q[i, Q_REP] == r and Q[i, Q_LATER] == 0:
                     _place(si, Q, 0, i)

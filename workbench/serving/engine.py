@@ -15,7 +15,10 @@ serving: FastSwitch's mechanisms (:mod:`workbench.serving.preemption`), disaggre
 of prompt plus generated tokens; the engine never knows a request's output length. When the cache cannot hold one
 more token for every decoding request, the most recently admitted running request (with priority order: the lowest
 level) is **preempted**. By recompute (vLLM's default) its blocks are freed, it goes back to the front of the queue,
-and when re-admitted it prefills its prompt and the tokens it had generated, then continues. By swap
+and when re-admitted it prefills its prompt and the tokens it had generated, then continues; with
+``Scheduler(prefix_cache=True)`` (vLLM V1's prefix caching) freed blocks keep their KV until handed out again, from one
+free queue in vLLM's order (oldest freed first; a request's blocks freed last block first), and the re-admitted request
+prefills only what follows its leading blocks still cached. By swap
 (``Scheduler(preemption="swap")``) its blocks are copied to host memory and, on re-admission, back at the cost model's
 one swap cost (:func:`~workbench.serving.cost.swap_seconds`: copy calls per block or per block group, plus bytes over
 PCIe); synchronously, the engine waits for each copy (every request stalls; the stall is recorded per request and
@@ -304,13 +307,14 @@ def _run(arrival_s, input_tokens, output_tokens, server, scheduler: Scheduler, *
     Q[:, K.Q_PRIO], Q[:, K.Q_NXT], Q[:, K.Q_LATER], Q[:, K.Q_CONV] = prio, nxt, later, conv
     Q[:, K.Q_HFULL], Q[:, K.Q_HOFF0], Q[:, K.Q_HOFF1] = hfull, hoff[:-1], hoff[1:]
     Q[:, K.Q_GEN] = pre  # a prefilled request brings its first token
-    Q[:, K.Q_REJ], Q[:, K.Q_REP], Q[:, K.Q_HPOS] = rejected, rep_arr, -1
+    Q[:, K.Q_REJ], Q[:, K.Q_REP], Q[:, K.Q_HPOS], Q[:, K.Q_SEG] = rejected, rep_arr, -1, -1
     G = np.full((n, K.NG), np.nan)
     G[:, K.G_ARR], G[:, K.G_THINK] = arr, think
     G[:, [K.G_STALLT, K.G_LASTTOK, K.G_LASTST, K.G_STARR, K.G_READY]] = 0.0
     pi = np.zeros(K.NPI, np.int64)
     pi[K.P_KIND], pi[K.P_SEQS], pi[K.P_BUDGET], pi[K.P_B] = _KINDS[sch.kind], sch.max_num_seqs, budget, B
-    pi[K.P_WATER], pi[K.P_NBLOCKS], pi[K.P_CAPTOK] = max(1, int(sch.watermark * nb)), nb, cap
+    water = max(1 if sch.watermark > 0 else 0, int(sch.watermark * nb))
+    pi[K.P_WATER], pi[K.P_NBLOCKS], pi[K.P_CAPTOK] = water, nb, cap
     pi[K.P_SWAP], pi[K.P_GROUP], pi[K.P_ASYNC], pi[K.P_REUSE] = (
         swap,
         sch.swap_group_blocks,
@@ -328,7 +332,7 @@ def _run(arrival_s, input_tokens, output_tokens, server, scheduler: Scheduler, *
         n + 1 if (swap and sch.swap_async) else 1,
         table.overlap_cpu,
     )
-    pi[K.P_ALLOWED] = allowed
+    pi[K.P_ALLOWED], pi[K.P_PCACHE] = allowed, sch.prefix_cache
     pf = np.zeros(K.NPF)
     pf[K.F_RATE], pf[K.F_CALL], pf[K.F_TOKS] = (chg.rate if chg else 0.0), call_s, tok_s
     pf[K.F_LIMIT], pf[K.F_CPRE], pf[K.F_CDEC] = float(ttft_limit_s) - front, table.c_prefill, table.c_decode

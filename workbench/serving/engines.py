@@ -101,6 +101,10 @@ class EngineProfile:
     #: KV head once for all its query heads (FlashAttention's and FlashInfer's paged kernels, the measured profile),
     #: ``"paged-v1"`` is vLLM's PagedAttention kernel of 2023, one thread block per query head re-reading its KV head
     decode_attention: str = "gqa"
+    #: the stated policy's KV watermark (fraction of blocks kept free on admission) and whether freed blocks stay
+    #: cached (:class:`~workbench.serving.scheduler.Scheduler` fields ``watermark`` and ``prefix_cache``)
+    watermark: float = 0.01
+    prefix_cache: bool = False
 
     @accepts()
     def scheduler(self, on: str | GPU) -> Scheduler | None:
@@ -111,7 +115,13 @@ class EngineProfile:
         g = gpu(on)
         large = g.hbm_bytes >= LARGE_GPU_BYTES and "a100" not in g.gpu.lower()
         tokens, seqs = self.policy[2:] if large else self.policy[:2]
-        return Scheduler(self.policy_kind, max_num_seqs=seqs, max_num_batched_tokens=tokens)
+        return Scheduler(
+            self.policy_kind,
+            max_num_seqs=seqs,
+            max_num_batched_tokens=tokens,
+            watermark=self.watermark,
+            prefix_cache=self.prefix_cache,
+        )
 
     @accepts()
     def cpu_s(self, sequences: float, *, tp: int = 1) -> float:
@@ -161,6 +171,12 @@ def engines() -> dict[str, EngineProfile]:
             frontend = float(row.get("frontend_s") or 0.0)
             if not 0 <= frontend < 1:
                 raise ValueError(f"frontend_s must be in [0, 1) s, got {frontend}")
+            watermark = float(row.get("watermark") or 0.01)
+            if not 0 <= watermark < 1:
+                raise ValueError(f"watermark must be in [0, 1), got {watermark}")
+            pcache = (row.get("prefix_caching") or "false").strip().lower()
+            if pcache not in ("true", "false"):
+                raise ValueError(f"prefix_caching must be true, false or empty, got {pcache!r}")
             decode = (row.get("decode_attention") or "gqa").strip()
             if decode not in DECODE_KERNELS:
                 raise ValueError(f"decode_attention must be one of {', '.join(DECODE_KERNELS)}, got {decode!r}")
@@ -181,6 +197,8 @@ def engines() -> dict[str, EngineProfile]:
             policy=policy,  # type: ignore[arg-type]
             frontend_s=frontend,
             decode_attention=decode,
+            watermark=watermark,
+            prefix_cache=pcache == "true",
         )
     return out
 

@@ -37,6 +37,12 @@ What a preemption does, and how requests are ordered, are policies too (FastSwit
   it (vLLM) the iteration waits for every copy.
 * ``kv_reuse``: a conversation's copy in host memory stays valid across swap-ins and turns (FastSwitch's KV reuse), so
   a swap-out sends only the blocks past it; without it (vLLM) the host blocks are freed on swap-in.
+* ``prefix_cache``: freed blocks keep their KV until they are reused (vLLM V1's automatic prefix caching, on by
+  default there): a request preempted by recompute prefills again only the part of its context whose blocks other
+  requests have since taken. vLLM's ``BlockPool`` hands out free blocks oldest-freed first and frees a request's
+  blocks in reverse order, "so that the tail blocks are evicted first" (``KVCacheManager.free``): the leading blocks
+  of a preempted request survive longest, and on re-admission its longest cached prefix is reused
+  (``get_computed_blocks``, at most all but its last token).
 * ``priority``: ``"fcfs"`` (arrival order; preempted requests first) or ``"priority"`` (each request carries a level,
   higher first: the highest waiting request, the first in queue order on ties, is admitted first, preempting running
   requests of strictly lower level when it does not fit; victims are the lowest level, latest arrival on ties, as
@@ -111,7 +117,7 @@ class Scheduler:
     block_tokens : int
         Tokens per KV-cache block (paged policies).
     watermark : float
-        Fraction of the blocks kept free when admitting (vLLM's 0.01; paged policies).
+        Fraction of the blocks kept free when admitting (vLLM V0's 0.01; V1 keeps none; paged policies).
     preemption : {"recompute", "swap"}
         What happens to a preempted request's KV cache. The reservation never preempts (no effect there).
     swap_group_blocks : int
@@ -120,6 +126,9 @@ class Scheduler:
         Swap copies overlap compute instead of stalling the iteration.
     kv_reuse : bool
         A conversation's host copy stays valid: swap-outs send only the blocks past it.
+    prefix_cache : bool
+        Freed blocks stay cached until reused: a request preempted by recompute skips the prefill of its leading
+        blocks still cached when it is re-admitted.
     priority : {"fcfs", "priority"}
         Request order: arrival, or priority levels (``Request`` levels from the ``priority`` column of a table).
     priority_changes : PriorityProcess, optional
@@ -142,6 +151,7 @@ class Scheduler:
     swap_group_blocks: int = 1
     swap_async: bool = False
     kv_reuse: bool = False
+    prefix_cache: bool = False
     priority: str = "fcfs"
     priority_changes: PriorityProcess | None = None
 
