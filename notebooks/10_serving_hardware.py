@@ -301,18 +301,17 @@ print(validation_summary(stated).round(3).to_string())
 #   and -11% (time between tokens); its AIPerf client measures through NIM's HTTP server, whose latency no source
 #   states (none is added).
 # * **A current vLLM online (vLLM 0.19 on one RTX 4090, Llama-3.1-8B, 300 ShareGPT requests at 10 req/s): mean TTFT
-#   +26%, mean TPOT +19%, throughput -17%.** The run is bound by its KV cache: 41,408 tokens hold about 35 requests,
-#   the rest queue (65 s mean TTFT) and requests are preempted when the cache fills. The model's decode step at that
-#   batch is 30 ms, already about the run's median TPOT (30.8 ms), which also counts the steps carrying prompt
-#   chunks: the only Ada profile is the A40's (Vidur measured no GeForce card), and carried to the RTX 4090 its GEMM
-#   curve reads the weights at ~70% of the card's bandwidth, slower than this run. With the stated per-generation
-#   constants (85% of bandwidth) the same replay is within 6% on all three (-2.5% throughput); we keep the measured
-#   curves as the default and report the miss. The replay runs V1's KV policy as its code states it: no watermark,
-#   and a preempted request resuming from its own blocks still in the prefix cache (vLLM frees a request's blocks
-#   last block first, so its leading blocks are evicted last). That saves 37% of the tokens prefilled again after
-#   preemptions (103k instead of 162k) and moves the three statistics by less than half a point. What the replay
-#   leaves out is the cache shared across requests (7.7% of the prompts' 16-token blocks repeat an earlier prompt's),
-#   which would make the model faster still.
+#   +6%, mean TPOT +3%, throughput -4%.** The run is bound by its KV cache: 41,408 tokens hold about 35 requests, the
+#   rest queue (65 s mean TTFT) and requests are preempted when the cache fills. The RTX 4090 has its own measured
+#   operator curves: LLMServingSim's profile of this card under the same vLLM release (each layer operator's CUDA
+#   kernel time, 1-2,048 tokens), the one profile of an Ada GPU we found. Its GEMMs reach ~90% of the card's bandwidth
+#   when memory-bound and ~100% of its 165 TFLOP/s BF16 peak (GeForce clocks run above the datasheet's), more than the
+#   A40 profile that stands for the data-center Ada cards (~70-75%); with that A40 curve this replay was +26%, +18% and
+#   -17%. The replay runs V1's KV policy as its code states it: no watermark, and a preempted request resuming from
+#   its own blocks still in the prefix cache (vLLM frees a request's blocks last block first, so its leading blocks
+#   are evicted last), which saves 37% of the tokens prefilled again after preemptions. What the replay leaves out is
+#   the cache shared across requests (7.7% of the prompts' 16-token blocks repeat an earlier prompt's), which would
+#   make the model faster still.
 
 # %% [markdown]
 # ## Side by side with Vidur

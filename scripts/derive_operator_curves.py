@@ -1,9 +1,14 @@
-"""Derive the serving roofline's measured efficiency curves from Vidur's operator profiles.
+"""Derive the serving roofline's measured efficiency curves from measured operator profiles.
 
 Input: ``vidur-profiles/`` on the data search path (Vidur, Agrawal et al., MLSys'24: per-operator times measured on
-A100 80GB SXM (DGX), H100 SXM (DGX) and A40, eager PyTorch, BF16). Output: ``datasets/serving_specs/operator_curves.csv``,
-one row per curve point, read by :mod:`workbench.serving.opcurves`. Three kinds of rows, per GPU generation
-(ampere from the A100 profiles, hopper from H100, ada from A40):
+A100 80GB SXM (DGX), H100 SXM (DGX) and A40, eager PyTorch, BF16), and LLMServingSim's profile of a GeForce RTX 4090
+(``datasets/serving_specs/profiles/llmservingsim-rtx4090-llama31-8b.csv``: Llama-3.1-8B's layer under vLLM 0.19,
+eager, BF16, TP 1; see ``datasets/serving_specs/README.md``). Output: ``datasets/serving_specs/operator_curves.csv``,
+one row per curve point, read by :mod:`workbench.serving.opcurves`. Three kinds of rows, per GPU generation (ampere
+from the A100 profiles, hopper from H100, ada from A40, the closest profiled PCIe GDDR data-center card) or per GPU
+profiled itself (``RTX-4090``: its own curves, which take precedence over its generation's; a GeForce card's clocks
+and its half-rate BF16 peak with FP32 accumulation put its GEMMs at ~100% of that datasheet peak, which no
+data-center Ada card reaches, so its curve is its own):
 
 ``gemm``
     ``x`` = tokens in the iteration (the GEMMs' M dimension), ``value`` = the fraction of the roofline reached by a
@@ -42,13 +47,26 @@ from workbench.tables import write_or_check
 
 OUT = Path(__file__).resolve().parents[1] / "datasets" / "serving_specs" / "operator_curves.csv"
 
-#: Profile directory -> (generation, BF16 dense peak FLOP/s, HBM bytes/s) of the GPU Vidur measured on (datasheets:
-#: A100 80GB SXM 312 TFLOPS / 2,039 GB/s; H100 SXM 989 TFLOPS / 3,350 GB/s; A40 149.7 TFLOPS / 696 GB/s).
+#: Profile -> (generation or GPU, BF16 dense peak FLOP/s, memory bytes/s) of the GPU it was measured on (datasheets:
+#: A100 80GB SXM 312 TFLOPS / 2,039 GB/s; H100 SXM 989 TFLOPS / 3,350 GB/s; A40 149.7 TFLOPS / 696 GB/s; GeForce
+#: RTX 4090 165.2 TFLOPS (BF16 with FP32 accumulate, dense) / 1,008 GB/s, NVIDIA Ada GPU architecture whitepaper).
 PROFILED = {
     "a100": ("ampere", 312e12, 2.039e12),
     "h100": ("hopper", 989e12, 3.35e12),
     "a40": ("ada", 149.7e12, 0.696e12),
+    "rtx4090": ("RTX-4090", 165.2e12, 1.008e12),
 }
+#: The RTX 4090 profile (vLLM's own layer modules, timed one at a time): the layer's four projections, and its
+#: elementwise operators (two RMS norms, each fused with a residual add, the rotary embedding, the MLP activation).
+RTX4090 = (
+    Path(__file__).resolve().parents[1]
+    / "datasets"
+    / "serving_specs"
+    / "profiles"
+    / "llmservingsim-rtx4090-llama31-8b.csv"
+)
+RTX4090_GEMMS = ("qkv_proj", "o_proj", "gate_up_proj", "down_proj")
+RTX4090_ELEMENTWISE = {"layernorm": 2, "rotary_emb": 1, "act_fn": 1}
 GEMMS = ("attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj")
 ELEMENTWISE = ("input_layernorm", "attn_rope", "post_attention_layernorm", "mlp_act", "add")
 TOPOLOGY = {"dgx": "nvswitch", "pairwise_nvlink": "nvlink-pairs"}
@@ -59,6 +77,8 @@ def layer_table(profile: str) -> pd.DataFrame:
     """Every profiled (model, tp, tokens) of one GPU: measured GEMM and elementwise seconds per layer and shard, and
     the ideal GEMM time at datasheet peak."""
     gen, peak, bw = PROFILED[profile]
+    if profile == "rtx4090":
+        return _rtx4090_layers(gen, peak, bw)
     root = require(f"vidur-profiles/compute/{profile}")
     frames = []
     for path in sorted(root.glob("*/*/mlp.csv")):
@@ -86,6 +106,29 @@ def layer_table(profile: str) -> pd.DataFrame:
     out = pd.concat(frames, ignore_index=True)
     out["generation"] = gen
     return out
+
+
+def _rtx4090_layers(gen: str, peak: float, bw: float) -> pd.DataFrame:
+    """The RTX 4090 profile as :func:`layer_table` rows (Llama-3.1-8B: hidden 4096, 32 heads, 8 KV heads, gated FFN
+    of 14336, TP 1)."""
+    d = pd.read_csv(RTX4090)
+    t = d.pivot_table(index="tokens", columns="layer", values="time_us", aggfunc="median")
+    h, heads, kvh, ffn = 4096, 32, 8, 14336
+    params = h * (heads + 2 * kvh) * (h // heads) + h * h + 3 * h * ffn
+    tokens = t.index.to_numpy(float)
+    return pd.DataFrame(
+        {
+            "model": "Llama-3.1-8B",
+            "tp": 1,
+            "tokens": tokens,
+            "hidden": h,
+            "ffn": ffn,
+            "ideal_s": np.maximum(2 * tokens * params / peak, 2 * params / bw),
+            "gemm_s": t[list(RTX4090_GEMMS)].sum(axis=1).to_numpy() * 1e-6,
+            "elementwise_s": sum(t[op] * k for op, k in RTX4090_ELEMENTWISE.items()).to_numpy() * 1e-6,
+            "generation": gen,
+        }
+    )
 
 
 def _quarter_octaves(x: pd.Series) -> pd.Series:
@@ -142,7 +185,7 @@ def derive() -> tuple[pd.DataFrame, pd.DataFrame]:
         parts.append(
             pd.DataFrame({"x": [0, 1, 2], "value": coef}).assign(kind="elementwise", generation=gen, topology="", tp=0)
         )
-        for held in layers["model"].unique():  # leave one model out: its layers predicted from the others' curves
+        for held in layers["model"].unique() if layers["model"].nunique() > 1 else ():  # leave one model out
             rest, test = layers[layers["model"] != held], layers[layers["model"] == held]
             c = gemm_curve(rest)
             eff = np.interp(np.log(test["tokens"]), np.log(c["x"]), c["value"])

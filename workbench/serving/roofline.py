@@ -212,7 +212,7 @@ class Deployment:
         if self.max_kv_tokens is not None:
             integer("max_kv_tokens", self.max_kv_tokens, minimum=1)
         eff = self.efficiency
-        measured = curves(g.generation)
+        measured = curves(g.gpu) or curves(g.generation)  # a GPU profiled itself, else its generation
         if self.costs is None:
             object.__setattr__(self, "costs", "curves" if measured is not None and eff is None else "stated")
         one_of("costs", self.costs, COST_SOURCES)

@@ -174,7 +174,12 @@ def tp_scaling_figure(panels: Mapping[str, pd.DataFrame]) -> go.Figure:
     return style(fig, title="Measured and modelled iteration time by tensor parallelism")
 
 
-GENERATION_LABELS = {"ampere": "Ampere (A100 profile)", "hopper": "Hopper (H100 profile)", "ada": "A40 profile (ada)"}
+GENERATION_LABELS = {
+    "ampere": "Ampere (A100 profile)",
+    "hopper": "Hopper (H100 profile)",
+    "ada": "A40 profile (ada)",
+    "RTX-4090": "GeForce RTX 4090 (its own profile)",
+}
 
 
 def gemm_efficiency_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figure:
