@@ -75,20 +75,22 @@ def reference(arr, inp, out, dep: Deployment, sch: Scheduler):
             i = waiting[0]
             need = inp[i] + gen[i]
             blk = -(-need // B)
-            if (new and tok + need > sch.max_num_batched_tokens) or nb - used - blk < water:
-                break
-            waiting.pop(0)
             hit = 0
             if sch.prefix_cache and npre[i]:  # its longest prefix of blocks still in the queue
                 while (i, npre[i], hit) in free:
-                    free.remove((i, npre[i], hit))
                     hit += 1
+            k = min(hit * B, need - 1)  # the budget counts the tokens not cached
+            if (new and tok + need - k > sch.max_num_batched_tokens) or nb - used - blk < water:
+                break
+            waiting.pop(0)
+            for j in range(hit):
+                free.remove((i, npre[i], j))
             held[i] = hit
             take(i, blk)
             used += blk
-            tok += need
+            tok += need - k
             new.append(i)
-            skip.append(min(hit * B, need - 1))
+            skip.append(k)
         if new:  # vLLM: a prefill iteration, no decodes
             lens = [inp[i] + gen[i] - k for i, k in zip(new, skip)]
             pairs = sum(x * k + x * (x + 1) / 2 for x, k in zip(lens, skip))
@@ -144,10 +146,11 @@ def test_vllm_matches_the_iteration_by_iteration_reference(cap, engine):
     assert (npre.sum() > 0) == (cap is not None)  # the small cache preempts, the real one does not
 
 
-@pytest.mark.parametrize("watermark", [0.0, 0.01])
-def test_a_preempted_request_resumes_from_its_blocks_still_cached(watermark):
+@pytest.mark.parametrize(("watermark", "budget"), [(0.0, 4096), (0.01, 4096), (0.05, 1500)])
+def test_a_preempted_request_resumes_from_its_blocks_still_cached(watermark, budget):
     """vLLM V1's prefix caching on re-admission, against the reference's explicit queue of blocks: the same times,
-    preemptions and prefilled tokens, and fewer tokens prefilled again than without the cache."""
+    preemptions and prefilled tokens, and fewer tokens prefilled again than without the cache. A small token budget
+    checks that the budget counts only the tokens not cached."""
     rng = np.random.default_rng(7)
     n = 120
     arr = np.sort(rng.uniform(0, 10, n))
@@ -156,7 +159,9 @@ def test_a_preempted_request_resumes_from_its_blocks_still_cached(watermark):
     dep = Deployment("Llama-2-7B", "A100-80GB", max_kv_tokens=4000, engine="vllm")
     runs = {}
     for cached in (False, True):
-        sch = Scheduler("vllm", max_num_seqs=48, max_num_batched_tokens=4096, watermark=watermark, prefix_cache=cached)
+        sch = Scheduler(
+            "vllm", max_num_seqs=48, max_num_batched_tokens=budget, watermark=watermark, prefix_cache=cached
+        )
         got = simulate_replica(arr, inp, out, dep, sch)
         first, finish, npre, prefilled = reference(arr.tolist(), inp.tolist(), out.tolist(), dep, sch)
         np.testing.assert_allclose(got.first_token_s, first, rtol=1e-9)

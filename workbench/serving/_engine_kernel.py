@@ -319,22 +319,28 @@ def _q_pop(si, seg, row, used):
 
 
 @njit(cache=True)
-def _q_hit(si, cnt, seg, Q, pi, row, i, B, step, adm):
-    """Re-admitted request ``i`` takes its leading blocks still cached out of the queue; returns how many (``step``:
-    the step whose blocks the running requests hold at admission; ``adm``: blocks of the requests admitted before it
-    this round)."""
+def _q_cached(si, cnt, seg, Q, pi, row, i, B, step, adm):
+    """How many of preempted request ``i``'s leading blocks are still cached (``step``: the step whose blocks the
+    running requests hold at admission; ``adm``: blocks of the requests admitted before it this round)."""
     used = pi[P_NBLOCKS] - si[row, CAPB] + _blocks_at(si, cnt, row, step, B)
     _q_pop(si, seg, row, used + si[row, RESV] + si[row, PEND] + si[row, SIN] + adm)
     s = Q[i, Q_SEG]
     if s < si[row, SHEAD]:  # (s = -1: it left no segment)
         return 0
-    k = s % seg.shape[1]
-    c = seg[row, k, 1] if seg[row, k, 1] < Q[i, Q_CFULL] else Q[i, Q_CFULL]
-    seg[row, k, 0] = -1  # what is left of it (the block of its last token) holds nothing reusable
-    seg[row, k, 1] -= c
-    si[row, HITS] += c
+    c = seg[row, s % seg.shape[1], 1]
+    return c if c < Q[i, Q_CFULL] else Q[i, Q_CFULL]
+
+
+@njit(cache=True)
+def _q_take(si, seg, Q, row, i, c):
+    """Re-admitted request ``i`` takes its ``c`` cached blocks out of the queue."""
+    s = Q[i, Q_SEG]
+    if s >= si[row, SHEAD]:
+        k = s % seg.shape[1]
+        seg[row, k, 0] = -1  # what is left of it (the block of its last token) holds nothing reusable
+        seg[row, k, 1] -= c
+        si[row, HITS] += c
     Q[i, Q_SEG] = -1
-    return c
 
 
 @njit(cache=True)
@@ -649,10 +655,14 @@ def _advance(si, sf, cnt, heap, pref, refs, seg, fu_t, fu_i, out_t, out_b, in_i,
                     totals[TOT_VIO] += 1
                     continue
                 need = Q[i, Q_INP] + Q[i, Q_GEN]
+                hit = 0  # a preempted request's leading blocks still cached: their tokens are not computed again
+                if Q[i, Q_SEG] >= 0:
+                    hit = _q_cached(si, cnt, seg, Q, pi, row, i, B, step, adm)
+                fresh = need - (hit * B if hit * B < need else need - 1)  # the tokens the budget counts
                 own, blk, ok = 0, 0, True
                 if slots <= 0:
                     ok = False
-                elif not Q[i, Q_PRE] and ((tokq >= room) if kind == SARATHI else (nnew > 0 and tokq + need > room)):
+                elif not Q[i, Q_PRE] and ((tokq >= room) if kind == SARATHI else (nnew > 0 and tokq + fresh > room)):
                     break
                 elif kind == RESERVE:
                     if si[row, HELD] + Q[i, Q_INP] + Q[i, Q_OUT] > pi[P_CAPTOK]:
@@ -700,8 +710,11 @@ def _advance(si, sf, cnt, heap, pref, refs, seg, fu_t, fu_i, out_t, out_b, in_i,
                     buf[2, ndir] = i
                     ndir += 1
                 else:
-                    if Q[i, Q_SEG] >= 0 and lead >= Q[i, Q_HFULL]:  # a preempted request's blocks still cached
-                        lead += _q_hit(si, cnt, seg, Q, pi, row, i, B, step, adm - own) * B
+                    if Q[i, Q_SEG] >= 0:
+                        if lead < Q[i, Q_HFULL]:  # its shared prefix is not resident: nothing after it is reused
+                            hit = 0
+                        _q_take(si, seg, Q, row, i, hit)
+                        lead += hit * B
                     sk = lead if lead < need else (need - 1 if need > 0 else 0)
                     buf[0, nnew] = i
                     buf[1, nnew] = sk
