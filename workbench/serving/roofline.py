@@ -223,8 +223,8 @@ class Deployment:
             )
         if self.costs == "curves" and self.tp > 1 and measured is not None and not measured.allreduce_tps(topology(g)):
             raise ValueError(
-                f"costs='curves' has no measured all-reduce between {g.gpu} GPUs ({topology(g)} on "
-                f"{g.generation}); use costs='stated' (the all-reduce over the GPU's stated links) or tp=1"
+                f"costs='curves' has no measured all-reduce between {g.gpu} GPUs ({topology(g)} in the "
+                f"{measured.generation} profile); use costs='stated' (the all-reduce over the GPU's stated links) or tp=1"
             )
         if self.costs == "profiled" and (self.dtype != "bf16" or self.overlap):
             raise ValueError(
