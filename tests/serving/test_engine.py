@@ -136,14 +136,19 @@ def test_vllm_matches_the_iteration_by_iteration_reference(cap, engine):
     inp = rng.integers(1, 700, n)
     out = rng.integers(1, 300, n)
     dep = Deployment("Llama-2-7B", "A100-80GB", max_kv_tokens=cap, engine=engine)
-    sch = Scheduler("vllm", max_num_seqs=32, max_num_batched_tokens=2048)
+    got = served_as_the_reference(arr, inp, out, dep, Scheduler("vllm", max_num_seqs=32, max_num_batched_tokens=2048))
+    assert (got.preemptions.sum() > 0) == (cap is not None)  # the small cache preempts, the real one does not
+
+
+def served_as_the_reference(arr, inp, out, dep, sch):
+    """The engine's run, asserted equal to the reference's: times, preemptions and prefilled tokens."""
     got = simulate_replica(arr, inp, out, dep, sch)
     first, finish, npre, prefilled = reference(arr.tolist(), inp.tolist(), out.tolist(), dep, sch)
     np.testing.assert_allclose(got.first_token_s, first, rtol=1e-9)
     np.testing.assert_allclose(got.finish_s, finish, rtol=1e-9)
     assert got.preemptions.tolist() == npre.tolist()
     assert got.prefill_tokens.tolist() == prefilled.tolist()
-    assert (npre.sum() > 0) == (cap is not None)  # the small cache preempts, the real one does not
+    return got
 
 
 @pytest.mark.parametrize(("watermark", "budget"), [(0.0, 4096), (0.01, 4096), (0.05, 1500)])
@@ -162,13 +167,7 @@ def test_a_preempted_request_resumes_from_its_blocks_still_cached(watermark, bud
         sch = Scheduler(
             "vllm", max_num_seqs=48, max_num_batched_tokens=budget, watermark=watermark, prefix_cache=cached
         )
-        got = simulate_replica(arr, inp, out, dep, sch)
-        first, finish, npre, prefilled = reference(arr.tolist(), inp.tolist(), out.tolist(), dep, sch)
-        np.testing.assert_allclose(got.first_token_s, first, rtol=1e-9)
-        np.testing.assert_allclose(got.finish_s, finish, rtol=1e-9)
-        assert got.preemptions.tolist() == npre.tolist()
-        assert got.prefill_tokens.tolist() == prefilled.tolist()
-        runs[cached] = got
+        runs[cached] = served_as_the_reference(arr, inp, out, dep, sch)
     again = {k: int(r.prefill_tokens.sum() - inp.sum()) for k, r in runs.items()}
     assert runs[True].preemptions.sum() > 10 and 0 < again[True] < 0.9 * again[False]
 
