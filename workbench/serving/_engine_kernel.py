@@ -10,8 +10,9 @@ State (all allocated once, nothing per event): per request, one integer row of `
 known arrivals, its slot in the finish heap, its times); per replica simulated at once (the least-outstanding router
 runs all replicas together; otherwise one row serves the replicas one after another), one row of ``si`` (integers)
 and ``sf`` (floats), its residue histogram, finish heap, Sarathi prefill list, prefix-block reference counts,
-follow-up heap, the rings of asynchronous copies and the free-block queue of a cache of freed blocks. Helpers are top-level compiled functions taking the few arrays
-they touch (closures would be inlined at every call and make the compile take minutes).
+follow-up heap, the rings of asynchronous copies and the free-block queue of a cache of freed blocks. Helpers are
+top-level compiled functions taking the few arrays they touch (closures would be inlined at every call and make the
+compile take minutes).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ G_ARR, G_THINK, G_ADMIT, G_FIRST, G_FINISH, G_STALLT, G_LASTTOK, G_LASTST, G_STA
 NG = 10
 # per replica row, integers (si[row, .])
 (T_, NRUN, SUMOFF, SHARED, QBLK, CAPB, RESV, HELD, WHEAD, WTAIL, WLEN, RHEAD, RTAIL, NPREF, AHEAD, ATAIL, HEAPN, FUN,
- OHEAD, OTAIL, IHEAD, ITAIL, PEND, SIN, NIN, ITER, NEXTCHG, LASTRESH, FREED, HITS, POPS, SHEAD, STAIL) = range(33)  # fmt: skip
+ OHEAD, OTAIL, IHEAD, ITAIL, PEND, SIN, NIN, ITER, NEXTCHG, LASTRESH, FREED, HITS, POPS, SHEAD,
+ STAIL) = range(33)  # fmt: skip
 NI = 33
 # per replica row, floats (sf[row, .])
 TIME, BUSY, STALL, OUTBUSY, INBUSY, SEEN = range(6)
@@ -567,8 +569,8 @@ def _held(si, Q, row):
 
 
 @njit(cache=True)
-def _advance(si, sf, cnt, heap, pref, refs, seg, fu_t, fu_i, out_t, out_b, in_i, Q, G, hidx, host, rs, pi, pf, tok, head,
-             pf_logc, pf_pre, pf_rate, da_len, da, buf, gaps, totals, row, horizon):  # fmt: skip
+def _advance(si, sf, cnt, heap, pref, refs, seg, fu_t, fu_i, out_t, out_b, in_i, Q, G, hidx, host, rs, pi, pf, tok,
+             head, pf_logc, pf_pre, pf_rate, da_len, da, buf, gaps, totals, row, horizon):  # fmt: skip
     """Run replica ``row`` until its clock reaches ``horizon`` (returns 0), it has no work left (1) or the run stops
     early (2)."""
     kind, max_seqs, budget, B, water = pi[P_KIND], pi[P_SEQS], pi[P_BUDGET], pi[P_B], pi[P_WATER]
