@@ -43,6 +43,7 @@ import pandas as pd
 from scipy.optimize import nnls
 
 from workbench.data import require
+from workbench.serving.specs import model
 from workbench.tables import write_or_check
 
 OUT = Path(__file__).resolve().parents[1] / "datasets" / "serving_specs" / "operator_curves.csv"
@@ -65,6 +66,7 @@ RTX4090 = (
     / "profiles"
     / "llmservingsim-rtx4090-llama31-8b.csv"
 )
+RTX4090_MODEL = "Llama-3.1-8B"
 RTX4090_GEMMS = ("qkv_proj", "o_proj", "gate_up_proj", "down_proj")
 RTX4090_ELEMENTWISE = {"layernorm": 2, "rotary_emb": 1, "act_fn": 1}
 GEMMS = ("attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj")
@@ -109,16 +111,16 @@ def layer_table(profile: str) -> pd.DataFrame:
 
 
 def _rtx4090_layers(gen: str, peak: float, bw: float) -> pd.DataFrame:
-    """The RTX 4090 profile as :func:`layer_table` rows (Llama-3.1-8B: hidden 4096, 32 heads, 8 KV heads, gated FFN
-    of 14336, TP 1)."""
+    """The RTX 4090 profile as :func:`layer_table` rows (Llama-3.1-8B's layer as ``models.csv`` states it, TP 1)."""
     d = pd.read_csv(RTX4090)
     t = d.pivot_table(index="tokens", columns="layer", values="time_us", aggfunc="median")
-    h, heads, kvh, ffn = 4096, 32, 8, 14336
-    params = h * (heads + 2 * kvh) * (h // heads) + h * h + 3 * h * ffn
+    m = model(RTX4090_MODEL)
+    h, ffn, head_dim = m.hidden, m.ffn, m.qk_head_dim
+    params = h * (m.heads + 2 * m.kv_heads) * head_dim + m.heads * head_dim * h + 3 * h * ffn  # gated MLP
     tokens = t.index.to_numpy(float)
     return pd.DataFrame(
         {
-            "model": "Llama-3.1-8B",
+            "model": RTX4090_MODEL,
             "tp": 1,
             "tokens": tokens,
             "hidden": h,

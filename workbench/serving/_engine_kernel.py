@@ -324,8 +324,7 @@ def _q_pop(si, seg, row, used):
 def _q_cached(si, cnt, seg, Q, pi, row, i, B, step, adm):
     """How many of preempted request ``i``'s leading blocks are still cached (``step``: the step whose blocks the
     running requests hold at admission; ``adm``: blocks of the requests admitted before it this round)."""
-    used = pi[P_NBLOCKS] - si[row, CAPB] + _blocks_at(si, cnt, row, step, B)
-    _q_pop(si, seg, row, used + si[row, RESV] + si[row, PEND] + si[row, SIN] + adm)
+    _q_pop(si, seg, row, pi[P_NBLOCKS] - _free_at(si, cnt, row, step, B) + adm)
     s = Q[i, Q_SEG]
     if s < si[row, SHEAD]:  # (s = -1: it left no segment)
         return 0
@@ -465,8 +464,7 @@ def _preempt(si, sf, cnt, heap, Q, refs, seg, hidx, host, out_t, out_b, totals, 
     """Free running request ``v``; it re-queues at the front (swap: its KV goes to host memory first)."""
     B = pi[P_B]
     if pi[P_PCACHE]:  # the pops so far first (this keeps the queue's segments within the blocks' count)
-        used = pi[P_NBLOCKS] - si[row, CAPB] + _blocks_at(si, cnt, row, si[row, T_], B)
-        _q_pop(si, seg, row, used + si[row, RESV] + si[row, PEND] + si[row, SIN])
+        _q_pop(si, seg, row, pi[P_NBLOCKS] - _free_at(si, cnt, row, si[row, T_], B))
     T = si[row, T_]
     Q[v, Q_GEN] += T - Q[v, Q_JOIN]
     ctx = Q[v, Q_INP] + Q[v, Q_GEN] - Q[v, Q_HFULL]

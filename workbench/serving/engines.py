@@ -103,7 +103,7 @@ class EngineProfile:
     decode_attention: str = "gqa"
     #: the stated policy's KV watermark (fraction of blocks kept free on admission) and whether freed blocks stay
     #: cached (:class:`~workbench.serving.scheduler.Scheduler` fields ``watermark`` and ``prefix_cache``)
-    watermark: float = 0.01
+    watermark: float = Scheduler.watermark
     prefix_cache: bool = False
 
     @accepts()
@@ -171,7 +171,7 @@ def engines() -> dict[str, EngineProfile]:
             frontend = float(row.get("frontend_s") or 0.0)
             if not 0 <= frontend < 1:
                 raise ValueError(f"frontend_s must be in [0, 1) s, got {frontend}")
-            watermark = float(row.get("watermark") or 0.01)
+            watermark = float(row.get("watermark") or Scheduler.watermark)
             if not 0 <= watermark < 1:
                 raise ValueError(f"watermark must be in [0, 1), got {watermark}")
             pcache = (row.get("prefix_caching") or "false").strip().lower()
