@@ -120,3 +120,92 @@ def test_real_jobs_same_seed_same_result():
     assert (a.completion_s > a.arrival_s).all()
     # every task of every job ran exactly once
     assert a.busy_start_s.size == sum(int(j.num_tasks.sum()) for j in jobs)
+
+
+def _both_loops(jobs, arr, inten, sched, **kw):
+    """The compiled loop's and the Python loop's (completion, task records) for one run, or the error each raised."""
+    from workbench.carbon import cluster as C
+
+    rule = C._compiled_rule(sched)
+    assert rule is not None, f"{sched.name} should run compiled"
+    args = (jobs, np.asarray(arr, float), np.asarray(inten, float), sched)
+    rest = (kw.get("executors", 10), kw.get("job_cap", kw.get("executors", 10)), kw.get("mapping", TimeMapping()))
+    out = []
+    for run in (lambda: C._simulate_compiled(*args, rule, *rest, 3), lambda: C._simulate_python(*args, *rest, 3)):
+        try:
+            out.append(run())
+        except ValueError as e:  # TraceError, or CAP's bounds at an hour without a positive forecast low
+            out.append(f"{type(e).__name__}: {e}")
+    return out
+
+
+def _rules():
+    from workbench.carbon.schedulers import Fifo, Pcaps, make_scheduler
+
+    rules = [make_scheduler(k, gamma=0.7, cap_minimum=2) for k in ("fifo", "cp", "cap", "cap-fifo", "pcaps")]
+    return [*rules, Pcaps(0.3, base=Fifo()), Pcaps(0.0)]
+
+
+def test_compiled_loop_is_the_python_loop_on_toy_jobs():
+    """Every built-in rule gives the same bytes compiled as the Python loop over the scheduler's methods: jobs with
+    several stages, executor keys and waves, arrivals together and apart, an intensity that defers work, and a
+    trace too short for CAP and PCAPS (the same error from both)."""
+    rng = np.random.default_rng(0)
+    jobs = []
+    for q in range(6):
+        n = 3 + q % 4
+        adj = np.triu((rng.random((n, n)) < 0.4).astype(int), 1).tolist()
+        stages = [
+            {
+                "first_wave": {k: (rng.integers(1, 30, 3) * 1000).tolist() for k in ("1", "2", "4")},
+                "rest_wave": {"2": (rng.integers(1, 20, 2) * 1000).tolist()},
+                "fresh_durations": {"4": (rng.integers(5, 40, 2) * 1000).tolist()},
+            }
+            for _ in range(n)
+        ]
+        jobs.append(JobDAG.from_dict({"adjacency": adj, "task_durations_ms": stages}))
+    inten = 300 + 200 * np.sin(np.arange(400) / 3.0)
+    for arr in (np.zeros(6), np.arange(6) * 40.0):
+        for sched in _rules():
+            compiled, python = _both_loops(jobs, arr, inten, sched, executors=5, job_cap=3)
+            assert np.array_equal(compiled[0], python[0]) and np.array_equal(compiled[1], python[1]), sched.name
+            short = _both_loops(jobs, arr, inten[:3], sched, executors=5, job_cap=3)
+            if sched.carbon_aware:
+                assert isinstance(short[0], str) and short[0] == short[1], sched.name
+            else:
+                assert np.array_equal(short[0][1], short[1][1]), sched.name
+            # hours with no clean forecast (a zero low bound, which CAP refuses): far ahead they change nothing,
+            # reached they raise CAP's error in both loops
+            for dark_from in (200, 2):
+                dark = np.where(np.arange(inten.size) >= dark_from, 0.0, inten)
+                got = _both_loops(jobs, arr, dark, sched, executors=5, job_cap=3)
+                if isinstance(got[0], str) or isinstance(got[1], str):
+                    assert got[0] == got[1] and "low must" in got[0], (sched.name, got)
+                else:
+                    assert np.array_equal(got[0][1], got[1][1]), sched.name
+
+
+@requires_data("carbon-dag/tpch/2g/q01.json", "carbon-dag/tpch/100g/q22.json")
+def test_compiled_loop_is_the_python_loop_on_tpch_jobs():
+    jobs = sample_jobs(40, seed=4)
+    arr = poisson_arrivals(40, 15.0, seed=4)
+    inten = np.concatenate([np.linspace(500, 100, 30), np.linspace(100, 600, 300)])
+    for sched in _rules():
+        compiled, python = _both_loops(jobs, arr, inten, sched, executors=25, job_cap=10)
+        assert np.array_equal(compiled[0], python[0]) and np.array_equal(compiled[1], python[1]), sched.name
+
+
+def test_a_scheduler_of_its_own_runs_the_python_loop():
+    from workbench.carbon import cluster as C
+    from workbench.carbon.schedulers import Fair
+
+    class Shortest(CriticalPath):
+        def priorities(self, sim, candidates):
+            return [-c for c in super().priorities(sim, candidates)]
+
+    assert C._compiled_rule(Shortest()) is None and C._compiled_rule(Fair()) is None
+    assert C._compiled_rule(Cap(Shortest())) is None
+    short = _job([[0]], [([1000], [], [])])
+    long = _job([[0]], [([5000], [], [])])
+    r = simulate([long, short], [0.0, 0.0], np.ones(10), Shortest(), executors=1)
+    assert r.busy_job.tolist() == [1, 0]  # the short job first

@@ -35,8 +35,9 @@ import numpy as np
 from .. import _validate as V
 from .._contracts import accepts, output
 from .._rng import Seed, generator
+from . import _cluster_kernel as K
 from .dags import QUERIES, SCALES, JobDAG, load_job
-from .schedulers import Scheduler, make_scheduler
+from .schedulers import Cap, CriticalPath, Fifo, Pcaps, Scheduler, make_scheduler
 from .traces import TimeMapping, TraceError, forecast_bounds
 
 __all__ = ["SimResult", "simulate", "sample_jobs", "poisson_arrivals", "DEFAULT_POWER_W"]
@@ -88,14 +89,7 @@ class SimResult:
         """Mean number of busy executors in each trace hour from the mapping's start hour to the makespan."""
         sph = self.mapping.seconds_per_hour
         n = int(np.ceil(self.makespan_s / sph)) + 1
-        edges = np.arange(n + 1) * sph
-        a, b = self.busy_start_s, self.busy_end_s
-        # overlap of each interval with each hour, summed (vectorized over hours by cumulative busy-time)
-        tot = np.zeros(n)
-        for e0 in range(n):
-            lo, hi = edges[e0], edges[e0 + 1]
-            tot[e0] = np.clip(np.minimum(b, hi) - np.maximum(a, lo), 0, None).sum()
-        return tot / sph
+        return K.busy_seconds_per_hour(self.busy_start_s, self.busy_end_s, float(sph), n) / sph
 
 
 class _State:
@@ -126,11 +120,7 @@ class _State:
         if h == self._hour:
             return self._now
         if h >= self.intensity.size:
-            raise TraceError(
-                f"the simulation reached trace hour {h} but the intensity has {self.intensity.size} hours; "
-                "give a longer trace or a larger seconds_per_hour (simulated seconds per trace hour, now "
-                f"{self.mapping.seconds_per_hour})"
-            )
+            raise _beyond_trace(h, self.intensity.size, self.mapping)
         self._hour = h
         self._now = (float(self.intensity[h]), float(self.low[h]), float(self.high[h]))
         return self._now
@@ -200,8 +190,78 @@ def simulate(
     power_w = V.nonnegative("power_w", power_w)
     idle_power_w = V.nonnegative("idle_power_w", idle_power_w)
     sched = make_scheduler(scheduler, gamma=gamma) if isinstance(scheduler, str) else scheduler
-    rng = generator(seed)
+    rule = _compiled_rule(sched)
+    if rule is None:
+        completion, recs = _simulate_python(jobs, arr, inten, sched, executors, job_cap, mapping, seed)
+    else:
+        completion, recs = _simulate_compiled(jobs, arr, inten, sched, rule, executors, job_cap, mapping, seed)
+    return _result(arr, completion, recs, inten, mapping, executors, power_w, idle_power_w)
 
+
+def _compiled_rule(sched: Scheduler) -> tuple[int, int] | None:
+    """``(base, wrapper)`` codes of :mod:`._cluster_kernel` for a built-in rule the compiled loop runs (FIFO or
+    critical path, alone, under CAP or under PCAPS), ``None`` for any other scheduler (the Python loop runs it)."""
+    bases = {Fifo: K.BASE_FIFO, CriticalPath: K.BASE_CP}
+    kind = type(sched)
+    if kind in bases:
+        return bases[kind], K.WRAP_NONE
+    if isinstance(sched, (Cap, Pcaps)) and kind in (Cap, Pcaps) and type(sched.base) in bases:
+        return bases[type(sched.base)], K.WRAP_CAP if kind is Cap else K.WRAP_PCAPS
+    return None
+
+
+def _simulate_compiled(jobs, arr, inten, sched, rule, executors, job_cap, mapping, seed):
+    """The compiled loop (:func:`._cluster_kernel.run_cluster`): the Python loop's events, candidates, draws and
+    arithmetic, for the built-in rules."""
+    packed = K.pack_jobs(jobs)
+    total = int(packed["num_tasks"].sum())
+    low, high = forecast_bounds(inten, 48)
+    start = mapping.start_hour
+    allowed = np.zeros(inten.size, np.int64)
+    if rule[1] == K.WRAP_CAP:  # every hour's allowance, -1 where CAP cannot give one (raised if the run gets there)
+        for h in range(start, inten.size):
+            try:
+                allowed[h] = sched.allowed_at(float(inten[h]), float(low[h]), float(high[h]), executors)
+            except ValueError:
+                allowed[h] = -1
+    gamma = float(sched.gamma) if rule[1] == K.WRAP_PCAPS else 0.0
+    status, completion, *recs = K.run_cluster(
+        arr,
+        np.argsort(arr, kind="stable").astype(np.int64),
+        uniforms=generator(seed).random(2 * total),  # two per task, in the order tasks start (as the Python loop)
+        executors=executors,
+        job_cap=job_cap,
+        base=rule[0],
+        wrap=rule[1],
+        gamma=gamma,
+        allowed_h=allowed,
+        inten=inten,
+        low=np.asarray(low, float),
+        high=np.asarray(high, float),
+        sph=float(mapping.seconds_per_hour),
+        start_hour=int(start),
+        **packed,
+    )
+    if status > 0:
+        raise _beyond_trace(status, inten.size, mapping)
+    if status < 0:  # the hour whose allowance CAP could not give: its error
+        h = -status - 1
+        sched.allowed_at(float(inten[h]), float(low[h]), float(high[h]), executors)
+    return completion, np.column_stack(recs)
+
+
+def _beyond_trace(hour: int, size: int, mapping: TimeMapping) -> TraceError:
+    return TraceError(
+        f"the simulation reached trace hour {hour} but the intensity has {size} hours; "
+        "give a longer trace or a larger seconds_per_hour (simulated seconds per trace hour, now "
+        f"{mapping.seconds_per_hour})"
+    )
+
+
+def _simulate_python(jobs, arr, inten, sched, executors, job_cap, mapping, seed):
+    """The event loop over the scheduler's methods (any :class:`Scheduler`); returns the completion times and the
+    task records ``(start, end, executor, job, stage)`` in the order tasks finished."""
+    rng = generator(seed)
     st = _State(jobs, arr, inten, executors, job_cap, mapping)
     n_jobs = len(jobs)
     # per-job stage bookkeeping
@@ -270,7 +330,7 @@ def simulate(
                 cands = []
                 got = None
             else:
-                cands = [(j, s) for j in st.active if st.job_exec[j] < job_cap for s in runnable[j]]
+                cands = [(j, s) for j in st.active if st.job_exec[j] < job_cap for s in sorted(runnable[j])]
                 if not cands:
                     return
                 got = sched.choose(st, cands, t, len(free))
@@ -322,9 +382,13 @@ def simulate(
         if free and (not events or events[0][0] > t):  # decide once all events at this instant are in
             assign(t)
 
+    return completion, np.array(rec, dtype=float).reshape(-1, 5)
+
+
+def _result(arr, completion, recs, inten, mapping, executors, power_w, idle_power_w) -> SimResult:
+    """The run's record from its completion times and task records: busy and idle carbon, energy, makespan."""
     if np.isnan(completion).any():
         raise RuntimeError("simulation ended with unfinished jobs (a stage could never run)")
-    recs = np.array(rec, dtype=float).reshape(-1, 5)
     a, b = recs[:, 0].copy(), recs[:, 1].copy()
     f = _cumulative(inten, mapping)
     busy_int = float((f(b) - f(a)).sum())

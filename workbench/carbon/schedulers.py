@@ -212,13 +212,19 @@ class Cap(Scheduler):
         now = sim.carbon_now(t)
         if now is self._last_now:
             return self._last_allowed
-        key = (*now, sim.executors)
+        c, low, high = now
+        got = self.allowed_at(c, low, high, sim.executors)
+        self._last_now, self._last_allowed = now, got
+        return got
+
+    def allowed_at(self, c: float, low: float, high: float, executors: int) -> int:
+        """Executors allowed to be busy at intensity ``c`` with forecast bounds ``low, high`` on a cluster of
+        ``executors``: :func:`cap_allowed` with ``B`` this CAP's minimum (default a fifth of the cluster)."""
+        key = (c, low, high, executors)
         got = self._cache.get(key)
         if got is None:
-            c, lo, hi, k = key
-            b = k // 5 if self.minimum is None else min(self.minimum, k)
-            got = self._cache[key] = cap_allowed(c, lo, hi, k, b)
-        self._last_now, self._last_allowed = now, got
+            b = executors // 5 if self.minimum is None else min(self.minimum, executors)
+            got = self._cache[key] = cap_allowed(c, low, high, executors, b)
         return got
 
     def priorities(self, sim, candidates):
