@@ -23,6 +23,16 @@ def test_cap_alpha_solves_the_k_search_equation():
     assert a == pytest.approx(1 / (1 + w), rel=1e-12)
     assert a == pytest.approx(1.7238, abs=1e-4)
     assert cap_alpha(200.0, 200.0) == pytest.approx(1.0)
+    # a zero-carbon hour in the forecast window: alpha grows without bound as L falls to 0, and the thresholds
+    # (U / alpha at most) fall to 0: CAP then allows only its B executors unless the hour itself is free of carbon
+    assert cap_alpha(0.0, 400.0) == math.inf and cap_alpha(0.0, 0.0) == 1.0
+    assert cap_alpha(1e-9, 400.0) > 1e5
+    assert cap_thresholds(1e-9, 400.0, 3).max() < 0.01 and cap_thresholds(0.0, 400.0, 3).tolist() == [0.0] * 3
+    assert cap_allowed(5.0, 0.0, 400.0, executors=13, minimum=10) == 10
+    assert cap_allowed(0.0, 0.0, 400.0, executors=13, minimum=10) == 13
+    assert cap_allowed(0.0, 0.0, 0.0, executors=13, minimum=10) == 13
+    with pytest.raises(ValueError, match="low must satisfy 0 <= value"):
+        cap_alpha(-1.0, 400.0)
 
 
 def test_cap_thresholds_hand_case():

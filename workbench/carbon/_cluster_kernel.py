@@ -70,9 +70,8 @@ def run_cluster(
     start_hour,
 ):
     """Run the cluster; returns ``(status, completion, rec_start, rec_end, rec_exec, rec_job, rec_stage)`` with the
-    task records in the order tasks finished. ``status`` is 0; or the trace hour (>= the intensity's length) at
-    which a carbon-aware rule asked for an intensity the trace does not hold (the Python loop's ``TraceError``); or
-    ``-h - 1`` when CAP asked for the allowance of hour ``h`` where ``allowed_h`` holds -1 (none could be given)."""
+    task records in the order tasks finished. ``status`` is 0, or the trace hour (>= the intensity's length) at
+    which a carbon-aware rule asked for an intensity the trace does not hold (the Python loop's ``TraceError``)."""
     n_jobs = arrival.size
     n_stages = num_tasks.size
     total = 0
@@ -201,10 +200,7 @@ def run_cluster(
                 h = _hour_error(t, sph, start_hour, size)
                 if h >= 0:
                     return h, completion, rec_start, rec_end, rec_exec, rec_job, rec_stage
-                hh = start_hour + int(t // sph)
-                if allowed_h[hh] < 0:
-                    return -hh - 1, completion, rec_start, rec_end, rec_exec, rec_job, rec_stage
-                keep = busy <= allowed_h[hh]
+                keep = busy <= allowed_h[start_hour + int(t // sph)]
             if keep:
                 pos, seq, n = start(e, j, s, g, t, pos, seq, n)
             else:
@@ -219,10 +215,7 @@ def run_cluster(
                     h = _hour_error(t, sph, start_hour, size)
                     if h >= 0:
                         return h, completion, rec_start, rec_end, rec_exec, rec_job, rec_stage
-                    hh = start_hour + int(t // sph)
-                    if allowed_h[hh] < 0:
-                        return -hh - 1, completion, rec_start, rec_end, rec_exec, rec_job, rec_stage
-                    allowed = allowed_h[hh]
+                    allowed = allowed_h[start_hour + int(t // sph)]
                 got = -1
                 m = 0
                 if wrap == WRAP_CAP and busy >= allowed:  # blocked: nothing may start this hour

@@ -218,12 +218,9 @@ def _simulate_compiled(jobs, arr, inten, sched, rule, executors, job_cap, mappin
     low, high = forecast_bounds(inten, 48)
     start = mapping.start_hour
     allowed = np.zeros(inten.size, np.int64)
-    if rule[1] == K.WRAP_CAP:  # every hour's allowance, -1 where CAP cannot give one (raised if the run gets there)
+    if rule[1] == K.WRAP_CAP:  # CAP's allowance at every hour the run can reach
         for h in range(start, inten.size):
-            try:
-                allowed[h] = sched.allowed_at(float(inten[h]), float(low[h]), float(high[h]), executors)
-            except ValueError:
-                allowed[h] = -1
+            allowed[h] = sched.allowed_at(float(inten[h]), float(low[h]), float(high[h]), executors)
     gamma = float(sched.gamma) if rule[1] == K.WRAP_PCAPS else 0.0
     status, completion, *recs = K.run_cluster(
         arr,
@@ -242,11 +239,8 @@ def _simulate_compiled(jobs, arr, inten, sched, rule, executors, job_cap, mappin
         start_hour=int(start),
         **packed,
     )
-    if status > 0:
+    if status:
         raise _beyond_trace(status, inten.size, mapping)
-    if status < 0:  # the hour whose allowance CAP could not give: its error
-        h = -status - 1
-        sched.allowed_at(float(inten[h]), float(low[h]), float(high[h]), executors)
     return completion, np.column_stack(recs)
 
 

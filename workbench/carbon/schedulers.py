@@ -68,19 +68,32 @@ SCHEDULERS = ("fifo", "fair", "cp", "agnostic", "cap", "cap-fifo", "pcaps")
 def cap_alpha(low: float, high: float) -> float:
     """Competitive ratio ``alpha`` of k-min search with prices in ``[L, U]``: the solution of
     ``(U/L ... )``: ``alpha = 1 / (1 + W((L/U - 1) / e))`` with ``W`` the Lambert W function (PCAPS paper, CAP
-    thresholds; Lechowicz et al. 2024 k-search). ``alpha = 1`` when ``L = U``."""
-    low, high = V.positive("low", low), V.positive("high", high)
+    thresholds; Lechowicz et al. 2024 k-search). ``alpha = 1`` when ``L = U``; ``alpha = inf`` when ``L = 0 < U``
+    (a zero-carbon hour within the forecast window: ``W(-1/e) = -1``, the limit as ``L`` falls to 0)."""
+    low, high = V.nonnegative("low", low), V.nonnegative("high", high)
     if low > high:
         raise ValueError(f"low must be <= high, got low={low}, high={high}")
+    if low == high:
+        return 1.0
+    if low == 0.0:
+        return math.inf
     return float(1.0 / (1.0 + lambertw((low / high - 1.0) / math.e).real))
 
 
 @accepts()
 def cap_thresholds(low: float, high: float, k: int) -> np.ndarray:
     """CAP's k-search thresholds ``Phi_i = U [1 - (1 - 1/alpha) (1 + 1/(alpha k))^(i-1)]``, ``i = 1..k``
-    (arXiv 2502.09717, CAP provisioning rule; decreasing from ``U/alpha`` towards ``L``)."""
+    (arXiv 2502.09717, CAP provisioning rule; decreasing from ``U/alpha`` towards ``L``). With ``L = 0`` every
+    threshold is 0 (their limit as ``L`` falls to 0): beyond the always-allowed executors, work waits for an hour
+    of zero intensity.
+
+    >>> cap_thresholds(0.0, 400.0, 3).tolist()
+    [0.0, 0.0, 0.0]
+    """
     k = V.integer("k", k, minimum=0)
     a = cap_alpha(low, high)
+    if math.isinf(a):
+        return np.zeros(k)
     i = np.arange(1, k + 1)
     return high * (1.0 - (1.0 - 1.0 / a) * (1.0 + 1.0 / (a * k)) ** (i - 1)) if k else np.zeros(0)
 
