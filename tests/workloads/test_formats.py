@@ -188,3 +188,32 @@ def test_by_name_lists_the_known_formats():
         formats.by_name("xml")
     with pytest.raises(ValueError, match="format must be one of 'auto', 'burstgpt', 'azure', 'mooncake'"):
         traces.load_trace("x.csv", format="csv")
+
+
+def test_json_lines_are_pandas_bytes_on_every_kind_of_column():
+    """The JSONL writer's fast path (numbers and booleans: pandas' records string split at record boundaries) writes
+    exactly what ``to_json(orient="records", lines=True)`` writes, and frames with text or nothing fall back to it."""
+    import io
+
+    from workbench.workloads.formats import _json_lines
+
+    rng = np.random.default_rng(0)
+    frames = [
+        pd.DataFrame(
+            {
+                "arrival_s": np.sort(rng.random(2000)) * 1e4,
+                "input_tokens": rng.integers(1, 9000, 2000),
+                "output_tokens": rng.integers(1, 900, 2000),
+            }
+        ),
+        pd.DataFrame({"a": [1.5, np.nan, 3.0], "b": [True, False, True], "c": np.array([1, 2, 3], np.int32)}),
+        pd.DataFrame({"a": [1e-12, 1e300, -0.0, 123456789.123456789, np.inf]}),
+        pd.DataFrame({"a": pd.array([1, None, 3], dtype="Int64")}),
+        pd.DataFrame({"a": [1.0, 2.0], "s": ["x},{y", None]}),  # text: pandas' own conversion
+        pd.DataFrame({"a": np.array([], float)}),
+    ]
+    for frame in frames:
+        want, got = io.StringIO(), io.StringIO()
+        frame.to_json(want, orient="records", lines=True)
+        _json_lines(got, frame)
+        assert got.getvalue() == want.getvalue(), frame.dtypes.to_dict()

@@ -267,8 +267,21 @@ def _csv_chunk(fh, df, n, state, **_) -> None:
     frame.to_csv(fh, index=False, header=n == 0)
 
 
+def _json_lines(fh, frame: pd.DataFrame) -> None:
+    """``frame.to_json(fh, orient="records", lines=True)``, the same bytes. A frame of numbers and booleans only is
+    written from pandas' records string by splitting it at ``},{`` (no value can hold one), which skips the
+    character-by-character line conversion pandas runs after it (40% of writing a numeric chunk)."""
+    numeric = all(pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t) for t in frame.dtypes)
+    if not numeric or frame.empty:
+        frame.to_json(fh, orient="records", lines=True)
+        return
+    records = frame.to_json(orient="records")
+    fh.write(records[1:-1].replace("},{", "}\n{"))
+    fh.write("\n")
+
+
 def _jsonl_chunk(fh, df, n, state, **_) -> None:
-    _jsonl_frame(df).to_json(fh, orient="records", lines=True)
+    _json_lines(fh, _jsonl_frame(df))
 
 
 def _parquet_chunk(fh, df, n, state, **_) -> None:
