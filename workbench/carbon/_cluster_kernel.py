@@ -23,7 +23,7 @@ import numpy as np
 from .._eventheap import heap_pop, heap_push
 from .._jit import njit
 
-#: Base rules (:data:`BASE_CODES`) and wrappers (:data:`WRAP_CODES`) the loop knows.
+#: The base rules and the wrappers the loop knows (``cluster._compiled_rule`` maps a scheduler to a pair of them).
 BASE_FIFO, BASE_CP = 0, 1
 WRAP_NONE, WRAP_CAP, WRAP_PCAPS = 0, 1, 2
 #: The event kinds, in the order events at one instant leave the queue.
@@ -33,7 +33,7 @@ _KIND_SHIFT = 1 << 40  # an event's order key: kind x 2^40 + the number of event
 
 @njit(cache=True)
 def _hour_error(t, sph, start_hour, size):
-    """The trace hour of simulated time ``t``, or -1 when it lies within the intensity (``size`` hours)."""
+    """The trace hour of simulated time ``t`` when it lies past the intensity's ``size`` hours, else -1."""
     h = start_hour + int(t // sph)
     return h if h >= size else -1
 
