@@ -45,3 +45,20 @@ def test_an_iteration_without_work_is_refused_by_name(tmp_path, monkeypatch):
     assert "prompt_tokens > 0" in str(err.value.run.failures.iloc[0]["error"])
     rows = ex.run_point("serving-iteration", {"batch": 0, "prompt_tokens": 512, "costs": "stated"}, seed=0)
     assert 0 < rows.attention_share.iloc[0] < 1
+
+
+def test_a_workload_that_draws_no_request_is_refused_by_its_rate_and_duration():
+    """A random probe found it (``scripts/probe_experiment_edges.py --random 2 --seed 157``): serving-hardware-gpus at
+    0.11 req/s for 16 s drew no request and failed with the workload module's "requests is empty: nothing to pool",
+    which names no knob of the experiment. The serving-hardware experiments now name the two that give requests."""
+    from workbench.experiments import serving_hw
+
+    drawn, refused = [], []
+    for seed in range(20):  # about half a request expected: some seeds draw none, some draw one or more
+        try:
+            drawn.append(len(serving_hw._requests("m-large", "naive", 0.05, 10.0, seed)))
+        except ValueError as err:
+            refused.append(str(err))
+    assert drawn and min(drawn) > 0 and refused
+    assert refused[0].startswith("the m-large workload drew no request in duration_s=10 s at mean_rate_rps=0.05")
+    assert refused[0].endswith("raise mean_rate_rps or duration_s")

@@ -135,7 +135,14 @@ _SLO = [
 def _requests(source, workload, mean_rate_rps, duration_s, seed) -> pd.DataFrame:
     pool = servegen.load_pool(source).select(_START_S, duration_s)
     requests = servegen.compose(pool, start_s=_START_S, duration_s=duration_s, mean_rate_rps=mean_rate_rps, seed=seed)
-    return requests if workload == "composed" else servegen.naive_workload(requests, seed=seed)
+    if not requests.empty and workload != "composed":
+        requests = servegen.naive_workload(requests, seed=seed)
+    if requests.empty:  # a point to serve needs requests: say which knobs give some
+        raise ValueError(
+            f"the {source} workload drew no request in duration_s={duration_s:g} s at mean_rate_rps="
+            f"{mean_rate_rps:g} (about {mean_rate_rps * duration_s:.2g} expected): raise mean_rate_rps or duration_s"
+        )
+    return requests
 
 
 def _serve_point(requests, dep, sch, p: dict, seed: int, **options):
