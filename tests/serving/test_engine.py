@@ -281,3 +281,14 @@ def test_disaggregated_random_balancers_draw_independent_keyed_streams():
     assert t["decode_replica"].tolist() == balance(40, 3, "random", seed=keyed(5, "decode")).tolist()
     nxt = serve_disaggregated(reqs, d, d, n_prefill=3, n_decode=3, balancer="random", seed=6).table
     assert t["decode_replica"].tolist() != nxt["prefill_replica"].tolist()
+
+
+def test_a_cache_smaller_than_one_block_is_refused_by_the_knobs_that_grow_it():
+    """A random probe's point (serving-replica at max_kv_tokens=8) was refused as "the KV cache of 8 tokens is smaller
+    than one block of 16", naming none of the knobs; the message now names them."""
+    from workbench.serving.specs import model
+
+    dep = Deployment(model("Llama-3.1-8B"), "H100-SXM", tp=1, max_kv_tokens=8)
+    with pytest.raises(ValueError, match=r"KV cache of 8 tokens .* raise max_kv_tokens .* block_tokens"):
+        simulate_replica([0.0], [10], [5], dep, Scheduler("vllm"))
+    assert simulate_replica([0.0], [3], [2], dep, Scheduler("vllm", block_tokens=8)).finish_s.size == 1  # one block

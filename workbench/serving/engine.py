@@ -225,7 +225,11 @@ def _run(arrival_s, input_tokens, output_tokens, server, scheduler: Scheduler, *
     nb = cap // B
     reserve = sch.kind == "reserve"
     if nb < 1 and not reserve:
-        raise ValueError(f"the KV cache of {cap} tokens is smaller than one block of {B}")
+        raise ValueError(
+            f"the KV cache of {cap} tokens (the cost model's kv_capacity_tokens: a Deployment's max_kv_tokens, or the "
+            f"memory beside its weights) is smaller than one block of {B} tokens: raise max_kv_tokens (or give the "
+            "cache more memory), or use smaller blocks (the scheduler's block_tokens)"
+        )
     if reserve and hash_ids is not None:
         raise ValueError("hash_ids (prefix sharing) needs a paged scheduler (vllm, sarathi, orca), not 'reserve'")
     if router and follow_up is not None:
