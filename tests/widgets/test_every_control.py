@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import ipywidgets as W
@@ -96,12 +97,21 @@ def _name(control: W.Widget) -> str:
     return control.description or type(control).__name__
 
 
-def _problems(root) -> dict[int, list[str]]:
+#: A number in ``e`` notation (``1.26e+03``, ``2e-05``): what a panel's text must never show a reader.
+E_NOTATION = re.compile(r"(?<![\w#.])\d+(?:\.\d+)?e[+-]\d+\b")
+
+
+def _problems(root) -> dict[int | str, list[str]]:
     """The figure invariants' findings per figure pane of ``root``; a figure emptied by a setting the model refuses
-    must say why (its title ``Not drawn: <reason>``, :func:`workbench.widgets.clear`)."""
+    must say why (its title ``Not drawn: <reason>``, :func:`workbench.widgets.clear`). And the panel's text (its info,
+    tables and notes) writes numbers as people read them (:func:`workbench._units.number_text`), never in ``e``
+    notation."""
     panes = [w for w in _walk(root) if isinstance(w, FigurePane)]
     assert panes, "the panel shows no figure"
-    found = {}
+    found: dict[int | str, list[str]] = {}
+    texts = [w.value for w in _walk(root) if isinstance(w, (W.HTML, W.Label)) and isinstance(w.value, str)]
+    if bad := sorted({m.group(0) for t in texts for m in E_NOTATION.finditer(t)}):
+        found["text"] = [f"numbers in e notation: {', '.join(bad)}"]
     for i, p in enumerate(panes):
         if not p.figure.data:
             title = p.figure.layout.title.text or ""

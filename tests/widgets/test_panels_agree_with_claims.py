@@ -41,6 +41,7 @@ import re
 
 import pytest
 
+from workbench._units import number_text
 from workbench.reproductions import load_all
 from workbench.testing import requires_data
 
@@ -163,7 +164,7 @@ def test_preemption_panel_is_the_claims_centre_point():
     base = claim.loc["vllm"]
     for mech, row in rows.items():
         c = claim.loc[mech]
-        assert row[1] == f"{c.p99_ttft_s:.3g}" and row[2] == f"{c.p99_tbt_s * 1e3:.3g}"
+        assert row[1] == number_text(c.p99_ttft_s) and row[2] == number_text(c.p99_tbt_s * 1e3)
         assert row[3] == f"{base.p99_ttft_s / c.p99_ttft_s:.2f}x / {base.p99_tbt_s / c.p99_tbt_s:.2f}x"
         _shown(row[5], c.stall_share_tbt, 0, scale=100)
     assert f"{n} conversations" in text and "seed 0" in text
@@ -249,14 +250,13 @@ def test_arrivals_panel_labels_its_simulated_p99_and_shows_the_exact_one():
     rows = ex.run_point("arrivals-burstiness", seed=p.seed)
     waits = rows[rows.kind == "waits"].set_index("process")
     m = re.search(
-        r"one simulated run of ([\d,]+) arrivals, the experiment's replicate 0; exact GI/M/1 ([\d.e+-]+) s vs "
-        r"([\d.e+-]+) s",
+        r"one simulated run of ([\d,]+) arrivals, the experiment's replicate 0; exact GI/M/1 ([\d.,]+) s vs "
+        r"([\d.,]+) s",
         p.stats.value,
     )
     assert m and int(m.group(1).replace(",", "")) == ex.get("arrivals-burstiness").param("customers").default
-    assert (
-        m.group(2) == f"{waits.loc['gamma', 'exact_p99_s']:.3g}"
-        and m.group(3) == f"{waits.loc['poisson', 'exact_p99_s']:.3g}"
+    assert m.group(2) == number_text(waits.loc["gamma", "exact_p99_s"]) and m.group(3) == number_text(
+        waits.loc["poisson", "exact_p99_s"]
     )
 
 

@@ -12,6 +12,7 @@ import ipywidgets as W
 import numpy as np
 
 from .. import experiments as ex
+from .._units import number_text
 from ..experiments.arrivals import MIN_WINDOWS
 from ..viz import arrivals as fig_arr
 from . import FigurePane, panel, param_controls, param_values, redraw
@@ -84,12 +85,12 @@ class ArrivalsPanel:
         window = self.window.value
         self.stats.value = (
             f"<b>CV</b> {s.gap_cv:.2f} (theory {s.cv_theory:.2f})<br>"
-            f"<b>IDC</b> at {window:.3g} s: {s.idc:.2f} (long-window limit CV² = {s.cv_theory**2:.2f})<br>"
-            f"<b>Gamma fit</b>: shape {s.gamma_shape:.3f}, p-value vs exponential {s.gamma_p_value:.2g}<br>"
-            f"<b>p99 wait</b>: Gamma {waits.loc['gamma', 'sim_p99_s']:.3g} s vs Poisson "
-            f"{waits.loc['poisson', 'sim_p99_s']:.3g} s (one simulated run of {self.customers:,} arrivals, the "
-            f"experiment's replicate {self.seed}; exact GI/M/1 {waits.loc['gamma', 'exact_p99_s']:.3g} s vs "
-            f"{waits.loc['poisson', 'exact_p99_s']:.3g} s)"
+            f"<b>IDC</b> at {number_text(window)} s: {s.idc:.2f} (long-window limit CV² = {s.cv_theory**2:.2f})<br>"
+            f"<b>Gamma fit</b>: shape {s.gamma_shape:.3f}, p-value vs exponential {number_text(s.gamma_p_value, 2)}<br>"
+            f"<b>p99 wait</b>: Gamma {number_text(waits.loc['gamma', 'sim_p99_s'])} s vs Poisson "
+            f"{number_text(waits.loc['poisson', 'sim_p99_s'])} s (one simulated run of {self.customers:,} arrivals, the "
+            f"experiment's replicate {self.seed}; exact GI/M/1 {number_text(waits.loc['gamma', 'exact_p99_s'])} s vs "
+            f"{number_text(waits.loc['poisson', 'exact_p99_s'])} s)"
         )
         redraw(self.hist, fig_arr.interarrival_histogram(edges, gaps.density.to_numpy(), *pdf))
         redraw(

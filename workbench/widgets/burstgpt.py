@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from .. import data
 from .. import experiments as ex
+from .._units import number_text
 from ..experiments.workloads import ALL, BURSTGPT
 from ..viz import workloads as fig_wl
 from ..workloads.trace_analysis import BURSTGPT_FILES, REAL_TRACES
@@ -112,7 +113,7 @@ class BurstGPTPanel:
         name, window_s = self.source.label, self.window.value
         label = "<i>stand-in generated from the paper's parameters, not BurstGPT data</i><br>" if s.stand_in else ""
         self.status.value = (
-            f"{label}<b>{int(s.requests):,}</b> requests, {s.rate_rps:.3g} req/s; gap CV {s.gap_cv:.2f}, "
+            f"{label}<b>{int(s.requests):,}</b> requests, {number_text(s.rate_rps)} req/s; gap CV {s.gap_cv:.2f}, "
             f"IDC(60 s) {s.idc_60s:.2f}<br>median Gamma shape {s.median_shape:.2f} "
             f"({s.share_windows_shape_lt_1:.0%} of windows < 1, Gamma better in {s.share_gamma_better:.0%})<br>"
             f"Zipf exponent {s.zipf_alpha:.2f}; response ~ request^{s.response_slope:.2f} "

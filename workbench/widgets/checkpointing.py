@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .. import experiments as ex
+from .._units import number_text
 from ..training.checkpointing import METHODS
 from ..viz import checkpointing as vc
 from . import FigurePane, html_table, panel, param_control, param_controls, param_values, redraw
@@ -72,8 +73,8 @@ def checkpoint_panel() -> W.Widget:
         redraw(fig, vc.ettr_vs_interval(curve, opt), height=340)
         info.value = html_table(
             ["method", "stall / save", "save until durable", "load (same / 2x TP)", "optimal interval", "ETTR"],
-            [[vc.NAMES[r.method], f"{r.stall_s:.3g} s", f"{r.save_s:.3g} s",
-              f"{r.load_s:.3g} s / {r.reshard_load_s:.3g} s", f"{r.optimal_interval_s:.0f} s", f"{r.ettr:.4f}"]
+            [[vc.NAMES[r.method], f"{number_text(r.stall_s)} s", f"{number_text(r.save_s)} s",
+              f"{number_text(r.load_s)} s / {number_text(r.reshard_load_s)} s", f"{r.optimal_interval_s:.0f} s", f"{r.ettr:.4f}"]
              for r in rows.itertuples()],
             caption="Llama 3's failure rates; each method at its own ETTR-optimal interval (diamonds)",
         )  # fmt: skip

@@ -10,6 +10,7 @@ import ipywidgets as W
 import pandas as pd
 
 from .. import experiments as ex
+from .._units import number_text
 from ..serving import specs
 from ..serving.preemption import MECHANISMS
 from ..viz import preemption as vp
@@ -62,8 +63,8 @@ def preemption_panel() -> W.Widget:
             [
                 [
                     r.mechanism,
-                    f"{r.p99_ttft_s:.3g}",
-                    f"{r.p99_tbt_s * 1e3:.3g}",
+                    number_text(r.p99_ttft_s),
+                    number_text(r.p99_tbt_s * 1e3),
                     f"{base.p99_ttft_s / r.p99_ttft_s:.2f}x / {base.p99_tbt_s / r.p99_tbt_s:.2f}x",
                     f"{r.throughput_tok_s:.0f}",
                     f"{r.stall_share_tbt:.0%}",
