@@ -62,3 +62,15 @@ def test_a_workload_that_draws_no_request_is_refused_by_its_rate_and_duration():
     assert drawn and min(drawn) > 0 and refused
     assert refused[0].startswith("the m-large workload drew no request in duration_s=10 s at mean_rate_rps=0.05")
     assert refused[0].endswith("raise mean_rate_rps or duration_s")
+
+
+def test_prefix_sharing_on_a_trace_without_block_ids_is_refused_by_its_knobs(tmp_path, monkeypatch):
+    """A random probe found it (``scripts/probe_experiment_edges.py --random 2 --seed 181``): serving-replica with
+    ``prefix_sharing=True`` on the ServeGen trace failed with the serving layer's "needs a 'hash_ids' column", a column
+    the experiment's user never sees. The point is refused before anything is drawn, naming the two knobs."""
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    with pytest.raises(ex.SweepError) as err:
+        ex.run_point("serving-replica", {"trace": "servegen", "prefix_sharing": True, "duration_s": 10.0}, seed=0)
+    msg = str(err.value.run.failures.iloc[0]["error"])
+    assert "prefix_sharing=True needs a trace with prefix-block ids: trace='servegen' has none" in msg
+    assert msg.endswith("set prefix_sharing=False or trace to one of 'mooncake-conversation'")

@@ -216,6 +216,11 @@ _REPLICA = [
 
 
 def _trace(p: dict, seed: int) -> pd.DataFrame:
+    if p["prefix_sharing"] and p["trace"] not in _MOONCAKE:
+        raise ValueError(
+            f"prefix_sharing=True needs a trace with prefix-block ids: trace={p['trace']!r} has none (its requests "
+            f"share no blocks); set prefix_sharing=False or trace to one of {', '.join(map(repr, _MOONCAKE))}"
+        )
     if p["trace"] == "servegen":
         requests = _requests(p["source"], p["workload"], p["mean_rate_rps"], p["duration_s"], seed)
     else:
