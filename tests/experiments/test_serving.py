@@ -74,3 +74,7 @@ def test_prefix_sharing_on_a_trace_without_block_ids_is_refused_by_its_knobs(tmp
     msg = str(err.value.run.failures.iloc[0]["error"])
     assert "prefix_sharing=True needs a trace with prefix-block ids: trace='servegen' has none" in msg
     assert msg.endswith("set prefix_sharing=False or trace to one of 'mooncake-conversation'")
+    # serving-replica-gpus reads the same traces and has no prefix_sharing: its points are not refused (the first
+    # version of this check read the knob there too, and a second probe, seed 191, found the KeyError)
+    rows = ex.run_point("serving-replica-gpus", {"trace": "servegen", "window_s": 5.0, "duration_s": 10.0}, seed=0)
+    assert rows.gpus.iloc[0] >= 1

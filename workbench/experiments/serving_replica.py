@@ -216,11 +216,6 @@ _REPLICA = [
 
 
 def _trace(p: dict, seed: int) -> pd.DataFrame:
-    if p["prefix_sharing"] and p["trace"] not in _MOONCAKE:
-        raise ValueError(
-            f"prefix_sharing=True needs a trace with prefix-block ids: trace={p['trace']!r} has none (its requests "
-            f"share no blocks); set prefix_sharing=False or trace to one of {', '.join(map(repr, _MOONCAKE))}"
-        )
     if p["trace"] == "servegen":
         requests = _requests(p["source"], p["workload"], p["mean_rate_rps"], p["duration_s"], seed)
     else:
@@ -265,6 +260,11 @@ def _scheduler(p: dict) -> Scheduler:
 
 def _run(p: dict, seed: int):
     """(deployment, served run) of one ``serving-replica`` point ``p``."""
+    if p["prefix_sharing"] and p["trace"] not in _MOONCAKE:
+        raise ValueError(
+            f"prefix_sharing=True needs a trace with prefix-block ids: trace={p['trace']!r} has none (its requests "
+            f"share no blocks); set prefix_sharing=False or trace to one of {', '.join(map(repr, _MOONCAKE))}"
+        )
     seed = seed if p["traffic_seed"] < 0 else p["traffic_seed"]
     requests = _trace(p, seed)
     dep = _deployment(p)
