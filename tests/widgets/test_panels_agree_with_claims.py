@@ -44,6 +44,7 @@ import pytest
 from workbench._units import number_text
 from workbench.reproductions import load_all
 from workbench.testing import requires_data
+from workbench.viz.preemption import value_text
 
 
 def _claim(key: str):
@@ -164,7 +165,7 @@ def test_preemption_panel_is_the_claims_centre_point():
     base = claim.loc["vllm"]
     for mech, row in rows.items():
         c = claim.loc[mech]
-        assert row[1] == number_text(c.p99_ttft_s) and row[2] == number_text(c.p99_tbt_s * 1e3)
+        assert row[1] == value_text(c.p99_ttft_s) and row[2] == value_text(c.p99_tbt_s * 1e3)
         assert row[3] == f"{base.p99_ttft_s / c.p99_ttft_s:.2f}x / {base.p99_tbt_s / c.p99_tbt_s:.2f}x"
         _shown(row[5], c.stall_share_tbt, 0, scale=100)
     assert f"{n} conversations" in text and "seed 0" in text

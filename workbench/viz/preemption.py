@@ -9,9 +9,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .._units import number_text
 from . import style
 
-__all__ = ["MECHANISM_COLORS", "gains", "stall_split", "tails"]
+__all__ = ["MECHANISM_COLORS", "gains", "stall_split", "tails", "value_text"]
 
 MECHANISM_COLORS = {
     "vllm": "#7f7f7f",
@@ -86,6 +87,13 @@ def stall_split(table: pd.DataFrame, factor: str = "rate", title: str | None = N
     )
 
 
+def value_text(v: float) -> str:
+    """A tail latency as the bars label it and the panel's table prints it: whole units with thousands separated from
+    100 on (``1,262``, never ``1.26e+03`` or a rounded ``1,260`` beside a bar labelled ``1,262``), three significant
+    digits below (``4.57``)."""
+    return f"{v:,.0f}" if abs(v) >= 100 else number_text(v)
+
+
 def tails(rows: pd.DataFrame, title: str = "Tail latency by mechanism") -> go.Figure:
     """Bars of p99 TTFT and p99 TBT per mechanism (``rows``: one ``llm-preemption`` row per mechanism)."""
     rows = rows.set_index("mechanism")
@@ -98,7 +106,7 @@ def tails(rows: pd.DataFrame, title: str = "Tail latency by mechanism") -> go.Fi
                 x=ms,
                 y=y,
                 marker={"color": [MECHANISM_COLORS[m] for m in ms]},
-                text=[f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}" for v in y],  # 1,080, not 1.08e+03
+                text=[value_text(v) for v in y],
                 textposition="outside",
                 showlegend=False,
             ),

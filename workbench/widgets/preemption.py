@@ -10,7 +10,6 @@ import ipywidgets as W
 import pandas as pd
 
 from .. import experiments as ex
-from .._units import number_text
 from ..serving import specs
 from ..serving.preemption import MECHANISMS
 from ..viz import preemption as vp
@@ -63,8 +62,8 @@ def preemption_panel() -> W.Widget:
             [
                 [
                     r.mechanism,
-                    number_text(r.p99_ttft_s),
-                    number_text(r.p99_tbt_s * 1e3),
+                    vp.value_text(r.p99_ttft_s),
+                    vp.value_text(r.p99_tbt_s * 1e3),
                     f"{base.p99_ttft_s / r.p99_ttft_s:.2f}x / {base.p99_tbt_s / r.p99_tbt_s:.2f}x",
                     f"{r.throughput_tok_s:.0f}",
                     f"{r.stall_share_tbt:.0%}",
