@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench import experiments as ex
-from workbench.widgets.explore import explore_panel, parse_values
+from workbench.widgets.explore import explore_panel, parse_values, value_text
 
 
 def test_explore_panel_runs_the_sweep_and_plots_error_bars(tmp_path, monkeypatch):
@@ -79,3 +79,20 @@ def test_explore_panel_runs_its_initial_grid_when_built(tmp_path, monkeypatch):
                           grid=grid, seeds=2, client=False)  # fmt: skip
     assert "8 from the cache" in again.info.value
     assert [list(t.y) for t in again.figure.data] == [list(t.y) for t in p.figure.data]
+
+
+def test_every_float_default_reads_back_exactly_from_its_text_field():
+    """The text field of a number parameter holds values the sweep reads back as the same point. ``:g`` wrote six
+    significant digits: a 1 GiB ``size_bytes`` showed as ``1.07374e+09`` and ran 1,073,740,000 bytes, another point
+    than the experiment's default (and the claims' cached one)."""
+
+    checked = 0
+    for name in ex.names():
+        for param in ex.get(name).params:
+            if isinstance(param.default, float):
+                text = value_text(param.default)
+                assert parse_values(param, text) == [param.default], (name, param.name, text)
+                assert "e+" not in text or abs(param.default) >= 1e16, (name, param.name, text)
+                checked += 1
+    assert checked > 50
+    assert value_text(1073741824.0) == "1073741824" and value_text(0.1) == "0.1"

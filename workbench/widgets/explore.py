@@ -28,7 +28,7 @@ from .._units import name_label
 from ..viz.experiments import errorbar_lines
 from . import FigurePane, Panel, clear, panel, redraw
 
-__all__ = ["explore_panel", "parse_values"]
+__all__ = ["explore_panel", "parse_values", "value_text"]
 
 
 #: The most values one ``start:stop:count`` range may give (every one is a point the panel's sweep runs).
@@ -72,6 +72,21 @@ def _label(param: ex.Param) -> str:
     return param.title
 
 
+def value_text(v: object) -> str:
+    """A value as the explore panel's text field shows it, and as :func:`parse_values` reads it back exactly: a
+    whole float as its integer (``1073741824``, where ``:g`` wrote ``1.07374e+09``, which reads back as another
+    point), any other float at the fewest digits that give it back (``0.3``, ``1.2e-05``).
+
+    Examples
+    --------
+    >>> [value_text(v) for v in (1073741824.0, 0.3, 1.2e-05, 256, 2.5e20)]
+    ['1073741824', '0.3', '1.2e-05', '256', '2.5e+20']
+    """
+    if isinstance(v, float):
+        return str(int(v)) if v.is_integer() and abs(v) < 1e16 else repr(v)
+    return str(v)
+
+
 def _control(param: ex.Param, initial: list) -> W.Widget:
     label = _label(param)
     if param.choices is not None or param.kind is bool:
@@ -80,7 +95,7 @@ def _control(param: ex.Param, initial: list) -> W.Widget:
             options=options, value=tuple(initial), rows=min(len(options), 3), description=label, tooltip=param.doc
         )
     return W.Text(
-        value=", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in initial),
+        value=", ".join(value_text(v) for v in initial),
         description=label,
         tooltip=param.doc,
     )
