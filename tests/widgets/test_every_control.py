@@ -104,12 +104,13 @@ E_NOTATION = re.compile(r"(?<![\w#.])\d+(?:\.\d+)?e[+-]\d+\b")
 def _problems(root) -> dict[int | str, list[str]]:
     """The figure invariants' findings per figure pane of ``root``; a figure emptied by a setting the model refuses
     must say why (its title ``Not drawn: <reason>``, :func:`workbench.widgets.clear`). And the panel's text (its info,
-    tables and notes) writes numbers as people read them (:func:`workbench._units.number_text`), never in ``e``
+    tables, notes and the labels of its sliders' and menus' options) writes numbers as people read them (:func:`workbench._units.number_text`), never in ``e``
     notation."""
     panes = [w for w in _walk(root) if isinstance(w, FigurePane)]
     assert panes, "the panel shows no figure"
     found: dict[int | str, list[str]] = {}
     texts = [w.value for w in _walk(root) if isinstance(w, (W.HTML, W.Label)) and isinstance(w.value, str)]
+    texts += [str(label) for w in _walk(root) if hasattr(w, "_options_full") for label, _ in w._options_full]
     if bad := sorted({m.group(0) for t in texts for m in E_NOTATION.finditer(t)}):
         found["text"] = [f"numbers in e notation: {', '.join(bad)}"]
     for i, p in enumerate(panes):

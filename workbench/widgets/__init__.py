@@ -32,6 +32,7 @@ import ipywidgets as W
 import plotly.graph_objects as go
 
 from .._paths import cache_root
+from .._units import number_text
 from .._validate import one_of
 from ..viz import MODEBAR_REMOVE, export_config, fit_titles, tidy_axes
 
@@ -595,7 +596,9 @@ def _doublings(multiple: int, low: float, high: float) -> list[int]:
 
 
 def _nice(v: float) -> str:
-    return f"{v:,.0f}" if float(v).is_integer() and abs(v) >= 1 else f"{v:g}"
+    """A slider stop's label: whole numbers with thousands separated, others as :func:`~workbench._units.number_text`
+    writes them to six significant digits (``2×10⁻⁵``, where ``:g`` wrote ``2e-05``)."""
+    return f"{v:,.0f}" if float(v).is_integer() and abs(v) >= 1 else number_text(v, 6)
 
 
 def _readout_format(low: float, high: float, step: float) -> str:
