@@ -148,3 +148,56 @@ def test_a_run_past_the_engines_path_limit_is_refused_before_its_paths_are_built
     with pytest.raises(ValueError, match="101 flows with 101 paths"):
         perpacket.simulate_packets([10.0, 10.0], [False, False], RedMarking.step(15), paths, [((1,),)] * 101,
                                    [0.0] * 101, [1500] * 101, link_delay_s=1e-6, buffer_pkts=10)  # fmt: skip
+
+
+def test_a_run_past_the_engines_packet_limit_is_refused_with_its_size_and_what_to_lower(monkeypatch):
+    # found by a random probe: pred-leafspine-mix at 12 x 44 hosts of 10.4 Gbit/s, load 0.9 and 7.2 s of arrivals is
+    # ~3 x 10^9 packets, and ran past 15 minutes with no word; refused now before a flow is drawn
+    from workbench.aqm import perpacket, scenarios
+    from workbench.aqm.scenarios import dumbbell, leaf_spine_fct, leaf_spine_mix
+
+    monkeypatch.delenv("WORKBENCH_MAX_PACKETS", raising=False)
+    topo = leaf_spine(12, 8, 44, host_gbps=10.4, uplink_gbps=10.4)
+
+    def no_draw(*args, **kwargs):
+        raise AssertionError("flows drawn")
+
+    with monkeypatch.context() as m:
+        m.setattr(scenarios, "poisson_flows", no_draw)
+        with pytest.raises(ValueError, match=r"about 2,965,248,000 packets .* limit of 200,000,000 .*minutes.* "
+                                             r"lower duration_s, load, the hosts or their link speed, together by "
+                                             r"a factor of 14\.9 or more.*WORKBENCH_MAX_PACKETS"):  # fmt: skip
+            leaf_spine_mix(RedMarking.step(65), load=0.9, topology=topo, duration_s=7.2, seed=0)
+
+    # the exact count of the drawn flows (the long ones included) is checked before their paths are built
+    small = leaf_spine(2, 2, 4, host_gbps=10, uplink_gbps=10)
+    runs = {
+        "dumbbell": lambda: dumbbell(2, RedMarking.step(15), load=0.3, duration_s=0.01, seed=0),
+        "fct": lambda: leaf_spine_fct(0.3, RedMarking.step(15), topology=small, duration_s=0.005, seed=0),
+        "mix": lambda: leaf_spine_mix(
+            RedMarking.step(15),
+            mix="background",
+            load=0.3,
+            topology=small,
+            background_receivers=2,
+            background_flows_per_receiver=2,
+            duration_s=0.004,
+            seed=0,
+        ),
+    }
+    monkeypatch.setattr(scenarios, "fabric_paths", no_draw)
+    monkeypatch.setattr(scenarios, "simulate_packets", no_draw)
+    # limits above the web-search flows' expected packets (2,500 and 8,000), below those with the long flows
+    for name, run in runs.items():
+        monkeypatch.setenv("WORKBENCH_MAX_PACKETS", "10000" if name != "fct" else "1000")
+        with pytest.raises(ValueError, match=r"packets to simulate, past the packet engine's limit of 10?,000 ") as err:
+            run()
+        assert "duration_s" in str(err.value), name
+        assert ("drain_s" in str(err.value)) == (name == "mix"), name
+    assert perpacket.packet_limit() == 10_000
+    monkeypatch.setenv("WORKBENCH_MAX_PACKETS", "10_000_000")  # a larger limit lets them through
+    with pytest.raises(AssertionError, match="flows drawn"):
+        runs["fct"]()
+    monkeypatch.setenv("WORKBENCH_MAX_PACKETS", "many")
+    with pytest.raises(ValueError, match="WORKBENCH_MAX_PACKETS must be a count of packets >= 1, got 'many'"):
+        perpacket.packet_limit()

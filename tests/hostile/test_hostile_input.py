@@ -273,7 +273,7 @@ def test_replay_of_a_million_flows_is_refused_up_front_with_an_estimate(tmp_path
     time estimate are stated up front and the run is refused above the limit unless --force."""
     n = 1_000_000
     lines = ["Nodes 128", f"Connections {n}"]
-    lines += [f"{i % 127}->{i % 127 + 1} id {i} start {i * 100} size 200000" for i in range(n)]
+    lines += [f"{i % 127}->{i % 127 + 1} id {i} start {i * 100} size 400000" for i in range(n)]
     (tmp_path / "big.cm").write_text("\n".join(lines) + "\n")
     assert main(["aqm", "replay", str(tmp_path / "big.cm"), "--out", str(tmp_path / "o.csv")]) == 2
     err = capsys.readouterr().err

@@ -62,6 +62,9 @@ first run in a fresh environment pays the compilation (a minute on a loaded mach
 
 from __future__ import annotations
 
+import math
+import os
+
 import numpy as np
 import pandas as pd
 
@@ -73,12 +76,50 @@ from .pred import PredConfig
 from .red import RedMarking
 from .result import SimResult
 
-__all__ = ["MAX_FLOW_PATHS", "simulate_packets"]
+__all__ = ["MAX_FLOW_PATHS", "MAX_PACKETS", "PACKETS_PER_S", "simulate_packets"]
 
 #: The most paths (a flow's paths summed over its flows: one per flow under ECMP, one per spine when spraying) the
 #: engine takes: it holds each as Python tuples, about 500 bytes, so this is ~2 GB; checked before the paths are built
 #: (:func:`workbench.aqm.scenarios.fabric_paths`) and again here.
 MAX_FLOW_PATHS = 4_000_000
+
+
+#: Packets the engine simulates per second on one core, measured on the web-search files (2.4 M packets in ~5 s of
+#: simulation): for the up-front estimates only.
+PACKETS_PER_S = 5e5
+#: The most packets a run is given without being asked for more (about 7 minutes at :data:`PACKETS_PER_S`): a point at
+#: the top of an experiment's ranges must not run for hours without a word. The ``WORKBENCH_MAX_PACKETS`` environment
+#: variable sets another limit (Dask workers started from the same environment read it too); the replay command's
+#: ``--force`` lifts it for one file.
+MAX_PACKETS = 200_000_000
+
+
+def packet_limit() -> int:
+    """:data:`MAX_PACKETS`, or the count ``WORKBENCH_MAX_PACKETS`` gives."""
+    raw = os.environ.get("WORKBENCH_MAX_PACKETS", "").strip().replace("_", "")
+    if not raw:
+        return MAX_PACKETS
+    try:
+        limit = int(float(raw))
+    except ValueError:
+        limit = 0
+    if limit < 1:
+        raise ValueError(f"WORKBENCH_MAX_PACKETS must be a count of packets >= 1, got {raw!r}")
+    return limit
+
+
+def check_packets(packets: float, lower: str) -> None:
+    """Refuse a run of about ``packets`` packets past :func:`packet_limit`, saying how long it would take and what to
+    lower (``lower``, the caller's parameters) by how much."""
+    limit = packet_limit()
+    if packets > limit:
+        minutes = packets / PACKETS_PER_S / 60.0
+        raise ValueError(
+            f"about {packets:,.0f} packets to simulate, past the packet engine's limit of {limit:,} (about "
+            f"{minutes:,.0f} minutes at its ~{PACKETS_PER_S:,.0f} packets/s): {lower}, together by a factor of "
+            f"{math.ceil(packets / limit * 10) / 10:g} or more, or set WORKBENCH_MAX_PACKETS to a larger count to run "
+            f"it anyway"
+        )
 
 
 def check_flow_paths(flows: int, paths: int) -> None:

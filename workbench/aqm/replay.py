@@ -34,7 +34,7 @@ from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..cache import atomic_path, check_target
 from ..fabric.topology import LeafSpine, leaf_spine, path_links
 from .cm_files import MAX_HOSTS, read_connection_matrix, read_spines
-from .perpacket import simulate_packets
+from .perpacket import PACKETS_PER_S, packet_limit, simulate_packets
 from .pred import PRED_DEFAULT, PredConfig
 from .red import RedMarking
 from .scenarios import ROUTINGS, ack_paths, fabric_paths
@@ -172,13 +172,6 @@ class LeafSpineNetwork:
             self.leaves, self.spines, self.hosts_per_leaf, host_gbps=self.link_gbps, uplink_gbps=self.link_gbps
         )
 
-
-#: Packets the per-packet engine replays per second on one core, measured on the web-search files (2.4 M packets in
-#: ~5 s of simulation): for the up-front estimate only.
-REPLAY_PACKETS_PER_S = 5e5
-#: A replay larger than this (about 3 minutes) is refused unless --force: a mistyped or hostile file must not run for
-#: hours without a word.
-MAX_REPLAY_PACKETS = 100_000_000
 
 #: The largest leaf or spine count and host count a replayed network may have (the per-packet engine keeps state per
 #: port and per host pair of each leaf).
@@ -428,16 +421,17 @@ def run(args: argparse.Namespace) -> int:
         over["marking"] = PRED_DEFAULT
     net = dataclasses.replace(net, **over)
     packets = int(np.ceil(flows["size_bytes"].to_numpy() / net.packet_bytes).sum())
-    if packets > MAX_REPLAY_PACKETS and not args.force:  # a stated estimate up front, not minutes without a word
+    limit = packet_limit()
+    if packets > limit and not args.force:  # a stated estimate up front, not minutes without a word
         print(
             f"workbench: error: {args.file} holds {len(flows):,} flows, {packets:,} packets: about "
-            f"{packets / REPLAY_PACKETS_PER_S / 60:.0f} minutes of per-packet simulation, above the "
-            f"{MAX_REPLAY_PACKETS:,}-packet limit; pass --force to run it anyway",
+            f"{packets / PACKETS_PER_S / 60:.0f} minutes of per-packet simulation, above the "
+            f"{limit:,}-packet limit; pass --force to run it anyway",
             file=sys.stderr,
         )
         return 2
-    if packets > MAX_REPLAY_PACKETS // 10:
-        print(f"replaying {packets:,} packets: about {packets / REPLAY_PACKETS_PER_S:.0f} s", file=sys.stderr)
+    if packets > limit // 10:
+        print(f"replaying {packets:,} packets: about {packets / PACKETS_PER_S:.0f} s", file=sys.stderr)
     spines_file = args.spines_file
     if spines_file is None and args.routing is None and args.file.with_suffix(".spines").is_file():
         spines_file = args.file.with_suffix(".spines")

@@ -28,7 +28,7 @@ from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..fabric.collectives import Step, random_destinations
 from ..fabric.routing import assign_paths
 from ..fabric.topology import LeafSpine, leaf_spine, path_links
-from .perpacket import check_flow_paths, simulate_packets
+from .perpacket import check_flow_paths, check_packets, simulate_packets
 from .pred import PredConfig
 from .red import RedMarking
 from .result import SimResult
@@ -59,14 +59,16 @@ MIXES = ("websearch", "background", "incast")
 ACK_BYTES = 40
 
 
-def _engine_flows(load, capacity_gbps, duration_s, *, sizes=None, seed=None) -> pd.DataFrame:
+def _engine_flows(load, capacity_gbps, duration_s, packet_bytes, lower, *, sizes=None, seed=None) -> pd.DataFrame:
     """:func:`poisson_flows` for the packet engine, refused before a flow is drawn when their expected number alone
-    is past :data:`~workbench.aqm.perpacket.MAX_FLOW_PATHS` (every flow takes a path): at 3,654 hosts of 58 Gbit/s,
-    load 0.86 and 8.6 s, the draw of ~120 M web-search flows passed 6 GB before the paths were counted."""
+    is past :data:`~workbench.aqm.perpacket.MAX_FLOW_PATHS` (every flow takes a path; at 3,654 hosts of 58 Gbit/s,
+    load 0.86 and 8.6 s, the draw of ~120 M web-search flows passed 6 GB before the paths were counted), or their
+    expected packets past :func:`~workbench.aqm.perpacket.packet_limit` (``lower``: what the caller's user lowers)."""
     mean_bytes = (web_search() if sizes is None else sizes).mean_bytes
     expected = load * capacity_gbps * 1e9 / (8.0 * mean_bytes) * duration_s
     if np.isfinite(expected) and expected > 0:
         check_flow_paths(int(expected), int(expected))
+        check_packets(expected * mean_bytes / packet_bytes, lower)
     return poisson_flows(load, capacity_gbps, duration_s, sizes=sizes, seed=seed)
 
 
@@ -205,16 +207,20 @@ def dumbbell(
     warmup_s = (
         duration_s / 5 if warmup_s is None else in_range("warmup_s", warmup_s, 0.0, duration_s, high_inclusive=False)
     )
+    packet_bytes = integer("packet_bytes", packet_bytes, minimum=64)
+    lower = "lower duration_s, capacity_gbps or load"
     rng = generator(seed)
     if load > 0:
-        flows = _engine_flows(load, cap, duration_s, sizes=sizes, seed=rng)
+        flows = _engine_flows(load, cap, duration_s, packet_bytes, lower, sizes=sizes, seed=rng)
     else:
         flows = pd.DataFrame({"start_s": np.zeros(0), "size_bytes": np.zeros(0, dtype=np.int64)})
+    long_bytes_given = long_bytes
     if long_bytes is None:
         long_bytes = math.ceil(2.0 * cap * 1e9 / 8.0 * duration_s / max(n_long, 1))
     long_bytes = integer("long_bytes", long_bytes, minimum=1)
     start = np.concatenate([rng.uniform(0.0, rtt_s, n_long), flows["start_s"].to_numpy(dtype=float)])
     size = np.concatenate([np.full(n_long, long_bytes, dtype=np.int64), flows["size_bytes"].to_numpy(np.int64)])
+    check_packets(np.ceil(size / packet_bytes).sum(), lower + ("" if long_bytes_given is None else " (or long_bytes)"))
     f = start.size
     # link 0: the bottleneck; 1: the receiver's NIC (ACKs); 2 + 2i: sender i's NIC; 3 + 2i: the ACKs' way back to i
     nic = 2 + 2 * np.arange(f)
@@ -318,9 +324,12 @@ def leaf_spine_fct(
     cap = np.asarray(topo.capacity_gbps, dtype=float)
     if (cap <= 0).any():
         raise ValueError("topology has failed links; leaf_spine_fct needs a fabric without failures")
+    packet_bytes = integer("packet_bytes", packet_bytes, minimum=64)
     rng = generator(seed)
     n = topo.n_hosts
-    flows = _engine_flows(load, topo.host_gbps * n, duration_s, sizes=sizes, seed=rng)
+    lower = "lower duration_s, load, the hosts or their link speed"
+    flows = _engine_flows(load, topo.host_gbps * n, duration_s, packet_bytes, lower, sizes=sizes, seed=rng)
+    check_packets(np.ceil(flows["size_bytes"].to_numpy() / packet_bytes).sum(), lower)
     src = rng.integers(0, n, len(flows))
     dst = random_destinations(src, n, seed=rng)
     paths = fabric_paths(topo, src, dst, routing, seed=rng)
@@ -446,8 +455,10 @@ def leaf_spine_mix(
     link_delay_s = nonnegative("link_delay_s", link_delay_s)
     duration_s = positive("duration_s", duration_s)
     drain_s = duration_s if drain_s is None else nonnegative("drain_s", drain_s)
+    packet_bytes = integer("packet_bytes", packet_bytes, minimum=64)
     rng = generator(seed)
-    web = _engine_flows(load, topo.host_gbps * n, duration_s, seed=rng)
+    lower = "lower duration_s, load, the hosts or their link speed"
+    web = _engine_flows(load, topo.host_gbps * n, duration_s, packet_bytes, lower, seed=rng)
     src = rng.integers(0, n, len(web))
     dst = random_destinations(src, n, seed=rng)
     start, size = web["start_s"].to_numpy(), web["size_bytes"].to_numpy()
@@ -475,6 +486,9 @@ def leaf_spine_mix(
         start = np.concatenate([start, np.repeat(at, fanin)])
         size = np.concatenate([size, np.full(bursts * fanin, burst_bytes, dtype=np.int64)])
         kind = np.concatenate([kind, np.full(bursts * fanin, "incast", dtype=object)])
+    extra = {"background": " (or drain_s, background_receivers, background_flows_per_receiver)",
+             "incast": " (or incast_rate_hz, incast_fanin, incast_bytes)"}.get(mix, "")  # fmt: skip
+    check_packets(np.ceil(size / packet_bytes).sum(), lower + extra)  # exact, before any path is built
     order = np.argsort(start, kind="stable")
     src, dst, start, size, kind = src[order], dst[order], start[order], size[order], kind[order]
     paths = fabric_paths(topo, src, dst, "ecmp", seed=rng)

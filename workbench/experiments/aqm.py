@@ -180,7 +180,7 @@ def marking_config(
             low=0.0,
             high=60.0,
             low_inclusive=False,
-            doc="packet run length (minutes of simulation at the top of the range)",
+            doc="packet run length (minutes of simulation near the top; past 200 M packets a point is refused)",
         ),
     ],
 )
@@ -223,7 +223,7 @@ def _long_active(flows, duration_s: float) -> float:
             low=0.0,
             high=60.0,
             low_inclusive=False,
-            doc="flow arrival window (minutes of simulation at the top of the range)",
+            doc="flow arrival window (minutes of simulation near the top; past 200 M packets a point is refused)",
         ),
     ],
 )
@@ -263,7 +263,7 @@ def pred_dumbbell_fct(*, load, n_long_flows, capacity_gbps, rtt_s, duration_s, s
             low=0.0,
             high=10.0,
             low_inclusive=False,
-            doc="flow arrival window (minutes of simulation at the top of the range)",
+            doc="flow arrival window (minutes of simulation near the top; past 200 M packets a point is refused)",
         ),
     ],
 )
@@ -308,7 +308,7 @@ def pred_fct_vs_load(
             low=0.0,
             high=10.0,
             low_inclusive=False,
-            doc="flow arrival window (minutes of simulation at the top of the range)",
+            doc="flow arrival window (minutes of simulation near the top; past 200 M packets a point is refused)",
         ),
     ],
 )
