@@ -31,6 +31,7 @@ points are cached) sit beside the cache they ask about.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -367,6 +368,9 @@ def write(table: pd.DataFrame, out_dir: str | os.PathLike) -> tuple[Path, Path]:
 #: The source an engine's headline numbers summarize, where its points hold several views of one point (the packet
 #: engine against each reference and against the span of the two): the span.
 _HEADLINE_SOURCE = {"packets": "ns-3 / htsim span"}
+#: Headline sources that are a span of references (0 error inside): the words a note gives them, and the module whose
+#: ``TOLERANCE`` is the engine's bar beyond the span.
+_ENVELOPES = {"ns-3 / htsim span": ("ns-3/htsim envelope", "workbench.aqm.validation")}
 
 
 @dataclass(frozen=True)
@@ -392,8 +396,17 @@ class RegionNote:
         return self.text
 
 
-def _summary(err: pd.Series) -> str:
+def _summary(err: pd.Series, envelope: tuple[str, float] | None = None) -> str:
+    """The median and worst error of ``err``; against an ``envelope`` (a span of references, 0 error inside it: its
+    words and tolerance), how many points lie inside it and within the tolerance of it, and the worst (a median of
+    0% would read as a perfect model)."""
     _, med_abs, worst = _stats(err)
+    if envelope is not None:
+        words, tol = envelope
+        return (
+            f"{int((err == 0).sum())} inside the {words}, {int((err.abs() <= tol).sum())} within {100 * tol:.0f}% "
+            f"of it, worst {100 * worst:+.0f}%"
+        )
     return f"median |error| {100 * med_abs:.0f}%, worst {100 * worst:+.0f}%"
 
 
@@ -443,8 +456,12 @@ def region_note(name: str | Engine, scale: str = "full", **controls: Any) -> Reg
         p = p[p.source == head]
     kinds = " and ".join(sorted(set(p.reference_kind)))
     word = "measured" if set(p.reference_kind) == {"measurement"} else "validated"
-    summary = f"{e.name}: validated on {len(p)} points, {_summary(p.error)}"
-    text = f"{e.name}: validated on {len(p)} points ({kinds}), {_summary(p.error)}"
+    envelope = None
+    if head in _ENVELOPES:
+        words, module = _ENVELOPES[head]
+        envelope = (words, float(importlib.import_module(module).TOLERANCE))
+    summary = f"{e.name}: validated on {len(p)} points, {_summary(p.error, envelope)}"
+    text = f"{e.name}: validated on {len(p)} points ({kinds}), {_summary(p.error, envelope)}"
     outside: list[tuple[str, str]] = []  # (sentence, control and value)
     region = pd.Series(True, index=p.index)
     labels = []
@@ -498,7 +515,7 @@ def region_note(name: str | Engine, scale: str = "full", **controls: Any) -> Reg
     if labels:
         here = f"; this {'/'.join(labels)}: {n_region} point{'' if n_region == 1 else 's'}"
         if n_region:
-            here += f" ({_summary(p.error[region])})"
+            here += f" ({_summary(p.error[region], envelope)})"
         elif not any(o.startswith(f"no {word} point") for o, _ in outside):
             spelled = {k: "/".join(str(ctl[k].spell(v)) for v in given[k]) for k in ctl if not ctl[k].numeric}
             combined = [f"{ctl[k].label} {v}" for k, v in spelled.items()]
