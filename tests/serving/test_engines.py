@@ -112,9 +112,11 @@ def test_an_unknown_all_reduce_kind_is_named_with_its_line(tmp_path, monkeypatch
 
 
 def test_decode_attention_kernels_by_era_and_an_unknown_one_named(tmp_path, monkeypatch):
-    # the 2023 vLLM runs its own PagedAttention kernel; every other profile a GQA-aware one (FlashAttention/FlashInfer)
+    # the 2023 vLLM runs its own PagedAttention kernel, TensorRT-LLM before XQA its MMHA kernel (a thread block per
+    # query head, both); every other profile a GQA-aware one (FlashAttention/FlashInfer, XQA)
     assert engine("vllm-2023").decode_attention == "paged-v1"
-    assert {e.decode_attention for n, e in engines().items() if n != "vllm-2023"} == {"gqa"}
+    assert engine("trtllm-v0.5").decode_attention == "mmha"
+    assert {e.decode_attention for n, e in engines().items() if n not in ("vllm-2023", "trtllm-v0.5")} == {"gqa"}
     # the 2023 row differs from the eager engine's in its decode kernel only
     a, b = engine("vllm-2023"), engine("vllm-v0")
     assert (a.iteration_s, a.per_seq_s, a.tp_iteration_s, a.tp_rpc_s, a.overlap_cpu, a.allreduce, a.attention) == (

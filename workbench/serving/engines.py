@@ -24,7 +24,10 @@ Which engine to name (``Deployment(..., engine=...)``; :data:`ALIASES` gives the
   (``decode_attention="paged-v1"``: a grouped-query model's KV heads are read once per query head, the share of the
   repeats that reaches HBM measured: :func:`workbench.serving.attention.decode_read_factor`) and Ray workers sent
   every sequence's metadata each step (``rpc_per_seq_s``, from vLLM PR #2221's measured speed-up).
-* ``"sarathi-serve"``, ``"sglang"``, ``"trtllm"``, ``"trtllm-v0.5"``, ``"nanoflow"``: see each row's description.
+* ``"trtllm-v0.5"``: TensorRT-LLM of late 2023 (v0.5-v0.7): no overlap scheduler, NCCL, and the masked multi-head
+  attention decode kernel before XQA (``decode_attention="mmha"``: a KV head read once per query head, as vLLM's
+  2023 kernel does).
+* ``"sarathi-serve"``, ``"sglang"``, ``"trtllm"``, ``"nanoflow"``: see each row's description.
 
 A profile without a stated ``scheduler`` leaves the policy to the caller (``Scheduler()`` by default).
 
@@ -61,7 +64,7 @@ __all__ = ["ALIASES", "DECODE_KERNELS", "ENGINES_CSV", "EngineProfile", "engine"
 ENGINES_CSV = "serving_specs/engines.csv"
 #: Decode attention kernel families (``engines.csv`` column ``decode_attention``; their costs in
 #: :mod:`workbench.serving.attention`, :func:`~workbench.serving.attention.decode_read_factor`).
-DECODE_KERNELS = ("gqa", "paged-v1")
+DECODE_KERNELS = ("gqa", "paged-v1", "mmha")
 _NUMBERS = ("iteration_s", "per_seq_s", "tp_iteration_s", "tp_rpc_s")
 #: Optional number columns (0 when empty or absent).
 _OPTIONAL = ("rpc_per_seq_s",)
@@ -99,7 +102,8 @@ class EngineProfile:
     rpc_per_seq_s: float = 0.0
     #: the decode attention kernel family (one of :data:`DECODE_KERNELS`): ``"gqa"`` reads each
     #: KV head once for all its query heads (FlashAttention's and FlashInfer's paged kernels, the measured profile),
-    #: ``"paged-v1"`` is vLLM's PagedAttention kernel of 2023, one thread block per query head re-reading its KV head
+    #: ``"paged-v1"`` is vLLM's PagedAttention kernel of 2023, one thread block per query head re-reading its KV head,
+    #: ``"mmha"`` TensorRT-LLM's masked multi-head attention kernel before XQA (the same design)
     decode_attention: str = "gqa"
     #: the stated policy's KV watermark (fraction of blocks kept free on admission) and whether freed blocks stay
     #: cached (:class:`~workbench.serving.scheduler.Scheduler` fields ``watermark`` and ``prefix_cache``)

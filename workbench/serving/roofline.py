@@ -414,8 +414,8 @@ class Deployment:
         tokens (vectorised): with measured costs, the measured kernel reading the same KV bytes per layer and GPU
         (a batch of ``batch x bytes / 4,096`` reference requests), its bandwidth-bound part scaled to this GPU's HBM;
         with stated costs, the whole KV cache read at the stated efficiency. The bytes are the engine's decode
-        kernel's (:func:`~workbench.serving.attention.decode_read_factor`: vLLM's 2023 kernel re-reads a KV head for
-        each of its query heads)."""
+        kernel's (:func:`~workbench.serving.attention.decode_read_factor`: vLLM's 2023 kernel and TensorRT-LLM's
+        before XQA re-read a KV head for each of its query heads)."""
         c = self._c
         b, L = np.broadcast_arrays(np.asarray(batch, dtype=float), np.asarray(context, dtype=float))
         if self._curves is None:
