@@ -183,3 +183,13 @@ def test_declared_high_ends_that_would_not_fit_in_memory_are_refused_by_name():
         _at("perftracker-healthy-alarms", ranks=65_536, iterations=100_000)
     with pytest.raises(ValueError, match="n_conversations"):
         _at("llm-preemption", n_conversations=1_000_000)
+
+
+def test_a_base_plan_that_does_not_fit_names_the_base_knobs():
+    # found by a random probe (seed 227): the plan's own message named global_batch, a knob of the edited plan
+    from workbench.training import PlanError
+
+    with pytest.raises(PlanError, match=r"the base plan \(base_tp=4, base_pp=4, base_dp=3, base_batch=2\) does not "
+                                        r"fit: global_batch=2 .* global_batch are base_tp, base_pp, base_dp and "
+                                        r"base_batch here"):  # fmt: skip
+        _at("training-what-if", model="gpt-18b", base_tp=4, base_pp=4, base_dp=3, base_batch=2)

@@ -44,7 +44,7 @@ import pandas as pd
 from .._rng import int31_seed
 from ..fabric.routing import ROUTINGS
 from ..fabric.topology import leaf_spine
-from ..training import GPUS, MODELS, Plan, check_plan, iteration_time
+from ..training import GPUS, MODELS, Plan, PlanError, check_plan, iteration_time
 from ..training import failures as tf
 from ..training.diagnosis import FAULT_KINDS
 from ..training.diagnosis.evaluate import DETECTORS, Scenario, run_scenario
@@ -189,7 +189,15 @@ def training_what_if(*, model, gpu, base_tp, base_pp, base_dp, base_batch, base_
                      recompute, seed):  # fmt: skip
     """Base and edited plans' stage-0 breakdowns and the edited plan's per-stage breakdowns (execution graph)."""
     del seed  # deterministic
-    base = build_graph(MODELS[model], Plan(base_tp, base_pp, base_dp, base_batch, recompute=base_recompute), GPUS[gpu])
+    try:
+        base = build_graph(
+            MODELS[model], Plan(base_tp, base_pp, base_dp, base_batch, recompute=base_recompute), GPUS[gpu]
+        )
+    except PlanError as exc:  # the plan's own words (tp, global_batch) are this experiment's base_* knobs
+        raise PlanError(
+            f"the base plan (base_tp={base_tp}, base_pp={base_pp}, base_dp={base_dp}, base_batch={base_batch}) does "
+            f"not fit: {exc} (its tp, pp, dp and global_batch are base_tp, base_pp, base_dp and base_batch here)"
+        ) from exc
     base_result = simulate(base)
     g = what_if(base, tp=tp, pp=pp, dp=dp, global_batch=global_batch, recompute=recompute)
     result = simulate(g)
