@@ -92,5 +92,5 @@ def test_bad_load_is_named():
         Load(1.0, -10.0, 1.0)
     with pytest.raises(ValueError, match="duration_s"):
         Load(1.0, 1.0, 0.0)
-    with pytest.raises(ValueError, match=r"spike_start_s = 2\.0 must be before duration_s = 1\.0"):
+    with pytest.raises(ValueError, match=r"spike_start_s = 2 must be before duration_s = 1: lower spike_start_s"):
         Load(1.0, 1.0, 1.0, 2.0)

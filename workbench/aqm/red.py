@@ -57,7 +57,7 @@ class RedMarking:
         hi = positive("max_k_pkts", self.max_k_pkts)
         p = probability("max_p", self.max_p)
         if not lo < hi:
-            raise ValueError(f"min_k_pkts must be < max_k_pkts, got min_k_pkts={lo} and max_k_pkts={hi}")
+            raise ValueError(f"min_k_pkts must be < max_k_pkts, got min_k_pkts={lo:g} and max_k_pkts={hi:g}")
         if p <= 0:
             raise ValueError(f"max_p must be in (0, 1], got {p}")
         object.__setattr__(self, "min_k_pkts", lo)

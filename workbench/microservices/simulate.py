@@ -48,7 +48,10 @@ class Load:
         nonnegative("spike_start_s", self.spike_start_s)
         positive("spike_len_s", self.spike_len_s, allow_inf=True)
         if self.spike_start_s >= self.duration_s:
-            raise ValueError(f"spike_start_s = {self.spike_start_s} must be before duration_s = {self.duration_s}")
+            raise ValueError(
+                f"spike_start_s = {self.spike_start_s:g} must be before duration_s = {self.duration_s:g}: lower "
+                "spike_start_s or raise duration_s"
+            )
 
     @property
     def spike_end_s(self) -> float:
