@@ -108,6 +108,11 @@ def packet_limit() -> int:
     return limit
 
 
+def data_packets(size_bytes, packet_bytes: int) -> int:
+    """Data packets of flows of ``size_bytes`` in packets of ``packet_bytes`` (each flow's last packet partial)."""
+    return int(np.ceil(np.asarray(size_bytes, dtype=float) / packet_bytes).sum())
+
+
 def check_packets(packets: float, lower: str) -> None:
     """Refuse a run of about ``packets`` packets past :func:`packet_limit`, saying how long it would take and what to
     lower (``lower``, the caller's parameters) by how much."""

@@ -34,7 +34,7 @@ from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..cache import atomic_path, check_target
 from ..fabric.topology import LeafSpine, leaf_spine, path_links
 from .cm_files import MAX_HOSTS, read_connection_matrix, read_spines
-from .perpacket import PACKETS_PER_S, packet_limit, simulate_packets
+from .perpacket import PACKETS_PER_S, data_packets, packet_limit, simulate_packets
 from .pred import PRED_DEFAULT, PredConfig
 from .red import RedMarking
 from .scenarios import ROUTINGS, ack_paths, fabric_paths
@@ -420,7 +420,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         over["marking"] = PRED_DEFAULT
     net = dataclasses.replace(net, **over)
-    packets = int(np.ceil(flows["size_bytes"].to_numpy() / net.packet_bytes).sum())
+    packets = data_packets(flows["size_bytes"], net.packet_bytes)
     limit = packet_limit()
     if packets > limit and not args.force:  # a stated estimate up front, not minutes without a word
         print(

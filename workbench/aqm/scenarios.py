@@ -28,7 +28,7 @@ from .._validate import in_range, integer, nonnegative, one_of, positive
 from ..fabric.collectives import Step, random_destinations
 from ..fabric.routing import assign_paths
 from ..fabric.topology import LeafSpine, leaf_spine, path_links
-from .perpacket import check_flow_paths, check_packets, simulate_packets
+from .perpacket import check_flow_paths, check_packets, data_packets, simulate_packets
 from .pred import PredConfig
 from .red import RedMarking
 from .result import SimResult
@@ -220,7 +220,7 @@ def dumbbell(
     long_bytes = integer("long_bytes", long_bytes, minimum=1)
     start = np.concatenate([rng.uniform(0.0, rtt_s, n_long), flows["start_s"].to_numpy(dtype=float)])
     size = np.concatenate([np.full(n_long, long_bytes, dtype=np.int64), flows["size_bytes"].to_numpy(np.int64)])
-    check_packets(np.ceil(size / packet_bytes).sum(), lower + ("" if long_bytes_given is None else " (or long_bytes)"))
+    check_packets(data_packets(size, packet_bytes), lower + ("" if long_bytes_given is None else " (or long_bytes)"))
     f = start.size
     # link 0: the bottleneck; 1: the receiver's NIC (ACKs); 2 + 2i: sender i's NIC; 3 + 2i: the ACKs' way back to i
     nic = 2 + 2 * np.arange(f)
@@ -329,7 +329,7 @@ def leaf_spine_fct(
     n = topo.n_hosts
     lower = "lower duration_s, load, the hosts or their link speed"
     flows = _engine_flows(load, topo.host_gbps * n, duration_s, packet_bytes, lower, sizes=sizes, seed=rng)
-    check_packets(np.ceil(flows["size_bytes"].to_numpy() / packet_bytes).sum(), lower)
+    check_packets(data_packets(flows["size_bytes"], packet_bytes), lower)
     src = rng.integers(0, n, len(flows))
     dst = random_destinations(src, n, seed=rng)
     paths = fabric_paths(topo, src, dst, routing, seed=rng)
@@ -488,7 +488,7 @@ def leaf_spine_mix(
         kind = np.concatenate([kind, np.full(bursts * fanin, "incast", dtype=object)])
     extra = {"background": " (or drain_s, background_receivers, background_flows_per_receiver)",
              "incast": " (or incast_rate_hz, incast_fanin, incast_bytes)"}.get(mix, "")  # fmt: skip
-    check_packets(np.ceil(size / packet_bytes).sum(), lower + extra)  # exact, before any path is built
+    check_packets(data_packets(size, packet_bytes), lower + extra)  # exact, before any path is built
     order = np.argsort(start, kind="stable")
     src, dst, start, size, kind = src[order], dst[order], start[order], size[order], kind[order]
     paths = fabric_paths(topo, src, dst, "ecmp", seed=rng)

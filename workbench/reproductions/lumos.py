@@ -196,13 +196,14 @@ def _estimate(scale):
     )
 
 
-#: GPUs of the DSE's plan space at each scale.
+#: GPUs of the DSE's plan space at each scale, and the iteration model's form it ranks them by.
 _DSE_GPUS = {"quick": 512, "full": 2048}
+_DSE_FORM = {"compute": "measured", "era": "2024"}
 
 
 @remember
 def _dse(scale: str):
-    return explore(MODELS["gpt3-175b"], GPUS["H100"], _DSE_GPUS[scale], 2048, top_k=5)
+    return explore(MODELS["gpt3-175b"], GPUS["H100"], _DSE_GPUS[scale], 2048, top_k=5, **_DSE_FORM)
 
 
 @claim(
@@ -252,11 +253,11 @@ def _ten_k(scale):
     space = plan_space(model, gpu, _DSE_GPUS[scale], 2048)
     rows = np.resize(np.arange(space["tp"].size), 10_000)
     t0 = time.perf_counter()
-    iteration_arrays(model, {k: v[rows] for k, v in space.items()}, gpu, compute="measured", era="2024")
+    iteration_arrays(model, {k: v[rows] for k, v in space.items()}, gpu, **_DSE_FORM)
     t1 = time.perf_counter()
     for p in r.top.itertuples():  # the DSE's re-ranking of its fastest plans, again
         plan = Plan(int(p.tp), int(p.pp), int(p.dp), int(p.global_batch), int(p.micro_batch), recompute=p.recompute)
-        simulate(build_graph(model, plan, gpu, compute="measured", era="2024"))
+        simulate(build_graph(model, plan, gpu, **_DSE_FORM))
     t2 = time.perf_counter()
     return Measured(
         t2 - t0,

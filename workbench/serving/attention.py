@@ -57,8 +57,8 @@ Llama-70B on one H200 from 1,227 to 2,941 output tokens/s per GPU (``docs/source
 own is public).
 
 Which family an engine runs is its profile's ``attention`` (``engines.csv``) for prefill and ``decode_attention``
-for decode (``paged-v1`` for a 2023 vLLM, ``mmha`` for TensorRT-LLM v0.5-v0.7, ``gqa`` for every other profile): a 2023 vLLM prefilled prompts with
-xformers (``vllm-v0``), Sarathi-Serve's artifact with the profiled kernel itself (``flash2-paged``: no causal
+for decode (``paged-v1`` for a 2023 vLLM, ``mmha`` for TensorRT-LLM v0.5-v0.7, ``gqa`` for every other profile): a
+2023 vLLM prefilled prompts with xformers (``vllm-v0``), Sarathi-Serve's artifact with the profiled kernel itself (``flash2-paged``: no causal
 skipping), current vLLM with FA3 on Hopper and FA2 elsewhere (``vllm/v1/attention/backends/fa_utils.py``,
 ``get_flash_attn_version``). The decode kernels are taken as one family (memory-bound at the measured efficiency on
 every engine).
@@ -75,8 +75,8 @@ from .._deps import remember
 from ..data import require
 from ..tables import frame
 
-__all__ = ["ATTENTION_CSV", "KERNELS", "PAGED_V1_REREAD", "REFERENCE", "UTILIZATION", "AttentionCurves",
-           "attention_curves", "decode_read_factor", "family_factor"]  # fmt: skip
+__all__ = ["ATTENTION_CSV", "DECODE_KERNELS", "KERNELS", "PAGED_V1_REREAD", "REFERENCE", "UTILIZATION",
+           "AttentionCurves", "attention_curves", "decode_read_factor", "family_factor"]  # fmt: skip
 
 ATTENTION_CSV = "serving_specs/attention_curves.csv"
 #: The profiled geometry per GPU and the GPU (A100 80GB SXM: 312 dense FP16/BF16 TFLOP/s, 2,039 GB/s).
@@ -111,6 +111,10 @@ UTILIZATION = {
 }
 
 
+#: Decode attention kernel families (``engines.csv`` column ``decode_attention``), each with whether it runs a thread
+#: block per query head (re-reading a grouped-query model's KV head for each of its query heads).
+DECODE_KERNELS = {"gqa": False, "paged-v1": True, "mmha": True}
+
 #: vLLM PR #2744's measured paged-attention v1 kernel (A100-40GB-PCIe, 64 query / 8 KV heads, context 1,024, bf16):
 #: microseconds at batch 1 and 4, the GPU's HBM bandwidth, and the KV bytes one request's context holds per layer.
 _PR2744 = {"v1_b1_us": 37.541, "v1_b4_us": 68.585, "hbm_bytes_s": 1.555e12, "kv_bytes": 1024 * 8 * 128 * 2 * 2,
@@ -134,11 +138,11 @@ def decode_read_factor(kernel: str, q_per_kv: float) -> float:
     >>> decode_read_factor("gqa", 8), round(decode_read_factor("paged-v1", 8), 2), decode_read_factor("paged-v1", 1)
     (1.0, 3.84, 1.0)
     """
-    if kernel not in ("gqa", "paged-v1", "mmha"):
-        raise ValueError(f"decode attention kernel must be 'gqa', 'paged-v1' or 'mmha', got {kernel!r}")
+    if kernel not in DECODE_KERNELS:
+        raise ValueError(f"decode attention kernel must be one of {', '.join(DECODE_KERNELS)}, got {kernel!r}")
     if not q_per_kv >= 1:
         raise ValueError(f"q_per_kv must be >= 1 (query heads per KV head), got {q_per_kv}")
-    return 1.0 if kernel == "gqa" else 1.0 + (q_per_kv - 1.0) * PAGED_V1_REREAD
+    return 1.0 + (q_per_kv - 1.0) * PAGED_V1_REREAD if DECODE_KERNELS[kernel] else 1.0
 
 
 @output

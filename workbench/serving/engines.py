@@ -55,6 +55,7 @@ from .._contracts import Text, accepts
 from .._deps import remember
 from ..data import require
 from ..tables import read_table
+from .attention import DECODE_KERNELS
 from .scheduler import SCHEDULERS, Scheduler
 from .specs import GPU, gpu
 
@@ -62,9 +63,6 @@ __all__ = ["ALIASES", "DECODE_KERNELS", "ENGINES_CSV", "EngineProfile", "engine"
 
 #: The engine profiles' table on the data search path (the project's ``datasets/`` unless shadowed).
 ENGINES_CSV = "serving_specs/engines.csv"
-#: Decode attention kernel families (``engines.csv`` column ``decode_attention``; their costs in
-#: :mod:`workbench.serving.attention`, :func:`~workbench.serving.attention.decode_read_factor`).
-DECODE_KERNELS = ("gqa", "paged-v1", "mmha")
 _NUMBERS = ("iteration_s", "per_seq_s", "tp_iteration_s", "tp_rpc_s")
 #: Optional number columns (0 when empty or absent).
 _OPTIONAL = ("rpc_per_seq_s",)
