@@ -33,17 +33,19 @@ __all__ = ["detect", "dissimilarity"]
 
 
 def _moving_mean(x: np.ndarray, n: int) -> np.ndarray:
-    """Trailing mean over ``n`` samples along axis 0 (NaN samples ignored; the first sample repeated at the start)."""
+    """Trailing mean over ``n`` samples along the last axis (NaN samples ignored; the first sample repeated at the
+    start). The samples are the last, contiguous axis: scipy's filter along a strided first axis took five times as
+    long on the same values (Minder's full-scale sweep: 2,048 machines x 8 metrics x 420 samples)."""
     if not np.isnan(x).any():
-        return uniform_filter1d(x, n, axis=0, origin=(n - 1) // 2, mode="nearest")
+        return uniform_filter1d(x, n, axis=-1, origin=(n - 1) // 2, mode="nearest")
     valid = ~np.isnan(x)
-    c = np.zeros((x.shape[0] + 1, *x.shape[1:]))
-    np.cumsum(np.where(valid, x, 0.0), axis=0, out=c[1:])
+    c = np.zeros((*x.shape[:-1], x.shape[-1] + 1))
+    np.cumsum(np.where(valid, x, 0.0), axis=-1, out=c[..., 1:])
     k = np.zeros(c.shape, np.int32)
-    np.cumsum(valid, axis=0, out=k[1:])
-    lo = np.maximum(np.arange(1, x.shape[0] + 1) - n, 0)
+    np.cumsum(valid, axis=-1, out=k[..., 1:])
+    lo = np.maximum(np.arange(1, x.shape[-1] + 1) - n, 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return ((c[1:] - c[lo]) / (k[1:] - k[lo])).astype(np.float32)
+        return ((c[..., 1:] - c[..., lo]) / (k[..., 1:] - k[..., lo])).astype(np.float32)
 
 
 @accepts()
@@ -62,14 +64,16 @@ def dissimilarity(
     smooth_samples = integer("smooth_samples", smooth_samples, minimum=1)
     window_samples = integer("window_samples", window_samples, minimum=1)
     floor = positive("floor", floor)
-    x = _moving_mean(np.ascontiguousarray(signals.metrics.transpose(0, 2, 1)), smooth_samples)  # (t, metrics, m)
+    smooth = _moving_mean(np.ascontiguousarray(signals.metrics.transpose(2, 1, 0)), smooth_samples)  # (metrics, m, t)
+    x = np.ascontiguousarray(smooth.transpose(2, 0, 1))  # (t, metrics, m): the peers of a sample contiguous
     med = median(x, 2)
     x -= med  # the deviation from the peers' median (x is this function's own array)
     scale = np.maximum(1.4826 * median(np.abs(x), 2), floor * np.abs(med) + 1e-6)
     x /= scale
     z2 = np.square(x, out=x)
-    d = np.sqrt(np.maximum(_moving_mean(z2, window_samples), 0.0))  # a running mean can round below 0
-    return np.nan_to_num(d, nan=0.0).max(axis=1)
+    d = _moving_mean(np.ascontiguousarray(z2.transpose(1, 2, 0)), window_samples)  # (metrics, m, t)
+    d = np.sqrt(np.maximum(d, 0.0))  # a running mean can round below 0
+    return np.ascontiguousarray(np.nan_to_num(d, nan=0.0).max(axis=0).T)
 
 
 @accepts()
