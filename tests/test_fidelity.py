@@ -41,8 +41,10 @@ def test_every_panel_and_experiment_names_declared_engines():
     # every widget module that builds a panel is behind some paper (explore panels go through EXPERIMENTS)
     modules = {p.stem for p in WIDGETS.glob("*.py")} - {"__init__", "explore"}
     assert modules == {key.split(":")[0].rsplit(".", 1)[1] for key in F.PANELS}
-    # and every declared engine is shown somewhere
-    assert {e for shows in [*F.PANELS.values(), *F.EXPERIMENTS.values()] for e in shows} == set(F.ENGINES)
+    # and every declared engine is shown somewhere: by a panel or an experiment, or (the packet engine's NewReno
+    # senders, which only replays of recorded networks run) by notebook 05's validation section and the scoreboard
+    shown = {e for shows in [*F.PANELS.values(), *F.EXPERIMENTS.values()] for e in shows}
+    assert shown | {F.PACKET_ENGINES["newreno"]} == set(F.ENGINES)
 
 
 def test_declarations_are_complete_and_honest():
@@ -55,6 +57,7 @@ def test_declarations_are_complete_and_honest():
     kinds = {e.name: {r.kind for r in e.references} for e in F.ENGINES.values() if e.validated}
     assert kinds == {
         "packets": {"simulator"},
+        "packets-sack": {"simulator"},
         "serving": {"measurement"},
         "training": {"measurement"},
         "arrivals": {"theory"},
@@ -131,6 +134,39 @@ def test_packets_against_each_reference_and_their_span():
     within = int(p.within.sum())
     note = F.region_note("packets", marking="static").summary
     assert f"inside the ns-3/htsim envelope, {within} within 15% of it" in note and "median" not in note
+
+
+def test_packet_panels_show_the_senders_they_run():
+    """The PRED scenarios and the mitigation check run the engine's SACK-like senders; their panels and experiments
+    show that sender model's fidelity entry, not the NewReno engine's (which only replays of recorded networks run)."""
+    from workbench.aqm.mitigation_check import CHECK_LOSS_RECOVERY
+    from workbench.aqm.scenarios import SCENARIO_LOSS_RECOVERY
+
+    scen, check = F.PACKET_ENGINES[SCENARIO_LOSS_RECOVERY], F.PACKET_ENGINES[CHECK_LOSS_RECOVERY]
+    for name in ("pred-dumbbell-fct", "pred-fct-vs-load", "pred-leafspine-mix", "pred-queue-vs-concurrency"):
+        assert scen in F.EXPERIMENTS[name] and not set(F.PACKET_ENGINES.values()) - {scen} & set(F.EXPERIMENTS[name])
+    assert scen in F.PANELS["workbench.widgets.aqm:pred_panel"]
+    for shows in (F.EXPERIMENTS["mitigation"], F.EXPERIMENTS["mitigation-ranking"],
+                  F.PANELS["workbench.widgets.mitigation:mitigation_panel"]):  # fmt: skip
+        assert check in shows and not set(F.PACKET_ENGINES.values()) - {check} & set(shows)
+
+
+@pytest.mark.slow
+@requires_data("fabric-websearch-128/ws_128_10g_90_25ms.cm")
+def test_the_sack_senders_are_checked_on_the_same_workloads():
+    from workbench.aqm.validation import validation_points
+
+    p = validation_points(loss_recovery="sack")
+    newreno = validation_points()
+    assert (
+        len(p) == len(newreno) == 90 and set(p.loss_recovery) == {"sack"} and set(newreno.loss_recovery) == {"newreno"}
+    )
+    # the same references, another engine run: the FCTs differ
+    assert (p[["ns3", "htsim"]].to_numpy() == newreno[["ns3", "htsim"]].to_numpy()).all()
+    assert not (p.model.to_numpy() == newreno.model.to_numpy()).all()
+    note = F.region_note("packets-sack", marking="static").summary
+    assert note.startswith(f"packets-sack: validated on 90 points, {int((p.error == 0).sum())} inside")
+    assert f"{int(p.within.sum())} within 15% of it" in note
 
 
 def test_write_and_report_section(tmp_path):
@@ -218,7 +254,8 @@ def test_engine_keys_follow_the_model_code():
     assert "workbench.training.iteration" in module_closure(F.ENGINES["training"].code)
     assert "workbench.aqm.perpacket" in module_closure(F.ENGINES["packets"].code)
     assert "workbench.arrivals.queues" in module_closure(F.ENGINES["arrivals"].code)
-    assert len({F.points_key(n) for n, e in F.ENGINES.items() if e.validated}) == 4
+    validated = [n for n, e in F.ENGINES.items() if e.validated]
+    assert len(validated) == 5 and len({F.points_key(n) for n in validated}) == 5  # one key per engine
 
 
 def test_an_edited_model_or_data_file_never_shows_old_numbers(tmp_path, monkeypatch):

@@ -54,7 +54,9 @@ __all__ = ["CHECK_LOSS_RECOVERY", "perpacket_flows", "rank_both", "agreement"]
 #: Loss recovery of the check's senders: the engine's SACK-like variant (a loss found by three later ACKs, else one
 #: fixed timeout of ``fabric.rto_s`` after the drop; random loss on data packets past the sender's NIC), the model the
 #: estimator's timeout term describes. The NewReno variant (initial 3 s RTO before an RTT sample, loss on ACKs too)
-#: replays the fabric-websearch-128 network; comparing rankings on it is the next step.
+#: replays the fabric-websearch-128 network; comparing rankings on it is the next step. These senders' own check against
+#: ns-3 and htsim (the fidelity scoreboard's ``packets-sack``, ``docs/packet_validation.md``) is what the mitigation
+#: panel's fidelity note shows.
 CHECK_LOSS_RECOVERY = "sack"
 
 

@@ -18,6 +18,7 @@ engine (cached under ``$WORKBENCH_CACHE/aqm-validation``, keyed by the workload'
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 
@@ -25,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .. import data
-from .._contracts import NONNEGATIVE, AnyOf, Array, Items, Real, Text, accepts
+from .._contracts import NONNEGATIVE, AnyOf, Array, Choice, Items, Real, Text, accepts
 from .._deps import code_fingerprint, remember
 from ..cache import cached_arrays
 from ..tables import frame
@@ -33,6 +34,7 @@ from .cm_files import read_connection_matrix, read_spines
 from .replay import MIN_RTO_S, LeafSpineNetwork, fct_statistics, replay
 
 __all__ = [
+    "LOSS_RECOVERIES",
     "TOLERANCE",
     "REFERENCES",
     "DATA_DIR",
@@ -47,6 +49,9 @@ __all__ = [
 
 #: Issue 40's bar: the engine within 15% outside the two references' span.
 TOLERANCE = 0.15
+#: The engine's two sender models (``simulate_packets``'s ``loss_recovery``): NewReno with the README's conventions
+#: (what replays of recorded networks use) and the SACK-like variant (the PRED scenarios' and the mitigation check's).
+LOSS_RECOVERIES = ("newreno", "sack")
 #: The two independent simulators and their FCT columns in the reference files.
 REFERENCES = {"ns-3": "ns3_fct_ns", "htsim": "htsim_fct_ns"}
 #: Where the reference data lives on the data search path (the project's ``datasets/`` folder).
@@ -117,15 +122,20 @@ def reference_fct(workload: str) -> pd.DataFrame:
     return pd.DataFrame({"size_bytes": flows["size_bytes"].to_numpy()} | fct)
 
 
-@accepts()
-def engine_fct(workload: str) -> pd.DataFrame:
+@accepts(loss_recovery=Choice(*LOSS_RECOVERIES))
+def engine_fct(workload: str, loss_recovery: str = "newreno") -> pd.DataFrame:
     """The per-packet engine's replay of ``workload`` on the README's network and the workload's spines: per flow
     (file order) ``size_bytes, start_s, fct_s, finished``. Cached on disk, keyed by the workload's files, the
     network and the code fingerprint of the replay (:func:`workbench._deps.code_fingerprint`: any edit the replay
-    can reach re-runs it)."""
+    can reach re-runs it).
+
+    ``loss_recovery="sack"`` replays it with the engine's SACK-like variant instead (the senders of the PRED
+    scenarios and of the mitigation check): the README's network and RTO floor, but that variant's own senders (a
+    loss found by three later ACKs or one fixed timeout after the drop, queues counted in whole packets, no
+    slow-start threshold, no initial RTO; :func:`workbench.aqm.perpacket.simulate_packets`)."""
     w = _row(workload)
     flows, spines = load_workload(workload)
-    net = LeafSpineNetwork.of_dataset(NETWORK_DATASET)
+    net = dataclasses.replace(LeafSpineNetwork.of_dataset(NETWORK_DATASET), loss_recovery=loss_recovery)
 
     def run() -> dict[str, np.ndarray]:
         return {"fct_s": replay(flows, net, spines=spines)["fct_s"].to_numpy(dtype=float)}
@@ -159,8 +169,10 @@ def _nine(fct: pd.DataFrame) -> dict[tuple[str, str], float]:
     return {(r.size_class, name): float(getattr(r, col)) for r in s.itertuples() for name, col in _STATS}
 
 
-@accepts(workload_names=Items(Text(), min_size=1, optional=True))
-def validation_points(workload_names=None, *, engine: bool = True, without_timeouts: bool = False) -> pd.DataFrame:
+@accepts(workload_names=Items(Text(), min_size=1, optional=True), loss_recovery=Choice(*LOSS_RECOVERIES))
+def validation_points(
+    workload_names=None, *, engine: bool = True, without_timeouts: bool = False, loss_recovery: str = "newreno"
+) -> pd.DataFrame:
     """One row per (workload, statistic): the engine's value against the two references.
 
     Parameters
@@ -176,6 +188,9 @@ def validation_points(workload_names=None, *, engine: bool = True, without_timeo
         FCT of at least the 250 ms minimum RTO): a timeout is a rare event that lands on different flows in different
         simulators (sub-microsecond timing decides which flow loses the tail of a window) and moves a class's mean
         or p99 by tens of percent on its own. Needs ``engine``.
+    loss_recovery : {"newreno", "sack"}
+        The engine's senders (:func:`engine_fct`): NewReno with the README's conventions (the validated engine), or
+        the SACK-like variant the PRED scenarios and the mitigation check run, on the same workloads and network.
 
     Returns
     -------
@@ -183,7 +198,8 @@ def validation_points(workload_names=None, *, engine: bool = True, without_timeo
         ``workload, load, seed, flows, window_ms`` (where the references lie), ``size_class, statistic, metric``
         (``"p99 FCT, small (<100KB)"``), ``source`` (``"ns-3 / htsim"``), ``ns3, htsim`` (each reference, s),
         ``reference_low, reference_high`` (their span, s), ``model`` (the engine, s), ``error`` (signed:
-        :func:`envelope_error`) and ``within`` (inside ``[(1 - TOLERANCE) low, (1 + TOLERANCE) high]``).
+        :func:`envelope_error`), ``within`` (inside ``[(1 - TOLERANCE) low, (1 + TOLERANCE) high]``) and
+        ``loss_recovery`` (the engine's senders).
     """
     if without_timeouts and not engine:
         raise ValueError("without_timeouts=True needs engine=True (the flows left out include the engine's)")
@@ -193,7 +209,7 @@ def validation_points(workload_names=None, *, engine: bool = True, without_timeo
         w = _row(name)
         fct = reference_fct(name)
         if engine:
-            fct["engine"] = engine_fct(name)["fct_s"].to_numpy()
+            fct["engine"] = engine_fct(name, loss_recovery)["fct_s"].to_numpy()
         if without_timeouts:
             waited = (fct[[*REFERENCES, "engine"]] >= MIN_RTO_S).any(axis=1)
             fct = fct[~waited]
@@ -228,8 +244,9 @@ def validation_points(workload_names=None, *, engine: bool = True, without_timeo
     out["error"] = envelope_error(out.model, out.reference_low, out.reference_high)
     inside = (out.model >= (1 - TOLERANCE) * out.reference_low) & (out.model <= (1 + TOLERANCE) * out.reference_high)
     out["within"] = inside.where(out.model.notna())
+    out["loss_recovery"] = loss_recovery
     cols = ["workload", "load", "seed", "flows", "window_ms", "size_class", "statistic", "metric", "source", "ns3",
-            "htsim", "reference_low", "reference_high", "model", "error", "within"]  # fmt: skip
+            "htsim", "reference_low", "reference_high", "model", "error", "within", "loss_recovery"]  # fmt: skip
     return out[cols]
 
 

@@ -45,7 +45,18 @@ import pandas as pd
 from .._deps import code_fingerprint, module_closure, module_digest
 from .._validate import one_of
 from . import engines as _engines
-from .engines import ENGINES, EXPERIMENTS, PANELS, POINT_COLUMNS, REFERENCE_KINDS, Control, Engine, Reference, engine
+from .engines import (
+    ENGINES,
+    EXPERIMENTS,
+    PACKET_ENGINES,
+    PANELS,
+    POINT_COLUMNS,
+    REFERENCE_KINDS,
+    Control,
+    Engine,
+    Reference,
+    engine,
+)
 
 __all__ = [
     "Control",
@@ -53,6 +64,7 @@ __all__ = [
     "ENGINES",
     "EXPERIMENTS",
     "FORMAT",
+    "PACKET_ENGINES",
     "PANELS",
     "POINT_COLUMNS",
     "REFERENCE_KINDS",
@@ -168,7 +180,7 @@ def panel_engines(shown: str) -> tuple[str, ...]:
     Examples
     --------
     >>> panel_engines("workbench.widgets.aqm:pred_panel")
-    ('aqm-fluid', 'packets')
+    ('aqm-fluid', 'packets-sack')
     """
     if shown in PANELS:
         return PANELS[shown]
@@ -367,7 +379,7 @@ def write(table: pd.DataFrame, out_dir: str | os.PathLike) -> tuple[Path, Path]:
 
 #: The source an engine's headline numbers summarize, where its points hold several views of one point (the packet
 #: engine against each reference and against the span of the two): the span.
-_HEADLINE_SOURCE = {"packets": "ns-3 / htsim span"}
+_HEADLINE_SOURCE = {"packets": "ns-3 / htsim span", "packets-sack": "ns-3 / htsim span"}
 #: Headline sources that are a span of references (0 error inside): the words a note gives them, and the module whose
 #: ``TOLERANCE`` is the engine's bar beyond the span.
 _ENVELOPES = {"ns-3 / htsim span": ("ns-3/htsim envelope", "workbench.aqm.validation")}
@@ -405,9 +417,9 @@ def _summary(err: pd.Series, envelope: tuple[str, float] | None = None) -> str:
         words, tol = envelope
         return (
             f"{int((err == 0).sum())} inside the {words}, {int((err.abs() <= tol).sum())} within {100 * tol:.0f}% "
-            f"of it, worst {100 * worst:+.0f}%"
+            f"of it, worst {100 * worst:+,.0f}%"
         )
-    return f"median |error| {100 * med_abs:.0f}%, worst {100 * worst:+.0f}%"
+    return f"median |error| {100 * med_abs:,.0f}%, worst {100 * worst:+,.0f}%"
 
 
 def _several(value: Any) -> list:

@@ -25,6 +25,7 @@ __all__ = [
     "ENGINES",
     "EXPERIMENTS",
     "PANELS",
+    "PACKET_ENGINES",
     "POINT_COLUMNS",
     "REFERENCE_KINDS",
     "Reference",
@@ -146,10 +147,10 @@ def _training(scale: str) -> pd.DataFrame:
     return p
 
 
-def _packets(scale: str) -> pd.DataFrame:
+def _packets(scale: str, loss_recovery: str = "newreno") -> pd.DataFrame:
     from ..aqm.validation import REFERENCES, validation_points
 
-    p = validation_points()
+    p = validation_points(loss_recovery=loss_recovery)
     low, high = p["reference_low"], p["reference_high"]
     parts = []
     for name, col in zip(REFERENCES, ("ns3", "htsim")):
@@ -162,6 +163,10 @@ def _packets(scale: str) -> pd.DataFrame:
     out["marking"] = "static"
     out["citation"] = "datasets/validation/packets/README.md (per-flow FCTs of both references on the same paths)"
     return out
+
+
+def _packets_sack(scale: str) -> pd.DataFrame:
+    return _packets(scale, "sack")
 
 
 def _arrivals(scale: str) -> pd.DataFrame:
@@ -180,6 +185,36 @@ def _none(name: str, what: str, code: str, why: str) -> Engine:
     return Engine(name, what, code, no_reference=why)
 
 
+#: The packet engine's references, metrics and controls (both its sender models are checked on the same ones).
+_PACKET_REFERENCES = (
+    Reference(
+        "ns-3",
+        "simulator",
+        "ns-3 on the same flows and spines (scripts/ns3_replay.py, README sender corrections); docs/ns3_reference.md",
+    ),
+    Reference(
+        "htsim",
+        "simulator",
+        "htsim (Broadcom/csg-htsim, BSD-2-Clause) with a small driver on the same flows and spines; "
+        "docs/htsim_reference.md",
+    ),
+    Reference(
+        "ns-3 / htsim span",
+        "simulator",
+        "the span of the two references; issue 40's rule: within [0.85 x lower, 1.15 x higher]",
+    ),
+)
+_PACKET_METRICS = ("mean, p50 and p99 FCT of small, medium and large flows",)
+_PACKET_CONTROLS = (
+    Control("topology", "topology", "topology"),
+    Control("load", "load", "load", numeric=True),
+    Control("marking", "marking", "marking"),
+)
+#: The packet engine's fidelity entry for each of its sender models (``simulate_packets``'s ``loss_recovery``): a
+#: panel or experiment shows the entry of the senders it runs (``tests/test_fidelity.py`` checks the PRED scenarios'
+#: and the mitigation check's constants against the entries below).
+PACKET_ENGINES = {"newreno": "packets", "sack": "packets-sack"}
+
 #: Every engine whose numbers a panel shows, by name.
 ENGINES: dict[str, Engine] = {
     e.name: e
@@ -189,32 +224,22 @@ ENGINES: dict[str, Engine] = {
             "the compiled per-packet network engine (NewReno/DCTCP senders, ECN marking, pinned paths: "
             "workbench.aqm.perpacket), replaying a dataset's connection matrix on its leaf-spine",
             "workbench.aqm.validation",
-            (
-                Reference(
-                    "ns-3",
-                    "simulator",
-                    "ns-3 on the same flows and spines (scripts/ns3_replay.py, README "
-                    "sender corrections); docs/ns3_reference.md",
-                ),
-                Reference(
-                    "htsim",
-                    "simulator",
-                    "htsim (Broadcom/csg-htsim, BSD-2-Clause) with a small driver on the "
-                    "same flows and spines; docs/htsim_reference.md",
-                ),
-                Reference(
-                    "ns-3 / htsim span",
-                    "simulator",
-                    "the span of the two references; issue 40's rule: within [0.85 x lower, 1.15 x higher]",
-                ),
-            ),
-            ("mean, p50 and p99 FCT of small, medium and large flows",),
-            (
-                Control("topology", "topology", "topology"),
-                Control("load", "load", "load", numeric=True),
-                Control("marking", "marking", "marking"),
-            ),
+            _PACKET_REFERENCES,
+            _PACKET_METRICS,
+            _PACKET_CONTROLS,
             _packets,
+        ),
+        Engine(
+            "packets-sack",
+            "the per-packet engine with its SACK-like senders (a loss found by three later ACKs or one fixed "
+            "timeout after the drop, queues in whole packets, no slow-start threshold: loss_recovery='sack'), the "
+            "senders of the PRED scenarios and of the mitigation check, replayed on the packet engine's validation "
+            "workloads with the README network's RTO floor",
+            "workbench.aqm.validation",
+            _PACKET_REFERENCES,
+            _PACKET_METRICS,
+            _PACKET_CONTROLS,
+            _packets_sack,
         ),
         _none(
             "aqm-fluid",
@@ -403,11 +428,11 @@ PANELS: dict[str, tuple[str, ...]] = {
     "workbench.widgets.placement:hotspot_panel": ("placement",),
     "workbench.widgets.serving_hw:serving_hardware_panel": ("serving",),
     "workbench.widgets.carbon:carbon_panel": ("carbon",),
-    "workbench.widgets.aqm:pred_panel": ("aqm-fluid", "packets"),
+    "workbench.widgets.aqm:pred_panel": ("aqm-fluid", "packets-sack"),
     "workbench.widgets.microservices:microservices_panel": ("microservices",),
     "workbench.widgets.rlhf:fused_pipeline_panel": ("rlhf-fused", "serving"),
     "workbench.widgets.servegen:servegen_panel": ("serving-linear", "workload-generators"),
-    "workbench.widgets.mitigation:mitigation_panel": ("fabric-mitigation", "packets"),
+    "workbench.widgets.mitigation:mitigation_panel": ("fabric-mitigation", "packets-sack"),
 }
 
 #: Every registered experiment (what an explore panel shows) and the engines whose numbers it gives.
@@ -439,17 +464,17 @@ EXPERIMENTS: dict[str, tuple[str, ...]] = {
     "minder-healthy-alarms": ("diagnosis",),
     "minimal-split-subflows": ("fabric",),
     "minimal-split-vs-spray": ("fabric",),
-    "mitigation": ("fabric-mitigation", "packets"),
-    "mitigation-ranking": ("fabric-mitigation", "packets"),
+    "mitigation": ("fabric-mitigation", "packets-sack"),
+    "mitigation-ranking": ("fabric-mitigation", "packets-sack"),
     "perftracker-healthy-alarms": ("diagnosis",),
     "placement-hot-tors": ("placement",),
     "placement-latency-curve": ("placement",),
     "placement-tor-utilization": ("placement",),
     "planned-vs-ecmp-worst-step": ("fabric",),
-    "pred-dumbbell-fct": ("packets",),
-    "pred-fct-vs-load": ("packets",),
-    "pred-leafspine-mix": ("packets",),
-    "pred-queue-vs-concurrency": ("aqm-fluid", "packets"),
+    "pred-dumbbell-fct": ("packets-sack",),
+    "pred-fct-vs-load": ("packets-sack",),
+    "pred-leafspine-mix": ("packets-sack",),
+    "pred-queue-vs-concurrency": ("aqm-fluid", "packets-sack"),
     "rlhf-fused-pipeline": ("rlhf-fused",),
     "rlhf-fused-schedule": ("rlhf-fused",),
     "rlhf-generation-tail": ("serving",),
