@@ -44,3 +44,23 @@ def test_rank_both_gives_one_rank_per_engine_and_mitigation():
     assert sorted(both.groupby("engine")["rank"].apply(sorted).iloc[0]) == [1, 2, 3, 4]
     a = agreement(both)
     assert -1.0 <= a["kendall_tau"] <= 1.0
+
+
+def test_a_replay_past_the_packet_limit_is_refused_before_it_runs(monkeypatch):
+    # 40 flows of 20 kB: 14 packets each, 560 in all
+    monkeypatch.setenv("WORKBENCH_MAX_PACKETS", "500")
+    with pytest.raises(ValueError, match=r"about 560 packets .* limit of 500 .*lower the flows' load or duration"):
+        perpacket_flows(FAB, (), "none", _flows())
+    monkeypatch.setenv("WORKBENCH_MAX_PACKETS", "560")
+    assert np.isfinite(perpacket_flows(FAB, (), "none", _flows()).fct_s).all()
+
+
+def test_the_ranking_counts_its_five_replays_against_the_limit():
+    """At the top of its ranges the per-packet ranking is ~2.7 x 10^8 packets (five replays of ~5 x 10^7): refused at
+    once, naming its knobs, where it had run for about nine minutes without a word."""
+    from workbench.experiments.mitigation import mitigation_ranking
+
+    top = dict(failure="concurrent", drop_rate=0.01, capacity_fraction=0.5, load=0.99, duration_s=1.0, seed=0)
+    with pytest.raises(ValueError, match=r"past the packet engine's limit.*lower duration_s or load \(the flows are "
+                       r"replayed 5 times"):  # fmt: skip
+        mitigation_ranking.fn(**top, engine="perpacket")

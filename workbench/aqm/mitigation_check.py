@@ -46,7 +46,7 @@ from ..fabric.mitigation import (
     routing_weights,
 )
 from ..fabric.topology import path_links
-from .perpacket import simulate_packets
+from .perpacket import check_packets, data_packets, simulate_packets
 from .red import RedMarking
 
 __all__ = ["CHECK_LOSS_RECOVERY", "perpacket_flows", "rank_both", "agreement"]
@@ -79,11 +79,13 @@ def perpacket_flows(
 ) -> pd.DataFrame:
     """Run ``flows`` packet by packet under ``failures`` and ``mitigation``: ``flows`` with ``spine`` and ``fct_s``.
 
-    Flows with no live path are given ``fct_s = inf``.
+    Flows with no live path are given ``fct_s = inf``. Refused up front past the packet engine's limit
+    (:func:`~workbench.aqm.perpacket.check_packets`).
     """
     one_of("mitigation", mitigation, (*MITIGATIONS, "operator"))
     positive("nic_speedup", nic_speedup)
     integer("buffer_pkts", buffer_pkts, minimum=1)
+    check_packets(data_packets(flows["size_bytes"], fabric.packet_bytes), "lower the flows' load or duration")
     topo = fabric.topology()
     weight, drop, frac = routing_weights(fabric, failures, mitigation, lossy_weight=lossy_weight)
     src = flows["src"].to_numpy(np.int64)

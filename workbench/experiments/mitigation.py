@@ -87,6 +87,16 @@ def mitigation(*, failure, drop_rate, capacity_fraction, load, mitigation, engin
 )
 def mitigation_ranking(*, failure, drop_rate, capacity_fraction, load, engine, duration_s, seed):
     """Every mitigation of one failure ranked by SWARM's comparator, and the operators' rule's row (rank 0)."""
+    runs = (*MITIGATIONS, "operator")
+    if engine == "perpacket":  # the same flows replayed once per run: refused before the first, not after minutes
+        from ..aqm.perpacket import check_packets, data_packets
+
+        flows = flows_for_load(FABRIC, load, duration_s, seed=int31_seed(seed))
+        check_packets(
+            len(runs) * data_packets(flows["size_bytes"], FABRIC.packet_bytes),
+            f"lower duration_s or load (the flows are replayed {len(runs)} times: each mitigation and the operators' "
+            "rule)",
+        )
     scenario = {
         "failure": failure,
         "drop_rate": drop_rate,
@@ -95,7 +105,7 @@ def mitigation_ranking(*, failure, drop_rate, capacity_fraction, load, engine, d
         "engine": engine,
         "duration_s": duration_s,
     }
-    rows = [{"mitigation": m, **mitigation.fn(**scenario, mitigation=m, seed=seed)} for m in (*MITIGATIONS, "operator")]
+    rows = [{"mitigation": m, **mitigation.fn(**scenario, mitigation=m, seed=seed)} for m in runs]
     t = pd.DataFrame(rows)
     ranked = rank_table(t[t.mitigation != "operator"])
     op = t[t.mitigation == "operator"].assign(rank=0, rank_fct=0, rank_tput=0)
