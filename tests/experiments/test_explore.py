@@ -10,6 +10,7 @@ from workbench.widgets.explore import explore_panel, parse_values, value_text
 
 def test_explore_panel_runs_the_sweep_and_plots_error_bars(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    monkeypatch.setenv("WORKBENCH_BACKGROUND_VALIDATION", "0")  # notes: tests/widgets/test_fidelity_notes.py
     p = explore_panel(
         "pred-fct-vs-load",
         x="load",
@@ -53,6 +54,7 @@ def test_explore_panel_runs_the_sweep_and_plots_error_bars(tmp_path, monkeypatch
 
 def test_explore_panel_reports_bad_values_before_running(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    monkeypatch.setenv("WORKBENCH_BACKGROUND_VALIDATION", "0")  # notes: tests/widgets/test_fidelity_notes.py
     p = explore_panel("pred-fct-vs-load", x="load", values=["p99_s"], client=False, autorun=False)
     p.controls["load"].value = "0.5, 1.5"
     p.run.click()
@@ -70,6 +72,7 @@ def test_explore_panel_reports_bad_values_before_running(tmp_path, monkeypatch):
 
 def test_explore_panel_runs_its_initial_grid_when_built(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    monkeypatch.setenv("WORKBENCH_BACKGROUND_VALIDATION", "0")  # notes: tests/widgets/test_fidelity_notes.py
     grid = {"utilization": [0.5, 0.9], "process": ["poisson", "gamma"], "customers": 2000}
     p = explore_panel("arrivals-queue-wait", x="utilization", series=["process"], values=["mean_wait_s"], grid=grid,
                       seeds=2, client=False)  # fmt: skip

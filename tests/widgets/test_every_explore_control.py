@@ -125,6 +125,8 @@ def test_every_explore_control_at_both_ends_draws_true_figures(notebook, experim
     if missing and notebook_needs_data(nb):
         pytest.skip(f"{notebook} needs data: {', '.join(missing)}")
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    # the fidelity notes are tested in test_fidelity_notes.py: no background replay of the references per fresh cache
+    monkeypatch.setenv("WORKBENCH_BACKGROUND_VALIDATION", "0")
     from workbench.widgets.explore import explore_panel
 
     panel = explore_panel(experiment, **_smallest(experiment, kwargs))

@@ -120,6 +120,27 @@ def test_a_panel_never_waits_for_its_validation(tmp_path, monkeypatch):
     assert fidelity.points_cached("arrivals") and "arrivals: validated on" in _summary(note)
 
 
+def test_background_validation_can_be_turned_off(tmp_path, monkeypatch):
+    """With WORKBENCH_BACKGROUND_VALIDATION=0 a note on a cache without the validation starts nothing and says how
+    to compute it; once computed, the note shows it as usual."""
+    import workbench.widgets as widgets
+
+    started: list[tuple[str, ...]] = []
+    monkeypatch.setattr(widgets, "_validate_in_background", lambda names, done: started.append(names))
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path))
+    monkeypatch.setenv(widgets.BACKGROUND_VALIDATION, "0")
+    note = FidelityNote("workbench.widgets.arrivals:arrivals_panel")
+    assert started == [] and "not in this cache" in note.value
+    assert "workbench validate --engine arrivals" in note.value
+    fidelity.points("arrivals")
+    note.refresh()
+    assert started == [] and "arrivals: validated on" in _summary(note)
+    monkeypatch.setenv(widgets.BACKGROUND_VALIDATION, "1")
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "other"))
+    FidelityNote("workbench.widgets.arrivals:arrivals_panel")
+    assert started == [("arrivals",)]
+
+
 def test_the_note_can_sit_in_the_controls_grid():
     p = panel([W.IntSlider()], [W.Output()], info=W.HTML("x"), fidelity="workbench.widgets.carbon:carbon_panel",
               note_beside="controls")  # fmt: skip

@@ -43,7 +43,9 @@ __all__ = [
     "log_steps",
     "FigurePane",
     "Panel",
+    "BACKGROUND_VALIDATION",
     "FidelityNote",
+    "background_validation",
     "redraw",
     "clear",
     "load_note",
@@ -336,6 +338,14 @@ class FidelityNote(W.HTML):
             return
         try:
             missing = [n for n in fidelity.panel_engines(self.shown) if not fidelity.points_cached(n)]
+            if missing and not background_validation():
+                self.value = _note_html(
+                    [
+                        f"{', '.join(missing)}: validation not in this cache ({BACKGROUND_VALIDATION}=0); "
+                        f"`workbench validate --engine {' '.join(missing)}` computes it"
+                    ]
+                )
+                return
             if missing:
                 self._compute(missing)
                 self.value = _note_html([f"{', '.join(missing)}: validation being computed (first use of this cache)"])
@@ -375,6 +385,18 @@ class FidelityNote(W.HTML):
             worker.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
             if self._worker is worker or (deadline is not None and time.monotonic() >= deadline):
                 return
+
+
+#: The environment variable that keeps panels from starting background validations ("0"; default on): on a shared
+#: machine, or where many short-lived caches would each replay the references (the test suite's panel sweeps).
+BACKGROUND_VALIDATION = "WORKBENCH_BACKGROUND_VALIDATION"
+
+
+def background_validation() -> bool:
+    """Whether a panel starts a validation its cache lacks (:data:`BACKGROUND_VALIDATION` is not ``"0"``)."""
+    import os
+
+    return os.environ.get(BACKGROUND_VALIDATION, "1").strip() != "0"
 
 
 def _validate_in_background(names: tuple[str, ...], done: Callable[[str], None]) -> Any:
