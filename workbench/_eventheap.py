@@ -5,14 +5,13 @@ then by a sequence number (events at equal times leave in the order they were ad
 a call instance, ...); ``n`` is the heap's size, the arrays' length its capacity. The functions are compiled
 (numba) and meant to be called from compiled loops; the caller makes room (grows the arrays) before a push.
 
-Users: the per-packet DCTCP/PRED loop (:mod:`workbench.aqm.perpacket_loop`), the microservice engine
-(:mod:`workbench.microservices._engine`) and the carbon cluster's compiled loop
-(:mod:`workbench.carbon._cluster_kernel`, which folds its event kind into the sequence number); the carbon cluster's
-Python loop, for schedulers of a user's own, uses :mod:`heapq` on tuples with the same ordering. Two compiled kernels keep their own heaps on purpose: the NewReno loop
-(:mod:`workbench.aqm.perpacket_tcp`) inlines its heap as closures over the state arrays, because passing arrays to a
-helper per event makes numba count references atomically (half of that loop's time, see ARCHITECTURE.md); and the
-serving engine's finish heap (:mod:`workbench.serving._engine_kernel`) is an indexed heap of a different kind (one
-row per replica, keyed by decode step, with removal of any request by its slot).
+Users: both loops of the per-packet engine (the SACK-like one, :mod:`workbench.aqm.perpacket_loop`, and the NewReno
+one, :mod:`workbench.aqm.perpacket_tcp`: each calls it from closures over its state, and measured as fast as a heap
+inlined as closures), the microservice engine (:mod:`workbench.microservices._engine`) and the carbon cluster's
+compiled loop (:mod:`workbench.carbon._cluster_kernel`, which folds its event kind into the sequence number); the
+carbon cluster's Python loop, for schedulers of a user's own, uses :mod:`heapq` on tuples with the same ordering.
+The serving engine's finish heap (:mod:`workbench.serving._engine_kernel`) is an indexed heap of a different kind
+(one row per replica, keyed by decode step, with removal of any request by its slot).
 
 Examples
 --------
