@@ -81,9 +81,7 @@ NewReno loop's closures (2026-12-01, idle 2-core AMD EPYC): that workload 5.3 s 
 packets/s), the PRED leaf-spine at load 0.8 for 20 ms 4.98 s -> 1.45 s, the whole ``workbench validate --engine
 packets-sack`` in an empty cache (compiling included) 21 s of CPU, 47 s before; the dumbbell's rate (16 long flows,
 load 0.5, 0.1 s; best of three seeds) 0.89 -> 3.9 M packets/s with a step, 0.88 -> 4.3 M with PRED; the 128-host
-leaf-spine at load 0.9 for 50 ms under PRED 14.4 s -> 4.2 s; the same bytes. The NewReno loop's per-packet
-accounting under PRED is a closure too (its replays under PRED 4.19/4.63/3.00 s -> 3.87/4.17/2.76 s on three
-validation workloads, the same bytes)."""
+leaf-spine at load 0.9 for 50 ms under PRED 14.4 s -> 4.2 s; the same bytes."""
 
 from __future__ import annotations
 

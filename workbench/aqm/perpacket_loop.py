@@ -26,9 +26,16 @@ _LOST, _RESEND, _GONE = 1, 2, 0
 _RING = 64
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pack(kind, ce, h, f, s):
+    """One event's int64 (the layout above)."""
     return (s << 32) | (f << 8) | (h << 4) | (ce << 3) | kind
+
+
+@njit(cache=True, inline="always")
+def _unpack(p):
+    """``(kind, ce, hop, flow, number)`` of an event's int64 (:func:`_pack`'s inverse)."""
+    return p & 7, (p >> 3) & 1, (p >> 4) & 15, (p >> 8) & 0xFFFFFF, p >> 32
 
 
 @njit(cache=True)
@@ -306,11 +313,7 @@ def simulate(
                 while edge < 2 and t >= window[edge]:
                     _window_edge(busy, st, switch, mtu_s, edge, window[edge])
                     edge += 1
-                kind = p & 7
-                ce = (p >> 3) & 1
-                h = (p >> 4) & 15
-                f = (p >> 8) & 0xFFFFFF
-                s = p >> 32
+                kind, ce, h, f, s = _unpack(p)
                 if kind <= _ACK:  # a data packet or an ACK arriving at a hop
                     path = path0[f] + s % npaths[f]
                     if dequeue and kind == _DATA and h > 0 and ce == 0 and switch[dlinks[path, h - 1]]:

@@ -22,19 +22,27 @@ import numpy as np
 
 from .._eventheap import heap_pop, heap_push
 from .._jit import njit
-from .perpacket_loop import P_MIN_K, P_PERIOD_S, _pred_tick, _window_edge
+from .perpacket_loop import (
+    _ACK,
+    _DATA,
+    _RTO,
+    _START,
+    _TICK,
+    P_MIN_K,
+    P_PERIOD_S,
+    _account,
+    _pack,
+    _pred_tick,
+    _unpack,
+    _window_edge,
+)
 
-# An event is a time, one int64 (kind 3 bits, CE 1 bit, hop 4 bits, flow 24 bits, and above bit 32 the data
-# packet's number or the ACK's cumulative number) and 16 more bits: for a data packet its slot in the previous
+# An event is a time, one int64 (the SACK-like loop's: :func:`~workbench.aqm.perpacket_loop._pack`; above bit 32 the
+# data packet's number or the ACK's cumulative number) and 16 more bits: for a data packet its slot in the previous
 # port's ring, for an ACK the path alternative it travels.
-_DATA, _ACK, _START, _RTO, _TICK = 0, 1, 2, 3, 4
+
 #: The longest RTO after back-off (RFC 6298 allows a cap of 60 s or more).
 MAX_RTO_S = 60.0
-
-
-@njit(cache=True, inline="always")
-def _pack(kind, ce, h, f, s):
-    return (s << 32) | (f << 8) | (h << 4) | (ce << 3) | kind
 
 
 @njit(cache=True)
@@ -150,26 +158,6 @@ def simulate_tcp(
         t0, p0, n = heap_pop(ht, hs, hp, n)
         return t0, p0, x0, n
 
-    def account(li, t, win):
-        """:func:`~workbench.aqm.perpacket_loop._account` (inlined: it is called per packet) on the statistics
-        window's busy time and queue integral if ``win``, else on PRED's."""
-        tl = st_t[li] if win else acc_t[li]
-        b = busy[li]
-        if b > tl:
-            e = b if b < t else t
-            ds = e - tl
-            da = 0.5 * ((b - tl) + (b - e)) * (e - tl) / mtu_s[li]
-            if win:
-                st_busy[li] += ds
-                st_area[li] += da
-            else:
-                served[li] += ds
-                area[li] += da
-        if win:
-            st_t[li] = t
-        else:
-            acc_t[li] = t
-
     def ecn(q, lo, hi, maxp):
         """CE (0 or 1) for a queue of ``q`` (bytes / packet size, the packet itself counted): none at or below
         ``lo``, all at or above ``hi`` (a step ``lo == hi`` marks a queue that exceeds it), the ramp's draw between."""
@@ -248,11 +236,7 @@ def simulate_tcp(
                 while edge < 2 and t >= window[edge]:
                     _window_edge(links[0], st, switch, mtu_s, edge, window[edge])
                     edge += 1
-                kind = p & 7
-                ce = (p >> 3) & 1
-                h = (p >> 4) & 15
-                f = (p >> 8) & 0xFFFFFF
-                s = p >> 32
+                kind, ce, h, f, s = _unpack(p)
                 if kind <= _ACK:
                     data = kind == _DATA
                     path = path0[f] + (s % npaths[f] if data else x & 15)
@@ -268,9 +252,9 @@ def simulate_tcp(
                             seen[dslot[path, h]] = tick
                             nseen[li] += 1
                         if port and use_pred:
-                            account(li, t, False)
+                            _account(busy, served, area, acc_t, mtu_s, li, t)
                         if port and edge == 1:
-                            account(li, t, True)
+                            _account(busy, st_busy, st_area, st_t, mtu_s, li, t)
                         qb = queued(li, t) if data and port and not dequeue and ce == 0 else -1.0
                         slot, d = enqueue(li, t, nbytes, buf_bytes if port else nic_pkts, port)
                         if slot < 0:
