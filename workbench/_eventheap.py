@@ -3,7 +3,7 @@ then by a sequence number (events at equal times leave in the order they were ad
 
 ``ht`` holds the times (float64), ``hs`` the sequence numbers and ``hp`` one int64 payload per event (an event code,
 a call instance, ...); ``n`` is the heap's size, the arrays' length its capacity. The functions are compiled
-(numba) and meant to be called from compiled loops; the caller makes room (grows the arrays) before a push.
+(numba) and meant to be called from compiled loops; the caller makes room before a push (:func:`heap_grown`).
 
 Users: both loops of the per-packet engine (the SACK-like one, :mod:`workbench.aqm.perpacket_loop`, and the NewReno
 one, :mod:`workbench.aqm.perpacket_tcp`: each calls it from closures over its state, and measured as fast as a heap
@@ -30,9 +30,11 @@ Examples
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._jit import njit
 
-__all__ = ["heap_push", "heap_pop"]
+__all__ = ["heap_push", "heap_pop", "heap_grown"]
 
 
 @njit(cache=True)
@@ -77,3 +79,15 @@ def heap_pop(ht, hs, hp, n):
     hs[i] = seq
     hp[i] = p
     return t0, p0, n
+
+
+@njit(cache=True)
+def heap_grown(ht, hs, hp):
+    """The heap's three arrays at twice their capacity (the events kept in place). Call it from a loop's outer level:
+    an array reassigned inside a compiled hot loop makes numba count references on every event."""
+    n = ht.size
+    return (
+        np.concatenate((ht, np.empty(n, np.float64))),
+        np.concatenate((hs, np.empty(n, np.int64))),
+        np.concatenate((hp, np.empty(n, np.int64))),
+    )

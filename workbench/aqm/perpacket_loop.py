@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._eventheap import heap_pop, heap_push
+from .._eventheap import heap_grown, heap_pop, heap_push
 from .._jit import njit
 
 # ---- the event loop (compiled) ---------------------------------------------------------------------------------
@@ -107,17 +107,6 @@ def _window_edge(busy, st, switch, mtu_s, edge, t):
                 st[2, li] = t
             else:
                 _account(busy, st[0], st[1], st[2], mtu_s, li, t)
-
-
-@njit(cache=True)
-def _grown(ht, hs, hp):
-    """The heap's arrays doubled (called only from the loop's outer level: see :func:`simulate`)."""
-    n = ht.size
-    return (
-        np.concatenate((ht, np.empty(n, np.float64))),
-        np.concatenate((hs, np.empty(n, np.int64))),
-        np.concatenate((hp, np.empty(n, np.int64))),
-    )
 
 
 @njit(cache=True)
@@ -300,7 +289,7 @@ def simulate(
         # the heap and the loss records grow out here, so that their arrays are never reassigned in the loop below
         # (numba would then count references to them on every event)
         if nh + 2 > ht.size:
-            ht, hs, hp = _grown(ht, hs, hp)
+            ht, hs, hp = heap_grown(ht, hs, hp)
         if nrec + 1 > r_seq.size:
             r_seq, r_cnt, r_state, r_next = _grown_records(r_seq, r_cnt, r_state, r_next)
         while (nh > 0 or sending) and nh + 2 <= ht.size and nrec + 1 <= r_seq.size:

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .._eventheap import heap_pop, heap_push
+from .._eventheap import heap_grown, heap_pop, heap_push
 from .._jit import njit
 from .perpacket_loop import (
     _ACK,
@@ -43,18 +43,6 @@ from .perpacket_loop import (
 
 #: The longest RTO after back-off (RFC 6298 allows a cap of 60 s or more).
 MAX_RTO_S = 60.0
-
-
-@njit(cache=True)
-def _grown(ht, hs, hp):
-    """The heap's arrays doubled (not inlined, and called outside the helpers: a helper that returns arrays keeps
-    numba's reference counting, atomic operations, on every call)."""
-    n = ht.size
-    return (
-        np.concatenate((ht, np.empty(n, np.float64))),
-        np.concatenate((hs, np.empty(n, np.int64))),
-        np.concatenate((hp, np.empty(n, np.int64))),
-    )
 
 
 @njit(cache=True, inline="always")
@@ -146,8 +134,9 @@ def simulate_tcp(
     # below with its three arrays: measured on three validation workloads, the loop is as fast as with the heap
     # inlined as closures (0.91-2.25 s against 0.97-2.31 s, the same bytes).
     def push(n, t, p, x):
-        """Add event ``(p, x)`` at ``t`` to the heap of ``n`` events (the caller makes room: :func:`_grown`); equal
-        times leave in the order added. ``x`` (below 2**16) rides in the low bits of the word that orders ties."""
+        """Add event ``(p, x)`` at ``t`` to the heap of ``n`` events (the caller makes room:
+        :func:`~workbench._eventheap.heap_grown`); equal times leave in the order added. ``x`` (below 2**16) rides in
+        the low bits of the word that orders ties."""
         seq = (ctr[0] << 16) | x
         ctr[0] += 1
         return heap_push(ht, hs, hp, n, t, seq, p)
@@ -226,7 +215,7 @@ def simulate_tcp(
         # the heap grows out here, so that its arrays are never reassigned in the loop below (numba would then count
         # references to them on every event)
         if nh + 2 > ht.size:
-            ht, hs, hp = _grown(ht, hs, hp)
+            ht, hs, hp = heap_grown(ht, hs, hp)
         while (nh > 0 or sending) and nh + 2 <= ht.size:
             if sending:
                 sending = False
