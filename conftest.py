@@ -11,7 +11,8 @@
 * **Files that share a run go to one worker.** Under ``--dist loadfile`` the files of :data:`SAME_WORKER` are one
   unit of work: ``tests/test_docstrings.py`` and ``tests/hostile/test_contracts.py`` both read the worker's one run
   of every docstring example (the ``docstring_examples`` fixture, ``tests/conftest.py``); on two workers it would run
-  twice.
+  twice. That unit is the second worker's first (:data:`SECOND_UNIT`), so the two workers do not start by compiling
+  the same engine.
 """
 
 from __future__ import annotations
@@ -52,6 +53,13 @@ SAME_WORKER = {
 }
 
 
+#: The unit handed to the second worker first. xdist hands the largest units (by test count) out first, and both of
+#: those call the serving engine within two seconds: on a fresh clone one worker then waited ~20 s for the other to
+#: compile it (:func:`workbench._jit._compile_once`), one core idle. The docstring examples compile the packet, carbon
+#: and other loops first (their modules sort before the serving ones) and reach the serving engine once it is cached.
+SECOND_UNIT = "docstring-examples"
+
+
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile``, with the files of :data:`SAME_WORKER` as one unit; any other mode: xdist's own."""
     if config.getvalue("dist") != "loadfile":
@@ -62,6 +70,12 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
             return SAME_WORKER.get(scope, scope)
+
+        def _assign_work_unit(self, node) -> None:
+            started = sum(bool(units) for units in self.assigned_work.values())
+            if started == 1 and not self.assigned_work[node] and SECOND_UNIT in self.workqueue:
+                self.workqueue.move_to_end(SECOND_UNIT, last=False)  # the second worker's first unit
+            super()._assign_work_unit(node)
 
     return Scheduling(config, log)
 

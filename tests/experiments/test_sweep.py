@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ import pytest
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-import sweep_fixtures  # noqa: E402,F401  (registers "test-draws")
+import sweep_fixtures  # noqa: E402  (registers "test-draws")
 
 from workbench import experiments as ex  # noqa: E402
 from workbench.cli import main  # noqa: E402
@@ -161,9 +162,17 @@ def test_identical_bytes_serial_local_cluster_and_cache(local, cache):
 
 
 @pytest.mark.slow
+def _serial_without_sleeping(grid: dict, **kwargs):
+    """The serial reference of a sweep whose points sleep ``busy_s`` (so that a kill lands mid-run), computed here
+    without the sleeps: the values do not depend on them (10 s of an idle test worker in the two tests below)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sweep_fixtures, "time", types.SimpleNamespace(sleep=lambda s: None))
+        return ex.sweep("test-draws", grid, client=False, cache=False, progress=False, **kwargs)
+
+
 def test_killed_worker_is_replaced_and_results_are_unchanged(local):
     grid = {"x": [*X, 3.5, 4.0], "busy_s": 0.4}
-    serial = ex.sweep("test-draws", grid, seeds=2, client=False, cache=False, progress=False)
+    serial = _serial_without_sleeping(grid, seeds=2)
     pids = sorted(local.run(os.getpid).values())
     killer = threading.Timer(1.0, os.kill, (pids[0], signal.SIGKILL))
     killer.start()
@@ -227,7 +236,7 @@ def test_sweep_by_address_and_killed_client_resumes_with_only_the_missing_points
         assert read_record(record).num_rows == 3  # verified: checksum and length
     resumed = ex.run_sweep("test-draws", {"x": xs, "busy_s": 0.3}, client=scheduler, progress=False)
     assert resumed.cache_hits == done and resumed.computed == len(xs) - done
-    serial = ex.sweep("test-draws", {"x": xs, "busy_s": 0.3}, client=False, cache=False, progress=False)
+    serial = _serial_without_sleeping({"x": xs, "busy_s": 0.3})
     assert frame_bytes(resumed.table) == frame_bytes(serial)  # one single-threaded worker: same bytes as serial
 
 
