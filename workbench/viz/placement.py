@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import COLORS, colors_of, mark_x, style
+from ..distributions import ecdf
+from . import CDF_POINTS, COLORS, colors_of, mark_x, style
 
 __all__ = ["latency_curve", "hot_tor_bars", "utilization_cdf"]
 
@@ -78,14 +79,15 @@ def utilization_cdf(
     threshold: float | None = None,
     title: str = "ToR uplink utilization across racks",
 ) -> go.Figure:
-    """Empirical CDF of ToR utilization per policy."""
+    """Empirical CDF of ToR utilization per policy (at most :data:`~workbench.viz.CDF_POINTS` points a
+    line)."""
     fig = go.Figure()
     for policy, u in utilization.items():
-        x = np.sort(np.asarray(u))
+        x, y = ecdf(np.asarray(u, dtype=float), points=CDF_POINTS)
         fig.add_trace(
             go.Scatter(
                 x=x,
-                y=np.arange(1, x.size + 1) / x.size,
+                y=y,
                 name=policy,
                 mode="lines",
                 line={"color": _POLICY_COLORS.get(policy)},

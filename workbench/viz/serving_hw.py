@@ -9,7 +9,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import color_of, colors_of, label, mark_x, style
+from ..distributions import ecdf
+from . import CDF_POINTS, color_of, colors_of, label, mark_x, style
 
 __all__ = [
     "latency_cdf_figure",
@@ -24,11 +25,21 @@ __all__ = [
 def latency_cdf_figure(
     samples: Mapping[str, np.ndarray], *, metric: str = "TTFT", slo_s: float | None = None, log_x: bool = True
 ) -> go.Figure:
-    """Empirical CDF of per-request latencies (seconds) per named run, with the SLO as a vertical line."""
+    """Empirical CDF of per-request latencies (seconds) per named run, over its finite values (at most
+    :data:`CDF_POINTS` points a line), with the SLO as a vertical line.
+
+    Examples
+    --------
+    >>> fig = latency_cdf_figure({"run": np.linspace(0.01, 1.0, 10_000)}, slo_s=0.5)
+    >>> len(fig.data[0].x), float(fig.data[0].y[-1])
+    (2000, 1.0)
+    """
     fig = go.Figure()
     for name, values in samples.items():
-        v = np.sort(np.asarray(values, dtype=float)[np.isfinite(values)])
-        fig.add_trace(go.Scatter(x=v, y=np.arange(1, v.size + 1) / max(v.size, 1), mode="lines", name=name))
+        v = np.asarray(values, dtype=float)
+        v = v[np.isfinite(v)]
+        x, y = ecdf(v, points=CDF_POINTS) if v.size else (v, v)
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name))
     if log_x:
         fig.update_xaxes(type="log")
     if slo_s is not None:
