@@ -161,7 +161,6 @@ def test_identical_bytes_serial_local_cluster_and_cache(local, cache):
     assert refreshed.computed == len(X) * 2 * 3 and frame_bytes(refreshed.table) == frame_bytes(serial)
 
 
-@pytest.mark.slow
 def _serial_without_sleeping(grid: dict, **kwargs):
     """The serial reference of a sweep whose points sleep ``busy_s`` (so that a kill lands mid-run), computed here
     without the sleeps: the values do not depend on them (10 s of an idle test worker in the two tests below)."""
@@ -170,6 +169,7 @@ def _serial_without_sleeping(grid: dict, **kwargs):
         return ex.sweep("test-draws", grid, client=False, cache=False, progress=False, **kwargs)
 
 
+@pytest.mark.slow
 def test_killed_worker_is_replaced_and_results_are_unchanged(local):
     grid = {"x": [*X, 3.5, 4.0], "busy_s": 0.4}
     serial = _serial_without_sleeping(grid, seeds=2)
