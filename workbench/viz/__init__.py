@@ -220,8 +220,8 @@ def style(
     (:func:`tidy_axes`) and the titles are wrapped to fit a figure :data:`FULL_WIDTH_PX` wide, clear of the mode bar
     (:func:`fit_titles`; a panel wraps them again for its narrower cells).
     """
+    _apply_template(fig)
     fig.update_layout(
-        template=TEMPLATE,
         title={"text": title, "x": 0.02},
         margin={"t": _TOP_MARGIN, "r": 20},
         legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0, "xanchor": "left"},
@@ -235,6 +235,19 @@ def style(
     tidy_axes(fig)
     fit_titles(fig, FULL_WIDTH_PX)
     return fig
+
+
+def _apply_template(fig: go.Figure) -> None:
+    """Set :data:`TEMPLATE` on ``fig`` as plotly sets its default template on a new figure: without validating it again
+    (it was validated when registered). Assigning it through ``update_layout`` validated every property of the template
+    on every figure: 6.9 ms against 0.6 ms, the same JSON."""
+    layout = fig.layout
+    was = layout._validate
+    layout._validate = False
+    try:
+        layout.template = pio.templates[TEMPLATE]
+    finally:
+        layout._validate = was
 
 
 def tidy_axes(fig: go.Figure) -> go.Figure:
