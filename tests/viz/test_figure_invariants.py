@@ -386,3 +386,32 @@ def test_figures_read_back_from_json_are_checked_too():
     back = pio.from_json(fig.to_json())
     assert isinstance(back.data[0].y, dict)  # a typed array
     assert figure_problems(back) == ["trace 1 (spray) hides trace 0 (ecmp): same points, same dash"]
+
+
+def test_the_template_set_without_validation_is_the_validated_one():
+    """``style`` sets the workbench template as plotly sets its default one (unvalidated, 10x faster): the figure is
+    the one a validated assignment gives, and validation is back on for what follows."""
+    from workbench import viz
+
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    validated = go.Figure(fig)
+    validated.update_layout(template=viz.TEMPLATE)
+    viz._apply_template(fig)
+    assert fig.to_plotly_json() == validated.to_plotly_json()
+    assert fig.layout.template.layout.colorway == viz.PALETTE
+    with pytest.raises(ValueError):
+        fig.update_layout(height=-5)
+
+
+def test_a_redrawn_pane_shows_the_figure_given_with_the_panes_layout():
+    """``redraw`` shows a built figure itself (no re-validated copy), sized to fill its cell."""
+    from workbench.widgets import FigurePane, redraw
+
+    pane, fig = FigurePane(), go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    fig.update_layout(width=900)
+    redraw(pane, fig, height=300)
+    assert pane.figure is fig
+    assert (fig.layout.width, fig.layout.autosize, fig.layout.height) == (None, True, 300)
+    widget = go.FigureWidget(go.Scatter(y=[1]))  # not a go.Figure: shown as a copy
+    redraw(pane, widget)
+    assert type(pane.figure) is go.Figure and pane.figure.data[0].y == (1,)
