@@ -130,3 +130,19 @@ def test_planned_balances_edge_uplinks(k, seed, per_host):
     edge_up = loads[base : base + ft.n_edge * h].reshape(ft.n_edge, h)
     assert np.all(edge_up.max(axis=1) <= np.ceil(up_flows / h) + 1e-9)
     assert np.allclose(loads[:n].sum(), src.size)
+
+
+@pytest.mark.parametrize(("k", "collective", "routing"), [(4, "all_to_all", "mp-2"), (8, "halving_doubling", "ecmp"),
+                                                          (8, "permutation", "mp-8"), (8, "all_to_all", "ecmp")])  # fmt: skip
+def test_sampled_hashings_in_blocks_are_the_hashings_one_at_a_time(k, collective, routing):
+    """``sample_max_congestion`` on a fat-tree routes its hashings in blocks: each sample is the one ``link_loads``
+    gives from that sample's own stream (small steps many to a block, all-to-all one per block)."""
+    from workbench._rng import spawn
+    from workbench.fabric.metrics import max_congestion, sample_max_congestion
+
+    topo = fat_tree(k)
+    step = collective_steps(collective, topo.n_hosts, 2**24, seed=3)[0]
+    one_at_a_time = [max_congestion(topo, link_loads(topo, step, routing, seed=r)) for r in spawn(5, 40)]
+    np.testing.assert_allclose(
+        sample_max_congestion(topo, step, routing, samples=40, seed=5), one_at_a_time, rtol=1e-12
+    )

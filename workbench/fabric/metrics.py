@@ -26,7 +26,7 @@ from .._rng import Seed, generator, spawn
 from .._validate import integer, nonnegative
 from .ballsbins import max_load_cdf
 from .collectives import Step, collective_steps, place_ranks
-from .fattree import FatTree
+from .fattree import FatTree, _hashed_loads
 from .routing import Routing, as_host_step, hash_spines, link_loads, parse_routing
 from .topology import LeafSpine
 
@@ -115,10 +115,11 @@ def sample_max_congestion(
     step = as_host_step(topology, demand, placement, seed)
     if not routing.hashed:
         return np.full(samples, max_congestion(topology, link_loads(topology, step, routing)))
-    if isinstance(topology, FatTree):  # path-index routing: one link_loads per hashing (a loop over samples)
-        return np.array(
-            [max_congestion(topology, link_loads(topology, step, routing, seed=r)) for r in spawn(seed, samples)]
-        )
+    if isinstance(topology, FatTree):  # path-index routing: each hashing from its own stream, in blocks of hashings
+        blocks = _hashed_loads(topology, step.src, step.dst, step.size_bytes, x, spawn(seed, samples))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            times = [np.where(b > 0, b * _BITS / topology.capacity_gbps, 0.0).max(axis=1, initial=0.0) for b in blocks]
+        return np.concatenate(times)
     rng = generator(seed)
     n, s, ls = topology.n_hosts, topology.spines, topology.leaves * topology.spines
     host = np.concatenate(
