@@ -48,6 +48,13 @@ __all__ = [
 _BITS = 8.0 / 1e9  # bytes -> Gbit
 
 
+def _drain_s(loads: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Seconds to drain ``loads`` (bytes, last axis one per link) over links of ``cap`` Gbit/s: 0 when idle, ``inf``
+    for load on a failed (0 Gbit/s) link."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(loads > 0, loads * _BITS / cap, 0.0)
+
+
 @accepts()
 def link_times_s(topology: LeafSpine, loads: np.ndarray) -> np.ndarray:
     """Seconds each link needs to drain its load (``inf`` for load on a failed link, 0 for an idle one).
@@ -64,10 +71,7 @@ def link_times_s(topology: LeafSpine, loads: np.ndarray) -> np.ndarray:
         raise ValueError(f"loads must have shape ({topology.n_links},), got {loads.shape}")
     if np.any(loads < 0) or not np.all(np.isfinite(loads)):
         raise ValueError("loads must be finite and >= 0")
-    cap = topology.capacity_gbps
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(loads > 0, loads * _BITS / cap, 0.0)
-    return t
+    return _drain_s(loads, topology.capacity_gbps)
 
 
 @accepts()
@@ -117,9 +121,7 @@ def sample_max_congestion(
         return np.full(samples, max_congestion(topology, link_loads(topology, step, routing)))
     if isinstance(topology, FatTree):  # path-index routing: each hashing from its own stream, in blocks of hashings
         blocks = _hashed_loads(topology, step.src, step.dst, step.size_bytes, x, spawn(seed, samples))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            times = [np.where(b > 0, b * _BITS / topology.capacity_gbps, 0.0).max(axis=1, initial=0.0) for b in blocks]
-        return np.concatenate(times)
+        return np.concatenate([_drain_s(b, topology.capacity_gbps).max(axis=1, initial=0.0) for b in blocks])
     rng = generator(seed)
     n, s, ls = topology.n_hosts, topology.spines, topology.leaves * topology.spines
     host = np.concatenate(
@@ -148,9 +150,7 @@ def sample_max_congestion(
         loads = np.bincount((off + up_base + sp).ravel(), weights=ww, minlength=2 * ls * k)
         loads += np.bincount((off + down_base + sp).ravel(), weights=ww, minlength=2 * ls * k)
         loads = loads.reshape(k, 2 * ls)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(loads > 0, loads * _BITS / cap, 0.0)
-        out[start : start + k] = np.maximum(host_t, t.max(axis=1))
+        out[start : start + k] = np.maximum(host_t, _drain_s(loads, cap).max(axis=1))
     return out
 
 
