@@ -193,3 +193,37 @@ def test_a_base_plan_that_does_not_fit_names_the_base_knobs():
                                         r"fit: global_batch=2 .* global_batch are base_tp, base_pp, base_dp and "
                                         r"base_batch here"):  # fmt: skip
         _at("training-what-if", model="gpt-18b", base_tp=4, base_pp=4, base_dp=3, base_batch=2)
+
+
+def test_looking_up_one_experiment_imports_its_module_and_not_every_study():
+    """``ex.get(name)`` in a fresh process imports the module that registers ``name`` (found by the name spelled in
+    its source), not every built-in study (scipy.stats, the packet and serving engines: ~1-1.8 s for each panel,
+    dashboard kernel and CLI call); ``names()`` still lists every one."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from workbench import experiments as ex\n"
+        "e = ex.get('diagnosis-function-faults')\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('workbench.experiments.') and '._' not in m)\n"
+        "print(e.module, ','.join(loaded), len(ex.names()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    module, loaded, count = out.stdout.split()
+    assert module == "workbench.experiments.diagnosis"
+    assert loaded.split(",") == ["workbench.experiments.diagnosis"]
+    assert int(count) == len(BUILTIN) >= 15
+
+
+def test_an_experiment_no_module_spells_out_is_still_found():
+    """A name no module's source holds in quotes (built at run time) is found by importing every built-in module."""
+    import subprocess
+    import sys
+
+    code = (
+        "from workbench import experiments as ex; from workbench.experiments import _space\n"
+        "_space._load_naming = lambda name: None  # as if no source spelled the name\n"
+        "print(ex.get('diagnosis-function-faults').module)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["workbench.experiments.diagnosis"]

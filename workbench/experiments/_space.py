@@ -16,6 +16,7 @@ import numbers
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -371,10 +372,32 @@ def _load_builtin() -> None:
         _LOADED = True
 
 
+def _load_naming(name: str) -> None:
+    """Import the built-in modules whose source names ``name`` as a string literal, until one registers it.
+
+    Finding one experiment this way imports its study's models only: importing every built-in module (what
+    :func:`names` needs) costs a fresh process ~1-1.8 s (scipy.stats, the packet engine, the serving engine...), which
+    every panel, dashboard kernel and CLI call paid for the one experiment it runs. A module that merely mentions the
+    name is imported to no harm; a name no module spells out is found by :func:`_load_builtin`."""
+    package = importlib.import_module(__package__)
+    for module in builtin_modules():
+        path = Path(package.__path__[0], module.rpartition(".")[2] + ".py")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:  # a module that is not a plain file: found by the full load
+            continue
+        if f'"{name}"' in text or f"'{name}'" in text:
+            importlib.import_module(module)
+            if name in _REGISTRY:
+                return
+
+
 def get(name: str | Experiment) -> Experiment:
     """The registered experiment called ``name`` (an :class:`Experiment` is returned as given)."""
     if isinstance(name, Experiment):
         return name
+    if name not in _REGISTRY:
+        _load_naming(name)
     if name not in _REGISTRY:
         _load_builtin()
     if name not in _REGISTRY:
