@@ -4,10 +4,11 @@ Every cache of computed results (sweep records, paper runs, shared studies) is k
 and checked against the data it read, so an edited model or a shadowed data file never serves an old number.
 
 **Code.** :func:`code_fingerprint` digests the source of a module and of every module it imports, transitively (the
-import statements of each file, anywhere in it, read with :mod:`ast`; only the workbench's own modules and those of
-the root's top-level package are followed: a third-party library enters as its version, :data:`RUNTIME`). It is a
-module-granularity over-approximation of "the code a function can reach": an edit anywhere in that closure
-recomputes, an edit elsewhere does not. A module already imported is digested *as loaded*: its digest is taken
+import statements of each file, anywhere in it, read with :mod:`ast` once per source by
+:mod:`workbench._import_lists`; only the workbench's own modules and those of the root's top-level package are
+followed: a third-party library enters as its version, :data:`RUNTIME`). It is a module-granularity
+over-approximation of "the code a function can reach": an edit anywhere in that closure recomputes, an edit
+elsewhere does not. A module already imported is digested *as loaded*: its digest is taken
 when this process first needs it and kept until the module is reloaded (``importlib.reload`` or IPython's
 autoreload give it a new ``__spec__``), so results computed by the code that actually ran are never stored under the
 key of an edited file the process has not loaded (an edit is live, and keyed, after a restart or a reload). A file
@@ -36,7 +37,6 @@ Examples
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import contextvars
 import functools
@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import _loaded, _unfiled
+from . import _import_lists, _loaded, _unfiled
 
 __all__ = [
     "Deps",
@@ -330,32 +330,9 @@ def _imports(name: str, path: Path, sig: tuple[int, int, int]) -> frozenset[str]
     """Modules named by the import statements of ``name``'s source (anywhere in the file), resolved, plus its
     parent packages (importing a module runs them)."""
     known = _module_imports.get((name, sig))
-    if known is not None:
-        return known
-    is_package = path.name == "__init__.py"
-    package = name if is_package else name.rpartition(".")[0]
-    out: set[str] = set()
-    try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError, OSError):
-        tree = ast.Module(body=[], type_ignores=[])
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            out.add(mod)
-            out.update(f"{mod}.{a.name}" for a in node.names)  # `from pkg import submodule`
-    parts = name.split(".")
-    out.update(".".join(parts[:i]) for i in range(1, len(parts)))
-    out.discard(name)
-    result = frozenset(out)
-    _module_imports[(name, sig)] = result
-    return result
+    if known is None:
+        known = _module_imports[(name, sig)] = _import_lists.imports(name, path)
+    return known
 
 
 def _followed(root: str) -> Callable[[str], bool]:

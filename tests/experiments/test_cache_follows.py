@@ -556,3 +556,40 @@ def test_an_edited_parser_re_parses_without_a_version_bump(tmp_path):
     (pkg / "parse.py").write_text(_PARSER.replace("SCALE = 1", "SCALE = 10"))
     assert run() == "[10, 20]"
     assert len(sorted((tmp_path / "cache").rglob("t.csv-*.parquet"))) == 2
+
+
+def _fresh_closure(name: str) -> dict:
+    """:func:`workbench._deps.module_closure` as a fresh process computes it: nothing remembered in memory, only what
+    the cache directory holds."""
+    _deps._closures.clear()
+    _deps._module_imports.clear()
+    return _deps.module_closure(name)
+
+
+def test_an_import_added_to_a_model_joins_the_closure_though_its_import_list_was_stored(cache, models_package):
+    """A module's import list is parsed once and stored by the digest of its source, for every later process: an
+    edit that adds an import is a new source, so the new module is in the closure (and in the fingerprint)."""
+    assert "wbt_models.helper" not in _fresh_closure("wbt_models.expa")
+    assert list((cache / "code-imports").rglob("*")), "no import list was stored"
+    before = _deps.code_fingerprint("wbt_models.expa")
+    (models_package / "helper.py").write_text("K = 1\n")
+    (models_package / "model.py").write_text(
+        "from . import helper\n\nSCALE = 1.0\n\n\ndef scaled(x):\n    return helper.K * SCALE * x\n"
+    )
+    importlib.invalidate_caches()
+    importlib.reload(sys.modules["wbt_models.model"])  # what a restart, or IPython's autoreload, does
+    assert "wbt_models.helper" in _fresh_closure("wbt_models.expa")
+    assert _deps.code_fingerprint("wbt_models.expa") != before
+
+
+def test_a_damaged_stored_import_list_is_parsed_again(cache, models_package):
+    """A stored import list that is not the one its name promises (truncated, or another file's) is ignored."""
+    good = _fresh_closure("wbt_models.expa")
+    for stored in (cache / "code-imports").rglob("*"):
+        if stored.is_file():
+            stored.write_text(stored.read_text().split("\n")[0] + "\n", encoding="utf-8")  # its first line only
+    assert _fresh_closure("wbt_models.expa") == good
+    for stored in (cache / "code-imports").rglob("*"):
+        if stored.is_file():
+            stored.write_text("not a key\nworkbench\n", encoding="utf-8")
+    assert _fresh_closure("wbt_models.expa") == good

@@ -61,6 +61,7 @@ CONTRACTED = (
     "workbench.microservices",
     "workbench.data",
     "workbench.cache",
+    "workbench._atomic",
 )
 
 #: Seconds one generated call may take before it counts as a hang.
