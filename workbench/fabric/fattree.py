@@ -321,8 +321,8 @@ def _planned_paths(topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.nda
 def _hashed_loads(
     topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, split: int, streams: list
 ) -> Iterator[np.ndarray]:
-    """Bytes per link of one hashing per generator of ``streams`` (each draws as :func:`fat_tree_link_loads` does
-    from its ``seed``), as ``(k, n_links)`` blocks of about 500,000 hop entries (larger blocks ran slower: arrays
+    """Bytes per link of one hashing per seed of ``streams`` (each hashing draws its flows' paths from its own
+    stream; :func:`fat_tree_link_loads` is the one-stream case), as ``(k, n_links)`` blocks of about 500,000 hop entries (larger blocks ran slower: arrays
     past the processor's cache). The hashings of a block are routed and summed in one pass, each link's sum in the
     same order as one hashing at a time (the same bytes). For :func:`workbench.fabric.metrics.sample_max_congestion`:
     one hashing at a time cost 0.6-0.8 ms on a k = 8 fat-tree for a step of 128 flows, now 0.03-0.2 ms (an
@@ -364,13 +364,10 @@ def fat_tree_link_loads(
     >>> float(fat_tree_link_loads(t, src, dst, np.array([1e6, 2e6]), parse_routing("ecmp"), seed=0).sum())
     18000000.0
     """
-    npaths = fat_tree_n_paths(topo, src, dst)
     kind, x = routing.kind, routing.split
     if routing.hashed:
-        u = generator(seed).random((src.size, x))
-        path = (u * npaths[:, None]).astype(np.int64)
-        links = fat_tree_path_links(topo, np.repeat(src, x), np.repeat(dst, x), path.ravel())
-        return _bincount_paths(topo, links, np.repeat(size / x, x))
+        return next(_hashed_loads(topo, src, dst, size, x, [seed]))[0]
+    npaths = fat_tree_n_paths(topo, src, dst)
     if kind == "spray":
         rep = np.repeat(np.arange(src.size), npaths)
         path = np.arange(rep.size) - np.repeat(np.cumsum(npaths) - npaths, npaths)
