@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from scipy import optimize
 
 from .. import _validate as V
 from .._contracts import Int, Items, Real, accepts, output
@@ -160,6 +159,8 @@ def _gim1_decay_fraction(log_lst, mu: float, rho: float) -> float:
     hi = math.nextafter(1.0, 0.0)
     if h(hi) >= 0.0:  # sigma < 1e-16: the queue almost never waits; y = 1 to double precision
         return 1.0
+    from scipy import optimize  # imported where used: with scipy.stats ~0.5 s at import
+
     return float(optimize.brentq(h, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500))
 
 

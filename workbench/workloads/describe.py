@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .. import _validate as V
 from .._contracts import accepts
@@ -103,6 +102,8 @@ def describe(df: pd.DataFrame, *, window_s: float = 1200.0, seed: Seed = 0) -> p
                 _row("fits", f"{col}_lognormal_sigma", logn.params["sigma"]),
                 _row("fits", f"{col}_lognormal_ks", logn.ks),
             ]
+    from scipy import stats  # imported where used: ~0.5 s at import
+
     rho = stats.spearmanr(df["input_tokens"].to_numpy(), df["output_tokens"].to_numpy()).statistic
     rows.append(_row("lengths", "spearman_in_out", rho))
     if "session_id" in df and df["session_id"].notna().any():

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
 from ... import _validate as V
 from ..._contracts import Array, Real, accepts
@@ -174,6 +174,8 @@ def window_gamma_fits(
         loglik = n * (shape * np.log(beta) - special.gammaln(shape)) + (shape - 1) * slog - beta * s1
         loglik_e = -n * np.log(mean) - n
         lr = np.maximum(0.0, 2 * (loglik - loglik_e))
+    from scipy import stats  # imported where used: ~0.5 s at import
+
     p = np.where(ok, stats.chi2.sf(np.where(ok, lr, 0.0), 1), np.nan)
     # KS distances, all windows at once: sort gaps within windows, compare the ECDF with both fitted CDFs
     sel = ok[gw]
