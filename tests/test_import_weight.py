@@ -12,8 +12,8 @@ import sys
 import numpy as np
 import pandas as pd
 
-#: Modules whose import must not load scipy.stats or scipy.optimize: the serving, arrival and workload studies and
-#: the panels built on them.
+#: Modules whose import must not load :data:`HEAVY`: the serving, arrival and workload studies and the panels built on
+#: them.
 LIGHT = (
     "workbench.experiments.serving",
     "workbench.experiments.arrivals",
@@ -24,12 +24,15 @@ LIGHT = (
     "workbench.widgets.serving_hw",
 )
 
+#: Libraries loaded only by the functions that use them.
+HEAVY = ("scipy.stats", "scipy.optimize")
+
 
 def test_importing_the_serving_and_arrival_studies_leaves_scipy_stats_unloaded():
     code = (
         "import importlib, sys\n"
         f"for m in {LIGHT!r}: importlib.import_module(m)\n"
-        "print(','.join(sorted(m for m in ('scipy.stats', 'scipy.optimize') if m in sys.modules)) or '-')\n"
+        f"print(','.join(sorted(m for m in {HEAVY!r} if m in sys.modules)) or '-')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == ["-"], f"importing {LIGHT} loaded {out.stdout.strip()}"
