@@ -42,9 +42,10 @@ def _decode(prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, 
     snap_i = np.zeros((1, 2 * n_chains + 3 * n_gpus + 3), np.int64)
     snap_f = np.zeros((1, n_gpus + 2))
     snap_b = np.zeros((1, n_chains), np.int64)
+    # np.int64 values, not literals: numba would compile _decode_replay again for the literal -1 and 0 (1.2 s)
     makespan, peak, completion, _, _ = _decode_replay(
         prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, cap, n + 1,
-        sel, snap_i, snap_f, snap_b, -1, 0, sel, snap_i, snap_f, snap_b, start_out,
+        sel, snap_i, snap_f, snap_b, np.int64(-1), np.int64(0), sel, snap_i, snap_f, snap_b, start_out,
     )  # fmt: skip
     return makespan, peak, completion
 
@@ -304,9 +305,10 @@ def _anneal_kernel(  # pragma: no cover
     starts = np.zeros(n, np.int64)  # scratch: the decoder's start times, unused here
     for c in range(n_chains):
         head[chain_start[c]] = True
+    # int64 values, not literals, as in _decode (one compiled version for every call)
     ms, peak, comp, _, _ = _decode_replay(
         prio, chain_start, chain_len, task_gpu, task_dur, task_mem, n_gpus, memory_limit, every,
-        sel, snap_i, snap_f, snap_b, -1, 0, sel, snap_i, snap_f, snap_b, starts,
+        sel, snap_i, snap_f, snap_b, np.int64(-1), np.int64(0), sel, snap_i, snap_f, snap_b, starts,
     )  # fmt: skip
     for s in range(n):
         at[sel[s]] = s

@@ -24,7 +24,7 @@ def _node(nd, eg, cnt, last, d, k, r, s, j, lay):  # pragma: no cover
     n = cnt[0]
     nd[n, 0], nd[n, 1], nd[n, 2], nd[n, 3], nd[n, 4], nd[n, 5] = d, k, r, s, j, lay
     if last[r] >= 0:
-        _edge(eg, cnt, last[r], n, E_STREAM)
+        _edge(eg, cnt, last[r], n, np.int64(E_STREAM))
     last[r] = n
     cnt[0] = n + 1
     return n
@@ -40,11 +40,11 @@ def _edge(eg, cnt, a, b, k):  # pragma: no cover
 @njit(cache=True)
 def _launched(nd, eg, cnt, last, launch_s, rcpu, d, k, r, s, j, lay, prev, cross):  # pragma: no cover
     """A CPU launch then its kernel (launch edge), with a cross-stream edge from ``prev`` when ``cross``."""
-    ln = _node(nd, eg, cnt, last, launch_s, CPU_LAUNCH, rcpu, s, j, lay)
+    ln = _node(nd, eg, cnt, last, launch_s, np.int64(CPU_LAUNCH), rcpu, s, j, lay)
     x = _node(nd, eg, cnt, last, d, k, r, s, j, lay)
-    _edge(eg, cnt, ln, x, E_LAUNCH)
+    _edge(eg, cnt, ln, x, np.int64(E_LAUNCH))
     if cross and prev >= 0:
-        _edge(eg, cnt, prev, x, E_CROSS)
+        _edge(eg, cnt, prev, x, np.int64(E_CROSS))
     return x
 
 
@@ -74,6 +74,11 @@ def build(
     first = -np.ones((2, p, m), np.int64)  # first compute kernel of each op
     sync = -np.ones((2, p, m), np.int64)  # CPU sync before each op
     last = -np.ones(N_RES * p, np.int64)
+    # The kinds, -1 ("none") and the flags as int64 and bool values: numba compiles a callee once per literal
+    # argument value (11 versions of _node, 9 of _launched and 5 of _edge: ~3 s of a first run's compile).
+    none, yes, no = np.int64(-1), np.bool_(True), np.bool_(False)
+    k_sync, k_compute, k_tp, k_pp = np.int64(CPU_SYNC), np.int64(COMPUTE), np.int64(TP_COMM), np.int64(PP_COMM)
+    k_dp, k_opt, e_sync, e_cross = np.int64(DP_COMM), np.int64(OPTIMIZER), np.int64(E_SYNC), np.int64(E_CROSS)
     for s in range(p):
         base = s * N_RES
         rc, rcpu = base + R_COMPUTE, base + R_CPU
@@ -90,13 +95,13 @@ def build(
             else:
                 fwd, j = False, m - w + (o - w - 2 * (m - w))
             d = 0 if fwd else 1
-            prev = -1  # last GPU node of this op on the data path
+            prev = none  # last GPU node of this op on the data path
             if p > 1:  # Megatron's p2p exchange ends with a device synchronisation (GPU -> CPU)
-                sy = _node(nd, eg, cnt, last, 0.0, CPU_SYNC, rcpu, s, j, -1)
+                sy = _node(nd, eg, cnt, last, 0.0, k_sync, rcpu, s, j, none)
                 if last[rc] >= 0:
-                    _edge(eg, cnt, last[rc], sy, E_SYNC)
+                    _edge(eg, cnt, last[rc], sy, e_sync)
                 if rp != rc and last[rp] >= 0:
-                    _edge(eg, cnt, last[rp], sy, E_SYNC)
+                    _edge(eg, cnt, last[rp], sy, e_sync)
                 sync[d, s, j] = sy
             passes = 1 if fwd else (2 if t_cr > 0 else 1)
             for ps in range(passes):
@@ -108,36 +113,36 @@ def build(
                 for li in range(ls):
                     lay = li if (fwd or recomp) else ls - 1 - li
                     for _half in range(2):
-                        c = _launched(nd, eg, cnt, last, launch_s, rcpu, tc / 2, COMPUTE, rc, s, j, lay, prev,
+                        c = _launched(nd, eg, cnt, last, launch_s, rcpu, tc / 2, k_compute, rc, s, j, lay, prev,
                                       prev >= 0 and nd[prev, 2] != rc)  # fmt: skip
                         if first[d, s, j] < 0:
                             first[d, s, j] = c
                         prev = c
                         for _ in range(nt // 2):
-                            prev = _launched(nd, eg, cnt, last, launch_s, rcpu, t_tp, TP_COMM, rt, s, j, lay, prev,
+                            prev = _launched(nd, eg, cnt, last, launch_s, rcpu, t_tp, k_tp, rt, s, j, lay, prev,
                                              rt != rc)  # fmt: skip
                     if (not fwd) and (not recomp) and j == m - 1 and t_dp > 0 and not serial:
-                        _launched(nd, eg, cnt, last, launch_s, rcpu, t_dp / ls, DP_COMM, rd, s, j, lay, prev, True)
+                        _launched(nd, eg, cnt, last, launch_s, rcpu, t_dp / ls, k_dp, rd, s, j, lay, prev, yes)
             if (fwd and s < p - 1) or ((not fwd) and s > 0):  # stage-boundary transfer
-                send[d, s, j] = _launched(nd, eg, cnt, last, launch_s, rcpu, t_pp, PP_COMM, rp, s, j, -1, prev,
+                send[d, s, j] = _launched(nd, eg, cnt, last, launch_s, rcpu, t_pp, k_pp, rp, s, j, none, prev,
                                           rp != rc)  # fmt: skip
         # end of iteration: DP collective (serial: after the backward), sync, optimizer
         if t_dp > 0 and serial:
-            _launched(nd, eg, cnt, last, launch_s, rcpu, t_dp, DP_COMM, rd, s, -1, -1, -1, False)
-        sy = _node(nd, eg, cnt, last, 0.0, CPU_SYNC, rcpu, s, -1, -1)
+            _launched(nd, eg, cnt, last, launch_s, rcpu, t_dp, k_dp, rd, s, none, none, none, no)
+        sy = _node(nd, eg, cnt, last, 0.0, k_sync, rcpu, s, none, none)
         for r in (rc, base + R_TP, base + R_PP, base + R_DP):
             if last[r] >= 0 and (r == rc or not serial):
-                _edge(eg, cnt, last[r], sy, E_SYNC)
-        _launched(nd, eg, cnt, last, launch_s, rcpu, t_opt, OPTIMIZER, rc, s, -1, -1, -1, False)
+                _edge(eg, cnt, last[r], sy, e_sync)
+        _launched(nd, eg, cnt, last, launch_s, rcpu, t_opt, k_opt, rc, s, none, none, none, no)
     # cross-rank: a stage's op waits (CPU sync and first kernel) for the neighbour's transfer
     for s in range(p):
         for j in range(m):
             if s > 0:
-                _edge(eg, cnt, send[0, s - 1, j], first[0, s, j], E_CROSS)
-                _edge(eg, cnt, send[0, s - 1, j], sync[0, s, j], E_SYNC)
+                _edge(eg, cnt, send[0, s - 1, j], first[0, s, j], e_cross)
+                _edge(eg, cnt, send[0, s - 1, j], sync[0, s, j], e_sync)
             if s < p - 1:
-                _edge(eg, cnt, send[1, s + 1, j], first[1, s, j], E_CROSS)
-                _edge(eg, cnt, send[1, s + 1, j], sync[1, s, j], E_SYNC)
+                _edge(eg, cnt, send[1, s + 1, j], first[1, s, j], e_cross)
+                _edge(eg, cnt, send[1, s + 1, j], sync[1, s, j], e_sync)
     return nd[: cnt[0]], eg[: cnt[1]]
 
 
