@@ -75,7 +75,7 @@ def build(
     sync = -np.ones((2, p, m), np.int64)  # CPU sync before each op
     last = -np.ones(N_RES * p, np.int64)
     # The kinds, -1 ("none") and the flags as int64 and bool values: numba compiles a callee once per literal
-    # argument value (11 versions of _node, 9 of _launched and 5 of _edge: ~3 s of a first run's compile).
+    # argument value (11 versions of _node, 9 of _launched and 5 of _edge: a first compile of 4.2 s, now 2.2 s).
     none, yes, no = np.int64(-1), np.bool_(True), np.bool_(False)
     k_sync, k_compute, k_tp, k_pp = np.int64(CPU_SYNC), np.int64(COMPUTE), np.int64(TP_COMM), np.int64(PP_COMM)
     k_dp, k_opt, e_sync, e_cross = np.int64(DP_COMM), np.int64(OPTIMIZER), np.int64(E_SYNC), np.int64(E_CROSS)
