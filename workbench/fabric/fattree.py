@@ -322,8 +322,8 @@ def _hashed_loads(
     topo: FatTree, src: np.ndarray, dst: np.ndarray, size: np.ndarray, split: int, streams: list
 ) -> Iterator[np.ndarray]:
     """Bytes per link of one hashing per seed of ``streams`` (each hashing draws its flows' paths from its own
-    stream; :func:`fat_tree_link_loads` is the one-stream case), as ``(k, n_links)`` blocks of about 500,000 hop entries (larger blocks ran slower: arrays
-    past the processor's cache). The hashings of a block are routed and summed in one pass, each link's sum in the
+    stream; :func:`fat_tree_link_loads` is the one-stream case), as ``(k, n_links)`` blocks of about 500,000 hop
+    entries (larger blocks ran slower: arrays past the processor's cache). The hashings of a block are routed and summed in one pass, each link's sum in the
     same order as one hashing at a time (the same bytes). For :func:`workbench.fabric.metrics.sample_max_congestion`:
     one hashing at a time cost 0.6-0.8 ms on a k = 8 fat-tree for a step of 128 flows, now 0.03-0.2 ms (an
     all-to-all step's 16,256 flows fill a block by themselves and cost what they did)."""
