@@ -1,14 +1,15 @@
 """Derive the serving roofline's measured efficiency curves from measured operator profiles.
 
 Input: ``vidur-profiles/`` on the data search path (Vidur, Agrawal et al., MLSys'24: per-operator times measured on
-A100 80GB SXM (DGX), H100 SXM (DGX) and A40, eager PyTorch, BF16), and LLMServingSim's profile of a GeForce RTX 4090
-(``datasets/serving_specs/profiles/llmservingsim-rtx4090-llama31-8b.csv``: Llama-3.1-8B's layer under vLLM 0.19,
-eager, BF16, TP 1; see ``datasets/serving_specs/README.md``). Output: ``datasets/serving_specs/operator_curves.csv``,
-one row per curve point, read by :mod:`workbench.serving.opcurves`. Three kinds of rows, per GPU generation (ampere
-from the A100 profiles, hopper from H100, ada from A40, the closest profiled PCIe GDDR data-center card) or per GPU
-profiled itself (``RTX-4090``: its own curves, which take precedence over its generation's; a GeForce card's clocks
-and its half-rate BF16 peak with FP32 accumulation put its GEMMs at ~100% of that datasheet peak, which no
-data-center Ada card reaches, so its curve is its own):
+A100 80GB SXM (DGX), H100 SXM (DGX) and A40, eager PyTorch, BF16), and LLMServingSim's profiles of a GeForce RTX 4090
+and an RTX PRO 6000 Blackwell Server Edition (``datasets/serving_specs/profiles/llmservingsim-*-llama31-8b.csv``:
+Llama-3.1-8B's layer under vLLM 0.19, eager, BF16, TP 1; see ``datasets/serving_specs/README.md``). Output:
+``datasets/serving_specs/operator_curves.csv``, one row per curve point, read by :mod:`workbench.serving.opcurves`.
+Three kinds of rows, per GPU generation (ampere from the A100 profiles, hopper from H100, ada from A40, the closest
+profiled PCIe GDDR data-center card) or per GPU profiled itself (``RTX-4090`` and ``RTX-PRO-6000``: their own curves,
+which take precedence over their generation's; a GeForce card's clocks and its half-rate BF16 peak with FP32
+accumulation put its GEMMs at ~100% of that datasheet peak, which no data-center Ada card reaches, and no Blackwell
+card other than the RTX PRO 6000 is profiled):
 
 ``gemm``
     ``x`` = tokens in the iteration (the GEMMs' M dimension), ``value`` = the fraction of the roofline reached by a
@@ -50,25 +51,25 @@ OUT = Path(__file__).resolve().parents[1] / "datasets" / "serving_specs" / "oper
 
 #: Profile -> (generation or GPU, BF16 dense peak FLOP/s, memory bytes/s) of the GPU it was measured on (datasheets:
 #: A100 80GB SXM 312 TFLOPS / 2,039 GB/s; H100 SXM 989 TFLOPS / 3,350 GB/s; A40 149.7 TFLOPS / 696 GB/s; GeForce
-#: RTX 4090 165.2 TFLOPS (BF16 with FP32 accumulate, dense) / 1,008 GB/s, NVIDIA Ada GPU architecture whitepaper).
+#: RTX 4090 165.2 TFLOPS (BF16 with FP32 accumulate, dense) / 1,008 GB/s, NVIDIA Ada GPU architecture whitepaper;
+#: RTX PRO 6000 Blackwell Server Edition 500 TFLOPS / 1,597 GB/s, ``gpus.csv``).
 PROFILED = {
     "a100": ("ampere", 312e12, 2.039e12),
     "h100": ("hopper", 989e12, 3.35e12),
     "a40": ("ada", 149.7e12, 0.696e12),
     "rtx4090": ("RTX-4090", 165.2e12, 1.008e12),
+    "rtxpro6000": ("RTX-PRO-6000", 500e12, 1.597e12),
 }
-#: The RTX 4090 profile (vLLM's own layer modules, timed one at a time): the layer's four projections, and its
+#: LLMServingSim's profiles (vLLM's own layer modules, timed one at a time), by profile: the committed table
+#: (``datasets/serving_specs/profiles``) and the model profiled; each is read for the layer's four projections and its
 #: elementwise operators (two RMS norms, each fused with a residual add, the rotary embedding, the MLP activation).
-RTX4090 = (
-    Path(__file__).resolve().parents[1]
-    / "datasets"
-    / "serving_specs"
-    / "profiles"
-    / "llmservingsim-rtx4090-llama31-8b.csv"
-)
-RTX4090_MODEL = "Llama-3.1-8B"
-RTX4090_GEMMS = ("qkv_proj", "o_proj", "gate_up_proj", "down_proj")
-RTX4090_ELEMENTWISE = {"layernorm": 2, "rotary_emb": 1, "act_fn": 1}
+LLMSERVINGSIM = {
+    "rtx4090": ("llmservingsim-rtx4090-llama31-8b.csv", "Llama-3.1-8B"),
+    "rtxpro6000": ("llmservingsim-rtxpro6000-llama31-8b.csv", "Llama-3.1-8B"),
+}
+PROFILES_DIR = Path(__file__).resolve().parents[1] / "datasets" / "serving_specs" / "profiles"
+LLMSERVINGSIM_GEMMS = ("qkv_proj", "o_proj", "gate_up_proj", "down_proj")
+LLMSERVINGSIM_ELEMENTWISE = {"layernorm": 2, "rotary_emb": 1, "act_fn": 1}
 GEMMS = ("attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj")
 ELEMENTWISE = ("input_layernorm", "attn_rope", "post_attention_layernorm", "mlp_act", "add")
 TOPOLOGY = {"dgx": "nvswitch", "pairwise_nvlink": "nvlink-pairs"}
@@ -79,8 +80,8 @@ def layer_table(profile: str) -> pd.DataFrame:
     """Every profiled (model, tp, tokens) of one GPU: measured GEMM and elementwise seconds per layer and shard, and
     the ideal GEMM time at datasheet peak."""
     gen, peak, bw = PROFILED[profile]
-    if profile == "rtx4090":
-        return _rtx4090_layers(gen, peak, bw)
+    if profile in LLMSERVINGSIM:
+        return _llmservingsim_layers(profile, gen, peak, bw)
     root = require(f"vidur-profiles/compute/{profile}")
     frames = []
     for path in sorted(root.glob("*/*/mlp.csv")):
@@ -110,24 +111,25 @@ def layer_table(profile: str) -> pd.DataFrame:
     return out
 
 
-def _rtx4090_layers(gen: str, peak: float, bw: float) -> pd.DataFrame:
-    """The RTX 4090 profile as :func:`layer_table` rows (Llama-3.1-8B's layer as ``models.csv`` states it, TP 1)."""
-    d = pd.read_csv(RTX4090)
+def _llmservingsim_layers(profile: str, gen: str, peak: float, bw: float) -> pd.DataFrame:
+    """An LLMServingSim profile as :func:`layer_table` rows (the model's layer as ``models.csv`` states it, TP 1)."""
+    name, model_name = LLMSERVINGSIM[profile]
+    d = pd.read_csv(PROFILES_DIR / name)
     t = d.pivot_table(index="tokens", columns="layer", values="time_us", aggfunc="median")
-    m = model(RTX4090_MODEL)
+    m = model(model_name)
     h, ffn, head_dim = m.hidden, m.ffn, m.qk_head_dim
     params = h * (m.heads + 2 * m.kv_heads) * head_dim + m.heads * head_dim * h + 3 * h * ffn  # gated MLP
     tokens = t.index.to_numpy(float)
     return pd.DataFrame(
         {
-            "model": RTX4090_MODEL,
+            "model": model_name,
             "tp": 1,
             "tokens": tokens,
             "hidden": h,
             "ffn": ffn,
             "ideal_s": np.maximum(2 * tokens * params / peak, 2 * params / bw),
-            "gemm_s": t[list(RTX4090_GEMMS)].sum(axis=1).to_numpy() * 1e-6,
-            "elementwise_s": sum(t[op] * k for op, k in RTX4090_ELEMENTWISE.items()).to_numpy() * 1e-6,
+            "gemm_s": t[list(LLMSERVINGSIM_GEMMS)].sum(axis=1).to_numpy() * 1e-6,
+            "elementwise_s": sum(t[op] * k for op, k in LLMSERVINGSIM_ELEMENTWISE.items()).to_numpy() * 1e-6,
             "generation": gen,
         }
     )

@@ -98,6 +98,22 @@ def test_prefill_attention_by_software_era():
         family_factor("flash9", "hopper", 989e12)
 
 
+def test_a_card_measured_itself_prefills_at_its_own_attention_rate():
+    # the RTX PRO 6000's FA2 rate measured on it (54% of its 500 TFLOP/s): 1.19 x the reference A100's FA2 rate;
+    # its generation has no measured rate of its own, so another Blackwell card with curves would be refused
+    skip, factor = family_factor("flash3", "blackwell", 500e12, "RTX-PRO-6000")  # no FA3 off Hopper: FA2
+    assert skip and factor == pytest.approx(0.54 * 500 / (0.73 * 312))
+    with pytest.raises(ValueError, match="no measured attention utilisation for 'flash2' on generation 'blackwell'"):
+        family_factor("flash2", "blackwell", 2250e12, "B200")
+    # a prompt's attention (above the launch floor) on the card against an A100 running the same FA2: their rates
+    pro, a100 = (Deployment("Llama-3.1-8B", g, engine="vllm") for g in ("RTX-PRO-6000", "A100-80GB"))
+    n = 8192
+    work = (n, n * (n + 1) / 2, 0, 0)
+    f = attention_curves().floor * 32
+    ratio = (attn(a100, "attn_prefill", *work, sampled=1) - f) / (attn(pro, "attn_prefill", *work, sampled=1) - f)
+    assert ratio == pytest.approx(factor, rel=1e-6)
+
+
 def test_one_launch_serves_the_sequences_of_an_iteration():
     # 64 prompts of 128 tokens in one iteration run as one kernel with 64 x as many thread blocks: far less than 64
     # single-prompt iterations' attention

@@ -245,19 +245,24 @@ def test_a_card_without_nvlink_is_not_given_an_nvswitch():
     assert 0 < float(two.iteration_s(*work)) < float(one.iteration_s(*work))
 
 
-def test_a_gpu_profiled_itself_uses_its_own_curves():
-    """The RTX 4090's curves come from its own measured profile (LLMServingSim's, vLLM 0.19): its layer's four
+@pytest.mark.parametrize(
+    "card, profile, peak, bandwidth",
+    [("RTX-4090", "rtx4090", 165.2e12, 1.008e12), ("RTX-PRO-6000", "rtxpro6000", 500e12, 1.597e12)],
+)
+def test_a_gpu_profiled_itself_uses_its_own_curves(card, profile, peak, bandwidth):
+    """A card with its own measured profile (LLMServingSim's, vLLM 0.19) runs on its own curves: its layer's four
     projections at 1, 16 and 64 tokens (where a quarter-octave bin of the curve holds that one token count) are the
-    profile's kernel times; the L40S keeps its generation's (A40)."""
+    profile's kernel times; the L40S keeps its generation's (A40), the B200 has none (stated costs)."""
     from workbench.data import PROJECT_ROOT
 
-    rtx = Deployment("Llama-3.1-8B", "RTX-4090")._curves
-    assert rtx.generation == "RTX-4090"
+    own = Deployment("Llama-3.1-8B", card)._curves
+    assert own.generation == card
     assert Deployment("Llama-2-7B", "L40S")._curves.generation == "ada"
-    prof = pd.read_csv(PROJECT_ROOT / "datasets/serving_specs/profiles/llmservingsim-rtx4090-llama31-8b.csv")
+    assert Deployment("Llama-3.1-8B", "B200").costs == "stated"
+    prof = pd.read_csv(PROJECT_ROOT / f"datasets/serving_specs/profiles/llmservingsim-{profile}-llama31-8b.csv")
     ops = prof[prof.layer.isin(["qkv_proj", "o_proj", "gate_up_proj", "down_proj"])]
     params = 4096 * 6144 + 4096 * 4096 + 3 * 4096 * 14336
     for t in (1, 16, 64):
         measured = ops[ops.tokens == t].time_us.sum() * 1e-6
-        ideal = max(2 * t * params / 165.2e12, 2 * params / 1.008e12)
-        assert ideal / float(rtx.gemm_efficiency(t)) == pytest.approx(measured, rel=0.02)
+        ideal = max(2 * t * params / peak, 2 * params / bandwidth)
+        assert ideal / float(own.gemm_efficiency(t)) == pytest.approx(measured, rel=0.02)

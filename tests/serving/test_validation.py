@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from workbench.serving import Deployment
 from workbench.serving.engines import engines
 from workbench.serving.validation import (
     ENGINE_OF,
@@ -216,5 +217,11 @@ def test_a_recorded_run_replays_on_the_kv_cache_and_limits_it_reported():
         replay({**row, "kv_tokens": 900000})
     with pytest.raises(ValueError, match=r"holds 300 requests, the row states 299"):
         replay({**row, "requests": 299})
-    with pytest.raises(ValueError, match=r"needs column 'kv_tokens'"):
-        replay({**row, "kv_tokens": float("nan")})
+    with pytest.raises(ValueError, match=r"needs column 'requests'"):
+        replay({**row, "requests": float("nan")})
+    # a run that reported no KV cache (the RTX PRO 6000's) replays on the model's own, at vLLM's default utilisation
+    own = _deployment({**row, "kv_tokens": float("nan")})
+    assert own.kv_capacity_tokens == Deployment("Llama-3.1-8B", "RTX-4090", engine="vllm").kv_capacity_tokens
+    assert own.kv_capacity_tokens != 41408
+    pro = _trace_rows().set_index("point").loc["llmservingsim-rtxpro6000-llama31-8b-tpot"].to_dict()
+    assert math.isnan(pro["kv_tokens"]) and _deployment(pro).kv_capacity_tokens > 300 * (857 + 653)

@@ -34,6 +34,12 @@ What carries over, and how:
   arXiv:2407.08608, abstract); the first FlashAttention class, which xformers' memory-efficient kernel of 2023
   belongs to, 25-40% of an A100's (FA2 paper, abstract; 40% taken, the top of that range), and on Hopper in
   proportion to FA2's share. The profiled kernel is taken as FlashAttention-2 class (it is FA2's paged-KV path).
+  A GPU profiled itself has its own entry, keyed by its name, ahead of its generation's: on the RTX PRO 6000
+  Blackwell Server Edition (compute capability 12.0, where FlashAttention-3 does not run) vLLM 0.19's FA2 prefill
+  ran at 268-273 TFLOP/s over the causal pairs for 1,384- and 2,048-token chunks after 8-16k cached tokens of
+  Llama-3.1-8B (32 query heads; LLMServingSim's profile, casys-kaist/LLMServingSim commit 5daddb21,
+  ``profiler/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16/tp1/attention.csv``, MIT license): 54% of its 500 TFLOPS
+  dense peak (``gpus.csv``), against FA2's 73% on an A100.
 
 * **Decode kernel families.** The profiled decode kernel (FlashAttention's paged ``flash_attn_with_kvcache``) reads
   each KV head once for all the query heads that share it (grouped-query attention). vLLM's own PagedAttention kernel
@@ -108,6 +114,7 @@ UTILIZATION = {
     ("xformers", "ampere"): 0.40,
     ("xformers", "ada"): 0.40,
     ("xformers", "hopper"): 0.40 * 0.35 / 0.73,
+    ("flash2", "RTX-PRO-6000"): 0.54,  # measured on the card (the module docstring)
 }
 
 
@@ -234,16 +241,16 @@ def attention_curves() -> AttentionCurves:
 
 
 @accepts()
-def family_factor(kernel: str, generation: str, peak_flops: float) -> tuple[bool, float]:
+def family_factor(kernel: str, generation: str, peak_flops: float, gpu_name: str = "") -> tuple[bool, float]:
     """Whether a ``kernel`` family skips the causally masked blocks, and how many times the reference's FLOP rate it
     reaches on a GPU of ``generation`` with dense 16-bit peak ``peak_flops`` (1 for FlashAttention-2 on the
-    reference A100)."""
+    reference A100); a GPU measured itself (``gpu_name`` in :data:`UTILIZATION`) at its own utilisation."""
     if kernel not in KERNELS:
         raise ValueError(f"attention kernel must be one of {tuple(KERNELS)}, got {kernel!r}")
     skip, family = KERNELS[kernel]
     if family == "flash3" and generation != "hopper":
         family = "flash2"  # FlashAttention-3 runs on Hopper only
-    u = UTILIZATION.get((family, generation))
+    u = UTILIZATION.get((family, gpu_name), UTILIZATION.get((family, generation)))
     if u is None:
         raise ValueError(f"no measured attention utilisation for {kernel!r} on generation {generation!r}")
     return skip, u * peak_flops / (UTILIZATION[("flash2", "ampere")] * REFERENCE["peak_flops"])

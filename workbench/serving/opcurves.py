@@ -8,8 +8,10 @@ Large-Scale Simulation Framework for LLM Inference", MLSys'24; ``vidur-profiles`
   from the A100 profiles, hopper from H100, ada from A40, the closest profiled PCIe GDDR card): the fraction of the
   roofline a layer's projections reach as a function of the tokens in the iteration (GEMM shape), the cost of the
   non-GEMM kernels of a layer, and NCCL all-reduce time by message size and GPU count (NVSwitch node or NVLink-bridged
-  pairs). Generations without a profile (blackwell, cdna3) have no curves; the roofline then uses its stated
-  constants. Engines that run a custom all-reduce kernel (``engines.csv`` column ``allreduce``) take its measured
+  pairs). Two cards have curves of their own, from LLMServingSim's profiles of them under vLLM 0.19 (GeForce RTX
+  4090, RTX PRO 6000 Blackwell Server Edition; no all-reduce: profiled at TP 1), which take precedence over their
+  generation's. Other generations without a profile (blackwell, cdna3) have no curves; the roofline then uses its
+  stated constants. Engines that run a custom all-reduce kernel (``engines.csv`` column ``allreduce``) take its measured
   times from ``allreduce_custom.csv`` where measured (H100: ~9-45 µs per call up to 4 MB, against NCCL's 38 µs
   floor).
 * :func:`profiled_layer` reads the measured per-layer times of one model on one GPU at one tensor-parallel degree

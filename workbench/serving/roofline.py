@@ -395,7 +395,7 @@ class Deployment:
             return rate, np.zeros_like(rate)
         g = self.gpu
         per_layer = c["attn_flops"] / c["stage_layers"] / self.tp  # FLOPs per pair, layer and GPU
-        skip, factor = family_factor(self._engine.attention, g.generation, g.peak_flops("bf16"))
+        skip, factor = family_factor(self._engine.attention, g.generation, g.peak_flops("bf16"), g.gpu)
         rate = attention_curves().prefill_flop_rate(ch, px) * factor
         waste = 1.0 if skip else (px + ch) / (px + (ch + 1) / 2)  # the masked blocks computed anyway
         per_pair = per_layer * waste / rate * c["stage_layers"]

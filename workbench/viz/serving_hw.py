@@ -190,6 +190,7 @@ GENERATION_LABELS = {
     "hopper": "Hopper (H100 profile)",
     "ada": "A40 profile (ada)",
     "RTX-4090": "GeForce RTX 4090 (its own profile)",
+    "RTX-PRO-6000": "RTX PRO 6000 Blackwell Server Edition (its own profile)",
 }
 
 
@@ -211,7 +212,7 @@ def gemm_efficiency_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]]) 
     fig.update_yaxes(rangemode="tozero")
     return style(
         fig,
-        title="Measured GEMM efficiency vs batch (Vidur's profiles)",
+        title="Measured GEMM efficiency vs batch (Vidur's and LLMServingSim's profiles)",
         x_title="tokens in the iteration (log scale)",
         y_title="fraction of the roofline reached (%)",
     )
