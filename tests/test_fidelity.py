@@ -118,6 +118,16 @@ def test_serving_table_covers_the_published_points():
     assert {"sarathi-serve-osdi24", "trtllm-perf-overview"} <= set(t.source)
 
 
+def test_a_card_profiled_itself_is_validated_on_its_own_curves():
+    """The RTX PRO 6000 runs on its own measured curves (a Deployment's default), not its generation's stated
+    constants: its points count for costs 'curves', and a panel at its controls finds them."""
+    p = F.points("serving")
+    pro = p[p.gpu == "RTX-PRO-6000"]
+    assert len(pro) == 3 and set(pro.costs) == {"curves"} and set(p[p.gpu == "B200"].costs) <= {"stated"}
+    n = F.region_note("serving", gpu="RTX-PRO-6000", model="Llama-3.1-8B", costs="curves", tp=1)
+    assert n.region_points == 3 and n.in_envelope, n.text
+
+
 @pytest.mark.slow
 @requires_data("fabric-websearch-128/ws_128_10g_90_25ms.cm")
 def test_packets_against_each_reference_and_their_span():

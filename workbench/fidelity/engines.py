@@ -131,8 +131,9 @@ def _serving(scale: str) -> pd.DataFrame:
     from ..serving.validation import validation_points
 
     p = validation_points().rename(columns={"kind": "point_kind"})
-    # the operator costs each point ran on: a Deployment's default, measured curves where the generation has them
-    measured = {g: curves(gpu(g).generation) is not None for g in p["gpu"].unique()}
+    # the operator costs each point ran on: a Deployment's default, measured curves where the GPU (profiled itself)
+    # or its generation has them
+    measured = {g: (curves(g) or curves(gpu(g).generation)) is not None for g in p["gpu"].unique()}
     p["costs"] = ["curves" if measured[g] else "stated" for g in p["gpu"]]
     return p
 
