@@ -92,7 +92,14 @@ _SPREAD = [
     Param("replicas", 1, "", low=1, high=64, seeded=False, doc="replicas behind the balancer"),
 ]
 _SCHEDULING = [
-    Param("scheduler", "vllm", choices=SCHEDULERS, seeded=False, doc="batching policy"),
+    Param(
+        "scheduler",
+        "sarathi",
+        choices=SCHEDULERS,
+        seeded=False,
+        doc="batching policy: sarathi (chunked prefill, what a current vLLM runs), vllm (whole prompts first: vLLM "
+        "before V1), orca, reserve",
+    ),
     Param(
         "budget_tokens",
         8192,

@@ -36,7 +36,7 @@ class ServingHardwarePanel:
         model: str = "Llama-3.1-8B",
         gpu: str = "H100-SXM",
         tp: int = 1,
-        scheduler: str = "vllm",
+        scheduler: str = "sarathi",
         source: str = "m-large",
         rate_rps: float = 10.0,
         span_s: int = 600,
