@@ -1,7 +1,8 @@
 """Measured operator costs for the serving roofline: efficiency curves per GPU generation, and Vidur's profiles.
 
-Two sources, both from the operator times Vidur's authors measured on real GPUs (Agrawal et al., "Vidur: A
-Large-Scale Simulation Framework for LLM Inference", MLSys'24; ``vidur-profiles`` on the data search path):
+Two sources, both from operator times measured on real GPUs: Vidur's authors' (Agrawal et al., "Vidur: A
+Large-Scale Simulation Framework for LLM Inference", MLSys'24; ``vidur-profiles`` on the data search path), and for
+two cards LLMServingSim's (``datasets/serving_specs/profiles``):
 
 * :func:`curves` reads ``datasets/serving_specs/operator_curves.csv``, derived once from the profiles by
   ``scripts/derive_operator_curves.py`` and committed (so it needs no data at run time). Per GPU generation (ampere
