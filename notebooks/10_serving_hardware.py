@@ -323,7 +323,12 @@ print(validation_summary(stated).round(3).to_string())
 #   was changed to meet it. The card has its own measured curves (LLMServingSim's profile of it under the same vLLM
 #   release) and its FA2 prefill attention runs at the rate measured on it (54% of its 500 TFLOP/s peak). Here the
 #   96 GB cache is not the limit: the 128-request cap is, so the requests that arrive above it queue (7.1 s mean
-#   TTFT) and the decode step of a full batch sets both the throughput and the queue.
+#   TTFT) and the decode step of a full batch sets both the throughput and the queue. The same benchmark's Qwen3-32B
+#   run at TP 2 on two of these cards is not a validation point: the cards have no NVLink, and no all-reduce over
+#   PCIe is measured. Its kernels match the card's own profile of that model within a few percent. Its measured
+#   TPOT (80 ms) is nonetheless ~25-30 ms per step longer than those kernels plus an all-reduce at the PCIe link's
+#   stated rate, about 200 µs per 1.3 MB all-reduce. So tensor parallelism on PCIe-only cards is outside what the
+#   model is validated for: with measured curves the panel refuses it and names the alternative.
 
 # %% [markdown]
 # ## Side by side with Vidur
