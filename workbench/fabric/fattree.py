@@ -323,10 +323,11 @@ def _hashed_loads(
 ) -> Iterator[np.ndarray]:
     """Bytes per link of one hashing per seed of ``streams`` (each hashing draws its flows' paths from its own
     stream; :func:`fat_tree_link_loads` is the one-stream case), as ``(k, n_links)`` blocks of about 500,000 hop
-    entries (larger blocks ran slower: arrays past the processor's cache). The hashings of a block are routed and summed in one pass, each link's sum in the
-    same order as one hashing at a time (the same bytes). For :func:`workbench.fabric.metrics.sample_max_congestion`:
-    one hashing at a time cost 0.6-0.8 ms on a k = 8 fat-tree for a step of 128 flows, now 0.03-0.2 ms (an
-    all-to-all step's 16,256 flows fill a block by themselves and cost what they did)."""
+    entries (larger blocks ran slower: arrays past the processor's cache). The hashings of a block are routed and
+    summed in one pass, each link's sum in the same order as one hashing at a time (the same bytes). For
+    :func:`workbench.fabric.metrics.sample_max_congestion`: one hashing at a time cost 0.6-0.8 ms on a k = 8 fat-tree
+    for a step of 128 flows, now 0.03-0.2 ms (an all-to-all step's 16,256 flows fill a block by themselves and cost
+    what they did)."""
     npaths = fat_tree_n_paths(topo, src, dst)
     rep_src, rep_dst = np.repeat(src, split), np.repeat(dst, split)
     nbytes = np.repeat(size / split, split)
