@@ -126,14 +126,14 @@ class Engine:
 
 
 def _serving(scale: str) -> pd.DataFrame:
-    from ..serving.roofline import curves
+    from ..serving.opcurves import gpu_curves
     from ..serving.specs import gpu
     from ..serving.validation import validation_points
 
     p = validation_points().rename(columns={"kind": "point_kind"})
     # the operator costs each point ran on: a Deployment's default, measured curves where the GPU (profiled itself)
     # or its generation has them
-    measured = {g: (curves(g) or curves(gpu(g).generation)) is not None for g in p["gpu"].unique()}
+    measured = {g: gpu_curves(gpu(g)) is not None for g in p["gpu"].unique()}
     p["costs"] = ["curves" if measured[g] else "stated" for g in p["gpu"]]
     return p
 

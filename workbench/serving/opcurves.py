@@ -45,7 +45,16 @@ from ..data import find, require
 from ..tables import frame
 from .specs import GPU, Model
 
-__all__ = ["CURVES_CSV", "OperatorCurves", "ProfiledLayer", "curves", "profiled_layer", "profiled_gpu", "topology"]
+__all__ = [
+    "CURVES_CSV",
+    "OperatorCurves",
+    "ProfiledLayer",
+    "curves",
+    "gpu_curves",
+    "profiled_layer",
+    "profiled_gpu",
+    "topology",
+]
 
 #: The derived curves (on the data search path: the project's ``datasets/`` unless shadowed).
 CURVES_CSV = "serving_specs/operator_curves.csv"
@@ -185,6 +194,20 @@ def curves(generation: str) -> OperatorCurves | None:
         ar,
         custom,
     )
+
+
+@accepts()
+def gpu_curves(g: GPU) -> OperatorCurves | None:
+    """The curves a GPU runs on: its own where it was profiled itself (RTX 4090, RTX PRO 6000), else its
+    generation's, ``None`` where neither was profiled (a Deployment's ``costs`` then default to ``"stated"``).
+
+    Examples
+    --------
+    >>> from workbench.serving.specs import gpu
+    >>> [getattr(gpu_curves(gpu(n)), "generation", None) for n in ("H100-SXM", "RTX-PRO-6000", "B200")]
+    ['hopper', 'RTX-PRO-6000', None]
+    """
+    return curves(g.gpu) or curves(g.generation)
 
 
 @output

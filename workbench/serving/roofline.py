@@ -49,7 +49,7 @@ from .attention import REF_KV_BYTES, REFERENCE, attention_curves, decode_read_fa
 from .cost import COPY_CALL_S, LINEAR_CONTEXTS, PCIE_EFFICIENCY, CostTable, prefill_of, work_of
 from .engines import EngineProfile
 from .engines import engine as engine_profile
-from .opcurves import OperatorCurves, ProfiledLayer, curves, profiled_layer, topology
+from .opcurves import OperatorCurves, ProfiledLayer, gpu_curves, profiled_layer, topology
 from .scheduler import Scheduler
 from .specs import GPU, Model, gpu, model
 
@@ -212,7 +212,7 @@ class Deployment:
         if self.max_kv_tokens is not None:
             integer("max_kv_tokens", self.max_kv_tokens, minimum=1)
         eff = self.efficiency
-        measured = curves(g.gpu) or curves(g.generation)  # a GPU profiled itself, else its generation
+        measured = gpu_curves(g)  # a GPU profiled itself, else its generation
         if self.costs is None:
             object.__setattr__(self, "costs", "curves" if measured is not None and eff is None else "stated")
         one_of("costs", self.costs, COST_SOURCES)
