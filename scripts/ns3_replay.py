@@ -104,6 +104,8 @@ computed with ``workbench.aqm.replay.fct_statistics`` from the project's own env
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.machinery
 import importlib.util
 import sys
 import time
@@ -135,11 +137,15 @@ _HERE = Path(__file__).resolve().parent
 
 
 def _cm_readers():
-    """The project's .cm/.spines readers, loaded from their file (the package import would need numba)."""
-    path = _HERE.parent / "workbench" / "aqm" / "cm_files.py"
-    spec = importlib.util.spec_from_file_location("_wb_cm_files", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    """The project's .cm/.spines readers, loaded from their files with the input contracts they use
+    (``workbench/_contracts.py`` and what it imports: numpy only), under a package of their own: importing the
+    workbench package itself would need numba and the rest of the project's environment."""
+    root = _HERE.parent / "workbench"
+    for name, where in (("_wb_files", root), ("_wb_files.aqm", root / "aqm")):
+        pkg = importlib.util.module_from_spec(importlib.machinery.ModuleSpec(name, None, is_package=True))
+        pkg.__path__ = [str(where)]
+        sys.modules[name] = pkg
+    mod = importlib.import_module("_wb_files.aqm.cm_files")
     return mod.read_connection_matrix, mod.read_spines
 
 

@@ -4,6 +4,8 @@ argument checks of ``scripts/ns3_replay.py`` (which only imports ns-3 when it ru
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -48,3 +50,29 @@ def test_replay_rejects_bad_horizon_before_importing_ns3(tmp_path):
     cm.write_text("Nodes 128\nConnections 1\n0->8 id 1 start 0 size 1500\n")
     with pytest.raises(SystemExit):
         rep.main([str(cm), "--out", str(tmp_path / "o.csv"), "--horizon-s", "0"])
+
+
+def test_replay_reads_its_files_without_the_workbench_package(tmp_path):
+    """ns-3's own environment has neither numba nor the workbench: the script's .cm/.spines readers load without
+    them (a stale import had broken it), and still name the file and line of a malformed row."""
+    (tmp_path / "m.cm").write_text("Nodes 128\nConnections 2\n0->8 id 1 start 0 size 1500\n9->3 id 2 start 5 size 7\n")
+    (tmp_path / "m.spines").write_text("1 5\n2 0\n")
+    (tmp_path / "bad.cm").write_text("Nodes 128\nConnections 1\n0->8 id 1 start x size 1500\n")
+    code = f"""
+import sys
+sys.modules["numba"] = None
+sys.modules["workbench"] = None
+sys.path.insert(0, {str(ROOT / "scripts")!r})
+import ns3_replay
+read_cm, read_spines = ns3_replay._cm_readers()
+flows = read_cm({str(tmp_path / "m.cm")!r})
+print(flows.src.tolist(), flows.dst.tolist(), flows.size_bytes.tolist(),
+      read_spines({str(tmp_path / "m.spines")!r}, flows, 8, 8).tolist())
+try:
+    read_cm({str(tmp_path / "bad.cm")!r})
+except ValueError as e:
+    print(e)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "[0, 9] [8, 3] [1500, 7] [5, 0]"
+    assert "bad.cm:3: expected" in out[1]

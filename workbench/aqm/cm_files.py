@@ -3,8 +3,8 @@ start PS size BYTES``) and the per-flow spines of a reference run (``.spines``: 
 ``ValueError`` naming the file and line; their writers; and either gzip-compressed (a name ending ``.gz``).
 :mod:`workbench.aqm.replay` re-exports both readers.
 
-This module imports nothing from the workbench (``scripts/ns3_replay.py`` loads it by path, outside the project's
-environment).
+This module imports nothing from the workbench but its input contracts (``_contracts``, which needs numpy only):
+``scripts/ns3_replay.py`` loads the two by path, outside the project's environment.
 """
 
 from __future__ import annotations
