@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 
 from .. import data
-from .._contracts import NONNEGATIVE, AnyOf, Array, Choice, Items, Real, Text, accepts
+from .._contracts import NONNEGATIVE, AnyOf, Array, Choice, Int, Items, Real, Text, accepts
 from .._deps import code_fingerprint, remember
+from .._rng import keyed
 from ..cache import cached_arrays
 from ..tables import frame
 from .cm_files import read_connection_matrix, read_spines
@@ -45,6 +46,8 @@ __all__ = [
     "envelope_error",
     "validation_points",
     "flow_agreement",
+    "JITTER_PS",
+    "timing_spread",
 ]
 
 #: Issue 40's bar: the engine within 15% outside the two references' span.
@@ -59,6 +62,9 @@ DATA_DIR = "validation/packets"
 #: The network every workload was replayed on (the dataset README's).
 NETWORK_DATASET = "fabric-websearch-128"
 _STATS = (("mean", "mean_s"), ("p50", "p50_s"), ("p99", "p99_s"))
+#: The start-time perturbation of a jittered replay (:func:`engine_fct`'s ``jitter_seed``): each flow starts a whole
+#: number of picoseconds later, drawn uniformly from ``[0, JITTER_PS)``, i.e. under a nanosecond.
+JITTER_PS = 1000
 
 
 @accepts()
@@ -122,12 +128,16 @@ def reference_fct(workload: str) -> pd.DataFrame:
     return pd.DataFrame({"size_bytes": flows["size_bytes"].to_numpy()} | fct)
 
 
-@accepts(loss_recovery=Choice(*LOSS_RECOVERIES))
-def engine_fct(workload: str, loss_recovery: str = "newreno") -> pd.DataFrame:
+@accepts(loss_recovery=Choice(*LOSS_RECOVERIES), jitter_seed=Int(ge=0, optional=True))
+def engine_fct(workload: str, loss_recovery: str = "newreno", jitter_seed: int | None = None) -> pd.DataFrame:
     """The per-packet engine's replay of ``workload`` on the README's network and the workload's spines: per flow
     (file order) ``size_bytes, start_s, fct_s, finished``. Cached on disk, keyed by the workload's files, the
-    network and the code fingerprint of the replay (:func:`workbench._deps.code_fingerprint`: any edit the replay
-    can reach re-runs it).
+    network, ``jitter_seed`` and the code fingerprint of the replay (:func:`workbench._deps.code_fingerprint`: any
+    edit the replay can reach re-runs it).
+
+    ``jitter_seed`` replays it with every flow starting up to a nanosecond later (a whole number of picoseconds,
+    uniform in ``[0, JITTER_PS)``, drawn from the seed and the workload's name; ``start_s`` in the result stays the
+    file's): how much the statistics owe to the exact timing (:func:`timing_spread`).
 
     ``loss_recovery="sack"`` replays it with the engine's SACK-like variant instead (the senders of the PRED
     scenarios and of the mitigation check): the README's network and RTO floor, but that variant's own senders (a
@@ -137,11 +147,16 @@ def engine_fct(workload: str, loss_recovery: str = "newreno") -> pd.DataFrame:
     flows, spines = load_workload(workload)
     net = dataclasses.replace(LeafSpineNetwork.of_dataset(NETWORK_DATASET), loss_recovery=loss_recovery)
 
+    run_flows = flows
+    if jitter_seed is not None:
+        late_ps = keyed(jitter_seed, "packet-validation-jitter", workload).integers(0, JITTER_PS, len(flows))
+        run_flows = flows.assign(start_s=flows["start_s"].to_numpy() + late_ps * 1e-12)
+
     def run() -> dict[str, np.ndarray]:
-        return {"fct_s": replay(flows, net, spines=spines)["fct_s"].to_numpy(dtype=float)}
+        return {"fct_s": replay(run_flows, net, spines=spines)["fct_s"].to_numpy(dtype=float)}
 
     sources = [data.require(w.cm), data.require(w.spines)]
-    version = (repr(net), code_fingerprint("workbench.aqm.replay"))
+    version = (repr(net), code_fingerprint("workbench.aqm.replay")) + (() if jitter_seed is None else (jitter_seed,))
     fct = cached_arrays(sources, version, run, kind="engine-fct", namespace="aqm-validation")["fct_s"]
     return pd.DataFrame(
         {"size_bytes": flows["size_bytes"], "start_s": flows["start_s"], "fct_s": fct, "finished": np.isfinite(fct)}
@@ -169,9 +184,18 @@ def _nine(fct: pd.DataFrame) -> dict[tuple[str, str], float]:
     return {(r.size_class, name): float(getattr(r, col)) for r in s.itertuples() for name, col in _STATS}
 
 
-@accepts(workload_names=Items(Text(), min_size=1, optional=True), loss_recovery=Choice(*LOSS_RECOVERIES))
+@accepts(
+    workload_names=Items(Text(), min_size=1, optional=True),
+    loss_recovery=Choice(*LOSS_RECOVERIES),
+    jitter_seed=Int(ge=0, optional=True),
+)
 def validation_points(
-    workload_names=None, *, engine: bool = True, without_timeouts: bool = False, loss_recovery: str = "newreno"
+    workload_names=None,
+    *,
+    engine: bool = True,
+    without_timeouts: bool = False,
+    loss_recovery: str = "newreno",
+    jitter_seed: int | None = None,
 ) -> pd.DataFrame:
     """One row per (workload, statistic): the engine's value against the two references.
 
@@ -191,6 +215,9 @@ def validation_points(
     loss_recovery : {"newreno", "sack"}
         The engine's senders (:func:`engine_fct`): NewReno with the README's conventions (the validated engine), or
         the SACK-like variant the PRED scenarios and the mitigation check run, on the same workloads and network.
+    jitter_seed : int, optional
+        The engine's replay with start times moved by under a nanosecond (:func:`engine_fct`); the references are
+        the same runs.
 
     Returns
     -------
@@ -209,7 +236,7 @@ def validation_points(
         w = _row(name)
         fct = reference_fct(name)
         if engine:
-            fct["engine"] = engine_fct(name, loss_recovery)["fct_s"].to_numpy()
+            fct["engine"] = engine_fct(name, loss_recovery, jitter_seed)["fct_s"].to_numpy()
         if without_timeouts:
             waited = (fct[[*REFERENCES, "engine"]] >= MIN_RTO_S).any(axis=1)
             fct = fct[~waited]
@@ -248,6 +275,53 @@ def validation_points(
     cols = ["workload", "load", "seed", "flows", "window_ms", "size_class", "statistic", "metric", "source", "ns3",
             "htsim", "reference_low", "reference_high", "model", "error", "within", "loss_recovery"]  # fmt: skip
     return out[cols]
+
+
+@accepts(workload_names=Items(Text(), min_size=1, optional=True), replicas=Int(ge=2, le=64))
+def timing_spread(workload_names=None, *, replicas: int = 8) -> pd.DataFrame:
+    """How much of the envelope check is decided by timing below a nanosecond: the engine replayed ``replicas``
+    times per workload, as given and with start times moved by under a nanosecond (``jitter_seed`` 1 to
+    ``replicas - 1``, :func:`engine_fct`), each statistic against the same two references.
+
+    Which flow loses the tail of a window at a full port, and so waits a 250 ms timeout, is decided by the order of
+    arrivals a fraction of a packet time apart; such a timeout moves a class's mean or p99 by tens of percent. A
+    statistic that leaves the envelope in some replicas and not in others is decided by that timing, not by a
+    mechanism of the engine.
+
+    Returns
+    -------
+    DataFrame
+        One row per (workload, statistic): ``workload, size_class, statistic, metric, reference_low,
+        reference_high`` (s), ``model`` (the replay as given, s), ``replica_min, replica_max`` (over all
+        replicas, that one included, s), ``replicas``, ``within_share`` (the share of replicas inside
+        ``[(1 - TOLERANCE) low, (1 + TOLERANCE) high]``) and ``timeouts_min, timeouts_max`` (flows of the workload
+        that waited a retransmission timeout in the engine, over the replicas).
+
+    Examples
+    --------
+    >>> s = timing_spread(["ws_128_10g_30_20ms_s1"], replicas=2)   # about 3 s: two replays of 546 flows
+    >>> len(s), bool((s.replica_min <= s.model).all() and (s.model <= s.replica_max).all())
+    (9, True)
+    """
+    names = [w for w in workloads().workload if available(w)] if workload_names is None else list(workload_names)
+    runs = []
+    for k in range(replicas):
+        p = validation_points(names, jitter_seed=k or None)
+        waited = {w: int((engine_fct(w, jitter_seed=k or None)["fct_s"] >= MIN_RTO_S).sum()) for w in names}
+        runs.append(p.assign(replica=k, timeouts=p.workload.map(waited)))
+    all_runs = pd.concat(runs, ignore_index=True)
+    keys = ["workload", "size_class", "statistic", "metric", "reference_low", "reference_high"]
+    out = all_runs.groupby(keys, sort=False).agg(
+        replica_min=("model", "min"),
+        replica_max=("model", "max"),
+        replicas=("replica", "size"),
+        within_share=("within", lambda x: float(x.astype(bool).mean())),
+        timeouts_min=("timeouts", "min"),
+        timeouts_max=("timeouts", "max"),
+    )
+    out.insert(0, "model", runs[0].set_index(keys)["model"])
+    return out.reset_index()[[*keys, "model", "replica_min", "replica_max", "replicas", "within_share",
+                              "timeouts_min", "timeouts_max"]]  # fmt: skip
 
 
 #: The simulators compared flow by flow, as (name, column) pairs: the engine against each reference, and the two
